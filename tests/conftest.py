@@ -1,0 +1,57 @@
+"""Shared fixtures: a fresh log folder per test, and a helper to run the real `zaxy` CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    return tmp_path / "eventloom"
+
+
+@pytest.fixture
+def log(log_dir: Path):
+    with JsonlEventLog(log_dir) as event_log:
+        yield event_log
+
+
+def run_zaxy(
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed console entry point exactly as a user would (python -m keeps the venv)."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.setdefault("NO_COLOR", "1")
+    full_env["COLUMNS"] = "200"
+    return subprocess.run(
+        [sys.executable, "-m", "zaxy_agents.cli.entry", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=stdin,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def run_zaxy_json(*args: str, **kwargs) -> tuple[int, dict]:
+    result = run_zaxy(*args, "--json", **kwargs)
+    try:
+        return result.returncode, json.loads(result.stdout)
+    except json.JSONDecodeError as exc:  # pragma: no cover - shows the real output on failure
+        raise AssertionError(f"not JSON (rc={result.returncode}): {result.stdout!r} {result.stderr!r}") from exc

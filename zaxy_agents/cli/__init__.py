@@ -1,0 +1,1 @@
+"""The `zaxy` command line: a thin surface over MemoryFabric."""

@@ -1,0 +1,18 @@
+"""The Typer application: registers each command group from its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from . import demo, log_commands
+
+app = typer.Typer(
+    name="zaxy",
+    help="Zaxy Agents: cited, replayable memory for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+log_commands.register(app)
+demo.register(app)

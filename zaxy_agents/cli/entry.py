@@ -1,0 +1,20 @@
+"""Console-script entry point.
+
+Kept import-light: commands on a hot path (hook sinks run on every IDE event) are dispatched before Typer,
+Rich or pydantic are imported.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    from zaxy_agents.cli.app import app
+
+    app(args=args, prog_name="zaxy")
+
+
+if __name__ == "__main__":
+    main()

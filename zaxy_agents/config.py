@@ -1,0 +1,61 @@
+"""Where things live and how they behave, resolved from arguments, then environment, then defaults.
+
+Stdlib only (the hook fast path reads it).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from zaxy_agents.errors import InvalidRequestError
+
+ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
+ENV_DURABILITY = "ZAXY_DURABILITY"
+ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
+DEFAULT_EVENTLOOM_DIR = ".eventloom"
+DERIVED_DIR_NAME = ".zaxy"
+
+
+@dataclass(frozen=True, slots=True)
+class ZaxySettings:
+    """Resolved settings for one fabric / CLI invocation."""
+
+    eventloom_path: Path
+    durability: str = "fsync"
+    max_payload_bytes: int = 1024 * 1024
+
+    @property
+    def derived_path(self) -> Path:
+        """Rebuildable state (graph database, index snapshots) lives beside the logs, never inside them."""
+        return self.eventloom_path / DERIVED_DIR_NAME
+
+    @classmethod
+    def resolve(
+        cls,
+        eventloom_path: str | os.PathLike[str] | None = None,
+        *,
+        durability: str | None = None,
+        max_payload_bytes: int | None = None,
+    ) -> ZaxySettings:
+        path = Path(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
+        mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
+        limit = max_payload_bytes
+        if limit is None:
+            raw = os.environ.get(ENV_MAX_PAYLOAD_BYTES)
+            try:
+                limit = int(raw) if raw else 1024 * 1024
+            except ValueError as exc:
+                raise InvalidRequestError(
+                    f"{ENV_MAX_PAYLOAD_BYTES}={raw!r} is not an integer",
+                    field=ENV_MAX_PAYLOAD_BYTES,
+                    remediation="Set it to a byte count such as 1048576, or unset it.",
+                ) from exc
+        if limit < 1024:
+            raise InvalidRequestError(
+                f"max payload bytes {limit} is too small",
+                field="max_payload_bytes",
+                remediation="Use at least 1024 bytes.",
+            )
+        return cls(eventloom_path=path.expanduser(), durability=mode, max_payload_bytes=limit)

@@ -1,0 +1,425 @@
+"""One session's JSONL file: locked appends, O(1) tail, torn-tail recovery, seq -> offset seeks.
+
+This is the storage engine under :class:`~zaxy_agents.eventloom.jsonl_log.JsonlEventLog`. It works on plain
+dicts and bytes (stdlib only) so the hook fast path can append without importing pydantic.
+
+Concurrency: an exclusive ``flock`` on the data file serialises writers across processes; a thread lock
+serialises threads of one process (flock does not, since they share the open file description). Inside the
+lock the writer re-checks the file's identity and size against its cached tail, so it never re-reads the
+whole file and never hands out a seq twice.
+
+Crash safety: each append is one ``write`` of complete lines. A process killed mid-write can leave only a
+torn final line (bytes after the last newline, never acknowledged). The next writer moves those bytes to a
+sidecar under ``.torn/``, truncates to the last newline, and appends an ``eventloom.torn_tail_recovered``
+event recording the sidecar, so nothing acknowledged is lost or rewritten and the log verifies.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from pathlib import Path
+from typing import Any
+
+from zaxy_agents.errors import IntegrityError
+
+from .canonical import GENESIS_HASH, canonical_json, encode_line, event_hash
+
+TORN_DIR_NAME = ".torn"
+TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
+OFFSET_INDEX_STRIDE = 512
+_READ_CHUNK = 1 << 16
+
+
+def utc_timestamp(moment: float | None = None) -> str:
+    """UTC ISO-8601 with microseconds and a ``Z`` suffix."""
+    stamp = datetime.fromtimestamp(time.time() if moment is None else moment, UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_event_id() -> str:
+    """A random 128-bit event id (part of the hashed envelope)."""
+    return "evt_" + os.urandom(16).hex()
+
+
+@dataclass(slots=True)
+class PreparedDraft:
+    """A validated, redacted event waiting for its seq and hashes (assigned under the lock)."""
+
+    type: str
+    actor: str
+    payload: dict[str, Any]
+    security: dict[str, Any] | None = None
+    event_id: str | None = None
+    timestamp: str | None = None
+    payload_json: str | None = None  # canonical JSON of ``payload`` when the caller already computed it
+
+
+@dataclass(slots=True)
+class _Tail:
+    inode: int
+    size: int
+    seq: int
+    hash: str
+
+
+@dataclass(slots=True)
+class TornTail:
+    """What a torn-tail recovery found and where it put the bytes."""
+
+    offset: int
+    size: int
+    sha256: str
+    sidecar: str
+
+
+@dataclass(slots=True)
+class SessionFile:
+    """The append/read engine for ``<root>/<session>.jsonl``."""
+
+    root: Path
+    session: str
+    durability: str = "fsync"
+    _thread_lock: threading.Lock = field(default_factory=threading.Lock)
+    _fd: int | None = None
+    _tail: _Tail | None = None
+    _offsets: dict[int, int] = field(default_factory=dict)
+    dirty: bool = False
+
+    @property
+    def path(self) -> Path:
+        return self.root / f"{self.session}.jsonl"
+
+    # ------------------------------------------------------------------ writing
+    def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
+        """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode)."""
+        with self._thread_lock:
+            fd = self._writer_fd()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                tail, torn = self._locked_tail(fd)
+                if torn is not None:
+                    drafts = [_torn_recovery_draft(torn), *drafts]
+                seq, prev = tail.seq, tail.hash
+                envelopes: list[dict[str, Any]] = []
+                chunks: list[bytes] = []
+                offset = tail.size
+                session_json = _json_string(self.session)
+                for draft in drafts:
+                    seq += 1
+                    envelope, line = _seal(draft, seq, prev, self.session, session_json)
+                    prev = envelope["hash"]
+                    if seq % OFFSET_INDEX_STRIDE == 0:
+                        self._offsets[seq] = offset
+                    offset += len(line)
+                    envelopes.append(envelope)
+                    chunks.append(line)
+                _write_all(fd, b"".join(chunks))
+                if self.durability == "fsync":
+                    os.fdatasync(fd)
+                else:
+                    self.dirty = True
+                self._tail = _Tail(tail.inode, offset, seq, prev)
+                return envelopes
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def sync(self) -> None:
+        """Flush written-but-unsynced appends (``batch`` durability) to stable storage.
+
+        The fdatasync runs outside the thread lock so group commit never stalls concurrent appenders.
+        """
+        with self._thread_lock:
+            if not self.dirty or self._fd is None:
+                return
+            fd, self.dirty = self._fd, False
+        try:
+            os.fdatasync(fd)
+        except OSError:
+            self.dirty = True
+            raise
+
+    def close(self) -> None:
+        with self._thread_lock:
+            if self._fd is not None:
+                if self.dirty:
+                    os.fdatasync(self._fd)
+                    self.dirty = False
+                os.close(self._fd)
+                self._fd = None
+                self._tail = None
+
+    def _writer_fd(self) -> int:
+        if self._fd is not None:
+            try:
+                if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
+                    return self._fd
+            except FileNotFoundError:
+                pass
+            os.close(self._fd)  # the file was replaced or removed: reopen by path
+            self._fd, self._tail = None, None
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        return self._fd
+
+    def _locked_tail(self, fd: int) -> tuple[_Tail, TornTail | None]:
+        """The (seq, hash) at the end of the file, recovering a torn tail first. Caller holds the flock."""
+        stat = os.fstat(fd)
+        cached = self._tail
+        if cached is not None and cached.inode == stat.st_ino and cached.size == stat.st_size:
+            return cached, None
+        torn = None
+        size = stat.st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            cut = _last_newline_end(fd, size)
+            if self._completes_chain(fd, cut, size):
+                _write_all(fd, b"\n")  # a whole, chained event lost only its newline: keep it
+                os.fsync(fd)
+                size += 1
+            else:
+                torn = self._recover_torn_tail(fd, size)
+                size = torn.offset
+        if size == 0:
+            return _Tail(stat.st_ino, 0, 0, GENESIS_HASH), torn
+        start = _last_line_start(fd, size)
+        line = os.pread(fd, size - start, start)
+        envelope = _decode_line(line, self.path, where="last line")
+        if event_hash(envelope) != envelope.get("hash"):
+            raise IntegrityError(
+                f"the last event of {self.path.name} (seq {envelope.get('seq')}) does not match its hash",
+                field="session",
+                remediation="Run `zaxy verify --session-id <session>`; the log was modified outside Zaxy.",
+            )
+        return _Tail(stat.st_ino, size, int(envelope["seq"]), str(envelope["hash"])), torn
+
+    def _completes_chain(self, fd: int, cut: int, size: int) -> bool:
+        """True when the bytes after the last newline are one complete event chaining from the line before."""
+        previous = None
+        if cut:
+            start = _last_line_start(fd, cut)
+            previous = _decode_line(os.pread(fd, cut - start, start), self.path, where="last line")
+        return classify_torn_tail(os.pread(fd, size - cut, cut), previous) == "complete"
+
+    def _recover_torn_tail(self, fd: int, size: int) -> TornTail:
+        cut = _last_newline_end(fd, size)
+        torn_bytes = os.pread(fd, size - cut, cut)
+        digest = hashlib.sha256(torn_bytes).hexdigest()
+        torn_dir = self.root / TORN_DIR_NAME
+        torn_dir.mkdir(parents=True, exist_ok=True)
+        sidecar = torn_dir / f"{self.session}.{cut}.{digest[:12]}.torn"
+        with open(sidecar, "wb") as handle:
+            handle.write(torn_bytes)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.ftruncate(fd, cut)
+        os.fsync(fd)
+        return TornTail(cut, len(torn_bytes), digest, str(sidecar.relative_to(self.root)))
+
+    # ------------------------------------------------------------------ reading
+    def read_tail(self) -> tuple[int, str] | None:
+        """(seq, hash) of the last complete line without taking the lock; ``None`` for an empty log."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                size = _last_newline_end(fd, size)
+            if size == 0:
+                return None
+            start = _last_line_start(fd, size)
+            envelope = _decode_line(os.pread(fd, size - start, start), self.path, where="last line")
+            return int(envelope["seq"]), str(envelope["hash"])
+        finally:
+            os.close(fd)
+
+    def iter_lines(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(offset, line)`` for complete lines from ``from_seq``, streaming (bounded memory)."""
+        try:
+            handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
+        except FileNotFoundError:
+            return
+        try:
+            offset = self._seek_offset(handle, from_seq) if from_seq > 1 else 0
+            handle.seek(offset)
+            seq = max(from_seq, 1)
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    return  # torn tail: never yielded, recovered by the next writer
+                if to_seq is not None and seq > to_seq:
+                    return
+                if seq % OFFSET_INDEX_STRIDE == 0:
+                    self._offsets.setdefault(seq, offset)
+                yield offset, line
+                offset += len(line)
+                seq += 1
+        finally:
+            handle.close()
+
+    def _seek_offset(self, handle: Any, target: int) -> int:
+        """Byte offset of the line holding seq ``target`` (sparse index + binary search on the file)."""
+        below = [seq for seq in tuple(self._offsets) if seq <= target]
+        lo_seq = max(below, default=1)
+        lo = self._offsets.get(lo_seq, 0)
+        if lo_seq == target:
+            return lo
+        handle.seek(0, os.SEEK_END)
+        hi = handle.tell()
+        # Invariant: the line starting at ``lo`` has seq <= target; every line starting at >= hi has seq > target
+        # or does not exist.
+        while hi - lo > _READ_CHUNK:
+            mid = (lo + hi) // 2
+            handle.seek(mid)
+            handle.readline()
+            start = handle.tell()
+            line = handle.readline()
+            if not line.endswith(b"\n") or start >= hi:
+                hi = mid
+                continue
+            seq = int(_decode_line(line, self.path, where=f"offset {start}")["seq"])
+            if seq == target:
+                return start
+            if seq < target:
+                lo = start
+            else:
+                hi = mid
+        handle.seek(lo)
+        offset = lo
+        for line in handle:
+            if not line.endswith(b"\n"):
+                break
+            if int(_decode_line(line, self.path, where=f"offset {offset}")["seq"]) >= target:
+                return offset
+            offset += len(line)
+        return offset
+
+
+_json_string = encode_basestring  # == json.dumps(text, ensure_ascii=False) for str, without encoder set-up
+
+
+def _seal(draft: PreparedDraft, seq: int, prev: str, session: str, session_json: str) -> tuple[dict[str, Any], bytes]:
+    """Assign seq/prev_hash/id/timestamp, hash, and encode the line.
+
+    The canonical text is assembled from pre-encoded parts in sorted-key order (``actor, [hash,] id, payload,
+    prev_hash, [security,] seq, session, timestamp, type``) so the payload is encoded once, not three times.
+    The result is byte-identical to :func:`encode_line` (``verify`` re-checks that on every line).
+    """
+    event_id = draft.event_id or new_event_id()
+    timestamp = draft.timestamp or utc_timestamp()
+    payload_json = draft.payload_json if draft.payload_json is not None else canonical_json(draft.payload)
+    security_json = f',"security":{canonical_json(draft.security)}' if draft.security else ""
+    rest = (
+        f'"id":{_json_string(event_id)},"payload":{payload_json},"prev_hash":"{prev}"{security_json},"seq":{seq},'
+        f'"session":{session_json},"timestamp":{_json_string(timestamp)},"type":"{draft.type}"}}'
+    )
+    actor_json = _json_string(draft.actor)
+    digest = hashlib.sha256(f'{{"actor":{actor_json},{rest}'.encode()).hexdigest()
+    envelope: dict[str, Any] = {
+        "actor": draft.actor,
+        "hash": digest,
+        "id": event_id,
+        "payload": draft.payload,
+        "prev_hash": prev,
+        "seq": seq,
+        "session": session,
+        "timestamp": timestamp,
+        "type": draft.type,
+    }
+    if draft.security:
+        envelope["security"] = draft.security
+    return envelope, f'{{"actor":{actor_json},"hash":"{digest}",{rest}\n'.encode()
+
+
+def classify_torn_tail(torn: bytes, previous: dict[str, Any] | None) -> str:
+    """What bytes after the last newline are.
+
+    ``complete``: a whole event that chains from ``previous`` and lacks only its newline (a crash between the
+    last byte and the newline; harmless, the line is completed). ``terminator_altered``: a whole event whose
+    newline was replaced by another byte (tampering, never a crash). ``partial``: a genuinely torn write.
+    """
+    prev_seq, prev_hash = (0, GENESIS_HASH) if previous is None else (previous["seq"], previous["hash"])
+
+    def chains(data: bytes) -> bool:
+        try:
+            envelope = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return False
+        return (
+            isinstance(envelope, dict)
+            and envelope.get("seq") == prev_seq + 1
+            and envelope.get("prev_hash") == prev_hash
+            and event_hash(envelope) == envelope.get("hash")
+            and encode_line(envelope) == data + b"\n"
+        )
+
+    if chains(torn):
+        return "complete"
+    if len(torn) > 1 and chains(torn[:-1]):
+        return "terminator_altered"
+    return "partial"
+
+
+def _torn_recovery_draft(torn: TornTail) -> PreparedDraft:
+    return PreparedDraft(
+        type=TORN_RECOVERY_TYPE,
+        actor="zaxy",
+        payload={
+            "truncated_at_offset": torn.offset,
+            "torn_bytes": torn.size,
+            "torn_sha256": torn.sha256,
+            "sidecar": torn.sidecar,
+            "reason": "a writer stopped mid-append; the unacknowledged partial line was moved to the sidecar",
+        },
+    )
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _last_newline_end(fd: int, size: int) -> int:
+    """Offset just past the last newline before ``size`` (0 when there is none)."""
+    position = size
+    while position > 0:
+        start = max(0, position - _READ_CHUNK)
+        chunk = os.pread(fd, position - start, start)
+        index = chunk.rfind(b"\n")
+        if index >= 0:
+            return start + index + 1
+        position = start
+    return 0
+
+
+def _last_line_start(fd: int, size: int) -> int:
+    """Start offset of the last complete line, given ``size`` ends right after a newline."""
+    return _last_newline_end(fd, size - 1)
+
+
+def _decode_line(line: bytes, path: Path, *, where: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IntegrityError(
+            f"{path.name}: {where} is not valid JSON ({exc})",
+            field="session",
+            remediation="Run `zaxy verify` to locate the damage; the log was modified outside Zaxy.",
+        ) from exc
+    if not isinstance(value, dict) or not isinstance(value.get("seq"), int):
+        raise IntegrityError(
+            f"{path.name}: {where} is not an event envelope",
+            field="session",
+            remediation="Run `zaxy verify` to locate the damage.",
+        )
+    return value

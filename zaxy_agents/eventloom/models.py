@@ -1,0 +1,100 @@
+"""Pydantic models of the Eventloom: the event envelope, drafts, heads, verification reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .citations import format_citation
+
+
+class SecurityBlock(BaseModel):
+    """What redaction changed before hashing: the JSON paths whose values were replaced."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    redacted_paths: list[str] = Field(default_factory=list)
+    redaction_version: int = 1
+
+
+class Event(BaseModel):
+    """One immutable, hash-chained event. See docs/eventloom.md for the exact hash specification."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int = Field(ge=1, description="1-based, contiguous position in the session log")
+    timestamp: str = Field(description="UTC ISO-8601 with a Z suffix, set at append time")
+    type: str = Field(description="dotted lowercase event type, e.g. task.completed")
+    actor: str
+    session: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+    id: str
+    security: SecurityBlock | None = None
+
+    @property
+    def citation(self) -> str:
+        """``eventloom://<session>/events/<seq>#<hash12>``."""
+        return format_citation(self.session, self.seq, self.hash)
+
+    def envelope(self) -> dict[str, Any]:
+        """The plain-dict envelope exactly as stored (``security`` omitted when absent)."""
+        data = self.model_dump(mode="json")
+        if data.get("security") is None:
+            data.pop("security", None)
+        return data
+
+
+class EventDraft(BaseModel):
+    """What a caller supplies for an append; seq, hashes, id and timestamp are assigned by the log."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+    actor: str = "agent"
+
+
+class EventHead(BaseModel):
+    """The last event of a session: where the next append will chain from."""
+
+    session: str
+    seq: int
+    hash: str
+
+    @property
+    def citation(self) -> str:
+        return format_citation(self.session, self.seq, self.hash)
+
+
+class SessionSummary(BaseModel):
+    """One row of ``zaxy sessions``."""
+
+    session: str
+    event_count: int
+    head_hash: str | None = None
+    size_bytes: int = 0
+    modified: str | None = None
+
+
+class VerifyReport(BaseModel):
+    """Result of recomputing a session's chain. ``ok`` is False at the first broken seq."""
+
+    session: str
+    ok: bool
+    event_count: int
+    head_hash: str | None = None
+    first_broken_seq: int | None = None
+    reason: str | None = None
+    torn_tail_bytes: int = 0
+    warnings: list[str] = Field(default_factory=list)
+
+
+def event_from_envelope(envelope: dict[str, Any]) -> Event:
+    """Build an :class:`Event` from an envelope this process just sealed (already valid: skip validation)."""
+    security = envelope.get("security")
+    fields = dict(envelope)
+    fields["security"] = None if security is None else SecurityBlock.model_construct(**security)
+    return Event.model_construct(**fields)

@@ -1,0 +1,104 @@
+"""Secret redaction applied to payloads *before* hashing, so secrets never reach the log.
+
+Two detectors: by key name (``password``, ``api_key``, ``github_token``, ...: the whole value is replaced)
+and by value shape (OpenAI-style ``sk-`` keys, AWS access key ids, JWTs, PEM private keys, GitHub and Slack
+tokens, ``Bearer`` credentials: only the matching span is replaced). The JSON paths that were redacted are
+returned so the event's ``security`` block can record them. Stdlib only (hook fast path).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+REDACTION_VERSION = 1
+REDACTED = "[REDACTED]"
+
+_SECRET_KEY = re.compile(
+    r"(^|_)(password|passwd|passphrase|secret|token|api_?key|access_?key|secret_?key|private_?key|"
+    r"auth_?token|authorization|credentials?|cookie|session_?token|refresh_?token|access_?token|"
+    r"client_?secret|bearer)$"
+)
+
+_VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|$)",
+            re.DOTALL,
+        ),
+    ),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
+    ("openai_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}")),
+    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("bearer", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
+)
+# Cheap pre-filter (one C-level scan): only strings containing a marker run the full regex set.
+_MARKER = re.compile(r"-----BEGIN|eyJ|sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox|[Bb]earer|BEARER")
+
+
+def _normalise_key(key: str) -> str:
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key)
+    return re.sub(r"[^a-z0-9]+", "_", snake.lower()).strip("_")
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_key(key: str) -> bool:
+    """True when a key's name says its value is a credential (``apiKey``, ``db_password``...)."""
+    return bool(_SECRET_KEY.search(_normalise_key(key)))
+
+
+def redact_text(text: str) -> tuple[str, list[str]]:
+    """Replace secret-shaped spans inside ``text``; returns the new text and the detector names that fired."""
+    if _MARKER.search(text) is None:
+        return text, []
+    kinds: list[str] = []
+    for kind, pattern in _VALUE_PATTERNS:
+        text, count = pattern.subn(f"[REDACTED:{kind}]", text)
+        if count:
+            kinds.append(kind)
+    return text, kinds
+
+
+def redact_value(value: Any, path: str = "payload") -> tuple[Any, list[str]]:
+    """Return a redacted copy of a JSON value and the list of redacted JSON paths.
+
+    Untouched containers are returned as-is (no copy), which keeps the common no-secret case cheap. Raises
+    ``TypeError`` for a non-string object key (the walk is the only full pass over the payload, so the check
+    lives here).
+    """
+    if isinstance(value, str):
+        new_text, kinds = redact_text(value)
+        return (new_text, [path]) if kinds else (value, [])
+    if isinstance(value, dict):
+        paths: list[str] = []
+        changed: dict[str, Any] | None = None
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"object key {key!r} at {path} is not a string")
+            child_path = f"{path}.{key}"
+            if isinstance(key, str) and is_secret_key(key) and item not in (None, "", REDACTED):
+                new_item, child_paths = REDACTED, [child_path]
+            else:
+                new_item, child_paths = redact_value(item, child_path)
+            if child_paths:
+                paths.extend(child_paths)
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = new_item
+        return (changed if changed is not None else value), paths
+    if isinstance(value, list):
+        paths = []
+        changed_list: list[Any] | None = None
+        for index, item in enumerate(value):
+            new_item, child_paths = redact_value(item, f"{path}[{index}]")
+            if child_paths:
+                paths.extend(child_paths)
+                if changed_list is None:
+                    changed_list = list(value)
+                changed_list[index] = new_item
+        return (changed_list if changed_list is not None else value), paths
+    return value, []
