@@ -6,7 +6,6 @@ Stdlib only (the hook fast path reads it).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from zaxy_agents.errors import InvalidRequestError
@@ -18,13 +17,18 @@ DEFAULT_EVENTLOOM_DIR = ".eventloom"
 DERIVED_DIR_NAME = ".zaxy"
 
 
-@dataclass(frozen=True, slots=True)
 class ZaxySettings:
-    """Resolved settings for one fabric / CLI invocation."""
+    """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    eventloom_path: Path
-    durability: str = "fsync"
-    max_payload_bytes: int = 1024 * 1024
+    __slots__ = ("durability", "eventloom_path", "max_payload_bytes")
+
+    def __init__(self, eventloom_path: Path, durability: str = "fsync", max_payload_bytes: int = 1024 * 1024) -> None:
+        self.eventloom_path = Path(eventloom_path)
+        self.durability = durability
+        self.max_payload_bytes = max_payload_bytes
+
+    def __repr__(self) -> str:
+        return f"ZaxySettings({str(self.eventloom_path)!r}, durability={self.durability!r})"
 
     @property
     def derived_path(self) -> Path:

@@ -7,7 +7,9 @@ render ``to_dict()`` instead of a traceback. This module is stdlib-only so the h
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ZaxyError(Exception):

@@ -6,9 +6,10 @@ parts) does not pull in pydantic.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # keep `typing` off the hook fast path
 if TYPE_CHECKING:
+    from typing import Any
+
     from .citations import Citation, format_citation, parse_citation
     from .jsonl_log import JsonlEventLog
     from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport

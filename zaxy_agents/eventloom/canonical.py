@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 GENESIS_HASH = "0" * 64
 HASH_HEX_LENGTH = 64

@@ -7,7 +7,6 @@ with the cited prefix. Stdlib only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from zaxy_agents.errors import InvalidRequestError
 
@@ -19,13 +18,31 @@ _CITATION_RE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
 class Citation:
-    """A parsed citation: which session, which seq, and the hash prefix it pins."""
+    """A parsed citation: which session, which seq, and the hash prefix it pins (immutable value)."""
 
-    session: str
-    seq: int
-    hash_prefix: str
+    __slots__ = ("hash_prefix", "seq", "session")
+
+    def __init__(self, session: str, seq: int, hash_prefix: str) -> None:
+        object.__setattr__(self, "session", session)
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "hash_prefix", hash_prefix)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Citation is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Citation) and (self.session, self.seq, self.hash_prefix) == (
+            other.session,
+            other.seq,
+            other.hash_prefix,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.session, self.seq, self.hash_prefix))
+
+    def __repr__(self) -> str:
+        return f"Citation({self.session!r}, {self.seq}, {self.hash_prefix!r})"
 
     def __str__(self) -> str:
         return f"{CITATION_SCHEME}{self.session}/events/{self.seq}#{self.hash_prefix}"

@@ -23,15 +23,17 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import Any
 
 from zaxy_agents.errors import IntegrityError
 
 from .canonical import GENESIS_HASH, canonical_json, encode_line, event_hash
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 TORN_DIR_NAME = ".torn"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
@@ -50,49 +52,62 @@ def new_event_id() -> str:
     return "evt_" + os.urandom(16).hex()
 
 
-@dataclass(slots=True)
 class PreparedDraft:
-    """A validated, redacted event waiting for its seq and hashes (assigned under the lock)."""
+    """A validated, redacted event waiting for its seq and hashes (assigned under the lock).
 
-    type: str
-    actor: str
-    payload: dict[str, Any]
-    security: dict[str, Any] | None = None
-    event_id: str | None = None
-    timestamp: str | None = None
-    payload_json: str | None = None  # canonical JSON of ``payload`` when the caller already computed it
+    Plain classes rather than dataclasses throughout this module: ``dataclasses`` imports ``inspect``, which
+    costs the hook fast path ~20 ms of start-up.
+    """
+
+    __slots__ = ("actor", "event_id", "payload", "payload_json", "security", "timestamp", "type")
+
+    def __init__(
+        self,
+        type: str,
+        actor: str,
+        payload: dict[str, Any],
+        security: dict[str, Any] | None = None,
+        event_id: str | None = None,
+        timestamp: str | None = None,
+        payload_json: str | None = None,
+    ) -> None:
+        self.type = type
+        self.actor = actor
+        self.payload = payload
+        self.security = security
+        self.event_id = event_id
+        self.timestamp = timestamp
+        self.payload_json = payload_json  # canonical JSON of ``payload`` when the caller already computed it
 
 
-@dataclass(slots=True)
 class _Tail:
-    inode: int
-    size: int
-    seq: int
-    hash: str
+    __slots__ = ("hash", "inode", "seq", "size")
+
+    def __init__(self, inode: int, size: int, seq: int, hash: str) -> None:
+        self.inode, self.size, self.seq, self.hash = inode, size, seq, hash
 
 
-@dataclass(slots=True)
 class TornTail:
     """What a torn-tail recovery found and where it put the bytes."""
 
-    offset: int
-    size: int
-    sha256: str
-    sidecar: str
+    __slots__ = ("offset", "sha256", "sidecar", "size")
+
+    def __init__(self, offset: int, size: int, sha256: str, sidecar: str) -> None:
+        self.offset, self.size, self.sha256, self.sidecar = offset, size, sha256, sidecar
 
 
-@dataclass(slots=True)
 class SessionFile:
     """The append/read engine for ``<root>/<session>.jsonl``."""
 
-    root: Path
-    session: str
-    durability: str = "fsync"
-    _thread_lock: threading.Lock = field(default_factory=threading.Lock)
-    _fd: int | None = None
-    _tail: _Tail | None = None
-    _offsets: dict[int, int] = field(default_factory=dict)
-    dirty: bool = False
+    def __init__(self, root: Path, session: str, durability: str = "fsync") -> None:
+        self.root = Path(root)
+        self.session = session
+        self.durability = durability
+        self.dirty = False
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = None
+        self._tail: _Tail | None = None
+        self._offsets: dict[int, int] = {}
 
     @property
     def path(self) -> Path:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 REDACTION_VERSION = 1
 REDACTED = "[REDACTED]"

@@ -7,9 +7,12 @@ anything is written. Stdlib only (hook fast path).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from zaxy_agents.errors import InvalidRequestError
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EVENT_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")

@@ -1,5 +1,22 @@
-"""MemoryFabric: the one facade every surface (CLI, MCP, LangGraph, hooks) calls."""
+"""MemoryFabric: the one facade every surface (CLI, MCP, LangGraph, hooks) calls.
 
-from .core import MemoryFabric
+``MemoryFabric`` is imported lazily so ``zaxy_agents.fabric.light`` (the stdlib-only hook path) stays cheap.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # keep `typing` off the hook fast path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .core import MemoryFabric
 
 __all__ = ["MemoryFabric"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MemoryFabric":
+        from .core import MemoryFabric
+
+        return MemoryFabric
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,30 @@
+"""The stdlib-only append path writes the same chain as the full log and imports no pydantic."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.fabric.light import light_append
+
+
+def test_light_append_chains_with_the_full_log(tmp_path: Path) -> None:
+    with JsonlEventLog(tmp_path) as log:
+        first = log.append("s", "note.added", {"n": 1})
+    stored = light_append("s", "hook.user_prompt_submitted", {"prompt": "hi", "token": "abc"}, eventloom_path=tmp_path)
+    assert stored["seq"] == 2 and stored["prev_hash"] == first.hash
+    assert stored["payload"]["token"] == "[REDACTED]"
+    assert stored["citation"] == f"eventloom://s/events/2#{stored['hash'][:12]}"
+    with JsonlEventLog(tmp_path) as log:
+        assert log.verify("s").ok
+
+
+def test_light_path_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys; from zaxy_agents.fabric.light import light_append; "
+        "heavy = [m for m in ('pydantic', 'numpy', 'kuzu', 'typer', 'rich') if m in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,52 @@
+"""Fabric operations on the Eventloom itself: append, replay, resolve, verify, sessions, refs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.eventloom.citations import Citation
+from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
+from zaxy_agents.eventloom.refs import RefTarget
+
+if TYPE_CHECKING:
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.eventloom.refs import MemoryRefs
+
+
+class LogOperations:
+    """Mixin: the log-level part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    refs: MemoryRefs
+
+    def append(self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent") -> Event:
+        """Append one event; the returned event carries ``.citation``."""
+        return self.log.append(session, type, payload, actor=actor)
+
+    def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]:
+        """Append several events atomically (one lock, one write, one fsync)."""
+        return self.log.append_many(session, drafts)
+
+    def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+        """Stream a session's events in order (bounded range, bounded memory)."""
+        return self.log.replay(session, from_seq, to_seq)
+
+    def resolve(self, citation: str | Citation) -> Event:
+        """The event a citation names; refuses a citation whose hash prefix does not match."""
+        return self.log.resolve(citation)
+
+    def head(self, session: str) -> EventHead | None:
+        return self.log.head(session)
+
+    def verify(self, session: str) -> VerifyReport:
+        return self.log.verify(session)
+
+    def sessions(self) -> list[SessionSummary]:
+        return self.log.sessions()
+
+    def set_ref(self, session: str, name: str, seq: int | None = None) -> RefTarget:
+        return self.refs.set(session, name, seq)
+
+    def get_ref(self, session: str, name: str) -> RefTarget:
+        return self.refs.get(session, name)
