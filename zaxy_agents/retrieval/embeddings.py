@@ -9,6 +9,7 @@ different ids are never compared.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -135,7 +136,7 @@ class HashingEmbedder:
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self._dims, dtype=np.float32)
         words = [w for w in "".join(c.lower() if c.isalnum() else " " for c in text).split() if w]
-        features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+        features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
         for feature in features:
             digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
             index = int.from_bytes(digest[:4], "little") % self._dims
