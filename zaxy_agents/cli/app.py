@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from . import demo, log_commands
+from . import demo, log_commands, projection_commands
+from .memory_app import memory_app
 
 app = typer.Typer(
     name="zaxy",
@@ -16,3 +17,5 @@ app = typer.Typer(
 
 log_commands.register(app)
 demo.register(app)
+projection_commands.register(app, memory_app)
+app.add_typer(memory_app)

@@ -16,9 +16,10 @@ from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 
 from .log_ops import LogOperations
+from .projection_ops import ProjectionOperations
 
 
-class MemoryFabric(LogOperations):
+class MemoryFabric(LogOperations, ProjectionOperations):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:
@@ -30,6 +31,7 @@ class MemoryFabric(LogOperations):
         )
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
+        self._projector = None
 
     @classmethod
     def from_path(cls, eventloom_path: str | os.PathLike[str] | None = None, **overrides: Any) -> MemoryFabric:
