@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
@@ -42,8 +43,10 @@ from .working_set import build_working_set
 FACT_TYPES = frozenset(
     {"fact", "decision", "task", "memory_item", "document_chunk", "file", "checkpoint", "procedure", "claim", "episode"}
 )
-STABLE_TYPES = ("decision", "fact", "procedure", "claim")
+# Procedures, claims and episodes come from reviewed consolidation: only accepted ones pass the review gate.
+STABLE_TYPES = ("decision", "fact", "procedure", "claim", "episode")
 STABLE_LIMIT = 12
+REVIEWED_TYPES = frozenset({"procedure", "claim", "episode"})
 
 
 @dataclass
@@ -121,7 +124,7 @@ def assemble(
 
     evidence = [_evidence(hit) for hit in hits]
     stable = _stable_facts(catalog, scope_set, as_of)
-    query_facts = _query_facts(hits, catalog, {fact.id for fact in stable})
+    query_facts = _query_facts(hits, catalog, {fact.id for fact in stable}, as_of)
     working = build_working_set(catalog, scope_set, as_of)
     provenance, unresolvable = _provenance(log, [*evidence, *query_facts, *stable], working)
     if unresolvable:
@@ -238,6 +241,7 @@ def _evidence(hit: RetrievalHit) -> EvidenceItem:
 
 
 def _fact(version: EntityVersion, catalog: EntityCatalog, tier: int, score: float = 0.0) -> FactItem:
+    properties = version.properties if version.entity_type in REVIEWED_TYPES else {}
     return FactItem(
         id=version.id,
         entity_type=version.entity_type,
@@ -249,14 +253,20 @@ def _fact(version: EntityVersion, catalog: EntityCatalog, tier: int, score: floa
         tier=tier,
         score=round(score, 8),
         salience=salience(version, catalog),
+        review_status=properties.get("review_status"),
+        authority_status=properties.get("authority_status"),
     )
 
 
-def _query_facts(hits: list[RetrievalHit], catalog: EntityCatalog, stable_ids: set[str]) -> list[FactItem]:
+def _query_facts(
+    hits: list[RetrievalHit], catalog: EntityCatalog, stable_ids: set[str], as_of: str | None
+) -> list[FactItem]:
     facts, seen = [], set(stable_ids)
     for hit in hits:
         entity = hit.entity
         if entity is None or hit.status != "current" or entity.entity_type not in FACT_TYPES or entity.id in seen:
+            continue
+        if entity.entity_type in REVIEWED_TYPES and not admissible(catalog, entity, as_of):
             continue
         seen.add(entity.id)
         facts.append(_fact(entity, catalog, tier=3, score=hit.score))
@@ -270,7 +280,7 @@ def _stable_facts(catalog: EntityCatalog, scope: set[str] | None, as_of: str | N
         for entity_type in STABLE_TYPES:
             for key in catalog.recent_keys(session, entity_type, scan=200)[:STABLE_LIMIT]:
                 version = catalog.version_at(key, as_of)
-                if version is not None:
+                if version is not None and (entity_type not in REVIEWED_TYPES or admissible(catalog, version, as_of)):
                     versions.append(version)
     ranked = sorted(versions, key=lambda v: (-v.importance, v.entity_type, v.name, v.id))[:STABLE_LIMIT]
     return [_fact(version, catalog, tier=1) for version in sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))]
@@ -389,7 +399,7 @@ def _candidates(
         Candidate(
             "stable",
             1,
-            f"- [{fact.entity_type}] {fact.name}: {fact.summary} ({fact.citation})",
+            f"- [{_label(fact)}] {fact.name}: {fact.summary} ({fact.citation})",
             value=2.0 - index / 100,
             citation=fact.citation,
             floor=True,
@@ -430,6 +440,13 @@ def _candidates(
             )
         )
     return candidates
+
+
+def _label(fact: FactItem) -> str:
+    """``procedure, accepted, non-authoritative`` for reviewed consolidation output, else the entity type."""
+    if fact.review_status is None:
+        return fact.entity_type
+    return f"{fact.entity_type}, {fact.review_status}, {(fact.authority_status or '').replace('_', '-')}"
 
 
 def _overhead_tokens(encoder: Any, guidance_lines: list[str], query: str) -> int:

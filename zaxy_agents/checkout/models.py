@@ -30,6 +30,8 @@ class FactItem(_Model):
     score: float = 0.0
     inferred: bool = False
     salience: dict[str, float] = Field(default_factory=dict)
+    review_status: str | None = Field(default=None, description="'accepted' for reviewed consolidation output")
+    authority_status: str | None = Field(default=None, description="'non_authoritative' for consolidated memory")
 
 
 class EvidenceItem(_Model):

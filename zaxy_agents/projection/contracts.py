@@ -67,11 +67,15 @@ def register_contract(event_type: str, model: type[BaseModel]) -> None:
 
 
 def contract_for(event_type: str) -> type[BaseModel] | None:
+    from . import extractors  # noqa: F401 - importing registers the feature modules' contracts
+
     return _CONTRACTS.get(event_type)
 
 
 def validate_contract(event_type: str, payload: Any, *, field_prefix: str = "") -> None:
     """Raise :class:`InvalidRequestError` naming the first bad field when a contracted payload is invalid."""
+    from . import extractors  # noqa: F401 - importing registers the feature modules' contracts
+
     model = _CONTRACTS.get(event_type)
     if model is None:
         return
@@ -83,6 +87,7 @@ def validate_contract(event_type: str, payload: Any, *, field_prefix: str = "") 
         raise InvalidRequestError(
             f"{event_type} payload is invalid at {location or 'payload'}: {first['msg']}",
             field=f"{field_prefix}payload.{location}" if location else f"{field_prefix}payload",
-            remediation=f"Follow the {model.__name__} contract documented in docs/graph-schema.md.",
+            remediation=getattr(model, "contract_remediation", None)
+            or f"Follow the {model.__name__} contract documented in docs/graph-schema.md.",
             details={"errors": [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()[:10]]},
         ) from exc

@@ -7,6 +7,7 @@ marked inferred with its method and confidence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zaxy_agents.errors import ZaxyError
@@ -19,13 +20,33 @@ LIKELY_IMPLEMENTED_DECISION = "likely_implemented_decision"
 TASK_DECISION_METHOD = "task_completed_decision_citation_v1"
 TASK_DECISION_CONFIDENCE = 0.86
 
+# A producer returns the event drafts one appended event justifies (usually none).
+Producer = Callable[[Event, EventLog], list[dict[str, Any]]]
+_PRODUCERS: dict[str, list[Producer]] = {}
+
+
+def register_producer(*event_types: str) -> Callable[[Producer], Producer]:
+    """Register a producer for exact event types (feature modules add theirs, e.g. causal explanations)."""
+
+    def decorate(function: Producer) -> Producer:
+        for event_type in event_types:
+            _PRODUCERS.setdefault(event_type, []).append(function)
+        return function
+
+    return decorate
+
 
 def produce_inferences(event: Event, log: EventLog) -> list[dict[str, Any]]:
     """Drafts of inference events justified by ``event`` (empty when it justifies nothing)."""
+    from . import extractors  # noqa: F401 - importing registers the built-in and feature producers
+
+    drafts: list[dict[str, Any]] = []
     if event.type == "task.completed":
         draft = _task_completed_decision(event, log)
-        return [draft] if draft else []
-    return []
+        drafts += [draft] if draft else []
+    for producer in _PRODUCERS.get(event.type, ()):
+        drafts += producer(event, log)
+    return drafts
 
 
 def _task_completed_decision(event: Event, log: EventLog) -> dict[str, Any] | None:

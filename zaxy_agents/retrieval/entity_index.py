@@ -19,6 +19,8 @@ NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # territory: indexing them here again would only duplicate that lane with a weaker scorer. Speakers are
 # retrieval cues, not memories.
 VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
+# Generated summaries awaiting (or refused) review are not memories: they are never recalled (docs/cognitive.md).
+UNREVIEWED = frozenset({"consolidation_candidate"})
 
 
 class EntityKeywordIndex:
@@ -40,7 +42,7 @@ class EntityKeywordIndex:
 
     def on_batch(self, batch: Any, catalog: Any) -> None:
         for row in batch.entities:
-            if row["entity_type"] in VERBATIM_TERRITORY:
+            if row["entity_type"] in VERBATIM_TERRITORY or row["entity_type"] in UNREVIEWED:
                 continue
             index = len(self.version_ids)
             self.version_ids.append(row["id"])

@@ -1,5 +1,9 @@
-"""Built-in deterministic extractors, one module per area; importing this package registers them all."""
+"""Built-in deterministic extractors, one module per area; importing this package registers them all.
 
-from . import conversation, generic, memory, work
+Feature areas outside the projection package (causal memory, consolidation) register their extractors,
+payload contracts and producers when imported; they are imported here so every replay sees them.
+"""
 
-__all__ = ["conversation", "generic", "memory", "work"]
+from . import conversation, features, generic, memory, work
+
+__all__ = ["conversation", "features", "generic", "memory", "work"]

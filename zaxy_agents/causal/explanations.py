@@ -1,0 +1,81 @@
+"""Reading ``outcome.explained`` payloads strictly: a cause, an effect, a taxonomy relation, a confidence and
+evidence (seq + 64-hex hash). Anything less is free-form text and justifies no causal edge."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from zaxy_agents.projection.model import normalise_name
+
+from .taxonomy import CAUSAL_RELATIONS
+
+HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+SESSION_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    name: str
+    entity_type: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "entity_type": self.entity_type}
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    cause: Endpoint
+    effect: Endpoint
+    relation: str
+    confidence: float
+    evidence_seq: int
+    evidence_hash: str
+    evidence_session: str | None
+    text: str
+
+
+def endpoint(value: Any) -> Endpoint | None:
+    """``{"name": ..., "entity_type": ...}`` with non-empty, bounded strings, else ``None``."""
+    if not isinstance(value, dict):
+        return None
+    name, entity_type = value.get("name"), value.get("entity_type")
+    if not isinstance(name, str) or not isinstance(entity_type, str):
+        return None
+    name, entity_type = name.strip(), entity_type.strip()
+    if not (0 < len(name) <= 500 and 0 < len(entity_type) <= 64):
+        return None
+    return Endpoint(name, entity_type)
+
+
+def parse_explanation(payload: dict[str, Any]) -> Explanation | None:
+    """The structured explanation in an ``outcome.explained`` payload, or ``None`` when anything is missing."""
+    cause, effect = endpoint(payload.get("cause")), endpoint(payload.get("effect"))
+    relation, confidence, evidence = payload.get("relation"), payload.get("confidence"), payload.get("evidence")
+    if cause is None or effect is None or relation not in CAUSAL_RELATIONS:
+        return None
+    if (cause.entity_type, normalise_name(cause.name)) == (effect.entity_type, normalise_name(effect.name)):
+        return None
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 <= confidence <= 1.0:
+        return None
+    if not isinstance(evidence, dict):
+        return None
+    seq, digest, session = evidence.get("seq"), evidence.get("hash"), evidence.get("session")
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        return None
+    if not isinstance(digest, str) or not HASH_RE.fullmatch(digest):
+        return None
+    if session is not None and (not isinstance(session, str) or not SESSION_RE.fullmatch(session)):
+        return None
+    text = payload.get("explanation")
+    return Explanation(
+        cause,
+        effect,
+        str(relation),
+        float(confidence),
+        seq,
+        digest,
+        session,
+        text.strip()[:2000] if isinstance(text, str) else "",
+    )

@@ -1,0 +1,57 @@
+"""The conservative causal producer: an ``outcome.explained`` event yields one ``causal.edge.generated``
+event only when it names a cause, an effect, a taxonomy relation and a confidence, and its evidence citation
+resolves to an existing event with exactly that hash. Anything less yields nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zaxy_agents.errors import ZaxyError
+from zaxy_agents.eventloom.models import Event
+from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.projection.producers import register_producer
+
+from .contracts import CAUSAL_EDGE_EVENT, OUTCOME_EXPLAINED_EVENT, CausalEdgePayload
+from .explanations import parse_explanation
+from .taxonomy import AUTHORITY_STATUS, REVIEW_STATUS, graph_relation
+
+OUTCOME_METHOD = "outcome_explained_v1"
+
+
+@register_producer(OUTCOME_EXPLAINED_EVENT)
+def causal_edge_from_explanation(event: Event, log: EventLog) -> list[dict[str, Any]]:
+    explanation = parse_explanation(event.payload)
+    if explanation is None:
+        return []
+    session = explanation.evidence_session or event.session
+    if session == event.session and explanation.evidence_seq >= event.seq:
+        return []  # evidence must precede the explanation
+    try:
+        evidence = log.get(session, explanation.evidence_seq)
+    except ZaxyError:
+        return []
+    if evidence.hash != explanation.evidence_hash:
+        return []
+    payload = CausalEdgePayload.model_validate(
+        {
+            "source": explanation.cause.to_dict(),
+            "target": explanation.effect.to_dict(),
+            "relation_type": explanation.relation,
+            "graph_relation_type": graph_relation(explanation.relation),
+            "confidence": explanation.confidence,
+            "causal_method": OUTCOME_METHOD,
+            "review_status": REVIEW_STATUS,
+            "authority_status": AUTHORITY_STATUS,
+            "evidence": {"seq": evidence.seq, "hash": evidence.hash, "session": evidence.session},
+            "explained_by": {"seq": event.seq, "hash": event.hash, "session": event.session},
+            "explanation": explanation.text or None,
+            "source_event_seq": event.seq,
+        }
+    )
+    return [
+        {
+            "type": CAUSAL_EDGE_EVENT,
+            "actor": "zaxy.causal",
+            "payload": payload.model_dump(mode="json", exclude_none=True),
+        }
+    ]

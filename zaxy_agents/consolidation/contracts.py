@@ -1,0 +1,110 @@
+"""Payload contracts of ``consolidation.candidate.created`` and ``consolidation.candidate.reviewed``.
+
+A candidate cites at least one source event (seq + 64-hex hash), carries a deterministic id derived from its
+type, title and sources, and is always created ``pending`` and ``non_authoritative``. A review is a
+disposition (accepted, rejected, deferred, conflicted) with a rationale; it cites the candidate event and can
+never change the authority status.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from zaxy_agents.projection.contracts import EvidenceCitation, register_contract
+from zaxy_agents.projection.model import normalise_name, stable_id
+
+CANDIDATE_EVENT = "consolidation.candidate.created"
+REVIEW_EVENT = "consolidation.candidate.reviewed"
+CANDIDATE_ENTITY = "consolidation_candidate"
+
+CandidateType = Literal["episode", "claim", "procedure"]
+ReviewDecision = Literal["accepted", "rejected", "deferred", "conflicted"]
+CANDIDATE_TYPES: tuple[str, ...] = get_args(CandidateType)
+REVIEW_DECISIONS: tuple[str, ...] = get_args(ReviewDecision)
+AUTHORITY_STATUS = "non_authoritative"
+MAX_SOURCES = 200
+CANDIDATE_ID_PATTERN = r"^cand_[0-9a-f]{24}$"
+
+
+def candidate_id(candidate_type: str, title: str, sources: list[EvidenceCitation] | list[dict[str, Any]]) -> str:
+    """Deterministic id: same type, same (normalised) title, same cited events -> same id."""
+    parts = []
+    for source in sources:
+        data = source.model_dump() if isinstance(source, BaseModel) else source
+        parts.append(f"{data.get('session') or ''}:{data['seq']}:{data['hash']}")
+    return "cand_" + stable_id("consolidation", candidate_type, normalise_name(title), *sorted(set(parts)), length=24)
+
+
+class CandidatePayload(BaseModel):
+    """``consolidation.candidate.created``: a cited summary awaiting review."""
+
+    model_config = ConfigDict(extra="forbid")
+    contract_remediation: ClassVar[str] = (
+        "A consolidation candidate needs candidate_id (see consolidation.contracts.candidate_id), candidate_type "
+        "(episode, claim, procedure), title, summary, source_events [{seq, hash (64 hex), session?}, ...] (at "
+        "least one), confidence in [0,1], method, purpose, review_status 'pending' and authority_status "
+        "'non_authoritative'; see docs/cognitive.md."
+    )
+
+    candidate_id: str = Field(pattern=CANDIDATE_ID_PATTERN)
+    candidate_type: CandidateType
+    title: str = Field(min_length=1, max_length=200)
+    summary: str = Field(min_length=1, max_length=4000)
+    source_events: list[EvidenceCitation] = Field(min_length=1, max_length=MAX_SOURCES)
+    confidence: float = Field(ge=0.0, le=1.0)
+    method: str = Field(min_length=1, max_length=120)
+    purpose: str = Field(min_length=1, max_length=120)
+    review_status: Literal["pending"]
+    authority_status: Literal["non_authoritative"]
+    segment_id: str | None = Field(default=None, max_length=64)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _deterministic_id(self) -> CandidatePayload:
+        expected = candidate_id(self.candidate_type, self.title, self.source_events)
+        if self.candidate_id != expected:
+            raise ValueError(f"candidate_id must be {expected} (derived from type, title and source events)")
+        if not self.title.strip() or not self.summary.strip():
+            raise ValueError("title and summary must not be blank")
+        return self
+
+
+class ReviewPayload(BaseModel):
+    """``consolidation.candidate.reviewed``: a disposition of one candidate, never an authority promotion."""
+
+    model_config = ConfigDict(extra="forbid")
+    contract_remediation: ClassVar[str] = (
+        "A review needs candidate_id, candidate {seq, hash, session?} citing the candidate event, the candidate's "
+        "candidate_type, title, summary and source_events, decision (accepted, rejected, deferred, conflicted), "
+        "a rationale and authority_status 'non_authoritative'; use memory.consolidation_review, which fills "
+        "these in from the candidate."
+    )
+
+    candidate_id: str = Field(pattern=CANDIDATE_ID_PATTERN)
+    candidate: EvidenceCitation
+    candidate_type: CandidateType
+    title: str = Field(min_length=1, max_length=200)
+    summary: str = Field(min_length=1, max_length=4000)
+    source_events: list[EvidenceCitation] = Field(min_length=1, max_length=MAX_SOURCES)
+    decision: ReviewDecision
+    rationale: str = Field(min_length=1, max_length=2000)
+    reviewer: str | None = Field(default=None, max_length=256)
+    authority_status: Literal["non_authoritative"]
+    revokes_acceptance: bool = False
+    conflicts_with: list[EvidenceCitation] = Field(default_factory=list, max_length=50)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReviewPayload:
+        if self.candidate_id != candidate_id(self.candidate_type, self.title, self.source_events):
+            raise ValueError("candidate_id does not match the candidate's type, title and source events")
+        if not self.rationale.strip():
+            raise ValueError("rationale must not be blank")
+        if self.revokes_acceptance and self.decision == "accepted":
+            raise ValueError("an acceptance cannot revoke an acceptance")
+        return self
+
+
+register_contract(CANDIDATE_EVENT, CandidatePayload)
+register_contract(REVIEW_EVENT, ReviewPayload)

@@ -1,0 +1,552 @@
+"""Fabric operations for causal memory, review-gated consolidation and procedure mining.
+
+Everything here writes through :meth:`append` / :meth:`append_many` (payload contracts are checked before
+anything is written) and reads from the in-memory catalog (no graph wait), as of a time when asked. Nothing
+here can make memory authoritative: causal edges are ``proposed``, candidates ``pending`` until reviewed, and
+accepted candidates stay ``non_authoritative``. See docs/cognitive.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.causal import context as causal_context  # noqa: F401 - registers the checkout extension
+from zaxy_agents.causal.contracts import OUTCOME_EXPLAINED_EVENT
+from zaxy_agents.causal.taxonomy import CAUSAL_RELATIONS, check_relation
+from zaxy_agents.causal.traversal import MAX_DEPTH, Direction, walk
+from zaxy_agents.consolidation import context as consolidation_context  # noqa: F401 - registers the extension
+from zaxy_agents.consolidation.candidates import candidate_payload, review_payload
+from zaxy_agents.consolidation.contracts import (
+    CANDIDATE_ENTITY,
+    CANDIDATE_EVENT,
+    REVIEW_DECISIONS,
+    REVIEW_EVENT,
+)
+from zaxy_agents.consolidation.proposals import LOG_SEGMENT_METHOD, Proposal, procedure_title, propose, select_segments
+from zaxy_agents.consolidation.status import CandidateRecord, candidate_records, closed_acceptances, summarise
+from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, ZaxyError
+from zaxy_agents.eventloom.citations import parse_citation
+from zaxy_agents.eventloom.models import Event
+from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.procedures.mining import MAX_LENGTH, mine
+from zaxy_agents.projection.model import entity_key
+
+if TYPE_CHECKING:
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.projection.projector import Projector
+
+MINING_METHOD = "procedure_mining_v1"
+DEFAULT_PROCEDURE_SESSION = "procedures"
+MAX_STATUS_ITEMS = 200
+
+
+class CognitiveOperations:
+    """Mixin: causal reads, explanations, consolidation candidates and reviews, procedure mining."""
+
+    log: EventLog
+
+    if TYPE_CHECKING:
+
+        @property
+        def projector(self) -> Projector: ...
+
+        def project(self, sessions: list[str] | None = None) -> int: ...
+
+        def append(
+            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
+        ) -> Event: ...
+
+        def append_many(self, session: str, drafts: Any) -> list[Event]: ...
+
+    # ------------------------------------------------------------------ evidence
+    def evidence_resolves(self, session: str, seq: int, digest: str) -> bool:
+        """True when ``session``/``seq`` exists with exactly hash ``digest`` (positive answers are cached: the
+        log is append-only, so an event that resolved once keeps resolving)."""
+        cache: set[tuple[str, int, str]] = self.__dict__.setdefault("_resolved_evidence", set())
+        if (session, seq, digest) in cache:
+            return True
+        try:
+            ok = self.log.get(session, seq).hash == digest
+        except ZaxyError:
+            return False
+        if ok:
+            cache.add((session, seq, digest))
+        return ok
+
+    # ------------------------------------------------------------------ causal memory
+    def causal_successors(
+        self,
+        session: str,
+        entity: str,
+        *,
+        entity_type: str | None = None,
+        relation_type: str | list[str] | None = None,
+        depth: int = 2,
+        as_of: str | None = None,
+        include_stale: bool = False,
+    ) -> dict[str, Any]:
+        """What ``entity`` caused, enabled, blocked, ... (outgoing causal edges, breadth-first up to ``depth``)."""
+        return self._causal_walk("successors", session, entity, entity_type, relation_type, depth, as_of, include_stale)
+
+    def causal_predecessors(
+        self,
+        session: str,
+        entity: str,
+        *,
+        entity_type: str | None = None,
+        relation_type: str | list[str] | None = None,
+        depth: int = 2,
+        as_of: str | None = None,
+        include_stale: bool = False,
+    ) -> dict[str, Any]:
+        """What caused, enabled, blocked, ... ``entity`` (incoming causal edges, walked in reverse)."""
+        return self._causal_walk(
+            "predecessors", session, entity, entity_type, relation_type, depth, as_of, include_stale
+        )
+
+    def explain_outcome(
+        self,
+        session: str,
+        *,
+        cause: dict[str, str],
+        effect: dict[str, str],
+        relation: str,
+        confidence: float,
+        evidence: str,
+        explanation: str | None = None,
+        actor: str = "agent",
+    ) -> dict[str, Any]:
+        """Record an ``outcome.explained`` event; its producer turns it into a proposed causal edge.
+
+        ``evidence`` is the citation of the event that shows it (it must resolve). Returns both citations.
+        """
+        validate_session_id(session)
+        check_relation(relation, field="relation")
+        for field, value in (("cause", cause), ("effect", effect)):
+            if not isinstance(value, dict) or not value.get("name") or not value.get("entity_type"):
+                raise InvalidRequestError(
+                    f"{field} must be {{name, entity_type}}",
+                    field=field,
+                    remediation=f'Name the {field} entity, e.g. {{"name": "deploy #4", "entity_type": "command_run"}}.',
+                )
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 <= confidence <= 1.0:
+            raise InvalidRequestError(
+                "confidence must be a number in [0, 1]", field="confidence", remediation="Use e.g. 0.8."
+            )
+        source = self._resolve_source(evidence, "evidence")
+        payload = {
+            "cause": {"name": cause["name"], "entity_type": cause["entity_type"]},
+            "effect": {"name": effect["name"], "entity_type": effect["entity_type"]},
+            "relation": relation,
+            "confidence": float(confidence),
+            "evidence": {"seq": source.seq, "hash": source.hash, "session": source.session},
+            **({"explanation": explanation} if explanation else {}),
+        }
+        event = self.append(session, OUTCOME_EXPLAINED_EVENT, payload, actor=actor)
+        edge = self._produced_edge(event)
+        return {
+            "explanation": event.citation,
+            "causal_edge": edge.citation if edge is not None else None,
+            "relation_type": relation,
+            "review_status": "proposed" if edge is not None else None,
+            "authority_status": "non_authoritative",
+        }
+
+    # ------------------------------------------------------------------ consolidation
+    def consolidation_candidate(
+        self,
+        session: str,
+        *,
+        candidate_type: str,
+        title: str,
+        summary: str,
+        source_events: list[str | dict[str, Any]],
+        confidence: float,
+        method: str = "manual",
+        purpose: str = "general",
+        details: dict[str, Any] | None = None,
+        actor: str = "agent",
+    ) -> dict[str, Any]:
+        """Propose one cited summary for review (idempotent: the same type, title and sources -> same id)."""
+        validate_session_id(session)
+        if not isinstance(source_events, list) or not source_events:
+            raise InvalidRequestError(
+                "a candidate must cite at least one source event",
+                field="source_events",
+                remediation="Pass the eventloom:// citations of the events the summary is based on.",
+            )
+        sources = [self._resolve_source(item, f"source_events[{i}]") for i, item in enumerate(source_events)]
+        payload = candidate_payload(
+            candidate_type=candidate_type,
+            title=title,
+            summary=summary,
+            sources=sources,
+            confidence=confidence,
+            method=method,
+            purpose=purpose,
+            details=details,
+        )
+        created = self._append_candidates(session, [payload], actor)
+        return self._candidate_result(session, payload["candidate_id"], created=bool(created))
+
+    def consolidation_propose_from_log(
+        self,
+        session: str,
+        *,
+        window_size: int = 8,
+        purpose: str = "general",
+        max_events: int = 500,
+        dry_run: bool = False,
+        actor: str = "zaxy.consolidation",
+    ) -> dict[str, Any]:
+        """Deterministic episode/claim/procedure proposals from the session's recent actionable events."""
+        validate_session_id(session)
+        _check_range("window_size", window_size, 2, 100)
+        _check_range("max_events", max_events, 1, 100_000)
+        head = self.log.head(session)
+        if head is None:
+            raise NotFoundError(
+                f"session {session!r} has no events", field="session", remediation="List sessions with `zaxy sessions`."
+            )
+        from_seq = max(1, head.seq - max_events + 1)
+        events = list(self.log.replay(session, from_seq, head.seq))
+        from_start = from_seq == 1 or self.log.get(session, from_seq - 1).type == "task.completed"
+        selection = select_segments(events, window_size=window_size, from_start=from_start)
+        payloads = []
+        for segment in selection.segments:
+            for proposal in propose(segment):
+                payloads.append(_proposal_payload(proposal, LOG_SEGMENT_METHOD, purpose))
+        created = [] if dry_run else self._append_candidates(session, payloads, actor)
+        created_ids = {event.payload["candidate_id"] for event in created}
+        return {
+            "session": session,
+            "window_size": window_size,
+            "scanned_from_seq": from_seq,
+            "scanned_to_seq": head.seq,
+            "segments": [segment.to_dict() for segment in selection.segments],
+            "skipped_truncated": selection.skipped_truncated,
+            "open_events": selection.open_events,
+            "dry_run": dry_run,
+            "proposals": [_proposal_summary(p, created_ids) for p in payloads],
+            "created": len(created_ids),
+        }
+
+    def consolidation_review(
+        self,
+        session: str,
+        candidate_id: str,
+        *,
+        decision: str,
+        rationale: str,
+        reviewer: str | None = None,
+        conflicts_with: list[str] | None = None,
+        actor: str = "reviewer",
+    ) -> dict[str, Any]:
+        """Record a disposition (accepted, rejected, deferred, conflicted). Never an authority promotion: an
+        accepted candidate becomes stable memory labelled non-authoritative."""
+        validate_session_id(session)
+        if decision not in REVIEW_DECISIONS:
+            raise InvalidRequestError(
+                f"unknown review decision {decision!r}",
+                field="decision",
+                remediation=f"Use one of {', '.join(REVIEW_DECISIONS)}.",
+            )
+        if not isinstance(rationale, str) or not rationale.strip():
+            raise InvalidRequestError(
+                "a review needs a rationale", field="rationale", remediation="Say why you decided this."
+            )
+        record = self._candidate_record(session, candidate_id)
+        if decision == "accepted":
+            if record.review_status == "accepted":
+                raise ConflictError(
+                    f"candidate {candidate_id} is already accepted",
+                    field="candidate_id",
+                    remediation="Nothing to do; review it as rejected or conflicted to revoke the acceptance.",
+                )
+            if record.stale:
+                raise ConflictError(
+                    f"candidate {candidate_id} is stale: {record.stale_reasons[0]}",
+                    field="candidate_id",
+                    remediation="Reject it and propose a fresh candidate from current memory.",
+                )
+            if record.superseded_by is not None:
+                raise ConflictError(
+                    f"candidate {candidate_id} is superseded by {record.superseded_by}",
+                    field="candidate_id",
+                    remediation=f"Review {record.superseded_by} instead.",
+                )
+        conflicts = [self._resolve_source(c, f"conflicts_with[{i}]") for i, c in enumerate(conflicts_with or [])]
+        creation = self.log.resolve(record.citation)
+        payload = review_payload(
+            candidate=creation,
+            decision=decision,
+            rationale=rationale,
+            reviewer=reviewer,
+            revokes_acceptance=record.review_status == "accepted" and decision != "accepted",
+            conflicts_with=conflicts,
+        )
+        event = self.append(session, REVIEW_EVENT, payload, actor=actor)
+        return {
+            "candidate_id": candidate_id,
+            "decision": decision,
+            "citation": event.citation,
+            "revoked_acceptance": payload["revokes_acceptance"],
+            "authority_status": "non_authoritative",
+            "candidate": self._candidate_record(session, candidate_id).to_dict(),
+        }
+
+    def consolidation_status(
+        self,
+        session: str | None = None,
+        *,
+        as_of: str | None = None,
+        include_candidates: bool = True,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Pending, accepted, rejected, conflicted, stale, superseded and valid_to-closed counts (and the
+        candidates themselves, newest first, up to ``limit``)."""
+        if session is not None:
+            validate_session_id(session)
+        _check_range("limit", limit, 0, MAX_STATUS_ITEMS)
+        self.project([session] if session is not None else None)
+        catalog = self.projector.catalog
+        sessions = [session] if session is not None else sorted(catalog.sessions)
+        records = candidate_records(catalog, sessions, as_of, self.evidence_resolves)
+        status: dict[str, Any] = {"sessions": sessions, "as_of": as_of}
+        status.update(summarise(records, closed_acceptances(catalog, sessions, as_of)))
+        if include_candidates:
+            status["candidates"] = [r.to_dict() for r in sorted(records, key=lambda r: -r.created_seq)[:limit]]
+        return status
+
+    def mine_procedures(
+        self,
+        *,
+        min_support: int = 2,
+        sessions: list[str] | None = None,
+        into: str = DEFAULT_PROCEDURE_SESSION,
+        max_length: int = MAX_LENGTH,
+        max_candidates: int = 20,
+        max_events_per_session: int = 5000,
+        purpose: str = "procedure_mining",
+        dry_run: bool = False,
+        actor: str = "zaxy.procedures",
+    ) -> dict[str, Any]:
+        """Successful step sequences recurring in at least ``min_support`` sessions -> procedure candidates
+        (review pending) in session ``into``, each citing one trace per session."""
+        validate_session_id(into, field="into")
+        _check_range("min_support", min_support, 2, 10_000)
+        _check_range("max_length", max_length, 2, 12)
+        _check_range("max_candidates", max_candidates, 1, 200)
+        names = sorted(sessions) if sessions is not None else sorted(s.session for s in self.log.sessions())
+        traces: dict[str, list[Event]] = {}
+        for index, name in enumerate(names):
+            validate_session_id(name, field=f"sessions[{index}]")
+            head = self.log.head(name)
+            if head is not None and name != into:
+                traces[name] = list(self.log.replay(name, max(1, head.seq - max_events_per_session + 1)))
+        mined = mine(traces, min_support=min_support, max_length=max_length, limit=max_candidates)
+        payloads = [
+            _proposal_payload(
+                Proposal(
+                    "procedure",
+                    procedure_title(procedure.steps),
+                    _mined_summary(procedure.steps, procedure.sessions),
+                    [event for name in procedure.sessions[:10] for event in procedure.occurrences[name]],
+                    round(min(0.9, 0.4 + 0.1 * procedure.support), 3),
+                    details={
+                        "steps": list(procedure.steps),
+                        "support": procedure.support,
+                        "sessions": procedure.sessions,
+                    },
+                ),
+                MINING_METHOD,
+                purpose,
+            )
+            for procedure in mined
+        ]
+        created = [] if dry_run else self._append_candidates(into, payloads, actor)
+        created_ids = {event.payload["candidate_id"] for event in created}
+        return {
+            "into": into,
+            "min_support": min_support,
+            "sessions_scanned": len(traces),
+            "dry_run": dry_run,
+            "procedures": [
+                {
+                    **_proposal_summary(p, created_ids),
+                    "steps": p["details"]["steps"],
+                    "support": p["details"]["support"],
+                }
+                for p in payloads
+            ],
+            "created": len(created_ids),
+        }
+
+    # ------------------------------------------------------------------ internals
+    def _causal_walk(
+        self,
+        direction: Direction,
+        session: str,
+        entity: str,
+        entity_type: str | None,
+        relation_type: str | list[str] | None,
+        depth: int,
+        as_of: str | None,
+        include_stale: bool,
+    ) -> dict[str, Any]:
+        validate_session_id(session)
+        _check_range("depth", depth, 1, MAX_DEPTH)
+        relations = [relation_type] if isinstance(relation_type, str) else list(relation_type or [])
+        for index, relation in enumerate(relations):
+            check_relation(relation, field=f"relation_type[{index}]" if len(relations) > 1 else "relation_type")
+        self.project([session])
+        catalog = self.projector.catalog
+        if entity_type is not None:
+            keys = (
+                [entity_key(session, entity_type, entity)]
+                if entity_key(session, entity_type, entity) in catalog.keys
+                else []
+            )
+        else:
+            keys = sorted(
+                key
+                for key in catalog.keys_named(entity)
+                if catalog.versions[catalog.keys[key].current].session == session
+            )
+        if not keys:
+            raise NotFoundError(
+                f"no entity {entity!r}{f' of type {entity_type}' if entity_type else ''} in session {session!r}",
+                field="entity",
+                remediation="Use an entity name (and type) exactly as a checkout or query returned it.",
+            )
+        result = walk(
+            catalog,
+            keys,
+            direction=direction,
+            evidence_check=self.evidence_resolves,
+            relation_types=set(relations) or None,
+            depth=depth,
+            as_of=as_of,
+            include_stale=include_stale,
+        )
+        return {
+            "session": session,
+            "entity": entity,
+            "relation_types": relations or list(CAUSAL_RELATIONS),
+            **result.to_dict(),
+        }
+
+    def _produced_edge(self, explanation: Event) -> Event | None:
+        """The causal edge the producer appended right after ``explanation`` (if its evidence qualified)."""
+        head = self.log.head(explanation.session)
+        if head is None or head.seq <= explanation.seq:
+            return None
+        for event in self.log.replay(explanation.session, explanation.seq + 1, min(head.seq, explanation.seq + 4)):
+            if event.type == "causal.edge.generated" and event.payload.get("source_event_seq") == explanation.seq:
+                return event
+        return None
+
+    def _resolve_source(self, source: str | dict[str, Any], field: str) -> Event:
+        """A citation string or ``{seq, hash (64 hex), session?}`` -> the event (which must exist, same hash)."""
+        if isinstance(source, str):
+            return self.log.resolve(parse_citation(source, field=field))
+        if isinstance(source, dict) and isinstance(source.get("seq"), int) and isinstance(source.get("hash"), str):
+            session = source.get("session")
+            if not isinstance(session, str):
+                raise InvalidRequestError(
+                    f"{field} needs a session", field=field, remediation="Add 'session' or pass a citation string."
+                )
+            event = self.log.get(validate_session_id(session, field=f"{field}.session"), source["seq"])
+            if event.hash != source["hash"]:
+                raise NotFoundError(
+                    f"{field}: event {source['seq']} of {session!r} has a different hash",
+                    field=field,
+                    remediation="Cite the event by its current citation (eventloom://...).",
+                )
+            return event
+        raise InvalidRequestError(
+            f"{field} must be an eventloom:// citation or {{seq, hash, session}}",
+            field=field,
+            remediation="Pass the citation a checkout, query or append returned.",
+        )
+
+    def _append_candidates(self, session: str, payloads: list[dict[str, Any]], actor: str) -> list[Event]:
+        """Append the candidates that do not exist yet (by id), in one atomic batch."""
+        self.project([session])
+        catalog = self.projector.catalog
+        fresh: dict[str, dict[str, Any]] = {}
+        for payload in payloads:
+            identifier = payload["candidate_id"]
+            if entity_key(session, CANDIDATE_ENTITY, identifier) not in catalog.keys:
+                fresh.setdefault(identifier, payload)
+        if not fresh:
+            return []
+        drafts = [{"type": CANDIDATE_EVENT, "actor": actor, "payload": payload} for payload in fresh.values()]
+        return self.append_many(session, drafts)
+
+    def _candidate_record(self, session: str, candidate_id: str) -> CandidateRecord:
+        if not isinstance(candidate_id, str) or not candidate_id.startswith("cand_"):
+            raise InvalidRequestError(
+                f"not a candidate id: {candidate_id!r}",
+                field="candidate_id",
+                remediation="Use a cand_... id from consolidation status or a proposal.",
+            )
+        self.project([session])
+        catalog = self.projector.catalog
+        key = entity_key(session, CANDIDATE_ENTITY, candidate_id)
+        records = candidate_records(catalog, [session], None, self.evidence_resolves) if key in catalog.keys else []
+        for record in records:
+            if record.candidate_id == candidate_id:
+                return record
+        raise NotFoundError(
+            f"no consolidation candidate {candidate_id} in session {session!r}",
+            field="candidate_id",
+            remediation="List candidates with `zaxy memory consolidation status --session-id ...`.",
+        )
+
+    def _candidate_result(self, session: str, candidate_id: str, *, created: bool) -> dict[str, Any]:
+        record = self._candidate_record(session, candidate_id)
+        return {
+            "candidate_id": candidate_id,
+            "created": created,
+            "citation": record.citation,
+            "candidate": record.to_dict(),
+        }
+
+
+def _proposal_payload(proposal: Proposal, method: str, purpose: str) -> dict[str, Any]:
+    return candidate_payload(
+        candidate_type=proposal.candidate_type,
+        title=proposal.title,
+        summary=proposal.summary,
+        sources=proposal.sources,
+        confidence=proposal.confidence,
+        method=method,
+        purpose=purpose,
+        segment_id=proposal.segment_id,
+        details=proposal.details,
+    )
+
+
+def _proposal_summary(payload: dict[str, Any], created: set[str]) -> dict[str, Any]:
+    return {
+        "candidate_id": payload["candidate_id"],
+        "candidate_type": payload["candidate_type"],
+        "title": payload["title"],
+        "segment_id": payload.get("segment_id"),
+        "sources": len(payload["source_events"]),
+        "created": payload["candidate_id"] in created,
+    }
+
+
+def _mined_summary(steps: tuple[str, ...], sessions: list[str]) -> str:
+    numbered = "; ".join(f"{index}. {label}" for index, label in enumerate(steps, start=1))
+    shown = ", ".join(sessions[:10]) + (f" and {len(sessions) - 10} more" if len(sessions) > 10 else "")
+    return f"Succeeded in {len(sessions)} sessions ({shown}): {numbered}."
+
+
+def _check_range(field: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidRequestError(
+            f"{field} must be an integer between {low} and {high}", field=field, remediation=f"Use {low}..{high}."
+        )
