@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from . import benchmark_commands, demo, log_commands, projection_commands, retrieval_commands
+from . import (
+    benchmark_commands,
+    causal_commands,
+    consolidation_commands,
+    demo,
+    lane_commands,
+    log_commands,
+    projection_commands,
+    retrieval_commands,
+)
 from .memory_app import memory_app
 
 app = typer.Typer(
@@ -19,5 +28,8 @@ log_commands.register(app)
 demo.register(app)
 projection_commands.register(app, memory_app)
 retrieval_commands.register(memory_app)
+causal_commands.register(memory_app)
+consolidation_commands.register(memory_app)
+lane_commands.register(benchmark_commands.benchmark_app)
 benchmark_commands.register(app)
 app.add_typer(memory_app)

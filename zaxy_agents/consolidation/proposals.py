@@ -2,10 +2,10 @@
 
 Segments are built over *actionable* events (tool calls, commands, file edits, task completions,
 coordination findings). A segment ends with a completed task; long stretches are cut into windows of
-``window_size`` actionable events counted from the segment's start. Closed segments never change as the log
-grows; an open trailing stretch is only proposed once it fills a whole window, and a leading stretch cut off
-by the scan bound is skipped. So segment ids (and candidate ids) are stable and the same log always yields the
-same proposals.
+``window_size`` actionable events counted from the segment's start (a lone completion left over joins the
+window it closes). Closed segments never change as the log grows; an open trailing stretch is only proposed
+once it fills a whole window, and a leading stretch cut off by the scan bound is skipped. So segment ids (and
+candidate ids) are stable and the same log always yields the same proposals.
 """
 
 from __future__ import annotations
@@ -88,14 +88,14 @@ def select_segments(events: list[Event], *, window_size: int, from_start: bool) 
     open_events = 0
     session = events[0].session if events else ""
     for group, closed in [*groups, (current, False)]:
-        for start in range(0, len(group), window_size):
-            window = group[start : start + window_size]
-            complete = len(window) == window_size
-            if not closed and not complete:
+        windows = [group[start : start + window_size] for start in range(0, len(group), window_size)]
+        if closed and len(windows) > 1 and len(windows[-1]) < MIN_SEGMENT_EVENTS:
+            windows[-2:] = [windows[-2] + windows[-1]]  # a lone task completion joins the window it closes
+        for index, window in enumerate(windows):
+            if not closed and len(window) < window_size:
                 open_events += len(window)
-                continue
-            if len(window) >= MIN_SEGMENT_EVENTS:
-                segments.append(Segment(session, window, closed and start + window_size >= len(group)))
+            elif len(window) >= MIN_SEGMENT_EVENTS:
+                segments.append(Segment(session, window, closed and index == len(windows) - 1))
     return Selection(segments, skipped, open_events)
 
 

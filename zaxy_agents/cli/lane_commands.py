@@ -1,0 +1,57 @@
+"""`zaxy benchmark causal | consolidation`: the internal causal and consolidation guardrail lanes.
+
+Each builds deterministic fixtures in a scratch Eventloom through the real engine, prints a summary and exits
+1 when any metric is below 1.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from .common import EXIT_CHECK_FAILED, JsonFlag, console, emit_json, handled
+
+
+def register(benchmark_app: typer.Typer) -> None:
+    benchmark_app.command("causal")(causal_command)
+    benchmark_app.command("consolidation")(consolidation_command)
+
+
+def causal_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: predecessor/successor hits, relation match, citation coverage, authority boundary,
+    stale distractor rejection."""
+    from zaxy_agents.evaluation.causal_lane import run_causal_lane
+
+    _run(run_causal_lane, json_output)
+
+
+def consolidation_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: type match, source-event fidelity, determinism, authority boundary, review gate."""
+    from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
+
+    _run(run_consolidation_lane, json_output)
+
+
+def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:
+    with handled(json_output):
+        report = lane()
+    if json_output:
+        emit_json(report)
+    else:
+        table = Table(title=f"{report['lane']} lane (internal fixtures, {report['took_s']} s)")
+        table.add_column("metric")
+        table.add_column("score")
+        table.add_column("checks")
+        for name, value in report["metrics"].items():
+            checks = report["checks"][name]
+            style = "" if value == 1.0 else "[red]"
+            table.add_row(name, f"{style}{value:.4f}", f"{checks['passed']}/{checks['total']}")
+        console.print(table)
+        for failure in report["failures"]:
+            console.print(f"[red]failed[/] {failure['metric']}: {failure['check']}")
+        console.print("[green]passed[/]" if report["passed"] else "[red]below 1.0[/]")
+    if not report["passed"]:
+        raise typer.Exit(EXIT_CHECK_FAILED)
