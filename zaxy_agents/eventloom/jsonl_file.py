@@ -22,6 +22,7 @@ import json
 import os
 import threading
 import time
+from array import array
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
 
 TORN_DIR_NAME = ".torn"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
-OFFSET_INDEX_STRIDE = 512
 _READ_CHUNK = 1 << 16
+_INDEX_CHUNK = 1 << 20
 
 
 def utc_timestamp(moment: float | None = None) -> str:
@@ -107,11 +108,18 @@ class SessionFile:
         self._thread_lock = threading.Lock()
         self._fd: int | None = None
         self._tail: _Tail | None = None
-        self._offsets: dict[int, int] = {}
+        self._path = self.root / f"{session}.jsonl"
+        # Dense line index: byte offset of every complete line (seq n is line n). Built by scanning only bytes
+        # not seen before, so random access (get/resolve/replay from a seq) costs one seek, not a file scan.
+        self._index_lock = threading.Lock()
+        self._line_starts = array("q")
+        self._indexed_inode: int | None = None
+        self._indexed_to = 0
+        self._pending_start = 0
 
     @property
     def path(self) -> Path:
-        return self.root / f"{self.session}.jsonl"
+        return self._path
 
     # ------------------------------------------------------------------ writing
     def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
@@ -132,8 +140,6 @@ class SessionFile:
                     seq += 1
                     envelope, line = _seal(draft, seq, prev, self.session, session_json)
                     prev = envelope["hash"]
-                    if seq % OFFSET_INDEX_STRIDE == 0:
-                        self._offsets[seq] = offset
                     offset += len(line)
                     envelopes.append(envelope)
                     chunks.append(line)
@@ -259,63 +265,52 @@ class SessionFile:
 
     def iter_lines(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
         """Yield ``(offset, line)`` for complete lines from ``from_seq``, streaming (bounded memory)."""
+        starts = self._index()
+        if from_seq - 1 >= len(starts):
+            return
         try:
             handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
         except FileNotFoundError:
             return
         try:
-            offset = self._seek_offset(handle, from_seq) if from_seq > 1 else 0
+            offset = starts[from_seq - 1]
             handle.seek(offset)
-            seq = max(from_seq, 1)
+            seq = from_seq
             for line in handle:
                 if not line.endswith(b"\n"):
                     return  # torn tail: never yielded, recovered by the next writer
                 if to_seq is not None and seq > to_seq:
                     return
-                if seq % OFFSET_INDEX_STRIDE == 0:
-                    self._offsets.setdefault(seq, offset)
                 yield offset, line
                 offset += len(line)
                 seq += 1
         finally:
             handle.close()
 
-    def _seek_offset(self, handle: Any, target: int) -> int:
-        """Byte offset of the line holding seq ``target`` (sparse index + binary search on the file)."""
-        below = [seq for seq in tuple(self._offsets) if seq <= target]
-        lo_seq = max(below, default=1)
-        lo = self._offsets.get(lo_seq, 0)
-        if lo_seq == target:
-            return lo
-        handle.seek(0, os.SEEK_END)
-        hi = handle.tell()
-        # Invariant: the line starting at ``lo`` has seq <= target; every line starting at >= hi has seq > target
-        # or does not exist.
-        while hi - lo > _READ_CHUNK:
-            mid = (lo + hi) // 2
-            handle.seek(mid)
-            handle.readline()
-            start = handle.tell()
-            line = handle.readline()
-            if not line.endswith(b"\n") or start >= hi:
-                hi = mid
-                continue
-            seq = int(_decode_line(line, self.path, where=f"offset {start}")["seq"])
-            if seq == target:
-                return start
-            if seq < target:
-                lo = start
-            else:
-                hi = mid
-        handle.seek(lo)
-        offset = lo
-        for line in handle:
-            if not line.endswith(b"\n"):
-                break
-            if int(_decode_line(line, self.path, where=f"offset {offset}")["seq"]) >= target:
-                return offset
-            offset += len(line)
-        return offset
+    def _index(self) -> array:
+        """Bring the line index up to date with the file (scans only new bytes; rescans a replaced file)."""
+        with self._index_lock:
+            try:
+                stat = os.stat(self._path)
+            except FileNotFoundError:
+                self._line_starts, self._indexed_inode, self._indexed_to, self._pending_start = array("q"), None, 0, 0
+                return self._line_starts
+            if stat.st_ino != self._indexed_inode or stat.st_size < self._indexed_to:
+                self._line_starts, self._indexed_to, self._pending_start = array("q"), 0, 0
+                self._indexed_inode = stat.st_ino
+            if stat.st_size > self._indexed_to:
+                starts, pending, position = self._line_starts, self._pending_start, self._indexed_to
+                with open(self._path, "rb") as handle:
+                    handle.seek(position)
+                    while chunk := handle.read(_INDEX_CHUNK):
+                        newline = chunk.find(b"\n")
+                        while newline >= 0:
+                            starts.append(pending)
+                            pending = position + newline + 1
+                            newline = chunk.find(b"\n", newline + 1)
+                        position += len(chunk)
+                self._indexed_to, self._pending_start = position, pending
+            return self._line_starts
 
 
 _json_string = encode_basestring  # == json.dumps(text, ensure_ascii=False) for str, without encoder set-up
