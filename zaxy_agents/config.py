@@ -1,14 +1,18 @@
 """Where things live and how they behave, resolved from arguments, then environment, then defaults.
 
-Stdlib only (the hook fast path reads it).
+Stdlib only and pathlib-free at import (the hook fast path reads it; ``pathlib`` costs it ~4 ms of
+start-up): paths are kept as strings and ``Path`` objects are built on access.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from zaxy_agents.errors import InvalidRequestError
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
@@ -20,15 +24,24 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "eventloom_path", "max_payload_bytes")
+    __slots__ = ("durability", "eventloom_dir", "max_payload_bytes")
 
-    def __init__(self, eventloom_path: Path, durability: str = "fsync", max_payload_bytes: int = 1024 * 1024) -> None:
-        self.eventloom_path = Path(eventloom_path)
+    def __init__(
+        self, eventloom_path: str | os.PathLike[str], durability: str = "fsync", max_payload_bytes: int = 1024 * 1024
+    ) -> None:
+        self.eventloom_dir = os.fspath(eventloom_path)  # the folder as a plain string (hook fast path)
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
 
     def __repr__(self) -> str:
-        return f"ZaxySettings({str(self.eventloom_path)!r}, durability={self.durability!r})"
+        return f"ZaxySettings({self.eventloom_dir!r}, durability={self.durability!r})"
+
+    @property
+    def eventloom_path(self) -> Path:
+        """The folder holding the session logs."""
+        from pathlib import Path
+
+        return Path(self.eventloom_dir)
 
     @property
     def derived_path(self) -> Path:
@@ -43,7 +56,7 @@ class ZaxySettings:
         durability: str | None = None,
         max_payload_bytes: int | None = None,
     ) -> ZaxySettings:
-        path = Path(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
+        path = os.fspath(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
         limit = max_payload_bytes
         if limit is None:
@@ -62,4 +75,4 @@ class ZaxySettings:
                 field="max_payload_bytes",
                 remediation="Use at least 1024 bytes.",
             )
-        return cls(eventloom_path=path.expanduser(), durability=mode, max_payload_bytes=limit)
+        return cls(eventloom_path=os.path.expanduser(path), durability=mode, max_payload_bytes=limit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import demo, log_commands
+from . import capture_commands, demo, hooks_commands, ide_config_commands, log_commands
 
 app = typer.Typer(
     name="zaxy",
@@ -16,3 +16,6 @@ app = typer.Typer(
 
 log_commands.register(app)
 demo.register(app)
+hooks_commands.register(app)
+capture_commands.register(app)
+ide_config_commands.register(app)
