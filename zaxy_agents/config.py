@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
 ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
+ENV_GRAPH = "ZAXY_GRAPH"  # "off" runs the projection in memory only (no embedded graph database)
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
 DERIVED_DIR_NAME = ".zaxy"
 
@@ -24,14 +25,19 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "eventloom_dir", "max_payload_bytes")
+    __slots__ = ("durability", "eventloom_dir", "max_payload_bytes", "use_graph")
 
     def __init__(
-        self, eventloom_path: str | os.PathLike[str], durability: str = "fsync", max_payload_bytes: int = 1024 * 1024
+        self,
+        eventloom_path: str | os.PathLike[str],
+        durability: str = "fsync",
+        max_payload_bytes: int = 1024 * 1024,
+        use_graph: bool = True,
     ) -> None:
         self.eventloom_dir = os.fspath(eventloom_path)  # the folder as a plain string (hook fast path)
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
+        self.use_graph = use_graph
 
     def __repr__(self) -> str:
         return f"ZaxySettings({self.eventloom_dir!r}, durability={self.durability!r})"
@@ -55,6 +61,7 @@ class ZaxySettings:
         *,
         durability: str | None = None,
         max_payload_bytes: int | None = None,
+        use_graph: bool | None = None,
     ) -> ZaxySettings:
         path = os.fspath(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
@@ -75,4 +82,8 @@ class ZaxySettings:
                 field="max_payload_bytes",
                 remediation="Use at least 1024 bytes.",
             )
-        return cls(eventloom_path=os.path.expanduser(path), durability=mode, max_payload_bytes=limit)
+        if use_graph is None:
+            use_graph = os.environ.get(ENV_GRAPH, "on").strip().lower() not in {"off", "0", "false", "no"}
+        return cls(
+            eventloom_path=os.path.expanduser(path), durability=mode, max_payload_bytes=limit, use_graph=use_graph
+        )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from . import capture_commands, demo, hooks_commands, ide_config_commands, log_commands
+from . import capture_commands, demo, hooks_commands, ide_config_commands, log_commands, projection_commands
+from .memory_app import memory_app
 
 app = typer.Typer(
     name="zaxy",
@@ -16,6 +17,8 @@ app = typer.Typer(
 
 log_commands.register(app)
 demo.register(app)
+projection_commands.register(app, memory_app)
+app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)
 ide_config_commands.register(app)

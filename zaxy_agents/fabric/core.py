@@ -17,10 +17,11 @@ from zaxy_agents.eventloom.refs import MemoryRefs
 
 from .capture_ops import CaptureOperations
 from .log_ops import LogOperations
+from .projection_ops import ProjectionOperations
 from .workingset_ops import WorkingSetOperations
 
 
-class MemoryFabric(LogOperations, WorkingSetOperations, CaptureOperations):
+class MemoryFabric(LogOperations, ProjectionOperations, WorkingSetOperations, CaptureOperations):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:
@@ -32,6 +33,7 @@ class MemoryFabric(LogOperations, WorkingSetOperations, CaptureOperations):
         )
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
+        self._projector = None
 
     @classmethod
     def from_path(cls, eventloom_path: str | os.PathLike[str] | None = None, **overrides: Any) -> MemoryFabric:
