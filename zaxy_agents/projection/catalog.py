@@ -16,7 +16,7 @@ from typing import Any
 from .planner import KeyState, ProjectionBatch
 from .records import EntityVersion, RelationRecord
 
-SNAPSHOT_VERSION = 3
+SNAPSHOT_VERSION = 4
 
 
 @dataclass(slots=True)
@@ -42,6 +42,8 @@ class EntityCatalog:
         self.sources: set[str] = set()
         self.feedback: dict[str, FeedbackAggregate] = defaultdict(FeedbackAggregate)
         self.cursors: dict[str, tuple[int, str]] = {}
+        self.event_versions: dict[tuple[str, int], list[str]] = defaultdict(list)
+        self.latest_timestamp = ""
         self.event_count = 0
         self.edge_count = 0
         self.inferred_edge_count = 0
@@ -55,6 +57,10 @@ class EntityCatalog:
             self.versions[version.id] = version
             self.history[version.key].append(version.id)
             self.names[" ".join(version.name.casefold().split())].add(version.key)
+            self.event_versions[(version.session, version.source_event_seq)].append(version.id)
+        for row in batch.events:
+            if row["timestamp"] > self.latest_timestamp:
+                self.latest_timestamp = row["timestamp"]
         for row in batch.entity_keys:
             current = self.versions[row["current_version"]]
             self.keys[row["id"]] = KeyState(current.id, current.valid_from, bool(row["closed"]))
@@ -134,6 +140,7 @@ class EntityCatalog:
             "event_count": self.event_count,
             "failure_count": self.failure_count,
             "failure_samples": self.failure_samples,
+            "latest_timestamp": self.latest_timestamp,
         }
 
     @classmethod
@@ -147,6 +154,8 @@ class EntityCatalog:
             catalog.versions[version.id] = version
             catalog.history[version.key].append(version.id)
             catalog.names[" ".join(version.name.casefold().split())].add(version.key)
+            catalog.event_versions[(version.session, version.source_event_seq)].append(version.id)
+        catalog.latest_timestamp = state["latest_timestamp"]
         catalog.keys = {k: KeyState(*v) for k, v in state["keys"].items()}
         for values in state["relations"]:
             record = RelationRecord(*values)

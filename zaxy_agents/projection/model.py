@@ -154,3 +154,22 @@ class Extraction:
     feedback: list[FeedbackSignal] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     searchable_text: str = ""  # what the verbatim lane indexes for this event ("" = not indexed)
+    speaker: str | None = None  # who said it (turns, prompts): a retrieval cue learned from metadata
+    caption: str | None = None  # text describing an attachment (image caption, file title)
+    segment: str | None = None  # a sub-thread inside the session (e.g. a conversation's sitting)
+    occurred_at: str | None = None  # when it happened, if the payload says (else the event timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchDoc:
+    """One event as the verbatim lane indexes it: text plus the metadata retrieval uses as cues."""
+
+    session: str
+    seq: int
+    hash: str
+    event_type: str
+    text: str
+    speaker: str | None
+    caption: str | None
+    segment: str | None
+    occurred_at: str

@@ -12,7 +12,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import EntityDraft, EntityRef, Extraction, entity_key, normalise_name, stable_id, typed_label
+from .model import (
+    EntityDraft,
+    EntityRef,
+    Extraction,
+    SearchDoc,
+    entity_key,
+    normalise_name,
+    stable_id,
+    typed_label,
+)
 
 
 def event_node_id(session: str, seq: int) -> str:
@@ -52,7 +61,7 @@ class ProjectionBatch:
     feedback: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     cursors: dict[str, tuple[int, str]] = field(default_factory=dict)
-    searchable: list[tuple[str, int, str, str]] = field(default_factory=list)  # (session, seq, type, text)
+    searchable: list[SearchDoc] = field(default_factory=list)
     event_count: int = 0
 
     def row_count(self) -> int:
@@ -155,7 +164,19 @@ class ProjectionPlanner:
                 }
             )
         if extraction.searchable_text:
-            batch.searchable.append((session, seq, envelope["type"], extraction.searchable_text))
+            batch.searchable.append(
+                SearchDoc(
+                    session,
+                    seq,
+                    event_hash,
+                    envelope["type"],
+                    extraction.searchable_text,
+                    extraction.speaker,
+                    extraction.caption,
+                    extraction.segment,
+                    extraction.occurred_at or envelope["timestamp"],
+                )
+            )
         batch.cursors[session] = (seq, event_hash)
         batch.event_count += 1
 

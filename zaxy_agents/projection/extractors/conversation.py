@@ -29,8 +29,16 @@ def transcript_turn(envelope: dict[str, Any]) -> Extraction:
     )
     participant = EntityDraft(name=speaker, entity_type="participant", mode="reference", importance=0.3)
     relation = RelationDraft(EntityRef(speaker, "participant"), EntityRef(name, "turn"), "spoke")
-    searchable = " ".join(part for part in (speaker, text, caption) if part)
-    return Extraction(entities=[participant, turn], relations=[relation], searchable_text=searchable)
+    segment = pick_text(payload, "segment", "sitting", "conversation_session")
+    return Extraction(
+        entities=[participant, turn],
+        relations=[relation],
+        searchable_text=text,
+        speaker=speaker,
+        caption=caption or None,
+        segment=segment or None,
+        occurred_at=when,
+    )
 
 
 @register("hook.user_prompt_submitted")
@@ -45,7 +53,7 @@ def user_prompt(envelope: dict[str, Any]) -> Extraction:
         valid_from=event_time(envelope),
         importance=0.5,
     )
-    return Extraction(entities=[entity], searchable_text=prompt)
+    return Extraction(entities=[entity], searchable_text=prompt, speaker="user", occurred_at=entity.valid_from)
 
 
 @register("hook.*")
