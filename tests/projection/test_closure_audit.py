@@ -15,6 +15,7 @@ def test_incremental_and_rebuilt_graphs_agree_on_closures(fabric: MemoryFabric) 
     incremental = fabric.projection_digest()
     assert fabric.reproject() == incremental  # the rebuild closes both versions inside one batch
     rows = fabric.projector.store._rows(
-        "MATCH (e:Entity {entity_type: 'fact'}) RETURN e.closed_by_seq, e.invalidation_reason ORDER BY e.source_event_seq"
+        "MATCH (e:Entity {entity_type: 'fact'}) RETURN e.closed_by_seq, e.invalidation_reason "
+        "ORDER BY e.source_event_seq"
     )
     assert rows == [[2, ""], [3, "team disbanded"]]

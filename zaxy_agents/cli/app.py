@@ -6,9 +6,12 @@ import typer
 
 from . import (
     benchmark_commands,
+    capture_commands,
     causal_commands,
     consolidation_commands,
     demo,
+    hooks_commands,
+    ide_config_commands,
     lane_commands,
     log_commands,
     projection_commands,
@@ -33,3 +36,6 @@ consolidation_commands.register(memory_app)
 lane_commands.register(benchmark_commands.benchmark_app)
 benchmark_commands.register(app)
 app.add_typer(memory_app)
+hooks_commands.register(app)
+capture_commands.register(app)
+ide_config_commands.register(app)
