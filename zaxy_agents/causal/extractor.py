@@ -59,4 +59,5 @@ def outcome_explained(envelope: dict[str, Any]) -> Extraction:
         valid_from=event_time(envelope),
         importance=0.5,
     )
-    return Extraction(entities=[*references, explanation], searchable_text=bounded(f"{summary} {text}", 4000))
+    searchable = summary if structured is not None else text  # citations and hashes are not searchable text
+    return Extraction(entities=[*references, explanation], searchable_text=bounded(searchable, 4000))

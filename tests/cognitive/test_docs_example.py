@@ -1,0 +1,18 @@
+"""The runnable example at the top of docs/cognitive.md runs as written."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+
+def test_cognitive_doc_example_runs(tmp_path: Path) -> None:
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    example = re.findall(r"```python\n(.*?)```", text, re.DOTALL)[0]
+    result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "[procedure, accepted, non-authoritative] Rotate the CI token, then redeploy" in result.stdout
