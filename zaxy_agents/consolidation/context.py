@@ -6,9 +6,11 @@ are in, and the guidance says they are cited summaries still requiring review.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
+from zaxy_agents.projection.catalog import EntityCatalog
 
 from .status import candidate_records, closed_acceptances, summarise
 
@@ -18,15 +20,30 @@ GUIDANCE = (
 )
 
 
+MEMO_SIZE = 16
+# (id(catalog), events projected, as_of, sessions) -> (catalog ref, counts): repeated checkouts of unchanged memory
+# (several questions per turn, context_assemble) do not recount every candidate.
+_MEMO: dict[tuple[Any, ...], tuple[weakref.ref[EntityCatalog], dict[str, Any]]] = {}
+
+
 def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
     fabric = context.services.get("fabric")
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
-    check = fabric.evidence_resolves if fabric is not None else (lambda _s, _q, _h: False)
-    records = candidate_records(catalog, sessions, context.as_of, check)
-    block = summarise(records, closed_acceptances(catalog, sessions, context.as_of))
+    memo_key = (id(catalog), catalog.event_count, context.as_of, tuple(sessions))
+    cached = _MEMO.get(memo_key)
+    if cached is not None and cached[0]() is catalog:
+        counts = cached[1]
+    else:
+        check = fabric.evidence_resolves if fabric is not None else (lambda _s, _q, _h: False)
+        records = candidate_records(catalog, sessions, context.as_of, check)
+        counts = summarise(records, closed_acceptances(catalog, sessions, context.as_of))
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[memo_key] = (weakref.ref(catalog), counts)
+    block = {**counts, "by_type": dict(counts["by_type"])}
     block["accepted_in_packet"] = sum(1 for fact in context.facts if fact.review_status == "accepted")
-    return block, [GUIDANCE] if records else []
+    return block, [GUIDANCE] if counts["total"] else []
 
 
 register_extension("consolidation_candidates", consolidation_candidates)

@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from zaxy_agents.eventloom.citations import format_citation
@@ -104,7 +106,7 @@ def closed_acceptances(catalog: EntityCatalog, sessions: Iterable[str], as_of: s
             for key in dict.fromkeys(catalog.type_log.get((session, candidate_type), ())):
                 for version_id in catalog.history.get(key, ()):
                     version = catalog.versions[version_id]
-                    if "candidate_id" not in version.properties or version.valid_to is None:
+                    if version.valid_to is None or "candidate_id" not in _properties(version.properties_json):
                         continue
                     if as_of is None or version.valid_to <= as_of:
                         closed += 1
@@ -142,8 +144,8 @@ def _record(
     state = catalog.version_at(key, as_of)
     if creation is None or state is None:
         return None
-    created = creation.properties
-    current = state.properties
+    created = _properties(creation.properties_json)
+    current = _properties(state.properties_json)
     reviewed = state.source_event_type != CANDIDATE_EVENT
     sources = [s for s in created.get("source_events", []) if isinstance(s, dict)]
     record = CandidateRecord(
@@ -184,6 +186,12 @@ def _stale_reasons(
             if _invalidated(version, as_of):
                 reasons.append(f"{version.entity_type} {version.name!r} from {version.citation} was invalidated")
     return reasons
+
+
+@lru_cache(maxsize=8192)
+def _properties(properties_json: str) -> dict[str, Any]:
+    """Parsed version properties, cached (versions are immutable; callers only read the result)."""
+    return json.loads(properties_json) if properties_json else {}
 
 
 def _invalidated(version: EntityVersion, as_of: str | None) -> bool:

@@ -441,7 +441,7 @@ class CognitiveOperations:
         head = self.log.head(explanation.session)
         if head is None or head.seq <= explanation.seq:
             return None
-        for event in self.log.replay(explanation.session, explanation.seq + 1, min(head.seq, explanation.seq + 4)):
+        for event in self.log.replay(explanation.session, explanation.seq + 1, min(head.seq, explanation.seq + 32)):
             if event.type == "causal.edge.generated" and event.payload.get("source_event_seq") == explanation.seq:
                 return event
         return None
