@@ -218,3 +218,25 @@ def test_rebuild_and_reopen_keep_causal_reads(tmp_path: Path) -> None:
         assert memory.causal_predecessors("s", "release", depth=2) == expected
     with MemoryFabric.from_path(root) as reopened:
         assert reopened.causal_predecessors("s", "release", depth=2) == expected
+
+
+def test_explain_outcome_validates_before_writing(memory: MemoryFabric) -> None:
+    failure = memory.append("s", "command.completed", {"command": "make", "exit_code": 2})
+    good = {
+        "cause": {"name": "x", "entity_type": "fact"},
+        "effect": {"name": "make #1", "entity_type": "command_run"},
+        "relation": "caused",
+        "confidence": 0.5,
+        "evidence": failure.citation,
+    }
+    for overrides, field in (
+        ({"relation": "correlated"}, "relation"),
+        ({"cause": {"name": ""}}, "cause"),
+        ({"effect": {"name": "x", "entity_type": "fact"}}, "effect"),
+        ({"confidence": 2}, "confidence"),
+        ({"evidence": "not a citation"}, "evidence"),
+    ):
+        with pytest.raises(InvalidRequestError) as info:
+            memory.explain_outcome("s", **{**good, **overrides})
+        assert info.value.field == field, overrides
+    assert memory.head("s").seq == 1

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.causal import context as causal_context  # noqa: F401 - registers the checkout extension
 from zaxy_agents.causal.contracts import OUTCOME_EXPLAINED_EVENT
+from zaxy_agents.causal.explanations import endpoint
 from zaxy_agents.causal.taxonomy import CAUSAL_RELATIONS, check_relation
 from zaxy_agents.causal.traversal import MAX_DEPTH, Direction, walk
 from zaxy_agents.consolidation import context as consolidation_context  # noqa: F401 - registers the extension
@@ -123,20 +124,28 @@ class CognitiveOperations:
         validate_session_id(session)
         check_relation(relation, field="relation")
         for field, value in (("cause", cause), ("effect", effect)):
-            if not isinstance(value, dict) or not value.get("name") or not value.get("entity_type"):
+            if endpoint(value) is None:
                 raise InvalidRequestError(
-                    f"{field} must be {{name, entity_type}}",
+                    f"{field} must be {{name, entity_type}} (name up to 500, type up to 64 characters)",
                     field=field,
                     remediation=f'Name the {field} entity, e.g. {{"name": "deploy #4", "entity_type": "command_run"}}.',
                 )
+        source_point, target_point = endpoint(cause), endpoint(effect)
+        assert source_point is not None and target_point is not None
+        if entity_key(session, source_point.entity_type, source_point.name) == entity_key(
+            session, target_point.entity_type, target_point.name
+        ):
+            raise InvalidRequestError(
+                "cause and effect are the same entity", field="effect", remediation="Name two different entities."
+            )
         if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 <= confidence <= 1.0:
             raise InvalidRequestError(
                 "confidence must be a number in [0, 1]", field="confidence", remediation="Use e.g. 0.8."
             )
         source = self._resolve_source(evidence, "evidence")
         payload = {
-            "cause": {"name": cause["name"], "entity_type": cause["entity_type"]},
-            "effect": {"name": effect["name"], "entity_type": effect["entity_type"]},
+            "cause": source_point.to_dict(),
+            "effect": target_point.to_dict(),
             "relation": relation,
             "confidence": float(confidence),
             "evidence": {"seq": source.seq, "hash": source.hash, "session": source.session},
