@@ -5,7 +5,8 @@ explanations chaining facts together and ``--candidates`` consolidation candidat
 
 - causal predecessors (depth 2, in-memory catalog) vs the same traversal in the Kuzu store (``fabric.traverse``
   restricted to causal relation types): p50/p95 and the ratio;
-- checkout latency with the causal/consolidation extensions vs with them switched off (overhead ratio);
+- checkout latency with the causal/consolidation extensions vs with them switched off (overhead ratio), each
+  checkout after a fresh append (as in an agent loop, so nothing is served from a memo);
 - ``propose_from_log`` (dry run) vs a plain replay of the same events;
 - appending an ``outcome.explained`` (validation + producer + edge append) vs appending a plain event.
 
@@ -109,11 +110,18 @@ def run(events: int, edges: int, candidates: int, queries: int) -> dict:
 
         questions = [f"why did {picks[i]} happen?" for i in range(min(queries, 100))]
         fabric.checkout("warm up", session="bench")
-        with_ext = _timed(lambda i: fabric.checkout(questions[i], session="bench"), len(questions))
+
+        def turn(index: int) -> list[float]:
+            """One agent turn: something new is appended (not timed), then a checkout (timed)."""
+            fabric.append("bench", "transcript.turn", {"role": "user", "text": questions[index]})
+            fabric.project(["bench"])
+            return _timed(lambda _: fabric.checkout(questions[index], session="bench"), 1)
+
+        with_ext = [sample for i in range(len(questions)) for sample in turn(i)]
         saved = list(assemble.EXTENSIONS)
         assemble.EXTENSIONS.clear()
         try:
-            without = _timed(lambda i: fabric.checkout(questions[i], session="bench"), len(questions))
+            without = [sample for i in range(len(questions)) for sample in turn(i)]
         finally:
             assemble.EXTENSIONS.extend(saved)
         report["checkout"] = {
