@@ -261,3 +261,19 @@ def test_checkout_reports_consolidation_candidates(memory: MemoryFabric) -> None
     )
     assert block["accepted_in_packet"] == 0 and block["authority_status"] == "non_authoritative"
     assert any("still require review" in line for line in packet.guidance.trust)
+
+
+def test_review_state_survives_reopen_and_rebuild(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as memory:
+        _write(memory, "w")
+        memory.consolidation_propose_from_log("w", window_size=8)
+        procedure = _by_type(memory, "w")["procedure"]
+        memory.consolidation_review("w", procedure["candidate_id"], decision="accepted", rationale="ok")
+        expected = memory.consolidation_status("w")
+        digest = memory.projection_digest()
+    with MemoryFabric.from_path(root) as reopened:
+        assert reopened.consolidation_status("w") == expected
+        assert [f.name for f in _stable(reopened, "w")] == [procedure["title"]]
+        assert reopened.reproject() == digest
+        assert reopened.consolidation_status("w") == expected
