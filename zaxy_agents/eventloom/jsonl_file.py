@@ -108,10 +108,16 @@ class SessionFile:
         self._fd: int | None = None
         self._tail: _Tail | None = None
         self._offsets: dict[int, int] = {}
+        self._path = self.root / f"{session}.jsonl"
 
     @property
     def path(self) -> Path:
-        return self.root / f"{self.session}.jsonl"
+        return self._path
+
+    def last_written(self) -> tuple[tuple[int, int], int] | None:
+        """``((inode, size), seq)`` right after this handle's last append, or ``None`` (no I/O)."""
+        tail = self._tail
+        return None if tail is None else ((tail.inode, tail.size), tail.seq)
 
     # ------------------------------------------------------------------ writing
     def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:

@@ -15,10 +15,12 @@ from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 
+from .checkpoint_ops import CheckpointOperations
 from .log_ops import LogOperations
+from .store_ops import StoreOperations
 
 
-class MemoryFabric(LogOperations):
+class MemoryFabric(LogOperations, StoreOperations, CheckpointOperations):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:
