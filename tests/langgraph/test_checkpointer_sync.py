@@ -225,7 +225,7 @@ def test_large_values_are_split_and_content_addressed(eventloom) -> None:
         s1 = saver.put(config("t"), cp, {}, cp["channel_versions"])
         assert saver.get_tuple(s1).checkpoint["channel_values"]["big"] == big
         blobs = [e for e in saver.fabric.replay(saver.session_of("t")) if e.type == "checkpoint.blob"]
-        assert len(blobs) > 3 and {e.payload["parts"] for e in blobs if "parts" in e.payload} == {len(blobs) - 1}
+        assert len(blobs) > 3 and {e.payload["parts"] for e in blobs} == {len(blobs)}  # "same" is inline
         saver.put_writes(s1, [("huge", big)], "task")  # a write too large for one event becomes a blob
         assert saver.get_tuple(s1).pending_writes == [("task", "huge", big)]
         again = checkpoint({"same": "v"}, {"same": 2})
@@ -243,14 +243,26 @@ def test_message_lists_are_stored_as_deltas(saver: ZaxyCheckpointer) -> None:
         messages = [*messages, HumanMessage(f"question {i}", id=f"h{i}"), AIMessage(f"answer {i}", id=f"a{i}")]
         cp = checkpoint({"messages": messages}, {"messages": i + 1})
         parent = saver.put(parent or config("t"), cp, {}, {"messages": i + 1})
-    blobs = [e.payload for e in saver.fabric.replay(saver.session_of("t")) if e.type == "checkpoint.blob"]
+    blobs = stored_blobs(saver, "t")
     assert [b["encoding"] for b in blobs] == ["full"] + ["append"] * 19
     assert all(b["base"] == prev["ref"] for prev, b in itertools.pairwise(blobs))
+    assert all(len(b["data"]) < 800 for b in blobs[1:])  # each step stores only its two new messages
     fresh = ZaxyCheckpointer(MemoryFabric.from_path(saver.fabric.settings.eventloom_path))
     assert fresh.get_tuple(config("t")).checkpoint["channel_values"]["messages"] == messages
     history = [len(t.checkpoint["channel_values"]["messages"]) for t in fresh.list(config("t"))]
     assert history == list(range(40, 0, -2))
     fresh.fabric.close()
+
+
+def stored_blobs(saver: ZaxyCheckpointer, thread: str) -> list[dict]:
+    """Every blob written for ``thread`` in log order: blob events and values inlined in checkpoint events."""
+    found = []
+    for event in saver.fabric.replay(saver.session_of(thread)):
+        if event.type == "checkpoint.blob":
+            found.append(event.payload)
+        elif event.type == "checkpoint.saved":
+            found.extend({**c["inline"], "ref": c["blob"]} for c in event.payload["channels"] if "inline" in c)
+    return found
 
 
 def test_non_json_metadata_and_bodies_round_trip(saver: ZaxyCheckpointer) -> None:

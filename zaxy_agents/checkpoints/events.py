@@ -8,8 +8,10 @@ Every event lives in the thread's session and carries the original ``thread_id``
                              ``part``/``parts`` when a large value is split.
 ``checkpoint.saved``         a checkpoint: ids, ``parent_checkpoint_id``, ``checkpoint`` (JSON body without
                              channel values) or ``checkpoint_serialized``, ``metadata`` or
-                             ``metadata_serialized``, ``channels`` ``{name: {"version", "blob"}}`` (``blob``
-                             null: the channel is empty at that version), ``run_id``, ``step``, ``source``.
+                             ``metadata_serialized``, ``channels`` ``[{"channel", "version", "blob"}]``
+                             (``blob`` null: the channel is empty at that version; a small new value rides
+                             along as ``inline``: the blob fields without ``ref``), ``run_id``, ``step``,
+                             ``source``.
 ``checkpoint.writes``        pending writes of one task: ``task_id``, ``task_path``, ``writes``
                              ``[{"idx", "channel", "type", "data"}]``.
 ``checkpoint.thread_deleted`` hides everything written to the thread before it.
@@ -41,6 +43,11 @@ HANDLED_EVENT_TYPES = CHECKPOINT_EVENT_TYPES | {TRANSCRIPT_TURN}
 
 def draft(event_type: str, payload: dict[str, Any], actor: str) -> dict[str, Any]:
     return {"type": event_type, "payload": payload, "actor": actor}
+
+
+def inline_blob(payload: dict[str, Any]) -> dict[str, Any]:
+    """A single-part blob payload as embedded in a ``checkpoint.saved`` channel entry (ref and thread implied)."""
+    return {key: value for key, value in payload.items() if key not in ("ref", "thread_id")}
 
 
 def blob_payloads(

@@ -148,6 +148,8 @@ class ThreadState:
             seq=seq,
         )
         for entry in payload.get("channels", []):
+            if "inline" in entry:
+                self.blobs.apply({**entry["inline"], "ref": entry["blob"]})
             self.blob_index[(ns, entry["channel"], entry["version"])] = entry.get("blob")
         space = self.namespaces.setdefault(ns, Namespace())
         if record.id not in space.records:

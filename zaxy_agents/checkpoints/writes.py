@@ -25,6 +25,9 @@ from .transcript import new_messages, turn_payload
 from .views import ThreadViews, record_versions
 
 MAX_TURN_TEXT_CHARS = 200_000
+# A new channel value up to this size (base64) is stored inside its checkpoint.saved event, not as its own
+# checkpoint.blob event: fewer events per step, same content addressing.
+INLINE_BLOB_CHARS = 16 * 1024
 
 
 class CheckpointWrites:
@@ -64,8 +67,12 @@ class CheckpointWrites:
                 value = values[channel]
                 base_ref = state.blob_for(ns, channel, parent_versions[channel]) if channel in parent_versions else None
                 ref, payloads, prefix = state.blobs.encode(value, base_ref, serde, thread_id, self.chunk_chars)
-                blob_drafts.extend(ev.draft(ev.BLOB, payload, self.actor) for payload in payloads)
-                channels.append({"channel": channel, "version": version, "blob": ref})
+                entry: dict[str, Any] = {"channel": channel, "version": version, "blob": ref}
+                if len(payloads) == 1 and len(payloads[0]["data"]) <= INLINE_BLOB_CHARS:
+                    entry["inline"] = ev.inline_blob(payloads[0])  # small values ride in the checkpoint event
+                else:
+                    blob_drafts.extend(ev.draft(ev.BLOB, payload, self.actor) for payload in payloads)
+                channels.append(entry)
                 if self.capture_transcripts and type(value) is list and value:
                     turn_drafts.extend(
                         self._turns(state, thread_id, ns, checkpoint["id"], channel, value, base_ref, prefix, serde)
