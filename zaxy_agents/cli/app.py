@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from . import demo, log_commands
+from . import benchmark_commands, demo, log_commands, projection_commands, retrieval_commands
+from .memory_app import memory_app
 
 app = typer.Typer(
     name="zaxy",
@@ -16,3 +17,7 @@ app = typer.Typer(
 
 log_commands.register(app)
 demo.register(app)
+projection_commands.register(app, memory_app)
+retrieval_commands.register(memory_app)
+benchmark_commands.register(app)
+app.add_typer(memory_app)

@@ -14,17 +14,29 @@ from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
+from zaxy_agents.retrieval.embeddings import resolve_embedder
 
+from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .log_ops import LogOperations
+from .projection_ops import ProjectionOperations
+from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
 
 
-class MemoryFabric(LogOperations, StoreOperations, CheckpointOperations):
+class MemoryFabric(
+    LogOperations,
+    ProjectionOperations,
+    RetrievalOperations,
+    CheckoutOperations,
+    StoreOperations,
+    CheckpointOperations,
+):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
-    def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:
+    def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None, embedder: Any = None) -> None:
         self.settings = settings
+        self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
         self.log = log or JsonlEventLog(
             settings.eventloom_path,
             durability=settings.durability,
@@ -32,11 +44,22 @@ class MemoryFabric(LogOperations, StoreOperations, CheckpointOperations):
         )
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
+        self._projector = None
+        self._retriever = None
 
     @classmethod
-    def from_path(cls, eventloom_path: str | os.PathLike[str] | None = None, **overrides: Any) -> MemoryFabric:
-        """Open the embedded default at ``eventloom_path`` (or ``ZAXY_EVENTLOOM_PATH`` / ``.eventloom``)."""
-        return cls(ZaxySettings.resolve(eventloom_path, **overrides))
+    def from_path(
+        cls, eventloom_path: str | os.PathLike[str] | None = None, *, embedder: Any = None, **overrides: Any
+    ) -> MemoryFabric:
+        """Open the embedded default at ``eventloom_path`` (or ``ZAXY_EVENTLOOM_PATH`` / ``.eventloom``).
+
+        ``embedder``: a LangChain ``Embeddings``, a callable, or a provider string (see
+        ``zaxy_agents.retrieval.embeddings.resolve_embedder``); default ``ZAXY_EMBEDDER`` or none.
+        """
+        return cls(ZaxySettings.resolve(eventloom_path, **overrides), embedder=embedder)
+
+    def _projection_listeners(self) -> list[Any]:
+        return self._retrieval_listeners()
 
     def close(self) -> None:
         """Close derived layers first (they may flush), then the log."""
