@@ -211,3 +211,36 @@ def test_plain_graph_prunes_to_one_checkpoint(saver: ZaxyCheckpointer) -> None:
     assert len(list(saver.list({"configurable": {"thread_id": "p"}}))) == 1
     assert ask(graph, "p", "d")[-2:] == ["d", "you said 'd'; before that 'nothing'"]
     assert len(ask(graph, "p", "e")) == 10
+
+
+def test_parallel_branches_write_concurrently(eventloom) -> None:
+    class State(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def fan_out(state: State) -> dict[str, Any]:
+        return {"results": ["start"]}
+
+    def branch(name: str) -> Any:
+        def run(state: State, *, store: BaseStore) -> dict[str, Any]:
+            for i in range(5):
+                store.put(("branches", name), f"k{i}", {"i": i})
+            return {"results": [name]}
+
+        return run
+
+    builder = StateGraph(State)
+    builder.add_node("fan_out", fan_out)
+    for name in ("b1", "b2", "b3", "b4"):
+        builder.add_node(name, branch(name))
+        builder.add_edge("fan_out", name)
+        builder.add_edge(name, END)
+    builder.add_edge(START, "fan_out")
+    with ZaxyCheckpointer.from_path(eventloom) as saver, ZaxyStore.from_path(eventloom) as store:
+        graph = builder.compile(checkpointer=saver, store=store)
+        config = {"configurable": {"thread_id": "fan"}}
+        for _ in range(3):
+            result = graph.invoke({"results": []}, config)
+        assert sorted(result["results"][-5:]) == ["b1", "b2", "b3", "b4", "start"]
+        assert store.list_namespaces(prefix=("branches",)) == [("branches", f"b{i}") for i in range(1, 5)]
+        assert len(store.search(("branches",), limit=100)) == 20
+        assert saver.fabric.verify(saver.session_of("fan")).ok and saver.fabric.verify(store.session).ok

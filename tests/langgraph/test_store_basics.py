@@ -189,3 +189,30 @@ def test_async_api(store: ZaxyStore) -> None:
         assert await store.aget(("n",), "k") is None
 
     asyncio.run(scenario())
+
+
+def test_concurrent_threads_share_one_store(eventloom) -> None:
+    import threading
+
+    with ZaxyStore.from_path(eventloom, durability="batch") as store:
+        errors: list[BaseException] = []
+
+        def worker(n: int) -> None:
+            try:
+                for i in range(50):
+                    store.put(("w", str(n)), f"k{i}", {"i": i, "n": n})
+                    assert store.get(("w", str(n)), f"k{i}").value == {"i": i, "n": n}
+                    store.search(("w",), filter={"n": n}, limit=5)
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(store.search(("w",), limit=1000)) == 200
+        assert store.fabric.verify(store.session).event_count == 200
+    with ZaxyStore.from_path(eventloom) as reopened:
+        assert len(reopened.search(("w",), limit=1000)) == 200
