@@ -311,3 +311,12 @@ def test_encrypted_serde(eventloom) -> None:
         assert saver.get_tuple(stored).checkpoint["channel_values"] == {"secret": "the launch code is 1234"}
     raw = (eventloom / "langgraph.t.jsonl").read_text()
     assert "launch code" not in raw and "bGF1bmNo" not in raw
+
+
+def test_evicted_thread_views_are_replayed_on_demand(saver: ZaxyCheckpointer) -> None:
+    saver._store.views.max_views = 2
+    stored = {thread: chain(saver, thread, 2) for thread in ("a", "b", "c", "d")}
+    assert len(saver._store.views._views) == 2
+    for thread, configs in stored.items():
+        assert saver.get_tuple(config(thread)).config == configs[-1]
+    assert len(ids(saver, None)) == 8

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,8 @@ from .blobs import ElementCache
 from .codec import copy_json, decode_typed
 from .sessions import DEFAULT_SESSION_PREFIX, check_prefix, is_thread_session, thread_session
 from .state import CheckpointRecord, ThreadState
+
+DEFAULT_MAX_VIEWS = 512
 
 
 class ThreadView:
@@ -29,14 +32,22 @@ class ThreadView:
 
 
 class ThreadViews:
-    """Loads thread views lazily: a process touching one thread never replays the others."""
+    """Loads thread views lazily (a process touching one thread never replays the others) and keeps the most
+    recently used ``max_views`` in memory; an evicted thread is replayed again on its next use."""
 
-    def __init__(self, log: EventLog, prefix: str = DEFAULT_SESSION_PREFIX, cache: ElementCache | None = None) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        prefix: str = DEFAULT_SESSION_PREFIX,
+        cache: ElementCache | None = None,
+        max_views: int = DEFAULT_MAX_VIEWS,
+    ) -> None:
         self.log = log
         self.prefix = check_prefix(prefix)
         self.cache = cache or ElementCache()
         self.lock = threading.RLock()
-        self._views: dict[str, ThreadView] = {}
+        self.max_views = max_views
+        self._views: OrderedDict[str, ThreadView] = OrderedDict()
 
     def session(self, thread_id: str) -> str:
         return thread_session(str(thread_id), self.prefix)
@@ -49,6 +60,10 @@ class ThreadViews:
         view = self._views.get(session)
         if view is None:
             view = self._views[session] = ThreadView(self.log, session, self.cache)
+            while len(self._views) > self.max_views:
+                self._views.popitem(last=False)
+        else:
+            self._views.move_to_end(session)
         view.follower.catch_up()
         return view
 
