@@ -104,9 +104,9 @@ class ItemStore:
             results = [self._read(op, queries, now, touches) for op in ops]
             drafts = self._write_drafts(puts, touches, now)
             if drafts:
-                vectors = {(p.namespace, p.key): p for p in puts}
+                prepared = {(p.namespace, p.key): p for p in puts}
                 events = self.log.append_many(self.session, drafts)
-                self._follower.absorb(events, lambda event: self._apply_own(event, vectors))
+                self._follower.absorb(events, lambda event: self._apply_own(event, prepared))
         return results
 
     async def aexecute(self, ops: Iterable[Op]) -> list[Result]:
@@ -301,7 +301,7 @@ class ItemStore:
         record = self._apply(event.seq, event.type, event.timestamp, event.payload)
         if record is not None and event.type == ev.ITEM_PUT and self.vectors is not None:
             put = prepared.get((record.namespace, record.key))
-            if put is not None and put.vectors is not None and put.value == record.value:
+            if put is not None and put.vectors is not None and put.value is record.value:
                 self._set_vectors(record, put.vectors)
                 self._unembedded.discard(record.uid)
             elif put is not None and not put.texts:
