@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from . import benchmark_commands, demo, log_commands, projection_commands, retrieval_commands
+from . import (
+    benchmark_commands,
+    capture_commands,
+    demo,
+    hooks_commands,
+    ide_config_commands,
+    log_commands,
+    projection_commands,
+    retrieval_commands,
+)
 from .memory_app import memory_app
 
 app = typer.Typer(
@@ -21,3 +30,6 @@ projection_commands.register(app, memory_app)
 retrieval_commands.register(memory_app)
 benchmark_commands.register(app)
 app.add_typer(memory_app)
+hooks_commands.register(app)
+capture_commands.register(app)
+ide_config_commands.register(app)
