@@ -16,7 +16,7 @@ from typing import Any
 from .planner import KeyState, ProjectionBatch
 from .records import EntityVersion, RelationRecord
 
-SNAPSHOT_VERSION = 4
+SNAPSHOT_VERSION = 5
 
 
 @dataclass(slots=True)
@@ -201,6 +201,7 @@ def _version_from_row(row: dict[str, Any]) -> EntityVersion:
         row["source_event_type"],
         float(row["importance"]),
         row.get("source_path"),
+        row.get("asserted") is not False,
     )
 
 

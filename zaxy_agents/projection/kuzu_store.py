@@ -469,6 +469,7 @@ def _version(row: dict[str, Any]) -> EntityVersion:
         row["source_event_type"],
         float(row["importance"]),
         row.get("source_path"),
+        row.get("asserted") is not False,
     )
 
 

@@ -28,6 +28,7 @@ class EntityVersion:
     source_event_type: str
     importance: float
     source_path: str | None = None
+    asserted: bool = True  # False for versions created by reference (a speaker, a mentioned task)
 
     @property
     def citation(self) -> str:
@@ -60,6 +61,7 @@ class EntityVersion:
             self.source_event_type,
             self.importance,
             self.source_path,
+            self.asserted,
         )
 
     def to_dict(self) -> dict[str, Any]:
