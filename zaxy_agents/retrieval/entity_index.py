@@ -43,7 +43,9 @@ class EntityKeywordIndex:
     def on_batch(self, batch: Any, catalog: Any) -> None:
         for row in batch.entities:
             if row["entity_type"] in VERBATIM_TERRITORY or row["entity_type"] in UNREVIEWED:
-                continue
+                continue  # raw text is the verbatim lane's; unreviewed summaries are not memories
+            if row.get("asserted") is False:
+                continue  # reference placeholders carry no content
             index = len(self.version_ids)
             self.version_ids.append(row["id"])
             self.position[row["id"]] = index
