@@ -13,6 +13,10 @@ from zaxy_agents.errors import InvalidRequestError
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
 ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
+ENV_BACKEND = "ZAXY_BACKEND"
+BACKEND_JSONL = "jsonl"
+BACKEND_POSTGRESQL = "postgresql"
+POSTGRES_URI_PREFIXES = ("postgresql://", "postgres://")
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
 DERIVED_DIR_NAME = ".zaxy"
 
@@ -20,15 +24,39 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "eventloom_path", "max_payload_bytes")
+    __slots__ = ("backend", "durability", "eventloom_path", "max_payload_bytes")
 
-    def __init__(self, eventloom_path: Path, durability: str = "fsync", max_payload_bytes: int = 1024 * 1024) -> None:
+    def __init__(
+        self,
+        eventloom_path: Path,
+        durability: str = "fsync",
+        max_payload_bytes: int = 1024 * 1024,
+        backend: str = BACKEND_JSONL,
+    ) -> None:
         self.eventloom_path = Path(eventloom_path)
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
+        self.backend = backend
 
     def __repr__(self) -> str:
-        return f"ZaxySettings({str(self.eventloom_path)!r}, durability={self.durability!r})"
+        return (
+            f"ZaxySettings({str(self.eventloom_path)!r}, durability={self.durability!r}, "
+            f"backend={self.location if self.backend_kind == BACKEND_POSTGRESQL else self.backend!r})"
+        )
+
+    @property
+    def backend_kind(self) -> str:
+        """``jsonl`` (embedded files, the default) or ``postgresql`` (a shared server)."""
+        return BACKEND_POSTGRESQL if self.backend.startswith(POSTGRES_URI_PREFIXES) else BACKEND_JSONL
+
+    @property
+    def location(self) -> str:
+        """Where the Eventloom lives, safe to print: the folder, or the server URI without its password."""
+        if self.backend_kind == BACKEND_POSTGRESQL:
+            from zaxy_agents.postgres.dsn import redact_dsn
+
+            return redact_dsn(self.backend)
+        return str(self.eventloom_path)
 
     @property
     def derived_path(self) -> Path:
@@ -42,8 +70,10 @@ class ZaxySettings:
         *,
         durability: str | None = None,
         max_payload_bytes: int | None = None,
+        backend: str | None = None,
     ) -> ZaxySettings:
         path = Path(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
+        chosen = resolve_backend(backend)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
         limit = max_payload_bytes
         if limit is None:
@@ -62,4 +92,18 @@ class ZaxySettings:
                 field="max_payload_bytes",
                 remediation="Use at least 1024 bytes.",
             )
-        return cls(eventloom_path=path.expanduser(), durability=mode, max_payload_bytes=limit)
+        return cls(eventloom_path=path.expanduser(), durability=mode, max_payload_bytes=limit, backend=chosen)
+
+
+def resolve_backend(backend: str | None = None) -> str:
+    """``jsonl`` (default) or a ``postgresql://`` URI, from the argument, then ``ZAXY_BACKEND``."""
+    chosen = (backend or os.environ.get(ENV_BACKEND) or BACKEND_JSONL).strip()
+    if chosen.lower() in (BACKEND_JSONL, "embedded"):
+        return BACKEND_JSONL
+    if chosen.startswith(POSTGRES_URI_PREFIXES):
+        return chosen
+    raise InvalidRequestError(
+        "unknown backend (expected 'jsonl' or a postgresql:// URI)",
+        field="backend",
+        remediation="Set --backend / ZAXY_BACKEND to 'jsonl' (embedded default) or postgresql://user:pass@host/db.",
+    )

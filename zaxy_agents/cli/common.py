@@ -26,6 +26,8 @@ EXIT_BY_CODE = {
     "invalid_request": EXIT_INVALID,
     "not_found": EXIT_NOT_FOUND,
     "locked": EXIT_UNAVAILABLE,
+    "unavailable": EXIT_UNAVAILABLE,
+    "schema_mismatch": EXIT_UNAVAILABLE,
     "unauthorized": EXIT_INVALID,
     "conflict": EXIT_CHECK_FAILED,
     "integrity_error": EXIT_INTEGRITY,

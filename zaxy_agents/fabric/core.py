@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.eventloom.backends import open_event_log
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 
@@ -23,17 +23,13 @@ class MemoryFabric(LogOperations):
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:
         self.settings = settings
-        self.log = log or JsonlEventLog(
-            settings.eventloom_path,
-            durability=settings.durability,
-            max_payload_bytes=settings.max_payload_bytes,
-        )
+        self.log = log or open_event_log(settings)
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
 
     @classmethod
     def from_path(cls, eventloom_path: str | os.PathLike[str] | None = None, **overrides: Any) -> MemoryFabric:
-        """Open the embedded default at ``eventloom_path`` (or ``ZAXY_EVENTLOOM_PATH`` / ``.eventloom``)."""
+        """Open the configured backend (``ZAXY_BACKEND``; default the embedded log at ``eventloom_path``)."""
         return cls(ZaxySettings.resolve(eventloom_path, **overrides))
 
     def close(self) -> None:

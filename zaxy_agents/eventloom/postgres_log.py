@@ -1,0 +1,458 @@
+"""The Eventloom on PostgreSQL: the same hash chain, citations and verification as the JSONL files, shared by
+every worker on every host that points ``ZAXY_BACKEND`` at one server.
+
+Storage (see :mod:`.postgres_schema`): one row per event holding the exact canonical line, one head row per
+session. Drafts are validated and redacted by the same :func:`prepare_draft` as the embedded backend and
+sealed by the same code, so a PostgreSQL event and a JSONL event with equal fields have equal bytes.
+
+Writers of one session serialise on its head row. An append first tries a single statement that moves the
+head from the ``(seq, hash)`` this process last saw and inserts the batch in the same statement; when another
+writer got there first (or this process never saw the head) it locks the head row ``FOR UPDATE`` in a
+transaction, checks the tail event against the head, seals the batch and runs that statement again. Either
+way a batch is one atomic statement: readers see all of it or none of it, and a writer killed mid-append
+leaves nothing behind. Writers of different sessions never wait for each other.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import weakref
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.postgres.connect import open_pool, probe_connection, server_version, unavailable
+from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
+from zaxy_agents.postgres.migrations import ensure_schema, migration_state
+
+from .canonical import GENESIS_HASH, encode_line, event_hash
+from .chain import check_range, draft_fields, inspect_line
+from .citations import Citation, parse_citation
+from .drafts import prepare_draft
+from .jsonl_file import PreparedDraft, _json_string, _seal
+from .jsonl_log import DURABILITY_MODES
+from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from .postgres_schema import MIGRATIONS
+from .status import BackendStatus
+from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+
+PAGE_ROWS = 1000
+PAGE_BYTES = 4 << 20  # a replay page stops after this many line bytes (at least one row), bounding memory
+_LAST_SEQ = 2**62
+_SQL = {
+    "lock_head": "SELECT head_seq, head_hash FROM {schema}.eventloom_sessions WHERE session = %s FOR UPDATE",
+    "create_head": (
+        "INSERT INTO {schema}.eventloom_sessions (session, head_seq, head_hash) VALUES (%s, 0, %s) "
+        "ON CONFLICT (session) DO NOTHING"
+    ),
+    "head": "SELECT head_seq, head_hash FROM {schema}.eventloom_sessions WHERE session = %s",
+    # Moves the head from (old_seq, old_hash) and inserts the batch in one statement; 0 rows = head moved.
+    "append": (
+        "WITH head AS ("
+        " UPDATE {schema}.eventloom_sessions SET head_seq = %(seq)s, head_hash = %(hash)s,"
+        " size_bytes = size_bytes + %(size)s, updated_at = clock_timestamp()"
+        " WHERE session = %(session)s AND head_seq = %(old_seq)s AND head_hash = %(old_hash)s RETURNING session)"
+        " INSERT INTO {schema}.eventloom_events"
+        " (session, seq, hash, prev_hash, event_id, type, actor, recorded_at, line)"
+        " SELECT head.session, e.* FROM head, unnest(%(seqs)s::bigint[], %(hashes)s::text[], %(prevs)s::text[],"
+        " %(ids)s::text[], %(types)s::text[], %(actors)s::text[], %(stamps)s::timestamptz[], %(lines)s::bytea[]) e"
+    ),
+    "line": "SELECT line FROM {schema}.eventloom_events WHERE session = %s AND seq = %s",
+    # Keyset page: rows from seq >= %s, stopping once the page holds PAGE_BYTES of lines (at least one row).
+    "page": (
+        "SELECT seq, line FROM (SELECT seq, line, sum(octet_length(line)) OVER (ORDER BY seq"
+        " ROWS UNBOUNDED PRECEDING) - octet_length(line) AS before FROM {schema}.eventloom_events"
+        " WHERE session = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s) page"
+        " WHERE before < %s ORDER BY seq"
+    ),
+    "verify_page": (
+        "SELECT seq, hash, prev_hash, event_id, type, actor, recorded_at, line FROM (SELECT *,"
+        " sum(octet_length(line)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - octet_length(line) AS before"
+        " FROM {schema}.eventloom_events WHERE session = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s)"
+        " page WHERE before < %s ORDER BY seq"
+    ),
+    "any_event": "SELECT EXISTS (SELECT 1 FROM {schema}.eventloom_events WHERE session = %s)",
+    "sessions": (
+        "SELECT session, head_seq, head_hash, size_bytes,"
+        " to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+        ' FROM {schema}.eventloom_sessions WHERE head_seq > 0 ORDER BY session COLLATE "C"'
+    ),
+    "totals": (
+        "SELECT count(*), coalesce(sum(head_seq), 0), coalesce(sum(size_bytes), 0)"
+        " FROM {schema}.eventloom_sessions WHERE head_seq > 0"
+    ),
+}
+
+
+class PostgresEventLog:
+    """Append-only, hash-chained event logs in PostgreSQL; implements the ``EventLog`` protocol.
+
+    ``schema_mode``: ``auto`` (default) creates the tables in an empty schema and refuses a schema with pending
+    migrations; ``apply`` applies pending migrations; ``check`` only refuses; ``skip`` opens whatever is there
+    (for status reports). ``durability="batch"`` turns off ``synchronous_commit`` for this process's
+    connections: a crash of the server (not of this process) can lose the last fraction of a second.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        durability: str = "fsync",
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+        schema_mode: str = "auto",
+        options: PostgresOptions | None = None,
+    ) -> None:
+        if durability not in DURABILITY_MODES:
+            raise InvalidRequestError(
+                f"unknown durability mode {durability!r}",
+                field="durability",
+                remediation=f"Use one of {', '.join(DURABILITY_MODES)}.",
+            )
+        self.dsn = dsn
+        self.options = options or PostgresOptions.from_env(schema=schema)
+        self.schema = self.options.schema
+        self.durability = durability
+        self.max_payload_bytes = max_payload_bytes
+        self.location = redact_dsn(dsn)
+        self._sql = {name: text.replace("{schema}", f'"{self.schema}"') for name, text in _SQL.items()}
+        self._heads: dict[str, tuple[int, str]] = {}  # (seq, hash) this process wrote or checked last
+        probe = probe_connection(dsn, self.options)
+        try:
+            self.server_version = server_version(probe)
+            self.migrations = ensure_schema(probe, self.schema, MIGRATIONS, schema_mode)
+        except psycopg.Error as exc:
+            raise unavailable(dsn, exc) from exc
+        finally:
+            probe.close()
+        configure = _asynchronous_commit if durability == "batch" else None
+        self._pool = open_pool(dsn, self.options, configure=configure, name=f"zaxy-eventloom-{self.schema}")
+        atexit.register(_close_quietly, weakref.ref(self))
+
+    # ------------------------------------------------------------------ writing
+    def append(self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent") -> Event:
+        """Append one event and return it (with ``.citation``). Raises before writing on bad input."""
+        draft = prepare_draft(type, {} if payload is None else payload, actor, self.max_payload_bytes)
+        return event_from_envelope(self.append_prepared(session, [draft])[-1])
+
+    def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]:
+        """Append several events in one statement (one transaction). All-or-nothing validation."""
+        prepared = []
+        for index, draft in enumerate(drafts):
+            kind, payload, actor = draft_fields(draft, index)
+            prepared.append(
+                prepare_draft(kind, payload, actor, self.max_payload_bytes, field_prefix=f"events[{index}].")
+            )
+        if not prepared:
+            return []
+        return [event_from_envelope(envelope) for envelope in self.append_prepared(session, prepared)]
+
+    def append_prepared(self, session: str, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
+        """Seal and store validated drafts; returns their envelopes (the pydantic-free path for hooks)."""
+        validate_session_id(session)
+        try:
+            with self._pool.connection() as conn:
+                known = self._heads.get(session)
+                if known is not None:
+                    envelopes = self._try_append(conn, session, drafts, known)
+                    if envelopes is not None:
+                        return envelopes
+                with conn.transaction():
+                    head = self._lock_head(conn, session)
+                    envelopes = self._try_append(conn, session, drafts, head)
+                    if envelopes is None:  # impossible while we hold the row lock
+                        raise IntegrityError(f"the head of session {session!r} moved under its lock")
+                return envelopes
+        except pg_errors.UniqueViolation as exc:
+            self._heads.pop(session, None)
+            raise IntegrityError(
+                f"session {session!r} already has events after the seq its head row records (rows were added "
+                "outside Zaxy)",
+                field="session",
+                remediation="Run `zaxy verify --session-id <session>`; the table was modified outside Zaxy.",
+            ) from exc
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+
+    def _lock_head(self, conn: psycopg.Connection[Any], session: str) -> tuple[int, str]:
+        """Lock the session's head row (creating it for a new session) and check the tail event it names."""
+        row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
+        if row is None:
+            conn.execute(self._sql["create_head"], (session, GENESIS_HASH))
+            row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
+        head = (int(row[0]), str(row[1]))
+        if head[0] and head != self._heads.get(session):
+            self._check_tail(conn, session, head)
+        return head
+
+    def _check_tail(self, conn: psycopg.Connection[Any], session: str, head: tuple[int, str]) -> None:
+        """Refuse to chain onto a tail event whose stored bytes no longer match the head (as JSONL does)."""
+        row = conn.execute(self._sql["line"], (session, head[0])).fetchone()
+        intact = False
+        if row is not None:
+            line = bytes(row[0])
+            with contextlib.suppress(ValueError, TypeError):
+                envelope = json.loads(line)
+                intact = (
+                    isinstance(envelope, dict)
+                    and envelope.get("hash") == head[1] == event_hash(envelope)
+                    and encode_line(envelope) == line + b"\n"
+                )
+        if not intact:
+            raise IntegrityError(
+                f"the last event of session {session!r} (seq {head[0]}) does not match its hash",
+                field="session",
+                remediation="Run `zaxy verify --session-id <session>`; the log was modified outside Zaxy.",
+            )
+
+    def _try_append(
+        self, conn: psycopg.Connection[Any], session: str, drafts: list[PreparedDraft], head: tuple[int, str]
+    ) -> list[dict[str, Any]] | None:
+        """Seal ``drafts`` after ``head`` and store them if the head is still there; ``None`` if it moved."""
+        seq, prev = head
+        session_json = _json_string(session)
+        envelopes: list[dict[str, Any]] = []
+        columns: dict[str, list[Any]] = {key: [] for key in ("seqs", "hashes", "prevs", "ids", "types", "actors")}
+        stamps: list[str] = []
+        lines: list[bytes] = []
+        for draft in drafts:
+            seq += 1
+            envelope, line = _seal(draft, seq, prev, session, session_json)
+            columns["seqs"].append(seq)
+            columns["hashes"].append(envelope["hash"])
+            columns["prevs"].append(prev)
+            columns["ids"].append(envelope["id"])
+            columns["types"].append(envelope["type"])
+            columns["actors"].append(envelope["actor"])
+            stamps.append(envelope["timestamp"])
+            lines.append(line[:-1])
+            envelopes.append(envelope)
+            prev = envelope["hash"]
+        params = {
+            **columns,
+            "stamps": stamps,
+            "lines": lines,
+            "session": session,
+            "seq": seq,
+            "hash": prev,
+            "size": sum(len(line) + 1 for line in lines),
+            "old_seq": head[0],
+            "old_hash": head[1],
+        }
+        if conn.execute(self._sql["append"], params).rowcount != len(drafts):
+            return None
+        self._heads[session] = (seq, prev)
+        return envelopes
+
+    def sync(self) -> None:
+        """Nothing to flush: every append is committed before it returns."""
+
+    def close(self) -> None:
+        """Close the connection pool. Safe to call twice."""
+        self._pool.close()
+
+    def __enter__(self) -> PostgresEventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reading
+    def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
+        """Stream events ``from_seq..to_seq`` (inclusive) in keyset pages (bounded memory)."""
+        validate = Event.model_validate_json
+        for _seq, line in self._pages(session, from_seq, to_seq):
+            yield validate(line)
+
+    def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
+        """Like :meth:`replay` but yields plain dicts: the fast path for projection and indexing."""
+        loads = json.loads
+        for _seq, line in self._pages(session, from_seq, to_seq):
+            yield loads(line)
+
+    def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
+        """The stored lines, newline-terminated: exactly the bytes of the equivalent JSONL file."""
+        for _seq, line in self._pages(session, from_seq, to_seq):
+            yield line + b"\n"
+
+    def get(self, session: str, seq: int) -> Event:
+        """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
+        validate_session_id(session)
+        check_range(seq, seq)
+        row = self._fetchone(self._sql["line"], (session, seq)) if seq <= _LAST_SEQ else None
+        if row is None:
+            raise NotFoundError(
+                f"session {session!r} has no event {seq}",
+                field="seq",
+                remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
+            )
+        return Event.model_validate_json(bytes(row[0]))
+
+    def resolve(self, citation: str | Citation) -> Event:
+        """Resolve a citation to its event, refusing one whose hash prefix does not match."""
+        parsed = parse_citation(citation) if isinstance(citation, str) else citation
+        event = self.get(parsed.session, parsed.seq)
+        if not parsed.matches(event.hash):
+            raise NotFoundError(
+                f"citation {parsed} does not match the event at that seq (hash {event.hash[:12]})",
+                field="citation",
+                remediation="The cited content is not in this log; re-run the query to get current citations.",
+            )
+        return event
+
+    def head(self, session: str) -> EventHead | None:
+        """Seq and hash of the last event (one row read); ``None`` for an empty session."""
+        validate_session_id(session)
+        row = self._fetchone(self._sql["head"], (session,))
+        if row is None or not row[0]:
+            return None
+        return EventHead(session=session, seq=int(row[0]), hash=str(row[1]))
+
+    def has_session(self, session: str) -> bool:
+        return self.head(session) is not None
+
+    def sessions(self) -> list[SessionSummary]:
+        """Every session with its event count, from the head rows (no scan of the events)."""
+        rows = self._fetchall(self._sql["sessions"], ())
+        return [
+            SessionSummary(session=s, event_count=int(n), head_hash=h, size_bytes=int(size), modified=modified)
+            for s, n, h, size, modified in rows
+        ]
+
+    def verify(self, session: str) -> VerifyReport:
+        """Recompute the whole chain from the stored lines; also check the columns and the head row."""
+        validate_session_id(session)
+        row = self._fetchone(self._sql["head"], (session,))
+        if row is None or not row[0]:
+            if self._fetchone(self._sql["any_event"], (session,))[0]:
+                return _broken(session, 0, None, 1, "events exist but the session head row is missing or reset")
+            raise NotFoundError(
+                f"no log for session {session!r} in {self.location} (schema {self.schema})",
+                field="session",
+                remediation="List sessions with `zaxy sessions`.",
+            )
+        head_seq, head_hash = int(row[0]), str(row[1])
+        expected, prev = 1, GENESIS_HASH
+        for values in self._pages(session, 1, head_seq, verify=True):
+            line = values[-1]
+            problem, envelope = inspect_line(line + b"\n", expected, prev, session)
+            if problem is None and envelope is not None:
+                problem = _column_problem(values, envelope)
+            if problem is not None:
+                return _broken(session, expected - 1, None if expected == 1 else prev, expected, problem)
+            prev = envelope["hash"]  # type: ignore[index]
+            expected += 1
+        count = expected - 1
+        if count < head_seq:
+            reason = f"event {count + 1} is missing (the session head records {head_seq} events)"
+            return _broken(session, count, prev if count else None, count + 1, reason)
+        if prev != head_hash:
+            reason = "the session head row records a different hash than the last event (the head was modified)"
+            return _broken(session, count, prev, head_seq, reason)
+        return VerifyReport(session=session, ok=True, event_count=count, head_hash=prev)
+
+    def status(self) -> BackendStatus:
+        """Backend, server version, migration state and totals for ``zaxy backend status``."""
+        with self._connection() as conn:
+            state = migration_state(conn, self.schema, MIGRATIONS)
+            try:
+                sessions, events, size = conn.execute(self._sql["totals"]).fetchone()
+            except pg_errors.UndefinedTable:
+                sessions, events, size = 0, 0, 0
+        problems = [f"migration {r.name} is {r.state}" for r in state.records if r.state != "applied"]
+        return BackendStatus(
+            backend="postgresql",
+            location=self.location,
+            server_version=self.server_version,
+            schema_name=self.schema,
+            schema_ok=not problems,
+            migrations=state.records,
+            session_count=int(sessions),
+            event_count=int(events),
+            size_bytes=int(size),
+            problems=problems,
+        )
+
+    # ------------------------------------------------------------------ internals
+    def _pages(self, session: str, from_seq: int, to_seq: int | None, *, verify: bool = False) -> Iterator[Any]:
+        """Rows ``from_seq..to_seq`` in keyset pages; the connection goes back to the pool between pages."""
+        validate_session_id(session)
+        check_range(from_seq, to_seq)
+        last = _LAST_SEQ if to_seq is None else min(to_seq, _LAST_SEQ)
+        query = self._sql["verify_page" if verify else "page"]
+        cursor = from_seq
+        while cursor <= last:
+            rows = self._fetchall(query, (session, cursor, last, PAGE_ROWS, PAGE_BYTES))
+            if not rows:
+                return
+            page_bytes = 0
+            for row in rows:
+                line = bytes(row[-1])
+                page_bytes += len(line)
+                yield (*row[:-1], line)
+            # A page cut short by PAGE_BYTES holds at least PAGE_BYTES; a short page below that is the end.
+            if len(rows) < PAGE_ROWS and page_bytes < PAGE_BYTES:
+                return
+            cursor = int(rows[-1][0]) + 1
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+
+    def _fetchone(self, query: str, params: tuple[Any, ...]) -> Any:
+        with self._connection() as conn:
+            return conn.execute(query, params).fetchone()
+
+    def _fetchall(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+        with self._connection() as conn:
+            return conn.execute(query, params).fetchall()
+
+
+def _column_problem(values: tuple[Any, ...], envelope: dict[str, Any]) -> str | None:
+    """Why the queryable columns disagree with the stored line (an UPDATE of a column), or ``None``."""
+    seq, event_hash_, prev_hash, event_id, kind, actor, recorded_at, _line = values
+    pairs = {
+        "seq": (seq, envelope["seq"]),
+        "hash": (event_hash_, envelope["hash"]),
+        "prev_hash": (prev_hash, envelope["prev_hash"]),
+        "event_id": (event_id, envelope["id"]),
+        "type": (kind, envelope["type"]),
+        "actor": (actor, envelope["actor"]),
+    }
+    for column, (stored, expected) in pairs.items():
+        if stored != expected:
+            return f"the {column} column says {stored!r} but the stored line says {expected!r} (the row was modified)"
+    try:
+        stamp_matches = datetime.fromisoformat(envelope["timestamp"]) == recorded_at
+    except (TypeError, ValueError):
+        stamp_matches = False
+    if not stamp_matches:
+        return f"the recorded_at column says {recorded_at} but the line says {envelope['timestamp']!r}"
+    return None
+
+
+def _broken(session: str, count: int, head: str | None, seq: int, reason: str) -> VerifyReport:
+    return VerifyReport(
+        session=session, ok=False, event_count=count, head_hash=head, first_broken_seq=seq, reason=reason
+    )
+
+
+def _asynchronous_commit(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SET synchronous_commit = off")
+
+
+def _close_quietly(ref: weakref.ReferenceType[PostgresEventLog]) -> None:
+    log = ref()
+    if log is not None:
+        with contextlib.suppress(Exception):
+            log.close()
