@@ -123,6 +123,7 @@ class PostgresEventLog:
         self.location = redact_dsn(dsn)
         self._sql = {name: text.replace("{schema}", f'"{self.schema}"') for name, text in _SQL.items()}
         self._heads: dict[str, tuple[int, str]] = {}  # (seq, hash) this process wrote or checked last
+        self._contended: set[str] = set()  # sessions where another writer moved the head since our last append
         probe = probe_connection(dsn, self.options)
         try:
             self.server_version = server_version(probe)
@@ -159,15 +160,18 @@ class PostgresEventLog:
         try:
             with self._pool.connection() as conn:
                 known = self._heads.get(session)
-                if known is not None:
+                if known is not None and session not in self._contended:
                     envelopes = self._try_append(conn, session, drafts, known)
                     if envelopes is not None:
                         return envelopes
+                    self._contended.add(session)  # another writer is active here: lock first from now on
                 with conn.transaction():
                     head = self._lock_head(conn, session)
                     envelopes = self._try_append(conn, session, drafts, head)
                     if envelopes is None:  # impossible while we hold the row lock
                         raise IntegrityError(f"the head of session {session!r} moved under its lock")
+                if head == known:  # nobody else wrote since our last append: go back to the one-statement path
+                    self._contended.discard(session)
                 return envelopes
         except pg_errors.UniqueViolation as exc:
             self._heads.pop(session, None)
@@ -188,28 +192,10 @@ class PostgresEventLog:
             row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
         head = (int(row[0]), str(row[1]))
         if head[0] and head != self._heads.get(session):
-            self._check_tail(conn, session, head)
+            # A new statement after the lock: it sees the tail that the previous lock holder committed.
+            tail = conn.execute(self._sql["line"], (session, head[0])).fetchone()
+            _check_tail(session, head, None if tail is None else bytes(tail[0]))
         return head
-
-    def _check_tail(self, conn: psycopg.Connection[Any], session: str, head: tuple[int, str]) -> None:
-        """Refuse to chain onto a tail event whose stored bytes no longer match the head (as JSONL does)."""
-        row = conn.execute(self._sql["line"], (session, head[0])).fetchone()
-        intact = False
-        if row is not None:
-            line = bytes(row[0])
-            with contextlib.suppress(ValueError, TypeError):
-                envelope = json.loads(line)
-                intact = (
-                    isinstance(envelope, dict)
-                    and envelope.get("hash") == head[1] == event_hash(envelope)
-                    and encode_line(envelope) == line + b"\n"
-                )
-        if not intact:
-            raise IntegrityError(
-                f"the last event of session {session!r} (seq {head[0]}) does not match its hash",
-                field="session",
-                remediation="Run `zaxy verify --session-id <session>`; the log was modified outside Zaxy.",
-            )
 
     def _try_append(
         self, conn: psycopg.Connection[Any], session: str, drafts: list[PreparedDraft], head: tuple[int, str]
@@ -245,7 +231,7 @@ class PostgresEventLog:
             "old_seq": head[0],
             "old_hash": head[1],
         }
-        if conn.execute(self._sql["append"], params).rowcount != len(drafts):
+        if conn.execute(self._sql["append"], params, prepare=True).rowcount != len(drafts):
             return None
         self._heads[session] = (seq, prev)
         return envelopes
@@ -416,6 +402,25 @@ class PostgresEventLog:
     def _fetchall(self, query: str, params: tuple[Any, ...]) -> list[Any]:
         with self._connection() as conn:
             return conn.execute(query, params).fetchall()
+
+
+def _check_tail(session: str, head: tuple[int, str], line: bytes | None) -> None:
+    """Refuse to chain onto a tail event whose stored bytes no longer match the head (as JSONL does)."""
+    intact = False
+    if line is not None:
+        with contextlib.suppress(ValueError, TypeError):
+            envelope = json.loads(line)
+            intact = (
+                isinstance(envelope, dict)
+                and envelope.get("hash") == head[1] == event_hash(envelope)
+                and encode_line(envelope) == line + b"\n"
+            )
+    if not intact:
+        raise IntegrityError(
+            f"the last event of session {session!r} (seq {head[0]}) does not match its hash",
+            field="session",
+            remediation="Run `zaxy verify --session-id <session>`; the log was modified outside Zaxy.",
+        )
 
 
 def _column_problem(values: tuple[Any, ...], envelope: dict[str, Any]) -> str | None:
