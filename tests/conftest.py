@@ -18,6 +18,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
+@pytest.fixture(autouse=True)
+def _no_backend_from_the_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests choose their backend explicitly; a developer's exported ZAXY_BACKEND must not leak in."""
+    for name in ("ZAXY_BACKEND", "ZAXY_POSTGRES_SCHEMA", "ZAXY_EVENTLOOM_PATH"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     return tmp_path / "eventloom"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import demo, log_commands
+from . import backend_commands, demo, eventloom_commands, log_commands
 
 app = typer.Typer(
     name="zaxy",
@@ -16,3 +16,5 @@ app = typer.Typer(
 
 log_commands.register(app)
 demo.register(app)
+backend_commands.register(app)
+eventloom_commands.register(app)

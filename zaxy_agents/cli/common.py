@@ -42,6 +42,15 @@ EventloomPath = Annotated[
         show_default=False,
     ),
 ]
+BackendOption = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="Where memory lives: 'jsonl' (embedded files, default) or postgresql://user:pass@host/db "
+        "(default: $ZAXY_BACKEND).",
+        show_default=False,
+    ),
+]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 SessionId = Annotated[str, typer.Option("--session-id", "-s", help="Session (thread) id.")]
 

@@ -127,6 +127,20 @@ class JsonlEventLog:
         for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
             yield loads(line)
 
+    def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
+        """The stored lines byte for byte, newline included (what ``zaxy eventloom export`` writes)."""
+        validate_session_id(session)
+        _check_range(from_seq, to_seq)
+        for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
+            yield line
+
+    def import_lines(self, session: str, lines: Iterable[tuple[dict[str, Any], bytes]], after: tuple[int, str]) -> int:
+        """Create a session from checked lines (see :mod:`.transfer`); only new sessions can be imported."""
+        from .jsonl_import import import_new_session
+
+        validate_session_id(session)
+        return import_new_session(self.root, session, lines, after)
+
     def get(self, session: str, seq: int) -> Event:
         """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
         for event in self.replay(session, seq, seq):

@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 
-from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.postgres.connect import open_pool, probe_connection, server_version, unavailable
 from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
 from zaxy_agents.postgres.migrations import ensure_schema, migration_state
@@ -39,55 +39,9 @@ from .jsonl_file import PreparedDraft, _json_string, _seal
 from .jsonl_log import DURABILITY_MODES
 from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from .postgres_schema import MIGRATIONS
+from .postgres_sql import LAST_SEQ, PAGE_BYTES, PAGE_ROWS, STATEMENTS
 from .status import BackendStatus
 from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
-
-PAGE_ROWS = 1000
-PAGE_BYTES = 4 << 20  # a replay page stops after this many line bytes (at least one row), bounding memory
-_LAST_SEQ = 2**62
-_SQL = {
-    "lock_head": "SELECT head_seq, head_hash FROM {schema}.eventloom_sessions WHERE session = %s FOR UPDATE",
-    "create_head": (
-        "INSERT INTO {schema}.eventloom_sessions (session, head_seq, head_hash) VALUES (%s, 0, %s) "
-        "ON CONFLICT (session) DO NOTHING"
-    ),
-    "head": "SELECT head_seq, head_hash FROM {schema}.eventloom_sessions WHERE session = %s",
-    # Moves the head from (old_seq, old_hash) and inserts the batch in one statement; 0 rows = head moved.
-    "append": (
-        "WITH head AS ("
-        " UPDATE {schema}.eventloom_sessions SET head_seq = %(seq)s, head_hash = %(hash)s,"
-        " size_bytes = size_bytes + %(size)s, updated_at = clock_timestamp()"
-        " WHERE session = %(session)s AND head_seq = %(old_seq)s AND head_hash = %(old_hash)s RETURNING session)"
-        " INSERT INTO {schema}.eventloom_events"
-        " (session, seq, hash, prev_hash, event_id, type, actor, recorded_at, line)"
-        " SELECT head.session, e.* FROM head, unnest(%(seqs)s::bigint[], %(hashes)s::text[], %(prevs)s::text[],"
-        " %(ids)s::text[], %(types)s::text[], %(actors)s::text[], %(stamps)s::timestamptz[], %(lines)s::bytea[]) e"
-    ),
-    "line": "SELECT line FROM {schema}.eventloom_events WHERE session = %s AND seq = %s",
-    # Keyset page: rows from seq >= %s, stopping once the page holds PAGE_BYTES of lines (at least one row).
-    "page": (
-        "SELECT seq, line FROM (SELECT seq, line, sum(octet_length(line)) OVER (ORDER BY seq"
-        " ROWS UNBOUNDED PRECEDING) - octet_length(line) AS before FROM {schema}.eventloom_events"
-        " WHERE session = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s) page"
-        " WHERE before < %s ORDER BY seq"
-    ),
-    "verify_page": (
-        "SELECT seq, hash, prev_hash, event_id, type, actor, recorded_at, line FROM (SELECT *,"
-        " sum(octet_length(line)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - octet_length(line) AS before"
-        " FROM {schema}.eventloom_events WHERE session = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s)"
-        " page WHERE before < %s ORDER BY seq"
-    ),
-    "any_event": "SELECT EXISTS (SELECT 1 FROM {schema}.eventloom_events WHERE session = %s)",
-    "sessions": (
-        "SELECT session, head_seq, head_hash, size_bytes,"
-        " to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-        ' FROM {schema}.eventloom_sessions WHERE head_seq > 0 ORDER BY session COLLATE "C"'
-    ),
-    "totals": (
-        "SELECT count(*), coalesce(sum(head_seq), 0), coalesce(sum(size_bytes), 0)"
-        " FROM {schema}.eventloom_sessions WHERE head_seq > 0"
-    ),
-}
 
 
 class PostgresEventLog:
@@ -121,7 +75,7 @@ class PostgresEventLog:
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self.location = redact_dsn(dsn)
-        self._sql = {name: text.replace("{schema}", f'"{self.schema}"') for name, text in _SQL.items()}
+        self._sql = {name: text.replace("{schema}", f'"{self.schema}"') for name, text in STATEMENTS.items()}
         self._heads: dict[str, tuple[int, str]] = {}  # (seq, hash) this process wrote or checked last
         self._contended: set[str] = set()  # sessions where another writer moved the head since our last append
         probe = probe_connection(dsn, self.options)
@@ -236,6 +190,49 @@ class PostgresEventLog:
         self._heads[session] = (seq, prev)
         return envelopes
 
+    def import_lines(self, session: str, lines: Iterable[tuple[dict[str, Any], bytes]], after: tuple[int, str]) -> int:
+        """Append already-sealed, checked lines after ``after`` (the head the caller compared against) with one
+        COPY in one transaction: the whole import lands or none of it does."""
+        validate_session_id(session)
+        count, size, last = 0, 0, after
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                head = self._lock_head(conn, session)
+                if head != after:
+                    raise ConflictError(
+                        f"session {session!r} changed during the import (head is now seq {head[0]})",
+                        field="session",
+                        remediation="Re-run the import: events already present are skipped.",
+                    )
+                with conn.cursor().copy(self._sql["copy"]) as copy:
+                    for envelope, line in lines:
+                        copy.write_row(
+                            (
+                                session,
+                                envelope["seq"],
+                                envelope["hash"],
+                                envelope["prev_hash"],
+                                envelope["id"],
+                                envelope["type"],
+                                envelope["actor"],
+                                envelope["timestamp"],
+                                line[:-1],
+                            )
+                        )
+                        count, size, last = count + 1, size + len(line), (envelope["seq"], envelope["hash"])
+                if count:
+                    conn.execute(self._sql["move_head"], (last[0], last[1], size, session))
+        except pg_errors.DataError as exc:
+            raise InvalidRequestError(
+                f"an imported event has a value PostgreSQL cannot store: {exc}".strip(),
+                field="path",
+                remediation="Check the event timestamps (UTC ISO-8601 such as 2026-01-01T00:00:00.000000Z).",
+            ) from exc
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+        self._heads[session] = last
+        return count
+
     def sync(self) -> None:
         """Nothing to flush: every append is committed before it returns."""
 
@@ -271,7 +268,7 @@ class PostgresEventLog:
         """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
         validate_session_id(session)
         check_range(seq, seq)
-        row = self._fetchone(self._sql["line"], (session, seq)) if seq <= _LAST_SEQ else None
+        row = self._fetchone(self._sql["line"], (session, seq)) if seq <= LAST_SEQ else None
         if row is None:
             raise NotFoundError(
                 f"session {session!r} has no event {seq}",
@@ -351,7 +348,8 @@ class PostgresEventLog:
                 sessions, events, size = conn.execute(self._sql["totals"]).fetchone()
             except pg_errors.UndefinedTable:
                 sessions, events, size = 0, 0, 0
-        problems = [f"migration {r.name} is {r.state}" for r in state.records if r.state != "applied"]
+        fresh = all(record.state == "pending" for record in state.records)
+        problems = [] if fresh else [_migration_problem(r.name, r.state) for r in state.records if r.state != "applied"]
         return BackendStatus(
             backend="postgresql",
             location=self.location,
@@ -363,6 +361,7 @@ class PostgresEventLog:
             event_count=int(events),
             size_bytes=int(size),
             problems=problems,
+            note="the schema is created on first use (or by `zaxy backend migrate`)" if fresh else None,
         )
 
     # ------------------------------------------------------------------ internals
@@ -370,7 +369,7 @@ class PostgresEventLog:
         """Rows ``from_seq..to_seq`` in keyset pages; the connection goes back to the pool between pages."""
         validate_session_id(session)
         check_range(from_seq, to_seq)
-        last = _LAST_SEQ if to_seq is None else min(to_seq, _LAST_SEQ)
+        last = LAST_SEQ if to_seq is None else min(to_seq, LAST_SEQ)
         query = self._sql["verify_page" if verify else "page"]
         cursor = from_seq
         while cursor <= last:
@@ -402,6 +401,15 @@ class PostgresEventLog:
     def _fetchall(self, query: str, params: tuple[Any, ...]) -> list[Any]:
         with self._connection() as conn:
             return conn.execute(query, params).fetchall()
+
+
+def _migration_problem(name: str, state: str) -> str:
+    fixes = {
+        "pending": "run `zaxy backend migrate`",
+        "unknown": "the database is newer than this code: upgrade zaxy-agents",
+        "changed": "its checksum differs from this code's: reinstall an official release",
+    }
+    return f"migration {name} is {state}: {fixes.get(state, 'see docs/deployment.md')}"
 
 
 def _check_tail(session: str, head: tuple[int, str], line: bytes | None) -> None:

@@ -20,3 +20,4 @@ class BackendStatus(BaseModel):
     event_count: int = 0
     size_bytes: int = 0
     problems: list[str] = Field(default_factory=list)
+    note: str | None = None

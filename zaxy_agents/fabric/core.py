@@ -15,10 +15,11 @@ from zaxy_agents.eventloom.backends import open_event_log
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 
+from .backend_ops import BackendOperations
 from .log_ops import LogOperations
 
 
-class MemoryFabric(LogOperations):
+class MemoryFabric(LogOperations, BackendOperations):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:

@@ -150,8 +150,8 @@ def ensure_schema(
     if pending:
         fresh = len(pending) == len(migrations)
         if mode == "apply" or (mode == "auto" and fresh):
-            apply_migrations(conn, schema, migrations)
-            return migration_state(conn, schema, migrations)
+            applied_now = apply_migrations(conn, schema, migrations)
+            return migration_state(conn, schema, migrations).model_copy(update={"applied_now": applied_now})
         raise SchemaMismatchError(
             f"the {state.component} schema in {schema!r} is older than this code: pending migrations "
             f"{', '.join(pending)}",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class MigrationRecord(BaseModel):
@@ -22,6 +22,7 @@ class MigrationState(BaseModel):
     component: str
     schema_name: str
     records: list[MigrationRecord]
+    applied_now: list[str] = Field(default_factory=list)  # migrations this call applied
 
     def names(self, state: str) -> list[str]:
         return [record.name for record in self.records if record.state == state]
