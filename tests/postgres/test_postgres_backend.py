@@ -203,3 +203,17 @@ def test_concurrent_migrations_apply_each_step_once(postgres_backend: PostgresHa
             ("demo",),
         ).fetchall()
     assert rows == [("0001_table", 1), ("0002_column", 1)]
+
+
+def test_a_read_only_server_serves_reads_and_refuses_writes_clearly(postgres_backend: PostgresHarness) -> None:
+    """What a streaming replica does: every transaction is read-only."""
+    _fill(postgres_backend)
+    separator = "&" if "?" in postgres_backend.dsn else "?"
+    replica = f"{postgres_backend.dsn}{separator}options=-c%20default_transaction_read_only%3Don"
+    with PostgresEventLog(replica, schema=postgres_backend.schema) as log:
+        assert [e.seq for e in log.replay("s")] == [1, 2, 3, 4] and log.verify("s").ok
+        assert log.resolve(log.get("s", 2).citation).seq == 2
+        with pytest.raises(UnavailableError) as info:
+            log.append("s", "note.added", {})
+        assert "read-only" in info.value.message and "primary" in info.value.remediation
+    assert len(postgres_backend.stored_lines("s")) == 4

@@ -73,9 +73,16 @@ def server_version(conn: psycopg.Connection[Any]) -> str:
 
 
 def unavailable(dsn: str, exc: BaseException) -> UnavailableError:
-    """Wrap a connection failure that happened after opening (server restarted, network dropped)."""
+    """Wrap a server-side failure after opening (server restarted, network dropped, read-only replica)."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return UnavailableError(
+            f"PostgreSQL at {redact_dsn(dsn)} is read-only (a replica?): {reason}",
+            field="backend",
+            remediation="Point writers at the primary; replicas serve replay, verify, resolve and export only.",
+        )
     return UnavailableError(
-        f"PostgreSQL at {redact_dsn(dsn)} is unavailable: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}",
+        f"PostgreSQL at {redact_dsn(dsn)} is unavailable: {reason}",
         field="backend",
         remediation="Retry once the server is reachable; nothing was written by the failed operation.",
     )
