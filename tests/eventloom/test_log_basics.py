@@ -127,9 +127,12 @@ def test_two_log_objects_in_one_process_interleave_safely(backend: Harness) -> N
 
 def test_unicode_and_numbers_round_trip_exactly(elog: EventLog) -> None:
     payload = {"text": "naïve café ☕ 𝄞", "n": 1.5, "big": 2**53, "tiny": 1e-05, "nested": {"b": [1, None, True]}}
-    event = elog.append("s", "fact.asserted", payload)
+    event = elog.append("s", "fact.asserted", payload, actor='ägent "x" \\ y')
     assert elog.get("s", 1).payload == payload == event.payload
-    assert elog.get("s", 1) == event
+    assert elog.get("s", 1) == event and event.actor == 'ägent "x" \\ y'
+    nul = elog.append("s", "fact.asserted", {"nul": "a\x00b", "ctl": "\x01\x1f", "sep": "\u2028"})
+    assert elog.get("s", 2) == nul and nul.payload["nul"] == "a\x00b"
+    assert elog.verify("s").ok
 
 
 def test_batch_durability_is_accepted_and_other_modes_refused(backend: Harness) -> None:

@@ -38,7 +38,9 @@ def test_non_object_payloads_are_rejected(elog: EventLog, payload: object) -> No
     assert elog.head("s") is None
 
 
-@pytest.mark.parametrize("payload", [{"x": float("nan")}, {"x": object()}, {1: "int key"}, {"x": {2: 3}}])
+@pytest.mark.parametrize(
+    "payload", [{"x": float("nan")}, {"x": object()}, {1: "int key"}, {"x": {2: 3}}, {"x": "lone \ud800 surrogate"}]
+)
 def test_non_json_payloads_are_rejected(elog: EventLog, payload: dict) -> None:
     with pytest.raises(InvalidRequestError) as info:
         elog.append("s", "note.added", payload)

@@ -23,8 +23,9 @@ STATEMENTS = {
         " WHERE session = %(session)s AND head_seq = %(old_seq)s AND head_hash = %(old_hash)s RETURNING session)"
         " INSERT INTO {schema}.eventloom_events"
         " (session, seq, hash, prev_hash, event_id, type, actor, recorded_at, line)"
-        " SELECT head.session, e.* FROM head, unnest(%(seqs)s::bigint[], %(hashes)s::text[], %(prevs)s::text[],"
-        " %(ids)s::text[], %(types)s::text[], %(actors)s::text[], %(stamps)s::timestamptz[], %(lines)s::bytea[]) e"
+        " SELECT head.session, f[1]::bigint, f[2], f[3], f[4], f[5], f[6], f[7]::timestamptz,"
+        " substring(%(lines)s::bytea FROM f[8]::integer FOR f[9]::integer)"
+        " FROM head, unnest(string_to_array(%(rows)s::text, E'\\n')) AS r, LATERAL string_to_array(r, E'\\t') AS f"
     ),
     "copy": (
         "COPY {schema}.eventloom_events (session, seq, hash, prev_hash, event_id, type, actor, recorded_at, line)"
