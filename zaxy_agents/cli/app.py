@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from . import backend_commands, demo, eventloom_commands, log_commands
+from . import (
+    backend_commands,
+    benchmark_commands,
+    demo,
+    eventloom_commands,
+    log_commands,
+    projection_commands,
+    retrieval_commands,
+)
+from .memory_app import memory_app
 
 app = typer.Typer(
     name="zaxy",
@@ -16,5 +25,9 @@ app = typer.Typer(
 
 log_commands.register(app)
 demo.register(app)
+projection_commands.register(app, memory_app)
+retrieval_commands.register(memory_app)
+benchmark_commands.register(app)
+app.add_typer(memory_app)
 backend_commands.register(app)
 eventloom_commands.register(app)

@@ -14,24 +14,40 @@ from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom.backends import open_event_log
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
+from zaxy_agents.retrieval.embeddings import resolve_embedder
 
 from .backend_ops import BackendOperations
 from .log_ops import LogOperations
+from .projection_ops import ProjectionOperations
+from .retrieval_ops import RetrievalOperations
 
 
-class MemoryFabric(LogOperations, BackendOperations):
+class MemoryFabric(LogOperations, ProjectionOperations, RetrievalOperations, BackendOperations):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
-    def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None) -> None:
+    def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None, embedder: Any = None) -> None:
         self.settings = settings
+        self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
         self.log = log or open_event_log(settings)
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
+        self._projector = None
+        self._retriever = None
 
     @classmethod
-    def from_path(cls, eventloom_path: str | os.PathLike[str] | None = None, **overrides: Any) -> MemoryFabric:
-        """Open the configured backend (``ZAXY_BACKEND``; default the embedded log at ``eventloom_path``)."""
-        return cls(ZaxySettings.resolve(eventloom_path, **overrides))
+    def from_path(
+        cls, eventloom_path: str | os.PathLike[str] | None = None, *, embedder: Any = None, **overrides: Any
+    ) -> MemoryFabric:
+        """Open the configured backend (``ZAXY_BACKEND`` / ``backend=``; default the embedded log at
+        ``eventloom_path``, ``ZAXY_EVENTLOOM_PATH`` or ``.eventloom``).
+
+        ``embedder``: a LangChain ``Embeddings``, a callable, or a provider string (see
+        ``zaxy_agents.retrieval.embeddings.resolve_embedder``); default ``ZAXY_EMBEDDER`` or none.
+        """
+        return cls(ZaxySettings.resolve(eventloom_path, **overrides), embedder=embedder)
+
+    def _projection_listeners(self) -> list[Any]:
+        return self._retrieval_listeners()
 
     def close(self) -> None:
         """Close derived layers first (they may flush), then the log."""

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
 from zaxy_agents.eventloom.refs import RefTarget
+from zaxy_agents.projection.contracts import validate_contract
+from zaxy_agents.projection.producers import produce_inferences
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
@@ -21,12 +23,33 @@ class LogOperations:
     refs: MemoryRefs
 
     def append(self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent") -> Event:
-        """Append one event; the returned event carries ``.citation``."""
-        return self.log.append(session, type, payload, actor=actor)
+        """Append one event; the returned event carries ``.citation``.
+
+        Contracted payloads (inferred edges, causal edges, consolidation records) are validated first; built-in
+        producers may then append the inference events this event justifies.
+        """
+        validate_contract(type, {} if payload is None else payload)
+        event = self.log.append(session, type, payload, actor=actor)
+        self._run_producers([event])
+        return event
 
     def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]:
-        """Append several events atomically (one lock, one write, one fsync)."""
-        return self.log.append_many(session, drafts)
+        """Append several events atomically (one lock, one write, one fsync); contracts checked for all first."""
+        items = list(drafts)
+        for index, draft in enumerate(items):
+            if isinstance(draft, EventDraft):
+                validate_contract(draft.type, draft.payload, field_prefix=f"events[{index}].")
+            elif isinstance(draft, dict) and isinstance(draft.get("type"), str):
+                validate_contract(draft["type"], draft.get("payload", {}), field_prefix=f"events[{index}].")
+        events = self.log.append_many(session, items)
+        self._run_producers(events)
+        return events
+
+    def _run_producers(self, events: list[Event]) -> None:
+        for event in events:
+            drafts = produce_inferences(event, self.log)
+            if drafts:
+                self.log.append_many(event.session, drafts)
 
     def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         """Stream a session's events in order (bounded range, bounded memory)."""

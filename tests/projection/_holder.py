@@ -1,0 +1,12 @@
+"""Child process that owns the graph database until told to stop (stdin closes)."""
+
+from __future__ import annotations
+
+import sys
+
+from zaxy_agents.fabric import MemoryFabric
+
+with MemoryFabric.from_path(sys.argv[1]) as fabric:
+    fabric.project()
+    print("ready", flush=True)
+    sys.stdin.read()

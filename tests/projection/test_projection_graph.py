@@ -1,0 +1,202 @@
+"""The projection on a real Kuzu database: versions, supersession, invalidation, provenance, traversal."""
+
+from __future__ import annotations
+
+import pytest
+
+from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.fabric import MemoryFabric
+
+
+def _rows(fabric: MemoryFabric, query: str, parameters: dict | None = None) -> list[list]:
+    fabric.project()
+    fabric.projector.flush()
+    return fabric.projector.store._rows(query, parameters)
+
+
+def test_reasserting_a_fact_creates_a_version_and_closes_the_old_one(fabric: MemoryFabric) -> None:
+    first = fabric.append("s", "fact.asserted", {"subject": "user", "predicate": "city", "object": "Porto"})
+    second = fabric.append("s", "fact.asserted", {"subject": "user", "predicate": "city", "object": "Lisbon"})
+    history = fabric.entity_history("s", "user city", "fact")
+    assert [v.summary for v in history] == ["user city Porto", "user city Lisbon"]
+    assert history[0].valid_to == second.timestamp and history[1].valid_to is None
+    assert history[0].citation == first.citation and history[1].citation == second.citation
+    # the graph links the versions both ways
+    links = _rows(fabric, "MATCH (a:Entity)-[:SUPERSEDED_BY]->(b:Entity) RETURN a.summary, b.summary")
+    assert links == [["user city Porto", "user city Lisbon"]]
+    back = _rows(fabric, "MATCH (b:Entity)-[:PREVIOUS_VERSION]->(a:Entity) RETURN b.summary, a.summary")
+    assert back == [["user city Lisbon", "user city Porto"]]
+    # as-of reads
+    as_of_first = fabric.projector.store.entities_as_of(first.timestamp)
+    assert "user city Porto" in [v.summary for v in as_of_first]
+    assert "user city Lisbon" not in [v.summary for v in as_of_first]
+
+
+def test_invalidation_closes_without_deleting(fabric: MemoryFabric) -> None:
+    fabric.append("s", "decision.recorded", {"decision": "Use Redis", "topic": "cache"})
+    before = _rows(fabric, "MATCH (e:Entity) RETURN count(e)")[0][0]
+    fabric.append("s", "memory.invalidated", {"entity": "cache", "entity_type": "decision", "reason": "reverted"})
+    rows = _rows(
+        fabric,
+        "MATCH (e:Entity {entity_type: 'decision'}) RETURN e.valid_to IS NOT NULL, e.invalidated, "
+        "e.invalidation_reason",
+    )
+    assert rows == [[True, True, "reverted"]]
+    assert _rows(fabric, "MATCH (e:Entity) RETURN count(e)")[0][0] == before
+    catalog = fabric.projector.catalog
+    assert catalog.current("s\x1fdecision\x1fcache") is None
+    # invalidating something that is not current is a reported failure, not an error
+    fabric.append("s", "memory.invalidated", {"entity": "cache", "entity_type": "decision"})
+    fabric.project()
+    assert fabric.memory_status()["extraction_failures"] == 1
+
+
+def test_provenance_spine(fabric: MemoryFabric) -> None:
+    events = fabric.append_many("s", [{"type": "note.added", "payload": {"text": str(i)}} for i in range(3)])
+    rows = _rows(fabric, "MATCH (:Session {id: 's'})-[:HAS_EVENT]->(e:Event) RETURN e.seq, e.hash ORDER BY e.seq")
+    assert rows == [[e.seq, e.hash] for e in events]
+    chain = _rows(fabric, "MATCH (a:Event)-[:NEXT_EVENT]->(b:Event) RETURN a.seq, b.seq ORDER BY a.seq")
+    assert chain == [[1, 2], [2, 3]]
+    assert _rows(fabric, "MATCH (b:Event)-[:PREVIOUS_EVENT]->(a:Event) RETURN count(*)")[0][0] == 2
+    projected = _rows(
+        fabric, "MATCH (e:Event)-[:PROJECTED_ENTITY]->(n:Entity) RETURN e.seq, n.source_event_hash ORDER BY e.seq"
+    )
+    assert projected == [[e.seq, e.hash] for e in events]
+
+
+def test_sources_and_typed_edges(fabric: MemoryFabric) -> None:
+    fabric.append(
+        "s",
+        "document.chunk",
+        {
+            "path": "docs/guide.md",
+            "chunk_index": 0,
+            "text": "Install with pip",
+            "line_start": 1,
+            "line_end": 12,
+            "checksum": "c0ffee",
+        },
+    )
+    fabric.append("s", "file.edit.applied", {"path": "docs/guide.md", "operation": "edit", "task_id": "T-1"})
+    cites = _rows(
+        fabric,
+        "MATCH (e:Entity)-[c:CITES_SOURCE]->(s:Source) RETURN e.entity_type, s.path, c.line_start, "
+        "c.line_end, c.checksum ORDER BY e.entity_type",
+    )
+    assert (
+        cites[0] == ["document", "docs/guide.md", None, None, None]
+        or ["document_chunk", "docs/guide.md", 1, 12, "c0ffee"] in cites
+    )
+    assert ["document_chunk", "docs/guide.md", 1, 12, "c0ffee"] in cites
+    assert len(_rows(fabric, "MATCH (s:Source) RETURN s.id")) == 1
+    typed = _rows(
+        fabric,
+        "MATCH (a:Entity)-[r:OBSERVED_FILE_EDIT]->(b:Entity) RETURN a.name, b.name, r.inferred, "
+        "r.confidence, r.inference_method",
+    )
+    assert typed == [["T-1", "docs/guide.md", False, 1.0, "deterministic"]]
+    compat = _rows(fabric, "MATCH ()-[r:RELATES]->() WHERE r.relation_type = 'observed_file_edit' RETURN count(r)")
+    assert compat == [[1]]
+
+
+def test_task_completed_citing_a_decision_produces_an_inferred_edge(fabric: MemoryFabric) -> None:
+    decision = fabric.append("s", "decision.recorded", {"decision": "Cap retries at 5", "topic": "retries"})
+    fabric.append("s", "task.created", {"task_id": "T-2", "title": "cap retries"})
+    done = fabric.append(
+        "s",
+        "task.completed",
+        {"task_id": "T-2", "decision_event_seq": decision.seq, "decision_event_hash": decision.hash},
+    )
+    inference = fabric.log.get("s", done.seq + 1)
+    assert inference.type == "inference.edge.generated"
+    assert inference.payload["relation_type"] == "likely_implemented_decision"
+    assert inference.payload["confidence"] == 0.86
+    assert inference.payload["inference_method"] == "task_completed_decision_citation_v1"
+    assert inference.payload["evidence"] == {"seq": done.seq, "hash": done.hash, "session": "s"}
+    edges = _rows(
+        fabric,
+        "MATCH (a:Entity)-[r:LIKELY_IMPLEMENTED_DECISION]->(b:Entity) RETURN a.name, b.name, "
+        "r.inferred, r.confidence, r.evidence_seq",
+    )
+    assert edges == [["T-2", "retries", True, 0.86, done.seq]]
+    status = fabric.inferred_status()
+    assert status["inferred_edges"] == 1 and status["evidence_coverage"] == 1.0
+    assert status["methods"] == {"task_completed_decision_citation_v1": 1}
+
+
+def test_task_completed_without_a_valid_citation_emits_nothing(fabric: MemoryFabric) -> None:
+    decision = fabric.append("s", "decision.recorded", {"decision": "Cap retries", "topic": "retries"})
+    fabric.append("s", "task.completed", {"task_id": "T-3"})
+    fabric.append(
+        "s", "task.completed", {"task_id": "T-4", "decision_event_seq": decision.seq, "decision_event_hash": "f" * 64}
+    )
+    assert [e.type for e in fabric.replay("s")] == ["decision.recorded", "task.completed", "task.completed"]
+
+
+def test_contracted_payloads_are_validated_before_the_append(fabric: MemoryFabric) -> None:
+    with pytest.raises(InvalidRequestError) as info:
+        fabric.append(
+            "s",
+            "inference.edge.generated",
+            {
+                "source": {"name": "a", "entity_type": "task"},
+                "target": {"name": "b", "entity_type": "task"},
+                "relation_type": "Depends-On",
+                "confidence": 0.5,
+                "inference_method": "m",
+                "evidence": {"seq": 1, "hash": "0" * 64},
+            },
+        )
+    assert info.value.field == "payload.relation_type"
+    with pytest.raises(InvalidRequestError) as info:
+        fabric.append("s", "inference.edge.generated", {"source": {"name": "a", "entity_type": "task"}})
+    assert fabric.head("s") is None
+
+
+def test_filtered_multi_hop_traversal_matches_ground_truth(fabric: MemoryFabric) -> None:
+    """A seeded graph with typed, time-bounded edges; every traversal checked against a Python BFS."""
+    import random
+
+    rng = random.Random(7)
+    names = [f"n{i}" for i in range(40)]
+    edges = []
+    drafts = [{"type": "task.created", "payload": {"task_id": name}} for name in names]
+    for _ in range(90):
+        a, b = rng.sample(names, 2)
+        kind = rng.choice(["depends_on", "blocks"])
+        edges.append((a, b, kind))
+        drafts.append(
+            {
+                "type": "inference.edge.generated",
+                "payload": {
+                    "source": {"name": a, "entity_type": "task"},
+                    "target": {"name": b, "entity_type": "task"},
+                    "relation_type": kind,
+                    "confidence": 0.9,
+                    "inference_method": "test",
+                    "evidence": {"seq": 1, "hash": "0" * 64},
+                },
+            }
+        )
+    fabric.append_many("g", drafts)
+    for seed in rng.sample(names, 15):
+        for kind in ("depends_on", "blocks"):
+            hits = fabric.traverse("g", seed, "task", depth=2, relation_types=[kind])
+            got = {(hit.entity.name, hit.depth) for hit in hits}
+            expected = _bfs(seed, [e for e in edges if e[2] == kind], 2)
+            assert got == expected, (seed, kind)
+
+
+def _bfs(seed: str, edges: list[tuple[str, str, str]], depth: int) -> set[tuple[str, int]]:
+    seen, frontier, found = {seed}, [seed], set()
+    for level in range(1, depth + 1):
+        nxt = []
+        for node in frontier:
+            for a, b, _ in edges:
+                for other in ((b,) if a == node else ()) + ((a,) if b == node else ()):
+                    if other not in seen:
+                        seen.add(other)
+                        nxt.append(other)
+                        found.add((other, level))
+        frontier = nxt
+    return found

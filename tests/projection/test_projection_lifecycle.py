@@ -1,0 +1,167 @@
+"""Rebuild determinism, incremental catch-up, snapshots, mismatch detection and log-only fallback."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection.projector import SNAPSHOT_FILE
+
+
+def _mixed_history(fabric: MemoryFabric, session: str, count: int, seed: int = 3) -> None:
+    rng = random.Random(seed)
+    drafts = []
+    for i in range(count):
+        task = f"T-{rng.randrange(20)}"
+        choice = rng.randrange(9)
+        if choice == 0:
+            drafts.append({"type": "task.created", "payload": {"task_id": task, "title": f"work item {i}"}})
+        elif choice == 1:
+            drafts.append({"type": "task.completed", "payload": {"task_id": task}})
+        elif choice == 2:
+            drafts.append(
+                {
+                    "type": "decision.recorded",
+                    "payload": {"decision": f"choice {i}", "topic": f"topic {i % 7}", "task_id": task},
+                }
+            )
+        elif choice == 3:
+            drafts.append(
+                {
+                    "type": "fact.asserted",
+                    "payload": {"subject": f"svc{i % 5}", "predicate": "port", "object": str(8000 + i)},
+                }
+            )
+        elif choice == 4:
+            drafts.append(
+                {
+                    "type": "command.completed",
+                    "payload": {"command": f"pytest -k t{i}", "exit_code": i % 2, "task_id": task},
+                }
+            )
+        elif choice == 5:
+            drafts.append({"type": "file.edit.applied", "payload": {"path": f"src/m{i % 9}.py", "task_id": task}})
+        elif choice == 6:
+            drafts.append({"type": "transcript.turn", "payload": {"role": "user", "text": f"message {i}"}})
+        elif choice == 7:
+            drafts.append(
+                {"type": "memory.invalidated", "payload": {"entity": f"topic {i % 7}", "entity_type": "decision"}}
+            )
+        else:
+            drafts.append({"type": "custom.signal", "payload": {"value": i}})
+    fabric.append_many(session, drafts)
+
+
+def test_rebuild_is_deterministic_and_matches_incremental(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 300)
+        _mixed_history(fabric, "b", 150, seed=9)
+        incremental = fabric.projection_digest()
+        dump_one = list(fabric.projector.store.dump_lines())
+        first = fabric.reproject()
+        dump_two = list(fabric.projector.store.dump_lines())
+        second = fabric.reproject()
+    assert incremental == first == second
+    assert dump_one == dump_two  # byte for byte
+    assert len(dump_one) > 1000
+
+
+def test_catch_up_is_incremental_across_restarts(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 50)
+        assert fabric.project() == 50
+        assert fabric.project() == 0
+    assert (root / ".zaxy" / SNAPSHOT_FILE).exists()
+    with MemoryFabric.from_path(root) as fabric:
+        assert fabric.project() == 0  # restored from the snapshot, nothing replayed
+        fabric.append("a", "fact.asserted", {"fact": "one more"})
+        assert fabric.project() == 1
+        digest = fabric.projection_digest()
+    with MemoryFabric.from_path(root) as fabric:
+        assert fabric.reproject() == digest
+
+
+def test_stale_snapshot_is_rebuilt_from_the_log(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 40)
+        fabric.project()
+    snapshot = root / ".zaxy" / SNAPSHOT_FILE
+    old = snapshot.read_bytes()
+    with MemoryFabric.from_path(root) as fabric:
+        fabric.append("a", "fact.asserted", {"fact": "after"})
+        fabric.project()
+        expected = fabric.memory_status()
+    snapshot.write_bytes(old)  # as if the process died before saving its newer snapshot
+    with MemoryFabric.from_path(root) as fabric:
+        status = fabric.memory_status()
+        assert status["entities"] == expected["entities"] and status["sessions"] == expected["sessions"]
+
+
+def test_replaced_log_is_reported_as_a_mismatch(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        fabric.append_many("a", [{"type": "note.added", "payload": {"i": i}} for i in range(5)])
+        fabric.project()
+    (root / "a.jsonl").unlink()
+    with MemoryFabric.from_path(root) as fabric:
+        fabric.append_many("a", [{"type": "note.added", "payload": {"other": i}} for i in range(6)])
+        status = fabric.memory_status()
+        assert "mismatch" in status["sessions"]["a"]
+    code, body = run_zaxy_json("memory", "status", "--eventloom-path", str(root))
+    assert code == 1 and "mismatch" in body["sessions"]["a"]
+    code, body = run_zaxy_json("reproject", "--eventloom-path", str(root))
+    assert code == 0 and len(body["digest"]) == 64
+    code, body = run_zaxy_json("memory", "status", "--eventloom-path", str(root))
+    assert code == 0 and body["sessions"]["a"]["last_projected_seq"] == 6
+
+
+def test_locked_graph_falls_back_to_log_only(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "alpha"})
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "tests.projection._holder", str(root)],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with MemoryFabric.from_path(root) as fabric:
+            event = fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
+            status = fabric.memory_status()
+            assert status["degraded"].startswith("log-only")
+            assert status["sessions"]["a"]["last_projected_seq"] == event.seq
+            current = fabric.projector.catalog.current("a\x1ffact\x1fdb host")
+            assert current is not None and current.summary == "db host beta"
+        result = run_zaxy("memory", "status", "--eventloom-path", str(root), "--json")
+        assert result.returncode == 0 and "log-only" in result.stdout
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    with MemoryFabric.from_path(root) as fabric:
+        status = fabric.memory_status()
+        assert status["degraded"] is None and status["graph_cursors"]["a"] == 2
+
+
+def test_schema_plan_opens_no_database(tmp_path: Path) -> None:
+    code, body = run_zaxy_json("schema-plan", cwd=tmp_path)
+    assert code == 0 and body["migrations"][0]["name"].startswith("0001")
+    assert body["migrations"][0]["statement_count"] == len(body["migrations"][0]["statements"])
+    assert not any(tmp_path.rglob("*.kuzu*"))
+
+
+def test_migrations_are_recorded_and_idempotent(fabric: MemoryFabric) -> None:
+    fabric.project()
+    store = fabric.projector.store
+    recorded = store.migrations()
+    assert recorded and all(len(m["checksum"]) == 64 and m["statement_count"] > 0 for m in recorded)
+    assert store.migrate() == []

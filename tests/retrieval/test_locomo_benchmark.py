@@ -1,0 +1,87 @@
+"""`zaxy benchmark locomo` on a tiny synthetic file of the real shape, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_zaxy, run_zaxy_json
+
+SYNTHETIC = [
+    {
+        "sample_id": "toy-1",
+        "conversation": {
+            "speaker_a": "Rosa",
+            "speaker_b": "Ivan",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Rosa", "dia_id": "D1:1", "text": "Ivan, what did you do this weekend?"},
+                {"speaker": "Ivan", "dia_id": "D1:2", "text": "I finally repaired the old sailboat with my uncle."},
+                {"speaker": "Rosa", "dia_id": "D1:3", "text": "I started learning the cello last week."},
+                {"speaker": "Ivan", "dia_id": "D1:4", "text": "Nice, here is a photo.", "blip_caption": "a red kite"},
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Rosa", "dia_id": "D2:1", "text": "My cello teacher says I am improving quickly."},
+                {"speaker": "Ivan", "dia_id": "D2:2", "text": "We took the sailboat out on the lake yesterday."},
+            ],
+        },
+        "qa": [
+            {"question": "What did Ivan repair?", "answer": "a sailboat", "evidence": ["D1:2"], "category": 4},
+            {
+                "question": "What instrument is Rosa learning?",
+                "answer": "cello",
+                "evidence": ["D1:3; D2:1"],
+                "category": 1,
+            },
+            {
+                "question": "When did Ivan take the sailboat out?",
+                "answer": "19 June 2023",
+                "evidence": ["D2:2"],
+                "category": 2,
+            },
+            {"question": "What did Ivan show in the photo?", "answer": "a kite", "evidence": ["D1:4"], "category": 4},
+            {
+                "question": "What car does Rosa drive?",
+                "adversarial_answer": "none",
+                "evidence": ["D9:9"],
+                "category": 5,
+            },
+            {
+                "question": "What is Ivan's favourite food?",
+                "adversarial_answer": "none",
+                "evidence": ["D 1:2"],
+                "category": 5,
+            },
+        ],
+    }
+]
+
+
+def test_benchmark_command_reports_and_writes_artifacts(tmp_path: Path) -> None:
+    dataset = tmp_path / "toy.json"
+    dataset.write_text(json.dumps(SYNTHETIC))
+    out = tmp_path / "report"
+    code, report = run_zaxy_json("benchmark", "locomo", "--dataset", str(dataset), "--k", "1,3", "--output", str(out))
+    assert code == 0, report
+    ours = report["categories_1_4"]["ours"]
+    baseline = report["categories_1_4"]["baseline"]
+    assert ours["questions"] == baseline["questions"] == 4
+    assert ours["recall@3"] >= 0.75 and ours["recall@3"] >= baseline["recall@3"]
+    assert ours["hit@1"] >= baseline["hit@1"]
+    assert report["evidence"]["evidence_missing_turn_skipped"] == 1
+    assert report["evidence"]["evidence_normalised"] >= 1
+    assert report["category_5_adversarial"]["ours"]["questions"] == 1
+    assert report["latency_ms"]["p95"] is not None and report["ingest"]["turns_per_s"] > 0
+    assert (out / "report.json").exists() and (out / "recall.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_benchmark_rejects_bad_arguments(tmp_path: Path) -> None:
+    code, body = run_zaxy_json("benchmark", "locomo", "--dataset", str(tmp_path / "missing.json"))
+    assert code == 2 and body["error"]["field"] == "--dataset"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    code, body = run_zaxy_json("benchmark", "locomo", "--dataset", str(bad), "--k", "x")
+    assert code == 2 and body["error"]["field"] == "--k"
+    human = run_zaxy("benchmark", "locomo", "--dataset", str(bad))
+    assert human.returncode == 2 and "Traceback" not in human.stderr

@@ -1,0 +1,84 @@
+"""The verbatim lane on its own: the conversational cues it uses, incrementality and explanations."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from zaxy_agents.projection.model import SearchDoc
+from zaxy_agents.retrieval.verbatim import VerbatimIndex
+
+
+def doc(
+    seq: int,
+    text: str,
+    speaker: str | None = None,
+    segment: str | None = "s1",
+    when: str = "2023-05-08T10:00:00Z",
+    caption: str | None = None,
+    session: str = "conv",
+) -> SearchDoc:
+    return SearchDoc(session, seq, f"{seq:064x}", "transcript.turn", text, speaker, caption, segment, when)
+
+
+DIALOGUE = [
+    doc(1, "Hey Bob, how often do you work out these days?", "Ann"),
+    doc(2, "Three times a week, usually with my brother.", "Bob"),
+    doc(3, "I adopted a puppy last month, his name is Pixel.", "Ann"),
+    doc(4, "That is lovely. I went hiking in the Alps yesterday.", "Bob", segment="s2", when="2023-06-02T10:00:00Z"),
+    doc(5, "Look at this!", "Ann", segment="s2", caption="a dog playing in the snow"),
+]
+
+
+def build(order: list[SearchDoc] = DIALOGUE) -> VerbatimIndex:
+    index = VerbatimIndex()
+    for item in order:
+        index.add(item)
+    return index
+
+
+def test_answer_next_to_the_question_borrows_its_words() -> None:
+    hits = build().search("How often does Bob work out?", k=2)
+    assert [h.seq for h in hits][:1] == [2]
+    assert hits[0].components.get("neighbour", 0) > 0
+
+
+def test_speaker_names_become_a_boost_not_a_term() -> None:
+    hits = build().search("What did Ann adopt?", k=1)
+    assert hits[0].seq == 3 and "speaker" in hits[0].components
+
+
+def test_caption_field_and_temporal_cue() -> None:
+    assert build().search("dog in the snow", k=1)[0].seq == 5
+    hits = build().search("When did Bob go hiking?", k=1)
+    assert hits[0].seq == 4 and "temporal" in hits[0].components
+
+
+def test_components_add_up_to_the_score() -> None:
+    for hit in build().search("Bob hiking Alps puppy", k=5):
+        assert hit.score == pytest.approx(sum(hit.components.values()), rel=1e-6)
+
+
+def test_incremental_adds_in_any_order_give_the_same_ranking() -> None:
+    reference = [(h.seq, round(h.score, 9)) for h in build().search("work out puppy hiking", k=5)]
+    for seed in range(5):
+        shuffled = DIALOGUE[:]
+        random.Random(seed).shuffle(shuffled)
+        assert [(h.seq, round(h.score, 9)) for h in build(shuffled).search("work out puppy hiking", k=5)] == reference
+
+
+def test_scope_time_and_type_filters() -> None:
+    index = build([*DIALOGUE, doc(9, "Bob works out daily now", "Bob", session="other")])
+    assert {h.session for h in index.search("Bob work out", k=10)} == {"conv", "other"}
+    assert {h.session for h in index.search("Bob work out", k=10, sessions=["other"])} == {"other"}
+    assert all(h.seq != 4 for h in index.search("hiking", k=10, as_of="2023-05-30T00:00:00Z"))
+    assert index.search("hiking", k=10, exclude_types=frozenset({"transcript.turn"})) == []
+
+
+def test_snapshot_round_trip() -> None:
+    index = build()
+    state = index.snapshot_state()
+    restored = VerbatimIndex()
+    assert restored.restore_state(state)
+    assert [h.seq for h in restored.search("puppy", k=3)] == [h.seq for h in index.search("puppy", k=3)]

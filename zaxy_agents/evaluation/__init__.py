@@ -1,0 +1,1 @@
+"""Evaluations that drive the real memory engine end to end (``zaxy benchmark ...``)."""

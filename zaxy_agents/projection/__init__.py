@@ -1,0 +1,1 @@
+"""Graph projection: deterministic extractors, temporal entity versions, provenance, rebuildable stores."""

@@ -1,0 +1,91 @@
+"""Memory-maintenance events: reinforcement, feedback, invalidation, inferred edges, LangGraph store items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contracts import InferenceEdgePayload
+from ..model import EntityDraft, EntityRef, Extraction, FeedbackSignal, Invalidation, RelationDraft
+from ..registry import ExtractionFailed, register
+from .common import bounded, event_time, flatten_text, pick, pick_text
+
+POSITIVE_SIGNALS = {"used", "helpful", "confirmed", "reinforced"}
+
+
+def _target(payload: dict[str, Any]) -> EntityRef:
+    name = pick_text(payload, "entity", "name", "entity_name", required="the target entity name")
+    return EntityRef(name, pick_text(payload, "entity_type", "type") or "fact")
+
+
+@register("memory.reinforced", "memory.feedback")
+def feedback(envelope: dict[str, Any]) -> Extraction:
+    payload = envelope["payload"]
+    signal = pick_text(payload, "signal", "feedback") or ("used" if envelope["type"] == "memory.reinforced" else "")
+    weight = payload.get("weight", 1.0)
+    positive = envelope["type"] == "memory.reinforced" and signal in POSITIVE_SIGNALS
+    return Extraction(feedback=[FeedbackSignal(_target(payload), signal or "unspecified", float(weight), positive)])
+
+
+@register("memory.invalidated")
+def invalidated(envelope: dict[str, Any]) -> Extraction:
+    payload = envelope["payload"]
+    return Extraction(invalidations=[Invalidation(_target(payload), pick_text(payload, "reason"))])
+
+
+@register("inference.edge.generated")
+def inferred_edge(envelope: dict[str, Any]) -> Extraction:
+    edge = InferenceEdgePayload.model_validate(envelope["payload"])
+    relation = RelationDraft(
+        EntityRef(edge.source.name, edge.source.entity_type),
+        EntityRef(edge.target.name, edge.target.entity_type),
+        edge.relation_type,
+        inferred=True,
+        confidence=edge.confidence,
+        inference_method=edge.inference_method,
+        evidence_session=edge.evidence.session or envelope["session"],
+        evidence_seq=edge.evidence.seq,
+        evidence_hash=edge.evidence.hash,
+    )
+    references = [
+        EntityDraft(edge.source.name, edge.source.entity_type, mode="reference"),
+        EntityDraft(edge.target.name, edge.target.entity_type, mode="reference"),
+    ]
+    return Extraction(entities=references, relations=[relation])
+
+
+@register("store.item.put")
+def store_item(envelope: dict[str, Any]) -> Extraction:
+    """LangGraph store items become memory: ``{namespace: [...], key, value, text?}``."""
+    payload = envelope["payload"]
+    namespace = payload.get("namespace")
+    key = pick_text(payload, "key", required="the item key")
+    if not isinstance(namespace, list):
+        raise ExtractionFailed("store.item.put needs a namespace list")
+    text = pick_text(payload, "text", "indexed_text") or flatten_text(pick(payload, "value") or {})
+    name = "/".join([*map(str, namespace), key])
+    entity = EntityDraft(
+        name=name,
+        entity_type="memory_item",
+        summary=bounded(text),
+        properties={"namespace": namespace, "key": key},
+        valid_from=event_time(envelope),
+        importance=0.7,
+    )
+    return Extraction(entities=[entity], searchable_text=text)
+
+
+@register("store.item.deleted")
+def store_item_deleted(envelope: dict[str, Any]) -> Extraction:
+    payload = envelope["payload"]
+    namespace = payload.get("namespace")
+    key = pick_text(payload, "key", required="the item key")
+    if not isinstance(namespace, list):
+        raise ExtractionFailed("store.item.deleted needs a namespace list")
+    name = "/".join([*map(str, namespace), key])
+    return Extraction(invalidations=[Invalidation(EntityRef(name, "memory_item"), "deleted from the store")])
+
+
+@register("store.*")
+def store_internal(envelope: dict[str, Any]) -> Extraction:
+    """Other store bookkeeping (TTL sweeps, refreshes) stays in the log only."""
+    return Extraction()

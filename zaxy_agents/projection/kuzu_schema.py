@@ -1,0 +1,153 @@
+"""Kuzu schema as named, idempotent migrations, recorded in the database with checksum and statement count.
+
+``zaxy schema-plan`` prints :data:`MIGRATIONS` without opening a database. Column order here is also the
+order of the Arrow tables the writer COPYs, so tables and writers cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .model import RESERVED_RELATION_LABELS
+
+# (table, columns) for node tables; the first column is the primary key.
+NODE_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "Session": [("id", "STRING"), ("projected_seq", "INT64"), ("projected_hash", "STRING")],
+    "Event": [
+        ("id", "STRING"),
+        ("session_id", "STRING"),
+        ("seq", "INT64"),
+        ("hash", "STRING"),
+        ("prev_hash", "STRING"),
+        ("type", "STRING"),
+        ("actor", "STRING"),
+        ("timestamp", "STRING"),
+    ],
+    "EntityKey": [
+        ("id", "STRING"),
+        ("session_id", "STRING"),
+        ("name", "STRING"),
+        ("norm_name", "STRING"),
+        ("entity_type", "STRING"),
+        ("current_version", "STRING"),
+        ("closed", "BOOLEAN"),
+    ],
+    "Entity": [
+        ("id", "STRING"),
+        ("key", "STRING"),
+        ("session_id", "STRING"),
+        ("name", "STRING"),
+        ("entity_type", "STRING"),
+        ("summary", "STRING"),
+        ("properties", "STRING"),
+        ("valid_from", "STRING"),
+        ("valid_to", "STRING"),
+        ("invalidated", "BOOLEAN"),
+        ("source_event_seq", "INT64"),
+        ("source_event_hash", "STRING"),
+        ("source_event_type", "STRING"),
+        ("source_thread", "STRING"),
+        ("importance", "DOUBLE"),
+        ("source_path", "STRING"),
+        ("closed_by_seq", "INT64"),
+        ("invalidation_reason", "STRING"),
+    ],
+    "Source": [("id", "STRING"), ("session_id", "STRING"), ("path", "STRING")],
+    "Feedback": [
+        ("id", "STRING"),
+        ("session_id", "STRING"),
+        ("seq", "INT64"),
+        ("entity_key", "STRING"),
+        ("signal", "STRING"),
+        ("weight", "DOUBLE"),
+        ("positive", "BOOLEAN"),
+        ("timestamp", "STRING"),
+    ],
+    "ExtractionFailure": [
+        ("id", "STRING"),
+        ("session_id", "STRING"),
+        ("seq", "INT64"),
+        ("event_type", "STRING"),
+        ("reason", "STRING"),
+    ],
+}
+
+EDGE_AUDIT_COLUMNS: list[tuple[str, str]] = [
+    ("id", "STRING"),
+    ("relation_type", "STRING"),
+    ("session_id", "STRING"),
+    ("inferred", "BOOLEAN"),
+    ("confidence", "DOUBLE"),
+    ("inference_method", "STRING"),
+    ("evidence_session", "STRING"),
+    ("evidence_seq", "INT64"),
+    ("evidence_hash", "STRING"),
+    ("valid_from", "STRING"),
+    ("valid_to", "STRING"),
+    ("source_event_seq", "INT64"),
+    ("source_event_hash", "STRING"),
+]
+
+# (table, from, to, property columns)
+REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
+    "HAS_EVENT": ("Session", "Event", []),
+    "NEXT_EVENT": ("Event", "Event", []),
+    "PREVIOUS_EVENT": ("Event", "Event", []),
+    "HAS_VERSION": ("EntityKey", "Entity", []),
+    "PROJECTED_ENTITY": ("Event", "Entity", []),
+    "SUPERSEDED_BY": ("Entity", "Entity", []),
+    "PREVIOUS_VERSION": ("Entity", "Entity", []),
+    "CITES_SOURCE": ("Entity", "Source", [("line_start", "INT64"), ("line_end", "INT64"), ("checksum", "STRING")]),
+    "RELATES": ("Entity", "Entity", EDGE_AUDIT_COLUMNS),
+}
+
+assert set(REL_TABLES) <= RESERVED_RELATION_LABELS, "spine relation tables must be reserved labels"
+
+
+def node_ddl(table: str) -> str:
+    columns = NODE_COLUMNS[table]
+    body = ", ".join(f"{name} {kind}" for name, kind in columns)
+    return f"CREATE NODE TABLE IF NOT EXISTS {table}({body}, PRIMARY KEY({columns[0][0]}))"
+
+
+def rel_ddl(table: str, source: str, target: str, columns: list[tuple[str, str]]) -> str:
+    body = "".join(f", {name} {kind}" for name, kind in columns)
+    return f"CREATE REL TABLE IF NOT EXISTS `{table}`(FROM {source} TO {target}{body})"
+
+
+def typed_rel_ddl(label: str) -> str:
+    """DDL of a typed relation table (``CALLS_SYMBOL``); ``label`` comes only from ``model.typed_label``."""
+    return rel_ddl(label, "Entity", "Entity", EDGE_AUDIT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    statements: tuple[str, ...]
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256("\n;\n".join(self.statements).encode()).hexdigest()
+
+
+MIGRATION_TABLE_DDL = (
+    "CREATE NODE TABLE IF NOT EXISTS Migration(name STRING, checksum STRING, statement_count INT64, "
+    "applied_at STRING, PRIMARY KEY(name))"
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "0001_provenance_spine_and_entities",
+        tuple(node_ddl(table) for table in NODE_COLUMNS)
+        + tuple(rel_ddl(name, src, dst, cols) for name, (src, dst, cols) in REL_TABLES.items()),
+    ),
+)
+
+
+def schema_plan() -> list[dict[str, object]]:
+    """The migration plan as data (for ``zaxy schema-plan``): no database is opened."""
+    return [
+        {"name": m.name, "checksum": m.checksum, "statement_count": len(m.statements), "statements": list(m.statements)}
+        for m in MIGRATIONS
+    ]

@@ -1,0 +1,335 @@
+"""Turn (event, extraction) pairs into graph rows: stable ids, versions, supersession, validity windows.
+
+The planner is the only place that decides identity and time, and it is deterministic: replaying the same log
+into an empty planner yields byte-identical rows (and so the same graph digest). It keeps a small amount of
+state — the current version of every entity key, and which typed relation tables exist — which a store
+restores on open (:meth:`ProjectionPlanner.restore`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import (
+    EntityDraft,
+    EntityRef,
+    Extraction,
+    SearchDoc,
+    entity_key,
+    normalise_name,
+    stable_id,
+    typed_label,
+)
+
+
+def event_node_id(session: str, seq: int) -> str:
+    return f"{session}:{seq}"
+
+
+@dataclass(slots=True)
+class KeyState:
+    """What the planner must remember about one entity identity."""
+
+    current: str  # id of the latest version
+    valid_from: str
+    closed: bool = False
+
+
+@dataclass
+class ProjectionBatch:
+    """Rows for one flush, in the order a store must write them (all inside one transaction)."""
+
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    has_event: list[dict[str, Any]] = field(default_factory=list)
+    next_event: list[dict[str, Any]] = field(default_factory=list)
+    previous_event: list[dict[str, Any]] = field(default_factory=list)
+    entity_keys: list[dict[str, Any]] = field(default_factory=list)
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    has_version: list[dict[str, Any]] = field(default_factory=list)
+    projected: list[dict[str, Any]] = field(default_factory=list)
+    closures: list[dict[str, Any]] = field(default_factory=list)  # updates of versions written earlier
+    key_updates: list[dict[str, Any]] = field(default_factory=list)  # updates of keys written earlier
+    superseded_by: list[dict[str, Any]] = field(default_factory=list)
+    previous_version: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    cites_source: list[dict[str, Any]] = field(default_factory=list)
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    new_labels: list[str] = field(default_factory=list)
+    feedback: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    cursors: dict[str, tuple[int, str]] = field(default_factory=dict)
+    searchable: list[SearchDoc] = field(default_factory=list)
+    event_count: int = 0
+
+    def row_count(self) -> int:
+        return sum(
+            len(rows)
+            for rows in (
+                self.sessions,
+                self.events,
+                self.has_event,
+                self.next_event,
+                self.previous_event,
+                self.entity_keys,
+                self.entities,
+                self.has_version,
+                self.projected,
+                self.closures,
+                self.key_updates,
+                self.superseded_by,
+                self.previous_version,
+                self.sources,
+                self.cites_source,
+                self.relations,
+                self.feedback,
+                self.failures,
+            )
+        )
+
+
+class ProjectionPlanner:
+    """Stateful, deterministic planner shared by incremental catch-up and full rebuilds."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, KeyState] = {}
+        self.labels: set[str] = set()
+        self.sessions: set[str] = set()
+        self.sources: set[str] = set()
+        self._batch = ProjectionBatch()
+        self._pending_entities: dict[str, dict[str, Any]] = {}
+        self._pending_keys: dict[str, dict[str, Any]] = {}
+
+    def restore(self, keys: dict[str, KeyState], labels: set[str], sessions: set[str], sources: set[str]) -> None:
+        """Resume from a store's persisted state (current versions, typed tables, sessions, sources)."""
+        self.keys, self.labels, self.sessions, self.sources = keys, labels, sessions, sources
+
+    # ------------------------------------------------------------------ planning
+    def add(self, envelope: dict[str, Any], extraction: Extraction) -> None:
+        """Plan the rows of one event (events must arrive in seq order per session)."""
+        batch = self._batch
+        session, seq, event_hash = envelope["session"], envelope["seq"], envelope["hash"]
+        event_id = event_node_id(session, seq)
+        if session not in self.sessions:
+            self.sessions.add(session)
+            batch.sessions.append({"id": session})
+        batch.events.append(
+            {
+                "id": event_id,
+                "session_id": session,
+                "seq": seq,
+                "hash": event_hash,
+                "prev_hash": envelope["prev_hash"],
+                "type": envelope["type"],
+                "actor": envelope["actor"],
+                "timestamp": envelope["timestamp"],
+            }
+        )
+        batch.has_event.append({"from": session, "to": event_id})
+        if seq > 1:
+            previous_id = event_node_id(session, seq - 1)
+            batch.next_event.append({"from": previous_id, "to": event_id})
+            batch.previous_event.append({"from": event_id, "to": previous_id})
+        provenance = {"session": session, "seq": seq, "hash": event_hash, "type": envelope["type"]}
+
+        for draft in extraction.entities:
+            self._plan_entity(draft, provenance, event_id, envelope["timestamp"])
+        for invalidation in extraction.invalidations:
+            self._close(invalidation.target, session, provenance, envelope["timestamp"], invalidation.reason)
+        for index, relation in enumerate(extraction.relations):
+            self._plan_relation(relation, index, provenance, envelope["timestamp"])
+        for index, signal in enumerate(extraction.feedback):
+            batch.feedback.append(
+                {
+                    "id": f"{event_id}:{index}",
+                    "session_id": session,
+                    "seq": seq,
+                    "entity_key": entity_key(session, signal.target.entity_type, signal.target.name),
+                    "signal": signal.signal,
+                    "weight": signal.weight,
+                    "positive": signal.positive,
+                    "timestamp": envelope["timestamp"],
+                }
+            )
+        for index, reason in enumerate(extraction.failures):
+            batch.failures.append(
+                {
+                    "id": f"{event_id}:{index}",
+                    "session_id": session,
+                    "seq": seq,
+                    "event_type": envelope["type"],
+                    "reason": reason[:1000],
+                }
+            )
+        if extraction.searchable_text:
+            batch.searchable.append(
+                SearchDoc(
+                    session,
+                    seq,
+                    event_hash,
+                    envelope["type"],
+                    extraction.searchable_text,
+                    extraction.speaker,
+                    extraction.caption,
+                    extraction.segment,
+                    extraction.occurred_at or envelope["timestamp"],
+                )
+            )
+        batch.cursors[session] = (seq, event_hash)
+        batch.event_count += 1
+
+    def pending_events(self) -> int:
+        return self._batch.event_count
+
+    def take_batch(self) -> ProjectionBatch:
+        """Hand over the planned rows and start a new batch."""
+        batch, self._batch = self._batch, ProjectionBatch()
+        self._pending_entities.clear()
+        self._pending_keys.clear()
+        return batch
+
+    # ------------------------------------------------------------------ internals
+    def _plan_entity(self, draft: EntityDraft, provenance: dict[str, Any], event_id: str, timestamp: str) -> None:
+        session = provenance["session"]
+        key = entity_key(session, draft.entity_type, draft.name)
+        state = self.keys.get(key)
+        if draft.mode == "reference" and state is not None:
+            return
+        valid_from = draft.valid_from or timestamp
+        version_id = stable_id(key, valid_from, provenance["seq"])
+        row = {
+            "id": version_id,
+            "key": key,
+            "session_id": session,
+            "name": draft.name,
+            "entity_type": draft.entity_type,
+            "summary": draft.summary,
+            "properties": json.dumps(draft.properties, sort_keys=True, separators=(",", ":"), default=str),
+            "valid_from": valid_from,
+            "valid_to": None,
+            "invalidated": False,
+            "source_event_seq": provenance["seq"],
+            "source_event_hash": provenance["hash"],
+            "source_event_type": provenance["type"],
+            "source_thread": session,
+            "importance": draft.importance,
+            "source_path": draft.source_path,
+        }
+        batch = self._batch
+        batch.entities.append(row)
+        self._pending_entities[version_id] = row
+        batch.projected.append({"from": event_id, "to": version_id})
+        batch.has_version.append({"from": key, "to": version_id})
+        if state is None:
+            key_row = {
+                "id": key,
+                "session_id": session,
+                "name": draft.name,
+                "norm_name": normalise_name(draft.name),
+                "entity_type": draft.entity_type,
+                "current_version": version_id,
+                "closed": False,
+            }
+            batch.entity_keys.append(key_row)
+            self._pending_keys[key] = key_row
+        else:
+            if not state.closed:
+                self._set_valid_to(state.current, valid_from, provenance["seq"], invalidated=False, reason="")
+            batch.superseded_by.append({"from": state.current, "to": version_id})
+            batch.previous_version.append({"from": version_id, "to": state.current})
+            self._update_key(key, version_id, closed=False)
+        self.keys[key] = KeyState(version_id, valid_from)
+        if draft.source_path:
+            source_id = f"{session}\x1f{draft.source_path}"
+            if source_id not in self.sources:
+                self.sources.add(source_id)
+                batch.sources.append({"id": source_id, "session_id": session, "path": draft.source_path})
+            batch.cites_source.append(
+                {
+                    "from": version_id,
+                    "to": source_id,
+                    "line_start": draft.line_start,
+                    "line_end": draft.line_end,
+                    "checksum": draft.checksum,
+                }
+            )
+
+    def _close(self, target: EntityRef, session: str, provenance: dict[str, Any], timestamp: str, reason: str) -> None:
+        key = entity_key(session, target.entity_type, target.name)
+        state = self.keys.get(key)
+        if state is None or state.closed:
+            self._batch.failures.append(
+                {
+                    "id": f"{event_node_id(session, provenance['seq'])}:invalidate:{stable_id(key, length=8)}",
+                    "session_id": session,
+                    "seq": provenance["seq"],
+                    "event_type": provenance["type"],
+                    "reason": f"nothing current to invalidate for {target.entity_type} {target.name!r}",
+                }
+            )
+            return
+        self._set_valid_to(state.current, timestamp, provenance["seq"], invalidated=True, reason=reason)
+        state.closed = True
+        self._update_key(key, state.current, closed=True)
+
+    def _set_valid_to(self, version_id: str, valid_to: str, closed_by: int, *, invalidated: bool, reason: str) -> None:
+        pending = self._pending_entities.get(version_id)
+        if pending is not None:
+            pending["valid_to"], pending["invalidated"] = valid_to, invalidated
+            return
+        self._batch.closures.append(
+            {
+                "id": version_id,
+                "valid_to": valid_to,
+                "invalidated": invalidated,
+                "closed_by_seq": closed_by,
+                "reason": reason,
+            }
+        )
+
+    def _update_key(self, key: str, version_id: str, *, closed: bool) -> None:
+        pending = self._pending_keys.get(key)
+        if pending is not None:
+            pending["current_version"], pending["closed"] = version_id, closed
+            return
+        self._batch.key_updates.append({"id": key, "current_version": version_id, "closed": closed})
+
+    def _plan_relation(self, relation: Any, index: int, provenance: dict[str, Any], timestamp: str) -> None:
+        session = provenance["session"]
+        label = typed_label(relation.relation_type)
+        endpoints = []
+        for ref in (relation.source, relation.target):
+            key = entity_key(session, ref.entity_type, ref.name)
+            if key not in self.keys:  # an edge to something never seen: create it as a reference
+                self._plan_entity(
+                    EntityDraft(ref.name, ref.entity_type, mode="reference"),
+                    provenance,
+                    event_node_id(session, provenance["seq"]),
+                    timestamp,
+                )
+            endpoints.append(self.keys[key].current)
+        if label not in self.labels:
+            self.labels.add(label)
+            self._batch.new_labels.append(label)
+        self._batch.relations.append(
+            {
+                "id": stable_id(session, provenance["seq"], index, relation.relation_type),
+                "from": endpoints[0],
+                "to": endpoints[1],
+                "label": label,
+                "relation_type": relation.relation_type,
+                "session_id": session,
+                "inferred": relation.inferred,
+                "confidence": float(relation.confidence),
+                "inference_method": relation.inference_method,
+                "evidence_session": relation.evidence_session or session,
+                "evidence_seq": relation.evidence_seq if relation.evidence_seq is not None else provenance["seq"],
+                "evidence_hash": relation.evidence_hash or provenance["hash"],
+                "valid_from": timestamp,
+                "valid_to": None,
+                "source_event_seq": provenance["seq"],
+                "source_event_hash": provenance["hash"],
+            }
+        )

@@ -1,0 +1,50 @@
+"""The storage protocol every projection backend implements (embedded Kuzu, PostgreSQL).
+
+Hot reads (checkout, retrieval) are served from the in-memory :class:`EntityCatalog` and retrieval indexes;
+the store is the durable, queryable graph of record: it takes batches with their cursors atomically, answers
+graph and temporal queries, and produces the canonical dump behind the rebuild digest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from .planner import ProjectionBatch
+from .records import EntityVersion, ProjectionStats, TraversalHit
+
+
+@runtime_checkable
+class ProjectionStore(Protocol):
+    backend: str
+
+    def apply(self, batch: ProjectionBatch) -> None:
+        """Write a batch and its per-session cursors atomically."""
+
+    def cursors(self) -> dict[str, tuple[int, str]]:
+        """Last projected (seq, hash) per session."""
+
+    def migrations(self) -> list[dict[str, Any]]: ...
+
+    def entity_history(
+        self, name: str, entity_type: str | None = None, session: str | None = None
+    ) -> list[EntityVersion]: ...
+
+    def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]: ...
+
+    def traverse(
+        self,
+        start_keys: list[str],
+        *,
+        depth: int = 2,
+        relation_types: list[str] | None = None,
+        as_of: str | None = None,
+        limit: int = 200,
+    ) -> list[TraversalHit]: ...
+
+    def stats(self) -> ProjectionStats: ...
+
+    def dump_lines(self) -> Iterator[str]:
+        """Canonical sorted lines of every node and edge (wall-clock fields excluded)."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,261 @@
+"""The retrieval engine: run the lanes, fuse them by weighted reciprocal rank, explain every score.
+
+Results are events (every result cites ``eventloom://<session>/events/<seq>#<hash12>``), annotated with the
+entity version the event asserted when there is one, and its status at ``as_of``: ``current``,
+``superseded`` or ``invalidated`` (or ``event`` for text with no tracked entity). A lane that fails is
+skipped with a warning; it never fails the query.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from zaxy_agents.eventloom.citations import format_citation
+from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.records import EntityVersion
+from zaxy_agents.projection.salience import salience
+
+from .entity_index import EntityKeywordIndex
+from .graph_lanes import exact_matches, personalized_pagerank, traverse
+from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
+from .vector_index import VectorIndex
+from .verbatim import VerbatimIndex
+
+EventKey = tuple[str, int]
+NOT_RECALLED = frozenset({"inference.edge.generated", "memory.reinforced", "memory.feedback"})
+
+
+@dataclass
+class RetrievalHit:
+    """One fused result: an event, what it says, why it ranked, and the state of what it asserted."""
+
+    session: str
+    seq: int
+    hash: str
+    event_type: str
+    text: str
+    score: float
+    status: str
+    lanes: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
+    boosts: dict[str, float] = field(default_factory=dict)
+    components: dict[str, float] = field(default_factory=dict)
+    entity: EntityVersion | None = None
+    salience: dict[str, float] | None = None
+
+    @property
+    def citation(self) -> str:
+        return format_citation(self.session, self.seq, self.hash)
+
+    def score_explanation(self, profile: RetrievalProfile) -> dict[str, Any]:
+        return {
+            "fusion": f"weighted reciprocal rank, k={RRF_K:g}",
+            "lane_scores": {lane: round(score, 6) for lane, score in self.lanes.items()},
+            "lane_ranks": self.ranks,
+            "weights": {lane: profile.weights.get(lane, 0.0) for lane in self.lanes},
+            "boosts": self.boosts,
+            **({"verbatim_components": self.components} if self.components else {}),
+        }
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    profile: RetrievalProfile
+    hits: list[RetrievalHit]
+    lane_counts: dict[str, int]
+    warnings: list[str]
+    excluded: list[RetrievalHit]
+    took_ms: float
+    as_of: str | None = None
+
+
+class Retriever:
+    """Reads the catalog and the indexes that the projector keeps up to date."""
+
+    def __init__(
+        self,
+        catalog_source: Any,
+        verbatim: VerbatimIndex,
+        keyword: EntityKeywordIndex,
+        vectors: VectorIndex,
+    ) -> None:
+        self._catalog_source = catalog_source  # an object with a ``catalog`` attribute (the projector)
+        self.verbatim = verbatim
+        self.keyword = keyword
+        self.vectors = vectors
+
+    @property
+    def catalog(self) -> EntityCatalog:
+        return self._catalog_source.catalog
+
+    def search(
+        self,
+        query: str,
+        *,
+        sessions: list[str] | None = None,
+        k: int = 10,
+        profile: str | RetrievalProfile = "balanced",
+        as_of: str | None = None,
+        include_superseded: bool = False,
+        lanes: tuple[str, ...] = LANES,
+        exclude_types: frozenset[str] = NOT_RECALLED,
+    ) -> RetrievalResult:
+        started = time.perf_counter()
+        chosen = get_profile(profile)
+        catalog = self.catalog
+        scope = set(sessions) if sessions is not None else None
+        depth = chosen.candidates
+        warnings: list[str] = []
+        ranked: dict[str, list[tuple[EventKey, float]]] = {}
+        entity_for: dict[EventKey, EntityVersion] = {}
+        components: dict[EventKey, dict[str, float]] = {}
+        texts: dict[EventKey, tuple[str, str, str]] = {}  # hash, type, text
+
+        def run(lane: str, function: Any) -> None:
+            if lane not in lanes or not chosen.weights.get(lane):
+                return
+            try:
+                ranked[lane] = function()
+            except Exception as exc:  # a lane degrades to a warning, never an error
+                warnings.append(f"{lane} lane failed: {type(exc).__name__}: {exc}")
+
+        def verbatim_lane() -> list[tuple[EventKey, float]]:
+            hits = self.verbatim.search(query, depth, sessions=sessions, as_of=as_of, exclude_types=exclude_types)
+            for hit in hits:
+                key = (hit.session, hit.seq)
+                components[key] = hit.components
+                texts[key] = (hit.hash, hit.event_type, hit.text)
+            return [((hit.session, hit.seq), hit.score) for hit in hits]
+
+        def versions_to_events(scored: dict[str, float]) -> list[tuple[EventKey, float]]:
+            best: dict[EventKey, float] = {}
+            for identity, score in scored.items():
+                version = catalog.version_at(identity, as_of) if identity in catalog.keys else None
+                if version is None or (scope is not None and version.session not in scope):
+                    continue
+                key = (version.session, version.source_event_seq)
+                if score > best.get(key, 0.0):
+                    best[key] = score
+                    entity_for.setdefault(key, version)
+            return sorted(best.items(), key=lambda item: -item[1])[:depth]
+
+        def keyword_lane() -> list[tuple[EventKey, float]]:
+            best: dict[EventKey, float] = {}
+            for version_id, score in self.keyword.search(query, depth * 3):
+                version = catalog.versions.get(version_id)
+                if version is None or (scope is not None and version.session not in scope):
+                    continue
+                if as_of is not None and version.valid_from > as_of:
+                    continue
+                key = (version.session, version.source_event_seq)
+                if score > best.get(key, 0.0):
+                    best[key] = score
+                    entity_for[key] = version
+            return sorted(best.items(), key=lambda item: -item[1])[:depth]
+
+        seeds: dict[str, float] = {}
+
+        def exact_lane() -> list[tuple[EventKey, float]]:
+            seeds.update(exact_matches(query, catalog, scope))
+            return versions_to_events(seeds)
+
+        run("exact", exact_lane)
+        run("keyword", keyword_lane)
+        run("verbatim", verbatim_lane)
+        run("vector", lambda: self.vectors.search(query, depth, allowed=scope))
+        if not seeds:
+            for (session, seq), _score in ranked.get("keyword", [])[:5]:
+                for version_id in catalog.event_versions.get((session, seq), ()):
+                    seeds.setdefault(catalog.versions[version_id].key, 1.0)
+        run("graph", lambda: versions_to_events(traverse(seeds, catalog, chosen.graph_depth)))
+        run("ppr", lambda: versions_to_events(personalized_pagerank(seeds, catalog)))
+
+        fused: dict[EventKey, RetrievalHit] = {}
+        for lane, results in ranked.items():
+            weight = chosen.weights.get(lane, 0.0)
+            for rank, (key, score) in enumerate(results, start=1):
+                hit = fused.get(key)
+                if hit is None:
+                    hit = fused[key] = self._hit(key, entity_for, texts, catalog, as_of)
+                    if hit is None:
+                        continue
+                hit.lanes[lane] = score
+                hit.ranks[lane] = rank
+                hit.score += weight / (RRF_K + rank)
+        hits = [hit for hit in fused.values() if hit is not None and hit.score > 0]
+        for hit in hits:
+            hit.components = components.get((hit.session, hit.seq), {})
+            self._boost(hit, chosen, catalog)
+        hits.sort(key=lambda h: (-h.score, h.session, h.seq))
+        excluded = [h for h in hits if h.status in {"superseded", "invalidated"}]
+        kept = hits if include_superseded else [h for h in hits if h.status not in {"superseded", "invalidated"}]
+        return RetrievalResult(
+            query=query,
+            profile=chosen,
+            hits=kept[:k],
+            excluded=excluded,
+            lane_counts={lane: len(results) for lane, results in ranked.items()},
+            warnings=warnings,
+            took_ms=(time.perf_counter() - started) * 1000,
+            as_of=as_of,
+        )
+
+    def _hit(
+        self,
+        key: EventKey,
+        entity_for: dict[EventKey, EntityVersion],
+        texts: dict[EventKey, tuple[str, str, str]],
+        catalog: EntityCatalog,
+        as_of: str | None,
+    ) -> RetrievalHit | None:
+        entity = entity_for.get(key)
+        if entity is None:
+            asserted = [catalog.versions[v] for v in catalog.event_versions.get(key, ())]
+            asserted = [v for v in asserted if v.entity_type not in {"participant"}]
+            entity = asserted[-1] if asserted else None
+        known = texts.get(key)
+        if known is not None:
+            digest, event_type, text = known
+        elif entity is not None:
+            digest, event_type, text = entity.source_event_hash, entity.source_event_type, entity.summary
+        else:
+            return None
+        status = "event"
+        if entity is not None:
+            if entity.valid_at(as_of):
+                status = "current"
+            elif as_of is not None and entity.valid_from > as_of:
+                return None  # asserted after the requested time
+            else:
+                status = "invalidated" if _invalidated_at(entity, catalog, as_of) else "superseded"
+        return RetrievalHit(key[0], key[1], digest, event_type, text, 0.0, status, entity=entity)
+
+    def _boost(self, hit: RetrievalHit, profile: RetrievalProfile, catalog: EntityCatalog) -> None:
+        if hit.entity is not None and profile.salience_boost:
+            hit.salience = salience(hit.entity, catalog)
+            factor = 1.0 + profile.salience_boost * hit.salience["salience"]
+            hit.boosts["salience"] = round(factor, 4)
+            hit.score *= factor
+        if profile.recency_boost and catalog.latest_timestamp:
+            reference = hit.entity.valid_from if hit.entity is not None else None
+            if reference:
+                from zaxy_agents.projection.salience import _days_between
+
+                recency = 0.5 ** (_days_between(reference, catalog.latest_timestamp) / 7.0)
+                factor = 1.0 + profile.recency_boost * recency
+                hit.boosts["recency"] = round(factor, 4)
+                hit.score *= factor
+        if hit.status in {"superseded", "invalidated"}:
+            hit.boosts["superseded_penalty"] = profile.superseded_penalty
+            hit.score *= profile.superseded_penalty
+
+
+def _invalidated_at(version: EntityVersion, catalog: EntityCatalog, as_of: str | None) -> bool:
+    """True when the version's window was closed by an invalidation rather than by a newer version."""
+    if not version.invalidated:
+        return False
+    state = catalog.keys.get(version.key)
+    return state is not None and state.current == version.id

@@ -1,0 +1,140 @@
+"""Text analysis shared by the lexical lanes: tokens, stop words, irregular forms, stemming, time cues.
+
+Designed and validated in the LoCoMo retrieval study (docs/retrieval.md): stemming + stop words + irregular
+inflections ("bought" -> "buy") were the largest single gain over plain BM25 on conversational memory.
+Stemming uses Snowball (PyStemmer's C implementation when installed).
+"""
+
+from __future__ import annotations
+
+import re
+
+import snowballstemmer
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren't as at be because been before being below
+between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during
+each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's
+hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's
+me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves out over
+own same shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs
+them themselves then there there's these they they'd they'll they're they've this those through to too
+under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're you've
+your yours yourself yourselves s t d ll m re ve just also yeah oh wow hey hi really
+""".split()  # noqa: SIM905 - a word list reads better as text
+)
+
+# Irregular English inflections -> base form. Snowball only handles regular suffixes, and
+# questions often use another tense than the memory ("What did she buy?" / "I bought").
+_IRREGULAR_SRC = """
+arise arose arisen|awake awoke awoken|be was were been|bear bore born borne|beat beaten|become became|
+begin began begun|bend bent|bet|bind bound|bite bit bitten|bleed bled|blow blew blown|break broke broken|
+breed bred|bring brought|build built|burn burnt|buy bought|catch caught|choose chose chosen|cling clung|
+come came|cost|creep crept|cut|deal dealt|dig dug|do did done|draw drew drawn|dream dreamt|drink drank drunk|
+drive drove driven|eat ate eaten|fall fell fallen|feed fed|feel felt|fight fought|find found|flee fled|
+fly flew flown|forbid forbade forbidden|forget forgot forgotten|forgive forgave forgiven|freeze froze frozen|
+get got gotten|give gave given|go went gone|grind ground|grow grew grown|hang hung|have had|hear heard|
+hide hid hidden|hit|hold held|hurt|keep kept|kneel knelt|know knew known|lay laid|lead led|lean leant|
+leap leapt|learn learnt|leave left|lend lent|let|lie lay lain|light lit|lose lost|make made|mean meant|
+meet met|pay paid|put|quit|read|ride rode ridden|ring rang rung|rise rose risen|run ran|say said|see saw seen|
+seek sought|sell sold|send sent|set|sew sewn|shake shook shaken|shine shone|shoot shot|show shown|
+shrink shrank shrunk|shut|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid|speak spoke spoken|
+speed sped|spend spent|spin spun|spit spat|split|spread|spring sprang sprung|stand stood|steal stole stolen|
+stick stuck|sting stung|stink stank stunk|stride strode|strike struck|swear swore sworn|sweep swept|
+swim swam swum|swing swung|take took taken|teach taught|tear tore torn|tell told|think thought|throw threw thrown|
+understand understood|wake woke woken|wear wore worn|weave wove woven|weep wept|win won|wind wound|write wrote written|
+child children|person people|man men|woman women|mouse mice|foot feet|tooth teeth|
+one 1|two 2|three 3|four 4|five 5|six 6|seven 7|eight 8|nine 9|ten 10|eleven 11|twelve 12|twenty 20|hundred 100
+"""
+IRREGULAR: dict[str, str] = {}
+for _grp in _IRREGULAR_SRC.replace("\n", "").split("|"):
+    _forms = _grp.split()
+    for _f in _forms[1:]:
+        IRREGULAR.setdefault(_f, _forms[0])
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_POSS_RE = re.compile(r"'s\b")
+_SENT_RE = re.compile(r"[^.!?]+[.!?]*")
+_PROPN_RE = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]+)")
+
+_MONTHS = "january february march april may june july august september october november december".split()  # noqa: SIM905
+_MON = "|".join(_MONTHS)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# Generic English expressions that anchor an event in time, relative or absolute.
+_TEMPORAL_RE = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|"
+    r"(last|next|this|past|coming|previous) (few |couple of )?(night|morning|evening|week|weekend|month|year|"
+    r"summer|winter|spring|fall|autumn|time|" + _WEEKDAYS + r")s?|" + _WEEKDAYS + "|" + _MON + r"|(19|20)\d\d|"
+    r"(a|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|\d+) (days?|weeks?|months?|years?))\b"
+)
+# Questions about time.
+_WHEN_RE = re.compile(
+    r"^\s*when\b|\b(what|which) (year|month|day|date|time|week|weekend)\b|\bhow long\b"
+    r"|\bhow many (years|months|weeks|days)\b|\bsince when\b"
+)
+_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)? (" + _MON + r"),? ((?:19|20)\d\d)\b")
+_DATE_MDY = re.compile(r"\b(" + _MON + r") (\d{1,2})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b")
+_DATE_MY = re.compile(r"\b(" + _MON + r"),? ((?:19|20)\d\d)\b")
+_DATE_M = re.compile(r"\b(?:in|during|of|early|late|mid) (" + _MON + r")\b")
+
+
+def query_dates(query: str) -> list[tuple[str, int | None, int, int]]:
+    """Absolute dates named in a query.
+
+    Returns ('day', year, month, day) items, or if there are none ('month', year | None,
+    month, 0) items. Relative expressions are ignored: only the query's explicit dates can
+    be matched against event timestamps.
+    """
+    q = query.lower()
+    out: list[tuple[str, int | None, int, int]] = []
+    for m in _DATE_DMY.finditer(q):
+        out.append(("day", int(m.group(3)), _MONTHS.index(m.group(2)) + 1, int(m.group(1))))
+    for m in _DATE_MDY.finditer(q):
+        out.append(("day", int(m.group(3)), _MONTHS.index(m.group(1)) + 1, int(m.group(2))))
+    if not out:
+        out = [("month", int(m.group(2)), _MONTHS.index(m.group(1)) + 1, 0) for m in _DATE_MY.finditer(q)]
+    if not out:
+        out = [("month", None, _MONTHS.index(m.group(1)) + 1, 0) for m in _DATE_M.finditer(q)]
+    return out
+
+
+def question_share(text: str) -> float:
+    """Share of a text's words that sit in sentences ending with '?' (questions carry few facts)."""
+    tot = q = 0
+    for sent in _SENT_RE.findall(text):
+        n = len(sent.split())
+        tot += n
+        if sent.rstrip().endswith("?"):
+            q += n
+    return q / tot if tot else 0.0
+
+
+class Analyzer:
+    """Lower-case word tokens with possessives stripped, stop words removed, irregular
+    inflections mapped to their base form, then Snowball-stemmed. Results are memoised
+    per surface word, so analysis cost is dominated by the regex split."""
+
+    def __init__(self, stem: bool = True, stopwords: bool = True, irregular: bool = True) -> None:
+        self.stem, self.stop, self.irregular = stem, stopwords, irregular
+        self._cache: dict[str, str] = {}
+
+    def words(self, text: str) -> list[str]:
+        """Surface words (lower-case, possessive 's and apostrophes removed)."""
+        text = _POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", "")
+        return _TOKEN_RE.findall(text)
+
+    def term(self, word: str) -> str:
+        """Index term for one surface word."""
+        t = self._cache.get(word)
+        if t is None:
+            b = IRREGULAR.get(word, word) if self.irregular else word
+            t = _STEMMER.stemWord(b) if self.stem else b
+            self._cache[word] = t
+        return t
+
+    def __call__(self, text: str) -> list[str]:
+        return [self.term(w) for w in self.words(text) if not (self.stop and w in STOPWORDS)]

@@ -1,0 +1,420 @@
+"""The verbatim lane: lexical retrieval of single events straight from the log, with no graph at all.
+
+Each indexed event (a turn, a prompt, a command, a decision...) is one document. The scoring was designed and
+validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.80 vs 0.50 for plain BM25 on categories
+1-4, no LLM, nothing dataset-specific). Why it looks the way it does:
+
+* Events are short and conversational, so a question's words are often split between the event that holds
+  the answer and its neighbours ("How often do you work out?" / "Three times a week."). Scores combine the
+  event's own BM25 with BM25 over a small context window, BM25 over the whole segment, and a "borrow" from
+  neighbours (an answer right after a matching question borrows most).
+* Questions name people. A query word that names a known speaker (learned from event metadata, never from a
+  list) is removed from term matching and instead boosts events produced by that speaker.
+* "When ..." questions prefer events containing a temporal expression; a question naming an absolute date
+  prefers events dated just after it; sentences that are questions carry few facts and are slightly penalised.
+* Everything a query needs is maintained in place on ``add`` (postings, document frequencies, field lengths,
+  neighbour links, per-segment lengths): appending one event never rebuilds the index.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zaxy_agents.projection.model import SearchDoc
+
+from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, query_dates, question_share
+
+
+@dataclass(frozen=True)
+class Config:
+    """Scoring knobs. Every component can be switched off by setting its weight to 0.
+
+    Defaults were chosen on the LoCoMo tuning half (conv-26/30/41) only; see docs/retrieval.md.
+    """
+
+    k1: float = 1.2  # BM25 term-frequency saturation
+    b: float = 0.75  # BM25 length normalisation
+    stem: bool = True  # Snowball stemming
+    stopwords: bool = True  # drop English stop words
+    irregular: bool = True  # irregular inflections -> base form ("bought" -> "buy")
+    caption_weight: float = 0.5  # weight of the attachment-caption field (separate BM25)
+    speaker_term_weight: float = 0.0  # weight of query words naming a known speaker in term matching
+    speaker_boost: float = 1.0  # events by a speaker named in the query: score *= 1 + boost
+    ctx_weight: float = 0.5  # BM25 over the event + its neighbours' term counts (window +-2)
+    ctx_decay1: float = 0.5  # weight of the +-1 neighbours' term counts in that window
+    ctx_decay2: float = 0.25  # weight of the +-2 neighbours' term counts
+    session_weight: float = 0.2  # BM25 of the whole session, added to each of its events
+    neighbour_weight: float = 0.5  # borrow this share of the best adjacent event's score
+    hop2_weight: float = 0.5  # ... or this share of the best event two positions away
+    qa_weight: float = 1.1  # ... or this share of the previous event if it asks a question
+    temporal_boost: float = 0.6  # time questions: events with a temporal expression *= 1 + boost
+    date_boost: float = 2.0  # query names a date: events stamped just after it *= 1 + boost
+    question_penalty: float = 0.4  # score *= 1 - penalty * (share of the event's words in questions)
+    propn_weight: float = 1.5  # query weight of capitalised non-initial query words (names, places)
+
+
+# -------------------------------------------------------------------- helpers
+class _Grow:
+    """A numpy array that grows by doubling, so per-event features are updated in place."""
+
+    def __init__(self, dtype: Any, fill: float = 0, width: int = 0) -> None:
+        self.fill, self.width = fill, width
+        shape = (16, width) if width else (16,)
+        self.a = np.full(shape, fill, dtype=dtype)
+        self.n = 0
+
+    def ensure(self, n: int) -> None:
+        if n > self.a.shape[0]:
+            new = np.full((max(n, 2 * self.a.shape[0]), *self.a.shape[1:]), self.fill, dtype=self.a.dtype)
+            new[: self.a.shape[0]] = self.a
+            self.a = new
+        self.n = max(self.n, n)
+
+    def append(self, v: Any) -> None:
+        self.ensure(self.n + 1)
+        self.a[self.n - 1] = v
+
+    def view(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+class _Field:
+    """Incremental inverted index of one text field: term -> (doc ids, term frequencies)."""
+
+    def __init__(self) -> None:
+        self.post: dict[str, tuple[list[int], list[int]]] = {}
+        self.lens = _Grow(np.float64)
+        self.total = 0.0
+        self.nonempty = 0
+
+    def add(self, doc: int, terms: list[str]) -> None:
+        self.lens.append(len(terms))
+        self.total += len(terms)
+        self.nonempty += bool(terms)
+        for t, f in Counter(terms).items():
+            p = self.post.get(t)
+            if p is None:
+                self.post[t] = p = ([], [])
+            p[0].append(doc)
+            p[1].append(f)
+
+    def df(self, t: str) -> int:
+        p = self.post.get(t)
+        return len(p[0]) if p else 0
+
+    def tf_matrix(self, terms: list[str], n: int) -> np.ndarray:
+        out = np.zeros((len(terms), n))
+        for r, t in enumerate(terms):
+            p = self.post.get(t)
+            if p:
+                out[r, p[0]] = p[1]
+        return out
+
+
+def _bm25(tf: np.ndarray, lens: np.ndarray, avg: float, weights: np.ndarray, k1: float, b: float) -> np.ndarray:
+    """Sum over query terms of weight * tf*(k1+1) / (tf + k1*(1-b+b*len/avg)); weights include IDF."""
+    if tf.size == 0:
+        return np.zeros(tf.shape[1] if tf.ndim == 2 else 0)
+    norm = k1 * (1.0 - b + b * lens / max(avg, 1e-9))
+    return (weights[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(0)
+
+
+def _shift(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """a[..., idx] with 0 where idx == -1 (no such neighbour)."""
+    return np.where(idx >= 0, a[..., np.maximum(idx, 0)], 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class VerbatimHit:
+    """One event found by the verbatim lane, with its per-component score explanation."""
+
+    session: str
+    seq: int
+    hash: str
+    event_type: str
+    text: str
+    score: float
+    components: dict[str, float]
+
+
+class VerbatimIndex:
+    """Incremental lexical index of log events; a projection listener (fed by every projected batch)."""
+
+    name = "verbatim"
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.cfg = config or Config()
+        self.an = Analyzer(self.cfg.stem, self.cfg.stopwords, self.cfg.irregular)
+        self.reset()
+
+    def reset(self) -> None:
+        self.keys: list[tuple[str, int]] = []
+        self.hashes: list[str] = []
+        self.types: list[str] = []
+        self.texts: list[str] = []
+        self.stamps: list[str] = []
+        self.text = _Field()
+        self.caption = _Field()
+        self.speaker = _Grow(np.int64, -1)
+        self._speaker_ids: dict[str, int] = {}
+        self.speaker_terms: dict[str, int] = {}
+        self.session = _Grow(np.int64)  # segment group id per doc (neighbour structure)
+        self._groups: dict[tuple[str, str | None], int] = {}
+        self._group_order: list[tuple[list[float], list[int]]] = []
+        self.group_len = _Grow(np.float64)
+        self.log_session = _Grow(np.int64)  # Eventloom session id per doc (scope filter)
+        self._log_sessions: dict[str, int] = {}
+        self.prev = _Grow(np.int64, -1)
+        self.next = _Grow(np.int64, -1)
+        self.temporal = _Grow(np.float64)
+        self.qshare = _Grow(np.float64)
+        self.asks = _Grow(np.float64)
+        self.day = _Grow(np.int64, -1)
+        self.month = _Grow(np.int64, -1)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    # ------------------------------------------------------------------ listener protocol
+    def on_batch(self, batch: Any, catalog: Any) -> None:
+        for doc in batch.searchable:
+            self.add(doc)
+
+    def snapshot_state(self) -> dict[str, Any]:
+        return {"config": self.cfg, "state": {k: v for k, v in vars(self).items() if k not in {"cfg", "an"}}}
+
+    def restore_state(self, state: Any) -> bool:
+        if not isinstance(state, dict) or state.get("config") != self.cfg:
+            return False
+        vars(self).update(state["state"])
+        return True
+
+    # ------------------------------------------------------------------ indexing
+    def add(self, doc: SearchDoc) -> None:
+        """Index one event. O(event length + log(segment length)); nothing is rebuilt."""
+        i = len(self.keys)
+        self.keys.append((doc.session, doc.seq))
+        self.hashes.append(doc.hash)
+        self.types.append(doc.event_type)
+        self.texts.append(doc.text[:2000])
+        self.stamps.append(doc.occurred_at)
+        terms = self.an(doc.text)
+        self.text.add(i, terms)
+        self.caption.add(i, self.an(doc.caption) if doc.caption else [])
+        speaker = -1
+        if doc.speaker:
+            speaker = self._speaker_ids.setdefault(doc.speaker, len(self._speaker_ids))
+            for term in self.an(doc.speaker):
+                self.speaker_terms[term] = speaker
+        self.speaker.append(speaker)
+        self.temporal.append(1.0 if _TEMPORAL_RE.search(doc.text.lower()) else 0.0)
+        self.qshare.append(question_share(doc.text))
+        self.asks.append(1.0 if "?" in doc.text else 0.0)
+        moment = _parse_day(doc.occurred_at)
+        self.day.append(moment.toordinal() if moment else -1)
+        self.month.append(moment.year * 12 + moment.month - 1 if moment else -1)
+        self.log_session.append(self._log_sessions.setdefault(doc.session, len(self._log_sessions)))
+
+        group_key = (doc.session, doc.segment)
+        group = self._groups.get(group_key)
+        if group is None:
+            group = self._groups[group_key] = len(self._group_order)
+            self._group_order.append(([], []))
+            self.group_len.append(0.0)
+        self.session.append(group)
+        self.group_len.a[group] += len(terms)
+        positions, docs = self._group_order[group]
+        position = float(doc.seq)
+        j = bisect.bisect_right(positions, position)
+        positions.insert(j, position)
+        docs.insert(j, i)
+        self.prev.append(-1)
+        self.next.append(-1)
+        if j > 0:
+            before = docs[j - 1]
+            self.prev.a[i], self.next.a[before] = before, i
+        if j + 1 < len(docs):
+            after = docs[j + 1]
+            self.next.a[i], self.prev.a[after] = after, i
+
+    # ------------------------------------------------------------------ querying
+    def _query_weights(self, query: str) -> tuple[dict[str, float], set[int]]:
+        cfg = self.cfg
+        proper: set[str] = set()
+        if cfg.propn_weight != 1.0:
+            for match in _PROPN_RE.finditer(query):
+                proper.update(self.an(match.group(1)))
+        weights: dict[str, float] = {}
+        named: set[int] = set()
+        for term in self.an(query):
+            weight = cfg.propn_weight if term in proper else 1.0
+            if term in self.speaker_terms:
+                named.add(self.speaker_terms[term])
+                weight = cfg.speaker_term_weight
+            weights[term] = max(weights.get(term, 0.0), weight)
+        return {t: w for t, w in weights.items() if w > 0}, named
+
+    def score(self, query: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Score every event. Returns (total, components); components add up to total."""
+        cfg = self.cfg
+        n = len(self.keys)
+        comp: dict[str, np.ndarray] = {}
+        if n == 0:
+            return np.zeros(0), comp
+        qw, named = self._query_weights(query)
+        terms = list(qw)
+        prev, nxt = self.prev.view(), self.next.view()
+        base = np.zeros(n)
+        if terms:
+            idf = np.array([math.log(1.0 + (n - self.text.df(t) + 0.5) / (self.text.df(t) + 0.5)) for t in terms])
+            w = idf * np.array([qw[t] for t in terms])
+            tf = self.text.tf_matrix(terms, n)
+            ln = self.text.lens.view()
+            comp["text"] = _bm25(tf, ln, self.text.total / max(self.text.nonempty, 1), w, cfg.k1, cfg.b)
+            if cfg.caption_weight and self.caption.total:
+                ctf = self.caption.tf_matrix(terms, n)
+                cdf = np.array([self.caption.df(t) for t in terms])
+                cw = np.log(1.0 + (n - cdf + 0.5) / (cdf + 0.5)) * np.array([qw[t] for t in terms])
+                comp["caption"] = cfg.caption_weight * _bm25(
+                    ctf,
+                    self.caption.lens.view(),
+                    self.caption.total / max(self.caption.nonempty, 1),
+                    cw,
+                    cfg.k1,
+                    cfg.b,
+                )
+                tf = tf + cfg.caption_weight * ctf
+                ln = ln + cfg.caption_weight * self.caption.lens.view()
+            p2 = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
+            n2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
+            if cfg.ctx_weight:
+                tfc = (
+                    tf
+                    + cfg.ctx_decay1 * (_shift(tf, prev) + _shift(tf, nxt))
+                    + cfg.ctx_decay2 * (_shift(tf, p2) + _shift(tf, n2))
+                )
+                lc = (
+                    ln
+                    + cfg.ctx_decay1 * (_shift(ln, prev) + _shift(ln, nxt))
+                    + cfg.ctx_decay2 * (_shift(ln, p2) + _shift(ln, n2))
+                )
+                comp["context"] = cfg.ctx_weight * _bm25(tfc, lc, float(lc.mean()), w, cfg.k1, cfg.b)
+            if cfg.session_weight:
+                sid = self.session.view()
+                groups = len(self._group_order)
+                tfs = np.stack([np.bincount(sid, weights=row, minlength=groups) for row in tf])
+                ls = np.bincount(sid, weights=ln, minlength=groups)
+                comp["segment"] = cfg.session_weight * _bm25(tfs, ls, float(ls.mean()), w, cfg.k1, cfg.b)[sid]
+            base = sum(comp.values())
+        if cfg.neighbour_weight or cfg.hop2_weight or cfg.qa_weight:
+            borrow = cfg.neighbour_weight * np.maximum(_shift(base, prev), _shift(base, nxt))
+            if cfg.hop2_weight:
+                p2 = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
+                n2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
+                borrow = np.maximum(borrow, cfg.hop2_weight * np.maximum(_shift(base, p2), _shift(base, n2)))
+            if cfg.qa_weight:
+                borrow = np.maximum(borrow, cfg.qa_weight * _shift(base * self.asks.view(), prev))
+            comp["neighbour"] = borrow
+        total = base + comp.get("neighbour", 0.0)
+
+        def scale(name: str, factor: np.ndarray) -> None:
+            nonlocal total
+            comp[name] = total * (factor - 1.0)
+            total = total * factor
+
+        lowered = query.lower()
+        if cfg.temporal_boost and _WHEN_RE.search(lowered):
+            scale("temporal", 1.0 + cfg.temporal_boost * self.temporal.view())
+        if cfg.date_boost:
+            dates = query_dates(query)
+            if dates:
+                affinity = self._date_affinity(dates)
+                if affinity.any():
+                    scale("date", 1.0 + cfg.date_boost * affinity)
+        if cfg.question_penalty:
+            scale("question", 1.0 - cfg.question_penalty * self.qshare.view())
+        if cfg.speaker_boost and named:
+            scale("speaker", 1.0 + cfg.speaker_boost * np.isin(self.speaker.view(), list(named)))
+        return total, comp
+
+    def _date_affinity(self, dates: list[tuple[str, int | None, int, int]]) -> np.ndarray:
+        """1 for events dated from the named day to 8 days after it (or in the named month or the next one),
+        0.5 up to a month after the named day, else 0: events are usually logged shortly after the date a
+        question refers to."""
+        day, month = self.day.view(), self.month.view()
+        known = day >= 0
+        affinity = np.zeros(len(day))
+        for kind, year, mo, d in dates:
+            if kind == "day":
+                try:
+                    start = _dt.date(year, mo, d).toordinal()  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    continue
+                delta = day - start
+                value = np.where((delta >= -1) & (delta <= 8), 1.0, np.where((delta > 8) & (delta <= 31), 0.5, 0.0))
+            elif year is None:
+                month_of_year = month % 12
+                value = ((month_of_year == mo - 1) | (month_of_year == mo % 12)).astype(float)
+            else:
+                start = year * 12 + mo - 1
+                value = ((month == start) | (month == start + 1)).astype(float)
+            affinity = np.maximum(affinity, np.where(known, value, 0.0))
+        return affinity
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        sessions: list[str] | None = None,
+        as_of: str | None = None,
+        exclude_types: frozenset[str] = frozenset(),
+    ) -> list[VerbatimHit]:
+        """Top-k single events, optionally restricted to some sessions and to events dated at or before
+        ``as_of``; each hit explains its score by component."""
+        total, comp = self.score(query)
+        if total.size == 0 or k <= 0:
+            return []
+        mask = total > 0
+        if sessions is not None:
+            allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
+            mask &= np.isin(self.log_session.view(), allowed)
+        if as_of is not None:
+            mask &= np.array([stamp <= as_of for stamp in self.stamps], dtype=bool)
+        if exclude_types:
+            mask &= np.array([kind not in exclude_types for kind in self.types], dtype=bool)
+        candidates = np.flatnonzero(mask)
+        if candidates.size == 0:
+            return []
+        k = min(k, candidates.size)
+        scores = total[candidates]
+        top = candidates[np.argpartition(-scores, k - 1)[:k]]
+        top = top[np.lexsort((top, -total[top]))]
+        return [
+            VerbatimHit(
+                self.keys[d][0],
+                self.keys[d][1],
+                self.hashes[d],
+                self.types[d],
+                self.texts[d],
+                float(total[d]),
+                {name: round(float(values[d]), 6) for name, values in comp.items() if values[d]},
+            )
+            for d in top
+        ]
+
+
+def _parse_day(stamp: str | None) -> _dt.datetime | None:
+    if not stamp:
+        return None
+    try:
+        return _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
