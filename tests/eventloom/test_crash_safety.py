@@ -20,12 +20,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _kill_after(args: list[str], env: dict[str, str], delay: float) -> int:
-    """Start a writer, SIGKILL it after ``delay`` seconds, return the last seq it acknowledged."""
+    """Start a writer, SIGKILL it ``delay`` seconds after its first acknowledged append (so a slow start-up
+    on a loaded machine never makes a round meaningless), and return the last seq it acknowledged."""
     child = subprocess.Popen([*WRITER, *args], stdout=subprocess.PIPE, text=True, cwd=REPO, env={**os.environ, **env})
+    assert child.stdout is not None
+    first = child.stdout.readline()
     time.sleep(delay)
     child.send_signal(signal.SIGKILL)
     output, _ = child.communicate()
-    acknowledged = [int(line) for line in output.split()]
+    acknowledged = [int(line) for line in (first + output).split()]
     return acknowledged[-1] if acknowledged else 0
 
 
@@ -34,7 +37,7 @@ def _kill_and_recover(backend: Harness, args: list[str], rounds: int, seed: int)
     rng = random.Random(seed)
     recoveries = 0
     for _round in range(rounds):
-        acknowledged = _kill_after(args, backend.env(), rng.uniform(0.4, 0.8))
+        acknowledged = _kill_after(args, backend.env(), rng.uniform(0.05, 0.4))
         with backend.open() as log:
             event = log.append("crash", "note.added", {"after_crash": True})
             assert event.seq > acknowledged, "an acknowledged event was lost"
