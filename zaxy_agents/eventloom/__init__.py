@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
     from .citations import Citation, format_citation, parse_citation
     from .jsonl_log import JsonlEventLog
-    from .postgres_log import PostgresEventLog
     from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
+    from .postgres_log import PostgresEventLog
     from .protocol import EventLog
     from .refs import MemoryRefs, RefTarget
 
