@@ -7,8 +7,11 @@ import typer
 from . import (
     backend_commands,
     benchmark_commands,
+    capture_commands,
     demo,
     eventloom_commands,
+    hooks_commands,
+    ide_config_commands,
     log_commands,
     projection_commands,
     retrieval_commands,
@@ -29,5 +32,8 @@ projection_commands.register(app, memory_app)
 retrieval_commands.register(memory_app)
 benchmark_commands.register(app)
 app.add_typer(memory_app)
+hooks_commands.register(app)
+capture_commands.register(app)
+ide_config_commands.register(app)
 backend_commands.register(app)
 eventloom_commands.register(app)

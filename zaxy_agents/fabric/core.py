@@ -17,12 +17,23 @@ from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
 
 from .backend_ops import BackendOperations
+from .capture_ops import CaptureOperations
+from .checkout_ops import CheckoutOperations
 from .log_ops import LogOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
+from .workingset_ops import WorkingSetOperations
 
 
-class MemoryFabric(LogOperations, ProjectionOperations, RetrievalOperations, BackendOperations):
+class MemoryFabric(
+    LogOperations,
+    ProjectionOperations,
+    RetrievalOperations,
+    CheckoutOperations,
+    WorkingSetOperations,
+    CaptureOperations,
+    BackendOperations,
+):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None, embedder: Any = None) -> None:

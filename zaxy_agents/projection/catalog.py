@@ -43,6 +43,7 @@ class EntityCatalog:
         self.feedback: dict[str, FeedbackAggregate] = defaultdict(FeedbackAggregate)
         self.cursors: dict[str, tuple[int, str]] = {}
         self.event_versions: dict[tuple[str, int], list[str]] = defaultdict(list)
+        self.type_log: dict[tuple[str, str], list[str]] = defaultdict(list)  # keys in assertion order
         self.latest_timestamp = ""
         self.event_count = 0
         self.edge_count = 0
@@ -58,6 +59,7 @@ class EntityCatalog:
             self.history[version.key].append(version.id)
             self.names[" ".join(version.name.casefold().split())].add(version.key)
             self.event_versions[(version.session, version.source_event_seq)].append(version.id)
+            self.type_log[(version.session, version.entity_type)].append(version.key)
         for row in batch.events:
             if row["timestamp"] > self.latest_timestamp:
                 self.latest_timestamp = row["timestamp"]
@@ -121,6 +123,14 @@ class EntityCatalog:
         state = self.keys.get(version.key)
         return state is not None and not state.closed and state.current == version_id
 
+    def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
+        """Identities of one type in one session, most recently asserted first (bounded scan, no duplicates)."""
+        log = self.type_log.get((session, entity_type), [])
+        seen: dict[str, None] = {}
+        for key in reversed(log[-scan:]):
+            seen.setdefault(key, None)
+        return list(seen)
+
     def keys_named(self, name: str) -> set[str]:
         return self.names.get(" ".join(name.casefold().split()), set())
 
@@ -155,6 +165,7 @@ class EntityCatalog:
             catalog.history[version.key].append(version.id)
             catalog.names[" ".join(version.name.casefold().split())].add(version.key)
             catalog.event_versions[(version.session, version.source_event_seq)].append(version.id)
+            catalog.type_log[(version.session, version.entity_type)].append(version.key)
         catalog.latest_timestamp = state["latest_timestamp"]
         catalog.keys = {k: KeyState(*v) for k, v in state["keys"].items()}
         for values in state["relations"]:

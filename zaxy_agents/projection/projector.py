@@ -18,6 +18,8 @@ Consistency rules:
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import os
 import pickle
@@ -25,6 +27,7 @@ import queue
 import shutil
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -158,6 +161,7 @@ class Projector:
         self.catalog = EntityCatalog()
         self.planner = ProjectionPlanner()
         self._load_snapshot()
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------ opening
     def _open_store(self, store_factory: Callable[[Path], ProjectionStore] | None) -> None:
@@ -347,6 +351,14 @@ class Projector:
             digest.update(line.encode())
             digest.update(b"\n")
         return digest.hexdigest()
+
+
+def _close_at_exit(ref: weakref.ReferenceType[Projector]) -> None:
+    """Stop the writer thread and close the graph before interpreter teardown (Kuzu aborts otherwise)."""
+    projector = ref()
+    if projector is not None:
+        with contextlib.suppress(Exception):
+            projector.close()
 
 
 def _read_snapshot(path: Path) -> dict[str, Any] | None:

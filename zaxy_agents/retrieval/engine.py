@@ -25,6 +25,10 @@ from .verbatim import VerbatimIndex
 
 EventKey = tuple[str, int]
 NOT_RECALLED = frozenset({"inference.edge.generated", "memory.reinforced", "memory.feedback"})
+# Anchor identities (speakers, topics, tools, documents) are created by reference from other events: they seed
+# the graph lanes but are not memories themselves, and mapping them to the event that first mentioned them would
+# surface stale text.
+ANCHOR_TYPES = frozenset({"participant", "topic", "tool", "document"})
 
 
 @dataclass
@@ -136,6 +140,8 @@ class Retriever:
                 version = catalog.version_at(identity, as_of) if identity in catalog.keys else None
                 if version is None or (scope is not None and version.session not in scope):
                     continue
+                if version.entity_type in ANCHOR_TYPES:
+                    continue
                 key = (version.session, version.source_event_seq)
                 if score > best.get(key, 0.0):
                     best[key] = score
@@ -211,11 +217,13 @@ class Retriever:
         catalog: EntityCatalog,
         as_of: str | None,
     ) -> RetrievalHit | None:
-        entity = entity_for.get(key)
-        if entity is None:
-            asserted = [catalog.versions[v] for v in catalog.event_versions.get(key, ())]
-            asserted = [v for v in asserted if v.entity_type not in {"participant"}]
-            entity = asserted[-1] if asserted else None
+        asserted = [catalog.versions[v] for v in catalog.event_versions.get(key, ())]
+        asserted = [v for v in asserted if v.entity_type not in ANCHOR_TYPES]
+        entity = entity_for.get(key) or (asserted[-1] if asserted else None)
+        # An event is only as current as the least current thing it asserted.
+        stale = [v for v in asserted if not v.valid_at(as_of) and not (as_of is not None and v.valid_from > as_of)]
+        if stale and entity is not None and entity.valid_at(as_of):
+            entity = stale[-1]
         known = texts.get(key)
         if known is not None:
             digest, event_type, text = known

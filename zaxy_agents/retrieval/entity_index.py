@@ -18,7 +18,7 @@ NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # Entities whose whole content is raw text (turns, prompts, lifecycle markers) are the verbatim lane's
 # territory: indexing them here again would only duplicate that lane with a weaker scorer. Speakers are
 # retrieval cues, not memories.
-VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event"})
+VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
 
 
 class EntityKeywordIndex:

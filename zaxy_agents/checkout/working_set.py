@@ -1,0 +1,69 @@
+"""The working set from the catalog: open tasks, live decisions, recent artifacts, blockers, goals, sources.
+
+Bounded (a few items per kind, most recent first) and cited. Built from current entity versions only, so a
+completed task or a reverted decision never shows up as live state.
+"""
+
+from __future__ import annotations
+
+from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.records import EntityVersion
+
+from .models import WorkingItem, WorkingSet
+
+PER_KIND = 5
+SCAN_PER_TYPE = 60  # newest identities examined per type (failed commands and goals need a little depth)
+DONE = {"done", "completed", "cancelled", "closed", "resolved"}
+BLOCKED = {"blocked", "failed", "stuck", "waiting"}
+
+
+WORKING_TYPES = ("task", "decision", "file", "command_run", "session", "fact", "document_chunk", "document")
+
+
+def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:
+    """Most recently asserted identities of the working types (bounded scans), current versions only."""
+    scoped = sorted(sessions if sessions is not None else catalog.sessions)
+    current: list[EntityVersion] = []
+    for session in scoped:
+        for entity_type in WORKING_TYPES:
+            for key in catalog.recent_keys(session, entity_type, scan=SCAN_PER_TYPE):
+                version = catalog.version_at(key, as_of)
+                if version is not None:
+                    current.append(version)
+    current.sort(key=lambda v: (v.valid_from, v.source_event_seq), reverse=True)
+    working = WorkingSet()
+    succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker
+    for version in current:
+        kind = version.entity_type
+        properties = version.properties if kind in {"task", "command_run", "fact"} else {}
+        if kind == "task":
+            status = str(properties.get("status") or "").lower()
+            if status in BLOCKED:
+                _push(working.blockers, version, properties)
+            elif status not in DONE:
+                _push(working.tasks, version, properties)
+        elif kind == "decision":
+            _push(working.decisions, version, properties)
+        elif kind == "file":
+            _push(working.artifacts, version, properties)
+        elif kind == "command_run":
+            command = str(properties.get("command", ""))
+            if properties.get("exit_code") == 0:
+                succeeded.add(command)
+            elif properties.get("exit_code") is not None and command not in succeeded:
+                _push(working.blockers, version, properties)
+        elif kind == "session" or (kind == "fact" and properties.get("predicate") in {"goal", "objective"}):
+            _push(working.goals, version, properties)
+        elif kind in {"document", "document_chunk"} and version.source_path:
+            _push(working.source_anchors, version, properties)
+    return working
+
+
+def _push(target: list[WorkingItem], version: EntityVersion, properties: dict) -> None:
+    if len(target) < PER_KIND:
+        status = properties.get("status") if version.entity_type == "task" else None
+        target.append(
+            WorkingItem(
+                text=version.summary or version.name, citation=version.citation, kind=version.entity_type, status=status
+            )
+        )

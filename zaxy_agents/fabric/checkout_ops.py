@@ -1,0 +1,291 @@
+"""Fabric operations of the front door: checkout, bootstrap, context assembly, feedback, invalidation,
+capabilities."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.checkout.assemble import assemble
+from zaxy_agents.checkout.models import CheckoutPacket
+from zaxy_agents.checkout.purpose import PRESETS, resolve_purpose
+from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, SUPPORTED_ENCODINGS
+from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.eventloom.models import Event
+from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.projection.model import entity_key
+from zaxy_agents.retrieval.profiles import PROFILES
+
+if TYPE_CHECKING:
+    from zaxy_agents.checkout.models import PurposePolicy
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.eventloom.refs import MemoryRefs
+    from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.retrieval.engine import Retriever
+
+FEEDBACK_SIGNALS = {
+    "used": True,
+    "helpful": True,
+    "confirmed": True,
+    "irrelevant": False,
+    "wrong": False,
+    "outdated": False,
+}
+MAX_QUERY_CHARS = 4000
+MAX_TOKENS_LIMIT = 200_000
+
+
+class CheckoutOperations:
+    """Mixin: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    refs: MemoryRefs
+    settings: ZaxySettings
+
+    if TYPE_CHECKING:
+
+        @property
+        def projector(self) -> Projector: ...
+
+        @property
+        def retriever(self) -> Retriever: ...
+
+        def project(self, sessions: list[str] | None = None) -> int: ...
+
+        def append(
+            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
+        ) -> Event: ...
+
+    def checkout(
+        self,
+        query: str,
+        *,
+        session: str | None = None,
+        scope: list[str] | None = None,
+        max_tokens: int | None = None,
+        purpose: str | dict[str, Any] | PurposePolicy | None = None,
+        ref: str | int | None = None,
+        as_of: str | None = None,
+        k: int = 8,
+        encoding: str = DEFAULT_ENCODING,
+    ) -> CheckoutPacket:
+        """The front door: current facts, cited evidence, working set, answerability and guidance, budgeted.
+
+        ``session`` is the caller's thread (its working state and feedback target); ``scope`` the sessions to
+        recall from (default: just ``session``; pass ``scope=[]``-free ``None`` with no session for all).
+        ``ref`` checks memory out as of a memory ref (``refs/tags/v1``) or a seq of ``session``.
+        """
+        _check_query(query, max_tokens, k)
+        policy = resolve_purpose(purpose)
+        sessions = _scope(session, scope)
+        moment, ref_label = self._resolve_ref(session, ref, as_of)
+        self.project(sessions)
+        self.retriever.vectors.embed_pending(32)
+        projector = self.projector
+        lag = self._projection_lag(sessions)
+        return assemble(
+            query=query.strip(),
+            session=session,
+            scope=sessions,
+            catalog=projector.catalog,
+            retriever=self.retriever,
+            log=self.log,
+            purpose=policy,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            as_of=moment,
+            ref=ref_label,
+            k=k,
+            projection_lag=lag,
+            embedding_lag=self.retriever.vectors.lag(),
+            degraded=projector.degraded or projector.writer_error(),
+            services={"fabric": self},
+        )
+
+    def bootstrap(
+        self,
+        session: str,
+        *,
+        scope: list[str] | None = None,
+        max_tokens: int | None = 2000,
+        purpose: str | dict[str, Any] | None = None,
+        encoding: str = DEFAULT_ENCODING,
+    ) -> CheckoutPacket:
+        """A question-free packet for the start of a session: stable memory and session state, no retrieval."""
+        return self.checkout(
+            "", session=session, scope=scope, max_tokens=max_tokens, purpose=purpose, encoding=encoding
+        )
+
+    def context_assemble(
+        self,
+        queries: list[str],
+        *,
+        session: str | None = None,
+        scope: list[str] | None = None,
+        max_tokens: int = 4000,
+        purpose: str | dict[str, Any] | None = None,
+        encoding: str = DEFAULT_ENCODING,
+    ) -> dict[str, Any]:
+        """One budgeted context block for several questions: each checked out, citations de-duplicated."""
+        if not queries or not all(isinstance(q, str) and q.strip() for q in queries) or len(queries) > 8:
+            raise InvalidRequestError(
+                "queries must be 1-8 non-empty strings",
+                field="queries",
+                remediation="Pass the questions the next turn needs answered.",
+            )
+        share = max(200, max_tokens // len(queries))
+        packets = [
+            self.checkout(q, session=session, scope=scope, max_tokens=share, purpose=purpose, encoding=encoding)
+            for q in queries
+        ]
+        seen: set[str] = set()
+        blocks = []
+        for packet in packets:
+            lines = [
+                line
+                for line in packet.prompt.splitlines()
+                if "eventloom://" not in line or _citation_in(line) not in seen
+            ]
+            seen.update(_citation_in(line) for line in packet.prompt.splitlines() if "eventloom://" in line)
+            blocks.append("\n".join(lines))
+        return {
+            "context": "\n\n".join(blocks),
+            "citations": sorted(seen),
+            "answerability": {p.query: p.quality.answerability for p in packets},
+            "budget_requested": max_tokens,
+            "budget_used": sum(p.diagnostics.budget_used for p in packets),
+        }
+
+    def feedback(
+        self,
+        session: str,
+        entity: str,
+        entity_type: str,
+        signal: str,
+        *,
+        weight: float = 1.0,
+        citation: str | None = None,
+        note: str | None = None,
+        actor: str = "agent",
+    ) -> Event:
+        """Record how a cited fact was used: positive signals reinforce salience, negative ones are audit-only."""
+        if signal not in FEEDBACK_SIGNALS:
+            raise InvalidRequestError(
+                f"unknown feedback signal {signal!r}",
+                field="signal",
+                remediation=f"Use one of {', '.join(FEEDBACK_SIGNALS)}.",
+            )
+        if not 0.0 < weight <= 10.0:
+            raise InvalidRequestError("weight must be in (0, 10]", field="weight", remediation="Use 1.0 by default.")
+        self._require_entity(session, entity, entity_type)
+        if citation is not None:
+            self.log.resolve(citation)
+        payload = {
+            "entity": entity,
+            "entity_type": entity_type,
+            "signal": signal,
+            "weight": weight,
+            **({"citation": citation} if citation else {}),
+            **({"note": note} if note else {}),
+        }
+        kind = "memory.reinforced" if FEEDBACK_SIGNALS[signal] else "memory.feedback"
+        return self.append(session, kind, payload, actor=actor)
+
+    def invalidate(self, session: str, entity: str, entity_type: str, *, reason: str, actor: str = "agent") -> Event:
+        """Close the validity window of an entity's current version (nothing is deleted)."""
+        if not reason or not reason.strip():
+            raise InvalidRequestError(
+                "a reason is required to invalidate memory",
+                field="reason",
+                remediation="Say why the fact is no longer true.",
+            )
+        self._require_entity(session, entity, entity_type)
+        return self.append(
+            session, "memory.invalidated", {"entity": entity, "entity_type": entity_type, "reason": reason}, actor=actor
+        )
+
+    def capabilities(self) -> dict[str, Any]:
+        """What this memory can do right now, including degraded modes (never silently degraded)."""
+        projector = self.projector
+        vectors = self.retriever.vectors
+        from zaxy_agents.projection.registry import registered_types
+
+        return {
+            "backend": {
+                "eventloom": type(self.log).__name__,
+                "graph": projector.store.backend if projector.store is not None else None,
+            },
+            "degraded": projector.degraded or projector.writer_error(),
+            "eventloom_path": str(self.settings.eventloom_path),
+            "embedder": vectors.model_id,
+            "retrieval_profiles": sorted(PROFILES),
+            "purposes": sorted(PRESETS),
+            "token_encodings": list(SUPPORTED_ENCODINGS),
+            "extractors": registered_types(),
+            "answerability": ["answer_from_memory", "refresh_recommended", "ask_user"],
+        }
+
+    # ------------------------------------------------------------------ internals
+    def _require_entity(self, session: str, entity: str, entity_type: str) -> None:
+        validate_session_id(session)
+        self.project([session])
+        if self.projector.catalog.current(entity_key(session, entity_type, entity)) is None:
+            raise NotFoundError(
+                f"no current {entity_type} {entity!r} in session {session!r}",
+                field="entity",
+                remediation="Use the entity name and type exactly as a checkout returned them (current facts only).",
+            )
+
+    def _resolve_ref(
+        self, session: str | None, ref: str | int | None, as_of: str | None
+    ) -> tuple[str | None, str | None]:
+        if ref is None:
+            return as_of, None
+        if session is None:
+            raise InvalidRequestError("ref needs a session", field="ref", remediation="Pass session= with ref=.")
+        seq = ref if isinstance(ref, int) else int(ref) if isinstance(ref, str) and ref.isdigit() else None
+        target = (
+            self.log.get(session, seq) if seq is not None else self.log.get(session, self.refs.get(session, ref).seq)
+        )
+        return target.timestamp, f"{ref}@{target.citation}"
+
+    def _projection_lag(self, sessions: list[str] | None) -> int:
+        cursors = self.projector.catalog.cursors
+        lag = 0
+        for summary in self.log.sessions():
+            if sessions is None or summary.session in sessions:
+                lag += summary.event_count - cursors.get(summary.session, (0, ""))[0]
+        return lag
+
+
+def _scope(session: str | None, scope: list[str] | None) -> list[str] | None:
+    if session is not None:
+        validate_session_id(session)
+    if scope is not None:
+        for index, name in enumerate(scope):
+            validate_session_id(name, field=f"scope[{index}]")
+        return sorted(set(scope) | ({session} if session else set()))
+    return [session] if session is not None else None
+
+
+def _check_query(query: str, max_tokens: int | None, k: int) -> None:
+    if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS:
+        raise InvalidRequestError(
+            f"query must be a string of at most {MAX_QUERY_CHARS} characters",
+            field="query",
+            remediation="Shorten the question.",
+        )
+    if max_tokens is not None and not 64 <= max_tokens <= MAX_TOKENS_LIMIT:
+        raise InvalidRequestError(
+            f"max_tokens must be between 64 and {MAX_TOKENS_LIMIT}",
+            field="max_tokens",
+            remediation="Omit it for an unbounded packet.",
+        )
+    if not 1 <= k <= 50:
+        raise InvalidRequestError("k must be between 1 and 50", field="k", remediation="Use 8 by default.")
+
+
+def _citation_in(line: str) -> str:
+    start = line.find("eventloom://")
+    end = line.find(")", start)
+    return line[start : end if end > 0 else None]
