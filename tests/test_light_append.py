@@ -10,7 +10,7 @@ import pytest
 
 from tests.backends import PostgresHarness
 from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
-from zaxy_agents.fabric.light import light_append
+from zaxy_agents.fabric.light import light_append, light_tail, light_working_set
 
 
 def test_light_append_chains_with_the_full_log(tmp_path: Path) -> None:
@@ -45,3 +45,5 @@ def test_light_append_honours_the_postgres_backend(
     assert not list(tmp_path.iterdir())  # nothing went to the embedded folder
     with postgres_backend.open() as log:
         assert log.verify("s").ok and log.get("s", 2).citation == stored["citation"]
+    assert [e["seq"] for e in light_tail("s", 5)] == [1, 2] and light_tail("missing", 5) == []
+    assert light_working_set("s").head_seq == 2
