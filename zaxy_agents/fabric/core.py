@@ -19,9 +19,11 @@ from zaxy_agents.retrieval.embeddings import resolve_embedder
 from .backend_ops import BackendOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
+from .checkpoint_ops import CheckpointOperations
 from .log_ops import LogOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
+from .store_ops import StoreOperations
 from .workingset_ops import WorkingSetOperations
 
 
@@ -32,6 +34,8 @@ class MemoryFabric(
     CheckoutOperations,
     WorkingSetOperations,
     CaptureOperations,
+    StoreOperations,
+    CheckpointOperations,
     BackendOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
