@@ -5,9 +5,11 @@ from __future__ import annotations
 import typer
 
 from . import (
+    backend_commands,
     benchmark_commands,
     capture_commands,
     demo,
+    eventloom_commands,
     hooks_commands,
     ide_config_commands,
     log_commands,
@@ -33,3 +35,5 @@ app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)
 ide_config_commands.register(app)
+backend_commands.register(app)
+eventloom_commands.register(app)
