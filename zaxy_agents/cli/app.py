@@ -5,11 +5,13 @@ from __future__ import annotations
 import typer
 
 from . import (
+    backend_commands,
     benchmark_commands,
     capture_commands,
     causal_commands,
     consolidation_commands,
     demo,
+    eventloom_commands,
     hooks_commands,
     ide_config_commands,
     lane_commands,
@@ -39,3 +41,5 @@ app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)
 ide_config_commands.register(app)
+backend_commands.register(app)
+eventloom_commands.register(app)

@@ -56,7 +56,7 @@ def demo_command(
         root = eventloom_path or scratch
         assert root is not None
         try:
-            with open_fabric(root) as fabric:
+            with open_fabric(root, backend="jsonl") as fabric:
                 appended = fabric.append_many(DEMO_SESSION, DEMO_EVENTS)
                 report = fabric.verify(DEMO_SESSION)
                 resolved = fabric.resolve(appended[2].citation)
@@ -92,7 +92,7 @@ def _tamper_check(root: Path) -> dict:
         index = data.find(b"capped at 5")
         data[index + len(b"capped at ")] = ord("9")
         target.write_bytes(bytes(data))
-        with open_fabric(Path(copy_dir)) as fabric:
+        with open_fabric(Path(copy_dir), backend="jsonl") as fabric:
             report = fabric.verify(DEMO_SESSION)
     return {"detected": not report.ok, "first_broken_seq": report.first_broken_seq, "reason": report.reason}
 
