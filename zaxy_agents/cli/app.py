@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from . import benchmark_commands, demo, log_commands, projection_commands, retrieval_commands
+from . import (
+    benchmark_commands,
+    checkout_commands,
+    demo,
+    log_commands,
+    projection_commands,
+    retrieval_commands,
+    serve_command,
+)
 from .memory_app import memory_app
 
 app = typer.Typer(
@@ -20,4 +28,6 @@ demo.register(app)
 projection_commands.register(app, memory_app)
 retrieval_commands.register(memory_app)
 benchmark_commands.register(app)
+serve_command.register(app)
+checkout_commands.register(memory_app)
 app.add_typer(memory_app)

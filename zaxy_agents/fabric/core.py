@@ -17,12 +17,21 @@ from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
 
 from .checkout_ops import CheckoutOperations
+from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
+from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
 
 
-class MemoryFabric(LogOperations, ProjectionOperations, RetrievalOperations, CheckoutOperations):
+class MemoryFabric(
+    LogOperations,
+    ProjectionOperations,
+    RetrievalOperations,
+    CheckoutOperations,
+    MetacognitionOperations,
+    LifecycleOperations,
+):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None, embedder: Any = None) -> None:

@@ -410,6 +410,34 @@ class VerbatimIndex:
             for d in top
         ]
 
+    def term_statistics(
+        self, query: str, *, sessions: list[str] | None = None, scan_limit: int = 4096
+    ) -> tuple[int, dict[str, int]]:
+        """``(documents in scope, {query term: documents in scope containing it})`` from the in-memory postings.
+
+        A cheap "have I seen these words?" signal (metacognition): no scoring, no embedding. A term with more than
+        ``scan_limit`` postings is counted on a prefix of its postings and scaled, to keep the cost bounded.
+        """
+        terms = list(dict.fromkeys(self.an(query)))
+        if sessions is None:
+            return len(self.keys), {term: self.text.df(term) for term in terms}
+        allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
+        if not allowed:
+            return 0, dict.fromkeys(terms, 0)
+        owners = self.log_session.view()
+        in_scope = int(np.count_nonzero(np.isin(owners, allowed)))
+        counts: dict[str, int] = {}
+        for term in terms:
+            posting = self.text.post.get(term)
+            if not posting:
+                counts[term] = 0
+                continue
+            docs = posting[0]
+            sample = np.asarray(docs[:scan_limit], dtype=np.int64)
+            hits = int(np.count_nonzero(np.isin(owners[sample], allowed)))
+            counts[term] = hits if len(docs) <= scan_limit else round(hits * len(docs) / scan_limit)
+        return in_scope, counts
+
 
 def _parse_day(stamp: str | None) -> _dt.datetime | None:
     if not stamp:
