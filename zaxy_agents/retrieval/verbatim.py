@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import math
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -424,8 +425,10 @@ class VerbatimIndex:
         allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
         if not allowed:
             return 0, dict.fromkeys(terms, 0)
+        in_scope_mask = np.zeros(len(self._log_sessions), dtype=bool)
+        in_scope_mask[allowed] = True
         owners = self.log_session.view()
-        in_scope = int(np.count_nonzero(np.isin(owners, allowed)))
+        in_scope = int(_session_sizes(self)[allowed].sum())
         counts: dict[str, int] = {}
         for term in terms:
             posting = self.text.post.get(term)
@@ -433,10 +436,31 @@ class VerbatimIndex:
                 counts[term] = 0
                 continue
             docs = posting[0]
-            sample = np.asarray(docs[:scan_limit], dtype=np.int64)
-            hits = int(np.count_nonzero(np.isin(owners[sample], allowed)))
+            hits = int(np.count_nonzero(in_scope_mask[owners[docs[:scan_limit]]]))
             counts[term] = hits if len(docs) <= scan_limit else round(hits * len(docs) / scan_limit)
         return in_scope, counts
+
+
+_SIZES: weakref.WeakKeyDictionary[VerbatimIndex, tuple[Any, int, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def _session_sizes(index: VerbatimIndex) -> np.ndarray:
+    """Documents per Eventloom session id, maintained incrementally across calls (kept outside the index so it
+    never enters a snapshot; rebuilt when the index was reset)."""
+    owners = index.log_session.view()
+    cached = _SIZES.get(index)
+    if cached is not None and cached[0] is index.log_session and cached[1] <= len(owners):
+        _, done, sizes = cached
+    else:
+        done, sizes = 0, np.zeros(0, dtype=np.int64)
+    if done < len(owners) or len(sizes) < len(index._log_sessions):
+        fresh = np.bincount(owners[done:], minlength=len(index._log_sessions))
+        grown = np.zeros(max(len(fresh), len(sizes)), dtype=np.int64)
+        grown[: len(sizes)] += sizes
+        grown[: len(fresh)] += fresh
+        sizes = grown
+        _SIZES[index] = (index.log_session, len(owners), sizes)
+    return sizes
 
 
 def _parse_day(stamp: str | None) -> _dt.datetime | None:
