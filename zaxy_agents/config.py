@@ -1,14 +1,18 @@
 """Where things live and how they behave, resolved from arguments, then environment, then defaults.
 
-Stdlib only (the hook fast path reads it).
+Stdlib only and pathlib-free at import (the hook fast path reads it; ``pathlib`` costs it ~4 ms of
+start-up): paths are kept as strings and ``Path`` objects are built on access.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from zaxy_agents.errors import InvalidRequestError
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
@@ -22,24 +26,31 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "embedder", "eventloom_path", "max_payload_bytes", "use_graph")
+    __slots__ = ("durability", "embedder", "eventloom_dir", "max_payload_bytes", "use_graph")
 
     def __init__(
         self,
-        eventloom_path: Path,
+        eventloom_path: str | os.PathLike[str],
         durability: str = "fsync",
         max_payload_bytes: int = 1024 * 1024,
         use_graph: bool = True,
         embedder: str | None = None,
     ) -> None:
-        self.eventloom_path = Path(eventloom_path)
+        self.eventloom_dir = os.fspath(eventloom_path)  # the folder as a plain string (hook fast path)
         self.embedder = embedder
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self.use_graph = use_graph
 
     def __repr__(self) -> str:
-        return f"ZaxySettings({str(self.eventloom_path)!r}, durability={self.durability!r})"
+        return f"ZaxySettings({self.eventloom_dir!r}, durability={self.durability!r})"
+
+    @property
+    def eventloom_path(self) -> Path:
+        """The folder holding the session logs."""
+        from pathlib import Path
+
+        return Path(self.eventloom_dir)
 
     @property
     def derived_path(self) -> Path:
@@ -56,7 +67,7 @@ class ZaxySettings:
         use_graph: bool | None = None,
         embedder: str | None = None,
     ) -> ZaxySettings:
-        path = Path(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
+        path = os.fspath(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
         limit = max_payload_bytes
         if limit is None:
@@ -79,7 +90,7 @@ class ZaxySettings:
             use_graph = os.environ.get(ENV_GRAPH, "on").strip().lower() not in {"off", "0", "false", "no"}
         chosen = embedder if embedder is not None else os.environ.get(ENV_EMBEDDER, "")
         return cls(
-            eventloom_path=path.expanduser(),
+            eventloom_path=os.path.expanduser(path),
             durability=mode,
             max_payload_bytes=limit,
             use_graph=use_graph,

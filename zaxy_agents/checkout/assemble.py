@@ -149,11 +149,15 @@ def assemble(
 
     encoder = get_encoding(encoding) if max_tokens is not None else None
     candidates = _candidates(stable, working, hits, evidence, purpose, max_tokens)
-    guidance_lines = _guidance_lines(quality, guidance)
-    overhead = _overhead_tokens(encoder, guidance_lines, query)
-    packing = pack(candidates, max_tokens, overhead, encoder)
-    prompt, prefix = render(packing.kept, guidance_lines, query)
-    budget_used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
+    full_guidance = _guidance_lines(quality, guidance)
+    # Under tight budgets the guidance shrinks before memory items do: answerability (and the next action) always stay.
+    for guidance_lines in (full_guidance, full_guidance[:2], full_guidance[:1]):
+        overhead = _overhead_tokens(encoder, guidance_lines, query)
+        packing = pack(candidates, max_tokens, overhead, encoder)
+        prompt, prefix = render(packing.kept, guidance_lines, query)
+        budget_used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
+        if max_tokens is None or budget_used <= max_tokens:
+            break
     kept_payloads = {id(c.payload) for c in packing.kept}
     if max_tokens is not None:
         evidence = [item for item in evidence if id(item) in kept_payloads]

@@ -12,6 +12,7 @@ from zaxy_agents.projection.records import EntityVersion
 from .models import WorkingItem, WorkingSet
 
 PER_KIND = 5
+SCAN_PER_TYPE = 60  # newest identities examined per type (failed commands and goals need a little depth)
 DONE = {"done", "completed", "cancelled", "closed", "resolved"}
 BLOCKED = {"blocked", "failed", "stuck", "waiting"}
 
@@ -25,7 +26,7 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     current: list[EntityVersion] = []
     for session in scoped:
         for entity_type in WORKING_TYPES:
-            for key in catalog.recent_keys(session, entity_type):
+            for key in catalog.recent_keys(session, entity_type, scan=SCAN_PER_TYPE):
                 version = catalog.version_at(key, as_of)
                 if version is not None:
                     current.append(version)
@@ -33,38 +34,36 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     working = WorkingSet()
     succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker
     for version in current:
-        item = _item(version)
         kind = version.entity_type
-        status = (version.properties.get("status") or "").lower() if kind == "task" else ""
+        properties = version.properties if kind in {"task", "command_run", "fact"} else {}
         if kind == "task":
+            status = str(properties.get("status") or "").lower()
             if status in BLOCKED:
-                _push(working.blockers, item)
+                _push(working.blockers, version, properties)
             elif status not in DONE:
-                _push(working.tasks, item)
+                _push(working.tasks, version, properties)
         elif kind == "decision":
-            _push(working.decisions, item)
+            _push(working.decisions, version, properties)
         elif kind == "file":
-            _push(working.artifacts, item)
+            _push(working.artifacts, version, properties)
         elif kind == "command_run":
-            command = str(version.properties.get("command", ""))
-            if version.properties.get("exit_code") == 0:
+            command = str(properties.get("command", ""))
+            if properties.get("exit_code") == 0:
                 succeeded.add(command)
-            elif version.properties.get("exit_code") is not None and command not in succeeded:
-                _push(working.blockers, item)
-        elif kind == "session" or (kind == "fact" and version.properties.get("predicate") in {"goal", "objective"}):
-            _push(working.goals, item)
+            elif properties.get("exit_code") is not None and command not in succeeded:
+                _push(working.blockers, version, properties)
+        elif kind == "session" or (kind == "fact" and properties.get("predicate") in {"goal", "objective"}):
+            _push(working.goals, version, properties)
         elif kind in {"document", "document_chunk"} and version.source_path:
-            _push(working.source_anchors, item)
+            _push(working.source_anchors, version, properties)
     return working
 
 
-def _item(version: EntityVersion) -> WorkingItem:
-    status = version.properties.get("status") if version.entity_type == "task" else None
-    return WorkingItem(
-        text=version.summary or version.name, citation=version.citation, kind=version.entity_type, status=status
-    )
-
-
-def _push(target: list[WorkingItem], item: WorkingItem) -> None:
+def _push(target: list[WorkingItem], version: EntityVersion, properties: dict) -> None:
     if len(target) < PER_KIND:
-        target.append(item)
+        status = properties.get("status") if version.entity_type == "task" else None
+        target.append(
+            WorkingItem(
+                text=version.summary or version.name, citation=version.citation, kind=version.entity_type, status=status
+            )
+        )

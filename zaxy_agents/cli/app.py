@@ -6,8 +6,11 @@ import typer
 
 from . import (
     benchmark_commands,
+    capture_commands,
     checkout_commands,
     demo,
+    hooks_commands,
+    ide_config_commands,
     log_commands,
     projection_commands,
     retrieval_commands,
@@ -31,3 +34,6 @@ benchmark_commands.register(app)
 serve_command.register(app)
 checkout_commands.register(memory_app)
 app.add_typer(memory_app)
+hooks_commands.register(app)
+capture_commands.register(app)
+ide_config_commands.register(app)

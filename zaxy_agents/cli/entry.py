@@ -11,6 +11,10 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "hook-event" and "--help" not in args and "-h" not in args:
+        from zaxy_agents.capture.hook_sink import run
+
+        sys.exit(run(args[1:]))
     from zaxy_agents.cli.app import app
 
     app(args=args, prog_name="zaxy")

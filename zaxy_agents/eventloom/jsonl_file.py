@@ -17,34 +17,33 @@ event recording the sidecar, so nothing acknowledged is lost or rewritten and th
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
-import threading
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from _thread import allocate_lock  # what threading.Lock is, without importing threading on the hook path
+from array import array
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
-from pathlib import Path
 
 from zaxy_agents.errors import IntegrityError
 
-from .canonical import GENESIS_HASH, canonical_json, encode_line, event_hash
+from .canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 TORN_DIR_NAME = ".torn"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
-OFFSET_INDEX_STRIDE = 512
 _READ_CHUNK = 1 << 16
+_INDEX_CHUNK = 1 << 20
 
 
 def utc_timestamp(moment: float | None = None) -> str:
-    """UTC ISO-8601 with microseconds and a ``Z`` suffix."""
-    stamp = datetime.fromtimestamp(time.time() if moment is None else moment, UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """UTC ISO-8601 with microseconds and a ``Z`` suffix (``time`` only: ``datetime`` costs hook start-up)."""
+    nanos = time.time_ns() if moment is None else round(moment * 1_000_000) * 1000
+    seconds, remainder = divmod(nanos, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{remainder // 1000:06d}Z"
 
 
 def new_event_id() -> str:
@@ -99,19 +98,26 @@ class TornTail:
 class SessionFile:
     """The append/read engine for ``<root>/<session>.jsonl``."""
 
-    def __init__(self, root: Path, session: str, durability: str = "fsync") -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | os.PathLike[str], session: str, durability: str = "fsync") -> None:
+        self.root = os.fspath(root)  # plain str paths: pathlib costs the hook fast path ~4 ms of imports
         self.session = session
         self.durability = durability
         self.dirty = False
-        self._thread_lock = threading.Lock()
+        self._thread_lock = allocate_lock()
         self._fd: int | None = None
         self._tail: _Tail | None = None
-        self._offsets: dict[int, int] = {}
+        self._path = os.path.join(self.root, f"{session}.jsonl")
+        # Dense line index: byte offset of every complete line (seq n is line n). Built by scanning only bytes
+        # not seen before, so random access (get/resolve/replay from a seq) costs one seek, not a file scan.
+        self._index_lock = allocate_lock()
+        self._line_starts = array("q")
+        self._indexed_inode: int | None = None
+        self._indexed_to = 0
+        self._pending_start = 0
 
     @property
-    def path(self) -> Path:
-        return self.root / f"{self.session}.jsonl"
+    def path(self) -> str:
+        return self._path
 
     # ------------------------------------------------------------------ writing
     def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
@@ -132,8 +138,6 @@ class SessionFile:
                     seq += 1
                     envelope, line = _seal(draft, seq, prev, self.session, session_json)
                     prev = envelope["hash"]
-                    if seq % OFFSET_INDEX_STRIDE == 0:
-                        self._offsets[seq] = offset
                     offset += len(line)
                     envelopes.append(envelope)
                     chunks.append(line)
@@ -181,7 +185,7 @@ class SessionFile:
                 pass
             os.close(self._fd)  # the file was replaced or removed: reopen by path
             self._fd, self._tail = None, None
-        self.root.mkdir(parents=True, exist_ok=True)
+        os.makedirs(self.root, exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         return self._fd
 
@@ -209,7 +213,7 @@ class SessionFile:
         envelope = _decode_line(line, self.path, where="last line")
         if event_hash(envelope) != envelope.get("hash"):
             raise IntegrityError(
-                f"the last event of {self.path.name} (seq {envelope.get('seq')}) does not match its hash",
+                f"the last event of {os.path.basename(self.path)} (seq {envelope.get('seq')}) does not match its hash",
                 field="session",
                 remediation="Run `zaxy verify --session-id <session>`; the log was modified outside Zaxy.",
             )
@@ -226,17 +230,17 @@ class SessionFile:
     def _recover_torn_tail(self, fd: int, size: int) -> TornTail:
         cut = _last_newline_end(fd, size)
         torn_bytes = os.pread(fd, size - cut, cut)
-        digest = hashlib.sha256(torn_bytes).hexdigest()
-        torn_dir = self.root / TORN_DIR_NAME
-        torn_dir.mkdir(parents=True, exist_ok=True)
-        sidecar = torn_dir / f"{self.session}.{cut}.{digest[:12]}.torn"
+        digest = sha256(torn_bytes).hexdigest()
+        torn_dir = os.path.join(self.root, TORN_DIR_NAME)
+        os.makedirs(torn_dir, exist_ok=True)
+        sidecar = os.path.join(torn_dir, f"{self.session}.{cut}.{digest[:12]}.torn")
         with open(sidecar, "wb") as handle:
             handle.write(torn_bytes)
             handle.flush()
             os.fsync(handle.fileno())
         os.ftruncate(fd, cut)
         os.fsync(fd)
-        return TornTail(cut, len(torn_bytes), digest, str(sidecar.relative_to(self.root)))
+        return TornTail(cut, len(torn_bytes), digest, os.path.relpath(sidecar, self.root))
 
     # ------------------------------------------------------------------ reading
     def read_tail(self) -> tuple[int, str] | None:
@@ -259,63 +263,52 @@ class SessionFile:
 
     def iter_lines(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
         """Yield ``(offset, line)`` for complete lines from ``from_seq``, streaming (bounded memory)."""
+        starts = self._index()
+        if from_seq - 1 >= len(starts):
+            return
         try:
             handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
         except FileNotFoundError:
             return
         try:
-            offset = self._seek_offset(handle, from_seq) if from_seq > 1 else 0
+            offset = starts[from_seq - 1]
             handle.seek(offset)
-            seq = max(from_seq, 1)
+            seq = from_seq
             for line in handle:
                 if not line.endswith(b"\n"):
                     return  # torn tail: never yielded, recovered by the next writer
                 if to_seq is not None and seq > to_seq:
                     return
-                if seq % OFFSET_INDEX_STRIDE == 0:
-                    self._offsets.setdefault(seq, offset)
                 yield offset, line
                 offset += len(line)
                 seq += 1
         finally:
             handle.close()
 
-    def _seek_offset(self, handle: Any, target: int) -> int:
-        """Byte offset of the line holding seq ``target`` (sparse index + binary search on the file)."""
-        below = [seq for seq in tuple(self._offsets) if seq <= target]
-        lo_seq = max(below, default=1)
-        lo = self._offsets.get(lo_seq, 0)
-        if lo_seq == target:
-            return lo
-        handle.seek(0, os.SEEK_END)
-        hi = handle.tell()
-        # Invariant: the line starting at ``lo`` has seq <= target; every line starting at >= hi has seq > target
-        # or does not exist.
-        while hi - lo > _READ_CHUNK:
-            mid = (lo + hi) // 2
-            handle.seek(mid)
-            handle.readline()
-            start = handle.tell()
-            line = handle.readline()
-            if not line.endswith(b"\n") or start >= hi:
-                hi = mid
-                continue
-            seq = int(_decode_line(line, self.path, where=f"offset {start}")["seq"])
-            if seq == target:
-                return start
-            if seq < target:
-                lo = start
-            else:
-                hi = mid
-        handle.seek(lo)
-        offset = lo
-        for line in handle:
-            if not line.endswith(b"\n"):
-                break
-            if int(_decode_line(line, self.path, where=f"offset {offset}")["seq"]) >= target:
-                return offset
-            offset += len(line)
-        return offset
+    def _index(self) -> array:
+        """Bring the line index up to date with the file (scans only new bytes; rescans a replaced file)."""
+        with self._index_lock:
+            try:
+                stat = os.stat(self._path)
+            except FileNotFoundError:
+                self._line_starts, self._indexed_inode, self._indexed_to, self._pending_start = array("q"), None, 0, 0
+                return self._line_starts
+            if stat.st_ino != self._indexed_inode or stat.st_size < self._indexed_to:
+                self._line_starts, self._indexed_to, self._pending_start = array("q"), 0, 0
+                self._indexed_inode = stat.st_ino
+            if stat.st_size > self._indexed_to:
+                starts, pending, position = self._line_starts, self._pending_start, self._indexed_to
+                with open(self._path, "rb") as handle:
+                    handle.seek(position)
+                    while chunk := handle.read(_INDEX_CHUNK):
+                        newline = chunk.find(b"\n")
+                        while newline >= 0:
+                            starts.append(pending)
+                            pending = position + newline + 1
+                            newline = chunk.find(b"\n", newline + 1)
+                        position += len(chunk)
+                self._indexed_to, self._pending_start = position, pending
+            return self._line_starts
 
 
 _json_string = encode_basestring  # == json.dumps(text, ensure_ascii=False) for str, without encoder set-up
@@ -337,7 +330,7 @@ def _seal(draft: PreparedDraft, seq: int, prev: str, session: str, session_json:
         f'"session":{session_json},"timestamp":{_json_string(timestamp)},"type":"{draft.type}"}}'
     )
     actor_json = _json_string(draft.actor)
-    digest = hashlib.sha256(f'{{"actor":{actor_json},{rest}'.encode()).hexdigest()
+    digest = sha256(f'{{"actor":{actor_json},{rest}'.encode()).hexdigest()
     envelope: dict[str, Any] = {
         "actor": draft.actor,
         "hash": digest,
@@ -422,18 +415,18 @@ def _last_line_start(fd: int, size: int) -> int:
     return _last_newline_end(fd, size - 1)
 
 
-def _decode_line(line: bytes, path: Path, *, where: str) -> dict[str, Any]:
+def _decode_line(line: bytes, path: str, *, where: str) -> dict[str, Any]:
     try:
         value = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IntegrityError(
-            f"{path.name}: {where} is not valid JSON ({exc})",
+            f"{os.path.basename(path)}: {where} is not valid JSON ({exc})",
             field="session",
             remediation="Run `zaxy verify` to locate the damage; the log was modified outside Zaxy.",
         ) from exc
     if not isinstance(value, dict) or not isinstance(value.get("seq"), int):
         raise IntegrityError(
-            f"{path.name}: {where} is not an event envelope",
+            f"{os.path.basename(path)}: {where} is not an event envelope",
             field="session",
             remediation="Run `zaxy verify` to locate the damage.",
         )

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
 
 from .canonical import GENESIS_HASH, encode_line, event_hash
 from .citations import Citation, parse_citation
@@ -127,6 +127,12 @@ class JsonlEventLog:
     def get(self, session: str, seq: int) -> Event:
         """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
         for event in self.replay(session, seq, seq):
+            if event.seq != seq:
+                raise IntegrityError(
+                    f"line {seq} of session {session!r} holds seq {event.seq}",
+                    field="session",
+                    remediation="Run `zaxy verify`; the log was modified outside Zaxy.",
+                )
             return event
         raise NotFoundError(
             f"session {session!r} has no event {seq}",

@@ -24,21 +24,27 @@ _SECRET_KEY = re.compile(
     r"client_?secret|bearer)$"
 )
 
-_VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_VALUE_PATTERN_SOURCES: tuple[tuple[str, str, int], ...] = (
     (
         "private_key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|$)",
-            re.DOTALL,
-        ),
+        r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|$)",
+        re.DOTALL,
     ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
-    ("openai_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}")),
-    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("bearer", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0),
+    ("openai_key", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", 0),
+    ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", 0),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0),
+    ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}", 0),
 )
+
+
+@functools.lru_cache(maxsize=1)
+def _value_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Compiled on first use: most payloads never contain a marker, and compiling costs hook start-up."""
+    return tuple((kind, re.compile(source, flags)) for kind, source, flags in _VALUE_PATTERN_SOURCES)
+
+
 # Cheap pre-filter (one C-level scan): only strings containing a marker run the full regex set.
 _MARKER = re.compile(r"-----BEGIN|eyJ|sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox|[Bb]earer|BEARER")
 
@@ -59,7 +65,7 @@ def redact_text(text: str) -> tuple[str, list[str]]:
     if _MARKER.search(text) is None:
         return text, []
     kinds: list[str] = []
-    for kind, pattern in _VALUE_PATTERNS:
+    for kind, pattern in _value_patterns():
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         if count:
             kinds.append(kind)

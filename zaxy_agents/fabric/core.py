@@ -16,12 +16,14 @@ from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
 
+from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
+from .workingset_ops import WorkingSetOperations
 
 
 class MemoryFabric(
@@ -29,6 +31,8 @@ class MemoryFabric(
     ProjectionOperations,
     RetrievalOperations,
     CheckoutOperations,
+    WorkingSetOperations,
+    CaptureOperations,
     MetacognitionOperations,
     LifecycleOperations,
 ):

@@ -1,12 +1,11 @@
-"""The stdlib-only append path for latency-critical surfaces (IDE hook sinks).
+"""The stdlib-only face of the fabric for latency-critical surfaces (IDE hook sinks).
 
-Same validation, redaction, hashing and locking as :class:`MemoryFabric.append`, returned as a plain dict
-with its citation, without importing pydantic, numpy or the graph. Use the full fabric everywhere else.
+Same validation, redaction, hashing and locking as :class:`MemoryFabric.append`, returned as plain dicts
+with citations, without importing pydantic, numpy or the graph; plus a bounded tail read and the working-set
+packets the SessionStart hook injects. Use the full fabric everywhere else.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom.citations import format_citation
@@ -16,7 +15,10 @@ from zaxy_agents.eventloom.validation import validate_session_id
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
+
+    from zaxy_agents.workingset import Packet, WorkingSet
 
 
 def light_append(
@@ -28,12 +30,104 @@ def light_append(
     eventloom_path: str | Path | None = None,
 ) -> dict[str, Any]:
     """Append one event durably; returns the stored envelope plus ``citation``."""
+    return light_append_many(
+        session, [{"type": event_type, "payload": payload, "actor": actor}], eventloom_path=eventloom_path
+    )[-1]
+
+
+def light_append_many(
+    session: str, drafts: list[dict[str, Any]], *, eventloom_path: str | Path | None = None
+) -> list[dict[str, Any]]:
+    """Append several ``{"type", "payload", "actor"}`` drafts with one lock, one write and one fsync.
+
+    Every draft is validated and redacted before anything is written: one bad draft writes nothing.
+    """
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
-    draft = prepare_draft(event_type, payload, actor, settings.max_payload_bytes)
-    handle = SessionFile(settings.eventloom_path, session, durability="fsync")
+    prepared = [
+        prepare_draft(
+            draft.get("type"),
+            draft.get("payload", {}),
+            draft.get("actor", "agent"),
+            settings.max_payload_bytes,
+            field_prefix=f"events[{index}]." if len(drafts) > 1 else "",
+        )
+        for index, draft in enumerate(drafts)
+    ]
+    if not prepared:
+        return []
+    handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
     try:
-        envelope = handle.append([draft])[-1]
+        envelopes = handle.append(prepared)
     finally:
         handle.close()
-    return {**envelope, "citation": format_citation(session, envelope["seq"], envelope["hash"])}
+    return [
+        {**envelope, "citation": format_citation(session, envelope["seq"], envelope["hash"])} for envelope in envelopes
+    ]
+
+
+def light_tail(session: str, limit: int, *, eventloom_path: str | Path | None = None) -> list[dict[str, Any]]:
+    """The last ``limit`` events of ``session`` as plain envelopes, oldest first (``[]`` for no session).
+
+    Seeks by binary search over the file, so the cost depends on ``limit``, not on the log's length.
+    """
+    settings = ZaxySettings.resolve(eventloom_path)
+    validate_session_id(session)
+    handle = SessionFile(settings.eventloom_dir, session)
+    tail = handle.read_tail()
+    if tail is None:
+        return []
+    from json import loads
+
+    start = max(1, tail[0] - max(1, limit) + 1)
+    return [loads(line) for _offset, line in handle.iter_lines(start, tail[0])]
+
+
+def light_working_set(
+    session: str, *, window: int | None = None, eventloom_path: str | Path | None = None
+) -> WorkingSet:
+    """The working set of the last ``window`` events (default :data:`~zaxy_agents.workingset.DEFAULT_WINDOW`).
+
+    Only events the digest reads are decoded: a stored line is canonical JSON whose last key is ``type``
+    (docs/eventloom.md), so the type is read off the line's end and other events are skipped undecoded.
+    """
+    from json import loads
+
+    from zaxy_agents.workingset.digest import DEFAULT_WINDOW, RELEVANT_TYPES, build_working_set
+
+    settings = ZaxySettings.resolve(eventloom_path)
+    validate_session_id(session)
+    handle = SessionFile(settings.eventloom_dir, session)
+    tail = handle.read_tail()
+    if tail is None:
+        return build_working_set(session, [])
+    head_seq, head_hash = tail
+    start = max(1, head_seq - (window or DEFAULT_WINDOW) + 1)
+    envelopes = []
+    for _offset, line in handle.iter_lines(start, head_seq):
+        marker = line.rfind(b',"type":"')
+        kind = line[marker + 9 : -3] if marker != -1 and line.endswith(b'"}\n') else None
+        if kind is not None and b'"' not in kind and kind.decode() not in RELEVANT_TYPES:
+            continue
+        envelopes.append(loads(line.decode()))
+    return build_working_set(
+        session,
+        envelopes,
+        head_seq=head_seq,
+        head_citation=format_citation(session, head_seq, head_hash),
+        window_from_seq=start,
+    )
+
+
+def light_packet(
+    session: str,
+    kind: str,
+    max_chars: int,
+    *,
+    window: int | None = None,
+    eventloom_path: str | Path | None = None,
+) -> Packet:
+    """A ``recovery`` or ``bootstrap`` packet for ``session`` under ``max_chars`` characters."""
+    from zaxy_agents.workingset.packet import render_packet
+
+    return render_packet(light_working_set(session, window=window, eventloom_path=eventloom_path), kind, max_chars)

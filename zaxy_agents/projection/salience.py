@@ -28,11 +28,10 @@ def salience(version: EntityVersion, catalog: EntityCatalog, reference: str | No
     """Salience in [0, 1] and its factors (shown per fact in checkout diagnostics)."""
     feedback = catalog.feedback.get(version.key)
     positive_weight = feedback.weight if feedback else 0.0
-    negative = feedback.negative if feedback else 0
     last_touch = max(version.valid_from, feedback.last_timestamp if feedback and feedback.positive else "")
     age = _days_between(last_touch, reference or catalog.latest_timestamp or last_touch)
     recency = 0.5 ** (age / HALF_LIFE_DAYS)
-    reinforcement = (1.0 + math.log1p(positive_weight)) / (1.0 + 0.5 * negative)
+    reinforcement = 1.0 + math.log1p(positive_weight)  # negative feedback is audit-only by design
     value = min(1.0, version.importance * recency * reinforcement)
     return {
         "salience": round(value, 4),

@@ -159,6 +159,9 @@ class VerbatimIndex:
         self.keys: list[tuple[str, int]] = []
         self.hashes: list[str] = []
         self.types: list[str] = []
+        self.type_code = _Grow(np.int32)  # event type as a small integer, for vectorised filters
+        self._type_codes: dict[str, int] = {}
+        self.epoch = _Grow(np.float64)  # occurred_at as seconds, for vectorised as-of filters
         self.texts: list[str] = []
         self.stamps: list[str] = []
         self.text = _Field()
@@ -204,6 +207,7 @@ class VerbatimIndex:
         self.keys.append((doc.session, doc.seq))
         self.hashes.append(doc.hash)
         self.types.append(doc.event_type)
+        self.type_code.append(self._type_codes.setdefault(doc.event_type, len(self._type_codes)))
         self.texts.append(doc.text[:2000])
         self.stamps.append(doc.occurred_at)
         terms = self.an(doc.text)
@@ -219,6 +223,7 @@ class VerbatimIndex:
         self.qshare.append(question_share(doc.text))
         self.asks.append(1.0 if "?" in doc.text else 0.0)
         moment = _parse_day(doc.occurred_at)
+        self.epoch.append(moment.timestamp() if moment else 0.0)
         self.day.append(moment.toordinal() if moment else -1)
         self.month.append(moment.year * 12 + moment.month - 1 if moment else -1)
         self.log_session.append(self._log_sessions.setdefault(doc.session, len(self._log_sessions)))
@@ -383,14 +388,21 @@ class VerbatimIndex:
         total, comp = self.score(query)
         if total.size == 0 or k <= 0:
             return []
-        mask = total > 0
+        # Only events with local evidence (their own words, captions, context window or an adjacent match) are
+        # results; the segment component re-ranks within a thread but never makes an unrelated event a hit.
+        local = sum(comp[name] for name in ("text", "caption", "context", "neighbour") if name in comp)
+        mask = (total > 0) & (np.asarray(local) > 0) if not isinstance(local, int) else np.zeros(total.size, bool)
         if sessions is not None:
             allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
             mask &= np.isin(self.log_session.view(), allowed)
         if as_of is not None:
-            mask &= np.array([stamp <= as_of for stamp in self.stamps], dtype=bool)
+            limit = _parse_day(as_of)
+            if limit is not None:
+                mask &= self.epoch.view() <= limit.timestamp()
         if exclude_types:
-            mask &= np.array([kind not in exclude_types for kind in self.types], dtype=bool)
+            excluded = [self._type_codes[kind] for kind in exclude_types if kind in self._type_codes]
+            if excluded:
+                mask &= ~np.isin(self.type_code.view(), excluded)
         candidates = np.flatnonzero(mask)
         if candidates.size == 0:
             return []

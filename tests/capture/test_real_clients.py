@@ -1,0 +1,150 @@
+"""Optional: the real `claude` (Claude Code) and `codex` (Codex CLI) binaries against what Zaxy installs.
+
+They run fully offline: without a login `claude -p` still fires its session hooks, and for tool calls both
+CLIs are pointed at scripted loopback model servers (tests/capture/fake_model_servers.py). Skipped unless the
+binaries are found in ``$ZAXY_TEST_NODE_BIN`` (a folder, e.g. ``node_modules/.bin`` of
+``npm install @anthropic-ai/claude-code @openai/codex``) or on PATH. CI never installs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.capture.conftest import Env
+from tests.capture.fake_model_servers import FakeAnthropic, FakeResponses
+from zaxy_agents.fabric import MemoryFabric
+
+SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY")
+
+
+def find_binary(name: str) -> str | None:
+    folder = os.environ.get("ZAXY_TEST_NODE_BIN")
+    if folder and (Path(folder) / name).exists():
+        return str(Path(folder) / name)
+    return shutil.which(name)
+
+
+CLAUDE = find_binary("claude")
+CODEX = find_binary("codex")
+needs_claude = pytest.mark.skipif(CLAUDE is None, reason="claude CLI not found (set ZAXY_TEST_NODE_BIN)")
+needs_codex = pytest.mark.skipif(CODEX is None, reason="codex CLI not found (set ZAXY_TEST_NODE_BIN)")
+
+
+def client_env(env: Env, **extra: str) -> dict[str, str]:
+    base = {key: value for key, value in os.environ.items() if key not in SECRET_VARS}
+    return {**base, **env.vars(), "CI": "1", **extra}
+
+
+def run_client(argv: list[str], env: Env, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        cwd=env.workspace,
+        env=client_env(env, **extra),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=180,
+    )
+
+
+def seed_task(env: Env, client: str) -> None:
+    with MemoryFabric.from_path(env.eventloom) as fabric:
+        fabric.append(env.session(client), "task.created", {"task_id": "T-7", "title": "Wire the refund webhook"})
+
+
+@needs_claude
+def test_claude_without_login_fires_session_hooks(env: Env) -> None:
+    assert env.zaxy("hooks", "claude-code").returncode == 0
+    result = run_client([CLAUDE, "-p", "hello"], env)
+    events = env.events(env.session("claude-code"))
+    kinds = [event["type"] for event in events]
+    assert "hook.session_started" in kinds and "hook.session_ended" in kinds, (result.stdout, result.stderr)
+    prompt = next(event for event in events if event["type"] == "hook.user_prompt_submitted")
+    assert prompt["payload"]["prompt"] == "hello"
+
+
+@needs_claude
+def test_claude_tool_calls_are_captured_and_the_packet_reaches_the_model(env: Env) -> None:
+    env.zaxy("hooks", "claude-code")
+    seed_task(env, "claude-code")
+    notes = env.workspace / "notes.txt"
+    steps = [
+        {"tool": "Bash", "input": {"command": "echo from-claude", "description": "say hi"}},
+        {"tool": "Write", "input": {"file_path": str(notes), "content": "one\ntwo\n"}},
+        {"tool": "Edit", "input": {"file_path": str(notes), "old_string": "two", "new_string": "2\n3"}},
+        {"tool": "Bash", "input": {"command": "ls /definitely-missing-dir", "description": "fail"}},
+    ]
+    with FakeAnthropic(steps) as server:
+        result = run_client(
+            [CLAUDE, "-p", "do the work", "--allowedTools", "Bash Write Edit"],
+            env,
+            ANTHROPIC_API_KEY="sk-ant-test-only",
+            ANTHROPIC_BASE_URL=server.url,
+        )
+        requests = server.all_request_text()
+    assert result.returncode == 0, result.stderr
+    assert "Wire the refund webhook" in requests and "eventloom://" in requests  # bootstrap packet injected
+    events = env.events(env.session("claude-code"))
+    commands = [
+        (e["payload"]["command"], e["payload"]["exit_code"]) for e in events if e["type"] == "command.completed"
+    ]
+    assert commands == [("echo from-claude", 0), ("ls /definitely-missing-dir", 2)]
+    edits = [
+        (e["payload"]["operation"], e["payload"]["lines_added"]) for e in events if e["type"] == "file.edit.applied"
+    ]
+    assert edits == [("create", 2), ("edit", 2)]
+    assert "one\ntwo" not in json.dumps(events)
+
+
+@needs_codex
+def test_codex_reads_the_mcp_config_zaxy_wrote(env: Env) -> None:
+    assert env.zaxy("ide-config", "codex", "--install", "--scope", "user").returncode == 0
+    result = run_client([CODEX, "mcp", "get", "zaxy", "--json"], env)
+    assert result.returncode == 0, result.stderr
+    server = json.loads(result.stdout)
+    assert server["enabled"] and server["startup_timeout_sec"] == 20
+    assert server["transport"]["args"] == ["serve", "--eventloom-path", str(env.eventloom)]
+    assert Path(server["transport"]["command"]).is_absolute()
+    listed = json.loads(run_client([CODEX, "mcp", "list", "--json"], env).stdout)
+    assert [entry["name"] for entry in listed] == ["zaxy"]
+
+
+@needs_codex
+def test_codex_hooks_capture_and_inject_with_capture_backfilling_patches(env: Env) -> None:
+    assert env.zaxy("hooks", "codex").returncode == 0
+    seed_task(env, "codex")
+    patch = "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: notes.txt\n+one\n+two\n*** End Patch\nPATCH"
+    steps = [
+        {"function": "exec_command", "arguments": {"cmd": "echo from-codex", "workdir": str(env.workspace)}},
+        {"function": "exec_command", "arguments": {"cmd": patch, "workdir": str(env.workspace)}},
+    ]
+    with FakeResponses(steps) as server:
+        env.codex_home.mkdir(parents=True, exist_ok=True)
+        (env.codex_home / "config.toml").write_text(
+            'model = "gpt-5.3-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+            f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
+            f'[projects."{env.workspace}"]\ntrust_level = "trusted"\n'
+        )
+        argv = [CODEX, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
+        argv += ["--dangerously-bypass-approvals-and-sandbox", "do the work"]
+        result = run_client(argv, env, FAKE_OPENAI_KEY="test-only")
+        requests = server.all_request_text()
+    assert result.returncode == 0, result.stderr
+    assert "Wire the refund webhook" in requests  # SessionStart packet reached the model
+    session = env.session("codex")
+    kinds = [event["type"] for event in env.events(session)]
+    assert {"hook.session_started", "hook.user_prompt_submitted", "command.completed", "hook.session_ended"} <= set(
+        kinds
+    )
+    _code, report = env.zaxy_json("capture", "codex")
+    assert report["skipped_duplicates"] >= 2  # the prompt and the command came through the hooks already
+    events = env.events(session)
+    assert [e["type"] for e in events].count("command.completed") == 1
+    edit = next(e["payload"] for e in events if e["type"] == "file.edit.applied")
+    assert (edit["path"], edit["operation"], edit["lines_added"]) == (str(env.workspace / "notes.txt"), "create", 2)

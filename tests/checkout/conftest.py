@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zaxy_agents.fabric import MemoryFabric
+
+
+@pytest.fixture
+def memory(tmp_path: Path):
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+        yield fabric
+
+
+@pytest.fixture
+def project(memory: MemoryFabric) -> MemoryFabric:
+    """A small but realistic coding session."""
+    memory.append("proj", "session.started", {"goal": "move billing to Postgres"})
+    memory.append("proj", "task.created", {"task_id": "T-7", "title": "Migrate billing to Postgres"})
+    memory.append("proj", "task.created", {"task_id": "T-8", "title": "Write rollback runbook"})
+    memory.append(
+        "proj",
+        "decision.recorded",
+        {"decision": "Use pgbouncer for connection pooling", "topic": "pooling", "task_id": "T-7"},
+    )
+    memory.append("proj", "fact.asserted", {"subject": "billing db", "predicate": "host", "object": "db-old.internal"})
+    memory.append(
+        "proj",
+        "command.completed",
+        {"command": "alembic upgrade head", "exit_code": 1, "task_id": "T-7", "output": "connection refused"},
+    )
+    memory.append("proj", "fact.asserted", {"subject": "billing db", "predicate": "host", "object": "db-new.internal"})
+    memory.append("proj", "file.edit.applied", {"path": "billing/db.py", "operation": "edit", "task_id": "T-7"})
+    memory.append("proj", "task.completed", {"task_id": "T-8"})
+    memory.append("proj", "transcript.turn", {"role": "user", "text": "billing runs nightly at 2am"})
+    return memory

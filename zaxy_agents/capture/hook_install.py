@@ -1,0 +1,232 @@
+"""Install, inspect and remove Zaxy's hooks in Claude Code and Codex settings files.
+
+Merge rules: foreign hooks and every other setting are preserved byte-for-byte in meaning (JSON is re-written
+with two-space indentation); Zaxy's entries are recognised by their command (``... hook-event ...`` of a
+``zaxy`` executable); an existing Zaxy entry that differs from the manifest is replaced only with ``force``,
+otherwise nothing is written and a conflict names the events. Manifests live in ``hooks/<client>.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from zaxy_agents.assets import read_asset_text
+from zaxy_agents.errors import ConflictError, InvalidRequestError
+
+from .config_files import atomic_write_text, dump_json, load_json_object, shell_command, zaxy_command
+
+SCOPES = {
+    "claude-code": ("local", "project", "user"),
+    "codex": ("project", "user"),
+}
+DEFAULT_SCOPE = {"claude-code": "local", "codex": "project"}
+
+
+def settings_path(client: str, scope: str, workspace_root: str) -> Path:
+    """The settings file a scope writes to."""
+    root = Path(workspace_root)
+    if client == "claude-code":
+        config_dir = Path(os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude"))
+        return {
+            "local": root / ".claude" / "settings.local.json",
+            "project": root / ".claude" / "settings.json",
+            "user": config_dir / "settings.json",
+        }[scope]
+    codex_home = Path(os.path.expanduser(os.environ.get("CODEX_HOME") or "~/.codex"))
+    return {"project": root / ".codex" / "hooks.json", "user": codex_home / "hooks.json"}[scope]
+
+
+def check_scope(client: str, scope: str) -> None:
+    if scope not in SCOPES[client]:
+        raise InvalidRequestError(
+            f"unknown scope {scope!r} for {client}",
+            field="--scope",
+            remediation=f"Use one of: {', '.join(SCOPES[client])}.",
+        )
+
+
+def is_zaxy_handler(handler: object) -> bool:
+    """True for a hook handler that runs ``zaxy hook-event`` (any install location of zaxy)."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    command = handler["command"]
+    return " hook-event " in f" {command} " and ("zaxy" in command)
+
+
+def manifest_hooks(client: str, eventloom_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The manifest's ``hooks`` object with the absolute zaxy command filled in."""
+    manifest = json.loads(read_asset_text("hooks", f"{client}.json"))
+    argv = zaxy_command()
+    hooks: dict[str, list[dict[str, Any]]] = manifest["hooks"]
+    for groups in hooks.values():
+        for group in groups:
+            for handler in group["hooks"]:
+                command = handler["command"].replace("{{ZAXY}}", shell_command(argv))
+                if eventloom_path:
+                    command += " --eventloom-path " + shell_command([os.path.abspath(eventloom_path)])
+                handler["command"] = command
+    return hooks
+
+
+def _zaxy_groups(groups: list[Any]) -> list[dict[str, Any]]:
+    """The Zaxy handlers of one event, each with the matcher of its group."""
+    found = []
+    for group in groups:
+        if isinstance(group, dict):
+            for handler in group.get("hooks") or []:
+                if is_zaxy_handler(handler):
+                    entry = {"handler": handler}
+                    if "matcher" in group:
+                        entry["matcher"] = group["matcher"]
+                    found.append(entry)
+    return found
+
+
+def _strip_zaxy(groups: list[Any]) -> list[Any]:
+    """``groups`` without Zaxy handlers; groups left without handlers are dropped."""
+    kept = []
+    for group in groups:
+        if not isinstance(group, dict):
+            kept.append(group)
+            continue
+        handlers = [handler for handler in group.get("hooks") or [] if not is_zaxy_handler(handler)]
+        if handlers or not group.get("hooks"):
+            kept.append({**group, "hooks": handlers} if "hooks" in group else group)
+    return kept
+
+
+def merge_hooks(
+    settings: dict[str, Any], wanted: dict[str, list[dict[str, Any]]], *, force: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``settings`` with Zaxy's hooks merged in, and per event ``added`` / ``unchanged`` / ``replaced``.
+
+    Raises :class:`ConflictError` (nothing changed) when a different Zaxy entry exists and ``force`` is off.
+    """
+    merged = copy.deepcopy(settings)
+    hooks = merged.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidRequestError(
+            "the settings file's 'hooks' is not an object", field="hooks", remediation="Fix or remove 'hooks'."
+        )
+    actions: dict[str, str] = {}
+    conflicts = []
+    for event, groups in wanted.items():
+        existing = hooks.get(event) or []
+        if not isinstance(existing, list):
+            raise InvalidRequestError(
+                f"hooks.{event} is not a list", field=f"hooks.{event}", remediation="Fix the settings file."
+            )
+        current = _zaxy_groups(existing)
+        desired = _zaxy_groups(groups)
+        if current == desired:
+            actions[event] = "unchanged"
+            continue
+        if current and not force:
+            conflicts.append(event)
+            continue
+        hooks[event] = _strip_zaxy(existing) + copy.deepcopy(groups)
+        actions[event] = "replaced" if current else "added"
+    if conflicts:
+        raise ConflictError(
+            f"a different Zaxy hook is already installed for: {', '.join(conflicts)}",
+            field="--force",
+            remediation="Rerun with --force to replace Zaxy's entries (other hooks are kept).",
+            details={"events": conflicts},
+        )
+    return merged, actions
+
+
+def remove_hooks(settings: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``settings`` without any Zaxy hook handler, and the events they were removed from."""
+    merged = copy.deepcopy(settings)
+    hooks = merged.get("hooks")
+    removed: list[str] = []
+    if not isinstance(hooks, dict):
+        return merged, removed
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list) or not _zaxy_groups(groups):
+            continue
+        removed.append(event)
+        kept = _strip_zaxy(groups)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks:
+        del merged["hooks"]
+    return merged, removed
+
+
+def install(
+    client: str, scope: str, workspace_root: str, *, force: bool, write: bool, eventloom_path: str | None = None
+) -> dict[str, Any]:
+    """Merge Zaxy's hooks into the scope's settings file (or only compute it when ``write`` is off)."""
+    check_scope(client, scope)
+    path = settings_path(client, scope, workspace_root)
+    wanted = manifest_hooks(client, eventloom_path)
+    existing = load_json_object(path)
+    merged, actions = merge_hooks(existing or {}, wanted, force=force)
+    changed = any(action != "unchanged" for action in actions.values())
+    if write and changed:
+        atomic_write_text(path, dump_json(merged))
+    return {
+        "client": client,
+        "scope": scope,
+        "path": str(path),
+        "written": bool(write and changed),
+        "created": existing is None and bool(write and changed),
+        "events": actions,
+        "hooks": wanted,
+    }
+
+
+def uninstall(client: str, scope: str, workspace_root: str) -> dict[str, Any]:
+    check_scope(client, scope)
+    path = settings_path(client, scope, workspace_root)
+    existing = load_json_object(path)
+    if existing is None:
+        return {"client": client, "scope": scope, "path": str(path), "removed": [], "written": False}
+    merged, removed = remove_hooks(existing)
+    if removed:
+        atomic_write_text(path, dump_json(merged))
+    return {"client": client, "scope": scope, "path": str(path), "removed": removed, "written": bool(removed)}
+
+
+def installed(client: str, workspace_root: str) -> list[dict[str, Any]]:
+    """Per scope: the settings file, the events with Zaxy hooks, and whether their executable still exists."""
+    rows = []
+    for scope in SCOPES[client]:
+        path = settings_path(client, scope, workspace_root)
+        row: dict[str, Any] = {"scope": scope, "path": str(path), "exists": path.exists(), "events": []}
+        try:
+            settings = load_json_object(path) or {}
+        except InvalidRequestError as exc:
+            row["error"] = exc.message
+            rows.append(row)
+            continue
+        hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+        commands = set()
+        for event, groups in hooks.items():
+            found = _zaxy_groups(groups) if isinstance(groups, list) else []
+            if found:
+                row["events"].append(event)
+                commands.update(entry["handler"]["command"] for entry in found)
+        executables = {_first_word(command) for command in commands}
+        row["executables"] = sorted(executables)
+        row["stale"] = [exe for exe in sorted(executables) if exe and not os.path.exists(exe)]
+        rows.append(row)
+    return rows
+
+
+def _first_word(command: str) -> str:
+    import shlex
+
+    try:
+        return shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return ""

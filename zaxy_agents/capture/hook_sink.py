@@ -1,0 +1,161 @@
+"""``zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path P] [--max-chars N]``.
+
+The hook sink Claude Code and Codex run on every lifecycle event. It reads the client's hook JSON from stdin,
+maps it to Eventloom events (:mod:`.hook_mapping`), appends them straight to the workspace's log through the
+stdlib-only fabric path (no graph, no server, no daemon, no LLM), and on SessionStart prints a bounded,
+cited context packet as ``hookSpecificOutput.additionalContext``.
+
+It always exits 0 so the host tool is never broken or blocked: any failure goes to the local hook error log
+(``zaxy hooks status`` shows it). Opt-out (``ZAXY_HOOKS_DISABLED=1`` or ``zaxy hooks disable``) makes it do
+nothing. Stdlib only; dispatched from ``cli/entry.py`` before Typer, Rich or pydantic are imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .workspace import CLIENTS, ENV_HOOKS_DISABLED
+
+TYPE_CHECKING = False  # avoids importing typing on the hook fast path
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+ENV_MAX_CHARS = "ZAXY_HOOKS_MAX_CHARS"
+DEFAULT_MAX_CHARS = {"claude-code": 6_000, "codex": 5_000}
+USAGE = "usage: zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path PATH] [--max-chars N]"
+
+
+class SinkArgs:
+    __slots__ = ("client", "event", "eventloom_path", "max_chars")
+
+    def __init__(self) -> None:
+        self.event: str | None = None
+        self.client = "claude-code"
+        self.eventloom_path: str | None = None
+        self.max_chars: int | None = None
+
+
+def parse_args(argv: list[str]) -> SinkArgs:
+    """A tiny argv parser (argparse alone costs more start-up than the whole append)."""
+    args = SinkArgs()
+    values = iter(argv)
+    for token in values:
+        option, _, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if option in ("--client", "--eventloom-path", "--max-chars"):
+            value = inline or next(values, "")
+            if option == "--client":
+                if value not in CLIENTS:
+                    raise ValueError(f"--client must be one of {', '.join(CLIENTS)}, got {value!r}")
+                args.client = value
+            elif option == "--eventloom-path":
+                args.eventloom_path = value or None
+            else:
+                args.max_chars = int(value)
+        elif token.startswith("-"):
+            raise ValueError(f"unknown option {token!r}; {USAGE}")
+        elif args.event is None:
+            args.event = token
+        else:
+            raise ValueError(f"unexpected argument {token!r}; {USAGE}")
+    return args
+
+
+def _disabled_by_env() -> bool:
+    return os.environ.get(ENV_HOOKS_DISABLED, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def run(argv: list[str], stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    """Handle one hook invocation. Returns 0, always."""
+    stdin = stdin if stdin is not None else sys.stdin.buffer
+    stdout = stdout if stdout is not None else sys.stdout.buffer
+    context: dict[str, Any] = {"argv": argv}
+    try:
+        raw = stdin.read()
+        if _disabled_by_env():
+            return 0
+        args = parse_args(argv)
+        context["client"] = args.client
+        hook = json.loads(raw or b"{}")
+        if not isinstance(hook, dict):
+            raise ValueError(f"hook input must be a JSON object, got {type(hook).__name__}")
+        _handle(args, hook, stdout, context)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            return 0
+        _record_failure(context, exc)
+    return 0
+
+
+def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dict[str, Any]) -> None:
+    from zaxy_agents.fabric.light import light_append_many
+
+    from .hook_mapping import map_hook
+    from .workspace import resolve_workspace
+
+    event_name = str(hook.get("hook_event_name") or args.event or "")
+    context["event"] = event_name
+    start = (os.environ.get("CLAUDE_PROJECT_DIR") if args.client == "claude-code" else None) or hook.get("cwd")
+    workspace = resolve_workspace(start if isinstance(start, str) else None, args.eventloom_path)
+    context["workspace"], context["eventloom_path"] = workspace.root, workspace.eventloom_path
+    if not workspace.enabled:
+        return
+    session = workspace.session_for(args.client)
+    drafts = map_hook(args.client, event_name, hook)
+    output = None
+    if event_name == "SessionStart":
+        kind = "recovery" if hook.get("source") == "compact" else "bootstrap"
+        try:
+            packet = _packet(args, session, kind, workspace.eventloom_path)
+        except Exception as exc:
+            _record_failure({**context, "stage": "packet"}, exc)
+            packet = None
+        if packet is not None:
+            for draft in drafts:
+                draft.payload["injected"] = packet.summary()
+            if not packet.is_empty:
+                output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": packet.text}}
+    try:
+        if drafts:
+            light_append_many(session, [draft.as_dict() for draft in drafts], eventloom_path=workspace.eventloom_path)
+    finally:
+        if output is not None:
+            stdout.write(json.dumps(output, ensure_ascii=False).encode("utf-8"))
+            stdout.flush()
+
+
+def _packet(args: SinkArgs, session: str, kind: str, eventloom_path: str) -> Any:
+    from zaxy_agents.fabric.light import light_packet
+
+    max_chars = args.max_chars
+    if max_chars is None:
+        raw = os.environ.get(ENV_MAX_CHARS)
+        max_chars = int(raw) if raw else DEFAULT_MAX_CHARS[args.client]
+    return light_packet(session, kind, max_chars, eventloom_path=eventloom_path)
+
+
+def _record_failure(context: dict[str, Any], exc: BaseException) -> None:
+    """Best effort: the error log must not raise either."""
+    try:
+        import traceback
+
+        from zaxy_agents.fabric.hook_state import record_hook_error
+
+        if "eventloom_path" not in context:  # failed before the payload named a cwd: the process cwd is the project
+            try:
+                from .workspace import resolve_workspace
+
+                workspace = resolve_workspace(os.getcwd())
+                context["workspace"], context["eventloom_path"] = workspace.root, workspace.eventloom_path
+            except Exception:  # the user-level fallback log still takes the record
+                pass
+        record = {
+            **{key: value for key, value in context.items() if key != "eventloom_path"},
+            "error_type": type(exc).__name__,
+            "error": str(exc)[:2000],
+            "traceback": "".join(traceback.format_exception(exc))[-1500:],
+        }
+        record_hook_error(context.get("eventloom_path"), record)
+    except BaseException:
+        pass

@@ -1,0 +1,102 @@
+"""Fabric operations for capture surfaces: cursors, what was already captured, hook health.
+
+Capture cursors are derived state (``<eventloom>/.zaxy/capture/<name>.json``): a cache of how far each
+client file was read. The log stays the source of truth: :meth:`captured_state` rebuilds "how far" from the
+``source`` refs of captured events, so a lost or stale cursor never duplicates events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.config import DERIVED_DIR_NAME
+from zaxy_agents.errors import InvalidRequestError
+
+from .hook_state import read_hook_errors
+
+if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.protocol import EventLog
+
+CAPTURE_SCAN_WINDOW = 20_000  # events of the session tail scanned for source refs and client refs
+
+
+class CaptureOperations:
+    """Mixin: the capture part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    settings: ZaxySettings
+
+    def _cursor_file(self, name: str) -> str:
+        if not name.replace("-", "").replace("_", "").isalnum():
+            raise InvalidRequestError(f"invalid cursor name {name!r}", field="name", remediation="Use [A-Za-z0-9_-].")
+        return os.path.join(self.settings.eventloom_dir, DERIVED_DIR_NAME, "capture", f"{name}.json")
+
+    def capture_cursors(self, name: str) -> dict[str, Any]:
+        """The cursor cache ``name`` (``{}`` when absent or unreadable: it is rebuildable)."""
+        try:
+            with open(self._cursor_file(name), encoding="utf-8") as handle:
+                value = json.load(handle)
+        except (OSError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def save_capture_cursors(self, name: str, cursors: dict[str, Any]) -> None:
+        """Replace the cursor cache atomically (write a temp file, fsync, rename)."""
+        path = self._cursor_file(name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=os.path.dirname(path))
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(cursors, handle, ensure_ascii=False, sort_keys=True)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
+
+    def captured_state(self, session: str, *, window: int = CAPTURE_SCAN_WINDOW) -> dict[str, Any]:
+        """What the tail of ``session`` already holds: ``{"lines": {file: last line}, "refs": {client refs}}``.
+
+        ``lines`` comes from captured events' ``source`` refs; ``refs`` are ``tool:<id>`` / ``prompt:<id>``
+        keys of tool calls and prompts recorded by hooks or capture, so capture can skip duplicates.
+        """
+        lines: dict[str, int] = {}
+        refs: set[str] = set()
+        head = self.log.head(session) if self.log.has_session(session) else None
+        if head is None:
+            return {"lines": lines, "refs": refs}
+        for envelope in self.log.replay_envelopes(session, max(1, head.seq - window + 1)):
+            payload = envelope.get("payload") or {}
+            source = payload.get("source")
+            if isinstance(source, dict) and isinstance(source.get("file"), str) and isinstance(source.get("line"), int):
+                lines[source["file"]] = max(lines.get(source["file"], 0), source["line"])
+            if isinstance(payload.get("tool_use_id"), str):
+                refs.add(f"tool:{payload['tool_use_id']}")
+            for key in ("prompt_id", "client_turn_id", "client_ref"):
+                if isinstance(payload.get(key), str) and envelope.get("type") in (
+                    "hook.user_prompt_submitted",
+                    "transcript.turn",
+                ):
+                    refs.add(f"prompt:{payload[key]}")
+        return {"lines": lines, "refs": refs}
+
+    def last_event(self, session: str) -> dict[str, Any] | None:
+        """The newest event of ``session`` as a plain envelope with its citation (``None`` when empty)."""
+        if not self.log.has_session(session):
+            return None
+        head = self.log.head(session)
+        if head is None:
+            return None
+        for envelope in self.log.replay_envelopes(session, head.seq, head.seq):
+            return {**envelope, "citation": head.citation}
+        return None
+
+    def hook_errors(self, workspace: str | None = None, limit: int = 5) -> dict[str, Any]:
+        """Recent ``zaxy hook-event`` failures recorded for this Eventloom folder (and ``workspace``)."""
+        return read_hook_errors(self.settings.eventloom_dir, workspace, limit)
