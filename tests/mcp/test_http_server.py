@@ -20,6 +20,7 @@ from zaxy_agents.mcp.http import RateLimiter
 
 USER_TOKEN = "user-token-0123456789abcdef"
 ADMIN_TOKEN = "admin-token-0123456789abcdef"
+CAROL_TOKEN = "carol-only-token-0123456789"
 
 
 def _free_port() -> int:
@@ -31,7 +32,15 @@ def _free_port() -> int:
 @pytest.fixture
 def http_server(tmp_path: Path):
     port = _free_port()
-    env = {**os.environ, "ZAXY_AUTH_TOKEN": USER_TOKEN, "ZAXY_ADMIN_TOKEN": ADMIN_TOKEN, "NO_COLOR": "1"}
+    tokens = tmp_path / "session-tokens"
+    tokens.write_text(f"# session  token\ncarol {CAROL_TOKEN}\n")
+    env = {
+        **os.environ,
+        "ZAXY_AUTH_TOKEN": USER_TOKEN,
+        "ZAXY_ADMIN_TOKEN": ADMIN_TOKEN,
+        "ZAXY_SESSION_TOKENS_FILE": str(tokens),
+        "NO_COLOR": "1",
+    }
     log = open(tmp_path / "http.log", "w")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [
@@ -127,6 +136,10 @@ def test_http_refuses_bad_tokens_and_missing_sessions(http_server: str) -> None:
         f"{http_server}/mcp", json=body, headers={"authorization": f"Bearer {USER_TOKEN}", "accept": headers["accept"]}
     )
     assert no_session.status_code == 400 and no_session.json()["error"]["code"] == "invalid_request"
+    carol = {**headers, "authorization": f"Bearer {CAROL_TOKEN}"}
+    assert httpx.post(f"{http_server}/mcp", json=body, headers={**carol, "x-zaxy-session-id": "carol"}).is_success
+    other = httpx.post(f"{http_server}/mcp", json=body, headers=carol)  # a session-bound token naming alice
+    assert other.status_code == 401 and "bound" in other.json()["error"]["message"]
     assert httpx.get(f"{http_server}/healthz").json() == {"ok": True, "server": "zaxy"}
 
 

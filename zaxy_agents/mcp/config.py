@@ -18,6 +18,7 @@ ENV_AUTH_TOKEN = "ZAXY_AUTH_TOKEN"
 ENV_AUTH_TOKEN_FILE = "ZAXY_AUTH_TOKEN_FILE"
 ENV_ADMIN_TOKEN = "ZAXY_ADMIN_TOKEN"
 ENV_ADMIN_TOKEN_FILE = "ZAXY_ADMIN_TOKEN_FILE"
+ENV_SESSION_TOKENS_FILE = "ZAXY_SESSION_TOKENS_FILE"
 ENV_RATE_LIMIT = "ZAXY_RATE_LIMIT_PER_MINUTE"
 ENV_SHARE = "ZAXY_SHARE_GRAPH"
 DEFAULT_SESSION = "default"
@@ -41,6 +42,7 @@ class ServerConfig:
     insecure_local: bool = False
     auth_token: str | None = field(default=None, repr=False)
     admin_token: str | None = field(default=None, repr=False)
+    session_tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> the one session it may use
     rate_limit_per_minute: int = DEFAULT_RATE_LIMIT
 
     @classmethod
@@ -83,6 +85,7 @@ class ServerConfig:
             insecure_local=insecure_local,
             auth_token=_token(ENV_AUTH_TOKEN, ENV_AUTH_TOKEN_FILE),
             admin_token=_token(ENV_ADMIN_TOKEN, ENV_ADMIN_TOKEN_FILE),
+            session_tokens=_session_tokens(os.environ.get(ENV_SESSION_TOKENS_FILE)),
             rate_limit_per_minute=rate_limit_per_minute or _int(ENV_RATE_LIMIT, DEFAULT_RATE_LIMIT),
         )
         if transport == "http":
@@ -106,14 +109,16 @@ class ServerConfig:
                 field="--host",
                 remediation="Bind 127.0.0.1 (the default), or set ZAXY_AUTH_TOKEN and drop --insecure-local.",
             )
-        if not (self.auth_token or self.admin_token) and not self.insecure_local:
+        if not (self.auth_token or self.admin_token or self.session_tokens) and not self.insecure_local:
             raise InvalidRequestError(
                 "HTTP transport needs a bearer token",
                 field=ENV_AUTH_TOKEN,
                 remediation=f"Set {ENV_AUTH_TOKEN} or {ENV_AUTH_TOKEN_FILE} (at least {MIN_TOKEN_LENGTH} characters), "
                 "or pass --insecure-local on 127.0.0.1 for local experiments.",
             )
-        for name, token in ((ENV_AUTH_TOKEN, self.auth_token), (ENV_ADMIN_TOKEN, self.admin_token)):
+        named = [(ENV_AUTH_TOKEN, self.auth_token), (ENV_ADMIN_TOKEN, self.admin_token)]
+        named += [(f"{ENV_SESSION_TOKENS_FILE} ({session})", token) for token, session in self.session_tokens.items()]
+        for name, token in named:
             if token is not None and len(token) < MIN_TOKEN_LENGTH:
                 raise InvalidRequestError(
                     f"{name} is shorter than {MIN_TOKEN_LENGTH} characters",
@@ -145,6 +150,36 @@ def _int(name: str, default: int) -> int:
         raise InvalidRequestError(
             f"{name}={raw!r} is not an integer", field=name, remediation="Use a whole number of requests per minute."
         ) from exc
+
+
+def _session_tokens(path: str | None) -> dict[str, str]:
+    """``<session> <token>`` per line (``#`` comments): tokens that only ever unlock their own session."""
+    if not path:
+        return {}
+    try:
+        lines = Path(path).expanduser().read_text().splitlines()
+    except OSError as exc:
+        raise InvalidRequestError(
+            f"cannot read {ENV_SESSION_TOKENS_FILE}={path!r}: {exc.strerror}",
+            field=ENV_SESSION_TOKENS_FILE,
+            remediation="Point it at a readable file with one '<session-id> <token>' per line.",
+        ) from exc
+    tokens: dict[str, str] = {}
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        parts = text.split()
+        if len(parts) != 2:
+            raise InvalidRequestError(
+                f"{ENV_SESSION_TOKENS_FILE} line {number} is not '<session-id> <token>'",
+                field=ENV_SESSION_TOKENS_FILE,
+                remediation="Write one session id and one token per line, separated by a space.",
+            )
+        session, token = parts
+        validate_session_id(session, field=f"{ENV_SESSION_TOKENS_FILE} line {number}")
+        tokens[token] = session
+    return tokens
 
 
 def _token(env_name: str, file_env_name: str) -> str | None:

@@ -1,8 +1,9 @@
 """Streamable HTTP transport: bearer-token auth, per-session scoping, rate limits, loopback by default.
 
-Every request to ``/mcp`` must carry ``Authorization: Bearer <token>`` (the user token, or the admin token which
-also unlocks replay and invalidate) and ``x-zaxy-session-id: <session>``; the session header is the only session
-the request may touch (see :mod:`zaxy_agents.mcp.caller`). Without any token configured the server refuses to
+Every request to ``/mcp`` must carry ``Authorization: Bearer <token>`` and ``x-zaxy-session-id: <session>``; the
+session header is the only session the request may touch (see :mod:`zaxy_agents.mcp.caller`). Tokens: the user
+token (any session header), the admin token (also unlocks replay and invalidate), and session-bound tokens from
+``ZAXY_SESSION_TOKENS_FILE`` (only their own session: a client holding one can never name another). Without any token configured the server refuses to
 start unless ``--insecure-local`` binds a loopback address (admin tools then stay unavailable over HTTP).
 Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 429.
 
@@ -73,6 +74,7 @@ class McpEndpoint:
         self.failures = RateLimiter(FAILED_AUTH_PER_MINUTE)
         self._user = _digest(config.auth_token)
         self._admin = _digest(config.admin_token)
+        self._session_bound = [(_digest(token), session) for token, session in config.session_tokens.items()]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -83,7 +85,7 @@ class McpEndpoint:
         if self.failures.exhausted(client):
             await _reject(send, 429, "rate_limited", "too many failed authentications", "Wait a minute and retry.", 60)
             return
-        admin, authenticated = self._authenticate(headers.get("authorization", ""))
+        admin, authenticated, bound = self._authenticate(headers.get("authorization", ""))
         if not authenticated:
             self.failures.allow(client)
             await _reject(
@@ -101,6 +103,15 @@ class McpEndpoint:
         except InvalidRequestError as exc:
             await _reject(send, 400, "invalid_request", exc.message, f"Send a valid {SESSION_HEADER} header.")
             return
+        if bound is not None and bound != session:
+            await _reject(
+                send,
+                401,
+                "unauthorized",
+                f"this token is bound to another session than {session!r}",
+                f"Send {SESSION_HEADER} for the session this token was issued for.",
+            )
+            return
         allowed, wait = self.limiter.allow((client, session))
         if not allowed:
             await _reject(send, 429, "rate_limited", "rate limit exceeded", "Slow down and retry later.", wait)
@@ -108,18 +119,23 @@ class McpEndpoint:
         scope["zaxy_caller"] = {"session": session, "admin": admin}
         await self.manager.handle_request(scope, receive, send)
 
-    def _authenticate(self, header: str) -> tuple[bool, bool]:
-        """``(is_admin, authenticated)``; tokens compared in constant time (as SHA-256 digests)."""
-        if self._user is None and self._admin is None:
-            return False, self.config.insecure_local
+    def _authenticate(self, header: str) -> tuple[bool, bool, str | None]:
+        """``(is_admin, authenticated, the session a session-bound token is limited to)``; tokens are compared in
+        constant time (as SHA-256 digests), every configured token is checked."""
+        if self._user is None and self._admin is None and not self._session_bound:
+            return False, self.config.insecure_local, None
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            return False, False
+            return False, False, None
         presented = _digest(token.strip())
         assert presented is not None
-        if self._admin is not None and hmac.compare_digest(presented, self._admin):
-            return True, True
-        return False, self._user is not None and hmac.compare_digest(presented, self._user)
+        admin = self._admin is not None and hmac.compare_digest(presented, self._admin)
+        user = self._user is not None and hmac.compare_digest(presented, self._user)
+        bound = None
+        for digest, session in self._session_bound:
+            if hmac.compare_digest(presented, digest):
+                bound = session
+        return admin, admin or user or bound is not None, None if admin or user else bound
 
 
 def build_app(app: ZaxyMcpServer, config: ServerConfig) -> Any:
@@ -182,7 +198,8 @@ def serve_http(config: ServerConfig) -> None:
                 access_log=False,
             )
         )
-        auth = "bearer auth" if (config.auth_token or config.admin_token) else "NO AUTH (insecure-local)"
+        secured = config.auth_token or config.admin_token or config.session_tokens
+        auth = "bearer auth" if secured else "NO AUTH (insecure-local)"
         sys.stderr.write(
             f"zaxy MCP server on http://{config.host}:{config.port}/mcp (profile {config.profile}; "
             f"session header {SESSION_HEADER}; {auth})\n"
