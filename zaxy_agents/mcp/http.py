@@ -3,8 +3,9 @@
 Every request to ``/mcp`` must carry ``Authorization: Bearer <token>`` and ``x-zaxy-session-id: <session>``; the
 session header is the only session the request may touch (see :mod:`zaxy_agents.mcp.caller`). Tokens: the user
 token (any session header), the admin token (also unlocks replay and invalidate), and session-bound tokens from
-``ZAXY_SESSION_TOKENS_FILE`` (only their own session: a client holding one can never name another). Without any token configured the server refuses to
-start unless ``--insecure-local`` binds a loopback address (admin tools then stay unavailable over HTTP).
+``ZAXY_SESSION_TOKENS_FILE`` (only their own session: a client holding one can never name another). Without any
+token configured the server refuses to start unless ``--insecure-local`` binds a loopback address (admin tools
+then stay unavailable over HTTP).
 Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 429.
 
 Stateless streamable HTTP (a fresh transport per request, JSON responses): nothing accumulates per client, and
