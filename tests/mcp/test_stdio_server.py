@@ -51,6 +51,8 @@ def test_two_servers_on_one_workspace_share_the_graph_owner_and_hand_over(tmp_pa
         facts = second.ok("memory_checkout", {"query": "which db?"})["current_facts"]
         assert [fact["summary"] for fact in facts] == ["the db is Postgres 16"]
         cached = second.ok("memory_append", {"type": "fact.asserted", "payload": {"key": "cache", "fact": "Redis 7"}})
+        if Path("/proc/self/maps").exists():  # Linux: proxies never load the graph library, the owner does
+            assert not _loaded(process["pid"], "kuzu") and _loaded(owner["pid"], "kuzu")
         summaries = [fact["summary"] for fact in first.ok("memory_checkout", {"query": "cache"})["current_facts"]]
         assert "Redis 7" in summaries
 
@@ -68,6 +70,11 @@ def test_two_servers_on_one_workspace_share_the_graph_owner_and_hand_over(tmp_pa
             second.close()
     assert _gone(survivor)
     assert read_owner(root / ".zaxy") is None and not (root / ".zaxy" / "owner.sock").exists()
+
+
+def _loaded(pid: int, library: str) -> bool:
+    """Whether a shared library is mapped into a process (Linux ``/proc/<pid>/maps``)."""
+    return library in Path(f"/proc/{pid}/maps").read_text()
 
 
 def _gone(pid: int, timeout: float = 10.0) -> bool:

@@ -73,13 +73,11 @@ class FabricRunner:
         self._pool.submit(lambda: warm_up(self._open()))
 
     def close(self) -> None:
-        def close_fabric() -> None:
-            if self._fabric is not None:
-                self._fabric.close()
-                self._fabric = None
-
-        self._pool.submit(close_fabric)
-        self._pool.shutdown(wait=True)
+        """Finish the call in progress, drop queued work (e.g. a warm-up not yet started), close the fabric."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._fabric is not None:
+            self._fabric.close()
+            self._fabric = None
 
 
 class Backend:
