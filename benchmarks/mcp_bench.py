@@ -3,8 +3,9 @@
 Measures p50/p95 of: memory_checkout and memory_append (and memory_feeling_of_knowing) through a real
 ``zaxy serve`` subprocess driven by ``mcp.client.stdio``; the same calls through a second server that proxies to
 the first (graph owner); and, as the baseline, ``MemoryFabric.checkout`` / ``append`` / ``feeling_of_knowing``
-called directly in this process on the same workspace. Also reports the feeling-of-knowing predictor alone
-(in-memory signals only, no marker append), which is meant to be sub-millisecond.
+called directly in this process on the same workspace (the fabric call includes the marker append, as the tool
+does). Also reports the feeling-of-knowing predictor alone (in-memory signals only, no marker append), which is
+meant to be sub-millisecond, and the time from spawning ``zaxy serve`` to an initialized MCP session.
 
 Usage: python benchmarks/mcp_bench.py [--events 2000] [--calls 60] [--json]
 """
@@ -93,9 +94,7 @@ def in_process(root: Path, calls: int) -> dict[str, dict[str, float]]:
         checkout = timed(lambda i: fabric.checkout(QUESTIONS[i % 4].format(i=i), session=SESSION), calls)
         append = timed(lambda i: fabric.append(SESSION, "note.recorded", {"text": f"in-process note {i}"}), calls)
         fabric.project([SESSION])
-        fok = timed(
-            lambda i: fabric.feeling_of_knowing(QUESTIONS[i % 4].format(i=i), session=SESSION, record=False), calls
-        )
+        fok = timed(lambda i: fabric.feeling_of_knowing(QUESTIONS[i % 4].format(i=i), session=SESSION), calls)
         catalog, index = fabric.projector.catalog, fabric.retriever.verbatim
         predictor = timed(lambda i: predict(QUESTIONS[i % 4].format(i=i), catalog, index, [SESSION]), calls * 10)
     return {
@@ -107,6 +106,7 @@ def in_process(root: Path, calls: int) -> dict[str, dict[str, float]]:
 
 
 async def over_stdio(root: Path, calls: int, *, second: bool) -> dict[str, dict[str, float]]:
+    """Round trips through the owner and (interleaved call by call, so drift hits both alike) a proxy."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "zaxy_agents.cli.entry", "serve", "--eventloom-path", str(root), "--session-id", SESSION],
@@ -114,38 +114,43 @@ async def over_stdio(root: Path, calls: int, *, second: bool) -> dict[str, dict[
     )
     results: dict[str, dict[str, float]] = {}
     with open(os.devnull, "w") as quiet:
+        started = time.perf_counter()
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as owner:
             await owner.initialize()
+            results["startup_owner"] = summary([(time.perf_counter() - started) * 1000])
             await owner.call_tool("memory_checkout", {"query": "warm up"})
-            results.update(await _measure(owner, calls, "stdio"))
-            if second:
-                async with stdio_client(params, errlog=quiet) as (r2, w2), ClientSession(r2, w2) as proxy:
-                    await proxy.initialize()
-                    role = (await proxy.call_tool("memory_capabilities", {})).structuredContent["server"]["process"]
-                    assert role["role"] == "proxy", role
-                    await proxy.call_tool("memory_checkout", {"query": "warm up"})
-                    results.update(await _measure(proxy, calls, "proxy"))
+            if not second:
+                results.update(await _measure({"stdio": owner}, calls))
+                return results
+            started = time.perf_counter()
+            async with stdio_client(params, errlog=quiet) as (r2, w2), ClientSession(r2, w2) as proxy:
+                await proxy.initialize()
+                results["startup_proxy"] = summary([(time.perf_counter() - started) * 1000])
+                role = (await proxy.call_tool("memory_capabilities", {})).structuredContent["server"]["process"]
+                assert role["role"] == "proxy", role
+                await proxy.call_tool("memory_checkout", {"query": "warm up"})
+                results.update(await _measure({"stdio": owner, "proxy": proxy}, calls))
     return results
 
 
-async def _measure(client: ClientSession, calls: int, label: str) -> dict[str, dict[str, float]]:
-    async def run(name: str, arguments_for) -> list[float]:
-        samples = []
-        for i in range(calls):
-            started = time.perf_counter()
-            result = await client.call_tool(name, arguments_for(i))
-            samples.append((time.perf_counter() - started) * 1000)
-            assert not result.isError, result.structuredContent
-        return samples
-
-    checkout = await run("memory_checkout", lambda i: {"query": QUESTIONS[i % 4].format(i=i)})
-    append = await run("memory_append", lambda i: {"type": "note.recorded", "payload": {"text": f"{label} note {i}"}})
-    fok = await run("memory_feeling_of_knowing", lambda i: {"query": QUESTIONS[i % 4].format(i=i)})
-    return {
-        f"{label}_checkout": summary(checkout),
-        f"{label}_append": summary(append),
-        f"{label}_feeling_of_knowing": summary(fok),
+async def _measure(clients: dict[str, ClientSession], calls: int) -> dict[str, dict[str, float]]:
+    operations = {
+        "checkout": ("memory_checkout", lambda i, label: {"query": QUESTIONS[i % 4].format(i=i)}),
+        "append": ("memory_append", lambda i, label: {"type": "note.recorded", "payload": {"text": f"{label} {i}"}}),
+        "feeling_of_knowing": ("memory_feeling_of_knowing", lambda i, label: {"query": QUESTIONS[i % 4].format(i=i)}),
     }
+    results: dict[str, dict[str, float]] = {}
+    for operation, (tool, arguments_for) in operations.items():
+        samples: dict[str, list[float]] = {label: [] for label in clients}
+        for i in range(calls):
+            for label, client in clients.items():
+                started = time.perf_counter()
+                result = await client.call_tool(tool, arguments_for(i, label))
+                samples[label].append((time.perf_counter() - started) * 1000)
+                assert not result.isError, result.structuredContent
+        for label, values in samples.items():
+            results[f"{label}_{operation}"] = summary(values)
+    return results
 
 
 def main() -> None:
@@ -158,8 +163,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="zaxy-mcp-bench-") as scratch:
         root = Path(scratch) / "eventloom"
         seed(root, args.events)
-        baseline = in_process(root, args.calls)
+        before = in_process(root, args.calls)
         remote = asyncio.run(over_stdio(root, args.calls, second=not args.no_proxy))
+        after = in_process(root, args.calls)  # the baseline again: the machine's drift during the run
+    baseline = {
+        name: {
+            "p50_ms": round((before[name]["p50_ms"] + after[name]["p50_ms"]) / 2, 3),
+            "p95_ms": round((before[name]["p95_ms"] + after[name]["p95_ms"]) / 2, 3),
+            "n": before[name]["n"] + after[name]["n"],
+            "p50_before_after": [before[name]["p50_ms"], after[name]["p50_ms"]],
+        }
+        for name in before
+    }
     report = {"events": args.events, "calls": args.calls, "in_process": baseline, "mcp": remote, "ratios": {}}
     for transport in ("stdio", "proxy"):
         for operation in ("checkout", "append", "feeling_of_knowing"):
@@ -179,6 +194,13 @@ def main() -> None:
             cells.append(f"{value['p50_ms']:.2f} / {value['p95_ms']:.2f}" if value else "-")
         ratio = report["ratios"].get(f"stdio_{operation}")
         print(f"{operation:<22}{cells[0]:>22}{cells[1]:>22}{cells[2]:>22}{ratio:>14}x")
+    for role in ("owner", "proxy"):
+        if f"startup_{role}" in remote:
+            print(f"server start-up to initialized ({role}): {remote[f'startup_{role}']['p50_ms']:.0f} ms")
+    print("in-process p50 before / after the MCP runs: " + ", ".join(
+        f"{name} {values['p50_before_after'][0]:.2f} / {values['p50_before_after'][1]:.2f}"
+        for name, values in baseline.items()
+    ))  # fmt: skip
     predictor = baseline["fok_predictor_only"]
     print(f"feeling-of-knowing predictor alone (in-memory signals): p50 {predictor['p50_ms'] * 1000:.0f} µs, "
           f"p95 {predictor['p95_ms'] * 1000:.0f} µs")  # fmt: skip
