@@ -111,7 +111,11 @@ class Backend:
         deadline = time.monotonic() + wait
         unreachable: str | None = None
         while True:
-            lease = sharing.claim_ownership(self.settings)
+            try:
+                lease = sharing.claim_ownership(self.settings)
+            except OSError as exc:  # e.g. a read-only or foreign-owned derived folder
+                self._become_standalone(f"cannot take part in the owner election: {exc}")
+                return
             if lease is not None:
                 self._become_owner(lease)
                 return
@@ -134,9 +138,12 @@ class Backend:
         self._drop_local()
         self._lease = lease
         self._runner = FabricRunner(self.settings)
-        self._peer_server = sharing.serve_peers(lease, self._serve_peer, {"version": __version__})
-        self._runner.warm()
         self._client, self._owner, self.degraded = None, None, None
+        try:
+            self._peer_server = sharing.serve_peers(lease, self._serve_peer, {"version": __version__})
+        except OSError as exc:  # still the graph owner; other processes will report their fallback
+            self.degraded = f"owner without a peer socket ({exc}): other processes run standalone"
+        self._runner.warm()
         self.role = "owner"
 
     def _become_proxy(self, owner: dict[str, Any], client: sharing.PeerClient) -> None:

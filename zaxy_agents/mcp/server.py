@@ -200,7 +200,11 @@ async def _run_stdio(app: ZaxyMcpServer) -> None:
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
+    except NotImplementedError:  # pragma: no cover - platforms without loop signal handlers
+        return
+    with receiver as signals:
         async for _ in signals:
             scope.cancel()
             return
