@@ -11,8 +11,8 @@ to a stdio one). The embedded graph has a single read-write owner per file, so:
 * **standalone** — sharing is off or unsupported, or the owner cannot be reached within the grace period: the
   process opens its own fabric (log-only if the graph is locked) and says so in ``process.degraded``.
 
-Hand-over: when the owner exits it stops accepting peers, closes the fabric (graph flushed, snapshot saved),
-then releases the lock. A proxy whose call finds the owner gone re-elects: it claims ownership itself or
+Hand-over: when the owner exits it stops accepting peers, unpublishes its socket and ``owner.json``, closes the
+fabric (graph flushed, snapshot saved), then releases the lock. A proxy whose call finds the owner gone re-elects: it claims ownership itself or
 reaches the new owner, and retries the call once if nothing was sent or the tool is read-only (a write whose
 reply was lost is reported, never silently repeated). A standalone process retries the election on later calls
 (at most every few seconds), so a fallback is temporary. No process ever spawns another: nothing outlives the
@@ -271,6 +271,8 @@ class Backend:
             if self._peer_server is not None:
                 self._peer_server.close()
                 self._peer_server = None
+            if self._lease is not None:
+                self._lease.unpublish()  # nothing stale is left even if closing the fabric is cut short
             if self._runner is not None:
                 self._runner.close()
                 self._runner = None

@@ -112,16 +112,21 @@ class OwnerLease:
         os.replace(temporary, target)
         return record
 
-    def release(self) -> None:
-        """Remove what this owner published, then drop the lock (in that order, so successors see a clean dir)."""
-        if self._fd is None:
-            return
+    def unpublish(self) -> None:
+        """Remove ``owner.json`` and the socket (first step of a hand-over: peers stop finding this owner, while
+        the lock still keeps them from claiming what is being closed)."""
         record = read_owner(self.derived)
         if record is not None and record.get("pid") == os.getpid():
             with contextlib.suppress(OSError):
                 (self.derived / INFO_FILE).unlink()
         with contextlib.suppress(OSError):
             os.unlink(self.socket_path)
+
+    def release(self) -> None:
+        """Unpublish (if not done yet), then drop the lock: the next process may now claim ownership."""
+        if self._fd is None:
+            return
+        self.unpublish()
         fd, self._fd = self._fd, None
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
