@@ -12,10 +12,11 @@ to a stdio one). The embedded graph has a single read-write owner per file, so:
   process opens its own fabric (log-only if the graph is locked) and says so in ``process.degraded``.
 
 Hand-over: when the owner exits it stops accepting peers, unpublishes its socket and ``owner.json``, closes the
-fabric (graph flushed, snapshot saved), then releases the lock. A proxy whose call finds the owner gone re-elects: it claims ownership itself or
-reaches the new owner, and retries the call once if nothing was sent or the tool is read-only (a write whose
-reply was lost is reported, never silently repeated). A standalone process retries the election on later calls
-(at most every few seconds), so a fallback is temporary. No process ever spawns another: nothing outlives the
+fabric (graph flushed, snapshot saved), then releases the lock. A proxy whose call finds the owner gone
+re-elects: it claims ownership itself or reaches the new owner, and retries the call once if nothing was sent or
+the tool is read-only (a write whose reply was lost is reported, never silently repeated). A standalone process
+retries the election on later calls (at most every few seconds), so a fallback is temporary. No process ever
+spawns another: nothing outlives the
 ``zaxy serve`` that started it.
 """
 
