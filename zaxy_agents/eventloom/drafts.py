@@ -10,7 +10,7 @@ from zaxy_agents.errors import InvalidRequestError
 
 from .canonical import canonical_json
 from .jsonl_file import PreparedDraft
-from .redaction import REDACTION_VERSION, redact_value
+from .redaction import REDACTION_VERSION, has_secret_keys, redact_value, text_has_markers
 from .validation import check_payload_size, validate_actor, validate_event_type, validate_payload_shape
 
 
@@ -28,8 +28,13 @@ def prepare_draft(
     validate_payload_shape(payload, field=f"{field_prefix}payload")
     assert isinstance(payload, dict)
     try:
-        redacted, paths = redact_value(payload)
-        payload_json = canonical_json(redacted)
+        redacted, paths, payload_json = payload, [], None
+        if not has_secret_keys(payload):
+            payload_json = canonical_json(payload)
+        if payload_json is None or text_has_markers(payload_json):  # only then can redaction change anything
+            redacted, paths = redact_value(payload)
+            if paths or payload_json is None:
+                payload_json = canonical_json(redacted)
     except (TypeError, ValueError) as exc:
         raise InvalidRequestError(
             f"payload is not plain JSON: {exc}",

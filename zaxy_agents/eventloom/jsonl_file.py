@@ -119,6 +119,11 @@ class SessionFile:
     def path(self) -> str:
         return self._path
 
+    def last_written(self) -> tuple[tuple[int, int], int] | None:
+        """``((inode, size), seq)`` right after this handle's last append, or ``None`` (no I/O)."""
+        tail = self._tail
+        return None if tail is None else ((tail.inode, tail.size), tail.seq)
+
     # ------------------------------------------------------------------ writing
     def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
         """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode)."""

@@ -157,6 +157,26 @@ class JsonlEventLog:
         tail = self._file(session).read_tail()
         return None if tail is None else EventHead(session=session, seq=tail[0], hash=tail[1])
 
+    def change_token(self, session: str) -> tuple[int, int] | None:
+        """A cheap value that changes whenever the session's file does (one ``stat``; ``None``: no log yet).
+
+        Views that follow a session compare it before each read instead of reading the tail.
+        """
+        try:
+            stat = os.stat(self._file(session).path)
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_size)
+
+    def last_written(self, session: str) -> tuple[tuple[int, int], int] | None:
+        """``(change token, seq)`` as of this process's last append to ``session`` (no I/O).
+
+        When :meth:`change_token` still equals that token, nobody appended since, so a view that applied
+        events up to that seq is current without reading anything.
+        """
+        handle = self._files.get(session)
+        return None if handle is None else handle.last_written()
+
     def has_session(self, session: str) -> bool:
         validate_session_id(session)
         return (self.root / f"{session}.jsonl").exists()

@@ -18,11 +18,13 @@ from zaxy_agents.retrieval.embeddings import resolve_embedder
 
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
+from .checkpoint_ops import CheckpointOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
+from .store_ops import StoreOperations
 from .workingset_ops import WorkingSetOperations
 
 
@@ -33,6 +35,8 @@ class MemoryFabric(
     CheckoutOperations,
     WorkingSetOperations,
     CaptureOperations,
+    StoreOperations,
+    CheckpointOperations,
     MetacognitionOperations,
     LifecycleOperations,
 ):

@@ -22,6 +22,7 @@ import bisect
 import datetime as _dt
 import math
 import weakref
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,8 @@ import numpy as np
 from zaxy_agents.projection.model import SearchDoc
 
 from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, query_dates, question_share
+
+STATE_VERSION = 2  # bump when the snapshot layout changes (old snapshots are rebuilt from the log)
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,8 @@ class _Field:
     """Incremental inverted index of one text field: term -> (doc ids, term frequencies)."""
 
     def __init__(self) -> None:
-        self.post: dict[str, tuple[list[int], list[int]]] = {}
+        # array('i') postings: appended in place, viewed by numpy without a copy at query time
+        self.post: dict[str, tuple[array, array]] = {}
         self.lens = _Grow(np.float64)
         self.total = 0.0
         self.nonempty = 0
@@ -102,7 +106,7 @@ class _Field:
         for t, f in Counter(terms).items():
             p = self.post.get(t)
             if p is None:
-                self.post[t] = p = ([], [])
+                self.post[t] = p = (array("i"), array("i"))
             p[0].append(doc)
             p[1].append(f)
 
@@ -115,7 +119,7 @@ class _Field:
         for r, t in enumerate(terms):
             p = self.post.get(t)
             if p:
-                out[r, p[0]] = p[1]
+                out[r, np.frombuffer(p[0], dtype=np.int32)] = np.frombuffer(p[1], dtype=np.int32)
         return out
 
 
@@ -125,11 +129,6 @@ def _bm25(tf: np.ndarray, lens: np.ndarray, avg: float, weights: np.ndarray, k1:
         return np.zeros(tf.shape[1] if tf.ndim == 2 else 0)
     norm = k1 * (1.0 - b + b * lens / max(avg, 1e-9))
     return (weights[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(0)
-
-
-def _shift(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """a[..., idx] with 0 where idx == -1 (no such neighbour)."""
-    return np.where(idx >= 0, a[..., np.maximum(idx, 0)], 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +181,7 @@ class VerbatimIndex:
         self.asks = _Grow(np.float64)
         self.day = _Grow(np.int64, -1)
         self.month = _Grow(np.int64, -1)
+        self._neighbour_cache: tuple[int, tuple[np.ndarray, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -192,12 +192,18 @@ class VerbatimIndex:
             self.add(doc)
 
     def snapshot_state(self) -> dict[str, Any]:
-        return {"config": self.cfg, "state": {k: v for k, v in vars(self).items() if k not in {"cfg", "an"}}}
+        skip = {"cfg", "an", "_neighbour_cache"}
+        return {
+            "version": STATE_VERSION,
+            "config": self.cfg,
+            "state": {k: v for k, v in vars(self).items() if k not in skip},
+        }
 
     def restore_state(self, state: Any) -> bool:
-        if not isinstance(state, dict) or state.get("config") != self.cfg:
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION or state.get("config") != self.cfg:
             return False
         vars(self).update(state["state"])
+        self._neighbour_cache = None
         return True
 
     # ------------------------------------------------------------------ indexing
@@ -276,57 +282,49 @@ class VerbatimIndex:
             return np.zeros(0), comp
         qw, named = self._query_weights(query)
         terms = list(qw)
-        prev, nxt = self.prev.view(), self.next.view()
+        sp, sn, sp2, sn2 = self._neighbours()
         base = np.zeros(n)
         if terms:
             idf = np.array([math.log(1.0 + (n - self.text.df(t) + 0.5) / (self.text.df(t) + 0.5)) for t in terms])
             w = idf * np.array([qw[t] for t in terms])
-            tf = self.text.tf_matrix(terms, n)
-            ln = self.text.lens.view()
-            comp["text"] = _bm25(tf, ln, self.text.total / max(self.text.nonempty, 1), w, cfg.k1, cfg.b)
+            # Matrices carry one extra all-zero column: a missing neighbour points there (no branching).
+            tf = self.text.tf_matrix(terms, n + 1)
+            ln = np.append(self.text.lens.view(), 0.0)
+            comp["text"] = _bm25(tf[:, :n], ln[:n], self.text.total / max(self.text.nonempty, 1), w, cfg.k1, cfg.b)
             if cfg.caption_weight and self.caption.total:
-                ctf = self.caption.tf_matrix(terms, n)
+                ctf = self.caption.tf_matrix(terms, n + 1)
                 cdf = np.array([self.caption.df(t) for t in terms])
                 cw = np.log(1.0 + (n - cdf + 0.5) / (cdf + 0.5)) * np.array([qw[t] for t in terms])
+                caption_lens = np.append(self.caption.lens.view(), 0.0)
                 comp["caption"] = cfg.caption_weight * _bm25(
-                    ctf,
-                    self.caption.lens.view(),
+                    ctf[:, :n],
+                    caption_lens[:n],
                     self.caption.total / max(self.caption.nonempty, 1),
                     cw,
                     cfg.k1,
                     cfg.b,
                 )
                 tf = tf + cfg.caption_weight * ctf
-                ln = ln + cfg.caption_weight * self.caption.lens.view()
-            p2 = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
-            n2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
+                ln = ln + cfg.caption_weight * caption_lens
             if cfg.ctx_weight:
-                tfc = (
-                    tf
-                    + cfg.ctx_decay1 * (_shift(tf, prev) + _shift(tf, nxt))
-                    + cfg.ctx_decay2 * (_shift(tf, p2) + _shift(tf, n2))
-                )
-                lc = (
-                    ln
-                    + cfg.ctx_decay1 * (_shift(ln, prev) + _shift(ln, nxt))
-                    + cfg.ctx_decay2 * (_shift(ln, p2) + _shift(ln, n2))
-                )
+                tfc = tf[:, :n] + cfg.ctx_decay1 * (tf[:, sp] + tf[:, sn]) + cfg.ctx_decay2 * (tf[:, sp2] + tf[:, sn2])
+                lc = ln[:n] + cfg.ctx_decay1 * (ln[sp] + ln[sn]) + cfg.ctx_decay2 * (ln[sp2] + ln[sn2])
                 comp["context"] = cfg.ctx_weight * _bm25(tfc, lc, float(lc.mean()), w, cfg.k1, cfg.b)
             if cfg.session_weight:
                 sid = self.session.view()
                 groups = len(self._group_order)
-                tfs = np.stack([np.bincount(sid, weights=row, minlength=groups) for row in tf])
-                ls = np.bincount(sid, weights=ln, minlength=groups)
+                tfs = np.stack([np.bincount(sid, weights=row[:n], minlength=groups) for row in tf])
+                ls = np.bincount(sid, weights=ln[:n], minlength=groups)
                 comp["segment"] = cfg.session_weight * _bm25(tfs, ls, float(ls.mean()), w, cfg.k1, cfg.b)[sid]
             base = sum(comp.values())
         if cfg.neighbour_weight or cfg.hop2_weight or cfg.qa_weight:
-            borrow = cfg.neighbour_weight * np.maximum(_shift(base, prev), _shift(base, nxt))
+            padded = np.append(base, 0.0)
+            borrow = cfg.neighbour_weight * np.maximum(padded[sp], padded[sn])
             if cfg.hop2_weight:
-                p2 = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
-                n2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
-                borrow = np.maximum(borrow, cfg.hop2_weight * np.maximum(_shift(base, p2), _shift(base, n2)))
+                borrow = np.maximum(borrow, cfg.hop2_weight * np.maximum(padded[sp2], padded[sn2]))
             if cfg.qa_weight:
-                borrow = np.maximum(borrow, cfg.qa_weight * _shift(base * self.asks.view(), prev))
+                asking = np.append(base * self.asks.view(), 0.0)
+                borrow = np.maximum(borrow, cfg.qa_weight * asking[sp])
             comp["neighbour"] = borrow
         total = base + comp.get("neighbour", 0.0)
 
@@ -349,6 +347,20 @@ class VerbatimIndex:
         if cfg.speaker_boost and named:
             scale("speaker", 1.0 + cfg.speaker_boost * np.isin(self.speaker.view(), list(named)))
         return total, comp
+
+    def _neighbours(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Previous, next, two-back and two-ahead doc of every doc; ``n`` (a zero sentinel) where none.
+
+        Cached until the next ``add`` (which may relink neighbours anywhere in a segment).
+        """
+        n = len(self.keys)
+        if self._neighbour_cache is None or self._neighbour_cache[0] != n:
+            prev, nxt = self.prev.view(), self.next.view()
+            p2 = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
+            n2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
+            safe = tuple(np.where(index >= 0, index, n) for index in (prev, nxt, p2, n2))
+            self._neighbour_cache = (n, safe)
+        return self._neighbour_cache[1]  # type: ignore[return-value]
 
     def _date_affinity(self, dates: list[tuple[str, int | None, int, int]]) -> np.ndarray:
         """1 for events dated from the named day to 8 days after it (or in the named month or the next one),
@@ -448,7 +460,8 @@ class VerbatimIndex:
                 counts[term] = 0
                 continue
             docs = posting[0]
-            hits = int(np.count_nonzero(in_scope_mask[owners[docs[:scan_limit]]]))
+            sample = np.frombuffer(docs, dtype=np.intc)[:scan_limit] if isinstance(docs, array) else docs[:scan_limit]
+            hits = int(np.count_nonzero(in_scope_mask[owners[sample]]))
             counts[term] = hits if len(docs) <= scan_limit else round(hits * len(docs) / scan_limit)
         return in_scope, counts
 

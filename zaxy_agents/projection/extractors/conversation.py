@@ -15,7 +15,10 @@ def transcript_turn(envelope: dict[str, Any]) -> Extraction:
     payload = envelope["payload"]
     text = pick_text(payload, "text", "content", "message", required="the turn's text")
     role = pick_text(payload, "role") or "user"
-    speaker = pick_text(payload, "speaker", "name", "author") or role
+    # A tool message's ``name`` is the tool, not a speaker: tool output is attributed to the role.
+    speaker = (
+        pick_text(payload, "speaker", "author") or (role if role == "tool" else pick_text(payload, "name")) or role
+    )
     caption = pick_text(payload, "caption", "image_caption", "attachment_text")
     when = event_time(envelope)
     name = pick_text(payload, "message_id", "source_ref") or f"turn #{envelope['seq']}"

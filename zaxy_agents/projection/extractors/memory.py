@@ -61,7 +61,9 @@ def store_item(envelope: dict[str, Any]) -> Extraction:
     key = pick_text(payload, "key", required="the item key")
     if not isinstance(namespace, list):
         raise ExtractionFailed("store.item.put needs a namespace list")
-    text = pick_text(payload, "text", "indexed_text") or flatten_text(pick(payload, "value") or {})
+    indexed = payload.get("texts")
+    joined = " ".join(t.get("text", "") for t in indexed if isinstance(t, dict)) if isinstance(indexed, list) else ""
+    text = joined or pick_text(payload, "text", "indexed_text") or flatten_text(pick(payload, "value") or {})
     name = "/".join([*map(str, namespace), key])
     entity = EntityDraft(
         name=name,

@@ -1,0 +1,35 @@
+"""The append path skips the redaction walk only when the walk could not change anything."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zaxy_agents.eventloom.canonical import canonical_json
+from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.redaction import redact_value
+
+SECRETISH = [
+    "sk-proj-abcdefghijklmnopqrstuvwx",
+    "Bearer abcdefghijklmnopqrstuvwxyz",
+    "AKIAABCDEFGHIJKLMNOP",
+    "eyJhbGciOi.eyJzdWIiOi.signature123",
+    "ghp_" + "a" * 36,
+    "xoxb-1234567890-abc",
+    "-----BEGIN PRIVATE KEY-----abc-----END PRIVATE KEY-----",
+    "plain words",
+    "",
+]
+keys = st.one_of(st.sampled_from(["password", "apiKey", "token_count", "max_tokens", "note", "auth_token"]), st.text())
+leaves = st.one_of(st.sampled_from(SECRETISH), st.text(), st.integers(), st.none(), st.booleans())
+values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3))
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(keys, values, max_size=4))
+def test_prepared_payload_equals_the_full_redaction_walk(payload: dict) -> None:
+    expected, paths = redact_value(payload)
+    draft = prepare_draft("note.added", payload, "agent", 1 << 20)
+    assert draft.payload == expected
+    assert draft.payload_json == canonical_json(expected)
+    assert (draft.security or {}).get("redacted_paths", []) == paths

@@ -1,0 +1,44 @@
+"""CheckpointStore: LangGraph checkpoints kept in the Eventloom, one session per thread.
+
+The domain service behind ``zaxy_agents.langgraph.ZaxyCheckpointer``. The serde is passed per call because a
+saver's ``with_allowlist`` clone shares this service but carries its own serializer.
+"""
+
+from __future__ import annotations
+
+from zaxy_agents.eventloom.protocol import EventLog
+
+from .blobs import ElementCache
+from .maintenance import CheckpointMaintenance
+from .reads import CheckpointReads
+from .sessions import DEFAULT_SESSION_PREFIX
+from .views import ThreadViews
+from .writes import CheckpointWrites
+
+# Room left in an event for the envelope and the other payload fields when a value is split into parts.
+_PAYLOAD_HEADROOM = 16 * 1024
+
+
+class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
+    def __init__(
+        self,
+        log: EventLog,
+        *,
+        session_prefix: str = DEFAULT_SESSION_PREFIX,
+        capture_transcripts: bool = True,
+        actor: str = "langgraph",
+        cache: ElementCache | None = None,
+        writes_log: EventLog | None = None,
+    ) -> None:
+        self.views = ThreadViews(log, session_prefix, cache)
+        # Pending writes may go through a group-commit log: the next checkpoint's fsync (or the group commit
+        # within 50 ms) makes them durable; a lost pending write only means its task runs again on resume.
+        self.writes_log = writes_log or log
+        self.capture_transcripts = capture_transcripts
+        self.actor = actor
+        max_payload = int(getattr(log, "max_payload_bytes", 1024 * 1024))
+        self.chunk_chars = max(1024, max_payload - _PAYLOAD_HEADROOM)
+
+    def session_of(self, thread_id: str) -> str:
+        """The Eventloom session that holds ``thread_id`` (see :mod:`.sessions`)."""
+        return self.views.session(thread_id)

@@ -1,0 +1,96 @@
+"""Thread views: each thread session replayed on first use and kept current (also across processes)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from zaxy_agents.eventloom.follower import SessionFollower
+from zaxy_agents.eventloom.protocol import EventLog
+
+from .blobs import ElementCache
+from .codec import copy_json, decode_typed
+from .sessions import DEFAULT_SESSION_PREFIX, check_prefix, is_thread_session, thread_session
+from .state import CheckpointRecord, ThreadState
+
+DEFAULT_MAX_VIEWS = 512
+
+
+class ThreadView:
+    __slots__ = ("follower", "state")
+
+    def __init__(self, log: EventLog, session: str, cache: ElementCache) -> None:
+        self.state = ThreadState(session, cache)
+        self.follower = SessionFollower(log, session, self._apply)
+
+    def _apply(self, seq: int, event_type: str, _timestamp: str, payload: dict[str, Any]) -> None:
+        self.state.apply(seq, event_type, payload)
+
+
+class ThreadViews:
+    """Loads thread views lazily (a process touching one thread never replays the others) and keeps the most
+    recently used ``max_views`` in memory; an evicted thread is replayed again on its next use."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        prefix: str = DEFAULT_SESSION_PREFIX,
+        cache: ElementCache | None = None,
+        max_views: int = DEFAULT_MAX_VIEWS,
+    ) -> None:
+        self.log = log
+        self.prefix = check_prefix(prefix)
+        self.cache = cache or ElementCache()
+        self.lock = threading.RLock()
+        self.max_views = max_views
+        self._views: OrderedDict[str, ThreadView] = OrderedDict()
+
+    def session(self, thread_id: str) -> str:
+        return thread_session(str(thread_id), self.prefix)
+
+    def view(self, thread_id: str) -> ThreadView:
+        """The caught-up view of ``thread_id`` (caller holds ``lock``)."""
+        return self.view_of_session(self.session(thread_id))
+
+    def view_of_session(self, session: str) -> ThreadView:
+        view = self._views.get(session)
+        if view is None:
+            view = self._views[session] = ThreadView(self.log, session, self.cache)
+            while len(self._views) > self.max_views:
+                self._views.popitem(last=False)
+        else:
+            self._views.move_to_end(session)
+        view.follower.catch_up()
+        return view
+
+    def all_views(self) -> Iterator[ThreadView]:
+        """Every thread in the log (discovers sessions other processes created)."""
+        sessions = {s.session for s in self.log.sessions() if is_thread_session(s.session, self.prefix)}
+        for session in sorted(sessions | set(self._views)):
+            yield self.view_of_session(session)
+
+
+def record_body(record: CheckpointRecord, serde: SerializerProtocol) -> dict[str, Any]:
+    """A fresh copy of the checkpoint body (without channel values)."""
+    if record.body is not None:
+        return copy_json(record.body)
+    assert record.body_serialized is not None
+    return decode_typed(record.body_serialized, serde)
+
+
+def record_metadata(record: CheckpointRecord, serde: SerializerProtocol) -> dict[str, Any]:
+    """A fresh copy of the checkpoint metadata."""
+    if record.metadata is not None:
+        return copy_json(record.metadata)
+    assert record.metadata_serialized is not None
+    return decode_typed(record.metadata_serialized, serde)
+
+
+def record_versions(record: CheckpointRecord, serde: SerializerProtocol) -> dict[str, Any]:
+    if record.body is not None:
+        return record.versions
+    return dict(record_body(record, serde).get("channel_versions", {}))

@@ -1,0 +1,95 @@
+"""Keep a materialised view of one session in step with its log, including other processes' appends.
+
+A view (the LangGraph store's items, a thread's checkpoints) is built by replaying its session and then kept
+current incrementally: before each read it asks the log for a cheap change token (``stat`` of the JSONL file;
+the head seq/hash for backends without one) and replays only the events after the last one it applied. Its
+own appends are applied straight from the returned events when nothing else was appended in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .protocol import EventLog
+
+Apply = Callable[[int, str, str, dict[str, Any]], None]  # (seq, type, timestamp, payload)
+
+
+class SessionFollower:
+    """Tracks ``applied_seq`` of one session and feeds unseen events to ``apply``. Not thread-safe: the owner
+    serialises calls (the store and checkpointer hold their own lock)."""
+
+    def __init__(self, log: EventLog, session: str, apply: Apply) -> None:
+        self.log = log
+        self.session = session
+        self.apply = apply
+        self.applied_seq = 0
+        self._token: object = _UNSEEN
+        self._probe = getattr(log, "change_token", None)
+
+    def token(self) -> object:
+        if self._probe is not None:
+            return self._probe(self.session)
+        head = self.log.head(self.session)
+        return None if head is None else (head.seq, head.hash)
+
+    def catch_up(self) -> bool:
+        """Apply events appended since the last call; True when anything was read."""
+        token = self.token()
+        if token == self._token:
+            return False
+        if token is not None:
+            self._replay_from(self.applied_seq + 1, None)
+        self._token = token
+        return True
+
+    def absorb(self, events: Sequence[Any], apply_own: Callable[[Any], None] | None = None) -> None:
+        """Apply the caller's just-appended ``events`` (pydantic Events), replaying any gap before them.
+
+        ``apply_own(event)`` applies one of our events with extra in-memory context (e.g. vectors already
+        computed); without it events go through ``apply``.
+        """
+        if not events:
+            return
+        own = {event.seq: event for event in events}
+        if events[0].seq == self.applied_seq + 1:
+            for event in events:
+                self._apply_event(event, apply_own)
+            self.applied_seq = events[-1].seq
+            self._confirm_current()
+            return
+        for envelope in self.log.replay_envelopes(self.session, self.applied_seq + 1, events[-1].seq):
+            seq = envelope["seq"]
+            if seq in own:
+                self._apply_event(own[seq], apply_own)
+            else:
+                self.apply(seq, envelope["type"], envelope["timestamp"], envelope["payload"])
+            self.applied_seq = seq
+
+    def _confirm_current(self) -> None:
+        """After our own append, remember the log's token if nobody else has appended since (cheap)."""
+        last_written = getattr(self.log, "last_written", None)
+        if last_written is not None:
+            written = last_written(self.session)
+            if written is not None and written[1] == self.applied_seq and self.token() == written[0]:
+                self._token = written[0]
+            return
+        token = self.token()  # token first, then head: if the head is still ours, the token holds only ours
+        head = self.log.head(self.session)
+        if head is not None and head.seq == self.applied_seq:
+            self._token = token
+
+    def _apply_event(self, event: Any, apply_own: Callable[[Any], None] | None) -> None:
+        if apply_own is not None:
+            apply_own(event)
+        else:
+            self.apply(event.seq, event.type, event.timestamp, event.payload)
+
+    def _replay_from(self, from_seq: int, to_seq: int | None) -> None:
+        for envelope in self.log.replay_envelopes(self.session, from_seq, to_seq):
+            self.apply(envelope["seq"], envelope["type"], envelope["timestamp"], envelope["payload"])
+            self.applied_seq = envelope["seq"]
+
+
+_UNSEEN = object()

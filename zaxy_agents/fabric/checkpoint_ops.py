@@ -1,0 +1,55 @@
+"""Fabric operations for the LangGraph checkpointer: open a :class:`~zaxy_agents.checkpoints.CheckpointStore`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zaxy_agents.checkpoints import CheckpointStore
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.protocol import EventLog
+
+
+class CheckpointOperations:
+    """Mixin: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    settings: ZaxySettings
+    _closers: list[Any]
+
+    def checkpoint_store(
+        self,
+        *,
+        session_prefix: str | None = None,
+        capture_transcripts: bool = True,
+        actor: str = "langgraph",
+    ) -> CheckpointStore:
+        """Checkpoints of every LangGraph thread, one session per thread (``langgraph.<thread_id>``).
+
+        With ``capture_transcripts`` (default) each new message in a checkpointed message list is also written
+        as a ``transcript.turn`` event, so the graph's conversation becomes retrievable memory.
+        """
+        from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX, CheckpointStore
+
+        return CheckpointStore(
+            self.log,
+            session_prefix=session_prefix or DEFAULT_SESSION_PREFIX,
+            capture_transcripts=capture_transcripts,
+            actor=actor,
+            writes_log=self._pending_writes_log(),
+        )
+
+    def _pending_writes_log(self) -> EventLog:
+        """A group-commit handle on the same embedded log for pending writes (see ``CheckpointStore``).
+
+        Checkpoints stay fsync-durable before ``put`` returns, and that fsync also covers every write appended
+        before it; a pending write alone is durable against a process crash at once and against an OS crash
+        within the group-commit window. Other backends use the fabric's own log.
+        """
+        from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+
+        if not isinstance(self.log, JsonlEventLog) or self.log.durability != "fsync":
+            return self.log
+        grouped = JsonlEventLog(self.log.root, durability="batch", max_payload_bytes=self.log.max_payload_bytes)
+        self._closers.append(grouped.close)
+        return grouped

@@ -1,0 +1,44 @@
+"""Fabric operations for the LangGraph store: open an :class:`~zaxy_agents.itemstore.ItemStore` on this log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.itemstore import ItemStore
+
+
+class StoreOperations:
+    """Mixin: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+    settings: ZaxySettings
+    _closers: list[Any]
+
+    def item_store(
+        self,
+        session: str | None = None,
+        *,
+        index: Any = None,
+        ttl: Any = None,
+        actor: str = "langgraph",
+    ) -> ItemStore:
+        """A store view over ``session`` (default ``langgraph-store``), replayed from the log and kept current.
+
+        ``index`` is LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``); ``ttl`` its ``TTLConfig``.
+        Embeddings are cached under ``<eventloom>/.zaxy/embeddings`` so a restart does not re-embed.
+        """
+        from zaxy_agents.itemstore import DEFAULT_STORE_SESSION, ItemStore
+
+        store = ItemStore(
+            self.log,
+            session or DEFAULT_STORE_SESSION,
+            index=index,
+            ttl=ttl,
+            cache_dir=self.settings.derived_path / "embeddings",
+            actor=actor,
+        )
+        self._closers.append(store.close)
+        return store

@@ -1,0 +1,194 @@
+"""ZaxyCheckpointer: a drop-in LangGraph ``BaseCheckpointSaver`` on the Eventloom.
+
+Replace ``InMemorySaver()`` / ``SqliteSaver(...)`` with ``ZaxyCheckpointer.from_path(".eventloom")``: every
+checkpoint is a hash-chained, citable event in the thread's session, growing message lists are stored as
+deltas, and new messages also become ``transcript.turn`` memory. See docs/langgraph.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from zaxy_agents.checkpoints import next_version
+from zaxy_agents.fabric import MemoryFabric
+
+
+class ZaxyCheckpointer(BaseCheckpointSaver[str]):
+    """LangGraph checkpointer whose threads live in Eventloom sessions ``<session_prefix>.<thread_id>``.
+
+    Args:
+        fabric: a shared :class:`MemoryFabric`; ``None`` opens one at ``ZAXY_EVENTLOOM_PATH`` or ``./.eventloom``
+            (owned, closed by :meth:`close`).
+        serde: LangGraph serializer for channel values and writes (default ``JsonPlusSerializer``; use
+            ``EncryptedSerializer`` for sensitive state: redaction cannot see inside serialized values).
+        capture_transcripts: also write each new message as a ``transcript.turn`` event (default on).
+        session_prefix: prefix of the per-thread session ids.
+    """
+
+    def __init__(
+        self,
+        fabric: MemoryFabric | None = None,
+        *,
+        serde: SerializerProtocol | None = None,
+        capture_transcripts: bool = True,
+        session_prefix: str | None = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        self._owns_fabric = fabric is None
+        self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
+        self._store = self._fabric.checkpoint_store(
+            session_prefix=session_prefix, capture_transcripts=capture_transcripts
+        )
+
+    @classmethod
+    def from_path(
+        cls,
+        eventloom_path: str | os.PathLike[str] | None = None,
+        *,
+        serde: SerializerProtocol | None = None,
+        capture_transcripts: bool = True,
+        session_prefix: str | None = None,
+        **fabric_settings: Any,
+    ) -> ZaxyCheckpointer:
+        """Open the checkpointer on the Eventloom folder at ``eventloom_path`` (``durability=`` passes through)."""
+        saver = cls(
+            MemoryFabric.from_path(eventloom_path, **fabric_settings),
+            serde=serde,
+            capture_transcripts=capture_transcripts,
+            session_prefix=session_prefix,
+        )
+        saver._owns_fabric = True
+        return saver
+
+    @property
+    def fabric(self) -> MemoryFabric:
+        return self._fabric
+
+    def session_of(self, thread_id: str) -> str:
+        """The Eventloom session holding ``thread_id``."""
+        return self._store.session_of(thread_id)
+
+    # ------------------------------------------------------------------ sync
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._store.get_tuple(config, self.serde)  # type: ignore[arg-type]
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        return self._store.list(config, self.serde, filter=filter, before=before, limit=limit)  # type: ignore[arg-type]
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._store.put(config, checkpoint, metadata, new_versions, self.serde)  # type: ignore[arg-type,return-value]
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        self._store.put_writes(config, writes, task_id, task_path, self.serde)  # type: ignore[arg-type]
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._store.delete_thread(thread_id)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._store.delete_for_runs(run_ids, self.serde)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._store.copy_thread(source_thread_id, target_thread_id, self.serde)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._store.prune(thread_ids, strategy, self.serde)
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self._store.delta_channel_history(config, channels, self.serde)  # type: ignore[arg-type]
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
+
+    # ------------------------------------------------------------------ async (writes off the event loop)
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self.get_delta_channel_history(config=config, channels=channels)
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        if self._owns_fabric:
+            self._fabric.close()
+
+    def __enter__(self) -> ZaxyCheckpointer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ZaxyCheckpointer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()

