@@ -8,6 +8,7 @@ from . import (
     backend_commands,
     benchmark_commands,
     capture_commands,
+    checkout_commands,
     demo,
     eventloom_commands,
     hooks_commands,
@@ -15,6 +16,7 @@ from . import (
     log_commands,
     projection_commands,
     retrieval_commands,
+    serve_command,
 )
 from .memory_app import memory_app
 
@@ -31,6 +33,8 @@ demo.register(app)
 projection_commands.register(app, memory_app)
 retrieval_commands.register(memory_app)
 benchmark_commands.register(app)
+serve_command.register(app)
+checkout_commands.register(memory_app)
 app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)

@@ -20,7 +20,9 @@ from .backend_ops import BackendOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
+from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
+from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
@@ -37,6 +39,8 @@ class MemoryFabric(
     StoreOperations,
     CheckpointOperations,
     BackendOperations,
+    MetacognitionOperations,
+    LifecycleOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
