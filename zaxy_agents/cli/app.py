@@ -9,6 +9,7 @@ from . import (
     benchmark_commands,
     capture_commands,
     causal_commands,
+    checkout_commands,
     consolidation_commands,
     demo,
     eventloom_commands,
@@ -18,6 +19,7 @@ from . import (
     log_commands,
     projection_commands,
     retrieval_commands,
+    serve_command,
 )
 from .memory_app import memory_app
 
@@ -37,6 +39,8 @@ causal_commands.register(memory_app)
 consolidation_commands.register(memory_app)
 lane_commands.register(benchmark_commands.benchmark_app)
 benchmark_commands.register(app)
+serve_command.register(app)
+checkout_commands.register(memory_app)
 app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)

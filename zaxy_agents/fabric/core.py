@@ -21,7 +21,9 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
+from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
@@ -38,6 +40,8 @@ class MemoryFabric(
     StoreOperations,
     CheckpointOperations,
     BackendOperations,
+    MetacognitionOperations,
+    LifecycleOperations,
     CognitiveOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""

@@ -4,6 +4,6 @@ Feature areas outside the projection package (causal memory, consolidation) regi
 payload contracts and producers when imported; they are imported here so every replay sees them.
 """
 
-from . import conversation, features, generic, memory, work
+from . import conversation, features, generic, memory, skills, work
 
-__all__ = ["conversation", "features", "generic", "memory", "work"]
+__all__ = ["conversation", "features", "generic", "memory", "skills", "work"]

@@ -132,6 +132,8 @@ def fact(envelope: dict[str, Any]) -> Extraction:
 def tool_call(envelope: dict[str, Any]) -> Extraction:
     """``{tool|tool_name, status?, argument_keys?, result_summary?, task_id?}`` (argument values never stored)."""
     payload = envelope["payload"]
+    if payload.get("capture") == "lifecycle":  # the memory server's audit of its own tools: log only, never recalled
+        return Extraction()
     tool = pick_text(payload, "tool", "tool_name", "name", required="the tool name")
     status = pick_text(payload, "status") or "completed"
     result = pick_text(payload, "result_summary", "summary", "output")
