@@ -96,7 +96,10 @@ def _inline(schema: Any, definitions: dict[str, Any]) -> Any:
 
 def _clean(schema: Any) -> Any:
     if isinstance(schema, dict):
-        cleaned = {key: _clean(value) for key, value in schema.items() if key != "title"}
+        # "title" annotations go (pydantic noise); a *property* named "title" (a schema, not a string) stays.
+        cleaned = {
+            key: _clean(value) for key, value in schema.items() if not (key == "title" and isinstance(value, str))
+        }
         if cleaned.get("type") == "object" and "properties" in cleaned:
             cleaned.setdefault("additionalProperties", False)
         if "default" in cleaned and cleaned["default"] is None:

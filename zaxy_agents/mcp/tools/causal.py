@@ -1,0 +1,76 @@
+"""Causal memory (full profile): memory_causal_successors and memory_causal_predecessors.
+
+Edges are proposed, non-authoritative explanations, each citing the event that supports it; to record one,
+append an ``outcome.explained`` event with memory_append (see docs/cognitive.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from zaxy_agents.mcp.registry import ToolCall, tool
+from zaxy_agents.mcp.schema import ToolArgs, optional
+
+CausalRelation = Literal["caused", "enabled", "blocked", "prevented", "regressed", "fixed", "explained"]
+
+
+class CausalArgs(ToolArgs):
+    entity: str = Field(min_length=1, max_length=500, description="Entity name, as a checkout or query showed it.")
+    entity_type: optional(str, "Its entity_type (default: every entity with that name).", max_length=64) = None
+    relation_types: optional(
+        list[CausalRelation], "Only these relations (default: all seven).", min_length=1, max_length=7
+    ) = None
+    depth: int = Field(default=2, ge=1, le=6, description="Hops to follow.")
+    as_of: optional(str, "Read memory as it was at an ISO-8601 instant.", max_length=40) = None
+    include_stale: bool = Field(
+        default=False, description="Also return edges whose cause or effect has since been invalidated (flagged)."
+    )
+
+
+def _walk(call: ToolCall[CausalArgs], direction: str) -> dict[str, Any]:
+    args = call.args
+    read = call.fabric.causal_successors if direction == "successors" else call.fabric.causal_predecessors
+    return read(
+        call.session,
+        args.entity,
+        entity_type=args.entity_type,
+        relation_type=args.relation_types,
+        depth=args.depth,
+        as_of=args.as_of,
+        include_stale=args.include_stale,
+    )
+
+
+def _summary(result: dict[str, Any]) -> str:
+    return f"{result.get('direction')} hits={result.get('count')} stale_excluded={result.get('stale_excluded')}"
+
+
+@tool(
+    "memory_causal_successors",
+    profile="full",
+    order=200,
+    read_only=True,
+    summarize=_summary,
+    description="""What did this cause, enable, block, prevent, regress, fix or explain? Follows outgoing causal
+    edges breadth-first. Each hit has the relation, confidence, method, its citation and the evidence it cites
+    (and whether that still resolves), path length, and review_status proposed / authority_status
+    non_authoritative: explanatory memory, not authoritative state.""",
+)
+def memory_causal_successors(call: ToolCall[CausalArgs]) -> dict[str, Any]:
+    return _walk(call, "successors")
+
+
+@tool(
+    "memory_causal_predecessors",
+    profile="full",
+    order=210,
+    read_only=True,
+    summarize=_summary,
+    description="""Why did this happen? Follows incoming causal edges backwards: what caused, enabled, blocked,
+    regressed or fixed the entity, with confidence, cited evidence and path length. Stale edges (an endpoint since
+    invalidated) are excluded and counted. Explanations are proposed and non-authoritative.""",
+)
+def memory_causal_predecessors(call: ToolCall[CausalArgs]) -> dict[str, Any]:
+    return _walk(call, "predecessors")
