@@ -82,6 +82,8 @@ def test_outcome_explained_produces_one_cited_edge_only_with_everything(memory: 
         {**complete, "evidence": {"seq": failure.seq, "hash": "0" * 64}},  # does not resolve
         {**complete, "evidence": {"seq": 99, "hash": failure.hash}},
         {**complete, "cause": complete["effect"]},
+        {**complete, "evidence": "eventloom://s/events/1#000000000000"},  # prefix does not match
+        {**complete, "evidence": {"citation": "not a citation"}},
     ]
     for payload in incomplete:
         event = memory.append("s", "outcome.explained", payload)
@@ -93,6 +95,11 @@ def test_outcome_explained_produces_one_cited_edge_only_with_everything(memory: 
     assert edge.payload["explained_by"]["seq"] == explained.seq
     assert edge.payload["review_status"] == "proposed" and edge.payload["authority_status"] == "non_authoritative"
     assert edge.payload["graph_relation_type"] == "causal_caused"
+    # an eventloom:// citation works as evidence too; the edge records the full hash
+    by_citation = memory.append("s", "outcome.explained", {**complete, "evidence": failure.citation})
+    produced = next(iter(memory.replay("s", by_citation.seq + 1)))
+    assert produced.type == "causal.edge.generated"
+    assert produced.payload["evidence"] == {"seq": failure.seq, "hash": failure.hash, "session": "s"}
 
 
 def test_predecessors_walk_incoming_edges_and_successors_outgoing(memory: MemoryFabric) -> None:

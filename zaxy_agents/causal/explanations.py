@@ -1,5 +1,6 @@
 """Reading ``outcome.explained`` payloads strictly: a cause, an effect, a taxonomy relation, a confidence and
-evidence (seq + 64-hex hash). Anything less is free-form text and justifies no causal edge."""
+evidence — ``{seq, hash (64 hex), session?}`` or an ``eventloom://`` citation (its hash prefix pins the event).
+Anything less is free-form text and justifies no causal edge."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.projection.model import normalise_name
 
 from .taxonomy import CAUSAL_RELATIONS
@@ -31,9 +34,10 @@ class Explanation:
     relation: str
     confidence: float
     evidence_seq: int
-    evidence_hash: str
+    evidence_hash: str | None  # the full hash, or None when the evidence is a citation (prefix-pinned)
     evidence_session: str | None
     text: str
+    evidence_citation: str | None = None
 
 
 def endpoint(value: Any) -> Endpoint | None:
@@ -59,14 +63,24 @@ def parse_explanation(payload: dict[str, Any]) -> Explanation | None:
         return None
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 <= confidence <= 1.0:
         return None
-    if not isinstance(evidence, dict):
+    citation = (
+        evidence if isinstance(evidence, str) else evidence.get("citation") if isinstance(evidence, dict) else None
+    )
+    if isinstance(citation, str):
+        try:
+            parsed = parse_citation(citation)
+        except InvalidRequestError:
+            return None
+        seq, digest, session = parsed.seq, None, parsed.session
+    elif isinstance(evidence, dict):
+        seq, digest, session = evidence.get("seq"), evidence.get("hash"), evidence.get("session")
+        if not isinstance(digest, str) or not HASH_RE.fullmatch(digest):
+            return None
+        if session is not None and (not isinstance(session, str) or not SESSION_RE.fullmatch(session)):
+            return None
+    else:
         return None
-    seq, digest, session = evidence.get("seq"), evidence.get("hash"), evidence.get("session")
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        return None
-    if not isinstance(digest, str) or not HASH_RE.fullmatch(digest):
-        return None
-    if session is not None and (not isinstance(session, str) or not SESSION_RE.fullmatch(session)):
         return None
     text = payload.get("explanation")
     return Explanation(
@@ -78,4 +92,5 @@ def parse_explanation(payload: dict[str, Any]) -> Explanation | None:
         digest,
         session,
         text.strip()[:2000] if isinstance(text, str) else "",
+        citation if isinstance(citation, str) else None,
     )

@@ -1,6 +1,7 @@
 """The conservative causal producer: an ``outcome.explained`` event yields one ``causal.edge.generated``
-event only when it names a cause, an effect, a taxonomy relation and a confidence, and its evidence citation
-resolves to an existing event with exactly that hash. Anything less yields nothing."""
+event only when it names a cause, an effect, a taxonomy relation and a confidence, and its evidence resolves to
+an earlier event with exactly that hash (or hash prefix, for a citation). Anything less yields nothing. The edge
+always records the evidence's full hash."""
 
 from __future__ import annotations
 
@@ -23,15 +24,17 @@ def causal_edge_from_explanation(event: Event, log: EventLog) -> list[dict[str, 
     explanation = parse_explanation(event.payload)
     if explanation is None:
         return []
-    session = explanation.evidence_session or event.session
-    if session == event.session and explanation.evidence_seq >= event.seq:
-        return []  # evidence must precede the explanation
     try:
-        evidence = log.get(session, explanation.evidence_seq)
+        if explanation.evidence_citation is not None:
+            evidence = log.resolve(explanation.evidence_citation)  # refuses a hash prefix that does not match
+        else:
+            evidence = log.get(explanation.evidence_session or event.session, explanation.evidence_seq)
     except ZaxyError:
         return []
-    if evidence.hash != explanation.evidence_hash:
+    if explanation.evidence_hash is not None and evidence.hash != explanation.evidence_hash:
         return []
+    if evidence.session == event.session and evidence.seq >= event.seq:
+        return []  # evidence must precede the explanation
     payload = CausalEdgePayload.model_validate(
         {
             "source": explanation.cause.to_dict(),
