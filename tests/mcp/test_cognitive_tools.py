@@ -182,6 +182,10 @@ async def test_reviews_need_the_admin_token_over_http(tmp_path: Path) -> None:
         ):
             denied = await app.call_tool(name, arguments, agent)
             assert denied.isError and denied.structuredContent["error"]["code"] == "unauthorized"
+        raw = await app.call_tool(
+            "memory_append", {"type": "consolidation.candidate.reviewed", "payload": {"decision": "accepted"}}, agent
+        )
+        assert raw.isError and raw.structuredContent["error"]["field"] == "type"  # no way around the gate
         assert not (await app.call_tool("memory_consolidation_review", review, admin)).isError
         other = await app.call_tool("memory_consolidation_status", {"session_id": "alice"}, agent)
         assert other.structuredContent["error"]["code"] == "unauthorized"

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import (
     MAX_PAYLOAD_DEPTH,
@@ -19,6 +20,8 @@ from zaxy_agents.mcp.schema import (
 )
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
+# Event types with a gate of their own: appending them raw would bypass it (e.g. the admin token on reviews).
+GATED_TYPES = {"consolidation.candidate.reviewed": "memory_consolidation_review"}
 REPLAY_MAX_CHARS = 200_000
 
 
@@ -54,6 +57,12 @@ class AppendArgs(ToolArgs):
 )
 def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
     args = call.args
+    if args.type in GATED_TYPES:
+        raise InvalidRequestError(
+            f"{args.type} events are written by {GATED_TYPES[args.type]}, not appended directly",
+            field="type",
+            remediation=f"Call {GATED_TYPES[args.type]} (it checks the candidate and the review gate).",
+        )
     event = call.fabric.append(call.session, args.type, args.payload, actor=args.actor)
     return {
         "citation": event.citation,
