@@ -117,13 +117,16 @@ def run(events: int, edges: int, candidates: int, queries: int) -> dict:
             fabric.project(["bench"])
             return _timed(lambda _: fabric.checkout(questions[index], session="bench"), 1)
 
-        with_ext = [sample for i in range(len(questions)) for sample in turn(i)]
         saved = list(assemble.EXTENSIONS)
-        assemble.EXTENSIONS.clear()
+        with_ext, without = [], []
         try:
-            without = [sample for i in range(len(questions)) for sample in turn(i)]
+            for index in range(len(questions)):  # alternate, so both see the same log sizes and machine load
+                assemble.EXTENSIONS[:] = saved
+                with_ext += turn(index)
+                assemble.EXTENSIONS.clear()
+                without += turn(index)
         finally:
-            assemble.EXTENSIONS.extend(saved)
+            assemble.EXTENSIONS[:] = saved
         report["checkout"] = {
             "with_extensions": _percentiles(with_ext),
             "without_extensions": _percentiles(without),
