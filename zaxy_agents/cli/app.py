@@ -10,6 +10,7 @@ from . import (
     demo,
     hooks_commands,
     ide_config_commands,
+    init_commands,
     log_commands,
     projection_commands,
     retrieval_commands,
@@ -33,3 +34,4 @@ app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)
 ide_config_commands.register(app)
+init_commands.register(app)

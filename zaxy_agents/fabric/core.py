@@ -19,6 +19,7 @@ from zaxy_agents.retrieval.embeddings import resolve_embedder
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
+from .conversation_ops import ConversationOperations
 from .log_ops import LogOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
@@ -35,6 +36,7 @@ class MemoryFabric(
     CaptureOperations,
     StoreOperations,
     CheckpointOperations,
+    ConversationOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
