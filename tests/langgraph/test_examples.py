@@ -88,7 +88,7 @@ def test_minimal_graph_is_short_and_recalls_another_thread(tmp_path: Path) -> No
     assert len(source.splitlines()) < 40
     out = run_agent(EXAMPLES / "minimal-graph", tmp_path)
     assert re.fullmatch(
-        rf"- \[current, transcript\.turn\] Our staging database is db-staging-2\. \(eventloom://langgraph\.a/events/\d+#[0-9a-f]{{12}}\)\n",
+        r"- \[current, transcript\.turn\] Our staging database is db-staging-2\. \(eventloom://langgraph\.a/events/\d+#[0-9a-f]{12}\)\n",
         out,
     )
 
