@@ -136,9 +136,9 @@ def test_recovery_packet_packs_by_priority_under_its_token_budget(fabric: Memory
         fabric.append("busy", "decision.recorded", {"decision": f"Decision {n} " + "because " * 10, "topic": f"d{n}"})
     working = fabric.working_set("busy")
     encoder = get_encoding()
-    for budget in (200, 400, 800):
+    for budget in (400, 600, 1000):  # citations tokenise to a varying number of tokens: keep margins
         packet = build_recovery_packet(working, None, max_tokens=budget, encoder=encoder)
         assert packet.tokens <= budget and len(encoder.encode(packet.text)) == packet.tokens
         assert packet.omitted > 0 and "more items not shown" in packet.text
-        assert packet.sections.get("open_tasks", 0) >= 2 and packet.sections.get("decisions", 0) >= 1
+        assert packet.sections["open_tasks"] >= 3 and packet.sections["decisions"] >= 3  # every section first
     assert build_recovery_packet(None, None, max_tokens=300, encoder=encoder).text == ""

