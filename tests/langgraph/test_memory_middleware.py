@@ -101,6 +101,15 @@ def test_async_agents_get_the_same_memory(fabric: MemoryFabric) -> None:
     assert result["messages"][-1].text.startswith("We use ruff (eventloom://langgraph.seed/events/1#")
     assert [e.type for e in fabric.replay("langgraph.as") if e.type == "metacognition.checkout"]
 
+    decided = asyncio.run(  # the memory tools run on the async path too
+        graph.ainvoke({"messages": [HumanMessage("Decide: wrap at 100")]}, {"configurable": {"thread_id": "as"}})
+    )
+    [tool_result] = [m for m in decided["messages"] if isinstance(m, ToolMessage)]
+    assert tool_result.status == "success" and json.loads(tool_result.text)["type"] == "decision.recorded"
+    assert [e.payload["decision"] for e in fabric.replay("langgraph.as") if e.type == "decision.recorded"] == [
+        "wrap at 100"
+    ]
+
 
 def test_middleware_compacts_with_a_cited_recovery_packet_instead_of_a_summary(fabric: MemoryFabric) -> None:
     fabric.append("langgraph.big", "task.created", {"task_id": "T-9", "title": "Ship the linter config"})
