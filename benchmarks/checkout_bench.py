@@ -26,7 +26,7 @@ from benchmarks.projection_bench import mixed_stream
 from zaxy_agents.evaluation.bm25_baseline import PlainBM25
 from zaxy_agents.fabric import MemoryFabric
 
-BUDGETS = (256, 512, 1024, 2048, 4096)
+BUDGETS = (128, 192, 256, 384, 512, 1024, 2048, 4096)
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
@@ -76,6 +76,22 @@ def run_size(size: int, questions: int) -> dict:
                 if budget == 1024:
                     budgeted.append((time.perf_counter() - started) * 1000)
                 curve[budget] += current.citation in packet.prompt
+        # Multi-answer questions: everything currently known about one task (commands, edits, tool calls,
+        # decisions linked to it). Recall = share of those citations present in the packet.
+        tasks = sorted(key for key in catalog.keys if "\x1ftask\x1f" in key)[:40]
+        task_curve = {budget: [] for budget in BUDGETS}
+        for key in tasks:
+            name = catalog.versions[catalog.keys[key].current].name
+            linked = {
+                catalog.versions[edge.target_id].citation
+                for edge in catalog.out_edges.get(key, ())
+                if catalog.is_current(edge.target_id)
+            }
+            if len(linked) < 3:
+                continue
+            for budget in BUDGETS:
+                packet = fabric.checkout(f"what happened with task {name}?", session="bench", max_tokens=budget, k=20)
+                task_curve[budget].append(sum(c in packet.prompt for c in linked) / len(linked))
         boots = []
         for _ in range(30):
             started = time.perf_counter()
@@ -91,6 +107,9 @@ def run_size(size: int, questions: int) -> dict:
             "recall_current_fact_ours": round(hits_ours / len(asked), 3),
             "recall_current_fact_baseline_top10": round(hits_base / len(asked), 3),
             "recall_by_max_tokens": {str(b): round(curve[b] / len(asked), 3) for b in BUDGETS},
+            "task_recall_by_max_tokens": {
+                str(b): round(sum(v) / len(v), 3) if v else None for b, v in task_curve.items()
+            },
             "bootstrap": _percentiles(boots),
         }
 

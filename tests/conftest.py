@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh log folder per test, and a helper to run the real `zaxy` CLI in a subprocess."""
+"""Shared fixtures: a fresh log folder per test, every Eventloom backend for the contract suite (`backend`,
+`elog`), and a helper to run the real `zaxy` CLI in a subprocess."""
 
 from __future__ import annotations
 
@@ -10,10 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends import POSTGRES_SKIP_REASON, JsonlHarness, PostgresHarness, postgres_dsn
 from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _no_backend_from_the_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests choose their backend explicitly; a developer's exported ZAXY_BACKEND must not leak in."""
+    for name in ("ZAXY_BACKEND", "ZAXY_POSTGRES_SCHEMA", "ZAXY_EVENTLOOM_PATH"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
@@ -24,6 +33,42 @@ def log_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def log(log_dir: Path):
     with JsonlEventLog(log_dir) as event_log:
+        yield event_log
+
+
+@pytest.fixture(params=["jsonl", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path):
+    """Each Eventloom backend in turn (PostgreSQL skips unless ZAXY_TEST_POSTGRES_DSN names a server)."""
+    if request.param == "postgresql":
+        dsn = postgres_dsn()
+        if dsn is None:
+            pytest.skip(POSTGRES_SKIP_REASON)
+        harness = PostgresHarness(dsn)
+    else:
+        harness = JsonlHarness(tmp_path / "eventloom")
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+@pytest.fixture
+def postgres_backend():
+    """The PostgreSQL backend alone (for PostgreSQL-specific tests)."""
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+@pytest.fixture
+def elog(backend):
+    """An open EventLog on the current backend."""
+    with backend.open() as event_log:
         yield event_log
 
 

@@ -6,8 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.backends import PostgresHarness
 from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
-from zaxy_agents.fabric.light import light_append
+from zaxy_agents.fabric.light import light_append, light_tail, light_working_set
 
 
 def test_light_append_chains_with_the_full_log(tmp_path: Path) -> None:
@@ -28,3 +31,19 @@ def test_light_path_does_not_import_heavy_modules() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_light_append_honours_the_postgres_backend(
+    postgres_backend: PostgresHarness, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name, value in postgres_backend.env().items():
+        monkeypatch.setenv(name, value)
+    with postgres_backend.open() as log:
+        first = log.append("s", "note.added", {"n": 1})
+    stored = light_append("s", "hook.user_prompt_submitted", {"prompt": "hi", "token": "abc"}, eventloom_path=tmp_path)
+    assert stored["seq"] == 2 and stored["prev_hash"] == first.hash and stored["payload"]["token"] == "[REDACTED]"
+    assert not list(tmp_path.iterdir())  # nothing went to the embedded folder
+    with postgres_backend.open() as log:
+        assert log.verify("s").ok and log.get("s", 2).citation == stored["citation"]
+    assert [e["seq"] for e in light_tail("s", 5)] == [1, 2] and light_tail("missing", 5) == []
+    assert light_working_set("s").head_seq == 2

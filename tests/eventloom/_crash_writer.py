@@ -1,7 +1,8 @@
 """Child process for crash tests: append forever, printing each acknowledged seq.
 
-With ``--chunked`` every write is split into tiny pieces with pauses, so SIGKILL lands mid-line and leaves a
-genuinely torn tail.
+Mode ``normal`` appends through the backend named by the environment (``ZAXY_BACKEND``...). Mode ``chunked``
+(JSONL only, ``ROOT`` argument) splits every write into tiny pieces with pauses, so SIGKILL lands mid-line and
+leaves a genuinely torn tail.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import os
 import sys
 import time
 
+from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom import jsonl_file
+from zaxy_agents.eventloom.backends import open_event_log
 from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
 
 
@@ -21,10 +24,11 @@ def _chunked_write(fd: int, data: bytes) -> None:
 
 
 def main() -> None:
-    root, mode = sys.argv[1], sys.argv[2]
+    mode = sys.argv[1]
     if mode == "chunked":
         jsonl_file._write_all = _chunked_write
-    with JsonlEventLog(root) as log:
+    log = JsonlEventLog(sys.argv[2]) if mode == "chunked" else open_event_log(ZaxySettings.resolve())
+    with log:
         n = 0
         while True:
             n += 1

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from tests.backends import Harness
+from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.redaction import is_secret_key, redact_text
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
@@ -59,18 +58,20 @@ def test_plain_text_is_untouched() -> None:
     assert redact_text(text) == (text, [])
 
 
-def test_log_never_stores_the_secret(log: JsonlEventLog, log_dir: Path) -> None:
-    event = log.append(
+def test_log_never_stores_the_secret(backend: Harness, elog: EventLog) -> None:
+    event = elog.append(
         "s",
         "tool.call.completed",
         {"args": {"password": "hunter2", "query": "ok"}, "output": f"got {JWT}", "items": ["AKIAIOSFODNN7EXAMPLE"]},
     )
-    raw = (log_dir / "s.jsonl").read_text()
+    raw = b"".join(backend.stored_lines("s")).decode()
     assert "hunter2" not in raw and JWT not in raw and "AKIAIOSFODNN7EXAMPLE" not in raw
     assert event.payload["args"] == {"password": "[REDACTED]", "query": "ok"}
     assert sorted(event.security.redacted_paths) == ["payload.args.password", "payload.items[0]", "payload.output"]
-    assert log.verify("s").ok
+    assert '"security":{"redacted_paths":' in raw
+    assert elog.verify("s").ok
 
 
-def test_events_without_secrets_have_no_security_block(log: JsonlEventLog) -> None:
-    assert log.append("s", "note.added", {"text": "hello"}).security is None
+def test_events_without_secrets_have_no_security_block(backend: Harness, elog: EventLog) -> None:
+    assert elog.append("s", "note.added", {"text": "hello"}).security is None
+    assert b"security" not in backend.stored_lines("s")[0]

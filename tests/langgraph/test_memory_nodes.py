@@ -124,7 +124,7 @@ def test_capture_records_turns_and_tool_results_once_and_rerunning_a_step_adds_n
         {"name": "lookup", "args": {"key": "db", "token": "[REDACTED]"}, "id": "call-1"}
     ]
     [tool] = events(fabric, session, "tool.call.completed")
-    assert tool.payload["tool_use_id"] == "call-0" and tool.payload["status"] == "completed"
+    assert tool.payload["tool_use_id"] == "call-0" and tool.payload["status"] == "ok"
     assert tool.payload["result_summary"] == "db-new.internal" and tool.payload["client"] == "langgraph"
 
     # Re-run the capture step from the checkpoint before it (LangGraph replays the node): nothing new.

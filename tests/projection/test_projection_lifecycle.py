@@ -165,3 +165,36 @@ def test_migrations_are_recorded_and_idempotent(fabric: MemoryFabric) -> None:
     recorded = store.migrations()
     assert recorded and all(len(m["checksum"]) == 64 and m["statement_count"] > 0 for m in recorded)
     assert store.migrate() == []
+
+
+def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
+    """A database created by migration 0001 only gets 0002 (a new column) on open, keeping its rows."""
+    import kuzu
+
+    from zaxy_agents.projection.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS
+    from zaxy_agents.projection.kuzu_store import KuzuProjectionStore
+
+    path = tmp_path / "old.kuzu"
+    database = kuzu.Database(str(path))
+    connection = kuzu.Connection(database)
+    connection.execute(MIGRATION_TABLE_DDL)
+    first = MIGRATIONS[0]
+    for statement in first.statements:
+        connection.execute(statement)
+    connection.execute(
+        "CREATE (:Migration {name: $n, checksum: $c, statement_count: $k, applied_at: 'then'})",
+        {"n": first.name, "c": first.checksum, "k": len(first.statements)},
+    )
+    connection.execute(
+        "CREATE (:Entity {id: 'v1', key: 'k', session_id: 's', name: 'n', entity_type: 'fact', "
+        "summary: 'old row', valid_from: '2020-01-01T00:00:00.000000Z', source_event_seq: 1, "
+        "importance: 0.5})"
+    )
+    database.close()
+    store = KuzuProjectionStore(path)
+    try:
+        assert [m["name"] for m in store.migrations()] == [m.name for m in MIGRATIONS]
+        assert store._rows("MATCH (e:Entity {id: 'v1'}) RETURN e.summary, e.asserted") == [["old row", True]]
+        assert store.migrate() == []
+    finally:
+        store.close()

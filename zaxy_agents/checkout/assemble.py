@@ -44,6 +44,7 @@ FACT_TYPES = frozenset(
 )
 STABLE_TYPES = ("decision", "fact", "procedure", "claim")
 STABLE_LIMIT = 12
+STABLE_SHARE = 0.3  # the stable tier may use at most this share of max_tokens (it must not starve evidence)
 
 
 @dataclass
@@ -153,7 +154,8 @@ def assemble(
     # Under tight budgets the guidance shrinks before memory items do: answerability (and the next action) always stay.
     for guidance_lines in (full_guidance, full_guidance[:2], full_guidance[:1]):
         overhead = _overhead_tokens(encoder, guidance_lines, query)
-        packing = pack(candidates, max_tokens, overhead, encoder)
+        caps = {1: int(max_tokens * STABLE_SHARE)} if max_tokens is not None else None
+        packing = pack(candidates, max_tokens, overhead, encoder, caps)
         prompt, prefix = render(packing.kept, guidance_lines, query)
         budget_used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
         if max_tokens is None or budget_used <= max_tokens:

@@ -31,20 +31,33 @@ class Packing:
     used: int
 
 
-def pack(candidates: list[Candidate], budget: int | None, overhead: int, encoder: Any) -> Packing:
-    """Choose the lines that fit ``budget`` tokens after ``overhead`` (headers, guidance)."""
+def pack(
+    candidates: list[Candidate],
+    budget: int | None,
+    overhead: int,
+    encoder: Any,
+    tier_caps: dict[int, int] | None = None,
+) -> Packing:
+    """Choose the lines that fit ``budget`` tokens after ``overhead`` (headers, guidance).
+
+    ``tier_caps`` bounds how many tokens a tier may take (the stable tier may not starve the evidence).
+    """
     for candidate in candidates:
         candidate.tokens = len(encoder.encode(candidate.line + "\n", disallowed_special=())) if encoder else 0
     if budget is None:
         return Packing(list(candidates), [], overhead + sum(c.tokens for c in candidates))
     remaining = budget - overhead
+    caps = dict(tier_caps or {})
     kept: list[Candidate] = []
     floor = sorted((c for c in candidates if c.floor), key=lambda c: -c.value)
     rest = sorted((c for c in candidates if not c.floor), key=lambda c: -(c.value / max(c.tokens, 1)))
     for candidate in [*floor, *rest]:
-        if candidate.tokens <= remaining:
+        cap = caps.get(candidate.tier)
+        if candidate.tokens <= remaining and (cap is None or candidate.tokens <= cap):
             kept.append(candidate)
             remaining -= candidate.tokens
+            if cap is not None:
+                caps[candidate.tier] = cap - candidate.tokens
     kept_ids = {id(c) for c in kept}
     elided = [c for c in candidates if id(c) not in kept_ids]
     return Packing(kept, elided, budget - remaining)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import typer
 
 from . import (
+    backend_commands,
     benchmark_commands,
     capture_commands,
+    checkout_commands,
     demo,
+    eventloom_commands,
     hooks_commands,
     ide_config_commands,
     init_commands,
     log_commands,
     projection_commands,
     retrieval_commands,
+    serve_command,
 )
 from .memory_app import memory_app
 
@@ -30,8 +34,12 @@ demo.register(app)
 projection_commands.register(app, memory_app)
 retrieval_commands.register(memory_app)
 benchmark_commands.register(app)
+serve_command.register(app)
+checkout_commands.register(memory_app)
 app.add_typer(memory_app)
 hooks_commands.register(app)
 capture_commands.register(app)
 ide_config_commands.register(app)
+backend_commands.register(app)
+eventloom_commands.register(app)
 init_commands.register(app)

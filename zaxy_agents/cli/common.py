@@ -26,6 +26,8 @@ EXIT_BY_CODE = {
     "invalid_request": EXIT_INVALID,
     "not_found": EXIT_NOT_FOUND,
     "locked": EXIT_UNAVAILABLE,
+    "unavailable": EXIT_UNAVAILABLE,
+    "schema_mismatch": EXIT_UNAVAILABLE,
     "unauthorized": EXIT_INVALID,
     "conflict": EXIT_CHECK_FAILED,
     "integrity_error": EXIT_INTEGRITY,
@@ -37,6 +39,15 @@ EventloomPath = Annotated[
         "--eventloom-path",
         envvar="ZAXY_EVENTLOOM_PATH",
         help="Folder holding the session logs (default: ./.eventloom).",
+        show_default=False,
+    ),
+]
+BackendOption = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="Where memory lives: 'jsonl' (embedded files, default) or postgresql://user:pass@host/db "
+        "(default: $ZAXY_BACKEND).",
         show_default=False,
     ),
 ]

@@ -1,4 +1,5 @@
-"""`zaxy demo`: the main job on the embedded default — write memory, verify it, replay it with citations."""
+"""`zaxy demo`: the main job on the embedded default — write memory, verify it, replay it with citations, and
+check it out: the current fact with its citation, the superseded one excluded, answerability, a budgeted prompt."""
 
 from __future__ import annotations
 
@@ -15,12 +16,25 @@ from .common import EventloomPath, JsonFlag, console, emit_json, handled, open_f
 
 DEMO_SESSION = "demo-project"
 
+DEMO_QUESTION = "How many retry attempts does payments-service allow?"
+DEMO_BUDGET = 400
+RETRY_FACT = "payments-service max_retries"
+
 DEMO_EVENTS: list[dict] = [
     {"type": "session.started", "actor": "agent", "payload": {"goal": "ship the payments retry fix"}},
     {
         "type": "task.created",
         "actor": "agent",
         "payload": {"task_id": "T-1", "title": "Add exponential backoff to payment retries"},
+    },
+    {
+        "type": "fact.asserted",
+        "actor": "agent",
+        "payload": {
+            "subject": "payments-service",
+            "predicate": "max_retries",
+            "fact": "payments-service retries are capped at 3 attempts",
+        },
     },
     {
         "type": "decision.recorded",
@@ -32,7 +46,8 @@ DEMO_EVENTS: list[dict] = [
         "actor": "agent",
         "payload": {
             "subject": "payments-service",
-            "fact": "retries are capped at 5 attempts",
+            "predicate": "max_retries",
+            "fact": "payments-service retries are capped at 5 attempts",
             "api_key": "sk-demo1234567890abcdefghijkl",
         },
     },
@@ -50,16 +65,18 @@ def demo_command(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the demo log folder instead of deleting it.")] = False,
     json_output: JsonFlag = False,
 ) -> None:
-    """Append a short agent history, verify the hash chain, replay it with citations, detect tampering."""
+    """Append a short agent history, verify the hash chain, replay it with citations, check memory out (current
+    fact cited, superseded one excluded, answerability, budgeted prompt), detect tampering."""
     with handled(json_output):
         scratch = None if eventloom_path else Path(tempfile.mkdtemp(prefix="zaxy-demo-"))
         root = eventloom_path or scratch
         assert root is not None
         try:
-            with open_fabric(root) as fabric:
+            with open_fabric(root, backend="jsonl") as fabric:
                 appended = fabric.append_many(DEMO_SESSION, DEMO_EVENTS)
                 report = fabric.verify(DEMO_SESSION)
-                resolved = fabric.resolve(appended[2].citation)
+                resolved = fabric.resolve(appended[3].citation)
+                checkout = _checkout(fabric)
                 events = list(fabric.replay(DEMO_SESSION))
             tamper = _tamper_check(Path(root))
             result = {
@@ -67,7 +84,8 @@ def demo_command(
                 "session": DEMO_SESSION,
                 "appended": len(appended),
                 "verify": report.model_dump(mode="json", exclude_none=True),
-                "resolved_citation": {"citation": appended[2].citation, "type": resolved.type},
+                "resolved_citation": {"citation": appended[3].citation, "type": resolved.type},
+                "checkout": checkout,
                 "replay": [{"seq": e.seq, "type": e.type, "citation": e.citation} for e in events],
                 "redacted_paths": [p for e in events if e.security for p in e.security.redacted_paths],
                 "tamper_detected": tamper,
@@ -76,11 +94,32 @@ def demo_command(
                 emit_json(result)
             else:
                 _render(result, events)
-            if not report.ok or not tamper["detected"]:
+            if not report.ok or not tamper["detected"] or not checkout["current_fact"]:
                 raise typer.Exit(1)
         finally:
             if scratch is not None and not keep:
                 shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _checkout(fabric) -> dict:
+    """Check memory out for the demo question: the current retry cap, cited; the superseded one, excluded."""
+    packet = fabric.checkout(DEMO_QUESTION, session=DEMO_SESSION, max_tokens=DEMO_BUDGET)
+    history = fabric.entity_history(DEMO_SESSION, RETRY_FACT, "fact")
+    current = next((fact for fact in packet.current_facts if fact.name == RETRY_FACT), None)
+    return {
+        "query": DEMO_QUESTION,
+        "answerability": packet.quality.answerability,
+        "confidence": packet.quality.confidence,
+        "current_fact": {"summary": current.summary, "citation": current.citation} if current else None,
+        "superseded_excluded": [
+            {"summary": version.summary, "citation": version.citation}
+            for version in history
+            if version.valid_to is not None and version.citation not in packet.prompt
+        ],
+        "superseded_excluded_count": packet.retention.superseded_excluded,
+        "budget": {"requested": DEMO_BUDGET, "used": packet.diagnostics.budget_used},
+        "prompt": packet.prompt,
+    }
 
 
 def _tamper_check(root: Path) -> dict:
@@ -92,9 +131,25 @@ def _tamper_check(root: Path) -> dict:
         index = data.find(b"capped at 5")
         data[index + len(b"capped at ")] = ord("9")
         target.write_bytes(bytes(data))
-        with open_fabric(Path(copy_dir)) as fabric:
+        with open_fabric(Path(copy_dir), backend="jsonl") as fabric:
             report = fabric.verify(DEMO_SESSION)
     return {"detected": not report.ok, "first_broken_seq": report.first_broken_seq, "reason": report.reason}
+
+
+def _render_checkout(checkout: dict) -> None:
+    current = checkout["current_fact"]
+    lines = [
+        f"question: {checkout['query']}",
+        f"answerability: [bold]{checkout['answerability']}[/] (confidence {checkout['confidence']:.2f})",
+        f"current fact: [green]{current['summary']}[/] ({current['citation']})" if current else "current fact: none",
+        *(
+            f"excluded as superseded: [strike]{item['summary']}[/] ({item['citation']})"
+            for item in checkout["superseded_excluded"]
+        ),
+        f"prompt budget: {checkout['budget']['used']} of {checkout['budget']['requested']} tokens",
+    ]
+    console.print(Panel("\n".join(lines), title="memory checkout", expand=False))
+    console.print(checkout["prompt"], markup=False, highlight=False)
 
 
 def _render(result: dict, events: list) -> None:
@@ -115,6 +170,7 @@ def _render(result: dict, events: list) -> None:
         table.add_row(str(event.seq), event.type, text[:70], event.citation)
     console.print(table)
     console.print(f"resolved {result['resolved_citation']['citation']} -> {result['resolved_citation']['type']}")
+    _render_checkout(result["checkout"])
     if result["redacted_paths"]:
         console.print(f"secrets redacted before hashing: {', '.join(result['redacted_paths'])}")
     tamper = result["tamper_detected"]

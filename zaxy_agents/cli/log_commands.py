@@ -11,6 +11,7 @@ from zaxy_agents.errors import NotFoundError
 
 from .common import (
     EXIT_CHECK_FAILED,
+    BackendOption,
     EventloomPath,
     JsonFlag,
     SessionId,
@@ -35,12 +36,13 @@ def append_command(
     actor: Annotated[str, typer.Option("--actor", "-a", help="Who produced the event.")],
     payload: Annotated[str, typer.Option("--payload", "-p", help="JSON object.")] = "{}",
     eventloom_path: EventloomPath = None,
+    backend: BackendOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Append one event and print its citation."""
     with handled(json_output):
         value = parse_json_option(payload, field="--payload")
-        with open_fabric(eventloom_path) as fabric:
+        with open_fabric(eventloom_path, backend=backend) as fabric:
             event = fabric.append(session_id, event_type, value, actor=actor)
         if json_output:
             emit_json({"event": event, "citation": event.citation})
@@ -55,11 +57,12 @@ def replay_command(
     from_seq: Annotated[int, typer.Option("--from-seq", min=1)] = 1,
     to_seq: Annotated[int | None, typer.Option("--to-seq", min=1)] = None,
     eventloom_path: EventloomPath = None,
+    backend: BackendOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Print events of a session in order, each with its citation."""
     with handled(json_output):
-        with open_fabric(eventloom_path) as fabric:
+        with open_fabric(eventloom_path, backend=backend) as fabric:
             if not fabric.log.has_session(session_id):
                 raise NotFoundError(
                     f"no session {session_id!r}", field="--session-id", remediation="List sessions: zaxy sessions"
@@ -81,11 +84,12 @@ def replay_command(
 def verify_command(
     session_id: SessionId,
     eventloom_path: EventloomPath = None,
+    backend: BackendOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Recompute the hash chain. Exit 0 when intact, 1 when broken (first broken seq is reported)."""
     with handled(json_output):
-        with open_fabric(eventloom_path) as fabric:
+        with open_fabric(eventloom_path, backend=backend) as fabric:
             report = fabric.verify(session_id)
         if json_output:
             emit_json(report)
@@ -102,12 +106,14 @@ def verify_command(
             raise typer.Exit(EXIT_CHECK_FAILED)
 
 
-def sessions_command(eventloom_path: EventloomPath = None, json_output: JsonFlag = False) -> None:
+def sessions_command(
+    eventloom_path: EventloomPath = None, backend: BackendOption = None, json_output: JsonFlag = False
+) -> None:
     """List sessions with their event counts."""
     with handled(json_output):
-        with open_fabric(eventloom_path) as fabric:
+        with open_fabric(eventloom_path, backend=backend) as fabric:
             summaries = fabric.sessions()
-            root = str(fabric.settings.eventloom_path)
+            root = fabric.settings.location
         if json_output:
             emit_json({"eventloom_path": root, "sessions": summaries})
             return

@@ -88,7 +88,7 @@ def tool_call_drafts(
         payload: dict[str, Any] = {
             "tool": str(call.get("name") or message.name or "unknown"),
             "tool_use_id": call_id,
-            "status": "error" if failed else "completed",
+            "status": "error" if failed else "ok",
             "ok": not failed,
             "argument_keys": sorted(map(str, args)) if isinstance(args, dict) else [],
             "result_summary": result

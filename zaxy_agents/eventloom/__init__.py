@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .citations import Citation, format_citation, parse_citation
     from .jsonl_log import JsonlEventLog
     from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
+    from .postgres_log import PostgresEventLog
     from .protocol import EventLog
     from .refs import MemoryRefs, RefTarget
 
@@ -21,6 +22,7 @@ _EXPORTS = {
     "format_citation": ".citations",
     "parse_citation": ".citations",
     "JsonlEventLog": ".jsonl_log",
+    "PostgresEventLog": ".postgres_log",
     "Event": ".models",
     "EventDraft": ".models",
     "EventHead": ".models",
@@ -39,6 +41,7 @@ __all__ = [
     "EventLog",
     "JsonlEventLog",
     "MemoryRefs",
+    "PostgresEventLog",
     "RefTarget",
     "SessionSummary",
     "VerifyReport",

@@ -35,13 +35,14 @@ def prepare_draft(
             redacted, paths = redact_value(payload)
             if paths or payload_json is None:
                 payload_json = canonical_json(redacted)
+        payload_size = len(payload_json.encode("utf-8"))  # lone surrogates fail here (UnicodeEncodeError)
     except (TypeError, ValueError) as exc:
         raise InvalidRequestError(
             f"payload is not plain JSON: {exc}",
             field=f"{field_prefix}payload",
             remediation="Use only objects with string keys, arrays, strings, finite numbers, booleans and null.",
         ) from exc
-    check_payload_size(len(payload_json.encode("utf-8")), max_payload_bytes, field=f"{field_prefix}payload")
+    check_payload_size(payload_size, max_payload_bytes, field=f"{field_prefix}payload")
     security = {"redacted_paths": paths, "redaction_version": REDACTION_VERSION} if paths else None
     return PreparedDraft(
         type=str(event_type), actor=str(actor), payload=redacted, security=security, payload_json=payload_json

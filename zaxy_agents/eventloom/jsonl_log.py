@@ -20,7 +20,10 @@ from typing import Any
 
 from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
 
-from .canonical import GENESIS_HASH, encode_line, event_hash
+from .canonical import GENESIS_HASH
+from .chain import check_line as _check_line
+from .chain import check_range as _check_range
+from .chain import draft_fields as _draft_fields
 from .citations import Citation, parse_citation
 from .drafts import prepare_draft
 from .jsonl_file import SessionFile, classify_torn_tail
@@ -123,6 +126,20 @@ class JsonlEventLog:
         loads = json.loads
         for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
             yield loads(line)
+
+    def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
+        """The stored lines byte for byte, newline included (what ``zaxy eventloom export`` writes)."""
+        validate_session_id(session)
+        _check_range(from_seq, to_seq)
+        for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
+            yield line
+
+    def import_lines(self, session: str, lines: Iterable[tuple[dict[str, Any], bytes]], after: tuple[int, str]) -> int:
+        """Create a session from checked lines (see :mod:`.transfer`); only new sessions can be imported."""
+        from .jsonl_import import import_new_session
+
+        validate_session_id(session)
+        return import_new_session(self.root, session, lines, after)
 
     def get(self, session: str, seq: int) -> Event:
         """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
@@ -274,67 +291,6 @@ def _torn_tail_report(session: str, torn: bytes, previous: dict[str, Any] | None
         torn_tail_bytes=0 if kind == "complete" else len(torn),
         warnings=[note],
     )
-
-
-def _check_line(line: bytes, expected_seq: int, prev: str, session: str) -> str | None:
-    """Why ``line`` breaks the chain at ``expected_seq``, or ``None`` when it is sound."""
-    try:
-        envelope = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return f"line is not valid JSON: {exc}"
-    if not isinstance(envelope, dict):
-        return "line is not a JSON object"
-    required = ("actor", "hash", "id", "payload", "prev_hash", "seq", "session", "timestamp", "type")
-    missing = [key for key in required if key not in envelope]
-    if missing:
-        return f"missing envelope fields: {', '.join(missing)}"
-    if envelope["seq"] != expected_seq:
-        return f"seq is {envelope['seq']!r}, expected {expected_seq} (missing, duplicated or reordered event)"
-    if envelope["session"] != session:
-        return f"session field is {envelope['session']!r}, expected {session!r}"
-    if envelope["prev_hash"] != prev:
-        return "prev_hash does not match the previous event's hash (chain broken)"
-    if event_hash(envelope) != envelope["hash"]:
-        return "hash does not match the event content (content was modified)"
-    try:
-        if encode_line(envelope) != line:
-            return "line bytes are not the canonical encoding (the stored text was modified)"
-    except ValueError as exc:
-        return f"line cannot be canonically encoded: {exc}"
-    return None
-
-
-def _draft_fields(draft: EventDraft | dict[str, Any], index: int) -> tuple[Any, Any, Any]:
-    """(type, payload, actor) of a draft given as a model or a plain mapping."""
-    if isinstance(draft, EventDraft):
-        return draft.type, draft.payload, draft.actor
-    if not isinstance(draft, dict) or "type" not in draft:
-        raise InvalidRequestError(
-            "each event needs at least a 'type'",
-            field=f"events[{index}]",
-            remediation='Pass objects like {"type": "task.created", "payload": {...}, "actor": "agent"}.',
-        )
-    unknown = set(draft) - {"type", "payload", "actor"}
-    if unknown:
-        raise InvalidRequestError(
-            f"unknown event fields: {', '.join(sorted(unknown))}",
-            field=f"events[{index}]",
-            remediation="Only 'type', 'payload' and 'actor' can be set; the log assigns the rest.",
-        )
-    return draft["type"], draft.get("payload", {}), draft.get("actor", "agent")
-
-
-def _check_range(from_seq: int, to_seq: int | None) -> None:
-    if not isinstance(from_seq, int) or from_seq < 1:
-        raise InvalidRequestError(
-            f"from_seq must be an integer >= 1, got {from_seq!r}", field="from_seq", remediation="Use 1 or more."
-        )
-    if to_seq is not None and (not isinstance(to_seq, int) or to_seq < from_seq):
-        raise InvalidRequestError(
-            f"to_seq must be an integer >= from_seq ({from_seq}), got {to_seq!r}",
-            field="to_seq",
-            remediation="Omit to_seq to read to the end, or pass a seq at or after from_seq.",
-        )
 
 
 def _close_quietly(ref: weakref.ReferenceType[JsonlEventLog]) -> None:

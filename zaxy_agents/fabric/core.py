@@ -11,16 +11,19 @@ import os
 from typing import Any
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.eventloom.backends import open_event_log
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
 
+from .backend_ops import BackendOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .conversation_ops import ConversationOperations
+from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
+from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
@@ -36,6 +39,9 @@ class MemoryFabric(
     CaptureOperations,
     StoreOperations,
     CheckpointOperations,
+    BackendOperations,
+    MetacognitionOperations,
+    LifecycleOperations,
     ConversationOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
@@ -43,11 +49,7 @@ class MemoryFabric(
     def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None, embedder: Any = None) -> None:
         self.settings = settings
         self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
-        self.log = log or JsonlEventLog(
-            settings.eventloom_path,
-            durability=settings.durability,
-            max_payload_bytes=settings.max_payload_bytes,
-        )
+        self.log = log or open_event_log(settings)
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
         self._projector = None
@@ -57,7 +59,8 @@ class MemoryFabric(
     def from_path(
         cls, eventloom_path: str | os.PathLike[str] | None = None, *, embedder: Any = None, **overrides: Any
     ) -> MemoryFabric:
-        """Open the embedded default at ``eventloom_path`` (or ``ZAXY_EVENTLOOM_PATH`` / ``.eventloom``).
+        """Open the configured backend (``ZAXY_BACKEND`` / ``backend=``; default the embedded log at
+        ``eventloom_path``, ``ZAXY_EVENTLOOM_PATH`` or ``.eventloom``).
 
         ``embedder``: a LangChain ``Embeddings``, a callable, or a provider string (see
         ``zaxy_agents.retrieval.embeddings.resolve_embedder``); default ``ZAXY_EMBEDDER`` or none.

@@ -3,11 +3,15 @@
 Same validation, redaction, hashing and locking as :class:`MemoryFabric.append`, returned as plain dicts
 with citations, without importing pydantic, numpy or the graph; plus a bounded tail read and the working-set
 packets the SessionStart hook injects. Use the full fabric everywhere else.
+
+With a PostgreSQL backend (``ZAXY_BACKEND=postgresql://...``) the same functions read and write the server
+through :class:`~zaxy_agents.eventloom.postgres_log.PostgresEventLog` (psycopg's start-up makes that path
+~0.2 s slower; the embedded path never imports it).
 """
 
 from __future__ import annotations
 
-from zaxy_agents.config import ZaxySettings
+from zaxy_agents.config import BACKEND_POSTGRESQL, ZaxySettings
 from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.jsonl_file import SessionFile
@@ -56,11 +60,18 @@ def light_append_many(
     ]
     if not prepared:
         return []
-    handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
-    try:
-        envelopes = handle.append(prepared)
-    finally:
-        handle.close()
+    if settings.backend_kind == BACKEND_POSTGRESQL:
+        log = _postgres_log(settings)
+        try:
+            envelopes = log.append_prepared(session, prepared)
+        finally:
+            log.close()
+    else:
+        handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
+        try:
+            envelopes = handle.append(prepared)
+        finally:
+            handle.close()
     return [
         {**envelope, "citation": format_citation(session, envelope["seq"], envelope["hash"])} for envelope in envelopes
     ]
@@ -71,16 +82,10 @@ def light_tail(session: str, limit: int, *, eventloom_path: str | Path | None = 
 
     Seeks by binary search over the file, so the cost depends on ``limit``, not on the log's length.
     """
-    settings = ZaxySettings.resolve(eventloom_path)
-    validate_session_id(session)
-    handle = SessionFile(settings.eventloom_dir, session)
-    tail = handle.read_tail()
-    if tail is None:
-        return []
     from json import loads
 
-    start = max(1, tail[0] - max(1, limit) + 1)
-    return [loads(line) for _offset, line in handle.iter_lines(start, tail[0])]
+    _tail, _start, lines = _recent_lines(ZaxySettings.resolve(eventloom_path), session, limit)
+    return [loads(line) for line in lines]
 
 
 def light_working_set(
@@ -95,16 +100,12 @@ def light_working_set(
 
     from zaxy_agents.workingset.digest import DEFAULT_WINDOW, RELEVANT_TYPES, build_working_set
 
-    settings = ZaxySettings.resolve(eventloom_path)
-    validate_session_id(session)
-    handle = SessionFile(settings.eventloom_dir, session)
-    tail = handle.read_tail()
+    tail, start, lines = _recent_lines(ZaxySettings.resolve(eventloom_path), session, window or DEFAULT_WINDOW)
     if tail is None:
         return build_working_set(session, [])
     head_seq, head_hash = tail
-    start = max(1, head_seq - (window or DEFAULT_WINDOW) + 1)
     envelopes = []
-    for _offset, line in handle.iter_lines(start, head_seq):
+    for line in lines:
         marker = line.rfind(b',"type":"')
         kind = line[marker + 9 : -3] if marker != -1 and line.endswith(b'"}\n') else None
         if kind is not None and b'"' not in kind and kind.decode() not in RELEVANT_TYPES:
@@ -131,3 +132,30 @@ def light_packet(
     from zaxy_agents.workingset.packet import render_packet
 
     return render_packet(light_working_set(session, window=window, eventloom_path=eventloom_path), kind, max_chars)
+
+
+def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
+    """``(head (seq, hash) or None, first seq, newline-terminated lines of the last count events)``."""
+    validate_session_id(session)
+    if settings.backend_kind == BACKEND_POSTGRESQL:
+        log = _postgres_log(settings)
+        try:
+            head = log.head(session)
+            if head is None:
+                return None, 0, []
+            start = max(1, head.seq - max(1, count) + 1)
+            return (head.seq, head.hash), start, list(log.replay_lines(session, start, head.seq))
+        finally:
+            log.close()
+    handle = SessionFile(settings.eventloom_dir, session)
+    tail = handle.read_tail()
+    if tail is None:
+        return None, 0, []
+    start = max(1, tail[0] - max(1, count) + 1)
+    return tail, start, (line for _offset, line in handle.iter_lines(start, tail[0]))
+
+
+def _postgres_log(settings: ZaxySettings) -> Any:
+    from zaxy_agents.eventloom.postgres_log import PostgresEventLog
+
+    return PostgresEventLog(settings.backend, max_payload_bytes=settings.max_payload_bytes)

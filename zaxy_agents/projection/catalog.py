@@ -16,7 +16,7 @@ from typing import Any
 from .planner import KeyState, ProjectionBatch
 from .records import EntityVersion, RelationRecord
 
-SNAPSHOT_VERSION = 4
+SNAPSHOT_VERSION = 5
 
 
 @dataclass(slots=True)
@@ -54,7 +54,7 @@ class EntityCatalog:
     # ------------------------------------------------------------------ updates
     def apply(self, batch: ProjectionBatch) -> None:
         for row in batch.entities:
-            version = _version_from_row(row)
+            version = EntityVersion.from_row(row)
             self.versions[version.id] = version
             self.history[version.key].append(version.id)
             self.names[" ".join(version.name.casefold().split())].add(version.key)
@@ -73,7 +73,7 @@ class EntityCatalog:
             version = self.versions[row["id"]]
             self.versions[row["id"]] = version.with_validity(row["valid_to"], bool(row["invalidated"]))
         for row in batch.relations:
-            record = _relation_from_row(row)
+            record = RelationRecord.from_row(row)
             self.out_edges[self.versions[record.source_id].key].append(record)
             self.in_edges[self.versions[record.target_id].key].append(record)
             self.edge_count += 1
@@ -182,46 +182,6 @@ class EntityCatalog:
         catalog.failure_count = state["failure_count"]
         catalog.failure_samples = state["failure_samples"]
         return catalog
-
-
-def _version_from_row(row: dict[str, Any]) -> EntityVersion:
-    return EntityVersion(
-        row["id"],
-        row["key"],
-        row["session_id"],
-        row["name"],
-        row["entity_type"],
-        row["summary"] or "",
-        row["properties"] or "",
-        row["valid_from"],
-        row["valid_to"],
-        bool(row["invalidated"]),
-        int(row["source_event_seq"]),
-        row["source_event_hash"],
-        row["source_event_type"],
-        float(row["importance"]),
-        row.get("source_path"),
-    )
-
-
-def _relation_from_row(row: dict[str, Any]) -> RelationRecord:
-    return RelationRecord(
-        row["id"],
-        row["from"],
-        row["to"],
-        row["relation_type"],
-        row["session_id"],
-        bool(row["inferred"]),
-        float(row["confidence"]),
-        row["inference_method"],
-        row["evidence_session"],
-        int(row["evidence_seq"]),
-        row["evidence_hash"],
-        row["valid_from"],
-        row["valid_to"],
-        int(row["source_event_seq"]),
-        row["source_event_hash"],
-    )
 
 
 def _version_tuple(version: EntityVersion) -> tuple[Any, ...]:

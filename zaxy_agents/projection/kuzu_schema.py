@@ -52,6 +52,7 @@ NODE_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("source_path", "STRING"),
         ("closed_by_seq", "INT64"),
         ("invalidation_reason", "STRING"),
+        ("asserted", "BOOLEAN"),
     ],
     "Source": [("id", "STRING"), ("session_id", "STRING"), ("path", "STRING")],
     "Feedback": [
@@ -136,12 +137,26 @@ MIGRATION_TABLE_DDL = (
     "applied_at STRING, PRIMARY KEY(name))"
 )
 
+# Migrations are immutable once released (their checksums are recorded): 0001 keeps the original Entity columns
+# and later columns arrive through their own ALTER migrations.
+_V1_ENTITY_COLUMNS = [column for column in NODE_COLUMNS["Entity"] if column[0] != "asserted"]
+
+
+def _v1_node_ddl(table: str) -> str:
+    columns = _V1_ENTITY_COLUMNS if table == "Entity" else NODE_COLUMNS[table]
+    body = ", ".join(f"{name} {kind}" for name, kind in columns)
+    return f"CREATE NODE TABLE IF NOT EXISTS {table}({body}, PRIMARY KEY({columns[0][0]}))"
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0001_provenance_spine_and_entities",
-        tuple(node_ddl(table) for table in NODE_COLUMNS)
+        tuple(_v1_node_ddl(table) for table in NODE_COLUMNS)
         + tuple(rel_ddl(name, src, dst, cols) for name, (src, dst, cols) in REL_TABLES.items()),
     ),
+    # Versions created by reference (a speaker, the task a command mentions) are not assertions: an event is only
+    # as current as what it asserted, so the read side must tell the two apart.
+    Migration("0002_entity_asserted_flag", ("ALTER TABLE Entity ADD asserted BOOLEAN DEFAULT true",)),
 )
 
 

@@ -326,7 +326,7 @@ class KuzuProjectionStore:
             + " ORDER BY e.source_event_seq",
             parameters,
         )
-        return [_version(dict(zip(columns, row, strict=True))) for row in rows]
+        return [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
 
     def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]:
         """Versions valid at ``moment`` (``valid_from <= t < valid_to``), filtered in one pass."""
@@ -340,7 +340,7 @@ class KuzuProjectionStore:
             + " ORDER BY e.source_event_seq LIMIT $limit",
             {"t": moment, "limit": limit, **({"s": session} if session else {})},
         )
-        return [_version(dict(zip(columns, row, strict=True))) for row in rows]
+        return [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
 
     def traverse(
         self,
@@ -412,7 +412,7 @@ class KuzuProjectionStore:
             + ", ".join(f"v.{c}" for c in columns),
             {"keys": keys, **({"t": as_of} if as_of else {})},
         )
-        found = [_version(dict(zip(columns, row, strict=True))) for row in rows]
+        found = [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
         return {version.key: version for version in sorted(found, key=lambda v: v.source_event_seq)}
 
     def stats(self) -> ProjectionStats:
@@ -452,41 +452,5 @@ class KuzuProjectionStore:
         return [list(row) for row in zip(*columns, strict=True)] if columns else []
 
 
-def _version(row: dict[str, Any]) -> EntityVersion:
-    return EntityVersion(
-        row["id"],
-        row["key"],
-        row["session_id"],
-        row["name"],
-        row["entity_type"],
-        row["summary"] or "",
-        row["properties"] or "",
-        row["valid_from"],
-        row["valid_to"],
-        bool(row["invalidated"]),
-        int(row["source_event_seq"]),
-        row["source_event_hash"],
-        row["source_event_type"],
-        float(row["importance"]),
-        row.get("source_path"),
-    )
-
-
 def _relation(audit: dict[str, Any], source_id: str, target_id: str) -> RelationRecord:
-    return RelationRecord(
-        audit["id"],
-        source_id,
-        target_id,
-        audit["relation_type"],
-        audit["session_id"],
-        bool(audit["inferred"]),
-        float(audit["confidence"]),
-        audit["inference_method"],
-        audit["evidence_session"],
-        int(audit["evidence_seq"]),
-        audit["evidence_hash"],
-        audit["valid_from"],
-        audit["valid_to"],
-        int(audit["source_event_seq"]),
-        audit["source_event_hash"],
-    )
+    return RelationRecord.from_row({**audit, "from": source_id, "to": target_id})

@@ -216,6 +216,7 @@ class ProjectionPlanner:
             "source_thread": session,
             "importance": draft.importance,
             "source_path": draft.source_path,
+            "asserted": draft.mode == "assert",
         }
         batch = self._batch
         batch.entities.append(row)

@@ -28,6 +28,29 @@ class EntityVersion:
     source_event_type: str
     importance: float
     source_path: str | None = None
+    asserted: bool = True  # False for versions created by reference (a speaker, a mentioned task)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> EntityVersion:
+        """From an ``Entity`` row (planner batch, store query or snapshot): one conversion for every reader."""
+        return cls(
+            row["id"],
+            row["key"],
+            row["session_id"],
+            row["name"],
+            row["entity_type"],
+            row["summary"] or "",
+            row["properties"] or "",
+            row["valid_from"],
+            row["valid_to"],
+            bool(row["invalidated"]),
+            int(row["source_event_seq"]),
+            row["source_event_hash"],
+            row["source_event_type"],
+            float(row["importance"]),
+            row.get("source_path"),
+            row.get("asserted") is not False,
+        )
 
     @property
     def citation(self) -> str:
@@ -60,6 +83,7 @@ class EntityVersion:
             self.source_event_type,
             self.importance,
             self.source_path,
+            self.asserted,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,6 +123,27 @@ class RelationRecord:
     valid_to: str | None
     source_event_seq: int
     source_event_hash: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> RelationRecord:
+        """From a relation row (``from``/``to`` are version ids plus the audit columns)."""
+        return cls(
+            row["id"],
+            row["from"],
+            row["to"],
+            row["relation_type"],
+            row["session_id"],
+            bool(row["inferred"]),
+            float(row["confidence"]),
+            row["inference_method"],
+            row["evidence_session"],
+            int(row["evidence_seq"]),
+            row["evidence_hash"],
+            row["valid_from"],
+            row["valid_to"],
+            int(row["source_event_seq"]),
+            row["source_event_hash"],
+        )
 
     @property
     def citation(self) -> str:

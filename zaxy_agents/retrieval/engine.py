@@ -29,6 +29,7 @@ NOT_RECALLED = frozenset({"inference.edge.generated", "memory.reinforced", "memo
 # the graph lanes but are not memories themselves, and mapping them to the event that first mentioned them would
 # surface stale text.
 ANCHOR_TYPES = frozenset({"participant", "topic", "tool", "document"})
+ANCHORED_GRAPH_BOOST = 3.0
 
 
 @dataclass
@@ -180,8 +181,11 @@ class Retriever:
         run("ppr", lambda: versions_to_events(personalized_pagerank(seeds, catalog)))
 
         fused: dict[EventKey, RetrievalHit] = {}
+        anchored = bool(ranked.get("exact"))  # the question names an entity: its neighbourhood is the answer
         for lane, results in ranked.items():
             weight = chosen.weights.get(lane, 0.0)
+            if anchored and lane in ("graph", "ppr"):
+                weight *= ANCHORED_GRAPH_BOOST
             for rank, (key, score) in enumerate(results, start=1):
                 hit = fused.get(key)
                 if hit is None:
@@ -218,8 +222,9 @@ class Retriever:
         as_of: str | None,
     ) -> RetrievalHit | None:
         asserted = [catalog.versions[v] for v in catalog.event_versions.get(key, ())]
-        asserted = [v for v in asserted if v.entity_type not in ANCHOR_TYPES]
-        entity = entity_for.get(key) or (asserted[-1] if asserted else None)
+        asserted = [v for v in asserted if v.asserted and v.entity_type not in ANCHOR_TYPES]
+        matched = entity_for.get(key)
+        entity = matched if matched is not None and matched.asserted else (asserted[-1] if asserted else matched)
         # An event is only as current as the least current thing it asserted.
         stale = [v for v in asserted if not v.valid_at(as_of) and not (as_of is not None and v.valid_from > as_of)]
         if stale and entity is not None and entity.valid_at(as_of):

@@ -40,8 +40,8 @@ class EntityKeywordIndex:
 
     def on_batch(self, batch: Any, catalog: Any) -> None:
         for row in batch.entities:
-            if row["entity_type"] in VERBATIM_TERRITORY:
-                continue
+            if row["entity_type"] in VERBATIM_TERRITORY or row.get("asserted") is False:
+                continue  # raw text is the verbatim lane's; reference placeholders carry no content
             index = len(self.version_ids)
             self.version_ids.append(row["id"])
             self.position[row["id"]] = index

@@ -57,6 +57,8 @@ for _grp in _IRREGULAR_SRC.replace("\n", "").split("|"):
         IRREGULAR.setdefault(_f, _forms[0])
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
+_IDENTIFIER_RE = re.compile(r"[a-z0-9]+(?:[-_./:#][a-z0-9]+)+")
+_IDENTIFIER_HINT = re.compile(r"[A-Za-z0-9][-_./:#][A-Za-z0-9]")
 _POSS_RE = re.compile(r"'s\b")
 _SENT_RE = re.compile(r"[^.!?]+[.!?]*")
 _PROPN_RE = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]+)")
@@ -137,4 +139,21 @@ class Analyzer:
         return t
 
     def __call__(self, text: str) -> list[str]:
-        return [self.term(w) for w in self.words(text) if not (self.stop and w in STOPWORDS)]
+        terms = [self.term(w) for w in self.words(text) if not (self.stop and w in STOPWORDS)]
+        if _IDENTIFIER_HINT.search(text):
+            terms += identifiers(text)
+        return terms
+
+
+def identifiers(text: str) -> list[str]:
+    """Whole identifier tokens (``T-102``, ``src/app.py``, ``retry_policy``, ``v1.2.3``) as extra terms.
+
+    Only compounds that contain a digit, ``_``, ``/`` or ``.`` count, so ordinary hyphenated words are left to
+    the word tokens. Kept unstemmed and prefixed so they never collide with a word term.
+    """
+    found = []
+    for match in _IDENTIFIER_RE.finditer(text.lower()):
+        token = match.group(0).strip("-_./:#")
+        if any(c.isdigit() or c in "_/." for c in token) and len(token) <= 80:
+            found.append("id:" + token)
+    return found

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import math
+import weakref
 from array import array
 from collections import Counter
 from dataclasses import dataclass
@@ -433,6 +434,58 @@ class VerbatimIndex:
             )
             for d in top
         ]
+
+    def term_statistics(
+        self, query: str, *, sessions: list[str] | None = None, scan_limit: int = 4096
+    ) -> tuple[int, dict[str, int]]:
+        """``(documents in scope, {query term: documents in scope containing it})`` from the in-memory postings.
+
+        A cheap "have I seen these words?" signal (metacognition): no scoring, no embedding. A term with more than
+        ``scan_limit`` postings is counted on a prefix of its postings and scaled, to keep the cost bounded.
+        """
+        terms = list(dict.fromkeys(self.an(query)))
+        if sessions is None:
+            return len(self.keys), {term: self.text.df(term) for term in terms}
+        allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
+        if not allowed:
+            return 0, dict.fromkeys(terms, 0)
+        in_scope_mask = np.zeros(len(self._log_sessions), dtype=bool)
+        in_scope_mask[allowed] = True
+        owners = self.log_session.view()
+        in_scope = int(_session_sizes(self)[allowed].sum())
+        counts: dict[str, int] = {}
+        for term in terms:
+            posting = self.text.post.get(term)
+            if not posting:
+                counts[term] = 0
+                continue
+            docs = posting[0]
+            sample = np.frombuffer(docs, dtype=np.intc)[:scan_limit] if isinstance(docs, array) else docs[:scan_limit]
+            hits = int(np.count_nonzero(in_scope_mask[owners[sample]]))
+            counts[term] = hits if len(docs) <= scan_limit else round(hits * len(docs) / scan_limit)
+        return in_scope, counts
+
+
+_SIZES: weakref.WeakKeyDictionary[VerbatimIndex, tuple[Any, int, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def _session_sizes(index: VerbatimIndex) -> np.ndarray:
+    """Documents per Eventloom session id, maintained incrementally across calls (kept outside the index so it
+    never enters a snapshot; rebuilt when the index was reset)."""
+    owners = index.log_session.view()
+    cached = _SIZES.get(index)
+    if cached is not None and cached[0] is index.log_session and cached[1] <= len(owners):
+        _, done, sizes = cached
+    else:
+        done, sizes = 0, np.zeros(0, dtype=np.int64)
+    if done < len(owners) or len(sizes) < len(index._log_sessions):
+        fresh = np.bincount(owners[done:], minlength=len(index._log_sessions))
+        grown = np.zeros(max(len(fresh), len(sizes)), dtype=np.int64)
+        grown[: len(sizes)] += sizes
+        grown[: len(fresh)] += fresh
+        sizes = grown
+        _SIZES[index] = (index.log_session, len(owners), sizes)
+    return sizes
 
 
 def _parse_day(stamp: str | None) -> _dt.datetime | None:

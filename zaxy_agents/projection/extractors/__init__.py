@@ -1,5 +1,5 @@
 """Built-in deterministic extractors, one module per area; importing this package registers them all."""
 
-from . import conversation, generic, memory, work
+from . import conversation, generic, memory, skills, work
 
-__all__ = ["conversation", "generic", "memory", "work"]
+__all__ = ["conversation", "generic", "memory", "skills", "work"]

@@ -22,6 +22,12 @@ def _task_link(payload: dict[str, Any], target: EntityRef, relation_type: str) -
     return [RelationDraft(EntityRef(str(task_id), "task"), target, relation_type)]
 
 
+def _task_tag(payload: dict[str, Any]) -> str:
+    """``task T-7`` appended to an observation's searchable text, so a question about a task finds it."""
+    task_id = pick(payload, "task_id")
+    return f" task {task_id}" if task_id is not None else ""
+
+
 def _task_reference(payload: dict[str, Any]) -> list[EntityDraft]:
     task_id = pick(payload, "task_id")
     return [] if task_id is None else [EntityDraft(str(task_id), "task", mode="reference")]
@@ -63,7 +69,7 @@ def task_checkpoint(envelope: dict[str, Any]) -> Extraction:
     return Extraction(
         entities=[*_task_reference(payload), entity],
         relations=_task_link(payload, ref, "has_checkpoint"),
-        searchable_text=note,
+        searchable_text=note + _task_tag(payload),
     )
 
 
@@ -86,7 +92,7 @@ def decision(envelope: dict[str, Any]) -> Extraction:
     return Extraction(
         entities=[*_task_reference(payload), entity],
         relations=_task_link(payload, ref, "has_decision"),
-        searchable_text=f"{text} {rationale}".strip(),
+        searchable_text=f"{text} {rationale}".strip() + _task_tag(payload),
     )
 
 
@@ -126,6 +132,8 @@ def fact(envelope: dict[str, Any]) -> Extraction:
 def tool_call(envelope: dict[str, Any]) -> Extraction:
     """``{tool|tool_name, status?, argument_keys?, result_summary?, task_id?}`` (argument values never stored)."""
     payload = envelope["payload"]
+    if payload.get("capture") == "lifecycle":  # the memory server's audit of its own tools: log only, never recalled
+        return Extraction()
     tool = pick_text(payload, "tool", "tool_name", "name", required="the tool name")
     status = pick_text(payload, "status") or "completed"
     result = pick_text(payload, "result_summary", "summary", "output")
@@ -146,7 +154,7 @@ def tool_call(envelope: dict[str, Any]) -> Extraction:
             RelationDraft(ref, EntityRef(tool, "tool"), "invoked_tool"),
             *_task_link(payload, ref, "observed_tool_call"),
         ],
-        searchable_text=f"{tool} {status} {result}".strip(),
+        searchable_text=f"{tool} {status} {result}".strip() + _task_tag(payload),
     )
 
 
@@ -171,7 +179,7 @@ def command(envelope: dict[str, Any]) -> Extraction:
     return Extraction(
         entities=[*_task_reference(payload), entity],
         relations=_task_link(payload, ref, "observed_command"),
-        searchable_text=f"{text} {outcome} {output}".strip(),
+        searchable_text=f"{text} {outcome} {output}".strip() + _task_tag(payload),
     )
 
 
@@ -195,7 +203,7 @@ def file_edit(envelope: dict[str, Any]) -> Extraction:
     return Extraction(
         entities=[*_task_reference(payload), entity],
         relations=_task_link(payload, ref, "observed_file_edit"),
-        searchable_text=f"{operation} {path}",
+        searchable_text=f"{operation} {path}" + _task_tag(payload),
     )
 
 

@@ -1,0 +1,266 @@
+"""`zaxy memory checkout | bootstrap | append | feedback | invalidate | capabilities | fok`: the front door and
+memory upkeep from the command line (the same fabric calls the MCP tools make)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Annotated, Any
+
+import typer
+from rich.panel import Panel
+from rich.table import Table
+
+from zaxy_agents.errors import InvalidRequestError
+
+from .common import EventloomPath, JsonFlag, console, emit_json, handled, open_fabric, parse_json_option
+
+Session = Annotated[str, typer.Option("--session-id", "-s", envvar="ZAXY_SESSION_ID", help="Session (thread) id.")]
+Scope = Annotated[list[str] | None, typer.Option("--scope", help="Other sessions to recall from (repeatable).")]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", min=64, help="Token budget of the prompt.")]
+Purpose = Annotated[
+    str | None,
+    typer.Option("--purpose", help="general, coding, review, release, security, research or coordinate."),
+]
+KINDS = {
+    "fact": ("fact.asserted", "fact"),
+    "decision": ("decision.recorded", "decision"),
+    "task": ("task.created", "title"),
+    "note": ("note.recorded", "text"),
+}
+
+
+def register(memory_app: typer.Typer) -> None:
+    memory_app.command("checkout")(checkout_command)
+    memory_app.command("bootstrap")(bootstrap_command)
+    memory_app.command("append")(append_command)
+    memory_app.command("feedback")(feedback_command)
+    memory_app.command("invalidate")(invalidate_command)
+    memory_app.command("capabilities")(capabilities_command)
+    memory_app.command("fok")(fok_command)
+
+
+def checkout_command(
+    query: Annotated[str, typer.Argument(help="The question or task (empty: current state only).")] = "",
+    session_id: Session = ...,  # type: ignore[assignment]
+    scope: Scope = None,
+    max_tokens: MaxTokens = 2000,
+    purpose: Purpose = None,
+    ref: Annotated[str | None, typer.Option("--ref", help="A memory ref (refs/tags/v1) or a seq.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 instant.")] = None,
+    k: Annotated[int, typer.Option("--k", min=1, max=50, help="Evidence items to retrieve.")] = 8,
+    eventloom_path: EventloomPath = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """The Memory Checkout: current facts, cited evidence, working set, answerability, a budgeted prompt."""
+    with handled(json_output), open_fabric(eventloom_path) as fabric:
+        with _working("checking out memory", json_output):
+            packet = fabric.checkout(
+                query,
+                session=session_id,
+                scope=scope,
+                max_tokens=max_tokens,
+                purpose=purpose,
+                ref=ref,
+                as_of=as_of,
+                k=k,
+            )
+        _render_packet(packet, json_output)
+
+
+def bootstrap_command(
+    session_id: Session = ...,  # type: ignore[assignment]
+    scope: Scope = None,
+    max_tokens: MaxTokens = 2000,
+    purpose: Purpose = None,
+    eventloom_path: EventloomPath = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """A question-free packet for the start of a session: stable memory and the session's working state."""
+    with handled(json_output), open_fabric(eventloom_path) as fabric:
+        with _working("bootstrapping", json_output):
+            packet = fabric.bootstrap(session_id, scope=scope, max_tokens=max_tokens, purpose=purpose)
+        _render_packet(packet, json_output)
+
+
+def append_command(
+    text: Annotated[str | None, typer.Argument(help="What to remember (with --kind).")] = None,
+    session_id: Session = ...,  # type: ignore[assignment]
+    kind: Annotated[str, typer.Option("--kind", "-k", help="fact, decision, task or note.")] = "fact",
+    subject: Annotated[str | None, typer.Option("--subject", help="fact: what it is about.")] = None,
+    key: Annotated[str | None, typer.Option("--key", help="fact: identity; re-asserting a key supersedes.")] = None,
+    rationale: Annotated[str | None, typer.Option("--rationale", help="decision: why.")] = None,
+    task_id: Annotated[str | None, typer.Option("--task-id", help="task: its id (default: the title).")] = None,
+    event_type: Annotated[
+        str | None, typer.Option("--type", "-t", help="Any event type instead of --kind (with --payload).")
+    ] = None,
+    payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON object (with --type).")] = None,
+    actor: Annotated[str, typer.Option("--actor", "-a")] = "user",
+    eventloom_path: EventloomPath = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Remember something: a fact, decision, task or note (or any --type with a --payload). Prints its citation."""
+    with handled(json_output):
+        kind_type, body = _append_body(text, kind, subject, key, rationale, task_id, event_type, payload)
+        with open_fabric(eventloom_path) as fabric:
+            event = fabric.append(session_id, kind_type, body, actor=actor)
+        if json_output:
+            emit_json({"event": event, "citation": event.citation})
+        else:
+            console.print(f"remembered [bold]{event.type}[/] seq {event.seq}  [cyan]{event.citation}[/]")
+            if event.security:
+                console.print(f"[yellow]redacted:[/] {', '.join(event.security.redacted_paths)}")
+
+
+def _append_body(
+    text: str | None,
+    kind: str,
+    subject: str | None,
+    key: str | None,
+    rationale: str | None,
+    task_id: str | None,
+    event_type: str | None,
+    payload: str | None,
+) -> tuple[str, dict[str, Any]]:
+    if event_type is not None:
+        if text is not None:
+            raise InvalidRequestError(
+                "pass either TEXT (with --kind) or --type with --payload, not both",
+                field="--type",
+                remediation="Put the text inside --payload, or drop --type.",
+            )
+        value = parse_json_option(payload or "{}", field="--payload")
+        if not isinstance(value, dict):
+            raise InvalidRequestError(
+                "--payload must be a JSON object", field="--payload", remediation='Use {"k": "v"}.'
+            )
+        return event_type, value
+    if kind not in KINDS:
+        raise InvalidRequestError(
+            f"unknown kind {kind!r}", field="--kind", remediation=f"Use one of {', '.join(KINDS)}."
+        )
+    if not text or not text.strip():
+        raise InvalidRequestError("nothing to remember", field="TEXT", remediation="Pass the text to remember.")
+    kind_type, field_name = KINDS[kind]
+    body: dict[str, Any] = {field_name: text}
+    extras = {"subject": subject, "key": key, "rationale": rationale}
+    if kind == "task":
+        body["task_id"] = task_id or text
+    body.update({name: value for name, value in extras.items() if value})
+    return kind_type, body
+
+
+def feedback_command(
+    entity: Annotated[str, typer.Argument(help="Entity name as a checkout showed it.")],
+    signal: Annotated[str, typer.Option("--signal", help="used, helpful, confirmed, irrelevant, wrong, outdated.")],
+    session_id: Session = ...,  # type: ignore[assignment]
+    entity_type: Annotated[str, typer.Option("--type", "-t", help="Its entity_type.")] = "fact",
+    weight: Annotated[float, typer.Option("--weight", min=0.0, max=10.0)] = 1.0,
+    citation: Annotated[str | None, typer.Option("--citation", help="The citation you relied on.")] = None,
+    note: Annotated[str | None, typer.Option("--note")] = None,
+    eventloom_path: EventloomPath = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Record how a cited fact worked out (positive signals reinforce it)."""
+    with handled(json_output), open_fabric(eventloom_path) as fabric:
+        event = fabric.feedback(
+            session_id, entity, entity_type, signal, weight=weight, citation=citation, note=note, actor="user"
+        )
+        if json_output:
+            emit_json({"event": event, "citation": event.citation})
+        else:
+            console.print(f"recorded [bold]{event.type}[/] ({signal}) for {entity_type} {entity!r}  {event.citation}")
+
+
+def invalidate_command(
+    entity: Annotated[str, typer.Argument(help="Entity name as a checkout showed it.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is no longer true.")],
+    session_id: Session = ...,  # type: ignore[assignment]
+    entity_type: Annotated[str, typer.Option("--type", "-t", help="Its entity_type.")] = "fact",
+    eventloom_path: EventloomPath = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Retract a fact: close its current version's validity window (history kept)."""
+    with handled(json_output), open_fabric(eventloom_path) as fabric:
+        event = fabric.invalidate(session_id, entity, entity_type, reason=reason, actor="user")
+        if json_output:
+            emit_json({"event": event, "citation": event.citation})
+        else:
+            console.print(f"invalidated {entity_type} {entity!r}  {event.citation}")
+
+
+def capabilities_command(eventloom_path: EventloomPath = None, json_output: JsonFlag = False) -> None:
+    """Backends, degraded modes, embedder, profiles, purposes, encodings and extractors."""
+    with handled(json_output), open_fabric(eventloom_path) as fabric:
+        capabilities = fabric.capabilities()
+        if json_output:
+            emit_json(capabilities)
+            return
+        table = Table(title=f"capabilities of {capabilities['eventloom_path']}", show_header=False)
+        table.add_column("what", style="bold")
+        table.add_column("value", overflow="fold")
+        backend = capabilities["backend"]
+        table.add_row("eventloom", str(backend["eventloom"]))
+        table.add_row("graph", str(backend["graph"]))
+        table.add_row("degraded", f"[yellow]{capabilities['degraded']}[/]" if capabilities["degraded"] else "no")
+        table.add_row("embedder", str(capabilities["embedder"]))
+        for name in ("retrieval_profiles", "purposes", "token_encodings", "answerability"):
+            table.add_row(name.replace("_", " "), ", ".join(capabilities[name]))
+        table.add_row("extractors", ", ".join(capabilities["extractors"]))
+        console.print(table)
+
+
+def fok_command(
+    query: Annotated[str, typer.Argument(help="The question you are about to answer.")],
+    session_id: Session = ...,  # type: ignore[assignment]
+    scope: Scope = None,
+    record: Annotated[bool, typer.Option("--record/--no-record", help="Append the prediction marker.")] = True,
+    eventloom_path: EventloomPath = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Feeling of knowing (experimental): likely / possible / unlikely that memory can answer, without retrieval."""
+    with handled(json_output), open_fabric(eventloom_path) as fabric:
+        result = fabric.feeling_of_knowing(query, session=session_id, scope=scope, record=record)
+        if json_output:
+            emit_json(result)
+            return
+        colour = {"likely": "green", "possible": "yellow", "unlikely": "red"}[result["prediction"]]
+        signals = result["signals"]
+        console.print(
+            f"[bold {colour}]{result['prediction']}[/] (score {result['score']}, {result['took_us']:.0f} µs): "
+            + "; ".join(result["reasons"])
+        )
+        console.print(
+            f"[dim]terms known {signals['known_terms']}/{signals['terms']}, coverage {signals['term_coverage']:.0%}, "
+            f"entity matches {', '.join(signals['entity_matches']) or 'none'}, "
+            f"projection lag {result['projection_lag']}[/]"
+        )
+
+
+def _working(label: str, json_output: bool) -> Any:
+    return nullcontext() if json_output else console.status(label + "…", spinner="dots")
+
+
+def _render_packet(packet: Any, json_output: bool) -> None:
+    if json_output:
+        emit_json(packet)
+        return
+    console.print(packet.prompt, markup=False, highlight=False, soft_wrap=True)
+    quality, diagnostics, retention = packet.quality, packet.diagnostics, packet.retention
+    colour = {"answer_from_memory": "green", "refresh_recommended": "yellow", "ask_user": "red"}[quality.answerability]
+    lines = [
+        f"answerability [bold {colour}]{quality.answerability}[/] (confidence {quality.confidence:.2f})",
+        "reasons: " + "; ".join(quality.reasons),
+        f"facts {len(packet.current_facts)} · evidence {len(packet.evidence)} · citations {diagnostics.citation_count}"
+        f" · budget {diagnostics.budget_used}/{diagnostics.budget_requested or '∞'} tokens ({diagnostics.encoding})",
+        f"excluded: {retention.superseded_excluded} superseded, {retention.invalidated_excluded} invalidated, "
+        f"{retention.elided_by_budget} over budget · projection lag {diagnostics.projection_lag} · "
+        f"{diagnostics.took_ms:.0f} ms",
+    ]
+    if quality.required_action is not None:
+        action = quality.required_action
+        lines.append(f"next: {action.tool}({action.query!r}) because {action.reason}")
+    if quality.missing_slots:
+        lines.append("missing: " + ", ".join(quality.missing_slots))
+    if diagnostics.degraded:
+        lines.append(f"[yellow]degraded:[/] {diagnostics.degraded}")
+    console.print(Panel("\n".join(lines), title="quality and diagnostics", expand=False))

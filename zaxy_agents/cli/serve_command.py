@@ -1,0 +1,73 @@
+"""`zaxy serve`: the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .common import EventloomPath, err_console, handled
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_command)
+
+
+def serve_command(
+    eventloom_path: EventloomPath = None,
+    transport: Annotated[str, typer.Option("--transport", help="stdio (default) or http.")] = "stdio",
+    profile: Annotated[
+        str | None,
+        typer.Option("--profile", envvar="MCP_TOOL_PROFILE", help="Tools listed: core (default, 8 tools) or full."),
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        typer.Option(
+            "--session-id", "-s", envvar="ZAXY_SESSION_ID", help="stdio: session used when a call names none."
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="http: address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="http: port.")] = 8765,
+    insecure_local: Annotated[
+        bool, typer.Option("--insecure-local", help="http: allow no token, only on a loopback address.")
+    ] = False,
+    rate_limit: Annotated[
+        int | None,
+        typer.Option("--rate-limit", min=1, help="http: requests per minute per client and session (default 600)."),
+    ] = None,
+    no_capture: Annotated[
+        bool, typer.Option("--no-capture", help="Do not record tool.call.completed lifecycle events.")
+    ] = False,
+    no_share: Annotated[
+        bool, typer.Option("--no-share", help="Do not coordinate with other `zaxy serve` processes on this folder.")
+    ] = False,
+) -> None:
+    """Run the MCP server (tools: memory_checkout first). Exits when the client disconnects (stdio) or on Ctrl-C."""
+    with handled(False):
+        import logging
+
+        from zaxy_agents.mcp.config import ServerConfig
+
+        logging.basicConfig(level=logging.WARNING, format="zaxy serve: %(levelname)s %(name)s: %(message)s")
+        config = ServerConfig.resolve(
+            eventloom_path,
+            profile=profile,
+            session_id=session_id,
+            capture=False if no_capture else None,
+            share=False if no_share else None,
+            transport=transport,
+            host=host,
+            port=port,
+            insecure_local=insecure_local,
+            rate_limit_per_minute=rate_limit,
+        )
+        if config.transport == "http":
+            from zaxy_agents.mcp.http import serve_http
+
+            serve_http(config)
+        else:
+            if insecure_local or rate_limit is not None:
+                err_console.print("[yellow]note:[/] --insecure-local and --rate-limit only apply to --transport http")
+            from zaxy_agents.mcp.server import serve_stdio
+
+            serve_stdio(config)

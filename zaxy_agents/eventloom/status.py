@@ -1,0 +1,23 @@
+"""What ``zaxy backend status`` reports, for every backend: where memory lives and whether it is usable."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from zaxy_agents.postgres.records import MigrationRecord
+
+
+class BackendStatus(BaseModel):
+    """Backend kind and location, server version, schema/migration state and how much memory it holds."""
+
+    backend: str  # jsonl | postgresql
+    location: str  # folder, or the server URI without its password
+    server_version: str | None = None
+    schema_name: str | None = None
+    schema_ok: bool = True
+    migrations: list[MigrationRecord] = Field(default_factory=list)
+    session_count: int = 0
+    event_count: int = 0
+    size_bytes: int = 0
+    problems: list[str] = Field(default_factory=list)
+    note: str | None = None

@@ -1,0 +1,148 @@
+"""Fabric operations for the agent lifecycle: finished turns, subagent clean-up, skills, checkout marks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.agent_lifecycle.skills import skill_payload
+from zaxy_agents.agent_lifecycle.subagents import cleanup_drafts, open_tasks
+from zaxy_agents.agent_lifecycle.turns import changes_since, turn_drafts
+from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.projection.model import entity_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from zaxy_agents.eventloom.models import Event, EventDraft
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.projection.projector import Projector
+
+
+class LifecycleOperations:
+    """Mixin: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+
+    if TYPE_CHECKING:
+
+        @property
+        def projector(self) -> Projector: ...
+
+        def project(self, sessions: list[str] | None = None) -> int: ...
+
+        def append(
+            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
+        ) -> Event: ...
+
+        def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]: ...
+
+    # ------------------------------------------------------------------ checkout marks
+    def mark_checkout(self, session: str, seq: int) -> None:
+        """Remember (in this process) the log position a checkout of ``session`` reflected."""
+        marks: dict[str, int] = self.__dict__.setdefault("_checkout_marks", {})
+        marks[session] = seq
+
+    def last_checkout(self, session: str) -> int | None:
+        return self.__dict__.get("_checkout_marks", {}).get(session)
+
+    # ------------------------------------------------------------------ turns
+    def after_turn(
+        self,
+        session: str,
+        *,
+        user_text: str | None = None,
+        assistant_text: str | None = None,
+        tools_used: list[dict[str, Any]] | None = None,
+        turn_id: str | None = None,
+        since_seq: int | None = None,
+    ) -> dict[str, Any]:
+        """Record a finished turn (user and assistant text, tools used) and report what changed since the last
+        checkout of ``session`` (or since ``since_seq``; with neither, since just before this turn)."""
+        validate_session_id(session)
+        drafts = turn_drafts(user_text=user_text, assistant_text=assistant_text, tools_used=tools_used, turn_id=turn_id)
+        head = self.log.head(session)
+        before = head.seq if head is not None else 0
+        if since_seq is not None and not 0 <= since_seq <= before:
+            raise InvalidRequestError(
+                f"since_seq {since_seq} is outside the session (head {before})",
+                field="since_seq",
+                remediation="Pass a seq from an earlier checkout of this session, or omit it.",
+            )
+        marked = self.last_checkout(session)
+        if since_seq is not None:
+            since, basis = since_seq, "argument"
+        elif marked is not None and marked <= before:
+            since, basis = marked, "last_checkout"
+        else:
+            since, basis = before, "this_turn"
+        events = self.append_many(session, drafts)
+        self.project([session])
+        changes = changes_since(self.log, self.projector.catalog, session, since)
+        return {"recorded": [event.citation for event in events], "since": {"seq": since, "basis": basis}, **changes}
+
+    # ------------------------------------------------------------------ subagents
+    def subagent_cleanup(
+        self,
+        session: str,
+        *,
+        subagent_id: str,
+        status: str,
+        summary: str,
+        subagent_session: str | None = None,
+        task_ids: list[str] | None = None,
+        open_items: str = "handover",
+    ) -> dict[str, Any]:
+        """Record a subagent's completion in ``session`` and close or hand over the tasks it left open."""
+        validate_session_id(session)
+        source = (
+            session if subagent_session is None else validate_session_id(subagent_session, field="subagent_session")
+        )
+        if not subagent_id or not subagent_id.strip():
+            raise InvalidRequestError("subagent_id is required", field="subagent_id", remediation="Name the subagent.")
+        self.project([source])
+        tasks = open_tasks(self.projector.catalog, source, task_ids, implicit=source != session)
+        own, parent, completion = cleanup_drafts(
+            parent_session=session,
+            subagent_session=source,
+            subagent_id=subagent_id,
+            status=status,
+            summary=summary,
+            disposition=open_items,
+            tasks=tasks,
+        )
+        written = self.append_many(source, own) if own and source != session else []
+        recorded = self.append_many(session, (own if source == session else []) + parent)
+        return {
+            **completion,
+            "event": recorded[-1].citation,
+            "task_events": [event.citation for event in written + recorded[:-1]],
+        }
+
+    # ------------------------------------------------------------------ skills
+    def record_skill(
+        self,
+        session: str,
+        action: str,
+        skill: str,
+        *,
+        description: str | None = None,
+        version: str | None = None,
+        outcome: str | None = None,
+        note: str | None = None,
+        actor: str = "agent",
+    ) -> Event:
+        """Append one skill lifecycle event; invoking, updating or retiring needs a current (registered) skill."""
+        validate_session_id(session)
+        event_type, payload = skill_payload(
+            action, skill, description=description, version=version, outcome=outcome, note=note
+        )
+        if action != "registered":
+            self.project([session])
+            if self.projector.catalog.current(entity_key(session, "skill", payload["skill"])) is None:
+                raise NotFoundError(
+                    f"no current skill {payload['skill']!r} in session {session!r}",
+                    field="skill",
+                    remediation="Register the skill first (action 'registered'); retired skills cannot be used.",
+                )
+        return self.append(session, event_type, payload, actor=actor)

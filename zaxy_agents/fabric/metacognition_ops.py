@@ -1,0 +1,81 @@
+"""Fabric operations about memory itself: the (experimental) feeling-of-knowing prediction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.metacognition.fok import predict
+
+if TYPE_CHECKING:
+    from zaxy_agents.eventloom.models import Event
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.retrieval.engine import Retriever
+
+FOK_EVENT = "metacognition.fok.predicted"
+MAX_FOK_QUERY_CHARS = 1000
+
+
+class MetacognitionOperations:
+    """Mixin: metacognitive reads of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    log: EventLog
+
+    if TYPE_CHECKING:
+
+        @property
+        def projector(self) -> Projector: ...
+
+        @property
+        def retriever(self) -> Retriever: ...
+
+        def project(self, sessions: list[str] | None = None) -> int: ...
+
+        def append(
+            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
+        ) -> Event: ...
+
+    def feeling_of_knowing(
+        self, query: str, *, session: str, scope: list[str] | None = None, record: bool = True
+    ) -> dict[str, Any]:
+        """Predict (likely / possible / unlikely) whether memory can answer ``query``, from in-memory state only.
+
+        No retrieval, embedding or graph call: sessions already projected in this process are not caught up
+        (``projection_lag`` says how far behind the log they are); a session never projected here is projected
+        once. With ``record`` a ``metacognition.fok.predicted`` marker is appended to ``session`` so predictions
+        can later be compared with what checkouts found.
+        """
+        if not isinstance(query, str) or not query.strip() or len(query) > MAX_FOK_QUERY_CHARS:
+            raise InvalidRequestError(
+                f"query must be a non-empty string of at most {MAX_FOK_QUERY_CHARS} characters",
+                field="query",
+                remediation="Pass the question you are about to answer.",
+            )
+        validate_session_id(session)
+        for index, name in enumerate(scope or []):
+            validate_session_id(name, field=f"scope[{index}]")
+        sessions = sorted(set(scope or []) | {session})
+        catalog = self.projector.catalog
+        heads = {name: self.log.head(name) for name in sessions}
+        cold = [name for name in sessions if name not in catalog.cursors and heads[name] is not None]
+        if cold:
+            self.project(cold)
+        lag = sum(head.seq - catalog.cursors.get(name, (0, ""))[0] for name, head in heads.items() if head is not None)
+        result = predict(query, catalog, self.retriever.verbatim, sessions).to_dict()
+        result.update({"query": query, "scope": sessions, "projection_lag": lag, "experimental": True})
+        if record:
+            marker = self.append(
+                session,
+                FOK_EVENT,
+                {
+                    "query": query[:500],
+                    "prediction": result["prediction"],
+                    "score": result["score"],
+                    "signals": result["signals"],
+                    "scope": sessions,
+                },
+            )
+            result["marker"] = marker.citation
+        return result

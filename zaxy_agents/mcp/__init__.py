@@ -1,0 +1,8 @@
+"""The MCP server: Zaxy memory as tools for IDE agents (Claude Code, Codex, Cursor, VS Code, Claude Desktop).
+
+Modules: ``registry`` (tool specs and profiles), ``tools/`` (one module per tool family, auto-discovered),
+``executor`` (validation, session scoping, structured errors), ``backend`` (how this process reaches memory:
+graph owner, proxy to the owner, or standalone), ``capture`` (lifecycle events), ``server`` (MCP wiring and
+stdio), ``http`` (streamable HTTP with bearer auth and rate limits), ``contract`` (the tested tool contract).
+Nothing here is imported by ``zaxy --help``; the MCP SDK loads only when a server starts.
+"""

@@ -1,0 +1,105 @@
+"""Lifecycle capture: one ``tool.call.completed`` event per MCP tool call, best-effort and off the call's path.
+
+Recorded: tool name, status (``ok`` / ``error`` + error code), the argument *keys* (never their values), a
+bounded result summary, duration, transport and ``capture: "lifecycle"``. The projection treats events marked
+``capture: "lifecycle"`` as log-only (no entity, not indexed), so the server's audit trail never floods
+retrieval; they stay replayable and verifiable like every other event.
+
+Events are queued and appended by one background thread with the stdlib light append (no graph, works in proxy
+processes too); a full queue drops the event and counts it. Capture appends go straight to the log, never
+through a tool call, so the capture is never itself captured. ``MCP_LIFECYCLE_CAPTURE_ENABLED=false`` turns it
+off.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger("zaxy.mcp")
+CAPTURE_EVENT = "tool.call.completed"
+QUEUE_LIMIT = 1000
+MAX_ARGUMENT_KEYS = 32
+
+
+class LifecycleCapture:
+    def __init__(self, eventloom_path: Path, *, enabled: bool = True) -> None:
+        self.eventloom_path = Path(eventloom_path)
+        self.enabled = enabled
+        self.recorded = 0
+        self.dropped = 0
+        self.failed = 0
+        self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue(maxsize=QUEUE_LIMIT)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def record(
+        self,
+        session: str,
+        *,
+        tool: str,
+        status: str,
+        arguments: dict[str, Any] | None,
+        summary: str,
+        duration_ms: float,
+        transport: str,
+        error_code: str | None = None,
+    ) -> None:
+        """Queue one capture event; never raises, never blocks."""
+        if not self.enabled:
+            return
+        payload: dict[str, Any] = {
+            "tool": tool,
+            "status": status,
+            "argument_keys": sorted(arguments or {})[:MAX_ARGUMENT_KEYS],
+            "result_summary": summary,
+            "duration_ms": round(duration_ms, 3),
+            "transport": transport,
+            "capture": "lifecycle",
+        }
+        if error_code:
+            payload["error_code"] = error_code
+        self._ensure_thread()
+        try:
+            self._queue.put_nowait((session, payload))
+        except queue.Full:
+            self.dropped += 1
+
+    def _ensure_thread(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="zaxy-capture", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        from zaxy_agents.fabric.light import light_append
+
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            session, payload = item
+            try:
+                light_append(session, CAPTURE_EVENT, payload, actor="zaxy-mcp", eventloom_path=self.eventloom_path)
+                self.recorded += 1
+            except Exception:  # best-effort: a capture failure never affects a call
+                self.failed += 1
+                logger.debug("lifecycle capture failed", exc_info=True)
+
+    def stats(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "recorded": self.recorded, "dropped": self.dropped, "failed": self.failed}
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (bounded wait), then stop the thread."""
+        with self._lock:
+            thread = self._thread
+        if thread is None:
+            return
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        thread.join(timeout=timeout)

@@ -1,0 +1,135 @@
+"""Running one tool call: validate arguments, scope the session, call the handler, shape errors.
+
+Two halves, because a call may be validated in one process and executed in another (the graph owner):
+
+* :func:`prepare` (the process that received the MCP request) resolves the tool, validates the arguments against
+  the strict model, resolves the session and checks authorization. Bad input never reaches the fabric.
+* :func:`execute` (the process holding the fabric) validates again (cheap; the owner trusts no wire data), runs
+  the handler and returns a JSON-able dict.
+
+Every failure becomes a :class:`~zaxy_agents.errors.ZaxyError` whose ``to_dict()`` is what clients see:
+``{"error": {"code", "message", "remediation", "field"?}}`` with codes ``unknown_tool``, ``invalid_request``,
+``not_found``, ``unauthorized`` or ``internal_error`` (plus the fabric's own, e.g. ``conflict``). Unexpected
+exceptions are logged with their traceback on stderr and reported as ``internal_error`` without one.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from zaxy_agents.errors import InvalidRequestError, UnauthorizedError, ZaxyError
+
+from . import registry
+from .caller import Caller
+from .registry import ToolCall, ToolSpec
+from .schema import ToolArgs
+
+logger = logging.getLogger("zaxy.mcp")
+MAX_SUMMARY_CHARS = 300
+
+
+def unknown_tool(name: str) -> ZaxyError:
+    return ZaxyError(
+        f"no tool named {name!r}",
+        code="unknown_tool",
+        field="name",
+        remediation="List the tools (tools/list, or memory_capabilities for the unlisted ones) and use a listed name.",
+    )
+
+
+def resolve(name: str) -> ToolSpec:
+    spec = registry.get(name)
+    if spec is None:
+        raise unknown_tool(name)
+    return spec
+
+
+def parse(spec: ToolSpec, arguments: dict[str, Any] | None) -> ToolArgs:
+    """Validate ``arguments`` against the tool's strict model; the first problem names its field."""
+    try:
+        return spec.args.model_validate(arguments or {})
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        first = errors[0]
+        field = _field_path(first.get("loc", ()))
+        error = InvalidRequestError(
+            f"{field or 'arguments'}: {first.get('msg', 'invalid value')}",
+            field=field or None,
+            remediation=f"Fix the arguments to match the {spec.name} input schema (see tools/list).",
+            details={
+                "errors": [{"field": _field_path(e.get("loc", ())), "message": e.get("msg")} for e in errors[:10]]
+            },
+        )
+        raise error from None
+
+
+def prepare(name: str, arguments: dict[str, Any] | None, caller: Caller) -> tuple[ToolSpec, ToolArgs, Caller]:
+    """Resolve, validate and authorize a call; returns the caller bound to the session the call will use."""
+    spec = resolve(name)
+    args = parse(spec, arguments)
+    bound = Caller(
+        session=caller.allow_session(args.session_id),
+        transport=caller.transport,
+        restricted=caller.restricted,
+        admin=caller.admin,
+        server=caller.server,
+    )
+    if spec.admin and bound.restricted and not bound.admin:
+        raise UnauthorizedError(
+            f"{spec.name} needs the admin token over HTTP",
+            field="authorization",
+            remediation="Send the admin bearer token (ZAXY_ADMIN_TOKEN on the server) for replay and invalidate.",
+        )
+    return spec, args, bound
+
+
+def execute(fabric: Any, name: str, arguments: dict[str, Any] | None, caller: Caller) -> dict[str, Any]:
+    """Run a prepared call against ``fabric`` (in the process that holds it)."""
+    spec, args, bound = prepare(name, arguments, caller)
+    try:
+        return spec.handler(ToolCall(fabric=fabric, args=args, caller=bound))
+    except ZaxyError:
+        raise
+    except Exception as exc:
+        logger.exception("tool %s failed", name)
+        raise ZaxyError(
+            f"{name} failed with {type(exc).__name__}",
+            code="internal_error",
+            remediation="This is a bug or an environment problem; the server's stderr has the details. Retry once.",
+        ) from exc
+
+
+def summarize(spec: ToolSpec | None, result: dict[str, Any]) -> str:
+    """A bounded one-line summary of a result for lifecycle capture (never the raw values of arguments)."""
+    text = ""
+    if spec is not None and spec.summarize is not None:
+        try:
+            text = spec.summarize(result)
+        except Exception:  # a summary must never fail a call
+            text = ""
+    if not text:
+        text = "keys=" + ",".join(sorted(result)[:20])
+    return text[:MAX_SUMMARY_CHARS]
+
+
+def render(spec: ToolSpec | None, result: dict[str, Any]) -> str | None:
+    """The text block a client shows the model (``None``: the JSON of the result)."""
+    if spec is None or spec.render is None:
+        return None
+    try:
+        return spec.render(result)
+    except Exception:
+        return None
+
+
+def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        elif isinstance(part, str) and part.isidentifier():
+            parts.append(("." if parts else "") + part)
+    return "".join(parts)

@@ -1,0 +1,233 @@
+"""Streamable HTTP transport: bearer-token auth, per-session scoping, rate limits, loopback by default.
+
+Every request to ``/mcp`` must carry ``Authorization: Bearer <token>`` and ``x-zaxy-session-id: <session>``; the
+session header is the only session the request may touch (see :mod:`zaxy_agents.mcp.caller`). Tokens: the user
+token (any session header), the admin token (also unlocks replay and invalidate), and session-bound tokens from
+``ZAXY_SESSION_TOKENS_FILE`` (only their own session: a client holding one can never name another). Without any
+token configured the server refuses to start unless ``--insecure-local`` binds a loopback address (admin tools
+then stay unavailable over HTTP).
+Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 429.
+
+Stateless streamable HTTP (a fresh transport per request, JSON responses): nothing accumulates per client, and
+horizontal restarts lose nothing but in-flight calls. ``GET /healthz`` answers without auth and says nothing
+about memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.validation import validate_session_id
+
+from .config import SESSION_HEADER, ServerConfig
+from .server import ZaxyMcpServer
+
+FAILED_AUTH_PER_MINUTE = 30
+
+
+class RateLimiter:
+    """Token buckets keyed by client: ``rate`` requests per minute, bursts up to ``rate / 6`` (10 seconds)."""
+
+    def __init__(self, per_minute: int, *, clock: Any = time.monotonic) -> None:
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, per_minute / 6.0)
+        self.clock = clock
+        self._buckets: dict[Any, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, key: Any) -> tuple[bool, float]:
+        """``(allowed, seconds until the next token)``."""
+        now = self.clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.rate)
+            if len(self._buckets) > 10_000:  # bounded memory: forget idle clients
+                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 600}
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return True, 0.0
+            self._buckets[key] = (tokens, now)
+            return False, (1.0 - tokens) / self.rate
+
+    def exhausted(self, key: Any) -> bool:
+        """Whether ``key`` has no token left right now (without consuming one)."""
+        now = self.clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.capacity, now))
+        return min(self.capacity, tokens + (now - last) * self.rate) < 1.0
+
+
+class McpEndpoint:
+    """ASGI app for ``/mcp``: authenticate, rate-limit, bind the session, then hand over to the MCP transport."""
+
+    def __init__(self, app: ZaxyMcpServer, manager: Any, config: ServerConfig) -> None:
+        self.app = app
+        self.manager = manager
+        self.config = config
+        self.limiter = RateLimiter(config.rate_limit_per_minute)
+        self.failures = RateLimiter(FAILED_AUTH_PER_MINUTE)
+        self._user = _digest(config.auth_token)
+        self._admin = _digest(config.admin_token)
+        self._session_bound = [(_digest(token), session) for token, session in config.session_tokens.items()]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await _reject(send, 400, "invalid_request", "only HTTP is served here", "Use the streamable HTTP client.")
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        client = (scope.get("client") or ("unknown", 0))[0]
+        if self.failures.exhausted(client):
+            await _reject(send, 429, "rate_limited", "too many failed authentications", "Wait a minute and retry.", 60)
+            return
+        admin, authenticated, bound = self._authenticate(headers.get("authorization", ""))
+        if not authenticated:
+            self.failures.allow(client)
+            await _reject(
+                send,
+                401,
+                "unauthorized",
+                "missing or invalid bearer token",
+                "Send 'Authorization: Bearer <token>' with the server's ZAXY_AUTH_TOKEN.",
+                extra_headers=[(b"www-authenticate", b'Bearer realm="zaxy"')],
+            )
+            return
+        session = headers.get(SESSION_HEADER, "")
+        try:
+            validate_session_id(session, field=SESSION_HEADER)
+        except InvalidRequestError as exc:
+            await _reject(send, 400, "invalid_request", exc.message, f"Send a valid {SESSION_HEADER} header.")
+            return
+        if bound is not None and bound != session:
+            await _reject(
+                send,
+                401,
+                "unauthorized",
+                f"this token is bound to another session than {session!r}",
+                f"Send {SESSION_HEADER} for the session this token was issued for.",
+            )
+            return
+        allowed, wait = self.limiter.allow((client, session))
+        if not allowed:
+            await _reject(send, 429, "rate_limited", "rate limit exceeded", "Slow down and retry later.", wait)
+            return
+        scope["zaxy_caller"] = {"session": session, "admin": admin}
+        await self.manager.handle_request(scope, receive, send)
+
+    def _authenticate(self, header: str) -> tuple[bool, bool, str | None]:
+        """``(is_admin, authenticated, the session a session-bound token is limited to)``; tokens are compared in
+        constant time (as SHA-256 digests), every configured token is checked."""
+        if self._user is None and self._admin is None and not self._session_bound:
+            return False, self.config.insecure_local, None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return False, False, None
+        presented = _digest(token.strip())
+        assert presented is not None
+        admin = self._admin is not None and hmac.compare_digest(presented, self._admin)
+        user = self._user is not None and hmac.compare_digest(presented, self._user)
+        bound = None
+        for digest, session in self._session_bound:
+            if hmac.compare_digest(presented, digest):
+                bound = session
+        return admin, admin or user or bound is not None, None if admin or user else bound
+
+
+def build_app(app: ZaxyMcpServer, config: ServerConfig) -> Any:
+    """The Starlette application: ``/mcp`` (authenticated) and ``/healthz``."""
+    import contextlib
+
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    security = None
+    if config.loopback:
+        hosts = [f"{name}:{config.port}" for name in ("127.0.0.1", "localhost", "[::1]")]
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=hosts,
+            allowed_origins=[f"http://{host}" for host in hosts],
+        )
+    manager = StreamableHTTPSessionManager(app.server, stateless=True, json_response=True, security_settings=security)
+
+    async def healthz(_request: Any) -> Any:
+        return JSONResponse({"ok": True, "server": "zaxy"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> Any:
+        async with manager.run():
+            yield
+
+    return Starlette(
+        routes=[Route("/mcp", endpoint=McpEndpoint(app, manager, config)), Route("/healthz", healthz)],
+        lifespan=lifespan,
+    )
+
+
+def serve_http(config: ServerConfig) -> None:
+    """Serve streamable HTTP until SIGINT/SIGTERM, then hand over cleanly."""
+    import signal
+
+    import uvicorn
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise SystemExit(0)
+
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal with the handlers it found:
+    # make that an orderly exit so the hand-over below runs (and the exit status is 0).
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    app = ZaxyMcpServer(config)
+    app.start()
+    try:
+        server = uvicorn.Server(
+            uvicorn.Config(
+                build_app(app, config),
+                host=config.host,
+                port=config.port,
+                log_level="warning",
+                lifespan="on",
+                access_log=False,
+            )
+        )
+        secured = config.auth_token or config.admin_token or config.session_tokens
+        auth = "bearer auth" if secured else "NO AUTH (insecure-local)"
+        sys.stderr.write(
+            f"zaxy MCP server on http://{config.host}:{config.port}/mcp (profile {config.profile}; "
+            f"session header {SESSION_HEADER}; {auth})\n"
+        )
+        sys.stderr.flush()
+        server.run()
+    finally:
+        app.close()
+
+
+def _digest(token: str | None) -> bytes | None:
+    return None if token is None else hashlib.sha256(token.encode()).digest()
+
+
+async def _reject(
+    send: Any,
+    status: int,
+    code: str,
+    message: str,
+    remediation: str,
+    retry_after: float | None = None,
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    body = json.dumps({"error": {"code": code, "message": message, "remediation": remediation}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(max(1, round(retry_after))).encode()))
+    headers.extend(extra_headers or [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,107 @@
+"""Strict argument models for tools: unknown keys rejected, every string, list and number bounded.
+
+Every tool's arguments are a :class:`ToolArgs` subclass. The JSON schema published to clients is generated from
+the model (``additionalProperties: false`` everywhere, bounds included) and cleaned of pydantic noise (titles);
+optional arguments are shown as their plain type (not ``anyOf [..., null]``), which models handle better.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from zaxy_agents.eventloom.validation import SESSION_ID_PATTERN
+
+SESSION_PATTERN = SESSION_ID_PATTERN.pattern
+MAX_SCOPE = 32
+MAX_PAYLOAD_DEPTH = 8
+MAX_PAYLOAD_BYTES = 256 * 1024
+MAX_PAYLOAD_KEYS = 200
+
+SessionName = Annotated[str, Field(min_length=1, max_length=128, pattern=SESSION_PATTERN)]
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments. ``session_id`` is optional everywhere: stdio servers default it from
+    ``--session-id`` / ``ZAXY_SESSION_ID``; over HTTP it must be absent or equal the ``x-zaxy-session-id``
+    header."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    session_id: SessionName | SkipJsonSchema[None] = Field(
+        default=None,
+        description="Session (thread) whose memory to use. Defaults to the server's session.",
+    )
+
+    @classmethod
+    def input_schema(cls) -> dict[str, Any]:
+        """The published JSON schema: strict, bounded, without titles, nested models inlined (no ``$ref``)."""
+        schema = cls.model_json_schema()
+        definitions = schema.pop("$defs", {})
+        return _clean(_inline(schema, definitions))
+
+
+def optional(annotation: Any, description: str, **bounds: Any) -> Any:
+    """An optional argument shown to clients as its plain type (``None`` accepted, not advertised)."""
+    return Annotated[Annotated[annotation, Field(**bounds)] | SkipJsonSchema[None], Field(description=description)]
+
+
+class PayloadBounds:
+    """Validators for free-form JSON objects: bounded depth and size (the log also enforces its byte limit)."""
+
+    @staticmethod
+    def check(value: dict[str, Any], field: str) -> dict[str, Any]:
+        if len(value) > MAX_PAYLOAD_KEYS:
+            raise ValueError(f"{field} has {len(value)} keys; at most {MAX_PAYLOAD_KEYS} are allowed")
+        depth = _depth(value)
+        if depth > MAX_PAYLOAD_DEPTH:
+            raise ValueError(f"{field} nests {depth} levels deep; at most {MAX_PAYLOAD_DEPTH} are allowed")
+        size = len(json.dumps(value, ensure_ascii=False, default=str))
+        if size > MAX_PAYLOAD_BYTES:
+            raise ValueError(f"{field} is {size} bytes as JSON; at most {MAX_PAYLOAD_BYTES} are allowed")
+        return value
+
+
+def payload_validator(*fields: str) -> Any:
+    """A pydantic field validator applying :class:`PayloadBounds` to ``fields``."""
+
+    def check(cls: type, value: dict[str, Any] | None, info: Any) -> dict[str, Any] | None:
+        return None if value is None else PayloadBounds.check(value, info.field_name)
+
+    return field_validator(*fields)(classmethod(check))  # type: ignore[arg-type]
+
+
+def _depth(value: Any, level: int = 1) -> int:
+    if isinstance(value, dict):
+        return max((_depth(item, level + 1) for item in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(item, level + 1) for item in value), default=level)
+    return level - 1
+
+
+def _inline(schema: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(schema, dict):
+        reference = schema.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/$defs/"):
+            extra = {key: value for key, value in schema.items() if key != "$ref"}
+            return {**_inline(definitions[reference.removeprefix("#/$defs/")], definitions), **extra}
+        return {key: _inline(value, definitions) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_inline(item, definitions) for item in schema]
+    return schema
+
+
+def _clean(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        cleaned = {key: _clean(value) for key, value in schema.items() if key != "title"}
+        if cleaned.get("type") == "object" and "properties" in cleaned:
+            cleaned.setdefault("additionalProperties", False)
+        if "default" in cleaned and cleaned["default"] is None:
+            del cleaned["default"]
+        return cleaned
+    if isinstance(schema, list):
+        return [_clean(item) for item in schema]
+    return schema

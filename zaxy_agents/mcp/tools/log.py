@@ -1,0 +1,124 @@
+"""The log itself: memory_append (core), memory_verbatim and memory_replay (full)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import Field
+
+from zaxy_agents.mcp.registry import ToolCall, tool
+from zaxy_agents.mcp.schema import (
+    MAX_PAYLOAD_DEPTH,
+    MAX_PAYLOAD_KEYS,
+    MAX_SCOPE,
+    SessionName,
+    ToolArgs,
+    optional,
+    payload_validator,
+)
+
+EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
+REPLAY_MAX_CHARS = 200_000
+
+
+class AppendArgs(ToolArgs):
+    type: str = Field(
+        min_length=3,
+        max_length=128,
+        pattern=EVENT_TYPE_PATTERN,
+        description="Dotted lowercase event type. Recognised: fact.asserted {fact, subject?, predicate?, key?}; "
+        "decision.recorded {decision, rationale?, topic?}; task.created|task.updated|task.completed {task_id, "
+        "title?, status?}; command.completed {command, exit_code}; file.edit.applied {path}; transcript.turn "
+        "{role, text}; document.chunk {path, text}. Others are stored and searchable as generic events.",
+    )
+    payload: dict[str, Any] = Field(
+        default_factory=dict,
+        json_schema_extra={"maxProperties": MAX_PAYLOAD_KEYS},
+        description=f"JSON object (at most {MAX_PAYLOAD_DEPTH} levels deep). A fact re-asserted with the same "
+        "key (or subject + predicate) supersedes the old one. Secrets are redacted before hashing.",
+    )
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who produced the event.")
+
+    _bounded = payload_validator("payload")
+
+
+@tool(
+    "memory_append",
+    profile="core",
+    order=20,
+    summarize=lambda r: f"{r.get('type')} seq={r.get('seq')}",
+    description="""Remember something: append one event (a fact, decision, task change, command result...) to
+    the session's hash-chained log. Returns its eventloom:// citation. Nothing is ever overwritten: a newer fact
+    supersedes an older one with the same identity.""",
+)
+def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
+    args = call.args
+    event = call.fabric.append(call.session, args.type, args.payload, actor=args.actor)
+    return {
+        "citation": event.citation,
+        "session": event.session,
+        "seq": event.seq,
+        "type": event.type,
+        "timestamp": event.timestamp,
+        "hash": event.hash,
+        "redacted_paths": list(event.security.redacted_paths) if event.security else [],
+    }
+
+
+class VerbatimArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=4000, description="Words to look for in raw event text.")
+    scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
+    k: int = Field(default=10, ge=1, le=50, description="How many events to return.")
+
+
+@tool(
+    "memory_verbatim",
+    profile="full",
+    order=120,
+    read_only=True,
+    summarize=lambda r: f"hits={len(r.get('hits', []))}",
+    description="""Lexical search over the raw text of logged events only (no graph, no embeddings): exact
+    wording, error messages, identifiers. Every hit is cited.""",
+)
+def memory_verbatim(call: ToolCall[VerbatimArgs]) -> dict[str, Any]:
+    args = call.args
+    sessions = sorted({call.session, *(call.caller.allow_scope(args.scope) or [])})
+    return call.fabric.verbatim(args.query, sessions=sessions, k=args.k).model_dump(mode="json", exclude_none=True)
+
+
+class ReplayArgs(ToolArgs):
+    from_seq: int = Field(default=1, ge=1, description="First seq to return.")
+    to_seq: optional(int, "Last seq to return (default: the tail).", ge=1) = None
+    limit: int = Field(default=100, ge=1, le=500, description="At most this many events per call.")
+
+
+@tool(
+    "memory_replay",
+    profile="full",
+    order=130,
+    read_only=True,
+    admin=True,
+    summarize=lambda r: f"events={len(r.get('events', []))} next_seq={r.get('next_seq')}",
+    description="""Read the session's log in order, each event with its citation (paged: pass next_seq as
+    from_seq). Over HTTP this needs the admin token.""",
+)
+def memory_replay(call: ToolCall[ReplayArgs]) -> dict[str, Any]:
+    args = call.args
+    head = call.fabric.head(call.session)
+    events: list[dict[str, Any]] = []
+    size = 0
+    next_seq = None
+    for event in call.fabric.replay(call.session, args.from_seq, args.to_seq):
+        item = {**event.envelope(), "citation": event.citation}
+        size += len(json.dumps(item, ensure_ascii=False, default=str))
+        if len(events) >= args.limit or (events and size > REPLAY_MAX_CHARS):
+            next_seq = event.seq
+            break
+        events.append(item)
+    return {
+        "session": call.session,
+        "head_seq": head.seq if head is not None else 0,
+        "events": events,
+        "next_seq": next_seq,
+    }

@@ -1,0 +1,45 @@
+"""memory_query (core): fused retrieval with explained, cited hits."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from zaxy_agents.mcp.registry import ToolCall, tool
+from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
+
+RetrievalProfile = Literal["balanced", "precision", "recall", "temporal", "cognitive"]
+
+
+class QueryArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=4000, description="What to look for.")
+    scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
+    k: int = Field(default=10, ge=1, le=50, description="How many hits to return.")
+    profile: RetrievalProfile = Field(default="balanced", description="Lane weighting of the fused retrieval.")
+    as_of: optional(str, "Search memory as it was at an ISO-8601 instant.", max_length=40) = None
+    include_superseded: bool = Field(default=False, description="Also return superseded or invalidated results.")
+
+
+@tool(
+    "memory_query",
+    profile="core",
+    order=30,
+    read_only=True,
+    summarize=lambda r: f"hits={len(r.get('hits', []))} superseded_excluded={r.get('superseded_excluded')}",
+    description="""Search memory when a checkout was not enough (its next step may say so): fused exact, keyword,
+    vector, graph and verbatim retrieval. Each hit is cited, has a status (current, superseded, invalidated,
+    event) and explains its score.""",
+)
+def memory_query(call: ToolCall[QueryArgs]) -> dict[str, Any]:
+    args = call.args
+    sessions = sorted({call.session, *(call.caller.allow_scope(args.scope) or [])})
+    response = call.fabric.query(
+        args.query,
+        sessions=sessions,
+        k=args.k,
+        profile=args.profile,
+        as_of=args.as_of,
+        include_superseded=args.include_superseded,
+    )
+    return response.model_dump(mode="json", exclude_none=True)

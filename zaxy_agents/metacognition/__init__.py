@@ -1,0 +1,1 @@
+"""Metacognition: cheap judgements about memory itself (does it probably know the answer?)."""

@@ -1,0 +1,120 @@
+"""Feeling of knowing (experimental): predict, before any retrieval, whether memory likely holds an answer.
+
+People can often tell "I know this" before recalling it; an agent can use the same signal to decide whether a
+checkout is worth its tokens or whether to ask the user straight away. The predictor only reads state that is
+already in memory — the entity catalog's exact names and the verbatim index's vocabulary and document
+frequencies — so it makes no embedding call, no graph query and no log read, and runs in microseconds.
+
+Signals:
+
+* ``entity_matches``: entities (in scope, current) whose whole name appears in the question.
+* ``term_coverage``: the IDF-weighted share of the question's content terms that occur in the scope's events.
+  Unknown terms weigh as much as the rarest known term, so a question about something never mentioned scores
+  low even when its function-like words are common.
+* ``rare_terms_known``: known terms that are rare in the scope (specific evidence rather than common words).
+
+Rules (deliberately simple, reported with the prediction so callers can see why):
+
+* ``likely``: an entity name matches, or coverage >= 0.7 with at least two known terms, one of them rare;
+* ``possible``: coverage >= 0.35, or at least one known term;
+* ``unlikely``: otherwise (including empty memory).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.retrieval.graph_lanes import exact_matches
+
+LIKELY_COVERAGE = 0.7
+POSSIBLE_COVERAGE = 0.35
+RARE_SHARE = 0.05  # a term in at most 5% of the scope's events (and at most 25 of them) is "rare"
+RARE_MAX_DOCS = 25
+MAX_NAMES_REPORTED = 5
+
+
+class TermStatistics(Protocol):
+    def term_statistics(self, query: str, *, sessions: list[str] | None = None) -> tuple[int, dict[str, int]]: ...
+
+
+@dataclass
+class FokPrediction:
+    prediction: str
+    score: float
+    signals: dict[str, Any] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    took_us: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prediction": self.prediction,
+            "score": self.score,
+            "signals": self.signals,
+            "reasons": self.reasons,
+            "took_us": self.took_us,
+        }
+
+
+def predict(query: str, catalog: EntityCatalog, index: TermStatistics, sessions: list[str] | None) -> FokPrediction:
+    """Classify ``query`` as likely / possible / unlikely to be answerable from memory in ``sessions``."""
+    started = time.perf_counter()
+    scope = set(sessions) if sessions is not None else None
+    names = [
+        catalog.versions[catalog.keys[key].current].name
+        for key in exact_matches(query, catalog, scope)
+        if catalog.current(key) is not None
+    ]
+    documents, frequencies = index.term_statistics(query, sessions=sessions)
+    coverage, known, rare = _coverage(documents, frequencies)
+    reasons: list[str] = []
+    if names:
+        prediction = "likely"
+        reasons.append(f"{len(names)} entity name(s) from the question are in memory")
+    elif coverage >= LIKELY_COVERAGE and len(known) >= 2 and rare:
+        prediction = "likely"
+        reasons.append(f"{coverage:.0%} of the question's terms occur in memory, including rare ones")
+    elif coverage >= POSSIBLE_COVERAGE or known:
+        prediction = "possible"
+        reasons.append(f"{len(known)} of {len(frequencies)} terms occur in memory (coverage {coverage:.0%})")
+    else:
+        prediction = "unlikely"
+        reasons.append("memory is empty in this scope" if documents == 0 else "no question term occurs in memory")
+    score = round(min(1.0, coverage + (0.3 if names else 0.0)), 4)
+    return FokPrediction(
+        prediction=prediction,
+        score=score,
+        signals={
+            "entity_matches": sorted(names)[:MAX_NAMES_REPORTED],
+            "entity_match_count": len(names),
+            "term_coverage": round(coverage, 4),
+            "terms": len(frequencies),
+            "known_terms": len(known),
+            "rare_terms_known": len(rare),
+            "documents_in_scope": documents,
+        },
+        reasons=reasons,
+        took_us=round((time.perf_counter() - started) * 1e6, 1),
+    )
+
+
+def _coverage(documents: int, frequencies: dict[str, int]) -> tuple[float, list[str], list[str]]:
+    if not frequencies or documents == 0:
+        return 0.0, [], []
+    unknown_idf = math.log(1.0 + (documents + 0.5) / 0.5)
+    total = 0.0
+    covered = 0.0
+    known: list[str] = []
+    rare: list[str] = []
+    for term, df in frequencies.items():
+        idf = math.log(1.0 + (documents - df + 0.5) / (df + 0.5)) if df else unknown_idf
+        total += idf
+        if df:
+            covered += idf
+            known.append(term)
+            if df <= max(1, min(RARE_MAX_DOCS, int(documents * RARE_SHARE))) or documents <= 3:
+                rare.append(term)
+    return (covered / total if total else 0.0), known, rare
