@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -41,7 +42,17 @@ def compacting_graph(memory: MemoryFabric, llm: ScriptedChatModel, **budget):
     return builder.compile(checkpointer=ZaxyCheckpointer(memory))
 
 
-def test_compact_then_continue_keeps_open_tasks_and_decisions(fabric: MemoryFabric) -> None:
+@pytest.fixture
+def any_fabric(backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """A fabric on each Eventloom backend (PostgreSQL skips unless ZAXY_TEST_POSTGRES_DSN names a server)."""
+    for name, value in backend.env().items():
+        monkeypatch.setenv(name, value)
+    with MemoryFabric.from_path(tmp_path / "derived") as memory:
+        yield memory
+
+
+def test_compact_then_continue_keeps_open_tasks_and_decisions(any_fabric: MemoryFabric) -> None:
+    fabric = any_fabric
     session = "langgraph.long"
     task = fabric.append(session, "task.created", {"task_id": "T-1", "title": "Add retries to the HTTP client"})
     done = fabric.append(session, "task.created", {"task_id": "T-0", "title": "Set up CI"})
