@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,24 +43,27 @@ class MessageTokenCounter:
         self.encoding = encoding
         self._encoder = get_encoding(encoding)
         self._cache: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+        self._lock = threading.Lock()  # one counter serves every thread of an agent
 
     def message(self, message: BaseMessage) -> int:
         text = str(message.text)
         calls = getattr(message, "tool_calls", None) or []
         key = (message.id, message.type, hash(text), len(calls))
-        cached = self._cache.get(key)
-        if cached is not None:
-            self._cache.move_to_end(key)
-            return cached
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
         count = PER_MESSAGE_OVERHEAD + len(self._encoder.encode(text, disallowed_special=()))
         if message.name:
             count += len(self._encoder.encode(message.name, disallowed_special=()))
         if calls:
             rendered = json.dumps([{"name": c.get("name"), "args": c.get("args")} for c in calls], default=str)
             count += len(self._encoder.encode(rendered, disallowed_special=()))
-        self._cache[key] = count
-        if len(self._cache) > _CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = count
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
         return count
 
     def __call__(self, messages: Sequence[BaseMessage]) -> int:
