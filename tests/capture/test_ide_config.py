@@ -12,9 +12,11 @@ from tests.capture.conftest import Env
 from zaxy_agents.capture.config_files import zaxy_command
 
 
-def expected_entry(where: Env, **extra: object) -> dict:
+def expected_entry(where: Env, client: str, **extra: object) -> dict:
+    """The entry shares the workspace's Eventloom and the client's hook session (MCP tools and hooks agree)."""
     argv = zaxy_command()
-    return {"command": argv[0], "args": [*argv[1:], "serve", "--eventloom-path", str(where.eventloom)], **extra}
+    args = [*argv[1:], "serve", "--eventloom-path", str(where.eventloom), "--session-id", where.session(client)]
+    return {"command": argv[0], "args": args, **extra}
 
 
 @pytest.mark.parametrize(
@@ -31,14 +33,14 @@ def test_project_json_clients_print_and_install(
     code, info = env.zaxy_json("ide-config", client)
     target = env.workspace / relative_path
     assert code == 0 and info["path"] == str(target) and not target.exists()
-    assert json.loads(info["snippet"]) == {container: {"zaxy": expected_entry(env, **extra)}}
+    assert json.loads(info["snippet"]) == {container: {"zaxy": expected_entry(env, client, **extra)}}
     target.parent.mkdir(exist_ok=True)
     target.write_text(json.dumps({container: {"other": {"command": "npx", "args": ["other-mcp"]}}, "inputs": []}))
     code, info = env.zaxy_json("ide-config", client, "--install")
     assert code == 0 and info["action"] == "added"
     written = json.loads(target.read_text())
     assert written == {
-        container: {"other": {"command": "npx", "args": ["other-mcp"]}, "zaxy": expected_entry(env, **extra)},
+        container: {"other": {"command": "npx", "args": ["other-mcp"]}, "zaxy": expected_entry(env, client, **extra)},
         "inputs": [],
     }
     code, info = env.zaxy_json("ide-config", client, "--install")
@@ -74,7 +76,7 @@ def test_jsonc_file_is_refused_untouched(env: Env) -> None:
 def test_claude_desktop_prints_os_paths_and_installs_on_linux_path(env: Env) -> None:
     code, info = env.zaxy_json("ide-config", "claude-desktop")
     assert code == 0 and set(info["documented_paths"]) == {"macOS", "Windows", "Linux (unofficial builds)"}
-    assert json.loads(info["snippet"]) == {"mcpServers": {"zaxy": expected_entry(env, env={})}}
+    assert json.loads(info["snippet"]) == {"mcpServers": {"zaxy": expected_entry(env, "claude-desktop", env={})}}
     code, info = env.zaxy_json("ide-config", "claude-desktop", "--install")
     desktop = env.home / ".config" / "Claude" / "claude_desktop_config.json"
     assert code == 0 and info["path"] == str(desktop) and json.loads(desktop.read_text())["mcpServers"]["zaxy"]
@@ -91,7 +93,11 @@ def test_codex_toml_merge_keeps_comments_and_other_servers(env: Env) -> None:
     assert text.startswith(original)  # untouched prefix, comments included
     document = tomlkit.parse(text).unwrap()
     assert document["mcp_servers"]["github"] == {"command": "gh-mcp"}
-    assert document["mcp_servers"]["zaxy"] == {**expected_entry(env), "startup_timeout_sec": 20, "tool_timeout_sec": 60}
+    assert document["mcp_servers"]["zaxy"] == {
+        **expected_entry(env, "codex"),
+        "startup_timeout_sec": 20,
+        "tool_timeout_sec": 60,
+    }
     assert "env" not in document["mcp_servers"]["zaxy"]
     code, info = env.zaxy_json("ide-config", "codex", "--scope", "user", "--install")
     assert info["action"] == "unchanged"
@@ -111,7 +117,7 @@ def test_hermes_yaml_merge_keeps_comments(env: Env) -> None:
     document = YAML(typ="safe").load(text)
     assert document["mcp_servers"]["time"] == {"command": "uvx"}
     assert document["mcp_servers"]["zaxy"] == {
-        **expected_entry(env),
+        **expected_entry(env, "hermes"),
         "enabled": True,
         "timeout": 120,
         "connect_timeout": 60,

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.projector import SNAPSHOT_FILE
@@ -198,3 +200,35 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
         assert store.migrate() == []
     finally:
         store.close()
+
+
+def test_a_log_only_projector_attaches_the_graph_once_it_is_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zaxy_agents.projection import projector as projector_module
+
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "alpha"})
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "tests.projection._holder", str(root)],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "ready"
+    with MemoryFabric.from_path(root) as fabric:
+        try:
+            fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
+            assert fabric.memory_status()["degraded"].startswith("log-only")
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=60)
+        monkeypatch.setattr(projector_module, "STORE_RETRY_SECONDS", 0.0)
+        fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "gamma"})
+        status = fabric.memory_status()
+        assert status["degraded"] is None
+        assert status["graph_cursors"]["a"] == status["sessions"]["a"]["last_projected_seq"] == 3
+        current = fabric.projector.catalog.current("a\x1ffact\x1fdb host")
+        assert current is not None and current.summary == "db host gamma"

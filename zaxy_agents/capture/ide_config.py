@@ -86,8 +86,15 @@ def config_path(client: str, scope: str, workspace_root: str) -> Path:
     return hermes_home / "config.yaml"
 
 
-def server_args(eventloom_path: str | None) -> list[str]:
-    return ["serve", "--eventloom-path", os.path.abspath(eventloom_path)] if eventloom_path else ["serve"]
+def server_args(eventloom_path: str | None, session: str | None = None) -> list[str]:
+    """``serve`` with the workspace's Eventloom and memory session, so MCP tools and the client's hooks share one
+    session (and a server started from another working directory still finds the right folder)."""
+    args = ["serve"]
+    if eventloom_path:
+        args += ["--eventloom-path", os.path.abspath(eventloom_path)]
+    if session:
+        args += ["--session-id", session]
+    return args
 
 
 def _fill(value: Any, name: str, command: str, args: list[str]) -> Any:
@@ -103,7 +110,7 @@ def _fill(value: Any, name: str, command: str, args: list[str]) -> Any:
     return value
 
 
-def server_entry(client: str, name: str, eventloom_path: str | None) -> dict[str, Any]:
+def server_entry(client: str, name: str, eventloom_path: str | None, session: str | None = None) -> dict[str, Any]:
     """The plain-dict server entry (what goes under the client's container key)."""
     spec = check_client(client)
     text = read_asset_text("integrations", spec.template)
@@ -111,7 +118,7 @@ def server_entry(client: str, name: str, eventloom_path: str | None) -> dict[str
     template = _parse(spec.format, text)
     entries = template[spec.container]
     entry = _plain(next(iter(entries.values())))
-    return _fill(entry, name, argv[0], [*argv[1:], *server_args(eventloom_path)])
+    return _fill(entry, name, argv[0], [*argv[1:], *server_args(eventloom_path, session)])
 
 
 def _plain(value: Any) -> Any:
@@ -188,7 +195,12 @@ def cli_commands(client: str, name: str, entry: dict[str, Any]) -> list[str]:
 
 
 def describe(
-    client: str, scope: str | None, workspace_root: str, name: str, eventloom_path: str | None
+    client: str,
+    scope: str | None,
+    workspace_root: str,
+    name: str,
+    eventloom_path: str | None,
+    session: str | None = None,
 ) -> dict[str, Any]:
     """What ``zaxy ide-config`` prints: target path, entry, snippet and the client's own install command."""
     spec = check_client(client)
@@ -197,7 +209,7 @@ def describe(
         raise InvalidRequestError(
             f"{client} has no {scope!r} scope", field="--scope", remediation=f"Use one of: {', '.join(spec.scopes)}."
         )
-    entry = server_entry(client, name, eventloom_path)
+    entry = server_entry(client, name, eventloom_path, session)
     info: dict[str, Any] = {
         "client": client,
         "scope": scope,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import glob
 import json
 import os
-import time
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -173,17 +174,31 @@ def capture(
     """Run one pass (or poll until interrupted / ``max_polls``); returns the totals."""
     run = CaptureRun(fabric, workspace, SOURCES[source_name], **discover_options)
     totals: dict[str, Any] = {"session": run.session, "appended": 0, "skipped_duplicates": 0, "polls": 0, "files": 0}
+    stop = threading.Event()
+    previous = _stop_on_interrupt(stop) if watch else None
     try:
         while True:
-            report = run.poll()
+            report = run.poll()  # never interrupted half-way: Ctrl-C only sets ``stop`` while watching
             totals["polls"] += 1
             totals["files"] = report["files"]
             totals["appended"] += report["appended"]
             totals["skipped_duplicates"] += report["skipped_duplicates"]
             if on_report is not None:
                 on_report(report)
-            if not watch or (max_polls is not None and totals["polls"] >= max_polls):
+            if not watch or stop.is_set() or (max_polls is not None and totals["polls"] >= max_polls):
                 return totals
-            time.sleep(interval)
+            if stop.wait(interval):
+                return totals
     except KeyboardInterrupt:
         return totals
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _stop_on_interrupt(stop: threading.Event) -> Any:
+    """Make Ctrl-C (SIGINT) finish the current poll and stop, instead of cutting it short; returns the previous
+    handler. Only possible from the main thread; elsewhere Ctrl-C keeps its default behaviour."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda signum, frame: stop.set())

@@ -32,7 +32,9 @@ def ide_config_command(
 
     with handled(json_output):
         workspace = resolve_workspace(os.getcwd(), str(eventloom_path.resolve()) if eventloom_path else None)
-        info = ide_config.describe(client, scope, workspace.root, name, workspace.eventloom_path)
+        info = ide_config.describe(
+            client, scope, workspace.root, name, workspace.eventloom_path, session=workspace.session_for(client)
+        )
         if install:
             info = ide_config.install(info, force=force)
         if json_output:

@@ -47,6 +47,7 @@ DEFAULT_BATCH_EVENTS = 2000
 # non-empty relation table pays a commit cost (see kuzu_store). Bounded to keep planner memory reasonable.
 BULK_BATCH_EVENTS = 200_000
 SNAPSHOT_FORMAT = 1
+STORE_RETRY_SECONDS = 5.0  # how often a log-only projector retries a graph locked by another process
 
 
 class ProjectionListener(Protocol):
@@ -156,6 +157,8 @@ class Projector:
         self._lock = threading.RLock()
         self.store: ProjectionStore | None = None
         self._writer: _GraphWriter | None = None
+        self._store_factory = store_factory
+        self._last_open_attempt = time.monotonic()
         if use_graph:
             self._open_store(store_factory)
         self.catalog = EntityCatalog()
@@ -196,6 +199,29 @@ class Projector:
             # cursors without rewriting the store, then let catch-up continue past them.
             self._replay_into_memory(store_cursors)
 
+    def _locked_out(self) -> bool:
+        return self.store is None and bool(self.degraded) and self.degraded.startswith("log-only")
+
+    def _attach_store(self) -> None:
+        """Retry a graph that was locked by another process; on success, re-base memory on the store's cursors.
+
+        The planner can only continue the store from the state it had at the store's cursor, so memory is
+        rebuilt by replaying the log up to those cursors (the planner is deterministic), and the next catch-up
+        writes the rest. Rare (a lock held by a short-lived process), and never loses an event.
+        """
+        self._last_open_attempt = time.monotonic()
+        self._open_store(self._store_factory)
+        if self.store is None:
+            return
+        self.degraded = None
+        store_cursors = self.store.cursors()
+        if store_cursors != self.catalog.cursors:
+            self.catalog, self.planner, self.mismatches = EntityCatalog(), ProjectionPlanner(), {}
+            for listener in self.listeners:
+                listener.reset()
+            if store_cursors:
+                self._replay_into_memory(store_cursors)
+
     def _replay_into_memory(self, cursors: dict[str, tuple[int, str]]) -> None:
         for session, (seq, digest) in sorted(cursors.items()):
             if not self._cursor_matches(session, seq, digest):
@@ -207,6 +233,8 @@ class Projector:
     def catch_up(self, sessions: list[str] | None = None) -> int:
         """Project everything appended since the last call; returns the number of events projected."""
         with self._lock:
+            if self._locked_out() and time.monotonic() - self._last_open_attempt >= STORE_RETRY_SECONDS:
+                self._attach_store()
             names = sessions if sessions is not None else [s.session for s in self.log.sessions()]
             batch_events = BULK_BATCH_EVENTS if not self.catalog.cursors else self.batch_events
             projected = 0
