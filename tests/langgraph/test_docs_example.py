@@ -44,3 +44,34 @@ def test_drop_in_snippet_compiles_a_graph(tmp_path) -> None:
     )
     graph.checkpointer.close()
     graph.store.close()
+
+
+def _block(marker: str) -> str:
+    text = (REPO_ROOT / "docs" / "langgraph.md").read_text()
+    return next(b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if marker in b)
+
+
+def test_documented_middleware_example_runs() -> None:
+    example = _block("ZaxyMemoryMiddleware(memory")
+    result = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer, types = result.stdout.splitlines()
+    assert re.fullmatch(
+        r"- \[decision\] orders database: use Postgres 16 for the orders service "
+        r"\(eventloom://langgraph\.monday/events/\d+#[0-9a-f]{12}\)",
+        answer,
+    )
+    assert types == str(["decision.recorded", "memory.reinforced", "metacognition.checkout", "transcript.turn"])
+
+
+def test_documented_nodes_example_compacts_and_keeps_the_open_task() -> None:
+    example = _block("compaction_node(memory")
+    result = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    title, task, status = result.stdout.splitlines()
+    assert title == "# Zaxy memory: working state recovered after context compaction"
+    assert re.fullmatch(
+        r"- \[open\] Add retries to the HTTP client \(T-1\) \[eventloom://langgraph\.t1/events/1#[0-9a-f]{12}\]", task
+    )
+    answerability, count = status.split()
+    assert answerability in ("answer_from_memory", "refresh_recommended") and int(count) < 12

@@ -3,6 +3,10 @@
 Detection is structural: in a checkpoint, any channel whose value is a list holding LangChain messages is a
 conversation. A message is new when it was not in the parent checkpoint's version of that list and its id
 was never captured in the thread, so re-saving, forking, or replaying a thread never duplicates a turn.
+
+Messages that memory itself put into the conversation (a recovery packet after compaction, the output of a
+memory tool) are marked ``lc_source: "zaxy_memory"`` and never captured: they restate cited events, and
+recording them again would make memory cite its own echoes.
 """
 
 from __future__ import annotations
@@ -15,6 +19,15 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+MEMORY_SOURCE = "zaxy_memory"  # ``lc_source`` of messages and tool artifacts derived from memory
+
+
+def is_memory_derived(message: BaseMessage) -> bool:
+    """True for messages Zaxy memory injected (``additional_kwargs`` or a tool artifact with ``lc_source``)."""
+    if message.additional_kwargs.get("lc_source") == MEMORY_SOURCE:
+        return True
+    artifact = getattr(message, "artifact", None)
+    return isinstance(artifact, dict) and artifact.get("lc_source") == MEMORY_SOURCE
 
 
 def new_messages(
@@ -31,7 +44,7 @@ def new_messages(
     found = []
     for position in range(start, len(value)):
         message = value[position]
-        if not isinstance(message, BaseMessage):
+        if not isinstance(message, BaseMessage) or is_memory_derived(message):
             continue
         identifier = message_id(message, position)
         if identifier in captured or identifier in known:

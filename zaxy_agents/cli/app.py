@@ -15,6 +15,7 @@ from . import (
     eventloom_commands,
     hooks_commands,
     ide_config_commands,
+    init_commands,
     lane_commands,
     log_commands,
     projection_commands,
@@ -47,3 +48,4 @@ capture_commands.register(app)
 ide_config_commands.register(app)
 backend_commands.register(app)
 eventloom_commands.register(app)
+init_commands.register(app)

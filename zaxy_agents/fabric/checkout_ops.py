@@ -79,10 +79,13 @@ class CheckoutOperations:
         policy = resolve_purpose(purpose)
         sessions = _scope(session, scope)
         moment, ref_label = self._resolve_ref(session, ref, as_of)
+        # Lag is measured against the log as it was when the checkout started: events another writer appends
+        # meanwhile (a checkpointer saving the previous step) are newer than the question, not missing memory.
+        heads = self._event_counts(sessions)
         self.project(sessions)
         self.retriever.vectors.embed_pending(32)
         projector = self.projector
-        lag = self._projection_lag(sessions)
+        lag = self._projection_lag(heads)
         return assemble(
             query=query.strip(),
             session=session,
@@ -167,8 +170,13 @@ class CheckoutOperations:
         citation: str | None = None,
         note: str | None = None,
         actor: str = "agent",
+        message_id: str | None = None,
     ) -> Event:
-        """Record how a cited fact was used: positive signals reinforce salience, negative ones are audit-only."""
+        """Record how a cited fact was used: positive signals reinforce salience, negative ones are audit-only.
+
+        ``message_id`` names the agent message that used the fact (feedback derived from an answer's citations
+        is recorded once per message and citation).
+        """
         if signal not in FEEDBACK_SIGNALS:
             raise InvalidRequestError(
                 f"unknown feedback signal {signal!r}",
@@ -187,6 +195,7 @@ class CheckoutOperations:
             "weight": weight,
             **({"citation": citation} if citation else {}),
             **({"note": note} if note else {}),
+            **({"message_id": message_id} if message_id else {}),
         }
         kind = "memory.reinforced" if FEEDBACK_SIGNALS[signal] else "memory.feedback"
         return self.append(session, kind, payload, actor=actor)
@@ -249,13 +258,16 @@ class CheckoutOperations:
         )
         return target.timestamp, f"{ref}@{target.citation}"
 
-    def _projection_lag(self, sessions: list[str] | None) -> int:
+    def _event_counts(self, sessions: list[str] | None) -> dict[str, int]:
+        return {
+            summary.session: summary.event_count
+            for summary in self.log.sessions()
+            if sessions is None or summary.session in sessions
+        }
+
+    def _projection_lag(self, heads: dict[str, int]) -> int:
         cursors = self.projector.catalog.cursors
-        lag = 0
-        for summary in self.log.sessions():
-            if sessions is None or summary.session in sessions:
-                lag += summary.event_count - cursors.get(summary.session, (0, ""))[0]
-        return lag
+        return sum(max(0, count - cursors.get(session, (0, ""))[0]) for session, count in heads.items())
 
 
 def _scope(session: str | None, scope: list[str] | None) -> list[str] | None:

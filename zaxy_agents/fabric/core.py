@@ -21,6 +21,7 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .conversation_ops import ConversationOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -42,6 +43,7 @@ class MemoryFabric(
     BackendOperations,
     MetacognitionOperations,
     LifecycleOperations,
+    ConversationOperations,
     CognitiveOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""

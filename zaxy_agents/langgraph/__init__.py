@@ -1,4 +1,4 @@
-"""LangGraph surface: drop-in ``ZaxyStore`` (``BaseStore``) and ``ZaxyCheckpointer`` (``BaseCheckpointSaver``).
+"""LangGraph surface: drop-in store and checkpointer, memory nodes, agent middleware and memory tools.
 
 ```python
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
@@ -8,26 +8,62 @@ graph = builder.compile(
     store=ZaxyStore.from_path(".eventloom"),
 )
 ```
+
+Memory for an agent: ``ZaxyMemoryMiddleware`` (``create_agent``), the nodes in
+:mod:`zaxy_agents.langgraph.nodes` (any ``StateGraph``), the tools from :func:`memory_tools`. See
+docs/langgraph.md.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .checkpointer import ZaxyCheckpointer
+    from .context import MemoryContext, with_memory
+    from .middleware import ZaxyMemoryMiddleware
+    from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
+    from .scoping import MemoryScope, memory_session
     from .store import ZaxyStore
+    from .tools import ZaxyTool, memory_tools
 
-__all__ = ["ZaxyCheckpointer", "ZaxyStore"]
+_EXPORTS = {
+    "ZaxyCheckpointer": "checkpointer",
+    "ZaxyStore": "store",
+    "ZaxyMemoryMiddleware": "middleware",
+    "ZaxyMemoryState": "nodes",
+    "checkout_node": "nodes",
+    "capture_node": "nodes",
+    "compaction_node": "nodes",
+    "feedback_node": "nodes",
+    "MemoryContext": "context",
+    "with_memory": "context",
+    "MemoryScope": "scoping",
+    "memory_session": "scoping",
+    "ZaxyTool": "tools",
+    "memory_tools": "tools",
+}
+__all__ = [
+    "MemoryContext",
+    "MemoryScope",
+    "ZaxyCheckpointer",
+    "ZaxyMemoryMiddleware",
+    "ZaxyMemoryState",
+    "ZaxyStore",
+    "ZaxyTool",
+    "capture_node",
+    "checkout_node",
+    "compaction_node",
+    "feedback_node",
+    "memory_session",
+    "memory_tools",
+    "with_memory",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "ZaxyStore":
-        from .store import ZaxyStore
-
-        return ZaxyStore
-    if name == "ZaxyCheckpointer":
-        from .checkpointer import ZaxyCheckpointer
-
-        return ZaxyCheckpointer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

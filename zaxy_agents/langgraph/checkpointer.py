@@ -82,6 +82,11 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         """The Eventloom session holding ``thread_id``."""
         return self._store.session_of(thread_id)
 
+    @property
+    def captures_transcripts(self) -> bool:
+        """Whether new messages become ``transcript.turn`` events (the memory nodes then leave turns to it)."""
+        return self._store.capture_transcripts
+
     # ------------------------------------------------------------------ sync
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self._store.get_tuple(config, self.serde)  # type: ignore[arg-type]

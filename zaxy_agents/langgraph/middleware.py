@@ -1,0 +1,166 @@
+"""``ZaxyMemoryMiddleware``: memory for ``langchain.agents.create_agent`` in one line.
+
+```python
+agent = create_agent(model, tools, middleware=[ZaxyMemoryMiddleware(memory, compact_at=60_000)],
+                     checkpointer=ZaxyCheckpointer(memory), store=ZaxyStore(memory))
+```
+
+Before each model call it compacts an oversized conversation (a cited recovery packet instead of
+``SummarizationMiddleware``'s model-written summary: no extra model call, nothing lost that the log holds)
+and checks memory out for the current user request; the packet is added to the system message for that call
+only (state keeps it under ``memory_context``, never as a message). After each model call it captures new
+turns and tool results and turns the answer's citations into feedback. With ``tools=True`` (default) the
+memory tools are registered too. The same steps back the plain nodes in :mod:`.nodes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from zaxy_agents.checkout.tokens import DEFAULT_ENCODING
+from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX
+from zaxy_agents.fabric import MemoryFabric
+
+from .context import STATE_KEY, MemoryContext, merge_system_message
+from .scoping import MemoryScope
+from .steps import CaptureStep, CheckoutStep, CompactionStep, FeedbackStep
+from .tools import memory_tools
+
+
+class ZaxyAgentState(AgentState):
+    """Agent state plus the current checkout (private: not part of the agent's input or output schema)."""
+
+    memory_context: NotRequired[Annotated[MemoryContext, PrivateStateAttr]]
+
+
+class ZaxyMemoryMiddleware(AgentMiddleware):
+    """Checkout before the model, capture and feedback after it, compaction with a cited recovery packet.
+
+    Args:
+        fabric: the shared :class:`MemoryFabric` (use the same one for ZaxyStore / ZaxyCheckpointer).
+        checkout_tokens: budget of the checkout packet added to the system message (``None``: no checkout).
+        purpose: checkout purpose preset (``coding``, ``research``, ...) or policy.
+        scope / session / session_prefix: scoping, see :mod:`zaxy_agents.langgraph.scoping`.
+        compact_at: compact when the conversation exceeds this many tokens (tiktoken ``encoding``);
+            ``None`` (default) never compacts.
+        keep_tokens: newest tokens kept by a compaction (default ``compact_at // 2``).
+        recovery_tokens: budget of the recovery packet injected by a compaction.
+        capture: record turns and tool results after each model call.
+        feedback: turn citations in answers into ``memory.reinforced`` feedback (``feedback_signal``).
+        tools: register the memory tools (memory_checkout, memory_append, memory_query, memory_feedback,
+            memory_invalidate) with the agent.
+        every_call: check memory out before every model call, not once per user message.
+        redact: extra redaction applied to captured text before the Eventloom's own.
+    """
+
+    state_schema = ZaxyAgentState
+
+    def __init__(
+        self,
+        fabric: MemoryFabric,
+        *,
+        checkout_tokens: int | None = 1200,
+        purpose: str | dict[str, Any] | None = None,
+        scope: Sequence[str] = (),
+        session: str | None = None,
+        session_prefix: str = DEFAULT_SESSION_PREFIX,
+        compact_at: int | None = None,
+        keep_tokens: int | None = None,
+        recovery_tokens: int = 1500,
+        capture: bool = True,
+        feedback: bool = True,
+        feedback_signal: str = "used",
+        tools: bool = True,
+        every_call: bool = False,
+        record_checkouts: bool = True,
+        encoding: str = DEFAULT_ENCODING,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.fabric = fabric
+        self.memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
+        capture_step = CaptureStep(fabric, self.memory_scope, redact=redact)
+        self._checkout = (
+            CheckoutStep(
+                fabric,
+                self.memory_scope,
+                max_tokens=checkout_tokens,
+                purpose=purpose,
+                encoding=encoding,
+                record=record_checkouts,
+                every_call=every_call,
+            )
+            if checkout_tokens is not None
+            else None
+        )
+        self._capture = capture_step if capture else None
+        self._feedback = FeedbackStep(fabric, self.memory_scope, signal=feedback_signal) if feedback else None
+        self._compaction = (
+            CompactionStep(
+                fabric,
+                self.memory_scope,
+                capture_step,
+                max_tokens=compact_at,
+                keep_tokens=keep_tokens,
+                recovery_tokens=recovery_tokens,
+                purpose=purpose,
+                encoding=encoding,
+            )
+            if compact_at is not None
+            else None
+        )
+        self.tools = memory_tools(fabric, scope=scope, session=session, session_prefix=session_prefix) if tools else []
+
+    # ------------------------------------------------------------------ before the model
+    def before_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
+        config = get_config()
+        messages = list(state["messages"])
+        update: dict[str, Any] = {}
+        if self._compaction is not None:
+            compacted = self._compaction.run(messages, config)
+            if compacted is not None:
+                update["messages"] = compacted
+                messages = compacted[1:]  # what the list holds once RemoveMessage(all) is applied
+        if self._checkout is not None:
+            context = self._checkout.run(messages, config, state.get(STATE_KEY))
+            if context is not None:
+                update[STATE_KEY] = context
+        return update or None
+
+    async def abefore_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.before_model, state, runtime)
+
+    # ------------------------------------------------------------------ the model call
+    def _with_memory(self, request: ModelRequest) -> ModelRequest:
+        context = request.state.get(STATE_KEY) if request.state else None
+        if not context or not context.get("prompt"):
+            return request
+        return request.override(system_message=merge_system_message(request.system_message, context["prompt"]))
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        return handler(self._with_memory(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        return await handler(self._with_memory(request))
+
+    # ------------------------------------------------------------------ after the model
+    def after_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
+        config = get_config()
+        messages = state["messages"]
+        if self._capture is not None:
+            self._capture.run(messages, config)
+        if self._feedback is not None:
+            self._feedback.run(messages, config, state.get(STATE_KEY))
+        return None
+
+    async def aafter_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.after_model, state, runtime)
