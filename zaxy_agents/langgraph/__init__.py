@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .checkpointer import ZaxyCheckpointer
+    from .cognitive import cognitive_tools
     from .context import MemoryContext, with_memory
     from .middleware import ZaxyMemoryMiddleware
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
@@ -43,6 +44,7 @@ _EXPORTS = {
     "memory_session": "scoping",
     "ZaxyTool": "tools",
     "memory_tools": "tools",
+    "cognitive_tools": "cognitive",
 }
 __all__ = [
     "MemoryContext",
@@ -54,6 +56,7 @@ __all__ = [
     "ZaxyTool",
     "capture_node",
     "checkout_node",
+    "cognitive_tools",
     "compaction_node",
     "feedback_node",
     "memory_session",

@@ -61,6 +61,7 @@ RESERVED_TYPE_PREFIXES = (
     "hook.",
     "inference.",
     "extraction.",
+    "consolidation.candidate.reviewed",  # reviews go through memory_consolidation_review and its checks
 )
 
 
@@ -102,6 +103,7 @@ class ZaxyTool(BaseTool):
     handle_validation_error: Any = None
 
     recalls_memory: ClassVar[bool] = False  # results show stored memory (their citations may earn feedback)
+    default: ClassVar[bool] = True  # returned by memory_tools() without include= (opt-in tools set False)
     registry: ClassVar[dict[str, type[ZaxyTool]]] = {}
 
     @classmethod
@@ -310,9 +312,12 @@ def memory_tools(
     session_prefix: str = DEFAULT_SESSION_PREFIX,
     include: Iterable[str] | None = None,
 ) -> list[BaseTool]:
-    """Every registered memory tool (or those named in ``include``), scoped as described in :mod:`.scoping`."""
+    """The default memory tools (or those named in ``include``, which may also name opt-in tools such as the
+    causal and consolidation tools of :mod:`.cognitive`), scoped as described in :mod:`.scoping`."""
+    from . import cognitive  # noqa: F401 - registers the opt-in causal and consolidation tools
+
     memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
-    names = list(ZaxyTool.registry) if include is None else list(include)
+    names = [n for n, t in ZaxyTool.registry.items() if t.default] if include is None else list(include)
     unknown = [name for name in names if name not in ZaxyTool.registry]
     if unknown:
         raise InvalidRequestError(
