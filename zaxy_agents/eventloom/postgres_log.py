@@ -27,7 +27,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
-from zaxy_agents.postgres.connect import open_pool, probe_connection, server_version, unavailable
+from zaxy_agents.postgres.connect import acquire_pool, probe_connection, release_pool, server_version, unavailable
 from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
 from zaxy_agents.postgres.migrations import ensure_schema, migration_state
 
@@ -87,7 +87,8 @@ class PostgresEventLog:
         finally:
             probe.close()
         configure = _asynchronous_commit if durability == "batch" else None
-        self._pool = open_pool(dsn, self.options, configure=configure, name=f"zaxy-eventloom-{self.schema}")
+        self._pool = acquire_pool(dsn, self.options, configure=configure, name=f"zaxy-{self.schema}")
+        self._closed = False
         atexit.register(_close_quietly, weakref.ref(self))
 
     # ------------------------------------------------------------------ writing
@@ -241,8 +242,10 @@ class PostgresEventLog:
         """Nothing to flush: every append is committed before it returns."""
 
     def close(self) -> None:
-        """Close the connection pool. Safe to call twice."""
-        self._pool.close()
+        """Release the connection pool (shared with this process's other components). Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            release_pool(self._pool)
 
     def __enter__(self) -> PostgresEventLog:
         return self

@@ -27,12 +27,15 @@ class ProjectionOperations:
     def projector(self) -> Projector:
         """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
         if self._projector is None:
+            from zaxy_agents.projection.backends import projection_backend
             from zaxy_agents.projection.projector import Projector
 
+            store_factory, state_path = projection_backend(self.settings)
             self._projector = Projector(
                 self.log,
-                self.settings.derived_path,
+                state_path,
                 listeners=self._projection_listeners(),
+                store_factory=store_factory,
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)

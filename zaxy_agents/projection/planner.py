@@ -277,8 +277,9 @@ class ProjectionPlanner:
 
     def _set_valid_to(self, version_id: str, valid_to: str, closed_by: int, *, invalidated: bool, reason: str) -> None:
         pending = self._pending_entities.get(version_id)
-        if pending is not None:
+        if pending is not None:  # planned in this batch: the row carries what a later closure would set
             pending["valid_to"], pending["invalidated"] = valid_to, invalidated
+            pending["closed_by_seq"], pending["invalidation_reason"] = closed_by, reason
             return
         self._batch.closures.append(
             {
