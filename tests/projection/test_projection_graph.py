@@ -137,6 +137,27 @@ def test_task_completed_citing_a_decision_produces_an_inferred_edge(graph_fabric
     assert status["methods"] == {"task_completed_decision_citation_v1": 1}
 
 
+def test_keyword_search_finds_current_versions_and_respects_time_and_session(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
+    old = fabric.append(
+        "s", "fact.asserted", {"subject": "session cache", "predicate": "backend", "object": "memcached"}
+    )
+    fabric.append("s", "fact.asserted", {"subject": "session cache", "predicate": "backend", "object": "redis"})
+    fabric.append("s", "decision.recorded", {"decision": "Pin redis to 7.2", "topic": "redis version"})
+    fabric.append("other", "fact.asserted", {"subject": "queue", "predicate": "backend", "object": "redis"})
+    fabric.append("s", "fact.asserted", {"subject": "api", "predicate": "port", "object": "8080"})
+    found = [v.summary for v, score in fabric.search_entities("Redis", session="s") if score > 0]
+    assert set(found) == {"session cache backend redis", "Pin redis to 7.2"}
+    everywhere = {v.session for v, _ in fabric.search_entities("redis")}
+    assert everywhere == {"s", "other"}
+    top, _score = fabric.search_entities("session cache backend", session="s")[0]
+    assert top.summary == "session cache backend redis"  # the superseded memcached version is not current
+    then = [v.summary for v, _ in fabric.search_entities("memcached", session="s", as_of=old.timestamp)]
+    assert then == ["session cache backend memcached"]
+    assert fabric.search_entities("memcached", session="s") == []
+    assert fabric.search_entities("  ...  ") == []
+
+
 def test_task_completed_without_a_valid_citation_emits_nothing(fabric: MemoryFabric) -> None:
     decision = fabric.append("s", "decision.recorded", {"decision": "Cap retries", "topic": "retries"})
     fabric.append("s", "task.completed", {"task_id": "T-3"})

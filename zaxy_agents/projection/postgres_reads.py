@@ -108,9 +108,9 @@ class PostgresProjectionReads:
         """Entity versions valid at ``as_of`` (now by default) whose name or summary holds a word of ``text``
         (``tsvector``, ranked by ``ts_rank_cd``), plus, with ``pg_trgm``, identities whose name is similar to
         ``text``; best first."""
-        words = [word for word in dict.fromkeys(_WORDS.findall(text.casefold())) if word]
+        words = list(dict.fromkeys(_WORDS.findall(text.casefold())))
         sql = search_sql(words=bool(words), trigram_schema=self.features.trigram_schema)
-        if sql is None:
+        if sql is None or not words:
             return []
         params = {"words": " | ".join(words), "name": normalise_name(text), "t": as_of, "s": session, "limit": limit}
         rows = self._query(self._schema_sql(sql), params)

@@ -185,7 +185,7 @@ def search_sql(*, words: bool, trigram_schema: str | None) -> str | None:
     if trigram_schema is not None:
         ops = f'"{trigram_schema}"'
         parts.append(
-            f"SELECT v.id, {ops}.similarity(k.norm_name, %(name)s) FROM {{schema}}.projection_entity_keys k"
+            f"SELECT v.id, {ops}.similarity(k.norm_name, %(name)s) AS score FROM {{schema}}.projection_entity_keys k"
             " JOIN {schema}.projection_entities v ON v.key = k.id"
             f" WHERE k.norm_name OPERATOR({ops}.%%) %(name)s AND ({validity}) AND {session}"
         )
