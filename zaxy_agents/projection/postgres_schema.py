@@ -133,6 +133,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             " dims integer NOT NULL,"
             " vector bytea NOT NULL,"
             " UNIQUE (model, session_id, seq))",
+            "CREATE INDEX projection_vectors_model ON {schema}.projection_vectors (model, id)",
         ),
     ),
 )
