@@ -75,14 +75,18 @@ def detect_features(conn: psycopg.Connection[Any], schema: str, *, create: bool)
             if exists and exists[0] is not None:
                 features.trigram_schema = trigram
             elif create and _has_table(conn, schema, "projection_entity_keys"):
-                conn.execute(
-                    render(
-                        f"CREATE INDEX IF NOT EXISTS {TRIGRAM_INDEX} ON {{schema}}.projection_entity_keys"
-                        f' USING gin (norm_name "{trigram}".gin_trgm_ops)',
-                        schema,
-                    )
-                )
-                features.trigram_schema = trigram
+                try:
+                    with conn.transaction():
+                        conn.execute(
+                            render(
+                                f"CREATE INDEX IF NOT EXISTS {TRIGRAM_INDEX} ON {{schema}}.projection_entity_keys"
+                                f' USING gin (norm_name "{trigram}".gin_trgm_ops)',
+                                schema,
+                            )
+                        )
+                    features.trigram_schema = trigram
+                except psycopg.Error as exc:  # e.g. a read-only replica: the primary creates it
+                    features.notes["pg_trgm"] = f"installed, but the trigram index could not be created here ({exc})"
             else:
                 features.notes["pg_trgm"] = "installed; the trigram index is created on the next write-enabled start"
             if features.trigram_schema is not None:
