@@ -4,13 +4,27 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
 from zaxy_agents.fabric import MemoryFabric
 
 
-@pytest.fixture
-def memory(tmp_path: Path):
-    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
-        yield fabric
+@pytest.fixture(params=["jsonl", "postgresql"])
+def memory(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fabric on each backend: embedded, and PostgreSQL (log, shared graph and vectors on the server)."""
+    if request.param == "jsonl":
+        with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+            yield fabric
+        return
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    monkeypatch.setenv("ZAXY_POSTGRES_SCHEMA", harness.schema)
+    try:
+        with MemoryFabric.from_path(tmp_path / "loom", backend=dsn) as fabric:
+            yield fabric
+    finally:
+        harness.close()
 
 
 @pytest.fixture

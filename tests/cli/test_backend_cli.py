@@ -33,8 +33,11 @@ def test_backend_option_selects_postgres_and_migrate_is_idempotent(postgres_back
     schema_only = {"ZAXY_POSTGRES_SCHEMA": postgres_backend.schema}
     code, body = run_zaxy_json("backend", "status", "--backend", postgres_backend.dsn, env=schema_only)
     assert code == 0 and body["migrations"][0]["state"] == "pending" and "first use" in body["note"]
+    assert {record["component"] for record in body["migrations"]} == {"eventloom", "projection"}
+    assert set(body["features"]) == {"pg_trgm", "pgvector"}
     code, body = run_zaxy_json("backend", "migrate", "--backend", postgres_backend.dsn, env=schema_only)
-    assert code == 0 and body["applied"] == ["0001_events_and_session_heads"] and body["status"]["schema_ok"]
+    assert code == 0 and body["applied"] == ["0001_events_and_session_heads", "0001_graph_tables"]
+    assert body["status"]["schema_ok"]
     code, body = run_zaxy_json("backend", "migrate", "--backend", postgres_backend.dsn, env=schema_only)
     assert code == 0 and body["applied"] == []
     human = run_zaxy("backend", "status", "--backend", postgres_backend.dsn, env=schema_only)

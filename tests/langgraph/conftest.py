@@ -1,4 +1,9 @@
-"""Fixtures for the LangGraph surface: stores and checkpointers on a fresh Eventloom folder per test."""
+"""Fixtures for the LangGraph surface: stores and checkpointers on a fresh Eventloom per test, on each backend.
+
+``eventloom`` is the folder every test opens its store / checkpointer at. On the PostgreSQL run it also points
+``ZAXY_BACKEND`` (and a fresh ``ZAXY_POSTGRES_SCHEMA``) at the test server, so every ``from_path(eventloom)``
+in the test, and any child process it starts, uses the server: the same tests pass on both backends.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,26 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
 
 
-@pytest.fixture
-def eventloom(tmp_path: Path) -> Path:
-    return tmp_path / "eventloom"
+@pytest.fixture(params=["jsonl", "postgresql"])
+def eventloom(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    if request.param == "jsonl":
+        yield tmp_path / "eventloom"
+        return
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    for name, value in harness.env().items():
+        monkeypatch.setenv(name, value)
+    try:
+        yield tmp_path / "eventloom"
+    finally:
+        harness.close()
 
 
 @pytest.fixture

@@ -1,12 +1,21 @@
-"""The official langgraph-checkpoint-conformance suite (0.0.2), every capability including the extended ones."""
+"""The official langgraph-checkpoint-conformance suite (0.0.2), every capability including the extended ones,
+on the embedded backend and on PostgreSQL."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import tempfile
 
+import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 
+from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
+from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.langgraph import ZaxyCheckpointer
+
+CAPABILITIES = {"put", "put_writes", "get_tuple", "list", "delete_thread", "delete_for_runs", "copy_thread", "prune"}
+_RUN = itertools.count()
 
 
 @checkpointer_test(name="ZaxyCheckpointer")
@@ -15,19 +24,39 @@ async def zaxy_checkpointer():
         yield saver
 
 
-async def test_conformance_suite_passes_in_full() -> None:
-    report = await validate(zaxy_checkpointer)
+@checkpointer_test(name="ZaxyCheckpointer on PostgreSQL")
+async def zaxy_checkpointer_on_postgres():
+    """One schema for the whole run; each test gets its own session prefix, so tests never see each other's
+    threads (the suite reuses thread ids) while every saver talks to the same server."""
+    with tempfile.TemporaryDirectory() as root:
+        fabric = MemoryFabric.from_path(root, backend=os.environ["ZAXY_BACKEND"])
+        with ZaxyCheckpointer(fabric, session_prefix=f"conf{next(_RUN)}") as saver:
+            try:
+                yield saver
+            finally:
+                fabric.close()
+
+
+def _assert_full_pass(report) -> None:
     failures = {name: result.failures for name, result in report.results.items() if result.failures}
     assert failures == {}
     assert report.passed_all()
-    assert {name for name, result in report.results.items() if result.detected} == {
-        "put",
-        "put_writes",
-        "get_tuple",
-        "list",
-        "delete_thread",
-        "delete_for_runs",
-        "copy_thread",
-        "prune",
-    }
+    assert {name for name, result in report.results.items() if result.detected} == CAPABILITIES
     assert sum(result.tests_passed for result in report.results.values()) == 81
+
+
+async def test_conformance_suite_passes_in_full() -> None:
+    _assert_full_pass(await validate(zaxy_checkpointer))
+
+
+async def test_conformance_suite_passes_in_full_on_postgres(monkeypatch: pytest.MonkeyPatch) -> None:
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    try:
+        for name, value in harness.env().items():
+            monkeypatch.setenv(name, value)
+        _assert_full_pass(await validate(zaxy_checkpointer_on_postgres))
+    finally:
+        harness.close()

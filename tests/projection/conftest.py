@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -11,3 +12,40 @@ from zaxy_agents.fabric import MemoryFabric
 def fabric(tmp_path: Path):
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         yield memory
+
+
+@pytest.fixture(params=["kuzu", "postgresql"])
+def graph_fabric(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fabric on each graph store in turn: embedded (JSONL + Kuzu) and PostgreSQL (log and graph on the
+    server, in a fresh schema). PostgreSQL skips unless ZAXY_TEST_POSTGRES_DSN names a server."""
+    if request.param == "kuzu":
+        with MemoryFabric.from_path(tmp_path / "loom") as memory:
+            yield memory
+        return
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    monkeypatch.setenv("ZAXY_POSTGRES_SCHEMA", harness.schema)
+    try:
+        with MemoryFabric.from_path(tmp_path / "loom", backend=dsn) as memory:
+            yield memory
+    finally:
+        harness.close()
+
+
+@pytest.fixture(params=["kuzu", "postgresql"])
+def open_graph_fabric(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """``open(root) -> MemoryFabric`` on each graph store in turn (one PostgreSQL schema per test)."""
+    if request.param == "kuzu":
+        yield lambda root: MemoryFabric.from_path(root)
+        return
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    monkeypatch.setenv("ZAXY_POSTGRES_SCHEMA", harness.schema)
+    try:
+        yield lambda root: MemoryFabric.from_path(root, backend=dsn)
+    finally:
+        harness.close()

@@ -1,20 +1,17 @@
-"""The projection on a real Kuzu database: versions, supersession, invalidation, provenance, traversal."""
+"""The projection on every graph store (embedded Kuzu, PostgreSQL): versions, supersession, invalidation,
+provenance, typed edges, traversal. The graph is read through its canonical dump, which both stores share."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.projection.graph_view import by_id, graph_tables
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.fabric import MemoryFabric
 
 
-def _rows(fabric: MemoryFabric, query: str, parameters: dict | None = None) -> list[list]:
-    fabric.project()
-    fabric.projector.flush()
-    return fabric.projector.store._rows(query, parameters)
-
-
-def test_reasserting_a_fact_creates_a_version_and_closes_the_old_one(fabric: MemoryFabric) -> None:
+def test_reasserting_a_fact_creates_a_version_and_closes_the_old_one(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
     first = fabric.append("s", "fact.asserted", {"subject": "user", "predicate": "city", "object": "Porto"})
     second = fabric.append("s", "fact.asserted", {"subject": "user", "predicate": "city", "object": "Lisbon"})
     history = fabric.entity_history("s", "user city", "fact")
@@ -22,49 +19,68 @@ def test_reasserting_a_fact_creates_a_version_and_closes_the_old_one(fabric: Mem
     assert history[0].valid_to == second.timestamp and history[1].valid_to is None
     assert history[0].citation == first.citation and history[1].citation == second.citation
     # the graph links the versions both ways
-    links = _rows(fabric, "MATCH (a:Entity)-[:SUPERSEDED_BY]->(b:Entity) RETURN a.summary, b.summary")
-    assert links == [["user city Porto", "user city Lisbon"]]
-    back = _rows(fabric, "MATCH (b:Entity)-[:PREVIOUS_VERSION]->(a:Entity) RETURN b.summary, a.summary")
-    assert back == [["user city Lisbon", "user city Porto"]]
-    # as-of reads
-    as_of_first = fabric.projector.store.entities_as_of(first.timestamp)
+    graph = graph_tables(fabric)
+    summary = {row["id"]: row["summary"] for row in graph["Entity"]}
+    links = [(summary[row["from"]], summary[row["to"]]) for row in graph["SUPERSEDED_BY"]]
+    assert links == [("user city Porto", "user city Lisbon")]
+    back = [(summary[row["from"]], summary[row["to"]]) for row in graph["PREVIOUS_VERSION"]]
+    assert back == [("user city Lisbon", "user city Porto")]
+    # the store answers history and as-of reads itself
+    store = fabric.projector.store
+    assert [v.summary for v in store.entity_history("User  City", "fact", "s")] == [
+        "user city Porto",
+        "user city Lisbon",
+    ]
+    as_of_first = store.entities_as_of(first.timestamp)
     assert "user city Porto" in [v.summary for v in as_of_first]
     assert "user city Lisbon" not in [v.summary for v in as_of_first]
 
 
-def test_invalidation_closes_without_deleting(fabric: MemoryFabric) -> None:
+def test_invalidation_closes_without_deleting(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
     fabric.append("s", "decision.recorded", {"decision": "Use Redis", "topic": "cache"})
-    before = _rows(fabric, "MATCH (e:Entity) RETURN count(e)")[0][0]
+    before = len(graph_tables(fabric)["Entity"])
     fabric.append("s", "memory.invalidated", {"entity": "cache", "entity_type": "decision", "reason": "reverted"})
-    rows = _rows(
-        fabric,
-        "MATCH (e:Entity {entity_type: 'decision'}) RETURN e.valid_to IS NOT NULL, e.invalidated, "
-        "e.invalidation_reason",
-    )
-    assert rows == [[True, True, "reverted"]]
-    assert _rows(fabric, "MATCH (e:Entity) RETURN count(e)")[0][0] == before
+    graph = graph_tables(fabric)
+    rows = [
+        (row["valid_to"] is not None, row["invalidated"], row["invalidation_reason"])
+        for row in graph["Entity"]
+        if row["entity_type"] == "decision"
+    ]
+    assert rows == [(True, True, "reverted")]
+    assert len(graph["Entity"]) == before
+    assert [k["closed"] for k in graph["EntityKey"] if k["entity_type"] == "decision"] == [True]
     catalog = fabric.projector.catalog
     assert catalog.current("s\x1fdecision\x1fcache") is None
     # invalidating something that is not current is a reported failure, not an error
     fabric.append("s", "memory.invalidated", {"entity": "cache", "entity_type": "decision"})
     fabric.project()
     assert fabric.memory_status()["extraction_failures"] == 1
+    assert len(graph_tables(fabric)["ExtractionFailure"]) == 1
 
 
-def test_provenance_spine(fabric: MemoryFabric) -> None:
+def test_provenance_spine(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
     events = fabric.append_many("s", [{"type": "note.added", "payload": {"text": str(i)}} for i in range(3)])
-    rows = _rows(fabric, "MATCH (:Session {id: 's'})-[:HAS_EVENT]->(e:Event) RETURN e.seq, e.hash ORDER BY e.seq")
-    assert rows == [[e.seq, e.hash] for e in events]
-    chain = _rows(fabric, "MATCH (a:Event)-[:NEXT_EVENT]->(b:Event) RETURN a.seq, b.seq ORDER BY a.seq")
-    assert chain == [[1, 2], [2, 3]]
-    assert _rows(fabric, "MATCH (b:Event)-[:PREVIOUS_EVENT]->(a:Event) RETURN count(*)")[0][0] == 2
-    projected = _rows(
-        fabric, "MATCH (e:Event)-[:PROJECTED_ENTITY]->(n:Entity) RETURN e.seq, n.source_event_hash ORDER BY e.seq"
+    graph = graph_tables(fabric)
+    spine = by_id(graph["Event"])
+    owned = sorted(
+        (spine[row["to"]]["seq"], spine[row["to"]]["hash"]) for row in graph["HAS_EVENT"] if row["from"] == "s"
     )
-    assert projected == [[e.seq, e.hash] for e in events]
+    assert owned == [(e.seq, e.hash) for e in events]
+    chain = sorted((spine[row["from"]]["seq"], spine[row["to"]]["seq"]) for row in graph["NEXT_EVENT"])
+    assert chain == [(1, 2), (2, 3)]
+    assert len(graph["PREVIOUS_EVENT"]) == 2
+    versions = by_id(graph["Entity"])
+    projected = sorted(
+        (spine[row["from"]]["seq"], versions[row["to"]]["source_event_hash"]) for row in graph["PROJECTED_ENTITY"]
+    )
+    assert projected == [(e.seq, e.hash) for e in events]
+    assert graph["Session"] == [{"id": "s", "projected_seq": 3, "projected_hash": events[-1].hash}]
 
 
-def test_sources_and_typed_edges(fabric: MemoryFabric) -> None:
+def test_sources_and_typed_edges(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
     fabric.append(
         "s",
         "document.chunk",
@@ -78,28 +94,24 @@ def test_sources_and_typed_edges(fabric: MemoryFabric) -> None:
         },
     )
     fabric.append("s", "file.edit.applied", {"path": "docs/guide.md", "operation": "edit", "task_id": "T-1"})
-    cites = _rows(
-        fabric,
-        "MATCH (e:Entity)-[c:CITES_SOURCE]->(s:Source) RETURN e.entity_type, s.path, c.line_start, "
-        "c.line_end, c.checksum ORDER BY e.entity_type",
-    )
-    assert (
-        cites[0] == ["document", "docs/guide.md", None, None, None]
-        or ["document_chunk", "docs/guide.md", 1, 12, "c0ffee"] in cites
-    )
-    assert ["document_chunk", "docs/guide.md", 1, 12, "c0ffee"] in cites
-    assert len(_rows(fabric, "MATCH (s:Source) RETURN s.id")) == 1
-    typed = _rows(
-        fabric,
-        "MATCH (a:Entity)-[r:OBSERVED_FILE_EDIT]->(b:Entity) RETURN a.name, b.name, r.inferred, "
-        "r.confidence, r.inference_method",
-    )
-    assert typed == [["T-1", "docs/guide.md", False, 1.0, "deterministic"]]
-    compat = _rows(fabric, "MATCH ()-[r:RELATES]->() WHERE r.relation_type = 'observed_file_edit' RETURN count(r)")
-    assert compat == [[1]]
+    graph = graph_tables(fabric)
+    versions, sources = by_id(graph["Entity"]), by_id(graph["Source"])
+    cites = [
+        (versions[c["from"]]["entity_type"], sources[c["to"]]["path"], c["line_start"], c["line_end"], c["checksum"])
+        for c in graph["CITES_SOURCE"]
+    ]
+    assert ("document_chunk", "docs/guide.md", 1, 12, "c0ffee") in cites
+    assert len(graph["Source"]) == 1
+    typed = [
+        (versions[r["from"]]["name"], versions[r["to"]]["name"], r["inferred"], r["confidence"], r["inference_method"])
+        for r in graph["OBSERVED_FILE_EDIT"]
+    ]
+    assert typed == [("T-1", "docs/guide.md", False, 1.0, "deterministic")]
+    assert [r["relation_type"] for r in graph["RELATES"]].count("observed_file_edit") == 1
 
 
-def test_task_completed_citing_a_decision_produces_an_inferred_edge(fabric: MemoryFabric) -> None:
+def test_task_completed_citing_a_decision_produces_an_inferred_edge(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
     decision = fabric.append("s", "decision.recorded", {"decision": "Cap retries at 5", "topic": "retries"})
     fabric.append("s", "task.created", {"task_id": "T-2", "title": "cap retries"})
     done = fabric.append(
@@ -113,15 +125,37 @@ def test_task_completed_citing_a_decision_produces_an_inferred_edge(fabric: Memo
     assert inference.payload["confidence"] == 0.86
     assert inference.payload["inference_method"] == "task_completed_decision_citation_v1"
     assert inference.payload["evidence"] == {"seq": done.seq, "hash": done.hash, "session": "s"}
-    edges = _rows(
-        fabric,
-        "MATCH (a:Entity)-[r:LIKELY_IMPLEMENTED_DECISION]->(b:Entity) RETURN a.name, b.name, "
-        "r.inferred, r.confidence, r.evidence_seq",
-    )
-    assert edges == [["T-2", "retries", True, 0.86, done.seq]]
+    graph = graph_tables(fabric)
+    versions = by_id(graph["Entity"])
+    edges = [
+        (versions[r["from"]]["name"], versions[r["to"]]["name"], r["inferred"], r["confidence"], r["evidence_seq"])
+        for r in graph["LIKELY_IMPLEMENTED_DECISION"]
+    ]
+    assert edges == [("T-2", "retries", True, 0.86, done.seq)]
     status = fabric.inferred_status()
     assert status["inferred_edges"] == 1 and status["evidence_coverage"] == 1.0
     assert status["methods"] == {"task_completed_decision_citation_v1": 1}
+
+
+def test_keyword_search_finds_current_versions_and_respects_time_and_session(graph_fabric: MemoryFabric) -> None:
+    fabric = graph_fabric
+    old = fabric.append(
+        "s", "fact.asserted", {"subject": "session cache", "predicate": "backend", "object": "memcached"}
+    )
+    fabric.append("s", "fact.asserted", {"subject": "session cache", "predicate": "backend", "object": "redis"})
+    fabric.append("s", "decision.recorded", {"decision": "Pin redis to 7.2", "topic": "redis version"})
+    fabric.append("other", "fact.asserted", {"subject": "queue", "predicate": "backend", "object": "redis"})
+    fabric.append("s", "fact.asserted", {"subject": "api", "predicate": "port", "object": "8080"})
+    found = [v.summary for v, score in fabric.search_entities("Redis", session="s") if score > 0]
+    assert set(found) == {"session cache backend redis", "Pin redis to 7.2"}
+    everywhere = {v.session for v, _ in fabric.search_entities("redis")}
+    assert everywhere == {"s", "other"}
+    top, _score = fabric.search_entities("session cache backend", session="s")[0]
+    assert top.summary == "session cache backend redis"  # the superseded memcached version is not current
+    then = [v.summary for v, _ in fabric.search_entities("memcached", session="s", as_of=old.timestamp)]
+    assert then == ["session cache backend memcached"]
+    assert fabric.search_entities("memcached", session="s") == []
+    assert fabric.search_entities("  ...  ") == []
 
 
 def test_task_completed_without_a_valid_citation_emits_nothing(fabric: MemoryFabric) -> None:
@@ -153,10 +187,11 @@ def test_contracted_payloads_are_validated_before_the_append(fabric: MemoryFabri
     assert fabric.head("s") is None
 
 
-def test_filtered_multi_hop_traversal_matches_ground_truth(fabric: MemoryFabric) -> None:
+def test_filtered_multi_hop_traversal_matches_ground_truth(graph_fabric: MemoryFabric) -> None:
     """A seeded graph with typed, time-bounded edges; every traversal checked against a Python BFS."""
     import random
 
+    fabric = graph_fabric
     rng = random.Random(7)
     names = [f"n{i}" for i in range(40)]
     edges = []

@@ -58,9 +58,9 @@ def _mixed_history(fabric: MemoryFabric, session: str, count: int, seed: int = 3
     fabric.append_many(session, drafts)
 
 
-def test_rebuild_is_deterministic_and_matches_incremental(tmp_path: Path) -> None:
+def test_rebuild_is_deterministic_and_matches_incremental(tmp_path: Path, open_graph_fabric) -> None:
     root = tmp_path / "loom"
-    with MemoryFabric.from_path(root) as fabric:
+    with open_graph_fabric(root) as fabric:
         _mixed_history(fabric, "a", 300)
         _mixed_history(fabric, "b", 150, seed=9)
         incremental = fabric.projection_digest()
@@ -73,37 +73,39 @@ def test_rebuild_is_deterministic_and_matches_incremental(tmp_path: Path) -> Non
     assert len(dump_one) > 1000
 
 
-def test_catch_up_is_incremental_across_restarts(tmp_path: Path) -> None:
+def test_catch_up_is_incremental_across_restarts(tmp_path: Path, open_graph_fabric) -> None:
     root = tmp_path / "loom"
-    with MemoryFabric.from_path(root) as fabric:
+    with open_graph_fabric(root) as fabric:
         _mixed_history(fabric, "a", 50)
         assert fabric.project() == 50
         assert fabric.project() == 0
-    assert (root / ".zaxy" / SNAPSHOT_FILE).exists()
-    with MemoryFabric.from_path(root) as fabric:
+        snapshot = fabric.projector.derived_path / SNAPSHOT_FILE
+    assert snapshot.exists()
+    with open_graph_fabric(root) as fabric:
         assert fabric.project() == 0  # restored from the snapshot, nothing replayed
         fabric.append("a", "fact.asserted", {"fact": "one more"})
         assert fabric.project() == 1
         digest = fabric.projection_digest()
-    with MemoryFabric.from_path(root) as fabric:
+    with open_graph_fabric(root) as fabric:
         assert fabric.reproject() == digest
 
 
-def test_stale_snapshot_is_rebuilt_from_the_log(tmp_path: Path) -> None:
+def test_stale_snapshot_is_rebuilt_from_the_log(tmp_path: Path, open_graph_fabric) -> None:
     root = tmp_path / "loom"
-    with MemoryFabric.from_path(root) as fabric:
+    with open_graph_fabric(root) as fabric:
         _mixed_history(fabric, "a", 40)
         fabric.project()
-    snapshot = root / ".zaxy" / SNAPSHOT_FILE
+        snapshot = fabric.projector.derived_path / SNAPSHOT_FILE
     old = snapshot.read_bytes()
-    with MemoryFabric.from_path(root) as fabric:
+    with open_graph_fabric(root) as fabric:
         fabric.append("a", "fact.asserted", {"fact": "after"})
         fabric.project()
         expected = fabric.memory_status()
     snapshot.write_bytes(old)  # as if the process died before saving its newer snapshot
-    with MemoryFabric.from_path(root) as fabric:
+    with open_graph_fabric(root) as fabric:
         status = fabric.memory_status()
         assert status["entities"] == expected["entities"] and status["sessions"] == expected["sessions"]
+        assert status["graph_cursors"] == {"a": 41}
 
 
 def test_replaced_log_is_reported_as_a_mismatch(tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ def _render(status: BackendStatus) -> None:
                 record.component, record.name, record.state, str(record.statement_count), record.applied_at or ""
             )
         console.print(table)
+    for extension, note in status.features.items():
+        console.print(f"[bold]{extension}[/] {note}")
     if status.note:
         console.print(f"[dim]note:[/] {status.note}")
     for problem in status.problems:

@@ -57,7 +57,7 @@ class SessionFollower:
             for event in events:
                 self._apply_event(event, apply_own)
             self.applied_seq = events[-1].seq
-            self._confirm_current()
+            self._confirm_current(events[-1])
             return
         for envelope in self.log.replay_envelopes(self.session, self.applied_seq + 1, events[-1].seq):
             seq = envelope["seq"]
@@ -67,8 +67,13 @@ class SessionFollower:
                 self.apply(seq, envelope["type"], envelope["timestamp"], envelope["payload"])
             self.applied_seq = seq
 
-    def _confirm_current(self) -> None:
+    def _confirm_current(self, last: Any) -> None:
         """After our own append, remember the log's token if nobody else has appended since (cheap)."""
+        if self._probe is None:
+            # The token is the head itself: (seq, hash) of our last event names exactly what we have applied, so
+            # no query is needed; if someone appended after us, the next token differs and we replay.
+            self._token = (last.seq, last.hash)
+            return
         last_written = getattr(self.log, "last_written", None)
         if last_written is not None:
             written = last_written(self.session)

@@ -27,7 +27,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
-from zaxy_agents.postgres.connect import open_pool, probe_connection, server_version, unavailable
+from zaxy_agents.postgres.connect import acquire_pool, probe_connection, release_pool, server_version, unavailable
 from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
 from zaxy_agents.postgres.migrations import ensure_schema, migration_state
 
@@ -87,7 +87,8 @@ class PostgresEventLog:
         finally:
             probe.close()
         configure = _asynchronous_commit if durability == "batch" else None
-        self._pool = open_pool(dsn, self.options, configure=configure, name=f"zaxy-eventloom-{self.schema}")
+        self._pool = acquire_pool(dsn, self.options, configure=configure, name=f"zaxy-{self.schema}")
+        self._closed = False
         atexit.register(_close_quietly, weakref.ref(self))
 
     # ------------------------------------------------------------------ writing
@@ -96,8 +97,13 @@ class PostgresEventLog:
         draft = prepare_draft(type, {} if payload is None else payload, actor, self.max_payload_bytes)
         return event_from_envelope(self.append_prepared(session, [draft])[-1])
 
-    def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]:
-        """Append several events in one statement (one transaction). All-or-nothing validation."""
+    def append_many(
+        self, session: str, drafts: Iterable[EventDraft | dict[str, Any]], *, wait_for_flush: bool = True
+    ) -> list[Event]:
+        """Append several events in one statement (one transaction). All-or-nothing validation.
+
+        ``wait_for_flush=False`` commits without waiting for the server's WAL flush (see :class:`RelaxedCommits`).
+        """
         prepared = []
         for index, draft in enumerate(drafts):
             kind, payload, actor = draft_fields(draft, index)
@@ -106,22 +112,26 @@ class PostgresEventLog:
             )
         if not prepared:
             return []
-        return [event_from_envelope(envelope) for envelope in self.append_prepared(session, prepared)]
+        stored = self.append_prepared(session, prepared, wait_for_flush=wait_for_flush)
+        return [event_from_envelope(envelope) for envelope in stored]
 
-    def append_prepared(self, session: str, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
+    def append_prepared(
+        self, session: str, drafts: list[PreparedDraft], *, wait_for_flush: bool = True
+    ) -> list[dict[str, Any]]:
         """Seal and store validated drafts; returns their envelopes (the pydantic-free path for hooks)."""
         validate_session_id(session)
+        statement = self._sql["append" if wait_for_flush else "append_relaxed"]
         try:
             with self._pool.connection() as conn:
                 known = self._heads.get(session)
                 if known is not None and session not in self._contended:
-                    envelopes = self._try_append(conn, session, drafts, known)
+                    envelopes = self._try_append(conn, session, drafts, known, statement)
                     if envelopes is not None:
                         return envelopes
                     self._contended.add(session)  # another writer is active here: lock first from now on
                 with conn.transaction():
                     head = self._lock_head(conn, session)
-                    envelopes = self._try_append(conn, session, drafts, head)
+                    envelopes = self._try_append(conn, session, drafts, head, statement)
                     if envelopes is None:  # impossible while we hold the row lock
                         raise IntegrityError(f"the head of session {session!r} moved under its lock")
                 if head == known:  # nobody else wrote since our last append: go back to the one-statement path
@@ -152,7 +162,12 @@ class PostgresEventLog:
         return head
 
     def _try_append(
-        self, conn: psycopg.Connection[Any], session: str, drafts: list[PreparedDraft], head: tuple[int, str]
+        self,
+        conn: psycopg.Connection[Any],
+        session: str,
+        drafts: list[PreparedDraft],
+        head: tuple[int, str],
+        statement: str,
     ) -> list[dict[str, Any]] | None:
         """Seal ``drafts`` after ``head`` and store them if the head is still there; ``None`` if it moved.
 
@@ -189,7 +204,7 @@ class PostgresEventLog:
             "old_seq": head[0],
             "old_hash": head[1],
         }
-        if conn.execute(self._sql["append"], params, prepare=True).rowcount != len(drafts):
+        if conn.execute(statement, params, prepare=True).rowcount != len(drafts):
             return None
         self._heads[session] = (seq, prev)
         return envelopes
@@ -241,8 +256,10 @@ class PostgresEventLog:
         """Nothing to flush: every append is committed before it returns."""
 
     def close(self) -> None:
-        """Close the connection pool. Safe to call twice."""
-        self._pool.close()
+        """Release the connection pool (shared with this process's other components). Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            release_pool(self._pool)
 
     def __enter__(self) -> PostgresEventLog:
         return self
@@ -280,6 +297,15 @@ class PostgresEventLog:
                 remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
             )
         return Event.model_validate_json(bytes(row[0]))
+
+    def hashes_and_types(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str]]:
+        """``(session, seq) -> (hash, type)`` of the events that exist, in one query (citation checks in bulk:
+        a checkout verifies every citation it hands out, which would otherwise be one round trip each)."""
+        keys = [(session, seq) for session, seq in keys if 1 <= seq <= LAST_SEQ]
+        if not keys:
+            return {}
+        rows = self._fetchall(self._sql["hashes_and_types"], ([k[0] for k in keys], [k[1] for k in keys]))
+        return {(str(session), int(seq)): (str(digest), str(kind)) for session, seq, digest, kind in rows}
 
     def resolve(self, citation: str | Citation) -> Event:
         """Resolve a citation to its event, refusing one whose hash prefix does not match."""
@@ -473,3 +499,23 @@ def _close_quietly(ref: weakref.ReferenceType[PostgresEventLog]) -> None:
     if log is not None:
         with contextlib.suppress(Exception):
             log.close()
+
+
+class RelaxedCommits:
+    """This log, with appends that do not wait for the server's WAL flush (reads and the rest delegate to it).
+
+    For writes whose loss on a *server* crash is harmless because a later synchronous commit covers them: the
+    WAL is sequential, so the next synchronous commit of any transaction flushes every earlier asynchronous
+    one. LangGraph's pending writes use it (the analogue of the embedded group-commit handle): durable against
+    a worker crash at once, against a server crash once the next checkpoint commits (or within the server's
+    ``wal_writer_delay``); a lost pending write only means its task runs again on resume.
+    """
+
+    def __init__(self, log: PostgresEventLog) -> None:
+        self._log = log
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._log, name)
+
+    def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]:
+        return self._log.append_many(session, drafts, wait_for_flush=False)

@@ -27,6 +27,9 @@ STATEMENTS = {
         " substring(%(lines)s::bytea FROM f[8]::integer FOR f[9]::integer)"
         " FROM head, unnest(string_to_array(%(rows)s::text, E'\\n')) AS r, LATERAL string_to_array(r, E'\\t') AS f"
     ),
+    # The same statement committing without waiting for the WAL flush (set_config(..., true) is local to the
+    # statement's transaction and still in force at its commit).
+    "append_relaxed": "",
     "copy": (
         "COPY {schema}.eventloom_events (session, seq, hash, prev_hash, event_id, type, actor, recorded_at, line)"
         " FROM STDIN"
@@ -49,6 +52,10 @@ STATEMENTS = {
         " FROM {schema}.eventloom_events WHERE session = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s)"
         " page WHERE before < %s ORDER BY seq"
     ),
+    "hashes_and_types": (
+        "SELECT e.session, e.seq, e.hash, e.type FROM unnest(%s::text[], %s::bigint[]) AS k(session, seq)"
+        " JOIN {schema}.eventloom_events e ON e.session = k.session AND e.seq = k.seq"
+    ),
     "any_event": "SELECT EXISTS (SELECT 1 FROM {schema}.eventloom_events WHERE session = %s)",
     "sessions": (
         "SELECT session, head_seq, head_hash, size_bytes,"
@@ -60,3 +67,10 @@ STATEMENTS = {
         " FROM {schema}.eventloom_sessions WHERE head_seq > 0"
     ),
 }
+
+STATEMENTS["append_relaxed"] = (
+    STATEMENTS["append"]
+    .replace("WITH head AS (", "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)), head AS (")
+    .replace(" FROM head, unnest(", " FROM head, relaxed, unnest(")
+)
+assert STATEMENTS["append_relaxed"].count("relaxed") == 2

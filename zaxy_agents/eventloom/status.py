@@ -21,3 +21,4 @@ class BackendStatus(BaseModel):
     size_bytes: int = 0
     problems: list[str] = Field(default_factory=list)
     note: str | None = None
+    features: dict[str, str] = Field(default_factory=dict)  # optional server extensions and how they are used

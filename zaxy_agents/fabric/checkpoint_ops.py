@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.config import BACKEND_POSTGRESQL
+
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
     from zaxy_agents.config import ZaxySettings
@@ -40,14 +42,19 @@ class CheckpointOperations:
         )
 
     def _pending_writes_log(self) -> EventLog:
-        """A group-commit handle on the same embedded log for pending writes (see ``CheckpointStore``).
+        """A group-commit handle on the same log for pending writes (see ``CheckpointStore``).
 
-        Checkpoints stay fsync-durable before ``put`` returns, and that fsync also covers every write appended
-        before it; a pending write alone is durable against a process crash at once and against an OS crash
-        within the group-commit window. Other backends use the fabric's own log.
+        Checkpoints stay durable before ``put`` returns, and that flush also covers every write appended before
+        it; a pending write alone is durable against a process crash at once and against an OS (or database
+        server) crash within the group-commit window. Embedded: a ``batch``-durability log on the same folder;
+        PostgreSQL: the same log committing without waiting for the WAL flush (``RelaxedCommits``).
         """
         from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
 
+        if self.settings.backend_kind == BACKEND_POSTGRESQL and self.log.__class__.__name__ == "PostgresEventLog":
+            from zaxy_agents.eventloom.postgres_log import RelaxedCommits
+
+            return RelaxedCommits(self.log)  # type: ignore[arg-type,return-value]
         if not isinstance(self.log, JsonlEventLog) or self.log.durability != "fsync":
             return self.log
         grouped = JsonlEventLog(self.log.root, durability="batch", max_payload_bytes=self.log.max_payload_bytes)

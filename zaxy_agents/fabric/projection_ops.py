@@ -27,12 +27,15 @@ class ProjectionOperations:
     def projector(self) -> Projector:
         """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
         if self._projector is None:
+            from zaxy_agents.projection.backends import projection_backend
             from zaxy_agents.projection.projector import Projector
 
+            store_factory, state_path = projection_backend(self.settings)
             self._projector = Projector(
                 self.log,
-                self.settings.derived_path,
+                state_path,
                 listeners=self._projection_listeners(),
+                store_factory=store_factory,
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
@@ -156,3 +159,16 @@ class ProjectionOperations:
         return projector.store.traverse(
             [entity_key(session, entity_type, name)], depth=depth, relation_types=relation_types, as_of=as_of
         )
+
+    def search_entities(
+        self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
+    ) -> list[tuple[EntityVersion, float]]:
+        """Keyword search in the durable graph store: entity versions valid at ``as_of`` (now by default) whose
+        name or summary holds a word of ``text``, best first. On PostgreSQL this runs on the server
+        (``tsvector``, plus fuzzy names with ``pg_trgm``) and sees every worker's entities."""
+        self.project([session] if session else None)
+        projector = self.projector
+        projector.flush()
+        if projector.store is None:
+            return []
+        return projector.store.search_entities(text, session=session, as_of=as_of, limit=limit)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.config import BACKEND_POSTGRESQL
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.models import QueryResponse
@@ -11,6 +13,7 @@ from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
     from zaxy_agents.retrieval.embeddings import EmbeddingProvider
@@ -22,8 +25,10 @@ class RetrievalOperations:
     """Mixin: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     log: EventLog
+    settings: ZaxySettings
     embedder: EmbeddingProvider | None
     _retriever: Retriever | None
+    _closers: list[Any]
 
     @property
     def projector(self) -> Projector: ...  # provided by ProjectionOperations
@@ -31,7 +36,22 @@ class RetrievalOperations:
     def project(self, sessions: list[str] | None = None) -> int: ...
 
     def _retrieval_listeners(self) -> list[Any]:
-        return [VerbatimIndex(), EntityKeywordIndex(), VectorIndex(self.embedder)]
+        vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
+        self._closers.append(vectors.close)
+        return [VerbatimIndex(), EntityKeywordIndex(), vectors]
+
+    def _durable_vectors(self) -> Callable[[], Any] | None:
+        """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
+        if self.settings.backend_kind != BACKEND_POSTGRESQL:
+            return None
+        dsn = self.settings.backend
+
+        def open_store() -> Any:
+            from zaxy_agents.projection.postgres_vectors import PostgresVectorStore
+
+            return PostgresVectorStore(dsn)
+
+        return open_store
 
     @property
     def retriever(self) -> Retriever:

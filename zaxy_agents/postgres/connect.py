@@ -9,6 +9,7 @@ instead of a pool timeout.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,8 @@ from zaxy_agents.errors import UnavailableError
 from .dsn import PostgresOptions, redact_dsn
 
 APPLICATION_NAME = "zaxy-agents"
+_SHARED_LOCK = threading.Lock()
+_SHARED: dict[tuple[Any, ...], list[Any]] = {}  # key -> [pool, reference count]
 
 
 def probe_connection(dsn: str, options: PostgresOptions) -> psycopg.Connection[Any]:
@@ -63,6 +66,43 @@ def open_pool(
     )
     pool.open(wait=False)
     return pool
+
+
+def acquire_pool(
+    dsn: str,
+    options: PostgresOptions,
+    *,
+    configure: Callable[[psycopg.Connection[Any]], None] | None = None,
+    name: str = "zaxy",
+) -> ConnectionPool:
+    """The process's pool for these settings, shared by every component that asks for the same one.
+
+    The Eventloom, the graph projection and the vector store of one process talk to the same server; sharing
+    one pool keeps a worker at ``ZAXY_POSTGRES_POOL_MAX`` connections instead of one pool per component.
+    Reference counted: :func:`release_pool` closes it when its last user lets go.
+    """
+    key = (dsn, options.schema, options.pool_min, options.pool_max, options.connect_timeout, configure)
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and not entry[0].closed:
+            entry[1] += 1
+            return entry[0]
+        pool = open_pool(dsn, options, configure=configure, name=name)
+        _SHARED[key] = [pool, 1]
+        return pool
+
+
+def release_pool(pool: ConnectionPool) -> None:
+    """Let go of a pool from :func:`acquire_pool` (closed with its last user); call once per acquire."""
+    with _SHARED_LOCK:
+        for key, entry in list(_SHARED.items()):
+            if entry[0] is pool:
+                entry[1] -= 1
+                if entry[1] > 0:
+                    return
+                del _SHARED[key]
+                break
+    pool.close()
 
 
 def server_version(conn: psycopg.Connection[Any]) -> str:

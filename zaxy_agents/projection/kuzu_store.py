@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
 import json
+import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -38,6 +39,7 @@ from .kuzu_schema import (
 from .planner import ProjectionBatch
 from .records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
+_WORDS = re.compile(r"\w+")
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
 _REGISTRY_LOCK = threading.Lock()
@@ -103,6 +105,7 @@ class KuzuProjectionStore:
     """Durable projection graph in an embedded Kuzu file."""
 
     backend = "kuzu"
+    shared = False  # one read-write process per file: nobody else writes here
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -414,6 +417,43 @@ class KuzuProjectionStore:
         )
         found = [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
         return {version.key: version for version in sorted(found, key=lambda v: v.source_event_seq)}
+
+    def search_entities(
+        self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
+    ) -> list[tuple[EntityVersion, float]]:
+        """Entity versions valid at ``as_of`` (now by default) whose name or summary holds a word of ``text``.
+
+        Scored by how many distinct query words occur as whole words, plus one for an exact name match. (The
+        PostgreSQL store answers the same question with ``tsvector`` ranks and fuzzy names.)
+        """
+        words = list(dict.fromkeys(_WORDS.findall(text.casefold())))
+        if not words:
+            return []
+        columns = [name for name, _ in NODE_COLUMNS["Entity"]]
+        parameters: dict[str, Any] = {f"w{i}": word for i, word in enumerate(words)}
+        matches = " OR ".join(
+            f"lower(e.name) CONTAINS $w{i} OR lower(e.summary) CONTAINS $w{i}" for i in range(len(words))
+        )
+        validity = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)" if as_of else "e.valid_to IS NULL"
+        if as_of:
+            parameters["t"] = as_of
+        if session:
+            validity += " AND e.session_id = $s"
+            parameters["s"] = session
+        rows = self._rows(
+            f"MATCH (e:Entity) WHERE {validity} AND ({matches}) RETURN " + ", ".join(f"e.{c}" for c in columns),
+            parameters,
+        )
+        wanted, name = set(words), " ".join(text.casefold().split())
+        scored = []
+        for row in rows:
+            version = EntityVersion.from_row(dict(zip(columns, row, strict=True)))
+            found = wanted & set(_WORDS.findall(f"{version.name} {version.summary}".casefold()))
+            if found:
+                exact = 1.0 if " ".join(version.name.casefold().split()) == name else 0.0
+                scored.append((version, len(found) + exact))
+        scored.sort(key=lambda pair: (-pair[1], -pair[0].source_event_seq, pair[0].id))
+        return scored[:limit]
 
     def stats(self) -> ProjectionStats:
         count = lambda q: int(self._rows(q)[0][0])  # noqa: E731

@@ -14,6 +14,10 @@ Consistency rules:
   in-memory state is still built from the log, nothing is written, and ``degraded`` says why.
 - A session whose log no longer matches the stored cursor (file replaced, chain rewritten) is reported as a
   mismatch and not projected until `zaxy reproject`.
+- A *shared* store (PostgreSQL: every worker writes to it) may be ahead of this process: a batch whose events
+  another worker already wrote is skipped by the store, and a session whose stored cursor does not line up
+  with the batch is continued from the store's own cursor (:mod:`.store_catchup`). A snapshot is then usable
+  when the store holds at least what it covers.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from .catalog import EntityCatalog
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
 from .registry import extract
+from .store_catchup import catch_up_session
 
 SNAPSHOT_FILE = "projection-state.pkl"
 GRAPH_FILE = "graph.kuzu"
@@ -80,10 +85,16 @@ def _merge(batches: list[ProjectionBatch]) -> ProjectionBatch:
 
 
 class _GraphWriter:
-    """Background thread applying batches to the store, coalescing whatever is queued into one transaction."""
+    """Background thread applying batches to the store, coalescing whatever is queued into one transaction.
 
-    def __init__(self, store: ProjectionStore) -> None:
+    On an embedded store the first failure stops writing (the store fell behind; reads keep working). On a
+    shared store failures are transient (a server restart): later batches continue from the store's cursor.
+    """
+
+    def __init__(self, store: ProjectionStore, write: Callable[[ProjectionBatch], None]) -> None:
         self.store = store
+        self._write = write
+        self._retry = bool(getattr(store, "shared", False))
         self.error: str | None = None
         self._queue: queue.Queue[ProjectionBatch | None] = queue.Queue()
         self._idle = threading.Event()
@@ -92,7 +103,7 @@ class _GraphWriter:
         self._thread.start()
 
     def submit(self, batch: ProjectionBatch) -> None:
-        if self.error is None:
+        if self.error is None or self._retry:
             self._idle.clear()
             self._queue.put(batch)
 
@@ -123,10 +134,11 @@ class _GraphWriter:
                     stop = True
                     break
                 batches.append(extra)
-            if self.error is None:
+            if self.error is None or self._retry:
                 try:
-                    self.store.apply(batches[0] if len(batches) == 1 else _merge(batches))
-                except Exception as exc:  # the store fell behind: stop writing, reads keep working
+                    self._write(batches[0] if len(batches) == 1 else _merge(batches))
+                    self.error = None
+                except Exception as exc:  # the store fell behind: stop writing (or retry later), reads keep working
                     self.error = f"{type(exc).__name__}: {exc}"
             if self._queue.empty():
                 self._idle.set()
@@ -172,17 +184,45 @@ class Projector:
             from .kuzu_store import KuzuProjectionStore
 
             store_factory = KuzuProjectionStore
+        self._store_factory = store_factory
         try:
             self.store = store_factory(self.derived_path / GRAPH_FILE)
         except LockedError as exc:
             self.degraded = f"log-only: {exc.message}"
             return
-        self._writer = _GraphWriter(self.store)
+        self._writer = _GraphWriter(self.store, self._write_batch)
+
+    @property
+    def shared_store(self) -> bool:
+        """True when other processes write to the same store (PostgreSQL)."""
+        return bool(getattr(self.store, "shared", False))
+
+    def _store_holds(self, cursors: dict[str, tuple[int, str]], store_cursors: dict[str, tuple[int, str]]) -> bool:
+        """Whether the store has everything ``cursors`` covers (exactly those cursors, for a private store)."""
+        if not self.shared_store:
+            return cursors == store_cursors
+        return all(store_cursors.get(session, (0, ""))[0] >= seq for session, (seq, _hash) in cursors.items())
+
+    def _write_batch(self, batch: ProjectionBatch) -> None:
+        """Apply ``batch``; sessions a shared store reports as out of line continue from the store's cursor."""
+        assert self.store is not None
+        outcome = self.store.apply(batch)
+        for session, result in sorted((outcome or {}).items()):
+            if result == "behind":
+                problem = catch_up_session(
+                    self.store,  # type: ignore[arg-type]
+                    self.log,
+                    session,
+                    batch.cursors[session][0],
+                    max(self.batch_events, DEFAULT_BATCH_EVENTS),
+                )
+                if problem is not None:
+                    raise ProjectionMismatch(problem)
 
     def _load_snapshot(self) -> None:
         state = _read_snapshot(self.derived_path / SNAPSHOT_FILE)
         store_cursors = self.store.cursors() if self.store is not None else None
-        usable = state is not None and (store_cursors is None or state["cursors"] == store_cursors)
+        usable = state is not None and (store_cursors is None or self._store_holds(state["cursors"], store_cursors))
         if usable and state is not None:
             catalog = EntityCatalog.from_state(state["catalog"])
             restored = catalog is not None and all(
@@ -296,7 +336,7 @@ class Projector:
         with self._lock:
             if self.store is None or self._writer is None or self._writer.error or not self.flush():
                 return False
-            if self.store.cursors() != self.catalog.cursors:
+            if not self._store_holds(self.catalog.cursors, self.store.cursors()):
                 return False
             state = {
                 "format": SNAPSHOT_FORMAT,
@@ -330,13 +370,16 @@ class Projector:
                     field="projection",
                     remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
                 )
-            factory = type(self.store)
             if self._writer is not None:
                 self._writer.stop()
-            self.store.close()
-            _remove_graph(self.derived_path)
             (self.derived_path / SNAPSHOT_FILE).unlink(missing_ok=True)
-            self.store = factory(self.derived_path / GRAPH_FILE)
+            if self.shared_store:
+                self.store.reset()  # type: ignore[attr-defined]
+            else:
+                factory = self._store_factory or type(self.store)
+                self.store.close()
+                _remove_graph(self.derived_path)
+                self.store = factory(self.derived_path / GRAPH_FILE)
             self._writer = None  # rebuild writes synchronously, in large batches
             self.catalog, self.planner, self.mismatches = EntityCatalog(), ProjectionPlanner(), {}
             for listener in self.listeners:
@@ -355,7 +398,7 @@ class Projector:
             self._apply_now()
             if progress:
                 progress(done, total)
-            self._writer = _GraphWriter(self.store)
+            self._writer = _GraphWriter(self.store, self._write_batch)
             self.save_snapshot()
             return self.digest()
 
@@ -366,8 +409,7 @@ class Projector:
         self.catalog.apply(batch)
         for listener in self.listeners:
             listener.on_batch(batch, self.catalog)
-        assert self.store is not None
-        self.store.apply(batch)
+        self._write_batch(batch)
 
     def digest(self) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest)."""

@@ -17,9 +17,15 @@ from .records import EntityVersion, ProjectionStats, TraversalHit
 @runtime_checkable
 class ProjectionStore(Protocol):
     backend: str
+    shared: bool  # True when other processes write to the same store (their cursors may be ahead of ours)
 
-    def apply(self, batch: ProjectionBatch) -> None:
-        """Write a batch and its per-session cursors atomically."""
+    def apply(self, batch: ProjectionBatch) -> dict[str, str] | None:
+        """Write a batch and its per-session cursors atomically.
+
+        A shared store writes only the sessions whose batch starts at its stored cursor and returns each
+        session's outcome (``written``, ``skipped`` when another worker already wrote it, ``behind`` when the
+        projector must continue from the store's cursor); a private store writes everything and returns None.
+        """
 
     def cursors(self) -> dict[str, tuple[int, str]]:
         """Last projected (seq, hash) per session."""
@@ -41,6 +47,11 @@ class ProjectionStore(Protocol):
         as_of: str | None = None,
         limit: int = 200,
     ) -> list[TraversalHit]: ...
+
+    def search_entities(
+        self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
+    ) -> list[tuple[EntityVersion, float]]:
+        """Keyword search over entity versions valid at ``as_of`` (now by default), best first."""
 
     def stats(self) -> ProjectionStats: ...
 

@@ -1,0 +1,27 @@
+"""Schema state of the projection component on a PostgreSQL server, for ``zaxy backend status | migrate``."""
+
+from __future__ import annotations
+
+import psycopg
+
+from zaxy_agents.postgres.connect import probe_connection, unavailable
+from zaxy_agents.postgres.dsn import PostgresOptions
+from zaxy_agents.postgres.migrations import ensure_schema
+from zaxy_agents.postgres.records import MigrationState
+
+from .postgres_features import detect_features
+from .postgres_schema import MIGRATIONS
+
+
+def projection_schema(dsn: str, *, apply: bool) -> tuple[MigrationState, dict[str, str]]:
+    """The projection migrations (applied now when ``apply``) and a note per optional extension."""
+    options = PostgresOptions.from_env()
+    conn = probe_connection(dsn, options)
+    try:
+        state = ensure_schema(conn, options.schema, MIGRATIONS, "apply" if apply else "skip")
+        features = detect_features(conn, options.schema, create=apply)
+    except psycopg.Error as exc:
+        raise unavailable(dsn, exc) from exc
+    finally:
+        conn.close()
+    return state, features.notes
