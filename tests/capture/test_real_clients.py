@@ -18,6 +18,7 @@ import pytest
 
 from tests.capture.conftest import Env
 from tests.capture.fake_model_servers import FakeAnthropic, FakeResponses
+from zaxy_agents.capture.workspace import default_session_id
 from zaxy_agents.fabric import MemoryFabric
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY")
@@ -109,7 +110,8 @@ def test_codex_reads_the_mcp_config_zaxy_wrote(env: Env) -> None:
     assert result.returncode == 0, result.stderr
     server = json.loads(result.stdout)
     assert server["enabled"] and server["startup_timeout_sec"] == 20
-    assert server["transport"]["args"] == ["serve", "--eventloom-path", str(env.eventloom)]
+    session = default_session_id("codex", str(env.workspace))  # the session the Codex hooks write to
+    assert server["transport"]["args"] == ["serve", "--eventloom-path", str(env.eventloom), "--session-id", session]
     assert Path(server["transport"]["command"]).is_absolute()
     listed = json.loads(run_client([CODEX, "mcp", "list", "--json"], env).stdout)
     assert [entry["name"] for entry in listed] == ["zaxy"]
