@@ -76,6 +76,29 @@ def test_benchmark_command_reports_and_writes_artifacts(tmp_path: Path) -> None:
     assert (out / "report.json").exists() and (out / "recall.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_benchmark_reports_both_bm25_baselines(tmp_path: Path) -> None:
+    dataset = tmp_path / "toy.json"
+    dataset.write_text(json.dumps(SYNTHETIC))
+    code, report = run_zaxy_json("benchmark", "locomo", "--dataset", str(dataset), "--k", "1,3")
+    assert code == 0, report
+    combined = report["categories_1_4"]
+    assert set(combined["baselines"]) == {"bm25_plain", "bm25_stemmed"}
+    assert combined["baselines"]["bm25_plain"] == combined["baseline"]  # the historical key stays the plain one
+    for summary in combined["baselines"].values():
+        assert summary["questions"] == 4
+        assert all(0.0 <= summary[key] <= 1.0 for key in ("recall@1", "recall@3", "hit@1", "hit@3"))
+    # "What did Ivan repair?" only matches "repaired" after stemming: the stemmed baseline must find D1:2.
+    stemmed, plain = combined["baselines"]["bm25_stemmed"], combined["baselines"]["bm25_plain"]
+    assert stemmed["recall@3"] > plain["recall@3"]
+    assert set(combined["ratio_vs_baselines"]) == {"bm25_plain", "bm25_stemmed"}
+    assert combined["ratio_vs_baselines"]["bm25_plain"] == combined["ratio_vs_baseline"]
+    for row in report["per_category"].values():
+        assert set(row["baselines"]) == {"bm25_plain", "bm25_stemmed"}
+    human = run_zaxy("benchmark", "locomo", "--dataset", str(dataset), "--k", "3")
+    assert human.returncode == 0, human.stderr
+    assert "ratio vs BM25+stem" in human.stdout and "ratio vs BM25:" in human.stdout
+
+
 def test_benchmark_rejects_bad_arguments(tmp_path: Path) -> None:
     code, body = run_zaxy_json("benchmark", "locomo", "--dataset", str(tmp_path / "missing.json"))
     assert code == 2 and body["error"]["field"] == "--dataset"

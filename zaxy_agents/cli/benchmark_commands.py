@@ -45,7 +45,7 @@ def locomo_command(
     output: Annotated[Path | None, typer.Option("--output", help="Write report.json and recall.png here.")] = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Ingest each conversation as memory, ask every question, score evidence recall vs. plain BM25."""
+    """Ingest each conversation as memory, ask every question, score evidence recall vs. two BM25 baselines."""
     from zaxy_agents.evaluation.locomo import run_locomo, write_chart
 
     with handled(json_output):
@@ -83,17 +83,24 @@ def locomo_command(
 
 
 def _render(report: dict, ks: tuple[int, ...]) -> None:
+    combined = report["categories_1_4"]
+    baselines = list(combined.get("baselines", {"bm25_plain": combined["baseline"]}))
+    short = {"bm25_plain": "BM25", "bm25_stemmed": "BM25+stem"}
     table = Table(title=f"LoCoMo evidence retrieval ({report['questions']} questions, profile {report['profile']})")
     table.add_column("category")
     for k in ks:
         table.add_column(f"R@{k} ours")
-        table.add_column(f"R@{k} BM25")
+        for name in baselines:
+            table.add_column(f"R@{k} {short.get(name, name)}")
     rows = [(name, values) for name, values in report["per_category"].items()]
-    rows.append(("1-4 combined", report["categories_1_4"]))
+    rows.append(("1-4 combined", combined))
     for name, values in rows:
         cells = []
         for k in ks:
-            cells += [f"{values['ours'].get(f'recall@{k}', 0):.3f}", f"{values['baseline'].get(f'recall@{k}', 0):.3f}"]
+            cells.append(f"{values['ours'].get(f'recall@{k}', 0):.3f}")
+            for baseline in baselines:
+                summary = values.get("baselines", {}).get(baseline, values["baseline"])
+                cells.append(f"{summary.get(f'recall@{k}', 0):.3f}")
         table.add_row(name, *cells)
     console.print(table)
     latency, ingest = report["latency_ms"], report["ingest"]
@@ -101,7 +108,8 @@ def _render(report: dict, ks: tuple[int, ...]) -> None:
         f"query latency p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms; "
         f"ingest {ingest['turns_per_s']} turns/s"
     )
-    console.print(f"ratio vs BM25: {report['categories_1_4']['ratio_vs_baseline']}")
+    for name, ratios in combined.get("ratio_vs_baselines", {"bm25_plain": combined["ratio_vs_baseline"]}).items():
+        console.print(f"ratio vs {short.get(name, name)}: {ratios}")
     if report["evidence"]:
         console.print(f"evidence handling: {report['evidence']}")
     if report.get("chart"):
