@@ -43,7 +43,7 @@ def _timed(operation, count: int) -> dict[str, float]:
 
 
 def bench_durable_interleaved(root: Path, lines: list[bytes], count: int) -> dict[str, dict[str, float]]:
-    """Durable single appends, the three baselines and ours taking turns op by op.
+    """Durable single appends, the three baselines and ours taking turns op by op, in a rotating order.
 
     Turn-taking matters on this machine: fsync latency flips between ~0.2 ms and ~4 ms regimes for seconds
     at a time, so sequential runs would compare different disk states rather than different code.
@@ -73,8 +73,12 @@ def bench_durable_interleaved(root: Path, lines: list[bytes], count: int) -> dic
         "ours_fsync_single": lambda i: log.append("bench", "task.created", {**PAYLOAD, "i": i}),
     }
     samples: dict[str, list[float]] = {name: [] for name in operations}
+    order = list(operations.items())
     for i in range(count):
-        for name, operation in operations.items():
+        # Rotate who goes first: an fsync right after another file's fsync (or SQLite's two) can pay for the
+        # disk's flush of the previous one, so a fixed order would bias whichever operation follows SQLite.
+        shift = i % len(order)
+        for name, operation in order[shift:] + order[:shift]:
             t0 = time.perf_counter()
             operation(i)
             samples[name].append(time.perf_counter() - t0)
