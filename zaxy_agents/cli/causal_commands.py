@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -32,54 +33,44 @@ def register(memory_app: typer.Typer) -> None:
     memory_app.add_typer(causal_app)
 
 
-def successors_command(
-    entity: Annotated[str, typer.Argument(help="Entity name, as a checkout or query showed it.")],
-    session_id: SessionId,
-    entity_type: EntityType = None,
-    relation: Relations = None,
-    depth: Depth = 2,
-    as_of: AsOf = None,
-    include_stale: IncludeStale = False,
-    eventloom_path: EventloomPath = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """What an entity caused, enabled, blocked, prevented, regressed, fixed or explained (outgoing edges)."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
-        result = fabric.causal_successors(
-            session_id,
-            entity,
-            entity_type=entity_type,
-            relation_type=relation,
-            depth=depth,
-            as_of=as_of,
-            include_stale=include_stale,
-        )
-        _render(result, json_output)
+def _walk_command(direction: str, doc: str) -> Callable[..., None]:
+    """The ``successors`` / ``predecessors`` command: one signature, the fabric walk of that direction."""
+
+    def command(
+        entity: Annotated[str, typer.Argument(help="Entity name, as a checkout or query showed it.")],
+        session_id: SessionId,
+        entity_type: EntityType = None,
+        relation: Relations = None,
+        depth: Depth = 2,
+        as_of: AsOf = None,
+        include_stale: IncludeStale = False,
+        eventloom_path: EventloomPath = None,
+        json_output: JsonFlag = False,
+    ) -> None:
+        with handled(json_output), open_fabric(eventloom_path) as fabric:
+            walk = fabric.causal_successors if direction == "successors" else fabric.causal_predecessors
+            result = walk(
+                session_id,
+                entity,
+                entity_type=entity_type,
+                relation_type=relation,
+                depth=depth,
+                as_of=as_of,
+                include_stale=include_stale,
+            )
+            _render(result, json_output)
+
+    command.__doc__ = doc
+    command.__name__ = f"{direction}_command"
+    return command
 
 
-def predecessors_command(
-    entity: Annotated[str, typer.Argument(help="Entity name, as a checkout or query showed it.")],
-    session_id: SessionId,
-    entity_type: EntityType = None,
-    relation: Relations = None,
-    depth: Depth = 2,
-    as_of: AsOf = None,
-    include_stale: IncludeStale = False,
-    eventloom_path: EventloomPath = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """What caused, enabled, blocked, ... an entity (incoming edges, walked in reverse)."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
-        result = fabric.causal_predecessors(
-            session_id,
-            entity,
-            entity_type=entity_type,
-            relation_type=relation,
-            depth=depth,
-            as_of=as_of,
-            include_stale=include_stale,
-        )
-        _render(result, json_output)
+successors_command = _walk_command(
+    "successors", "What an entity caused, enabled, blocked, prevented, regressed, fixed or explained (outgoing edges)."
+)
+predecessors_command = _walk_command(
+    "predecessors", "What caused, enabled, blocked, ... an entity (incoming edges, walked in reverse)."
+)
 
 
 def explain_command(

@@ -18,14 +18,14 @@ from typing import Annotated, Any, ClassVar, Literal
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from zaxy_agents.causal.taxonomy import CausalRelation
 from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX
+from zaxy_agents.consolidation.contracts import CandidateType
+from zaxy_agents.consolidation.contracts import ReviewDecision as Decision
 from zaxy_agents.fabric import MemoryFabric
 
 from .tools import ToolContext, ZaxyTool, memory_tools
 
-CausalRelation = Literal["caused", "enabled", "blocked", "prevented", "regressed", "fixed", "explained"]
-CandidateType = Literal["episode", "claim", "procedure"]
-Decision = Literal["accepted", "rejected", "deferred", "conflicted"]
 Citation = Annotated[str, Field(min_length=20, max_length=300)]
 CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
 COGNITIVE_TOOLS = (

@@ -12,12 +12,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from zaxy_agents.consolidation.contracts import CandidateType
+from zaxy_agents.consolidation.contracts import ReviewDecision as Decision
 from zaxy_agents.errors import UnauthorizedError
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import ToolArgs, optional
 
-CandidateType = Literal["episode", "claim", "procedure"]
-Decision = Literal["accepted", "rejected", "deferred", "conflicted"]
 Citation = Annotated[str, Field(min_length=20, max_length=300)]
 CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
 
