@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from zaxy_agents.projection.extractors.common import bounded, event_time, flatten_text
-from zaxy_agents.projection.model import EntityDraft, EntityRef, Extraction, RelationDraft
+from zaxy_agents.projection.extractors.memory import inferred_edge_extraction
+from zaxy_agents.projection.model import EntityDraft, Extraction
 from zaxy_agents.projection.registry import register
 
 from .contracts import CAUSAL_EDGE_EVENT, OUTCOME_EXPLAINED_EVENT, CausalEdgePayload
@@ -17,22 +18,7 @@ from .explanations import endpoint, parse_explanation
 def causal_edge(envelope: dict[str, Any]) -> Extraction:
     """The edge is ``inferred`` with the causal method, confidence and evidence citation as audit fields."""
     edge = CausalEdgePayload.model_validate(envelope["payload"])
-    relation = RelationDraft(
-        EntityRef(edge.source.name, edge.source.entity_type),
-        EntityRef(edge.target.name, edge.target.entity_type),
-        edge.graph_relation_type,
-        inferred=True,
-        confidence=edge.confidence,
-        inference_method=edge.causal_method,
-        evidence_session=edge.evidence.session or envelope["session"],
-        evidence_seq=edge.evidence.seq,
-        evidence_hash=edge.evidence.hash,
-    )
-    references = [
-        EntityDraft(edge.source.name, edge.source.entity_type, mode="reference"),
-        EntityDraft(edge.target.name, edge.target.entity_type, mode="reference"),
-    ]
-    return Extraction(entities=references, relations=[relation])
+    return inferred_edge_extraction(envelope, edge, edge.graph_relation_type, edge.confidence, edge.causal_method)
 
 
 @register(OUTCOME_EXPLAINED_EVENT)

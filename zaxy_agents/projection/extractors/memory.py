@@ -35,13 +35,24 @@ def invalidated(envelope: dict[str, Any]) -> Extraction:
 @register("inference.edge.generated")
 def inferred_edge(envelope: dict[str, Any]) -> Extraction:
     edge = InferenceEdgePayload.model_validate(envelope["payload"])
+    return inferred_edge_extraction(envelope, edge, edge.relation_type, edge.confidence, edge.inference_method)
+
+
+def inferred_edge_extraction(
+    envelope: dict[str, Any], edge: Any, relation_type: str, confidence: float, method: str
+) -> Extraction:
+    """An inferred edge between two referenced entities, carrying its method, confidence and evidence citation.
+
+    ``edge`` is any validated edge payload with ``source``/``target`` pointers and an ``evidence`` citation
+    (inference edges here, causal edges in ``zaxy_agents.causal``).
+    """
     relation = RelationDraft(
         EntityRef(edge.source.name, edge.source.entity_type),
         EntityRef(edge.target.name, edge.target.entity_type),
-        edge.relation_type,
+        relation_type,
         inferred=True,
-        confidence=edge.confidence,
-        inference_method=edge.inference_method,
+        confidence=confidence,
+        inference_method=method,
         evidence_session=edge.evidence.session or envelope["session"],
         evidence_seq=edge.evidence.seq,
         evidence_hash=edge.evidence.hash,
