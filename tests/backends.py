@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from zaxy_agents.eventloom.protocol import EventLog
 
@@ -23,6 +27,26 @@ POSTGRES_SKIP_REASON = (
 
 def postgres_dsn() -> str | None:
     return os.environ.get(POSTGRES_DSN_ENV) or None
+
+
+@contextmanager
+def postgres_schema(monkeypatch: pytest.MonkeyPatch, *, select_backend: bool = False) -> Iterator[str]:
+    """The test server's DSN, with a fresh schema selected in the environment and dropped afterwards.
+
+    Skips the test when no server is configured. ``select_backend`` also points ``ZAXY_BACKEND`` at the server,
+    for code that picks its backend from the environment (``ZaxyStore.from_path``, the CLI, child processes).
+    """
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    harness = PostgresHarness(dsn)
+    env = harness.env() if select_backend else {"ZAXY_POSTGRES_SCHEMA": harness.schema}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    try:
+        yield dsn
+    finally:
+        harness.close()
 
 
 class JsonlHarness:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
+from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -15,16 +15,8 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
         with MemoryFabric.from_path(tmp_path / "loom") as fabric:
             yield fabric
         return
-    dsn = postgres_dsn()
-    if dsn is None:
-        pytest.skip(POSTGRES_SKIP_REASON)
-    harness = PostgresHarness(dsn)
-    monkeypatch.setenv("ZAXY_POSTGRES_SCHEMA", harness.schema)
-    try:
-        with MemoryFabric.from_path(tmp_path / "loom", backend=dsn) as fabric:
-            yield fabric
-    finally:
-        harness.close()
+    with postgres_schema(monkeypatch) as dsn, MemoryFabric.from_path(tmp_path / "loom", backend=dsn) as fabric:
+        yield fabric
 
 
 @pytest.fixture

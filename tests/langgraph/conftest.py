@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
+from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
 
@@ -21,16 +21,8 @@ def eventloom(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytes
     if request.param == "jsonl":
         yield tmp_path / "eventloom"
         return
-    dsn = postgres_dsn()
-    if dsn is None:
-        pytest.skip(POSTGRES_SKIP_REASON)
-    harness = PostgresHarness(dsn)
-    for name, value in harness.env().items():
-        monkeypatch.setenv(name, value)
-    try:
+    with postgres_schema(monkeypatch, select_backend=True):
         yield tmp_path / "eventloom"
-    finally:
-        harness.close()
 
 
 @pytest.fixture

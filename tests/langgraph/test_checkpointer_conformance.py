@@ -10,7 +10,7 @@ import tempfile
 import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 
-from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
+from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.langgraph import ZaxyCheckpointer
 
@@ -50,13 +50,5 @@ async def test_conformance_suite_passes_in_full() -> None:
 
 
 async def test_conformance_suite_passes_in_full_on_postgres(monkeypatch: pytest.MonkeyPatch) -> None:
-    dsn = postgres_dsn()
-    if dsn is None:
-        pytest.skip(POSTGRES_SKIP_REASON)
-    harness = PostgresHarness(dsn)
-    try:
-        for name, value in harness.env().items():
-            monkeypatch.setenv(name, value)
+    with postgres_schema(monkeypatch, select_backend=True):
         _assert_full_pass(await validate(zaxy_checkpointer_on_postgres))
-    finally:
-        harness.close()

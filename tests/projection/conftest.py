@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
+from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -22,16 +22,8 @@ def graph_fabric(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: py
         with MemoryFabric.from_path(tmp_path / "loom") as memory:
             yield memory
         return
-    dsn = postgres_dsn()
-    if dsn is None:
-        pytest.skip(POSTGRES_SKIP_REASON)
-    harness = PostgresHarness(dsn)
-    monkeypatch.setenv("ZAXY_POSTGRES_SCHEMA", harness.schema)
-    try:
-        with MemoryFabric.from_path(tmp_path / "loom", backend=dsn) as memory:
-            yield memory
-    finally:
-        harness.close()
+    with postgres_schema(monkeypatch) as dsn, MemoryFabric.from_path(tmp_path / "loom", backend=dsn) as memory:
+        yield memory
 
 
 @pytest.fixture(params=["kuzu", "postgresql"])
@@ -40,12 +32,5 @@ def open_graph_fabric(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     if request.param == "kuzu":
         yield lambda root: MemoryFabric.from_path(root)
         return
-    dsn = postgres_dsn()
-    if dsn is None:
-        pytest.skip(POSTGRES_SKIP_REASON)
-    harness = PostgresHarness(dsn)
-    monkeypatch.setenv("ZAXY_POSTGRES_SCHEMA", harness.schema)
-    try:
+    with postgres_schema(monkeypatch) as dsn:
         yield lambda root: MemoryFabric.from_path(root, backend=dsn)
-    finally:
-        harness.close()
