@@ -15,12 +15,12 @@ from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.retrieval.profiles import PROFILES
 
+from .mixin import FabricMixin
+
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import PurposePolicy
     from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.eventloom.refs import MemoryRefs
-    from zaxy_agents.projection.projector import Projector
     from zaxy_agents.retrieval.engine import Retriever
 
 FEEDBACK_SIGNALS = {
@@ -35,26 +35,16 @@ MAX_QUERY_CHARS = 4000
 MAX_TOKENS_LIMIT = 200_000
 
 
-class CheckoutOperations:
+class CheckoutOperations(FabricMixin):
     """Mixin: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
     refs: MemoryRefs
     settings: ZaxySettings
 
     if TYPE_CHECKING:
 
         @property
-        def projector(self) -> Projector: ...
-
-        @property
         def retriever(self) -> Retriever: ...
-
-        def project(self, sessions: list[str] | None = None) -> int: ...
-
-        def append(
-            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
-        ) -> Event: ...
 
     def checkout(
         self,

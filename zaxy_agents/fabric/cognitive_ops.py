@@ -32,32 +32,18 @@ from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.procedures.mining import MAX_LENGTH, mine
 from zaxy_agents.projection.model import entity_key
 
+from .mixin import FabricMixin
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.projection.projector import Projector
+    pass
 
 MINING_METHOD = "procedure_mining_v1"
 DEFAULT_PROCEDURE_SESSION = "procedures"
 MAX_STATUS_ITEMS = 200
 
 
-class CognitiveOperations:
+class CognitiveOperations(FabricMixin):
     """Mixin: causal reads, explanations, consolidation candidates and reviews, procedure mining."""
-
-    log: EventLog
-
-    if TYPE_CHECKING:
-
-        @property
-        def projector(self) -> Projector: ...
-
-        def project(self, sessions: list[str] | None = None) -> int: ...
-
-        def append(
-            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
-        ) -> Event: ...
-
-        def append_many(self, session: str, drafts: Any) -> list[Event]: ...
 
     # ------------------------------------------------------------------ evidence
     def evidence_resolves(self, session: str, seq: int, digest: str) -> bool:

@@ -22,11 +22,11 @@ from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
 
+from .mixin import FabricMixin
+
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import CheckoutPacket
     from zaxy_agents.conversation.messages import Redactor
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.projection.projector import Projector
     from zaxy_agents.projection.records import EntityVersion
     from zaxy_agents.workingset import WorkingSet
 
@@ -37,23 +37,10 @@ MAX_RECORDED_QUERY_CHARS = 500
 REFERENCE_ENTITY_TYPES = frozenset({"topic", "participant", "tool", "document", "session"})
 
 
-class ConversationOperations:
+class ConversationOperations(FabricMixin):
     """Mixin: the agent-conversation part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-
     if TYPE_CHECKING:
-
-        @property
-        def projector(self) -> Projector: ...
-
-        def project(self, sessions: list[str] | None = None) -> int: ...
-
-        def append(
-            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
-        ) -> Event: ...
-
-        def append_many(self, session: str, drafts: Any) -> list[Event]: ...
 
         def resolve(self, citation: Any) -> Event: ...
 

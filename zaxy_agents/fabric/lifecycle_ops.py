@@ -11,31 +11,14 @@ from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.projection.model import entity_key
 
+from .mixin import FabricMixin
+
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from zaxy_agents.eventloom.models import Event, EventDraft
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.eventloom.models import Event
 
 
-class LifecycleOperations:
+class LifecycleOperations(FabricMixin):
     """Mixin: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-
-    if TYPE_CHECKING:
-
-        @property
-        def projector(self) -> Projector: ...
-
-        def project(self, sessions: list[str] | None = None) -> int: ...
-
-        def append(
-            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
-        ) -> Event: ...
-
-        def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]: ...
 
     # ------------------------------------------------------------------ checkout marks
     def mark_checkout(self, session: str, seq: int) -> None:

@@ -8,34 +8,22 @@ from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.metacognition.fok import predict
 
+from .mixin import FabricMixin
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.models import Event
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.projection.projector import Projector
     from zaxy_agents.retrieval.engine import Retriever
 
 FOK_EVENT = "metacognition.fok.predicted"
 MAX_FOK_QUERY_CHARS = 1000
 
 
-class MetacognitionOperations:
+class MetacognitionOperations(FabricMixin):
     """Mixin: metacognitive reads of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
 
     if TYPE_CHECKING:
 
         @property
-        def projector(self) -> Projector: ...
-
-        @property
         def retriever(self) -> Retriever: ...
-
-        def project(self, sessions: list[str] | None = None) -> int: ...
-
-        def append(
-            self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
-        ) -> Event: ...
 
     def feeling_of_knowing(
         self, query: str, *, session: str, scope: list[str] | None = None, record: bool = True
