@@ -1,4 +1,4 @@
-"""Access to non-Python assets (integrations/, hooks/, templates/) in a wheel or a source checkout.
+"""Access to non-Python assets (integrations/, hooks/, templates/, examples/) in a wheel or a source checkout.
 
 In a built wheel they live under ``zaxy_agents/_assets/<name>``; in an editable/source checkout they are the
 top-level folders of the repository. Callers never care which.
@@ -10,7 +10,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-ASSET_ROOTS = ("integrations", "hooks", "templates")
+ASSET_ROOTS = ("integrations", "hooks", "templates", "examples")
 
 
 def asset(root: str, *parts: str) -> Traversable:

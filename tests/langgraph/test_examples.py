@@ -1,5 +1,5 @@
 """The template agents run offline as users run them, say what their READMEs promise, and `zaxy init` ships them
-unchanged (examples/ and templates/ are kept identical)."""
+unchanged (the examples are the templates)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
 
 EXAMPLES = REPO_ROOT / "examples"
-TEMPLATES = REPO_ROOT / "templates"
 NAMES = ["coding-assistant", "research-notes", "minimal-graph"]
 CITATION = r"eventloom://[A-Za-z0-9_.-]+/events/\d+#[0-9a-f]{12}"
 
@@ -35,11 +32,6 @@ def run_agent(folder: Path, tmp_path: Path) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_templates_are_the_examples(name: str) -> None:
-    assert files(TEMPLATES / name) == files(EXAMPLES / name), f"run: cp -r examples/{name} templates/"
 
 
 def test_coding_assistant(tmp_path: Path) -> None:
@@ -95,7 +87,8 @@ def test_minimal_graph_is_short_and_recalls_another_thread(tmp_path: Path) -> No
 
 def test_zaxy_init_copies_a_template_that_runs(tmp_path: Path) -> None:
     code, listing = run_zaxy_json("init", "--list")
-    assert code == 0 and [t["name"] for t in listing["templates"]] == sorted(NAMES)
+    examples = sorted(path.name for path in EXAMPLES.iterdir() if (path / "agent.py").is_file())
+    assert set(NAMES) < set(examples) and code == 0 and [t["name"] for t in listing["templates"]] == examples
     assert all(t["title"] and t["description"] for t in listing["templates"])
 
     target = tmp_path / "my-agent"

@@ -1,8 +1,7 @@
 """`zaxy init --template NAME DIR`: start a project from one of the runnable agent templates.
 
-Templates live in the top-level ``templates/`` folder (shipped in the wheel, read through
-:mod:`zaxy_agents.assets`); each is a folder with a README whose first heading names it. The same agents are
-in ``examples/`` and a test keeps the two identical.
+The templates are the runnable agents of the top-level ``examples/`` folder (shipped in the wheel, read through
+:mod:`zaxy_agents.assets`); each is a folder with a README whose first heading names it.
 """
 
 from __future__ import annotations
@@ -65,11 +64,15 @@ def init_command(
 
 
 def templates() -> dict[str, dict[str, Any]]:
-    """Template name -> ``{"title", "description", "source"}``, from the packaged ``templates/`` folder."""
+    """Template name -> ``{"title", "description", "source"}``: the runnable agents of ``examples/``.
+
+    The examples are the templates (shipped in the wheel as package data), so what ``zaxy init`` writes is
+    exactly what the test suite runs.
+    """
     from zaxy_agents.assets import asset
 
     found: dict[str, dict[str, Any]] = {}
-    root = asset("templates")
+    root = asset("examples")
     for entry in sorted(root.iterdir(), key=lambda item: item.name):
         readme = entry / "README.md"
         if not entry.is_dir() or entry.name in _SKIPPED or not readme.is_file():
