@@ -11,8 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
-
-from ._models import ScriptedChatModel
+from zaxy_agents.langgraph.scripted import ScriptedChatModel
 
 INDEX = {"dims": 128, "embed": "hashing:128", "fields": ["content"]}
 
