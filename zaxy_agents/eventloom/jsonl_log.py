@@ -24,7 +24,7 @@ from .canonical import GENESIS_HASH
 from .chain import check_line as _check_line
 from .chain import check_range as _check_range
 from .chain import draft_fields as _draft_fields
-from .citations import Citation, parse_citation
+from .citations import Citation, resolve_citation
 from .drafts import prepare_draft
 from .jsonl_file import SessionFile, classify_torn_tail
 from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
@@ -159,15 +159,7 @@ class JsonlEventLog:
 
     def resolve(self, citation: str | Citation) -> Event:
         """Resolve a citation to its event, refusing one whose hash prefix does not match."""
-        parsed = parse_citation(citation) if isinstance(citation, str) else citation
-        event = self.get(parsed.session, parsed.seq)
-        if not parsed.matches(event.hash):
-            raise NotFoundError(
-                f"citation {parsed} does not match the event at that seq (hash {event.hash[:12]})",
-                field="citation",
-                remediation="The cited content is not in this log; re-run the query to get current citations.",
-            )
-        return event
+        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None:
         """Seq and hash of the last event (O(1): reads the tail only); ``None`` for an empty session."""

@@ -33,7 +33,7 @@ from zaxy_agents.postgres.migrations import ensure_schema, migration_state
 
 from .canonical import GENESIS_HASH, encode_line, event_hash
 from .chain import check_range, draft_fields, inspect_line
-from .citations import Citation, parse_citation
+from .citations import Citation, resolve_citation
 from .drafts import prepare_draft
 from .jsonl_file import PreparedDraft, _json_string, _seal
 from .jsonl_log import DURABILITY_MODES
@@ -309,15 +309,7 @@ class PostgresEventLog:
 
     def resolve(self, citation: str | Citation) -> Event:
         """Resolve a citation to its event, refusing one whose hash prefix does not match."""
-        parsed = parse_citation(citation) if isinstance(citation, str) else citation
-        event = self.get(parsed.session, parsed.seq)
-        if not parsed.matches(event.hash):
-            raise NotFoundError(
-                f"citation {parsed} does not match the event at that seq (hash {event.hash[:12]})",
-                field="citation",
-                remediation="The cited content is not in this log; re-run the query to get current citations.",
-            )
-        return event
+        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None:
         """Seq and hash of the last event (one row read); ``None`` for an empty session."""
