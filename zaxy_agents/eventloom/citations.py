@@ -7,15 +7,10 @@ with the cited prefix. Stdlib only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.errors import InvalidRequestError
 
 from .canonical import CITATION_HASH_PREFIX_LENGTH
-
-if TYPE_CHECKING:
-    from .models import Event
 
 CITATION_SCHEME = "eventloom://"
 _CITATION_RE = re.compile(
@@ -72,19 +67,3 @@ def parse_citation(text: str, *, field: str = "citation") -> Citation:
             remediation="Use the form eventloom://<session>/events/<seq>#<12+ lowercase hex of the event hash>.",
         )
     return Citation(match["session"], int(match["seq"]), match["prefix"])
-
-
-def resolve_citation(citation: str | Citation, get: Callable[[str, int], Event]) -> Event:
-    """The event a citation names, fetched with ``get(session, seq)``; refused when the hash prefix differs.
-
-    Every backend resolves citations this way, so a citation means the same thing on each of them.
-    """
-    parsed = parse_citation(citation) if isinstance(citation, str) else citation
-    event = get(parsed.session, parsed.seq)
-    if not parsed.matches(event.hash):
-        raise NotFoundError(
-            f"citation {parsed} does not match the event at that seq (hash {event.hash[:12]})",
-            field="citation",
-            remediation="The cited content is not in this log; re-run the query to get current citations.",
-        )
-    return event

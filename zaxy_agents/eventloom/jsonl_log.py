@@ -24,10 +24,11 @@ from .canonical import GENESIS_HASH
 from .chain import check_line as _check_line
 from .chain import check_range as _check_range
 from .chain import draft_fields as _draft_fields
-from .citations import Citation, resolve_citation
+from .citations import Citation
 from .drafts import prepare_draft
 from .jsonl_file import SessionFile, classify_torn_tail
 from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from .resolve import resolve_citation
 from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
 DURABILITY_MODES = ("fsync", "batch")

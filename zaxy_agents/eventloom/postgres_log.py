@@ -33,13 +33,14 @@ from zaxy_agents.postgres.migrations import ensure_schema, migration_state
 
 from .canonical import GENESIS_HASH, encode_line, event_hash
 from .chain import check_range, draft_fields, inspect_line
-from .citations import Citation, resolve_citation
+from .citations import Citation
 from .drafts import prepare_draft
 from .jsonl_file import PreparedDraft, _json_string, _seal
 from .jsonl_log import DURABILITY_MODES
 from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from .postgres_schema import MIGRATIONS
 from .postgres_sql import LAST_SEQ, PAGE_BYTES, PAGE_ROWS, STATEMENTS
+from .resolve import resolve_citation
 from .status import BackendStatus
 from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
