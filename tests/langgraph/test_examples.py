@@ -89,7 +89,7 @@ def test_zaxy_init_copies_a_template_that_runs(tmp_path: Path) -> None:
     code, listing = run_zaxy_json("init", "--list")
     examples = sorted(path.name for path in EXAMPLES.iterdir() if (path / "agent.py").is_file())
     assert set(NAMES) < set(examples) and code == 0 and [t["name"] for t in listing["templates"]] == examples
-    assert all(t["title"] and t["description"] for t in listing["templates"])
+    assert all(t["title"] and t["title"] != t["name"] and t["description"] for t in listing["templates"])
 
     target = tmp_path / "my-agent"
     code, created = run_zaxy_json("init", "--template", "minimal-graph", str(target))
