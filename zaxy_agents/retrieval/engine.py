@@ -17,9 +17,11 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 
+from .embeddings import retrieval_role
 from .entity_index import EntityKeywordIndex
 from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
+from .rerank import rerank_by_embedding
 from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
 
@@ -172,7 +174,9 @@ class Retriever:
         run("exact", exact_lane)
         run("keyword", keyword_lane)
         run("verbatim", verbatim_lane)
-        run("vector", lambda: self.vectors.search(query, depth, allowed=scope))
+        reranks = retrieval_role(self.vectors.embedder) == "rerank"
+        if not reranks:
+            run("vector", lambda: self.vectors.search(query, depth, allowed=scope))
         if not seeds:
             for (session, seq), _score in ranked.get("keyword", [])[:5]:
                 for version_id in catalog.event_versions.get((session, seq), ()):
@@ -200,6 +204,11 @@ class Retriever:
             hit.components = components.get((hit.session, hit.seq), {})
             self._boost(hit, chosen, catalog)
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
+        if reranks and "vector" in lanes:
+            try:
+                hits = rerank_by_embedding(query, hits, self.vectors, chosen)
+            except Exception as exc:  # like a lane: a failing embedder degrades to a warning
+                warnings.append(f"vector re-rank failed: {type(exc).__name__}: {exc}")
         excluded = [h for h in hits if h.status in {"superseded", "invalidated"}]
         kept = hits if include_superseded else [h for h in hits if h.status not in {"superseded", "invalidated"}]
         return RetrievalResult(

@@ -25,7 +25,8 @@ class RetrievalProfile:
     recency_boost: float = 0.0  # multiplies by 1 + boost * recency (0..1) for the temporal profile
     salience_boost: float = 0.25  # multiplies by 1 + boost * salience (0..1) for entity-backed hits
     superseded_penalty: float = 0.5  # superseded/invalidated content is kept only as context, down-weighted
-    candidates: int = 50  # per-lane depth before fusion
+    candidates: int = 50  # per-lane depth before fusion (and how many fused hits an embedding re-rank sees)
+    rerank_weight: float = 0.15  # re-rank by a "rerank"-role embedder (retrieval/rerank.py); 0 switches it off
 
 
 PROFILES: dict[str, RetrievalProfile] = {

@@ -63,6 +63,7 @@ class VectorIndex:
     def reset(self) -> None:
         self.keys: list[tuple[str, int]] = []
         self.known: set[tuple[str, int]] = set()
+        self.rows: dict[tuple[str, int], int] = {}  # key -> row of ``matrix``
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.count = 0
         self.pending: list[tuple[tuple[str, int], str]] = []
@@ -105,6 +106,7 @@ class VectorIndex:
             return False  # another model: everything is re-embedded from the log
         self.keys, self.matrix, self.pending = list(state["keys"]), state["matrix"], list(state["pending"])
         self.known = set(self.keys)
+        self.rows = {key: row for row, key in enumerate(self.keys)}
         self.count = len(self.keys)
         self.stamped_model = state["model"]
         self.synced_id = int(state.get("synced_id", 0))
@@ -173,6 +175,7 @@ class VectorIndex:
             grown[: self.count] = self.matrix[: self.count]
             self.matrix = grown
         self.matrix[self.count : needed] = vectors
+        self.rows.update((key, self.count + offset) for offset, key in enumerate(keys))
         self.keys.extend(keys)
         self.known.update(keys)
         self.count = needed
@@ -184,7 +187,7 @@ class VectorIndex:
         if durable is not None and self.model_id is not None:
             durable.drop(self.model_id)
         with self._lock:
-            self.keys, self.known, self.count = [], set(), 0
+            self.keys, self.known, self.rows, self.count = [], set(), {}, 0
             self.matrix = np.zeros((0, 0), dtype=np.float32)
             self.pending = list(texts)
             self.stamped_model = self.model_id
@@ -219,6 +222,23 @@ class VectorIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(keys[i], float(scores[i])) for i in top if scores[i] > 0]
+
+    def similarities(self, query: str, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        """Cosine similarity of the query to each of ``keys`` that has a vector (for re-ranking candidates)."""
+        if self.embedder is None or not keys:
+            return {}
+        self.sync()
+        with self._lock:
+            present = [(key, self.rows[key]) for key in keys if key in self.rows]
+            if not present:
+                return {}
+            rows = self.matrix[[row for _, row in present]]
+        vector = self.embedder.embed_query(query).astype(np.float32)
+        norm = float(np.linalg.norm(vector))
+        if norm == 0:
+            return {}
+        scores = rows @ (vector / norm)
+        return {key: float(score) for (key, _), score in zip(present, scores, strict=True)}
 
     def _approximate(
         self, vector: np.ndarray, k: int, allowed: set[str] | None
