@@ -39,11 +39,19 @@ _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
 
 
+_second_prefix: tuple[int, str] = (-1, "")  # (epoch second, its formatted prefix): appends reuse it
+
+
 def utc_timestamp(moment: float | None = None) -> str:
     """UTC ISO-8601 with microseconds and a ``Z`` suffix (``time`` only: ``datetime`` costs hook start-up)."""
+    global _second_prefix
     nanos = time.time_ns() if moment is None else round(moment * 1_000_000) * 1000
     seconds, remainder = divmod(nanos, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{remainder // 1000:06d}Z"
+    cached_second, prefix = _second_prefix
+    if cached_second != seconds:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        _second_prefix = (seconds, prefix)
+    return f"{prefix}.{remainder // 1000:06d}Z"
 
 
 def new_event_id() -> str:
@@ -105,6 +113,7 @@ class SessionFile:
         self.dirty = False
         self._thread_lock = allocate_lock()
         self._fd: int | None = None
+        self._fd_inode = -1  # the inode of ``_fd`` (constant while it is open: saves an fstat per append)
         self._tail: _Tail | None = None
         self._path = os.path.join(self.root, f"{session}.jsonl")
         # Dense line index: byte offset of every complete line (seq n is line n). Built by scanning only bytes
@@ -184,7 +193,7 @@ class SessionFile:
     def _writer_fd(self) -> int:
         if self._fd is not None:
             try:
-                if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
+                if os.stat(self.path).st_ino == self._fd_inode:
                     return self._fd
             except FileNotFoundError:
                 pass
@@ -192,6 +201,7 @@ class SessionFile:
             self._fd, self._tail = None, None
         os.makedirs(self.root, exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd_inode = os.fstat(self._fd).st_ino
         return self._fd
 
     def _locked_tail(self, fd: int) -> tuple[_Tail, TornTail | None]:
