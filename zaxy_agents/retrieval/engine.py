@@ -19,6 +19,7 @@ from zaxy_agents.projection.salience import salience
 
 from .embeddings import retrieval_role
 from .entity_index import EntityKeywordIndex
+from .expansion import QueryExpander
 from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
 from .rerank import rerank_by_embedding
@@ -93,6 +94,7 @@ class Retriever:
         self.verbatim = verbatim
         self.keyword = keyword
         self.vectors = vectors
+        self._expander: QueryExpander | None = None
 
     @property
     def catalog(self) -> EntityCatalog:
@@ -129,8 +131,18 @@ class Retriever:
             except Exception as exc:  # a lane degrades to a warning, never an error
                 warnings.append(f"{lane} lane failed: {type(exc).__name__}: {exc}")
 
+        reranks = retrieval_role(self.vectors.embedder) == "rerank"
+
         def verbatim_lane() -> list[tuple[EventKey, float]]:
-            hits = self.verbatim.search(query, depth, sessions=sessions, as_of=as_of, exclude_types=exclude_types)
+            expansion = None
+            if reranks and chosen.expansion_weight:
+                try:
+                    expansion = self._expansion_for(query, chosen.expansion_weight, sessions)
+                except Exception as exc:  # like a lane: a failing embedder degrades to a warning
+                    warnings.append(f"query expansion failed: {type(exc).__name__}: {exc}")
+            hits = self.verbatim.search(
+                query, depth, sessions=sessions, as_of=as_of, exclude_types=exclude_types, expansion=expansion
+            )
             for hit in hits:
                 key = (hit.session, hit.seq)
                 components[key] = hit.components
@@ -174,7 +186,6 @@ class Retriever:
         run("exact", exact_lane)
         run("keyword", keyword_lane)
         run("verbatim", verbatim_lane)
-        reranks = retrieval_role(self.vectors.embedder) == "rerank"
         if not reranks:
             run("vector", lambda: self.vectors.search(query, depth, allowed=scope))
         if not seeds:
@@ -221,6 +232,14 @@ class Retriever:
             took_ms=(time.perf_counter() - started) * 1000,
             as_of=as_of,
         )
+
+    def _expansion_for(self, query: str, weight: float, sessions: list[str] | None) -> dict[str, float]:
+        """Expansion terms from the configured re-rank embedder (one expander per embedder, kept across
+        queries: it caches the vectors of the index's vocabulary)."""
+        embedder = self.vectors.embedder
+        if self._expander is None or self._expander.embedder is not embedder:
+            self._expander = QueryExpander(embedder, self.verbatim)  # type: ignore[arg-type]
+        return self._expander.expand(query, weight, sessions)
 
     def _hit(
         self,

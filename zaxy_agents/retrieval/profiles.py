@@ -27,6 +27,7 @@ class RetrievalProfile:
     superseded_penalty: float = 0.5  # superseded/invalidated content is kept only as context, down-weighted
     candidates: int = 50  # per-lane depth before fusion (and how many fused hits an embedding re-rank sees)
     rerank_weight: float = 0.15  # re-rank by a "rerank"-role embedder (retrieval/rerank.py); 0 switches it off
+    expansion_weight: float = 0.4  # query expansion with a "rerank"-role embedder (retrieval/expansion.py); 0: off
 
 
 PROFILES: dict[str, RetrievalProfile] = {

@@ -124,6 +124,17 @@ class Analyzer:
         self.stem, self.stop, self.irregular = stem, stopwords, irregular
         self._cache: dict[str, str] = {}
 
+    @property
+    def vocabulary(self) -> dict[str, str]:
+        """Every surface word analysed so far -> its index term, in first-seen order (the memo itself)."""
+        return self._cache
+
+    def restore_vocabulary(self, vocabulary: dict[str, str]) -> None:
+        """Adopt a memo saved with an index snapshot (same analysis settings), so query expansion still knows
+        the surface words of terms indexed before a restart."""
+        vocabulary.update(self._cache)
+        self._cache = vocabulary
+
     def words(self, text: str) -> list[str]:
         """Surface words (lower-case, possessive 's and apostrophes removed)."""
         text = _POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", "")

@@ -24,6 +24,7 @@ import math
 import weakref
 from array import array
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,7 @@ from zaxy_agents.projection.model import SearchDoc
 
 from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, query_dates, question_share
 
-STATE_VERSION = 2  # bump when the snapshot layout changes (old snapshots are rebuilt from the log)
+STATE_VERSION = 3  # bump when the snapshot layout changes (old snapshots are rebuilt from the log)
 
 
 @dataclass(frozen=True)
@@ -197,12 +198,14 @@ class VerbatimIndex:
             "version": STATE_VERSION,
             "config": self.cfg,
             "state": {k: v for k, v in vars(self).items() if k not in skip},
+            "vocabulary": dict(self.an.vocabulary),  # a copy: queries add words to the live memo
         }
 
     def restore_state(self, state: Any) -> bool:
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION or state.get("config") != self.cfg:
             return False
         vars(self).update(state["state"])
+        self.an.restore_vocabulary(dict(state.get("vocabulary", {})))
         self._neighbour_cache = None
         return True
 
@@ -257,7 +260,9 @@ class VerbatimIndex:
             self.next.a[i], self.prev.a[after] = after, i
 
     # ------------------------------------------------------------------ querying
-    def _query_weights(self, query: str) -> tuple[dict[str, float], set[int]]:
+    def _query_weights(
+        self, query: str, expansion: Mapping[str, float] | None = None
+    ) -> tuple[dict[str, float], set[int]]:
         cfg = self.cfg
         proper: set[str] = set()
         if cfg.propn_weight != 1.0:
@@ -271,16 +276,21 @@ class VerbatimIndex:
                 named.add(self.speaker_terms[term])
                 weight = cfg.speaker_term_weight
             weights[term] = max(weights.get(term, 0.0), weight)
+        for term, weight in (expansion or {}).items():
+            weights.setdefault(term, weight)  # a word the query has keeps the query's weight
         return {t: w for t, w in weights.items() if w > 0}, named
 
-    def score(self, query: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Score every event. Returns (total, components); components add up to total."""
+    def score(
+        self, query: str, expansion: Mapping[str, float] | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Score every event. Returns (total, components); components add up to total. ``expansion`` adds
+        terms (index terms -> query weight, below 1) that the query does not contain."""
         cfg = self.cfg
         n = len(self.keys)
         comp: dict[str, np.ndarray] = {}
         if n == 0:
             return np.zeros(0), comp
-        qw, named = self._query_weights(query)
+        qw, named = self._query_weights(query, expansion)
         terms = list(qw)
         sp, sn, sp2, sn2 = self._neighbours()
         base = np.zeros(n)
@@ -394,10 +404,12 @@ class VerbatimIndex:
         sessions: list[str] | None = None,
         as_of: str | None = None,
         exclude_types: frozenset[str] = frozenset(),
+        expansion: Mapping[str, float] | None = None,
     ) -> list[VerbatimHit]:
         """Top-k single events, optionally restricted to some sessions and to events dated at or before
-        ``as_of``; each hit explains its score by component."""
-        total, comp = self.score(query)
+        ``as_of``; each hit explains its score by component. ``expansion``: extra weighted terms (see
+        :mod:`zaxy_agents.retrieval.expansion`)."""
+        total, comp = self.score(query, expansion)
         if total.size == 0 or k <= 0:
             return []
         # Only events with local evidence (their own words, captions, context window or an adjacent match) are
@@ -434,6 +446,17 @@ class VerbatimIndex:
             )
             for d in top
         ]
+
+    def occurs(self, term: str, sessions: list[str] | None = None) -> bool:
+        """Whether an index term occurs in any indexed event (of ``sessions`` when given)."""
+        posting = self.text.post.get(term)
+        if not posting:
+            return False
+        if sessions is None:
+            return True
+        allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
+        owners = self.log_session.view()[np.frombuffer(posting[0], dtype=np.intc)]
+        return bool(np.isin(owners, allowed).any())
 
     def term_statistics(
         self, query: str, *, sessions: list[str] | None = None, scan_limit: int = 4096
