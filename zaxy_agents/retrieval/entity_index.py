@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from .postings import Postings, bm25
 from .text import Analyzer
-from .verbatim import _bm25, _Field
 
 NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # Entities whose whole content is raw text (turns, prompts, lifecycle markers) are the verbatim lane's
@@ -35,7 +35,7 @@ class EntityKeywordIndex:
     def reset(self) -> None:
         self.version_ids: list[str] = []
         self.position: dict[str, int] = {}
-        self.field = _Field()
+        self.field = Postings()
 
     def __len__(self) -> int:
         return len(self.version_ids)
@@ -68,7 +68,7 @@ class EntityKeywordIndex:
         if not n or not terms:
             return []
         idf = np.array([math.log(1.0 + (n - self.field.df(t) + 0.5) / (self.field.df(t) + 0.5)) for t in terms])
-        scores = _bm25(
+        scores = bm25(
             self.field.tf_matrix(terms, n),
             self.field.lens.view(),
             self.field.total / max(self.field.nonempty, 1),

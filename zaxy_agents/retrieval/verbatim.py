@@ -1,7 +1,7 @@
 """The verbatim lane: lexical retrieval of single events straight from the log, with no graph at all.
 
 Each indexed event (a turn, a prompt, a command, a decision...) is one document. The scoring was designed and
-validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.80 vs 0.50 for plain BM25 on categories
+validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.799 vs 0.495 for plain BM25 on categories
 1-4, no LLM, nothing dataset-specific). Why it looks the way it does:
 
 * Events are short and conversational, so a question's words are often split between the event that holds
@@ -23,7 +23,6 @@ import datetime as _dt
 import math
 import weakref
 from array import array
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ import numpy as np
 
 from zaxy_agents.projection.model import SearchDoc
 
+from .postings import GrowingArray, Postings, bm25
 from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, query_dates, question_share
 
 STATE_VERSION = 3  # bump when the snapshot layout changes (old snapshots are rebuilt from the log)
@@ -65,73 +65,6 @@ class Config:
     propn_weight: float = 1.5  # query weight of capitalised non-initial query words (names, places)
 
 
-# -------------------------------------------------------------------- helpers
-class _Grow:
-    """A numpy array that grows by doubling, so per-event features are updated in place."""
-
-    def __init__(self, dtype: Any, fill: float = 0, width: int = 0) -> None:
-        self.fill, self.width = fill, width
-        shape = (16, width) if width else (16,)
-        self.a = np.full(shape, fill, dtype=dtype)
-        self.n = 0
-
-    def ensure(self, n: int) -> None:
-        if n > self.a.shape[0]:
-            new = np.full((max(n, 2 * self.a.shape[0]), *self.a.shape[1:]), self.fill, dtype=self.a.dtype)
-            new[: self.a.shape[0]] = self.a
-            self.a = new
-        self.n = max(self.n, n)
-
-    def append(self, v: Any) -> None:
-        self.ensure(self.n + 1)
-        self.a[self.n - 1] = v
-
-    def view(self) -> np.ndarray:
-        return self.a[: self.n]
-
-
-class _Field:
-    """Incremental inverted index of one text field: term -> (doc ids, term frequencies)."""
-
-    def __init__(self) -> None:
-        # array('i') postings: appended in place, viewed by numpy without a copy at query time
-        self.post: dict[str, tuple[array, array]] = {}
-        self.lens = _Grow(np.float64)
-        self.total = 0.0
-        self.nonempty = 0
-
-    def add(self, doc: int, terms: list[str]) -> None:
-        self.lens.append(len(terms))
-        self.total += len(terms)
-        self.nonempty += bool(terms)
-        for t, f in Counter(terms).items():
-            p = self.post.get(t)
-            if p is None:
-                self.post[t] = p = (array("i"), array("i"))
-            p[0].append(doc)
-            p[1].append(f)
-
-    def df(self, t: str) -> int:
-        p = self.post.get(t)
-        return len(p[0]) if p else 0
-
-    def tf_matrix(self, terms: list[str], n: int) -> np.ndarray:
-        out = np.zeros((len(terms), n))
-        for r, t in enumerate(terms):
-            p = self.post.get(t)
-            if p:
-                out[r, np.frombuffer(p[0], dtype=np.int32)] = np.frombuffer(p[1], dtype=np.int32)
-        return out
-
-
-def _bm25(tf: np.ndarray, lens: np.ndarray, avg: float, weights: np.ndarray, k1: float, b: float) -> np.ndarray:
-    """Sum over query terms of weight * tf*(k1+1) / (tf + k1*(1-b+b*len/avg)); weights include IDF."""
-    if tf.size == 0:
-        return np.zeros(tf.shape[1] if tf.ndim == 2 else 0)
-    norm = k1 * (1.0 - b + b * lens / max(avg, 1e-9))
-    return (weights[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(0)
-
-
 @dataclass(frozen=True, slots=True)
 class VerbatimHit:
     """One event found by the verbatim lane, with its per-component score explanation."""
@@ -159,29 +92,29 @@ class VerbatimIndex:
         self.keys: list[tuple[str, int]] = []
         self.hashes: list[str] = []
         self.types: list[str] = []
-        self.type_code = _Grow(np.int32)  # event type as a small integer, for vectorised filters
+        self.type_code = GrowingArray(np.int32)  # event type as a small integer, for vectorised filters
         self._type_codes: dict[str, int] = {}
-        self.epoch = _Grow(np.float64)  # occurred_at as seconds, for vectorised as-of filters
+        self.epoch = GrowingArray(np.float64)  # occurred_at as seconds, for vectorised as-of filters
         self.texts: list[str] = []
         self.stamps: list[str] = []
-        self.text = _Field()
-        self.caption = _Field()
-        self.speaker = _Grow(np.int64, -1)
+        self.text = Postings()
+        self.caption = Postings()
+        self.speaker = GrowingArray(np.int64, -1)
         self._speaker_ids: dict[str, int] = {}
         self.speaker_terms: dict[str, int] = {}
-        self.session = _Grow(np.int64)  # segment group id per doc (neighbour structure)
+        self.session = GrowingArray(np.int64)  # segment group id per doc (neighbour structure)
         self._groups: dict[tuple[str, str | None], int] = {}
         self._group_order: list[tuple[list[float], list[int]]] = []
-        self.group_len = _Grow(np.float64)
-        self.log_session = _Grow(np.int64)  # Eventloom session id per doc (scope filter)
+        self.group_len = GrowingArray(np.float64)
+        self.log_session = GrowingArray(np.int64)  # Eventloom session id per doc (scope filter)
         self._log_sessions: dict[str, int] = {}
-        self.prev = _Grow(np.int64, -1)
-        self.next = _Grow(np.int64, -1)
-        self.temporal = _Grow(np.float64)
-        self.qshare = _Grow(np.float64)
-        self.asks = _Grow(np.float64)
-        self.day = _Grow(np.int64, -1)
-        self.month = _Grow(np.int64, -1)
+        self.prev = GrowingArray(np.int64, -1)
+        self.next = GrowingArray(np.int64, -1)
+        self.temporal = GrowingArray(np.float64)
+        self.qshare = GrowingArray(np.float64)
+        self.asks = GrowingArray(np.float64)
+        self.day = GrowingArray(np.int64, -1)
+        self.month = GrowingArray(np.int64, -1)
         self._neighbour_cache: tuple[int, tuple[np.ndarray, ...]] | None = None
 
     def __len__(self) -> int:
@@ -300,13 +233,13 @@ class VerbatimIndex:
             # Matrices carry one extra all-zero column: a missing neighbour points there (no branching).
             tf = self.text.tf_matrix(terms, n + 1)
             ln = np.append(self.text.lens.view(), 0.0)
-            comp["text"] = _bm25(tf[:, :n], ln[:n], self.text.total / max(self.text.nonempty, 1), w, cfg.k1, cfg.b)
+            comp["text"] = bm25(tf[:, :n], ln[:n], self.text.total / max(self.text.nonempty, 1), w, cfg.k1, cfg.b)
             if cfg.caption_weight and self.caption.total:
                 ctf = self.caption.tf_matrix(terms, n + 1)
                 cdf = np.array([self.caption.df(t) for t in terms])
                 cw = np.log(1.0 + (n - cdf + 0.5) / (cdf + 0.5)) * np.array([qw[t] for t in terms])
                 caption_lens = np.append(self.caption.lens.view(), 0.0)
-                comp["caption"] = cfg.caption_weight * _bm25(
+                comp["caption"] = cfg.caption_weight * bm25(
                     ctf[:, :n],
                     caption_lens[:n],
                     self.caption.total / max(self.caption.nonempty, 1),
@@ -319,13 +252,13 @@ class VerbatimIndex:
             if cfg.ctx_weight:
                 tfc = tf[:, :n] + cfg.ctx_decay1 * (tf[:, sp] + tf[:, sn]) + cfg.ctx_decay2 * (tf[:, sp2] + tf[:, sn2])
                 lc = ln[:n] + cfg.ctx_decay1 * (ln[sp] + ln[sn]) + cfg.ctx_decay2 * (ln[sp2] + ln[sn2])
-                comp["context"] = cfg.ctx_weight * _bm25(tfc, lc, float(lc.mean()), w, cfg.k1, cfg.b)
+                comp["context"] = cfg.ctx_weight * bm25(tfc, lc, float(lc.mean()), w, cfg.k1, cfg.b)
             if cfg.session_weight:
                 sid = self.session.view()
                 groups = len(self._group_order)
                 tfs = np.stack([np.bincount(sid, weights=row[:n], minlength=groups) for row in tf])
                 ls = np.bincount(sid, weights=ln[:n], minlength=groups)
-                comp["segment"] = cfg.session_weight * _bm25(tfs, ls, float(ls.mean()), w, cfg.k1, cfg.b)[sid]
+                comp["segment"] = cfg.session_weight * bm25(tfs, ls, float(ls.mean()), w, cfg.k1, cfg.b)[sid]
             base = sum(comp.values())
         if cfg.neighbour_weight or cfg.hop2_weight or cfg.qa_weight:
             padded = np.append(base, 0.0)
