@@ -139,3 +139,49 @@ def test_consolidation_through_the_tools_and_the_review_gate(fabric: MemoryFabri
 
 def _first_citation(fabric: MemoryFabric) -> str:
     return next(iter(fabric.replay(SESSION))).citation
+
+
+def test_as_of_reads_memory_as_it_was(fabric: MemoryFabric) -> None:
+    failure = body(
+        call(fabric, "memory_append", {"type": "command.completed", "payload": {"command": "make", "exit_code": 2}})
+    )
+    before = fabric.log.get(SESSION, failure["seq"]).timestamp
+    explanation = {
+        "cause": {"name": "expired token", "entity_type": "fact"},
+        "effect": {"name": "make #1", "entity_type": "command_run"},
+        "relation": "caused",
+        "confidence": 0.8,
+        "evidence": failure["citation"],
+    }
+    call(fabric, "memory_append", {"type": "outcome.explained", "payload": explanation})
+    now = body(call(fabric, "memory_causal_successors", {"entity": "expired token"}))
+    assert [hit["target"]["name"] for hit in now["hits"]] == ["make #1"]
+    then = body(call(fabric, "memory_causal_successors", {"entity": "expired token", "as_of": before}))
+    assert (then["as_of"], then["hits"], then["start"]) == (before, [], [])  # the edge did not exist yet
+    for kind, payload in STEPS:
+        call(fabric, "memory_append", {"type": kind, "payload": payload})
+    call(fabric, "memory_consolidation_propose_from_log", {})
+    assert body(call(fabric, "memory_consolidation_status", {}))["total"] == 2
+    earlier = body(call(fabric, "memory_consolidation", {"operation": "status", "as_of": before}))
+    assert earlier["operation"] == "status" and earlier["total"] == 0
+
+
+def test_the_mcp_and_langgraph_tools_take_the_same_arguments() -> None:
+    """Both surfaces build their argument models from zaxy_agents.tool_arguments: same fields, same bounds."""
+    from zaxy_agents.langgraph import cognitive as lg
+    from zaxy_agents.mcp.tools import causal, consolidation
+
+    pairs = [
+        (lg.CausalArgs, causal.CausalArgs),
+        (lg.CandidateArgs, consolidation.CandidateArgs),
+        (lg.ProposeArgs, consolidation.ProposeArgs),
+        (lg.ReviewArgs, consolidation.ReviewArgs),
+        (lg.StatusArgs, consolidation.StatusArgs),
+        (lg.ConsolidationArgs, consolidation.ConsolidationArgs),
+    ]
+    for ours, theirs in pairs:
+        left = ours.model_json_schema()["properties"]
+        right = theirs.model_json_schema()["properties"]
+        left.pop("citation", None)  # LangGraph only: follow an entity's citation into another session
+        right.pop("session_id")  # MCP only: LangGraph tools use the run's session
+        assert left == right, ours.__name__

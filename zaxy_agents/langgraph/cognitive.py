@@ -13,21 +13,24 @@ explanation, append an ``outcome.explained`` event with ``memory_append`` (evide
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from zaxy_agents.causal.taxonomy import CausalRelation
 from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX
-from zaxy_agents.consolidation.contracts import CandidateType
-from zaxy_agents.consolidation.contracts import ReviewDecision as Decision
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.tool_arguments import (
+    CandidateFields,
+    CausalFields,
+    ConsolidationFields,
+    ProposeFields,
+    ReviewFields,
+    StatusFields,
+)
 
 from .tools import ToolContext, ZaxyTool, memory_tools
 
-Citation = Annotated[str, Field(min_length=20, max_length=300)]
-CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
 COGNITIVE_TOOLS = (
     "memory_causal_successors",
     "memory_causal_predecessors",
@@ -44,14 +47,7 @@ class _Args(BaseModel):
 
 
 # ---------------------------------------------------------------------- causal memory
-class CausalArgs(_Args):
-    entity: str = Field(min_length=1, max_length=500, description="Entity name, as memory showed it.")
-    entity_type: str | None = Field(default=None, max_length=64, description="Its type (default: any).")
-    relation_types: list[CausalRelation] | None = Field(
-        default=None, min_length=1, max_length=7, description="Only these relations (default: all seven)."
-    )
-    depth: int = Field(default=2, ge=1, le=6, description="Hops to follow.")
-    include_stale: bool = Field(default=False, description="Also return edges whose endpoints were invalidated.")
+class CausalArgs(CausalFields, _Args):
     citation: str | None = Field(
         default=None, max_length=300, description="The entity's eventloom:// citation (reads its session)."
     )
@@ -71,6 +67,7 @@ class _CausalTool(ZaxyTool):
             entity_type=args.entity_type,
             relation_type=args.relation_types,
             depth=args.depth,
+            as_of=args.as_of,
             include_stale=args.include_stale,
         )
 
@@ -96,36 +93,20 @@ class MemoryCausalPredecessorsTool(_CausalTool):
 
 
 # ---------------------------------------------------------------------- consolidation
-class CandidateArgs(_Args):
-    candidate_type: CandidateType = Field(description="episode, claim or procedure.")
-    title: str = Field(min_length=1, max_length=200, description="Short title.")
-    summary: str = Field(min_length=1, max_length=4000, description="The proposed summary.")
-    source_events: list[Citation] = Field(
-        min_length=1, max_length=200, description="eventloom:// citations of the events it is based on."
-    )
-    confidence: float = Field(ge=0.0, le=1.0, description="How sure, 0..1.")
-    method: str = Field(default="agent", min_length=1, max_length=120, description="How it was derived.")
-    purpose: str = Field(default="general", min_length=1, max_length=120, description="Why it is proposed.")
+class CandidateArgs(CandidateFields, _Args):
+    pass
 
 
-class ProposeArgs(_Args):
-    window_size: int = Field(default=8, ge=2, le=100, description="Actionable events per segment window.")
-    purpose: str = Field(default="general", min_length=1, max_length=120, description="Recorded with each one.")
-    max_events: int = Field(default=500, ge=1, le=100_000, description="Scan at most this many recent events.")
-    dry_run: bool = Field(default=False, description="Show the proposals without recording them.")
+class ProposeArgs(ProposeFields, _Args):
+    pass
 
 
-class ReviewArgs(_Args):
-    candidate_id: CandidateId = Field(description="The cand_... id.")
-    decision: Decision = Field(description="accepted, rejected, deferred or conflicted.")
-    rationale: str = Field(min_length=1, max_length=2000, description="Why.")
-    reviewer: str | None = Field(default=None, max_length=256, description="Who reviewed it.")
-    conflicts_with: list[Citation] | None = Field(default=None, max_length=50, description="Conflicting events.")
+class ReviewArgs(ReviewFields, _Args):
+    pass
 
 
-class StatusArgs(_Args):
-    include_candidates: bool = Field(default=True, description="List the candidates too.")
-    limit: int = Field(default=50, ge=0, le=200, description="At most this many candidates.")
+class StatusArgs(StatusFields, _Args):
+    pass
 
 
 def _candidate(context: ToolContext, args: CandidateArgs) -> dict[str, Any]:
@@ -166,7 +147,7 @@ def _review(context: ToolContext, args: ReviewArgs) -> dict[str, Any]:
 
 def _status(context: ToolContext, args: StatusArgs) -> dict[str, Any]:
     return context.fabric.consolidation_status(
-        context.session, include_candidates=args.include_candidates, limit=args.limit
+        context.session, as_of=args.as_of, include_candidates=args.include_candidates, limit=args.limit
     )
 
 
@@ -231,41 +212,8 @@ OPERATIONS: dict[str, tuple[type[_Args], Any]] = {
 }
 
 
-class ConsolidationArgs(_Args):
-    """Every field of the four operations, optional; each operation takes the fields of its own tool."""
-
-    operation: Literal["candidate", "propose_from_log", "review", "status"] = Field(description="What to do.")
-    candidate_type: CandidateType | None = Field(default=None, description="candidate: episode, claim, procedure.")
-    title: str | None = Field(default=None, min_length=1, max_length=200, description="candidate: title.")
-    summary: str | None = Field(default=None, min_length=1, max_length=4000, description="candidate: summary.")
-    source_events: list[Citation] | None = Field(
-        default=None, min_length=1, max_length=200, description="candidate: citations of its sources."
-    )
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0, description="candidate: how sure.")
-    method: str | None = Field(default=None, min_length=1, max_length=120, description="candidate: how derived.")
-    purpose: str | None = Field(default=None, min_length=1, max_length=120, description="candidate/propose: why.")
-    window_size: int | None = Field(default=None, ge=2, le=100, description="propose_from_log: window size.")
-    max_events: int | None = Field(default=None, ge=1, le=100_000, description="propose_from_log: scan bound.")
-    dry_run: bool | None = Field(default=None, description="propose_from_log: do not record.")
-    candidate_id: CandidateId | None = Field(default=None, description="review: the cand_... id.")
-    decision: Decision | None = Field(default=None, description="review: the disposition.")
-    rationale: str | None = Field(default=None, min_length=1, max_length=2000, description="review: why.")
-    reviewer: str | None = Field(default=None, max_length=256, description="review: who.")
-    conflicts_with: list[Citation] | None = Field(default=None, max_length=50, description="review: conflicts.")
-    include_candidates: bool | None = Field(default=None, description="status: list the candidates.")
-    limit: int | None = Field(default=None, ge=0, le=200, description="status: at most this many.")
-
-    @model_validator(mode="after")
-    def _fields_fit_the_operation(self) -> ConsolidationArgs:
-        model = OPERATIONS[self.operation][0]
-        given = {name for name in type(self).model_fields if getattr(self, name) is not None} - {"operation"}
-        foreign = sorted(given - set(model.model_fields))
-        if foreign:
-            raise ValueError(f"{', '.join(foreign)} do not apply to operation {self.operation!r}")
-        missing = [name for name, info in model.model_fields.items() if info.is_required() and name not in given]
-        if missing:
-            raise ValueError(f"operation {self.operation!r} needs {', '.join(missing)}")
-        return self
+class ConsolidationArgs(ConsolidationFields, _Args):
+    """One tool for every consolidation operation; each operation takes the fields of its own tool."""
 
 
 class MemoryConsolidationTool(ZaxyTool):
@@ -280,8 +228,7 @@ class MemoryConsolidationTool(ZaxyTool):
 
     def execute(self, context: ToolContext, args: ConsolidationArgs) -> dict[str, Any]:
         model, handler = OPERATIONS[args.operation]
-        values = {name: getattr(args, name) for name in model.model_fields if getattr(args, name) is not None}
-        return {"operation": args.operation, **handler(context, model.model_validate(values))}
+        return {"operation": args.operation, **handler(context, args.for_operation(model))}
 
 
 def cognitive_tools(

@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from zaxy_agents.eventloom.validation import SESSION_ID_PATTERN
+from zaxy_agents.tool_arguments import optional
+
+__all__ = ["ToolArgs", "optional"]  # optional() is declared with the fields shared across surfaces
 
 SESSION_PATTERN = SESSION_ID_PATTERN.pattern
 MAX_SCOPE = 32
@@ -42,11 +45,6 @@ class ToolArgs(BaseModel):
         schema = cls.model_json_schema()
         definitions = schema.pop("$defs", {})
         return _clean(_inline(schema, definitions))
-
-
-def optional(annotation: Any, description: str, **bounds: Any) -> Any:
-    """An optional argument shown to clients as its plain type (``None`` accepted, not advertised)."""
-    return Annotated[Annotated[annotation, Field(**bounds)] | SkipJsonSchema[None], Field(description=description)]
 
 
 class PayloadBounds:

@@ -6,27 +6,15 @@ append an ``outcome.explained`` event with memory_append (see docs/cognitive.md)
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from zaxy_agents.mcp.registry import ToolCall, tool
-from zaxy_agents.mcp.schema import ToolArgs, optional
+from zaxy_agents.mcp.schema import ToolArgs
+from zaxy_agents.tool_arguments import CausalFields
 
-CausalRelation = Literal["caused", "enabled", "blocked", "prevented", "regressed", "fixed", "explained"]
 
-
-class CausalArgs(ToolArgs):
-    entity: str = Field(min_length=1, max_length=500, description="Entity name, as a checkout or query showed it.")
-    entity_type: optional(str, "Its entity_type (default: every entity with that name).", max_length=64) = None
-    relation_types: optional(
-        list[CausalRelation], "Only these relations (default: all seven).", min_length=1, max_length=7
-    ) = None
-    depth: int = Field(default=2, ge=1, le=6, description="Hops to follow.")
-    as_of: optional(str, "Read memory as it was at an ISO-8601 instant.", max_length=40) = None
-    include_stale: bool = Field(
-        default=False, description="Also return edges whose cause or effect has since been invalidated (flagged)."
-    )
+class CausalArgs(CausalFields, ToolArgs):
+    pass
 
 
 def _walk(call: ToolCall[CausalArgs], direction: str) -> dict[str, Any]:

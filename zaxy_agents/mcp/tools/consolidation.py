@@ -8,53 +8,42 @@ need the admin token (an agent must not accept its own proposals on a shared ser
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import Field, model_validator
-
-from zaxy_agents.consolidation.contracts import CandidateType
-from zaxy_agents.consolidation.contracts import ReviewDecision as Decision
 from zaxy_agents.errors import UnauthorizedError
 from zaxy_agents.mcp.registry import ToolCall, tool
-from zaxy_agents.mcp.schema import ToolArgs, optional
-
-Citation = Annotated[str, Field(min_length=20, max_length=300)]
-CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
-
-SOURCES_HELP = "eventloom:// citations of the events the summary is based on (at least one)."
-
-
-class CandidateArgs(ToolArgs):
-    candidate_type: CandidateType = Field(description="episode, claim or procedure.")
-    title: str = Field(min_length=1, max_length=200, description="Short title (with the type, its identity).")
-    summary: str = Field(min_length=1, max_length=4000, description="The proposed summary.")
-    source_events: list[Citation] = Field(min_length=1, max_length=200, description=SOURCES_HELP)
-    confidence: float = Field(ge=0.0, le=1.0, description="How sure you are, 0..1.")
-    method: str = Field(default="agent", min_length=1, max_length=120, description="How it was derived.")
-    purpose: str = Field(default="general", min_length=1, max_length=120, description="Why it is proposed.")
+from zaxy_agents.mcp.schema import ToolArgs
+from zaxy_agents.tool_arguments import (
+    CandidateFields,
+    ConsolidationFields,
+    ProposeFields,
+    ReviewFields,
+    StatusFields,
+)
 
 
-class ProposeArgs(ToolArgs):
-    window_size: int = Field(default=8, ge=2, le=100, description="Actionable events per segment window.")
-    purpose: str = Field(default="general", min_length=1, max_length=120, description="Recorded with each candidate.")
-    max_events: int = Field(default=500, ge=1, le=100_000, description="Scan at most this many recent events.")
-    dry_run: bool = Field(default=False, description="Show the proposals without appending them.")
+class CandidateArgs(CandidateFields, ToolArgs):
+    pass
 
 
-class ReviewArgs(ToolArgs):
-    candidate_id: CandidateId = Field(description="The cand_... id to review.")
-    decision: Decision = Field(description="accepted, rejected, deferred or conflicted.")
-    rationale: str = Field(min_length=1, max_length=2000, description="Why.")
-    reviewer: optional(str, "Who reviewed it.", max_length=256) = None
-    conflicts_with: optional(list[Citation], "For conflicted: citations of the conflicting events.", max_length=50) = (
-        None
-    )
+class ProposeArgs(ProposeFields, ToolArgs):
+    pass
 
 
-class StatusArgs(ToolArgs):
-    as_of: optional(str, "Report the state at an ISO-8601 instant.", max_length=40) = None
-    include_candidates: bool = Field(default=True, description="List the candidates too (newest first).")
-    limit: int = Field(default=50, ge=0, le=200, description="At most this many candidates.")
+class ReviewArgs(ReviewFields, ToolArgs):
+    pass
+
+
+class StatusArgs(StatusFields, ToolArgs):
+    pass
+
+
+OPERATION_ARGS: dict[str, type[ToolArgs]] = {
+    "candidate": CandidateArgs,
+    "propose_from_log": ProposeArgs,
+    "review": ReviewArgs,
+    "status": StatusArgs,
+}
 
 
 def _candidate(call: ToolCall[Any], args: CandidateArgs) -> dict[str, Any]:
@@ -157,58 +146,8 @@ def memory_consolidation_status(call: ToolCall[StatusArgs]) -> dict[str, Any]:
     return _status(call, call.args)
 
 
-Operation = Literal["candidate", "propose_from_log", "review", "status"]
-REQUIRED = {
-    "candidate": ("candidate_type", "title", "summary", "source_events", "confidence"),
-    "review": ("candidate_id", "decision", "rationale"),
-}
-OPERATION_FIELDS: dict[str, type[ToolArgs]] = {
-    "candidate": CandidateArgs,
-    "propose_from_log": ProposeArgs,
-    "review": ReviewArgs,
-    "status": StatusArgs,
-}
-
-
-class ConsolidationArgs(ToolArgs):
+class ConsolidationArgs(ConsolidationFields, ToolArgs):
     """One tool for every consolidation operation; each operation takes the fields of its own tool."""
-
-    operation: Operation = Field(description="candidate, propose_from_log, review or status.")
-    candidate_type: optional(CandidateType, "candidate: episode, claim or procedure.") = None
-    title: optional(str, "candidate: short title.", min_length=1, max_length=200) = None
-    summary: optional(str, "candidate: the proposed summary.", min_length=1, max_length=4000) = None
-    source_events: optional(list[Citation], "candidate: " + SOURCES_HELP, min_length=1, max_length=200) = None
-    confidence: optional(float, "candidate: how sure, 0..1.", ge=0.0, le=1.0) = None
-    method: optional(str, "candidate: how it was derived.", min_length=1, max_length=120) = None
-    purpose: optional(str, "candidate / propose_from_log: why.", min_length=1, max_length=120) = None
-    window_size: optional(int, "propose_from_log: actionable events per window.", ge=2, le=100) = None
-    max_events: optional(int, "propose_from_log: recent events to scan.", ge=1, le=100_000) = None
-    dry_run: optional(bool, "propose_from_log: do not append.") = None
-    candidate_id: optional(CandidateId, "review: the cand_... id.") = None
-    decision: optional(Decision, "review: accepted, rejected, deferred or conflicted.") = None
-    rationale: optional(str, "review: why.", min_length=1, max_length=2000) = None
-    reviewer: optional(str, "review: who.", max_length=256) = None
-    conflicts_with: optional(list[Citation], "review (conflicted): conflicting events.", max_length=50) = None
-    as_of: optional(str, "status: ISO-8601 instant.", max_length=40) = None
-    include_candidates: optional(bool, "status: list the candidates.") = None
-    limit: optional(int, "status: at most this many candidates.", ge=0, le=200) = None
-
-    @model_validator(mode="after")
-    def _fields_fit_the_operation(self) -> ConsolidationArgs:
-        allowed = set(OPERATION_FIELDS[self.operation].model_fields)
-        given = {name for name in type(self).model_fields if getattr(self, name) is not None}
-        foreign = sorted(given - allowed - {"operation", "session_id"})
-        if foreign:
-            raise ValueError(f"{', '.join(foreign)} do not apply to operation {self.operation!r}")
-        missing = [name for name in REQUIRED.get(self.operation, ()) if getattr(self, name) is None]
-        if missing:
-            raise ValueError(f"operation {self.operation!r} needs {', '.join(missing)}")
-        return self
-
-    def for_operation(self) -> ToolArgs:
-        model = OPERATION_FIELDS[self.operation]
-        values = {name: getattr(self, name) for name in model.model_fields if getattr(self, name, None) is not None}
-        return model.model_validate(values)
 
 
 @tool(
@@ -222,6 +161,6 @@ class ConsolidationArgs(ToolArgs):
     fields of the matching memory_consolidation_* tool. Candidates stay pending and non-authoritative.""",
 )
 def memory_consolidation(call: ToolCall[ConsolidationArgs]) -> dict[str, Any]:
-    args = call.args.for_operation()
+    args = call.args.for_operation(OPERATION_ARGS[call.args.operation])
     handlers = {"candidate": _candidate, "propose_from_log": _propose, "review": _review, "status": _status}
     return {"operation": call.args.operation, **handlers[call.args.operation](call, args)}

@@ -1,0 +1,128 @@
+"""Argument fields of the memory tools that more than one surface offers (MCP full profile, LangGraph tools).
+
+Each field is declared once, with its bounds, default and description, so the MCP server and the LangGraph
+tools cannot drift apart. A surface combines a field set with its own base model: MCP's strict ``ToolArgs``
+(``session_id``, strict types, the published JSON schema) or LangGraph's lenient one (the run's session, no
+session argument). Optional fields use :func:`optional`: shown to clients as their plain type, ``None`` accepted.
+
+Only pydantic and domain types are imported here: surfaces import this module, never the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from zaxy_agents.causal.taxonomy import CausalRelation
+from zaxy_agents.consolidation.contracts import CandidateType
+from zaxy_agents.consolidation.contracts import ReviewDecision as Decision
+
+Citation = Annotated[str, Field(min_length=20, max_length=300)]
+CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
+Operation = Literal["candidate", "propose_from_log", "review", "status"]
+SOURCES_HELP = "eventloom:// citations of the events the summary is based on (at least one)."
+
+
+def optional(annotation: Any, description: str, **bounds: Any) -> Any:
+    """An optional argument shown to clients as its plain type (``None`` accepted, not advertised)."""
+    return Annotated[Annotated[annotation, Field(**bounds)] | SkipJsonSchema[None], Field(description=description)]
+
+
+# ---------------------------------------------------------------------- causal memory
+class CausalFields(BaseModel):
+    entity: str = Field(min_length=1, max_length=500, description="Entity name, as a checkout or query showed it.")
+    entity_type: optional(str, "Its entity_type (default: every entity with that name).", max_length=64) = None
+    relation_types: optional(
+        list[CausalRelation], "Only these relations (default: all seven).", min_length=1, max_length=7
+    ) = None
+    depth: int = Field(default=2, ge=1, le=6, description="Hops to follow.")
+    as_of: optional(str, "Read memory as it was at an ISO-8601 instant.", max_length=40) = None
+    include_stale: bool = Field(
+        default=False, description="Also return edges whose cause or effect has since been invalidated (flagged)."
+    )
+
+
+# ---------------------------------------------------------------------- consolidation
+class CandidateFields(BaseModel):
+    candidate_type: CandidateType = Field(description="episode, claim or procedure.")
+    title: str = Field(min_length=1, max_length=200, description="Short title (with the type, its identity).")
+    summary: str = Field(min_length=1, max_length=4000, description="The proposed summary.")
+    source_events: list[Citation] = Field(min_length=1, max_length=200, description=SOURCES_HELP)
+    confidence: float = Field(ge=0.0, le=1.0, description="How sure you are, 0..1.")
+    method: str = Field(default="agent", min_length=1, max_length=120, description="How it was derived.")
+    purpose: str = Field(default="general", min_length=1, max_length=120, description="Why it is proposed.")
+
+
+class ProposeFields(BaseModel):
+    window_size: int = Field(default=8, ge=2, le=100, description="Actionable events per segment window.")
+    purpose: str = Field(default="general", min_length=1, max_length=120, description="Recorded with each candidate.")
+    max_events: int = Field(default=500, ge=1, le=100_000, description="Scan at most this many recent events.")
+    dry_run: bool = Field(default=False, description="Show the proposals without appending them.")
+
+
+class ReviewFields(BaseModel):
+    candidate_id: CandidateId = Field(description="The cand_... id to review.")
+    decision: Decision = Field(description="accepted, rejected, deferred or conflicted.")
+    rationale: str = Field(min_length=1, max_length=2000, description="Why.")
+    reviewer: optional(str, "Who reviewed it.", max_length=256) = None
+    conflicts_with: optional(list[Citation], "For conflicted: citations of the conflicting events.", max_length=50) = (
+        None
+    )
+
+
+class StatusFields(BaseModel):
+    as_of: optional(str, "Report the state at an ISO-8601 instant.", max_length=40) = None
+    include_candidates: bool = Field(default=True, description="List the candidates too (newest first).")
+    limit: int = Field(default=50, ge=0, le=200, description="At most this many candidates.")
+
+
+OPERATION_FIELDS: dict[str, type[BaseModel]] = {
+    "candidate": CandidateFields,
+    "propose_from_log": ProposeFields,
+    "review": ReviewFields,
+    "status": StatusFields,
+}
+
+
+class ConsolidationFields(BaseModel):
+    """One tool for every consolidation operation; each operation takes the fields of its own tool."""
+
+    operation: Operation = Field(description="candidate, propose_from_log, review or status.")
+    candidate_type: optional(CandidateType, "candidate: episode, claim or procedure.") = None
+    title: optional(str, "candidate: short title.", min_length=1, max_length=200) = None
+    summary: optional(str, "candidate: the proposed summary.", min_length=1, max_length=4000) = None
+    source_events: optional(list[Citation], "candidate: " + SOURCES_HELP, min_length=1, max_length=200) = None
+    confidence: optional(float, "candidate: how sure, 0..1.", ge=0.0, le=1.0) = None
+    method: optional(str, "candidate: how it was derived.", min_length=1, max_length=120) = None
+    purpose: optional(str, "candidate / propose_from_log: why.", min_length=1, max_length=120) = None
+    window_size: optional(int, "propose_from_log: actionable events per window.", ge=2, le=100) = None
+    max_events: optional(int, "propose_from_log: recent events to scan.", ge=1, le=100_000) = None
+    dry_run: optional(bool, "propose_from_log: do not append.") = None
+    candidate_id: optional(CandidateId, "review: the cand_... id.") = None
+    decision: optional(Decision, "review: accepted, rejected, deferred or conflicted.") = None
+    rationale: optional(str, "review: why.", min_length=1, max_length=2000) = None
+    reviewer: optional(str, "review: who.", max_length=256) = None
+    conflicts_with: optional(list[Citation], "review (conflicted): conflicting events.", max_length=50) = None
+    as_of: optional(str, "status: ISO-8601 instant.", max_length=40) = None
+    include_candidates: optional(bool, "status: list the candidates.") = None
+    limit: optional(int, "status: at most this many candidates.", ge=0, le=200) = None
+
+    @model_validator(mode="after")
+    def _fields_fit_the_operation(self) -> ConsolidationFields:
+        fields = OPERATION_FIELDS[self.operation].model_fields
+        given = {name for name in ConsolidationFields.model_fields if getattr(self, name) is not None}
+        foreign = sorted(given - set(fields) - {"operation"})
+        if foreign:
+            raise ValueError(f"{', '.join(foreign)} do not apply to operation {self.operation!r}")
+        missing = [name for name, info in fields.items() if info.is_required() and name not in given]
+        if missing:
+            raise ValueError(f"operation {self.operation!r} needs {', '.join(missing)}")
+        return self
+
+    def for_operation(self, model: type[BaseModel]) -> Any:
+        """This call as ``model`` (the surface's own argument model of the operation), validated again."""
+        return model.model_validate(
+            {name: getattr(self, name) for name in model.model_fields if getattr(self, name, None) is not None}
+        )
