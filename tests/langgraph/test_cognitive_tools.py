@@ -47,7 +47,8 @@ def test_the_tools_are_opt_in_and_take_no_session(fabric: MemoryFabric) -> None:
         assert not {"session", "session_id", "scope"} & set(properties), tool.name
 
 
-def test_explain_then_walk_causal_memory(fabric: MemoryFabric) -> None:
+def _explain_a_failure(fabric: MemoryFabric) -> dict[str, Any]:
+    """A failed ``make`` and the agent's explanation of it ("expired token" caused "make #1"); the failure's body."""
     failure = body(
         call(fabric, "memory_append", {"type": "command.completed", "payload": {"command": "make", "exit_code": 2}})
     )
@@ -59,6 +60,11 @@ def test_explain_then_walk_causal_memory(fabric: MemoryFabric) -> None:
         "evidence": failure["citation"],
     }
     assert call(fabric, "memory_append", {"type": "outcome.explained", "payload": explanation}).status == "success"
+    return failure
+
+
+def test_explain_then_walk_causal_memory(fabric: MemoryFabric) -> None:
+    failure = _explain_a_failure(fabric)
     why = call(fabric, "memory_causal_predecessors", {"entity": "make #1", "entity_type": "command_run"})
     assert why.status == "success" and why.artifact["recall"] is True
     hits = body(why)["hits"]
@@ -142,18 +148,8 @@ def _first_citation(fabric: MemoryFabric) -> str:
 
 
 def test_as_of_reads_memory_as_it_was(fabric: MemoryFabric) -> None:
-    failure = body(
-        call(fabric, "memory_append", {"type": "command.completed", "payload": {"command": "make", "exit_code": 2}})
-    )
-    before = fabric.log.get(SESSION, failure["seq"]).timestamp
-    explanation = {
-        "cause": {"name": "expired token", "entity_type": "fact"},
-        "effect": {"name": "make #1", "entity_type": "command_run"},
-        "relation": "caused",
-        "confidence": 0.8,
-        "evidence": failure["citation"],
-    }
-    call(fabric, "memory_append", {"type": "outcome.explained", "payload": explanation})
+    failure = _explain_a_failure(fabric)
+    before = fabric.log.get(SESSION, failure["seq"]).timestamp  # the failure, before its explanation
     now = body(call(fabric, "memory_causal_successors", {"entity": "expired token"}))
     assert [hit["target"]["name"] for hit in now["hits"]] == ["make #1"]
     then = body(call(fabric, "memory_causal_successors", {"entity": "expired token", "as_of": before}))
