@@ -82,3 +82,22 @@ def test_snapshot_round_trip() -> None:
     restored = VerbatimIndex()
     assert restored.restore_state(state)
     assert [h.seq for h in restored.search("puppy", k=3)] == [h.seq for h in index.search("puppy", k=3)]
+
+
+def test_a_date_named_in_the_query_matches_the_events_of_that_window() -> None:
+    """No word of the question is in the answer; the month it names is. A wrongly named speaker does not win."""
+    index = build(
+        [
+            doc(1, "I finally finished my first screenplay!", "Joanna", when="2022-01-23T10:00:00Z"),
+            doc(2, "Congrats, that is huge.", "Nate", when="2022-01-23T10:01:00Z"),
+            doc(3, "Work was busy, nothing major to report.", "Joanna", segment="s2", when="2022-03-02T10:00:00Z"),
+            doc(4, "My turtles are doing fine.", "Nate", segment="s2", when="2022-03-02T10:01:00Z"),
+        ]
+    )
+    hits = index.search("What achievement did Joanna accomplish in January 2022?", k=3)
+    assert {h.seq for h in hits} == {1, 2}  # the January events, and only those
+    assert all(h.components["date_match"] > 0 for h in hits)
+    assert index.search("What did Joanna accomplish?", k=2) == []  # no date, no shared word: nothing to cite
+    named = index.search("What did Nate do in March 2022?", k=3)
+    assert {h.seq for h in named} == {3, 4}  # the window's events, by either speaker
+    assert len({h.components["date_match"] for h in named}) == 1  # a named speaker does not scale the date

@@ -1,7 +1,7 @@
 """The verbatim lane: lexical retrieval of single events straight from the log, with no graph at all.
 
 Each indexed event (a turn, a prompt, a command, a decision...) is one document. The scoring was designed and
-validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.799 vs 0.495 for plain BM25 on categories
+validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.803 vs 0.495 for plain BM25 on categories
 1-4, no LLM, nothing dataset-specific). Why it looks the way it does:
 
 * Events are short and conversational, so a question's words are often split between the event that holds
@@ -11,7 +11,9 @@ validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.799 vs 0.495 
 * Questions name people. A query word that names a known speaker (learned from event metadata, never from a
   list) is removed from term matching and instead boosts events produced by that speaker.
 * "When ..." questions prefer events containing a temporal expression; a question naming an absolute date
-  prefers events dated just after it; sentences that are questions carry few facts and are slightly penalised.
+  prefers events dated just after it, and those events match it even when they share no word with it ("What
+  did Nate do in April 2022?" -> "Dyed my hair last week!"); sentences that are questions carry few facts and
+  are slightly penalised.
 * Everything a query needs is maintained in place on ``add`` (postings, document frequencies, field lengths,
   neighbour links, per-segment lengths): appending one event never rebuilds the index.
 """
@@ -61,6 +63,7 @@ class Config:
     qa_weight: float = 1.1  # ... or this share of the previous event if it asks a question
     temporal_boost: float = 0.6  # time questions: events with a temporal expression *= 1 + boost
     date_boost: float = 2.0  # query names a date: events stamped just after it *= 1 + boost
+    date_term_weight: float = 6.0  # ... and they gain this x the window's IDF, like a matched word (added last)
     question_penalty: float = 0.4  # score *= 1 - penalty * (share of the event's words in questions)
     propn_weight: float = 1.5  # query weight of capitalised non-initial query words (names, places)
 
@@ -279,16 +282,22 @@ class VerbatimIndex:
         lowered = query.lower()
         if cfg.temporal_boost and _WHEN_RE.search(lowered):
             scale("temporal", 1.0 + cfg.temporal_boost * self.temporal.view())
-        if cfg.date_boost:
-            dates = query_dates(query)
-            if dates:
-                affinity = self._date_affinity(dates)
-                if affinity.any():
-                    scale("date", 1.0 + cfg.date_boost * affinity)
+        dates = query_dates(query) if cfg.date_boost or cfg.date_term_weight else []
+        affinity = self._date_affinity(dates) if dates else np.zeros(0)
+        if cfg.date_boost and affinity.any():
+            scale("date", 1.0 + cfg.date_boost * affinity)
         if cfg.question_penalty:
             scale("question", 1.0 - cfg.question_penalty * self.qshare.view())
         if cfg.speaker_boost and named:
             scale("speaker", 1.0 + cfg.speaker_boost * np.isin(self.speaker.view(), list(named)))
+        if cfg.date_term_weight and affinity.any():
+            # The named date is evidence in itself ("What did Nate do in April 2022?" -> "Dyed my hair last
+            # week!"), weighted like a query word by how rare its window is. Added after the boosts: scaling it
+            # by the speaker would let a wrongly named person's turns crowd out the event itself.
+            in_window = float(np.count_nonzero(affinity))
+            idf = math.log(1.0 + (n - in_window + 0.5) / (in_window + 0.5))
+            comp["date_match"] = cfg.date_term_weight * idf * affinity
+            total = total + comp["date_match"]
         return total, comp
 
     def _neighbours(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -345,9 +354,10 @@ class VerbatimIndex:
         total, comp = self.score(query, expansion)
         if total.size == 0 or k <= 0:
             return []
-        # Only events with local evidence (their own words, captions, context window or an adjacent match) are
-        # results; the segment component re-ranks within a thread but never makes an unrelated event a hit.
-        local = sum(comp[name] for name in ("text", "caption", "context", "neighbour") if name in comp)
+        # Only events with local evidence (their own words, captions, context window, an adjacent match or the
+        # date the query names) are results; the segment component re-ranks within a thread but never makes an
+        # unrelated event a hit.
+        local = sum(comp[name] for name in ("text", "caption", "context", "neighbour", "date_match") if name in comp)
         mask = (total > 0) & (np.asarray(local) > 0) if not isinstance(local, int) else np.zeros(total.size, bool)
         if sessions is not None:
             allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
