@@ -1,7 +1,7 @@
 """The verbatim lane: lexical retrieval of single events straight from the log, with no graph at all.
 
 Each indexed event (a turn, a prompt, a command, a decision...) is one document. The scoring was designed and
-validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.803 vs 0.495 for plain BM25 on categories
+validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.804 vs 0.495 for plain BM25 on categories
 1-4, no LLM, nothing dataset-specific). Why it looks the way it does:
 
 * Events are short and conversational, so a question's words are often split between the event that holds
