@@ -7,7 +7,6 @@ import random
 import pytest
 
 from zaxy_agents.projection.model import SearchDoc
-from zaxy_agents.retrieval.text import query_dates
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 
@@ -102,18 +101,3 @@ def test_a_date_named_in_the_query_matches_the_events_of_that_window() -> None:
     named = index.search("What did Nate do in March 2022?", k=3)
     assert {h.seq for h in named} == {3, 4}  # the window's events, by either speaker
     assert len({h.components["date_match"] for h in named}) == 1  # a named speaker does not scale the date
-
-
-@pytest.mark.parametrize(
-    ("question", "dates"),
-    [
-        ("What did Audrey eat on October 24, 2023?", [("day", 2023, 10, 24)]),
-        ("Where was John between August 11 and August 15 2023?", [("day", 2023, 8, 15), ("day", 2023, 8, 11)]),
-        ("What happened from 3 May to 9th May, 2023?", [("day", 2023, 5, 9), ("day", 2023, 5, 3)]),
-        ("Where did Joanna travel in July 2022?", [("month", 2022, 7, 0)]),
-        ("When did Melanie go camping in June?", [("month", None, 6, 0)]),
-        ("What did he do on May 5?", []),  # no year anywhere: not an absolute date
-    ],
-)
-def test_dates_named_in_a_question(question: str, dates: list[tuple[str, int | None, int, int]]) -> None:
-    assert query_dates(question) == dates

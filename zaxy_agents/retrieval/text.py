@@ -78,37 +78,6 @@ _WHEN_RE = re.compile(
     r"^\s*when\b|\b(what|which) (year|month|day|date|time|week|weekend)\b|\bhow long\b"
     r"|\bhow many (years|months|weeks|days)\b|\bsince when\b"
 )
-_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)? (" + _MON + r"),? ((?:19|20)\d\d)\b")
-_DATE_MDY = re.compile(r"\b(" + _MON + r") (\d{1,2})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b")
-_DATE_MY = re.compile(r"\b(" + _MON + r"),? ((?:19|20)\d\d)\b")
-_DATE_M = re.compile(r"\b(?:in|during|of|early|late|mid) (" + _MON + r")\b")
-# A day without a year ("between August 11 and August 15 2023"): it takes the year of the query's dated days.
-_DAY_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)? (" + _MON + r")\b(?!,? (?:19|20)\d\d)")
-_DAY_MD = re.compile(r"\b(" + _MON + r") (\d{1,2})(?:st|nd|rd|th)?\b(?!,? (?:19|20)\d\d)")
-
-
-def query_dates(query: str) -> list[tuple[str, int | None, int, int]]:
-    """Absolute dates named in a query.
-
-    Returns ('day', year, month, day) items, or if there are none ('month', year | None,
-    month, 0) items. Relative expressions are ignored: only the query's explicit dates can
-    be matched against event timestamps.
-    """
-    q = query.lower()
-    out: list[tuple[str, int | None, int, int]] = []
-    for m in _DATE_DMY.finditer(q):
-        out.append(("day", int(m.group(3)), _MONTHS.index(m.group(2)) + 1, int(m.group(1))))
-    for m in _DATE_MDY.finditer(q):
-        out.append(("day", int(m.group(3)), _MONTHS.index(m.group(1)) + 1, int(m.group(2))))
-    if out:
-        year = out[0][1]
-        out += [("day", year, _MONTHS.index(m.group(2)) + 1, int(m.group(1))) for m in _DAY_DM.finditer(q)]
-        out += [("day", year, _MONTHS.index(m.group(1)) + 1, int(m.group(2))) for m in _DAY_MD.finditer(q)]
-    if not out:
-        out = [("month", int(m.group(2)), _MONTHS.index(m.group(1)) + 1, 0) for m in _DATE_MY.finditer(q)]
-    if not out:
-        out = [("month", None, _MONTHS.index(m.group(1)) + 1, 0) for m in _DATE_M.finditer(q)]
-    return out
 
 
 def question_share(text: str) -> float:

@@ -33,8 +33,9 @@ import numpy as np
 
 from zaxy_agents.projection.model import SearchDoc
 
+from .dates import QueryDate, query_dates
 from .postings import GrowingArray, Postings, bm25
-from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, query_dates, question_share
+from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, question_share
 
 STATE_VERSION = 3  # bump when the snapshot layout changes (old snapshots are rebuilt from the log)
 
@@ -217,10 +218,11 @@ class VerbatimIndex:
         return {t: w for t, w in weights.items() if w > 0}, named
 
     def score(
-        self, query: str, expansion: Mapping[str, float] | None = None
+        self, query: str, expansion: Mapping[str, float] | None = None, today: _dt.date | None = None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Score every event. Returns (total, components); components add up to total. ``expansion`` adds
-        terms (index terms -> query weight, below 1) that the query does not contain."""
+        terms (index terms -> query weight, below 1) that the query does not contain; ``today`` resolves the
+        query's relative dates ("yesterday", "last week"; ignored without it)."""
         cfg = self.cfg
         n = len(self.keys)
         comp: dict[str, np.ndarray] = {}
@@ -282,7 +284,7 @@ class VerbatimIndex:
         lowered = query.lower()
         if cfg.temporal_boost and _WHEN_RE.search(lowered):
             scale("temporal", 1.0 + cfg.temporal_boost * self.temporal.view())
-        dates = query_dates(query) if cfg.date_boost or cfg.date_term_weight else []
+        dates = query_dates(query, today) if cfg.date_boost or cfg.date_term_weight else []
         affinity = self._date_affinity(dates) if dates else np.zeros(0)
         if cfg.date_boost and affinity.any():
             scale("date", 1.0 + cfg.date_boost * affinity)
@@ -314,15 +316,18 @@ class VerbatimIndex:
             self._neighbour_cache = (n, safe)
         return self._neighbour_cache[1]  # type: ignore[return-value]
 
-    def _date_affinity(self, dates: list[tuple[str, int | None, int, int]]) -> np.ndarray:
+    def _date_affinity(self, dates: list[QueryDate]) -> np.ndarray:
         """1 for events dated from the named day to 8 days after it (or in the named month or the next one),
         0.5 up to a month after the named day, else 0: events are usually logged shortly after the date a
-        question refers to."""
+        question refers to. A relative period ("yesterday", resolved against the reference day) is the time
+        its events were logged: 1 inside it, else 0."""
         day, month = self.day.view(), self.month.view()
         known = day >= 0
         affinity = np.zeros(len(day))
         for kind, year, mo, d in dates:
-            if kind == "day":
+            if kind == "range":
+                value = ((day >= mo) & (day <= d)).astype(float)
+            elif kind == "day":
                 try:
                     start = _dt.date(year, mo, d).toordinal()  # type: ignore[arg-type]
                 except (TypeError, ValueError):
@@ -349,9 +354,11 @@ class VerbatimIndex:
         expansion: Mapping[str, float] | None = None,
     ) -> list[VerbatimHit]:
         """Top-k single events, optionally restricted to some sessions and to events dated at or before
-        ``as_of``; each hit explains its score by component. ``expansion``: extra weighted terms (see
-        :mod:`zaxy_agents.retrieval.expansion`)."""
-        total, comp = self.score(query, expansion)
+        ``as_of`` (also the day the query's relative dates count from; default today, UTC); each hit explains
+        its score by component. ``expansion``: extra weighted terms (see :mod:`zaxy_agents.retrieval.expansion`)."""
+        reference = _parse_day(as_of)
+        today = reference.date() if reference is not None else _dt.datetime.now(_dt.UTC).date()
+        total, comp = self.score(query, expansion, today)
         if total.size == 0 or k <= 0:
             return []
         # Only events with local evidence (their own words, captions, context window, an adjacent match or the
@@ -362,10 +369,8 @@ class VerbatimIndex:
         if sessions is not None:
             allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
             mask &= np.isin(self.log_session.view(), allowed)
-        if as_of is not None:
-            limit = _parse_day(as_of)
-            if limit is not None:
-                mask &= self.epoch.view() <= limit.timestamp()
+        if reference is not None:
+            mask &= self.epoch.view() <= reference.timestamp()
         if exclude_types:
             excluded = [self._type_codes[kind] for kind in exclude_types if kind in self._type_codes]
             if excluded:
