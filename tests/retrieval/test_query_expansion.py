@@ -9,7 +9,7 @@ import pytest
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.model import SearchDoc
-from zaxy_agents.retrieval.embeddings import WordLlamaEmbedder, resolve_embedder
+from zaxy_agents.retrieval.embeddings import WordLlamaEmbedder
 from zaxy_agents.retrieval.expansion import QueryExpander
 from zaxy_agents.retrieval.profiles import PROFILES
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
@@ -25,13 +25,6 @@ TURNS = [
     ("Melanie", "My sister owns a bakery too."),
     ("Caroline", "Does she sell sourdough?"),
 ]
-
-
-@pytest.fixture(scope="module")
-def embedder() -> WordLlamaEmbedder:
-    provider = resolve_embedder("wordllama")
-    assert isinstance(provider, WordLlamaEmbedder)
-    return provider
 
 
 def _fill(fabric: MemoryFabric) -> None:

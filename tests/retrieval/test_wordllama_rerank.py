@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.retrieval.embeddings import WordLlamaEmbedder, resolve_embedder, retrieval_role
+from zaxy_agents.retrieval.embeddings import WordLlamaEmbedder, retrieval_role
 from zaxy_agents.retrieval.profiles import PROFILES
 
 pytest.importorskip("wordllama")
@@ -23,13 +23,6 @@ TURNS = [
     ("Caroline", "Last night after work I had a long practice, I play the violin and the cello in an orchestra."),
     ("Melanie", "Wow, that is great."),
 ]
-
-
-@pytest.fixture(scope="module")
-def embedder() -> WordLlamaEmbedder:
-    provider = resolve_embedder("wordllama")
-    assert isinstance(provider, WordLlamaEmbedder)
-    return provider
 
 
 @pytest.fixture
