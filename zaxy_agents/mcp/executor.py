@@ -49,10 +49,17 @@ def resolve(name: str) -> ToolSpec:
 
 def parse(spec: ToolSpec, arguments: dict[str, Any] | None) -> ToolArgs:
     """Validate ``arguments`` against the tool's strict model; the first problem names its field."""
+    given = arguments or {}
+    # Errors name the argument as the caller spelled it (an alias keeps its own name in the message).
+    spelled = {name: alias for alias, name in spec.args.ARGUMENT_ALIASES.items() if alias in given}
     try:
-        return spec.args.model_validate(arguments or {})
+        return spec.args.model_validate(spec.args.canonical_arguments(given))
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
+        for error in errors:
+            loc = tuple(error.get("loc", ()))
+            if loc and loc[0] in spelled:
+                error["loc"] = (spelled[loc[0]], *loc[1:])
         first = errors[0]
         field = _field_path(first.get("loc", ()))
         error = InvalidRequestError(

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 
+TASK_HELP = "What you are about to work on: the recommended next call is a checkout for it."
+DEFAULT_FIRST_QUERY = "current task, project direction, and recent decisions"
+
+
+def recommended_checkout(current_task: str | None) -> dict[str, Any]:
+    """The call a model should make next (seed 003): a checkout for the task at hand."""
+    return {
+        "tool": "memory_checkout",
+        "arguments": {"query": current_task or DEFAULT_FIRST_QUERY},
+        "reason": "memory_checkout is the front door: call it before substantial work, after compaction or "
+        "resume, and before roadmap or architecture decisions.",
+    }
+
 
 class CapabilitiesArgs(ToolArgs):
-    pass
+    current_task: optional(str, TASK_HELP, max_length=4000) = None
 
 
 @tool(
@@ -20,9 +33,9 @@ class CapabilitiesArgs(ToolArgs):
     order=70,
     read_only=True,
     summarize=lambda r: f"profile={r.get('server', {}).get('profile')} degraded={bool(r.get('degraded'))}",
-    description="""What this memory server can do right now: backends, degraded modes (never hidden), how this
-    process reaches the graph, the active tool profile and the tools callable by name but not listed, retrieval
-    profiles, purposes and extractors.""",
+    description="""What this memory server can do right now, and what to call next (usually memory_checkout, the
+    front door): backends, degraded modes (never hidden), how this process reaches the graph, the active tool
+    profile and the tools callable by name but not listed, retrieval profiles, purposes and extractors.""",
 )
 def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
     capabilities = call.fabric.capabilities()
@@ -36,11 +49,24 @@ def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
         "degraded": "; ".join(reasons) if reasons else None,
         "session": call.session,
         "server": server,
+        "recommended_next_call": recommended_checkout(call.args.current_task),
     }
+
+
+class Cues(BaseModel):
+    """Context cues (seed 004 encoding specificity): probed alongside the question's terms."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    mission: optional(str, "The mission or task.", max_length=500) = None
+    workspace: optional(str, "The repository or workspace.", max_length=500) = None
+    tool: optional(str, "The tool in use.", max_length=500) = None
+    phase: optional(str, "The session phase (planning, execution, review, reflection).", max_length=500) = None
 
 
 class FokArgs(ToolArgs):
     query: str = Field(min_length=1, max_length=1000, description="The question you are about to answer.")
+    cues: optional(Cues, "Context cues: mission, workspace, tool, phase.") = None
     scope: optional(list[SessionName], "Other sessions that count as memory too.", max_length=MAX_SCOPE) = None
 
 
@@ -48,11 +74,15 @@ class FokArgs(ToolArgs):
     "memory_feeling_of_knowing",
     profile="core",
     order=80,
-    summarize=lambda r: f"prediction={r.get('prediction')} score={r.get('score')}",
-    description="""Experimental, sub-millisecond: does memory probably know the answer? Returns likely, possible
-    or unlikely from in-memory signals only (entity names in the question, how many of its words memory has seen)
-    with no retrieval. Use it to decide whether a checkout is worth it or to ask the user directly.""",
+    summarize=lambda r: f"verdict={r.get('verdict')} score={r.get('score')}",
+    description="""Experimental, sub-millisecond: would memory_checkout (the front door) likely find an answer?
+    Returns the verdict likely, possible or unlikely from in-memory signals only (entity names in the question,
+    how many of its words and cues memory has seen) with no retrieval. A hint, never evidence: use it to decide
+    whether a checkout is worth it or to ask the user directly.""",
 )
 def memory_feeling_of_knowing(call: ToolCall[FokArgs]) -> dict[str, Any]:
     args = call.args
-    return call.fabric.feeling_of_knowing(args.query, session=call.session, scope=call.caller.allow_scope(args.scope))
+    cues = args.cues.model_dump(exclude_none=True) if args.cues is not None else None
+    return call.fabric.feeling_of_knowing(
+        args.query, session=call.session, scope=call.caller.allow_scope(args.scope), cues=cues
+    )
