@@ -12,7 +12,10 @@ from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 from zaxy_agents.mcp.tools.meta import recommended_checkout
 from zaxy_agents.tool_arguments import PurposeArgument, purpose_value
 
-SCOPE_HELP = "Other sessions to recall from as well (your own session is always included)."
+SCOPE_HELP = (
+    "Other sessions to recall from as well (your own is always included). Default: this workspace's other "
+    "clients' sessions when the server recalls them together; [] for your session only."
+)
 TASK_HELP = "What you are about to work on: the recommended first checkout is for this."
 
 
