@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
 import json
 import re
+import shutil
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ from zaxy_agents.projection.records import EntityVersion, ProjectionStats, Relat
 
 from .kuzu_schema import (
     EDGE_AUDIT_COLUMNS,
+    EXTRA_PAIRS,
     MIGRATION_TABLE_DDL,
     MIGRATIONS,
     NODE_COLUMNS,
@@ -61,7 +63,10 @@ BATCH_ROW_KEYS = {
     "SUPERSEDED_BY": "superseded_by",
     "PREVIOUS_VERSION": "previous_version",
     "CITES_SOURCE": "cites_source",
+    "PROJECTED_RELATION": "projected_relations",
 }
+EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
+REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
 
 
 def _open_database(path: Path) -> kuzu.Database:
@@ -113,6 +118,21 @@ class KuzuProjectionStore:
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._closed = False
+        applied = self.migrate()
+        if REBUILD_MIGRATIONS.intersection(applied) and self.cursors():
+            self._start_over()
+
+    def _start_over(self) -> None:
+        """The graph predates a schema change that cannot be completed in place: empty it (it is derived data;
+        the projector re-projects it from the log, as for a new workspace)."""
+        self._local = threading.local()
+        _release_database(self.path)
+        for candidate in self.path.parent.glob(f"{self.path.name}*"):
+            if candidate.is_dir():
+                shutil.rmtree(candidate)
+            else:
+                candidate.unlink()
+        self._database = _open_database(self.path)
         self.migrate()
 
     # ------------------------------------------------------------------ plumbing
@@ -189,6 +209,9 @@ class KuzuProjectionStore:
                 for table, (source, target, columns) in REL_TABLES.items():
                     if table != "RELATES":
                         self._insert(table, columns, getattr(batch, BATCH_ROW_KEYS[table]), (source, target), bulk)
+                    if table in EXTRA_PAIRS:
+                        rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
+                        self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
                 self._insert("RELATES", EDGE_AUDIT_COLUMNS, batch.relations, ("Entity", "Entity"), bulk)
                 by_label: dict[str, list[dict[str, Any]]] = {}
                 for row in batch.relations:
@@ -224,7 +247,8 @@ class KuzuProjectionStore:
         if not rows:
             return
         if bulk:
-            self._copy(table, columns, rows, is_rel=endpoints is not None)
+            pair = endpoints if table in EXTRA_PAIRS else None  # a multi-pair table needs the pair named
+            self._copy(table, columns, rows, is_rel=endpoints is not None, pair=pair)
             return
         connection = self._connection()
         assignments = ", ".join(f"{name}: ${name}" for name, _ in columns)
@@ -255,7 +279,15 @@ class KuzuProjectionStore:
         for row in rows:
             connection.execute(statement, row)
 
-    def _copy(self, table: str, columns: list[tuple[str, str]], rows: list[dict[str, Any]], *, is_rel: bool) -> None:
+    def _copy(
+        self,
+        table: str,
+        columns: list[tuple[str, str]],
+        rows: list[dict[str, Any]],
+        *,
+        is_rel: bool,
+        pair: tuple[str, str] | None = None,
+    ) -> None:
         if not rows:
             return
         arrays: dict[str, pa.Array] = {}
@@ -264,7 +296,8 @@ class KuzuProjectionStore:
             arrays["to"] = pa.array([row["to"] for row in rows], type=pa.string())
         for name, kind in columns:
             arrays[name] = pa.array([row.get(name) for row in rows], type=_ARROW_TYPES[kind])
-        self._connection().execute(f"COPY `{table}` FROM $rows", {"rows": pa.table(arrays)})
+        options = f" (from='{pair[0]}', to='{pair[1]}')" if pair is not None else ""
+        self._connection().execute(f"COPY `{table}` FROM $rows{options}", {"rows": pa.table(arrays)})
 
     # ------------------------------------------------------------------ reads
     def cursors(self) -> dict[str, tuple[int, str]]:
@@ -480,7 +513,12 @@ class KuzuProjectionStore:
         for table in sorted(set(REL_TABLES) | self.typed_labels()):
             source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
             projection = "".join(f", r.{name}" for name, _ in columns)
-            rows = self._arrow_rows(f"MATCH (a:{source})-[r:`{table}`]->(b:{target}) RETURN a.id, b.id{projection}")
+            pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
+            rows = [
+                row
+                for start, end in pairs
+                for row in self._arrow_rows(f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN a.id, b.id{projection}")
+            ]
             yield from sorted(encode([table, *row]) for row in rows)
 
     def _arrow_rows(self, query: str) -> list[list[Any]]:
