@@ -373,7 +373,20 @@ ROWS: tuple[Row, ...] = (
             "rollback": "Revert the test commit.",
         },
         ("event", "type", "skill_id", "version", "status"),
-        pending="seeds (issue 16, skills lifecycle piece)",
+    ),
+    Row(
+        "memory_skill: outcome_recorded (success_score, feedback, evidence)",
+        "memory_skill",
+        {
+            "action": "outcome_recorded",
+            "skill_id": "python-test-first",
+            "task": "fix tests",
+            "success_score": 0.9,
+            "feedback": "the failing test caught the bug",
+            "evidence": "pytest passed after the fix",
+        },
+        ("event", "type", "version"),
+        check=lambda r, ctx: r["type"] == "skill.outcome_recorded" or pytest.fail(r),
     ),
     Row(
         "context_after_turn (role, content)",

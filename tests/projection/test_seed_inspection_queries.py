@@ -121,7 +121,7 @@ def test_the_seed_inspection_queries_run_verbatim_and_return_what_the_seed_says(
     # task -> observations of every kind the seed lists (through RELATES and the typed tables)
     observed = {
         (p["_rels"][0]["_label"], p["_nodes"][1]["entity_type"]) for p in (r[0] for r in rows["task_observations"])
-    }  # noqa: E501
+    }
     assert {kind for _, kind in observed} == {"command_run", "file_edit", "tool_call", "hook_checkpoint"}
     assert {"OBSERVED_COMMAND", "OBSERVED_FILE_EDIT", "OBSERVED_TOOL_CALL", "HAS_CHECKPOINT", "RELATES"} == {
         label for label, _ in observed

@@ -32,7 +32,7 @@ def _write(memory: MemoryFabric, shape: str) -> None:
     ends = {
         "cause": {"name": "ci runner", "entity_type": "fact"},
         "effect": {"name": "pytest #1", "entity_type": "command_run"},
-    }  # noqa: E501
+    }
     if seed:
         evidence = {"source_event_seq": failure.seq, "source_event_hash": failure.hash, "reason": "m5 was slow"}
         explained = log.append(
