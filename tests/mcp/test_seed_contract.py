@@ -157,6 +157,7 @@ ROWS: tuple[Row, ...] = (
             "quality.answerability",
             "quality.confidence",
             "quality.reasons",
+            "quality.required_action",
             "guidance.feedback.tool",
             "guidance.feedback.payloads[].entity_name",
             "guidance.feedback.payloads[].entity_type",
@@ -349,6 +350,37 @@ ROWS: tuple[Row, ...] = (
         "memory_consolidation_status",
         {"session_id": SESSION},
         ("pending", "accepted", "rejected", "conflicted", "stale", "superseded", "valid_to_closed"),
+    ),
+    Row(
+        "memory_checkout: consolidation and causal diagnostics (seeds 000, 001, 003)",
+        "memory_checkout",
+        {"query": "why did command:pytest cause the test failure?", "limit": 8},
+        tuple(
+            f"diagnostics.consolidation_candidates.{name}"
+            for name in (
+                "candidate_count",
+                "candidate_types",
+                "pending_count",
+                "accepted_count",
+                "rejected_count",
+                "conflicted_count",
+                "stale_count",
+                "superseded_count",
+                "valid_to_count",
+                "authority_status",
+            )
+        )
+        + tuple(
+            f"diagnostics.causal_context.{name}"
+            for name in (
+                "context_count",
+                "edge_count",
+                "relation_types",
+                "methods",
+                "average_trust",
+                "authority_status",
+            )
+        ),
     ),
     Row(
         "memory_consolidation (operation, ...)",
