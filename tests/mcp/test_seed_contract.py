@@ -450,7 +450,7 @@ ROWS: tuple[Row, ...] = (
     *(
         Row(f"{name} (another issue)", name, pending=issue)
         for issue, names in (
-            ("synthesis (memory_synthesis_*)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
+            ("issue 20 (synthesis)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
             (
                 "issue 20 (metacognition, belief updates, procedures planning)",
                 (
