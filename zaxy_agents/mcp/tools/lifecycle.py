@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
-from zaxy_agents.mcp.schema import SessionName, ToolArgs, optional
+from zaxy_agents.mcp.schema import SessionName, ToolArgs, optional, session_field
 
 
 class ToolUse(BaseModel):
@@ -78,13 +78,7 @@ class SubagentArgs(ToolArgs):
         default="handover", description="handover: re-open its tasks in your session; close: close them."
     )
 
-    @model_validator(mode="after")
-    def _parent_is_the_session(self) -> SubagentArgs:
-        if self.parent_session_id is not None:
-            if self.session_id is not None and self.session_id != self.parent_session_id:
-                raise ValueError("parent_session_id and session_id name different sessions; pass one of them")
-            self.session_id = self.parent_session_id
-        return self
+    _parent = session_field("parent_session_id")
 
 
 @tool(

@@ -23,6 +23,20 @@ from zaxy_agents.storage.postgres.migrations import Migration
 
 COMPONENT = "projection"
 C = 'COLLATE "C"'
+# The audit trail of a projected relation (RELATES and the seed's PROJECTED_RELATION provenance rows).
+AUDIT_DDL = (
+    f" session_id text {C} NOT NULL,"
+    " inferred boolean NOT NULL,"
+    " confidence double precision NOT NULL,"
+    " inference_method text NOT NULL,"
+    " evidence_session text NOT NULL,"
+    " evidence_seq bigint NOT NULL,"
+    " evidence_hash text NOT NULL,"
+    f" valid_from text {C} NOT NULL,"
+    f" valid_to text {C},"
+    " source_event_seq bigint NOT NULL,"
+    " source_event_hash text NOT NULL)"
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -111,18 +125,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" source_version text {C} NOT NULL,"
             f" target_version text {C} NOT NULL,"
             f" source_key text {C} NOT NULL,"
-            f" target_key text {C} NOT NULL,"
-            f" session_id text {C} NOT NULL,"
-            " inferred boolean NOT NULL,"
-            " confidence double precision NOT NULL,"
-            " inference_method text NOT NULL,"
-            " evidence_session text NOT NULL,"
-            " evidence_seq bigint NOT NULL,"
-            " evidence_hash text NOT NULL,"
-            f" valid_from text {C} NOT NULL,"
-            f" valid_to text {C},"
-            " source_event_seq bigint NOT NULL,"
-            " source_event_hash text NOT NULL)",
+            f" target_key text {C} NOT NULL," + AUDIT_DDL,
             "CREATE INDEX projection_relations_source ON {schema}.projection_relations (source_key, relation_type)",
             "CREATE INDEX projection_relations_target ON {schema}.projection_relations (target_key, relation_type)",
             "CREATE TABLE {schema}.projection_vectors ("
@@ -165,18 +168,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" target_version text {C} NOT NULL,"
             " source text NOT NULL,"
             " target text NOT NULL,"
-            " relation_type text NOT NULL,"
-            f" session_id text {C} NOT NULL,"
-            " inferred boolean NOT NULL,"
-            " confidence double precision NOT NULL,"
-            " inference_method text NOT NULL,"
-            " evidence_session text NOT NULL,"
-            " evidence_seq bigint NOT NULL,"
-            " evidence_hash text NOT NULL,"
-            f" valid_from text {C} NOT NULL,"
-            f" valid_to text {C},"
-            " source_event_seq bigint NOT NULL,"
-            " source_event_hash text NOT NULL)",
+            " relation_type text NOT NULL," + AUDIT_DDL,
             "CREATE INDEX projection_projected_relations_event ON {schema}.projection_projected_relations (event_id)",
             # (:Session)-[:HAS_EVENT]->(:Event)-[:CITES_SOURCE]->(:Source)
             "CREATE VIEW {schema}.seed_event_source_paths AS SELECT ev.session_id, ev.seq, ev.type AS event_type,"
