@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 
-from zaxy_agents.eventloom import jsonl_file
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files import jsonl_file
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
 def _die() -> None:
