@@ -81,7 +81,12 @@ class ZaxyMcpServer:
                 admin=prepared["admin"],
                 server=self.describe("http"),
             )
-        return Caller(session=self.config.default_session, transport="stdio", server=self.describe("stdio"))
+        return Caller(
+            session=self.config.default_session,
+            transport="stdio",
+            server=self.describe("stdio"),
+            default_scope=self.config.shared_sessions() or None,
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], caller: Caller) -> types.CallToolResult:
         """Validate, run (here or in the owner process), capture, and shape the MCP result."""
@@ -169,6 +174,20 @@ class ZaxyMcpServer:
             "session_header": SESSION_HEADER if transport == "http" else None,
             "lifecycle_capture": self.capture.enabled,
             "process": self.backend.describe(),
+            "workspace": self._describe_workspace(transport),
+        }
+
+    def _describe_workspace(self, transport: str) -> dict[str, Any] | None:
+        """Which workspace and client this server serves, and which sessions it recalls together (stdio)."""
+        workspace = self.config.workspace
+        if workspace is None or transport != "stdio":
+            return None
+        return {
+            "root": workspace.root,
+            "client": self.config.client,
+            "sharing": workspace.sharing and not workspace.session_forced,
+            "sharing_disabled_by": workspace.sharing_disabled_by,
+            "shared_sessions": self.config.shared_sessions(),
         }
 
 
