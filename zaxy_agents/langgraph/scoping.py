@@ -69,7 +69,7 @@ class MemoryScope:
     def resolve(self, fabric: MemoryFabric, config: Mapping[str, Any] | None) -> ResolvedScope:
         configurable = dict((config or {}).get("configurable") or {})
         thread = configurable.get("thread_id")
-        thread_id = str(thread) if thread not in (None, "") else None
+        thread_id = str(thread) if thread is not None else None
         saver = _zaxy_checkpointer(configurable, fabric)
         explicit = configurable.get(SESSION_KEY)
         if explicit is not None:
