@@ -191,3 +191,34 @@ def test_taking_turns_and_time_travel_are_not_forks(eventloom: Path) -> None:
         older = history[4].config  # replay from an earlier checkpoint: a deliberate fork
         graph.invoke({"messages": [HumanMessage("rewind")]}, older)
         assert graph.get_state({"configurable": {"thread_id": "t"}}).values["messages"][-1].content == "echo rewind"
+
+
+def test_checkout_takes_the_scope_patterns_the_middleware_takes(eventloom: Path) -> None:
+    with ZaxyCheckpointer.from_path(eventloom) as saver:
+        say(echo_graph(saver), "monday", "the deploy key rotates every Tuesday")
+        say(echo_graph(saver), "tuesday", "hello")
+        packet = saver.fabric.checkout("when does the deploy key rotate?", scope=["langgraph.*"])
+        assert saver.session_of("monday") in packet.scope and saver.session_of("tuesday") in packet.scope
+        assert saver.session_of("monday") in packet.prompt
+        with pytest.raises(InvalidRequestError) as caught:
+            saver.fabric.checkout("x", scope=["bad/session"])
+        assert caught.value.field == "scope[0]"
+
+
+def test_state_values_of_many_megabytes_round_trip(eventloom: Path) -> None:
+    report = "The quick brown fox jumps over the lazy dog. " * 70_000  # ~3 MB
+
+    def write(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(report)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("write", write)
+    builder.add_edge(START, "write")
+    builder.add_edge("write", END)
+    with ZaxyCheckpointer.from_path(eventloom) as saver:
+        builder.compile(checkpointer=saver).invoke(
+            {"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}}
+        )
+    with ZaxyCheckpointer.from_path(eventloom) as saver:
+        state = builder.compile(checkpointer=saver).get_state({"configurable": {"thread_id": "t"}})
+        assert state.values["messages"][-1].content == report
