@@ -72,4 +72,3 @@ def test_postgres_migration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         finally:
             with psycopg.connect(dsn, autocommit=True) as conn:
                 conn.execute(f'DROP SCHEMA "{theirs}" CASCADE')
-

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.checkout.recovery import RecoveryPacket, build_recovery_packet
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, get_encoding
 from zaxy_agents.conversation.events import COMPACTED, TRANSCRIPT_TURN
+from zaxy_agents.conversation.items import ItemHistory
 from zaxy_agents.conversation.ledger import ConversationLedger
 from zaxy_agents.errors import ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
@@ -70,6 +71,12 @@ class ConversationOperations(FabricMixin):
         else:
             ledgers.move_to_end(session)
         return ledger.catch_up()
+
+    def item_history(self, session: str, *, framework: str, describe: Any, actor: str | None = None) -> ItemHistory:
+        """A conversation kept as a framework's exact items (see :mod:`zaxy_agents.conversation.items`): what
+        the OpenAI Agents SDK session and the Pydantic AI message history adapters read and write."""
+        validate_session_id(session)
+        return ItemHistory(self.log, session, framework, describe, actor or framework)
 
     # ------------------------------------------------------------------ capture
     def capture_messages(

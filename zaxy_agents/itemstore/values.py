@@ -21,7 +21,10 @@ import json
 from typing import Any
 
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.key_order import key_order, restore_key_order
 from zaxy_agents.eventloom.redaction import redact_text, redact_value, text_has_markers
+
+__all__ = ["key_order", "restore_key_order"]
 
 ITEM_CHUNK = "store.item.chunk"
 # Far above what an agent stores (PostgresStore's jsonb stops at 255 MB); a value is held in memory whole.
@@ -34,49 +37,6 @@ _HEADROOM = 16 * 1024
 def dumps(value: Any) -> str:
     """JSON text in the value's own key order (what the derived state keeps and what chunks slice)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def key_order(value: Any) -> list[list[Any]]:
-    """``[[path, keys]]`` for every object in ``value`` whose keys are not in sorted order."""
-    orders: list[list[Any]] = []
-    stack: list[tuple[list[Any], Any]] = [([], value)]
-    while stack:
-        path, current = stack.pop()
-        if isinstance(current, dict):
-            keys = list(current)
-            if keys != sorted(keys):
-                orders.append([path, keys])
-            stack.extend(([*path, key], item) for key, item in current.items() if isinstance(item, (dict, list)))
-        elif isinstance(current, list):
-            stack.extend(([*path, i], item) for i, item in enumerate(current) if isinstance(item, (dict, list)))
-    orders.reverse()  # parents first
-    return orders
-
-
-def restore_key_order(value: Any, orders: Any) -> Any:
-    """``value`` with the recorded key orders applied (entries that no longer fit, e.g. redacted, are skipped)."""
-    if not isinstance(orders, list) or not orders:
-        return value
-    for entry in sorted(
-        (e for e in orders if isinstance(e, list) and len(e) == 2 and isinstance(e[0], list)),
-        key=lambda e: len(e[0]),
-        reverse=True,  # deepest first, so a parent's reordered copy holds its reordered children
-    ):
-        path, keys = entry
-        parent, target = None, value
-        try:
-            for step in path:
-                parent, target = target, target[step]
-        except (KeyError, IndexError, TypeError):
-            continue
-        if not isinstance(target, dict) or not isinstance(keys, list) or set(keys) != set(target):
-            continue
-        reordered = {key: target[key] for key in keys}
-        if parent is None:
-            value = reordered
-        else:
-            parent[path[-1]] = reordered
-    return value
 
 
 def chunk_chars(max_payload_bytes: int) -> int:

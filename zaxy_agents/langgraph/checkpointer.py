@@ -249,12 +249,38 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
 
 
 class AsyncZaxyCheckpointer(ZaxyCheckpointer):
-    """The name ``AsyncSqliteSaver`` / ``AsyncPostgresSaver`` users reach for: the same saver (every method has
-    its async twin), with an awaitable :meth:`setup`::
+    """The name ``AsyncSqliteSaver`` / ``AsyncPostgresSaver`` users reach for, with an awaitable :meth:`setup`::
 
         async with AsyncZaxyCheckpointer.from_conn_string(DSN) as saver:
             await saver.setup()
+
+    Every async method runs its file or database work in a worker thread (``ZaxyCheckpointer`` answers warm
+    reads inline, which is faster but blocks the event loop for the time of a read): what a server's event
+    loop wants, and what ``langgraph dev`` insists on.
     """
 
     async def setup(self) -> None:  # type: ignore[override]
         await asyncio.to_thread(ZaxyCheckpointer.setup, self)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        iterator = self.list(config, filter=filter, before=before, limit=limit)
+        while True:
+            item = await asyncio.to_thread(next, iterator, None)
+            if item is None:
+                return
+            yield item
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(self.get_delta_channel_history, config=config, channels=channels)

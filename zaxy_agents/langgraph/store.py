@@ -7,6 +7,7 @@ See docs/langgraph.md for the semantics chosen where LangGraph's own stores disa
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import os
 from collections.abc import Iterable
@@ -109,8 +110,6 @@ class ZaxyStore(BaseStore):
         return self._items.sweep_expired()
 
     async def asweep_ttl(self) -> int:
-        import asyncio
-
         return await asyncio.to_thread(self._items.sweep_expired)
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
@@ -144,14 +143,21 @@ class ZaxyStore(BaseStore):
 
 
 class AsyncZaxyStore(ZaxyStore):
-    """The name ``AsyncSqliteStore`` / ``AsyncPostgresStore`` users reach for: the same store (``abatch`` and
-    every ``a*`` method work), with an awaitable :meth:`setup`::
+    """The name ``AsyncSqliteStore`` / ``AsyncPostgresStore`` users reach for, with an awaitable :meth:`setup`::
 
         async with AsyncZaxyStore.from_conn_string(DSN) as store:
             await store.setup()
+
+    ``abatch`` (so every ``a*`` method) runs in a worker thread, reads included (``ZaxyStore`` answers reads
+    inline, which is faster but blocks the event loop for the time of a read): what a server's event loop
+    wants, and what ``langgraph dev`` insists on.
     """
 
     async def setup(self) -> None:  # type: ignore[override]
-        import asyncio
-
         await asyncio.to_thread(ZaxyStore.setup, self)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self._items.execute, list(ops))
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)
