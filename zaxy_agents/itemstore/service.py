@@ -36,10 +36,10 @@ from langgraph.store.base import (
 )
 
 from zaxy_agents.errors import ClosedError
-from zaxy_agents.eventloom.derived_sqlite import DerivedDatabase, DerivedFollower
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.redaction import redact_value
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.storage.derived_sqlite import DerivedDatabase, DerivedFollower
 
 from . import events as ev
 from . import values as vals

@@ -1,7 +1,7 @@
 """Live items, ordered and indexed, in an SQLite file: the state that ``store.item.*`` events materialise into.
 
 Opening reads nothing but the file's header, whatever the store's history; a get is one indexed lookup. The
-file is derived state (see :mod:`zaxy_agents.eventloom.derived_sqlite`): rebuilt from the log when missing,
+file is derived state (see :mod:`zaxy_agents.storage.derived_sqlite`): rebuilt from the log when missing,
 damaged, of another format, or built from a log that no longer matches.
 
 Ordering follows InMemoryStore: namespaces in the order they (re)appeared, items in the order their key was

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .protocol import EventLog
+from zaxy_agents.eventloom.protocol import EventLog
 
 logger = logging.getLogger(__name__)
 
