@@ -53,6 +53,8 @@ class ConversationOperations(FabricMixin):
 
         def feedback(self, session: str, entity: str, entity_type: str, signal: str, **kwargs: Any) -> Event: ...
 
+        def _pending_writes_log(self) -> Any: ...
+
     # ------------------------------------------------------------------ ledgers
     @property
     def _conversation_lock(self) -> threading.RLock:
@@ -140,7 +142,15 @@ class ConversationOperations(FabricMixin):
             payload["required_action"] = packet.quality.required_action.tool
         if message_id:
             payload["message_id"] = message_id
-        return self.append(session, CHECKOUT_RECORDED, payload, actor=actor)
+        # An audit record, not state the turn depends on: written at once (safe if the process dies) and made
+        # durable by the log's group commit, so the model call never waits for its fsync.
+        return self._group_commit_log().append(session, CHECKOUT_RECORDED, payload, actor=actor)
+
+    def _group_commit_log(self) -> Any:
+        log = self.__dict__.get("_group_commit_log_")
+        if log is None:
+            log = self.__dict__["_group_commit_log_"] = self._pending_writes_log()
+        return log
 
     def compaction_recovery(
         self,

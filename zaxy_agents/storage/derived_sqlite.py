@@ -68,24 +68,31 @@ class DerivedDatabase:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA secure_delete=ON")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(_META)
-                stored = dict(conn.execute("SELECT key, value FROM derived_meta").fetchall())
-                if any(stored.get(key) != value for key, value in self.expected.items()):
-                    self._wipe(conn)
-                    for statement in self.schema:
-                        conn.execute(statement)
-                    conn.executemany("INSERT INTO derived_meta VALUES (?, ?)", self.expected.items())
-                    self.rebuilt = True
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            if not self._matches(conn):  # the common case reads the meta rows and takes no write lock
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute(_META)
+                    if not self._matches(conn):
+                        self._wipe(conn)
+                        for statement in self.schema:
+                            conn.execute(statement)
+                        conn.executemany("INSERT INTO derived_meta VALUES (?, ?)", self.expected.items())
+                        self.rebuilt = True
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _matches(self, conn: sqlite3.Connection) -> bool:
+        try:
+            stored = dict(conn.execute("SELECT key, value FROM derived_meta").fetchall())
+        except sqlite3.OperationalError:  # no meta table yet
+            return False
+        return all(stored.get(key) == value for key, value in self.expected.items())
 
     @staticmethod
     def _wipe(conn: sqlite3.Connection) -> None:
@@ -179,6 +186,12 @@ class DerivedFollower:
         token = self.token()
         if token == self._token:
             return False
+        with self.db.lock:
+            seq, _hash, stored = self.db.position()  # a plain read: no write lock when nothing is new
+        if stored == token:
+            foreign = seq != self._seen_seq
+            self._token, self._seen_seq = token, seq
+            return foreign
         with self.db.transaction():
             seq, hash, stored = self.db.position()
             foreign = seq != self._seen_seq
