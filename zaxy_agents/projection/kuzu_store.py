@@ -161,6 +161,18 @@ class KuzuProjectionStore:
                 done.append(migration.name)
             return done
 
+    def reset(self) -> None:
+        """Drop every table and re-create the schema, keeping the database (and its file lock) open.
+
+        ``zaxy reproject`` rebuilds through this: closing the file and removing it would let another process
+        take the graph between the close and the re-open, and the rebuild would then fail half-way.
+        """
+        with self._write_lock:
+            tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
+            for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
+                self._connection().execute(f"DROP TABLE `{name}`")
+        self.migrate()
+
     def migrations(self) -> list[dict[str, Any]]:
         rows = self._rows("MATCH (m:Migration) RETURN m.name, m.checksum, m.statement_count ORDER BY m.name")
         return [{"name": n, "checksum": c, "statement_count": k} for n, c, k in rows]
