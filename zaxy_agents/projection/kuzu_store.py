@@ -26,6 +26,7 @@ import kuzu
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
+from zaxy_agents.eventloom.folder import ensure_eventloom_dir
 
 from .catalog import EntityCatalog
 from .kuzu_schema import (
@@ -72,7 +73,8 @@ def _open_database(path: Path) -> kuzu.Database:
         if entry is not None:
             _DATABASES[key] = (entry[0], entry[1] + 1)
             return entry[0]
-        path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_eventloom_dir(path.parent.parent)  # the graph lives in <eventloom>/.zaxy
+        path.parent.mkdir(exist_ok=True)
         try:
             database = kuzu.Database(key)
         except RuntimeError as exc:
