@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.capture.conftest import Env, hook_payload
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 CLAUDE_SEQUENCE = [
     "SessionStart-startup",

@@ -155,7 +155,7 @@ def locate_eventloom(eventloom_path: Path | None, *, reads: bool) -> Path:
     """
     import os
 
-    from zaxy_agents.eventloom.folder import not_a_folder, permission_denied
+    from zaxy_agents.config import not_a_folder, permission_denied
 
     explicit = eventloom_path is not None
     if explicit:

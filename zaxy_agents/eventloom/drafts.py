@@ -7,9 +7,9 @@ everywhere. Nothing is written when any check fails.
 from __future__ import annotations
 
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.storage.files.jsonl_file import PreparedDraft
 
 from .canonical import canonical_json
-from .jsonl_file import PreparedDraft
 from .redaction import REDACTION_VERSION, has_secret_keys, redact_value, text_has_markers
 from .validation import check_payload_size, validate_actor, validate_event_type, validate_payload_shape
 

@@ -5,7 +5,7 @@ with citations, without importing pydantic, numpy or the graph; plus a bounded t
 packets the SessionStart hook injects. Use the full fabric everywhere else.
 
 With a PostgreSQL backend (``ZAXY_BACKEND=postgresql://...``) the same functions read and write the server
-through :class:`~zaxy_agents.eventloom.postgres_log.PostgresEventLog` (psycopg's start-up makes that path
+through :class:`~zaxy_agents.storage.postgres.log.PostgresEventLog` (psycopg's start-up makes that path
 ~0.2 s slower; the embedded path never imports it).
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 from zaxy_agents.config import BACKEND_POSTGRESQL, ZaxySettings
 from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.eventloom.drafts import prepare_draft
-from zaxy_agents.eventloom.jsonl_file import SessionFile
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.storage.files.jsonl_file import SessionFile
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
@@ -156,6 +156,6 @@ def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tup
 
 
 def _postgres_log(settings: ZaxySettings) -> Any:
-    from zaxy_agents.eventloom.postgres_log import PostgresEventLog
+    from zaxy_agents.storage.postgres.log import PostgresEventLog
 
     return PostgresEventLog(settings.backend, max_payload_bytes=settings.max_payload_bytes)

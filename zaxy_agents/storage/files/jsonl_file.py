@@ -1,6 +1,6 @@
 """One session's JSONL file: locked appends, O(1) tail, torn-tail recovery, seq -> offset seeks.
 
-This is the storage engine under :class:`~zaxy_agents.eventloom.jsonl_log.JsonlEventLog`. It works on plain
+This is the storage engine under :class:`~zaxy_agents.storage.files.jsonl_log.JsonlEventLog`. It works on plain
 dicts and bytes (stdlib only) so the hook fast path can append without importing pydantic.
 
 Concurrency: an exclusive ``flock`` on the data file serialises writers across processes; a thread lock
@@ -25,9 +25,8 @@ from array import array
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 from zaxy_agents.errors import IntegrityError
-
-from .canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
-from .folder import ensure_eventloom_dir, permission_denied
+from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
+from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:

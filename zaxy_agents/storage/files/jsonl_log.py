@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.eventloom.canonical import GENESIS_HASH
+from zaxy_agents.eventloom.chain import check_line as _check_line
+from zaxy_agents.eventloom.chain import check_range as _check_range
+from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
+from zaxy_agents.eventloom.citations import Citation
+from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from zaxy_agents.eventloom.resolve import resolve_citation
+from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
-from .canonical import GENESIS_HASH
-from .chain import check_line as _check_line
-from .chain import check_range as _check_range
-from .chain import draft_fields as _draft_fields
-from .citations import Citation
-from .drafts import prepare_draft
 from .jsonl_file import SessionFile, classify_torn_tail
-from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
-from .resolve import resolve_citation
-from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
 DURABILITY_MODES = ("fsync", "batch")
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05

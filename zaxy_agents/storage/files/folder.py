@@ -14,7 +14,8 @@ from __future__ import annotations
 import errno
 import os
 
-from zaxy_agents.errors import InvalidRequestError, PermissionDeniedError
+from zaxy_agents.config import not_a_folder, permission_denied
+from zaxy_agents.errors import InvalidRequestError
 
 GITIGNORE_NAME = ".gitignore"
 GITIGNORE_TEXT = (
@@ -49,22 +50,6 @@ def ensure_eventloom_dir(root: str | os.PathLike[str], *, field: str = "eventloo
         raise
     _write_gitignore(path)
     return True
-
-
-def not_a_folder(path: str, field: str = "eventloom_path") -> InvalidRequestError:
-    return InvalidRequestError(
-        f"the Eventloom path {path} is a file, not a folder",
-        field=field,
-        remediation="Point it at a folder that holds (or will hold) the session logs, e.g. ./.eventloom.",
-    )
-
-
-def permission_denied(path: str, action: str, field: str = "eventloom_path") -> PermissionDeniedError:
-    return PermissionDeniedError(
-        f"cannot {action} the Eventloom folder {path}: permission denied",
-        field=field,
-        remediation="Use a folder this user can write to, or fix its permissions (ls -ld shows the owner).",
-    )
 
 
 def _write_gitignore(path: str) -> None:
