@@ -11,7 +11,10 @@ from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 from zaxy_agents.tool_arguments import as_of_field
 
 Purpose = Literal["general", "coding", "review", "release", "security", "research", "coordinate"]
-SCOPE_HELP = "Other sessions to recall from as well (your own session is always included)."
+SCOPE_HELP = (
+    "Other sessions to recall from as well (your own is always included). Default: this workspace's other "
+    "clients' sessions when the server recalls them together; [] for your session only."
+)
 
 
 class CheckoutArgs(ToolArgs):
