@@ -10,7 +10,7 @@ from zaxy_agents.checkout.replay import MAX_RECENT_EVENTS
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 from zaxy_agents.mcp.tools.meta import recommended_checkout
-from zaxy_agents.tool_arguments import PurposeArgument, purpose_value
+from zaxy_agents.tool_arguments import PurposeArgument, as_of_field, purpose_value
 
 SCOPE_HELP = (
     "Other sessions to recall from as well (your own is always included). Default: this workspace's other "
@@ -38,7 +38,7 @@ class CheckoutArgs(ToolArgs):
     max_tokens: int = Field(default=2000, ge=64, le=200_000, description="Token budget of the packet's prompt.")
     purpose: PurposeArgument = None
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
-    as_of: optional(str, "Check memory out as of an ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("Check memory out") = None
 
 
 def _summary(result: dict[str, Any]) -> str:
