@@ -22,7 +22,7 @@ fabric = MemoryFabric.from_path(root)
 fabric.projector.batch_events = 50
 fabric.projector.graph.batch_events = 400
 print("go", flush=True)
-fabric.projector.follow_graph()
+fabric.projector.follow_graph(create=True)
 fabric.project()
 fabric.projector.flush(None)
 status = fabric.memory_status()

@@ -228,3 +228,36 @@ def test_a_projector_attaches_the_graph_once_it_is_released(tmp_path: Path) -> N
         assert status["graph_cursors"]["a"] == status["sessions"]["a"]["last_projected_seq"] == 3
         current = fabric.projector.catalog.current("a\x1ffact\x1fdb host")
         assert current is not None and current.summary == "db host gamma"
+
+
+def test_erase_replays_the_session_and_an_erasure_record_reaches_other_stores(tmp_path: Path) -> None:
+    """``projector.erase`` drops a session's derived rows and re-projects it (no duplicates, same graph); a store
+    that meets an ``eventloom.erased`` record during catch-up does the same, once."""
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 60)
+        _mixed_history(fabric, "b", 30, seed=5)
+        before = fabric.memory_status()
+        digest = fabric.projection_digest()
+        fabric.projector.erase("a", [3, 4], None)
+        after = fabric.memory_status()
+        assert {k: after[k] for k in ("entities", "edges", "sessions")} == {
+            k: before[k] for k in ("entities", "edges", "sessions")
+        }
+        assert fabric.projection_digest() == digest
+        fabric.append("a", "eventloom.erased", {"ranges": [{"from_seq": 3, "to_seq": 4}], "event_count": 2})
+        fabric.projector.erase("a", [3, 4], None)  # the erasing process: its own record is then covered
+        assert fabric.projector.derived.meta("erased:a") == "61"
+    copy = tmp_path / "other"
+    copy.mkdir()
+    for log in root.glob("*.jsonl"):  # another store that never saw the erasure: it meets the record
+        (copy / log.name).write_bytes(log.read_bytes())
+    with MemoryFabric.from_path(copy) as other:
+        erased = []
+        original = other.projector.erase
+        other.projector.erase = lambda *args: (erased.append(args[:2]), original(*args))[1]  # type: ignore[method-assign]
+        other.project()
+        assert erased == [("a", [3, 4])]
+        other.project()
+        assert erased == [("a", [3, 4])]  # applied once
+        assert other.memory_status()["entities"] == after["entities"]

@@ -68,7 +68,7 @@ class FabricRunner:
             try:
                 fabric.project()
                 fabric.retriever  # noqa: B018 - builds the retriever
-                fabric.projector.follow_graph()  # the owner keeps the graph of record current, off the read path
+                fabric.projector.follow_graph()  # keeps an existing graph of record current, off the read path
             except Exception:
                 logger.exception("warm-up failed (the first call will retry)")
 

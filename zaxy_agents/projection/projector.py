@@ -51,6 +51,7 @@ from .state_codec import remove_debris
 DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
 OBSOLETE_FILES = ("projection-state.pkl",)
+ERASURE_EVENT = "eventloom.erased"
 
 __all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector"]
 
@@ -247,6 +248,7 @@ class Projector:
         projected = 0
         chunk: list[tuple[dict[str, Any], Any]] = []
         expected = cursor
+        erased: list[int] = []  # erasure records met: the events they name must leave derived state too
         for envelope in self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1):
             if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
                 self.mismatches[session] = (
@@ -254,15 +256,25 @@ class Projector:
                 )
                 return projected
             chunk.append((envelope, extract(envelope)))
-            if len(chunk) >= self.batch_events:
+            if envelope["type"] == ERASURE_EVENT:
+                erased += _erased_seqs(envelope)
+            if len(chunk) >= self.batch_events or (erased and chunk):
                 batch = self._commit(session, expected, chunk)
                 if batch is None:
                     return projected  # another process projected these: the next call continues from there
                 projected += len(chunk)
                 expected, chunk = batch.cursors[session], []
+                if erased and self._erasure_pending(session, expected[0]):
+                    self.erase(session, erased, None)
+                    return projected
+                erased = []
         if chunk and self._commit(session, expected, chunk) is not None:
             projected += len(chunk)
         return projected
+
+    def _erasure_pending(self, session: str, record_seq: int) -> bool:
+        """Whether an erasure record at ``record_seq`` still has to be applied here (not by ``erase`` already)."""
+        return int(self.derived.meta(f"erased:{session}") or 0) < record_seq
 
     def _commit(
         self,
@@ -295,8 +307,13 @@ class Projector:
                 batch = self.planner.take_batch()
                 self.catalog.apply(db, batch)
                 for listener in self._durable:
-                    listener.apply(batch, db, self.catalog)
-                    write_listener_cursors(db, listener.name, batch.cursors)
+                    done = db.execute(
+                        "SELECT seq FROM lst_cursors WHERE listener = ? AND session = ?", (listener.name, session)
+                    ).fetchone()
+                    part = batch if done is None else _after(batch, session, int(done[0]))
+                    if part.event_count:
+                        listener.apply(part, db, self.catalog)
+                        write_listener_cursors(db, listener.name, part.cursors)
         except BaseException:
             self._new_planner()  # its overlay held uncommitted state
             for listener in self._durable:
@@ -340,10 +357,17 @@ class Projector:
         self._open_components()
 
     # ------------------------------------------------------------------ graph
-    def follow_graph(self) -> None:
-        """Keep the graph of record current in the background (servers that own the memory)."""
-        if self.use_graph:
-            self.graph.follow()
+    def follow_graph(self, *, create: bool = False) -> bool:
+        """Keep the graph of record current in the background (servers that own the memory).
+
+        An embedded graph is materialised on first use (a traversal, a graph search, status, the digest): a server
+        follows one that exists but does not create it unless ``create``, so a memory used only through checkout
+        and hooks never pays for a graph (disk, memory, writes). A shared graph (PostgreSQL) is always followed.
+        """
+        if not self.use_graph or (self.graph.private and not create and not self.graph.path.exists()):
+            return False
+        self.graph.follow()
+        return True
 
     def flush(self, timeout: float | None = 120.0) -> bool:
         """Wait for the background graph writer to drain; True when it has nothing queued."""
@@ -464,11 +488,15 @@ class Projector:
         """Remove every derived row of ``session`` (catalog, indexes) and replay the session from the (scrubbed)
         log; no byte of the removed rows stays in the files. The graph is rebuilt from the log."""
         with self._lock:
+            head = self.log.head(session)
             with self.derived.write() as db:
                 self.catalog.delete_session(db, session)
-                db.execute("DELETE FROM lst_cursors WHERE session = ?", (session,))
+                # Indexes remove the erased events' rows themselves and keep their cursor: the session's replay
+                # below re-plans the catalog only (see _commit), so nothing is indexed twice.
                 for listener in self._durable:
                     listener.erase(db, session, seqs, envelopes)
+                # Every erasure record up to the head is covered by this replay of the scrubbed log.
+                self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
             self.mismatches.pop(session, None)
             self._new_planner()
             for listener in self._memory:
@@ -480,6 +508,31 @@ class Projector:
             if self.use_graph:
                 self.graph.reset()
                 self.graph.sync()
+
+
+def _erased_seqs(envelope: dict[str, Any]) -> list[int]:
+    """The seqs an ``eventloom.erased`` record names (its ranges; never content)."""
+    seqs: list[int] = []
+    ranges = envelope.get("payload", {}).get("ranges", [])
+    for item in ranges if isinstance(ranges, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("from_seq"), int) and isinstance(item.get("to_seq"), int):
+            seqs.extend(range(item["from_seq"], item["to_seq"] + 1))
+    return seqs
+
+
+def _after(batch: ProjectionBatch, session: str, done: int) -> ProjectionBatch:
+    """The part of a one-session batch beyond ``done`` (what an index that already holds up to there needs)."""
+    if batch.cursors[session][0] <= done:
+        return ProjectionBatch()
+    part = ProjectionBatch(cursors=dict(batch.cursors))
+    part.event_count = sum(1 for row in batch.events if row["seq"] > done)
+    part.events = [row for row in batch.events if row["seq"] > done]
+    part.searchable = [doc for doc in batch.searchable if doc.seq > done]
+    part.entities = [row for row in batch.entities if row["source_event_seq"] > done]
+    part.relations = [row for row in batch.relations if row["source_event_seq"] > done]
+    part.feedback = [row for row in batch.feedback if row["seq"] > done]
+    part.failures = [row for row in batch.failures if row["seq"] > done]
+    return part
 
 
 def _starts(batch: ProjectionBatch) -> dict[str, int]:

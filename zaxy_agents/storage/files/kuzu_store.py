@@ -41,6 +41,7 @@ from .kuzu_schema import (
 
 _WORDS = re.compile(r"\w+")
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)
+REL_COPY = True  # relationships always by COPY: a per-row CREATE into a two-way rel table costs 2-4 MB of pages
 LOOKUP_CHUNK = 2000  # identities looked up per query when the planner continues from the graph
 BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Kuzu's default is 80 % of the machine's memory
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
@@ -226,7 +227,7 @@ class KuzuProjectionStore:
     ) -> None:
         if not rows:
             return
-        if bulk:
+        if bulk or (endpoints is not None and REL_COPY):
             self._copy(table, columns, rows, is_rel=endpoints is not None)
             return
         connection = self._connection()
