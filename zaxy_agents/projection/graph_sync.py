@@ -399,19 +399,34 @@ class GraphSync:
         return dict(self._cursors)
 
     # ------------------------------------------------------------------ rebuild and close
-    def reset(self) -> Any:
-        """An empty graph for a rebuild (private: new file; shared: tables emptied); ``None`` if unavailable."""
+    def reset(self, *, new_file: bool = False) -> Any:
+        """An empty graph for a rebuild; ``None`` if another process holds it.
+
+        The tables are emptied in place, without letting go of the file (``graph.lock`` stays held too), so no
+        other process can take the graph mid-rebuild. ``new_file`` (after an erasure) deletes the file instead:
+        Kuzu leaves dropped rows' bytes in its pages.
+        """
         self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
         with self._lock:
             if self.open() is None:
                 return None
             if self.private:
-                self.store.close()
-                self.store = None
-                self._remove_files()
-                from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
+                emptied = False
+                if not new_file:
+                    self._mark(False)
+                    try:
+                        self.store.reset()
+                        self.store.checkpoint()
+                        emptied = True
+                    except Exception:  # a store that cannot be emptied in place is re-created
+                        emptied = False
+                if not emptied:
+                    self.store.close()
+                    self.store = None
+                    self._remove_files()
+                    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
 
-                self.store = KuzuProjectionStore(self.path)
+                    self.store = KuzuProjectionStore(self.path)
                 self._record_clean()
             else:
                 self.store.reset()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import os
 import sqlite3
 import threading
 import weakref
@@ -29,6 +30,7 @@ from typing import Any
 
 from zaxy_agents.errors import LockedError
 from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.catalog import NAME as CATALOG_NAME
 from zaxy_agents.storage.derived.catalog import SCHEMA_VERSION as CATALOG_VERSION
 from zaxy_agents.storage.derived.catalog import SqliteCatalog, create_tables, drop_tables
@@ -52,6 +54,7 @@ DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
+REBUILD_KEY = "rebuilding"
 
 __all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector"]
 
@@ -290,6 +293,9 @@ class Projector:
         """
         try:
             with self.derived.write() as db:
+                rebuilding = db.execute("SELECT value FROM meta WHERE key = ?", (REBUILD_KEY,)).fetchone()
+                if rebuilding and rebuilding[0] != str(os.getpid()) and pid_alive(int(rebuilding[0])):
+                    raise DerivedStoreBusy(f"`zaxy reproject` (pid {rebuilding[0]}) is rebuilding this memory")
                 row = db.execute("SELECT seq, hash FROM cat_cursors WHERE session = ?", (session,)).fetchone()
                 if (tuple(row) if row else None) != (tuple(expected) if expected else None):
                     self.catalog.refresh()
@@ -406,6 +412,7 @@ class Projector:
                     remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
                 )
             with self.derived.write() as db:
+                self.derived.set_meta(db, REBUILD_KEY, str(os.getpid()))  # other processes wait, not interleave
                 drop_tables(db)
                 create_tables(db)
                 db.execute("DELETE FROM lst_cursors")
@@ -439,6 +446,8 @@ class Projector:
                     self._rebuild_chunk(summary.session, expected, chunk, for_graph)
                     done += len(chunk)
             self._rebuild_graph(for_graph, force=True)
+            with self.derived.write() as db:
+                self.derived.set_meta(db, REBUILD_KEY, None)
             if progress:
                 progress(done, total)
             self.save_snapshot()
@@ -506,7 +515,7 @@ class Projector:
             self._catch_up_listeners()
             self.derived.scrub()
             if self.use_graph:
-                self.graph.reset()
+                self.graph.reset(new_file=True)
                 self.graph.sync()
 
 
