@@ -65,6 +65,12 @@ def _assembled(response: dict[str, Any], ctx: Context) -> None:
     assert response["budget"]["budget_used"] <= response["budget"]["budget_requested"]
 
 
+def _cleaned_event(replay: dict[str, Any]) -> None:
+    # (lifecycle capture of earlier calls in that session may land around it: look it up by type)
+    (cleaned,) = [event for event in replay["events"] if event["type"] == "subagent.cleaned"]
+    assert cleaned["payload"]["integrity_status"] == "verified" and cleaned["payload"]["parent_session_id"] == SESSION
+
+
 def _cleaned(response: dict[str, Any], ctx: Context) -> None:
     assert response["handoff"]["integrity_status"] == "verified"
     assert response["cleaned_event"].startswith(f"eventloom://{SUBAGENT}/")
@@ -399,7 +405,7 @@ ROWS: tuple[Row, ...] = (
         "memory_replay",
         {"session_id": SUBAGENT, "from_seq": 1},
         ("events[]",),
-        check=lambda r, ctx: [e["type"] for e in r["events"]][-1] == "subagent.cleaned" or pytest.fail(r),
+        check=lambda r, ctx: _cleaned_event(r),
     ),
     # --- tools of other open issues: one row each, enabled when they land -----------------------------------
     *(
