@@ -24,8 +24,11 @@ from _thread import allocate_lock  # what threading.Lock is, without importing t
 from array import array
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
-from zaxy_agents.errors import IntegrityError
+from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
+
+from .spool import drained_record, pending_files, read_spool
+from .spool import remove as remove_spool
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
@@ -36,6 +39,52 @@ TORN_DIR_NAME = ".torn"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
 _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
+SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
+
+
+class LogLockTimeout(LockedError):
+    """The log lock was not free within the caller's budget; nothing was written."""
+
+    def __init__(self, session: str, timeout: float | None) -> None:
+        super().__init__(
+            f"the log of session {session!r} stayed locked by another process for {timeout} s",
+            field="session",
+            remediation="Retry later; `zaxy doctor` names what holds the lock.",
+        )
+
+
+def _flock(fd: int, deadline: float | None, session: str, timeout: float | None) -> None:
+    """Take the exclusive lock, waiting forever (``deadline`` None) or until ``deadline`` (monotonic)."""
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise LogLockTimeout(session, timeout) from None
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.02)
+
+
+def _recent_ids(fd: int, size: int, count: int) -> set[str]:
+    """Event ids of the last ``count`` lines before ``size`` (reads backwards; used only while draining)."""
+    ids: set[str] = set()
+    position, data = size, b""
+    while position > 0 and data.count(b"\n") <= count:
+        start = max(0, position - _INDEX_CHUNK)
+        data = os.pread(fd, position - start, start) + data
+        position = start
+    lines = data.split(b"\n")
+    for line in lines[-(count + 1) :] if position > 0 else lines:
+        marker = line.find(b'"id":"')
+        if marker != -1:
+            ids.add(line[marker + 6 : line.find(b'"', marker + 6)].decode("ascii", "replace"))
+    return ids
 
 
 _second_prefix: tuple[int, str] = (-1, "")  # (epoch second, its formatted prefix): appends reuse it
@@ -133,13 +182,24 @@ class SessionFile:
         return None if tail is None else ((tail.inode, tail.size), tail.seq)
 
     # ------------------------------------------------------------------ writing
-    def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
-        """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode)."""
-        with self._thread_lock:
+    def append(self, drafts: list[PreparedDraft], *, lock_timeout: float | None = None) -> list[dict[str, Any]]:
+        """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode).
+
+        ``lock_timeout``: wait at most this many seconds for the log lock, then raise :class:`LogLockTimeout`
+        having written nothing (the hook path spools instead; see :mod:`.spool`). Events a hook spooled earlier
+        are drained first, in order. The returned envelopes include recovery and drained events.
+        """
+        deadline = None if lock_timeout is None else time.monotonic() + lock_timeout
+        if not self._thread_lock.acquire(timeout=-1 if lock_timeout is None else max(0.0, lock_timeout)):
+            raise LogLockTimeout(self.session, lock_timeout)
+        try:
             fd = self._writer_fd()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd, deadline, self.session, lock_timeout)
             try:
                 tail, torn = self._locked_tail(fd)
+                spool_files = pending_files(self.root, self.session)
+                if spool_files:
+                    drafts = [*self._spooled(fd, tail, spool_files), *drafts]
                 if torn is not None:
                     drafts = [_torn_recovery_draft(torn), *drafts]
                 seq, prev = tail.seq, tail.hash
@@ -155,14 +215,25 @@ class SessionFile:
                     envelopes.append(envelope)
                     chunks.append(line)
                 _write_all(fd, b"".join(chunks))
-                if self.durability == "fsync":
+                if self.durability == "fsync" or spool_files:  # spool files go only once their events are durable
                     os.fdatasync(fd)
                 else:
                     self.dirty = True
                 self._tail = _Tail(tail.inode, offset, seq, prev)
+                if spool_files:
+                    remove_spool(spool_files)
                 return envelopes
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
+
+    def _spooled(self, fd: int, tail: _Tail, paths: list[str]) -> list[PreparedDraft]:
+        """The spooled drafts not yet in the log (a drain cut short after its write left them), then the record."""
+        spooled = read_spool(paths)
+        present = _recent_ids(fd, tail.size, len(spooled) + SPOOL_DEDUPE_MARGIN) if spooled else set()
+        fresh = [draft for draft in spooled if draft.event_id not in present]
+        return [*fresh, drained_record(paths, fresh, len(spooled) - len(fresh))]
 
     def sync(self) -> None:
         """Flush written-but-unsynced appends (``batch`` durability) to stable storage.
