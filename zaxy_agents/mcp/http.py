@@ -208,7 +208,7 @@ def serve_http(config: ServerConfig) -> None:
         sys.stderr.flush()
         server.run()
     finally:
-        app.close()
+        app.close(transport="http")
 
 
 def _digest(token: str | None) -> bytes | None:
