@@ -21,6 +21,7 @@ EXIT_NOT_FOUND = 3
 EXIT_UNAVAILABLE = 4
 EXIT_INTEGRITY = 5
 EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 
 EXIT_BY_CODE = {
     "invalid_request": EXIT_INVALID,
