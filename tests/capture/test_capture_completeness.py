@@ -6,12 +6,22 @@ from __future__ import annotations
 import json
 
 from tests.capture.conftest import Env, fixture_text
-from tests.capture.test_real_clients import CLAUDE, CODEX, needs_claude, needs_codex, run_client
+from tests.capture.test_real_clients import CLAUDE, CODEX, needs_claude, needs_codex, run_client, use_fake_model
 
 FOUR_FILE_PATCH = (
     "*** Begin Patch\n*** Add File: docs/a.md\n+alpha\n*** Add File: docs/b.md\n+beta\n+gamma\n"
     "*** Update File: app.py\n@@\n-print('old')\n+print('new')\n*** Delete File: legacy.py\n*** End Patch\n"
 )
+
+
+# the four files of the patch plus the recorded rollout's own edit
+PATCHED_AND_RECORDED = [
+    ("a.md", "create"),
+    ("app.py", "update"),
+    ("b.md", "create"),
+    ("legacy.py", "delete"),
+    ("notes.txt", "create"),
+]
 
 
 def edits(env: Env) -> list[tuple[str, str]]:
@@ -44,13 +54,7 @@ def test_every_file_of_a_multi_file_patch_is_recorded_once(env: Env) -> None:
     rollout_with_patch(env)
     code, report = env.zaxy_json("capture", "codex")
     assert code == 0 and report["skipped_duplicates"] == 0
-    assert edits(env) == [
-        ("a.md", "create"),
-        ("app.py", "update"),
-        ("b.md", "create"),
-        ("legacy.py", "delete"),
-        ("notes.txt", "create"),
-    ]
+    assert edits(env) == PATCHED_AND_RECORDED
     code, again = env.zaxy_json("capture", "codex")
     assert again["appended"] == 0 and len(edits(env)) == 5  # idempotent
 
@@ -68,13 +72,7 @@ def test_a_patch_the_hooks_recorded_is_not_recorded_again_file_by_file(env: Env)
     rollout_with_patch(env)
     code, report = env.zaxy_json("capture", "codex")
     assert code == 0 and report["skipped_duplicates"] == 4
-    assert edits(env) == [
-        ("a.md", "create"),
-        ("app.py", "update"),
-        ("b.md", "create"),
-        ("legacy.py", "delete"),
-        ("notes.txt", "create"),
-    ]
+    assert edits(env) == PATCHED_AND_RECORDED
 
 
 def test_camel_case_rollout_items_keep_their_exit_codes(env: Env) -> None:
@@ -148,12 +146,7 @@ def test_real_codex_four_file_patch_is_captured_file_by_file(env: Env) -> None:
     patch = f"apply_patch <<'PATCH'\n{FOUR_FILE_PATCH}PATCH"
     steps = [{"function": "exec_command", "arguments": {"cmd": patch, "workdir": str(env.workspace)}}]
     with FakeResponses(steps) as server:
-        env.codex_home.mkdir(parents=True, exist_ok=True)
-        (env.codex_home / "config.toml").write_text(
-            'model = "gpt-5.3-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-            f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
-            f'[projects."{env.workspace}"]\ntrust_level = "trusted"\n'
-        )
+        use_fake_model(env, server)
         argv = [CODEX, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "patch it"]
         result = run_client(argv, env, FAKE_OPENAI_KEY="test-only")
     assert result.returncode == 0, result.stderr

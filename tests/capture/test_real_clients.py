@@ -56,6 +56,16 @@ def run_client(argv: list[str], env: Env, **extra: str) -> subprocess.CompletedP
     )
 
 
+def use_fake_model(env: Env, server: FakeResponses) -> None:
+    """Point Codex at the scripted model server and trust the workspace (its project hooks and config load)."""
+    env.codex_home.mkdir(parents=True, exist_ok=True)
+    (env.codex_home / "config.toml").write_text(
+        'model = "gpt-5.3-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+        f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
+        f'[projects."{env.workspace}"]\ntrust_level = "trusted"\n'
+    )
+
+
 def seed_task(env: Env, client: str) -> None:
     with MemoryFabric.from_path(env.eventloom) as fabric:
         fabric.append(env.session(client), "task.created", {"task_id": "T-7", "title": "Wire the refund webhook"})
@@ -163,12 +173,7 @@ def test_codex_hooks_capture_and_inject_with_capture_backfilling_patches(env: En
         {"function": "exec_command", "arguments": {"cmd": patch, "workdir": str(env.workspace)}},
     ]
     with FakeResponses(steps) as server:
-        env.codex_home.mkdir(parents=True, exist_ok=True)
-        (env.codex_home / "config.toml").write_text(
-            'model = "gpt-5.3-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-            f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
-            f'[projects."{env.workspace}"]\ntrust_level = "trusted"\n'
-        )
+        use_fake_model(env, server)
         argv = [CODEX, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
         argv += ["--dangerously-bypass-approvals-and-sandbox", "do the work"]
         result = run_client(argv, env, FAKE_OPENAI_KEY="test-only")
@@ -201,7 +206,7 @@ def test_claude_remember_survives_a_real_compaction_and_reaches_the_model(env: E
     env.zaxy("hooks", "claude-code")
     with FakeAnthropic([{"text": "Noted: staging is on port 5433."}]) as server:
         assert claude_turn(env, server, "Remember that staging is on port 5433.").returncode == 0
-        for step in ("next step", "and another"):
+        for step in ("next step",):
             assert claude_turn(env, server, step, "--continue").returncode == 0
         compacted = claude_turn(env, server, "/compact", "--continue")
         assert compacted.returncode == 0, compacted.stderr
@@ -224,12 +229,7 @@ def test_codex_memory_reaches_claude_code_in_the_same_workspace(env: Env) -> Non
     """One workspace, one memory: what the user told Codex is in Claude Code's next packet, cited to Codex."""
     assert env.zaxy("hooks", "codex").returncode == 0 and env.zaxy("hooks", "claude-code").returncode == 0
     with FakeResponses([]) as server:
-        env.codex_home.mkdir(parents=True, exist_ok=True)
-        (env.codex_home / "config.toml").write_text(
-            'model = "gpt-5.3-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-            f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
-            f'[projects."{env.workspace}"]\ntrust_level = "trusted"\n'
-        )
+        use_fake_model(env, server)
         argv = [CODEX, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
         argv += ["Remember that the release branch is release/2.1."]
         assert run_client(argv, env, FAKE_OPENAI_KEY="test-only").returncode == 0

@@ -114,15 +114,8 @@ def light_recent_lines(
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
     if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            head = log.head(session)
-            if head is None:
-                return 0, []
-            lines = list(log.replay_lines(session, max(1, head.seq - count + 1), head.seq))
-            return head.seq, lines[::-1]
-        finally:
-            log.close()
+        tail, _start, lines = _recent_lines(settings, session, count)
+        return (0, []) if tail is None else (tail[0], list(lines)[::-1])
     import os
 
     try:
