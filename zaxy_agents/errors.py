@@ -96,6 +96,12 @@ class UnavailableError(ZaxyError):
     code = "unavailable"
 
 
+class PermissionDeniedError(ZaxyError):
+    """The operating system refused access to a file or folder Zaxy needs (the Eventloom folder, a config file)."""
+
+    code = "permission_denied"
+
+
 class SchemaMismatchError(ZaxyError):
     """The storage schema and this version of the code disagree (migrations pending, unknown or changed)."""
 

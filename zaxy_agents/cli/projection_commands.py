@@ -46,7 +46,7 @@ def reproject_command(
     The bar follows the events read; then a spinner covers building the graph, the snapshot and the digest.
     Ctrl-C says at once that it is stopping, and then what state memory is in (the log is never touched).
     """
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True, sessions=session_id) as fabric:
         summaries = fabric.sessions()
         if session_id is not None and session_id not in {summary.session for summary in summaries}:
             raise NotFoundError(
@@ -156,7 +156,7 @@ def status_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Event, entity, edge and inferred-edge counts, last projected seq per session and projection lag."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True, sessions=session_id) as fabric:
         status = fabric.memory_status(session_id)
         if json_output:
             emit_json(status)
@@ -181,7 +181,7 @@ def status_command(
 
 def inferred_status_command(eventloom_path: EventloomPath = None, json_output: JsonFlag = False) -> None:
     """Inferred edges: counts, methods, confidence, evidence coverage and uncited edges."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True) as fabric:
         status = fabric.inferred_status()
         if json_output:
             emit_json(status)

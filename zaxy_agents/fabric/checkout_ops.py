@@ -12,6 +12,7 @@ from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, SUPPORTED_ENCODINGS
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.retrieval.profiles import PROFILES
 
@@ -66,6 +67,7 @@ class CheckoutOperations(FabricMixin):
         ``ref`` checks memory out as of a memory ref (``refs/tags/v1``) or a seq of ``session``.
         """
         _check_query(query, max_tokens, k)
+        as_of = parse_instant(as_of)
         policy = resolve_purpose(purpose)
         sessions = _scope(session, scope)
         moment, ref_label = self._resolve_ref(session, ref, as_of)

@@ -29,6 +29,7 @@ from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.procedures.mining import MAX_LENGTH, mine
 from zaxy_agents.projection.model import entity_key
 
@@ -303,6 +304,7 @@ class CognitiveOperations(FabricMixin):
         if session is not None:
             validate_session_id(session)
         _check_range("limit", limit, 0, MAX_STATUS_ITEMS)
+        as_of = parse_instant(as_of)
         self.project([session] if session is not None else None)
         catalog = self.projector.catalog
         sessions = [session] if session is not None else sorted(catalog.sessions)
@@ -391,6 +393,7 @@ class CognitiveOperations(FabricMixin):
     ) -> dict[str, Any]:
         validate_session_id(session)
         _check_range("depth", depth, 1, MAX_DEPTH)
+        as_of = parse_instant(as_of)
         relations = [relation_type] if isinstance(relation_type, str) else list(relation_type or [])
         for index, relation in enumerate(relations):
             check_relation(relation, field=f"relation_type[{index}]" if len(relations) > 1 else "relation_type")

@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
 
@@ -151,6 +152,7 @@ class ProjectionOperations:
         as_of: str | None = None,
     ) -> list[TraversalHit]:
         """Graph traversal from one entity in the durable graph store."""
+        as_of = parse_instant(as_of)
         self.project([session])
         projector = self.projector
         projector.flush()
@@ -166,6 +168,7 @@ class ProjectionOperations:
         """Keyword search in the durable graph store: entity versions valid at ``as_of`` (now by default) whose
         name or summary holds a word of ``text``, best first. On PostgreSQL this runs on the server
         (``tsvector``, plus fuzzy names with ``pg_trgm``) and sees every worker's entities."""
+        as_of = parse_instant(as_of)
         self.project([session] if session else None)
         projector = self.projector
         projector.flush()

@@ -169,6 +169,9 @@ class ZaxyMcpServer:
         """What memory_capabilities reports about the server (profile, unlisted tools, process role)."""
         listed = [spec.name for spec in registry.listed(self.config.profile)]  # type: ignore[arg-type]
         every = [spec.name for spec in registry.all_tools()]
+        process = self.backend.describe()
+        if transport == "http":  # the owner socket lives in the workspace: no filesystem paths over HTTP
+            process.pop("socket", None)
         return {
             "name": "zaxy",
             "version": __version__,
@@ -180,7 +183,7 @@ class ZaxyMcpServer:
             "session_header": SESSION_HEADER if transport == "http" else None,
             "lifecycle_capture": self.capture.enabled,
             "lifecycle_stats": self.capture.stats(),
-            "process": self.backend.describe(),
+            "process": process,
             "workspace": self._describe_workspace(transport),
         }
 

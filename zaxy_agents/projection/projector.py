@@ -373,13 +373,7 @@ class Projector:
             if self._writer is not None:
                 self._writer.stop()
             (self.derived_path / SNAPSHOT_FILE).unlink(missing_ok=True)
-            if self.shared_store:
-                self.store.reset()  # type: ignore[attr-defined]
-            else:
-                factory = self._store_factory or type(self.store)
-                self.store.close()
-                _remove_graph(self.derived_path)
-                self.store = factory(self.derived_path / GRAPH_FILE)
+            self._reset_store()
             self._writer = None  # rebuild writes synchronously, in large batches
             self.catalog, self.planner, self.mismatches = EntityCatalog(), ProjectionPlanner(), {}
             for listener in self.listeners:
@@ -401,6 +395,28 @@ class Projector:
             self._writer = _GraphWriter(self.store, self._write_batch)
             self.save_snapshot()
             return self.digest()
+
+    def _reset_store(self) -> None:
+        """Empty the graph without letting go of it (another process must not take it mid-rebuild); a store
+        that cannot be emptied in place (damaged files) is closed, removed and re-created."""
+        assert self.store is not None
+        reset = getattr(self.store, "reset", None)
+        if reset is not None:
+            try:
+                reset()
+                return
+            except Exception:
+                if self.shared_store:
+                    raise
+        factory = self._store_factory or type(self.store)
+        self.store.close()
+        self.store = None
+        _remove_graph(self.derived_path)
+        try:
+            self.store = factory(self.derived_path / GRAPH_FILE)
+        except LockedError as exc:
+            self.degraded = f"log-only: {exc.message}"
+            raise
 
     def _apply_now(self) -> None:
         batch = self.planner.take_batch()

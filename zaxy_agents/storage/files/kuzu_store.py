@@ -29,6 +29,7 @@ from zaxy_agents.errors import LockedError
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.planner import ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
+from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
 from .kuzu_schema import (
     EDGE_AUDIT_COLUMNS,
@@ -72,7 +73,8 @@ def _open_database(path: Path) -> kuzu.Database:
         if entry is not None:
             _DATABASES[key] = (entry[0], entry[1] + 1)
             return entry[0]
-        path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_eventloom_dir(path.parent.parent)  # the graph lives in <eventloom>/.zaxy
+        path.parent.mkdir(exist_ok=True)
         try:
             database = kuzu.Database(key)
         except RuntimeError as exc:
@@ -160,6 +162,18 @@ class KuzuProjectionStore:
                 )
                 done.append(migration.name)
             return done
+
+    def reset(self) -> None:
+        """Drop every table and re-create the schema, keeping the database (and its file lock) open.
+
+        ``zaxy reproject`` rebuilds through this: closing the file and removing it would let another process
+        take the graph between the close and the re-open, and the rebuild would then fail half-way.
+        """
+        with self._write_lock:
+            tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
+            for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
+                self._connection().execute(f"DROP TABLE `{name}`")
+        self.migrate()
 
     def migrations(self) -> list[dict[str, Any]]:
         rows = self._rows("MATCH (m:Migration) RETURN m.name, m.checksum, m.statement_count ORDER BY m.name")
