@@ -247,11 +247,10 @@ ROWS: tuple[Row, ...] = (
         ("server.profile", "recommended_next_call.tool", "recommended_next_call.arguments.query"),
     ),
     Row(
-        "memory_capabilities: capture health and the profile block",
+        "memory_capabilities: what Zaxy is, the profile block, capture health, refresh policy (ide, issue 18)",
         "memory_capabilities",
         {"current_task": "fix the failing tests"},
-        ("profile.name", "capture", "front_door"),
-        pending="ide (issue 18: session awareness)",
+        ("profile.name", "profile.unlisted_tools", "capture.status", "front_door", "refresh_policy", "what"),
     ),
     Row(
         "memory_bootstrap (session_id, current_task)",
@@ -260,11 +259,16 @@ ROWS: tuple[Row, ...] = (
         ("recommended_checkout.tool", "recommended_checkout.arguments.query", "prompt"),
     ),
     Row(
-        "memory_bootstrap: manifest, capture status, trust policy",
+        "memory_bootstrap: manifest, capture status, trust policy (ide, issue 18)",
         "memory_bootstrap",
         {"current_task": "fix the failing tests"},
-        ("manifest", "capture_status", "trust_policy"),
-        pending="ide (issue 18: session awareness)",
+        (
+            "manifest.recommended_next_call",
+            "capture_status.status",
+            "trust_policy.cited_current_facts",
+            "trust_policy.unsupported_context",
+            "trust_policy.feedback_recording",
+        ),
     ),
     Row(
         "memory_feeling_of_knowing (query, session_id, cues)",
