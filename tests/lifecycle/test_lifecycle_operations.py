@@ -95,17 +95,17 @@ def test_skill_lifecycle_follows_the_seed(fabric) -> None:
         [run.citation],
         "yank the release",
     )
-    assert [catalog.versions[v].properties["status"] for v in catalog.history[key]] == [
+    assert [v.properties["status"] for v in catalog.history(key)] == [
         "proposed",
         "validated",
         "revised",
     ]
-    assert (catalog.feedback[key].positive, catalog.feedback[key].negative) == (1, 1)
+    assert (catalog.feedback(key).positive, catalog.feedback(key).negative) == (1, 1)
     fabric.record_skill("s", "contradicted", "release", contradiction_reason="signing broke the mirror")
     fabric.record_skill("s", "deprecated", "release", reason="replaced by CI")
     fabric.project(["s"])
     assert catalog.current(key).properties["status"] == "deprecated"
-    assert catalog.versions[catalog.history[key][-2]].properties["contradiction_reason"] == "signing broke the mirror"
+    assert catalog.history(key)[-2].properties["contradiction_reason"] == "signing broke the mirror"
     for action, fields, field in (
         ("validated", {}, "skill_id"),  # unknown skill
         ("registered", {"summary": "x"}, "action"),  # the earlier action names are not written any more
@@ -129,8 +129,8 @@ def test_earlier_skill_logs_replay_as_before(fabric) -> None:
     fabric.project(["s"])
     catalog = fabric.projector.catalog
     key = entity_key("s", "skill", "release")
-    assert catalog.current(key).properties["version"] == "2" and len(catalog.history[key]) == 2
-    assert (catalog.feedback[key].positive, catalog.feedback[key].negative) == (1, 1)
+    assert catalog.current(key).properties["version"] == "2" and len(catalog.history(key)) == 2
+    assert (catalog.feedback(key).positive, catalog.feedback(key).negative) == (1, 1)
     log.append("s", "skill.retired", {"skill": "release", "note": "replaced by CI"})
     fabric.project(["s"])
     assert catalog.current(key) is None

@@ -19,13 +19,14 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from zaxy_agents import __version__
-from zaxy_agents.errors import ZaxyError
+from zaxy_agents.errors import InvalidRequestError, ZaxyError
 
 from . import executor, registry
 from .backend import Backend
 from .caller import Caller
 from .capture import LifecycleCapture
 from .config import SESSION_HEADER, ServerConfig
+from .finite import NON_FINITE_KEY, FiniteArgumentsServer
 
 logger = logging.getLogger("zaxy.mcp")
 
@@ -44,7 +45,7 @@ class ZaxyMcpServer:
         self.config = config
         self.backend = backend or Backend(config.settings, share=config.share)
         self.capture = LifecycleCapture(config.settings.eventloom_path, enabled=config.capture)
-        self.server: Server[Any, Any] = Server("zaxy", version=__version__, instructions=INSTRUCTIONS)
+        self.server: Server[Any, Any] = FiniteArgumentsServer("zaxy", version=__version__, instructions=INSTRUCTIONS)
         self.server.list_tools()(self._list_tools)
         self.server.request_handlers[types.CallToolRequest] = self._handle_call_request
 
@@ -52,7 +53,13 @@ class ZaxyMcpServer:
     def start(self) -> None:
         self.backend.start()
 
-    def close(self) -> None:
+    def close(self, transport: str = "stdio") -> None:
+        """Record ``session.ended`` for the default session (stdio: the one client this process served), flush
+        lifecycle capture, then hand the graph over."""
+        if transport == "stdio":
+            self.capture.record_session_ended(
+                self.config.default_session, transport=transport, client=self.config.client
+            )
         self.capture.close()
         self.backend.close()
 
@@ -93,6 +100,13 @@ class ZaxyMcpServer:
         spec = registry.get(name)
         session = caller.session
         try:
+            non_finite = arguments.pop(NON_FINITE_KEY, None)
+            if non_finite is not None:
+                raise InvalidRequestError(
+                    f"a number is NaN or infinite at {non_finite}",
+                    field=str(non_finite).removeprefix("arguments."),
+                    remediation="Send finite numbers only (1e400 is read as infinity); store others as strings.",
+                )
             spec, _args, bound = executor.prepare(name, arguments, caller)
             session = bound.session
             result = await anyio.to_thread.run_sync(
@@ -155,6 +169,9 @@ class ZaxyMcpServer:
         """What memory_capabilities reports about the server (profile, unlisted tools, process role)."""
         listed = [spec.name for spec in registry.listed(self.config.profile)]  # type: ignore[arg-type]
         every = [spec.name for spec in registry.all_tools()]
+        process = self.backend.describe()
+        if transport == "http":  # the owner socket lives in the workspace: no filesystem paths over HTTP
+            process.pop("socket", None)
         return {
             "name": "zaxy",
             "version": __version__,
@@ -165,7 +182,8 @@ class ZaxyMcpServer:
             "default_session": self.config.default_session if transport == "stdio" else None,
             "session_header": SESSION_HEADER if transport == "http" else None,
             "lifecycle_capture": self.capture.enabled,
-            "process": self.backend.describe(),
+            "lifecycle_stats": self.capture.stats(),
+            "process": process,
             "workspace": self._describe_workspace(transport),
         }
 

@@ -79,11 +79,7 @@ def predict(
     """Classify ``query`` as likely / possible / unlikely to be answerable from memory in ``sessions``."""
     started = time.perf_counter()
     scope = set(sessions) if sessions is not None else None
-    matched = [
-        catalog.versions[catalog.keys[key].current]
-        for key in exact_matches(query, catalog, scope)
-        if catalog.current(key) is not None
-    ]
+    matched = [current for key in exact_matches(query, catalog, scope) if (current := catalog.current(key))]
     names = [version.name for version in matched]
     mass = sum(salience(version, catalog)["salience"] for version in matched)
     documents, frequencies = index.term_statistics(query, sessions=sessions)

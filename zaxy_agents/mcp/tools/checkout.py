@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -9,14 +10,12 @@ from pydantic import Field
 from zaxy_agents.checkout.replay import MAX_RECENT_EVENTS
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
-from zaxy_agents.mcp.tools.meta import recommended_checkout
-from zaxy_agents.tool_arguments import PurposeArgument, purpose_value
+from zaxy_agents.tool_arguments import PurposeArgument, as_of_field, purpose_value
 
 SCOPE_HELP = (
     "Other sessions to recall from as well (your own is always included). Default: this workspace's other "
     "clients' sessions when the server recalls them together; [] for your session only."
 )
-TASK_HELP = "What you are about to work on: the recommended first checkout is for this."
 
 
 class CheckoutArgs(ToolArgs):
@@ -38,7 +37,7 @@ class CheckoutArgs(ToolArgs):
     max_tokens: int = Field(default=2000, ge=64, le=200_000, description="Token budget of the packet's prompt.")
     purpose: PurposeArgument = None
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
-    as_of: optional(str, "Check memory out as of an ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("Check memory out") = None
 
 
 def _summary(result: dict[str, Any]) -> str:
@@ -145,10 +144,23 @@ def context_assemble(call: ToolCall[AssembleArgs]) -> dict[str, Any]:
 
 
 class BootstrapArgs(ToolArgs):
-    current_task: optional(str, TASK_HELP, max_length=4000) = None
+    current_task: optional(str, "What you are about to work on (shapes the recommended checkout).", max_length=4000) = (
+        None
+    )
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
     max_tokens: int = Field(default=2000, ge=64, le=200_000, description="Token budget of the packet's prompt.")
     purpose: PurposeArgument = None
+
+
+def _render_bootstrap(result: dict[str, Any]) -> str:
+    """The packet, then the handoff a model acts on: the next call, capture health, how to trust memory."""
+    call = result.get("recommended_checkout", {})
+    capture = result.get("capture_status", {})
+    lines = [_render(result), "", f"[zaxy] next: {call.get('tool')}({json.dumps(call.get('arguments', {}))})"]
+    lines.append(f"[zaxy] capture {capture.get('status')}")
+    lines += [f"[zaxy] capture issue: {issue['problem']}; fix: {issue['fix']}" for issue in capture.get("issues", [])]
+    lines += [f"[zaxy] trust: {text}" for text in result.get("trust_policy", {}).values()]
+    return "\n".join(lines)
 
 
 @tool(
@@ -157,12 +169,16 @@ class BootstrapArgs(ToolArgs):
     order=110,
     read_only=True,
     summarize=_summary,
-    render=_render,
-    description="""A question-free packet for the start of a session or after context compaction: stable
-    decisions and facts plus the session's working state, budgeted and cited. Then call memory_checkout, the
-    front door, for the task at hand.""",
+    render=_render_bootstrap,
+    description="""The session-start handoff: the capability manifest (tools, refresh policy, capture health),
+    the recommended first checkout call, capture status and the trust policy, plus a question-free packet of
+    stable decisions, facts and the working state, budgeted and cited. Use at session start or after a
+    compaction, then follow recommended_checkout (memory_checkout, the front door).""",
 )
 def memory_bootstrap(call: ToolCall[BootstrapArgs]) -> dict[str, Any]:
+    from zaxy_agents.mcp.awareness import TRUST_POLICY
+    from zaxy_agents.mcp.tools.meta import capabilities_manifest
+
     args = call.args
     packet = call.fabric.bootstrap(
         call.session,
@@ -171,4 +187,11 @@ def memory_bootstrap(call: ToolCall[BootstrapArgs]) -> dict[str, Any]:
         purpose=purpose_value(args.purpose),
     )
     call.fabric.mark_checkout(call.session, packet.retention.projected_through.get(call.session, 0))
-    return {**_packet(packet), "recommended_checkout": recommended_checkout(args.current_task)}
+    manifest = capabilities_manifest(call, args.current_task)
+    return {
+        **_packet(packet),
+        "manifest": manifest,
+        "recommended_checkout": manifest["recommended_next_call"],
+        "capture_status": manifest["capture"],
+        "trust_policy": dict(TRUST_POLICY),
+    }

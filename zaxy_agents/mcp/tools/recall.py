@@ -8,6 +8,7 @@ from pydantic import Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
+from zaxy_agents.tool_arguments import as_of_field
 
 RetrievalProfile = Literal["balanced", "precision", "recall", "temporal", "cognitive"]
 
@@ -16,7 +17,7 @@ class QueryArgs(ToolArgs):
     ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"k": "limit", "as_of": "temporal_filter"}
 
     query: str = Field(min_length=1, max_length=4000, description="What to look for.")
-    temporal_filter: optional(str, "Only what was valid at this ISO-8601 instant (default: now).", max_length=40) = None
+    temporal_filter: as_of_field("Search memory (only what was valid then)") = None
     limit: int = Field(default=10, ge=1, le=50, description="How many hits to return.")
     scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
     profile: RetrievalProfile = Field(default="balanced", description="Lane weighting of the fused retrieval.")
