@@ -45,6 +45,13 @@ except ImportError:  # pragma: no cover - Windows: no advisory lock, the Kuzu lo
     fcntl = None  # type: ignore[assignment]
 
 
+def _embedded_graph(path: Path) -> Any:
+    """The default graph store: an embedded Kuzu file (imported only when a graph operation needs it)."""
+    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
+
+    return KuzuProjectionStore(path)
+
+
 class GraphMismatch(Exception):
     """The graph does not line up with the log (rebuilt for a private graph, reported for a shared one)."""
 
@@ -81,6 +88,7 @@ class GraphSync:
         folder: Path,
         store_factory: Callable[[Path], Any] | None,
         *,
+        shared: bool | None = None,
         batch_events: int = SYNC_EVENTS,
     ) -> None:
         self.log = log
@@ -88,8 +96,11 @@ class GraphSync:
         self.catalog = catalog
         self.folder = Path(folder)
         self.path = self.folder / GRAPH_FILE
-        self._factory = store_factory
-        self.private = store_factory is None  # the embedded Kuzu file (a factory is a shared server store)
+        self._factory = store_factory or _embedded_graph
+        # A private graph is a local file only this process writes (embedded Kuzu): it gets the trust protocol.
+        # A shared one lives on a server that other workers write too (PostgreSQL). Without a word from the
+        # caller, a factory means a server store (the embedded one is the default).
+        self.private = not shared if shared is not None else store_factory is None
         self.batch_events = batch_events
         self.store: Any = None
         self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
@@ -124,13 +135,9 @@ class GraphSync:
             try:
                 if self.private:
                     self._check_trust()
-                    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-                    self.store = KuzuProjectionStore(self.path)
+                self.store = self._factory(self.path)
+                if self.private:
                     self._record_clean()
-                else:
-                    assert self._factory is not None
-                    self.store = self._factory(self.path)
             except LockedError as exc:
                 self._release_lock()
                 self.unavailable = exc.message
@@ -327,9 +334,7 @@ class GraphSync:
             self.store.close()
             self.store = None
         self._remove_files()
-        from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-        self.store = KuzuProjectionStore(self.path)
+        self.store = self._factory(self.path)
         self._record_clean()
         self._cursors = {}
         self._sync_from_log()
@@ -424,9 +429,7 @@ class GraphSync:
                     self.store.close()
                     self.store = None
                     self._remove_files()
-                    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-                    self.store = KuzuProjectionStore(self.path)
+                    self.store = self._factory(self.path)
                 self._record_clean()
             else:
                 self.store.reset()

@@ -86,6 +86,7 @@ class Projector:
         *,
         listeners: list[Any] | None = None,
         store_factory: Callable[[Path], Any] | None = None,
+        shared_graph: bool | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
     ) -> None:
@@ -107,7 +108,7 @@ class Projector:
         self._memory_cursors: dict[str, tuple[int, str]] = {}
         self._memory_dirty = False
         self._open_components()
-        self.graph = GraphSync(log, self.derived, self.catalog, self.derived_path, store_factory)
+        self.graph = GraphSync(log, self.derived, self.catalog, self.derived_path, store_factory, shared=shared_graph)
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------ opening
