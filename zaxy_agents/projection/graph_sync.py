@@ -22,6 +22,7 @@ import os
 import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,7 @@ class GraphSync:
         self._idle = threading.Event()
         self._idle.set()
         self._thread: threading.Thread | None = None
+        self.coalesce_events = 0  # > 0: the writer waits for this many events before a transaction (rebuilds)
         self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
         self.following = False
 
@@ -350,6 +352,22 @@ class GraphSync:
             self._idle.clear()
             self._queue.put("sync")
 
+    def start_writer(self) -> None:
+        """Start the background writer without a catch-up (a rebuild feeds it every batch itself)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="zaxy-graph-writer", daemon=True)
+                self._thread.start()
+
+    def stop_writer(self) -> None:
+        if not self.following:
+            self._stop_thread()
+
+    def wait_below(self, queued: int) -> None:
+        """Back-pressure: wait while ``queued`` or more batches wait for the writer (bounded memory)."""
+        while self._thread is not None and self._queue.qsize() >= queued and self.error is None:
+            time.sleep(0.005)
+
     def submit(self, batch: ProjectionBatch) -> None:
         """A batch the catalog just committed (written by the background writer when following)."""
         if self._thread is not None and self.store is not None:
@@ -364,7 +382,9 @@ class GraphSync:
                 try:
                     items.append(self._queue.get_nowait())
                 except queue.Empty:
-                    break
+                    if self._complete(items):
+                        break
+                    items.append(self._queue.get())  # coalescing: wait for more before writing
             stop = None in items
             try:
                 with self._lock:
@@ -385,8 +405,16 @@ class GraphSync:
                 self._idle.set()
                 return
 
+    def _complete(self, items: list[Any]) -> bool:
+        """Whether the collected items make a transaction (enough events, or a sync / flush / stop asked)."""
+        if self.coalesce_events <= 0 or any(not isinstance(item, ProjectionBatch) for item in items):
+            return True
+        return sum(item.event_count for item in items) >= self.coalesce_events
+
     def flush(self, timeout: float | None = 120.0) -> bool:
         """Wait until the background writer has nothing queued (True) or ``timeout`` passed."""
+        if self._thread is not None and not self._idle.is_set():
+            self._queue.put("flush")  # ends a coalescing wait
         return self._idle.wait(timeout)
 
     def pending(self) -> int:
@@ -435,10 +463,6 @@ class GraphSync:
                 self.store.reset()
             self._cursors, self.mismatches, self.error = {}, {}, None
             return self.store
-
-    def write_rebuild_batch(self, batch: ProjectionBatch) -> None:
-        with self._lock:
-            self._write(batch)
 
     def _stop_thread(self) -> None:
         if self._thread is not None:

@@ -285,8 +285,6 @@ class Projector:
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
-        *,
-        to_graph: bool = True,
     ) -> ProjectionBatch | None:
         """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
 
@@ -330,7 +328,7 @@ class Projector:
         for listener in self._durable:
             listener.committed()
         self._feed_memory_listeners(batch)
-        if self.use_graph and to_graph:
+        if self.use_graph:
             self.graph.submit(batch)
         return batch
 
@@ -431,22 +429,30 @@ class Projector:
             summaries = self.log.sessions()
             total = sum(summary.event_count for summary in summaries)
             done = 0
-            for_graph: list[ProjectionBatch] = []
-            for summary in summaries:
-                expected: tuple[int, str] | None = None
-                chunk: list[tuple[dict[str, Any], Any]] = []
-                for envelope in self.log.replay_envelopes(summary.session):
-                    chunk.append((envelope, extract(envelope)))
-                    if len(chunk) >= self.batch_events:
-                        expected = self._rebuild_chunk(summary.session, expected, chunk, for_graph)
+            if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
+                self.graph.coalesce_events = REBUILD_BATCH_EVENTS
+                self.graph.start_writer()
+            try:
+                for summary in summaries:
+                    expected: tuple[int, str] | None = None
+                    chunk: list[tuple[dict[str, Any], Any]] = []
+                    for envelope in self.log.replay_envelopes(summary.session):
+                        chunk.append((envelope, extract(envelope)))
+                        if len(chunk) >= self.batch_events:
+                            expected = self._rebuild_chunk(summary.session, expected, chunk)
+                            done += len(chunk)
+                            chunk = []
+                            if progress:
+                                progress(done, total)
+                    if chunk:
+                        self._rebuild_chunk(summary.session, expected, chunk)
                         done += len(chunk)
-                        chunk = []
-                        if progress:
-                            progress(done, total)
-                if chunk:
-                    self._rebuild_chunk(summary.session, expected, chunk, for_graph)
-                    done += len(chunk)
-            self._rebuild_graph(for_graph, force=True)
+                self.graph.flush(None)
+            finally:
+                self.graph.coalesce_events = 0
+                self.graph.stop_writer()
+            if self.graph.error:
+                raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
             with self.derived.write() as db:
                 self.derived.set_meta(db, REBUILD_KEY, None)
             if progress:
@@ -455,32 +461,18 @@ class Projector:
             return self.digest()
 
     def _rebuild_chunk(
-        self,
-        session: str,
-        expected: tuple[int, str] | None,
-        chunk: list[tuple[dict[str, Any], Any]],
-        for_graph: list[ProjectionBatch],
+        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
     ) -> tuple[int, str]:
-        batch = self._commit(session, expected, chunk, to_graph=False)
+        batch = self._commit(session, expected, chunk)
         if batch is None:
             raise LockedError(
                 "another process projected this memory during the rebuild",
                 field="projection",
                 remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
             )
-        if self.use_graph:
-            for_graph.append(batch)
-            self._rebuild_graph(for_graph)
+        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
+            self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
         return batch.cursors[session]
-
-    def _rebuild_graph(self, batches: list[ProjectionBatch], *, force: bool = False) -> None:
-        """Write accumulated rebuild batches to the graph in large transactions (Kuzu COPY commits are costly)."""
-        if not batches or (not force and sum(b.event_count for b in batches) < REBUILD_BATCH_EVENTS):
-            return
-        from .graph_sync import merge_batches
-
-        self.graph.write_rebuild_batch(merge_batches(batches))
-        batches.clear()
 
     def digest(self) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest)."""
