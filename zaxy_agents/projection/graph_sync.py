@@ -252,6 +252,18 @@ class GraphSync:
                     self.mismatches[session] = problem
         self._cursors = self.store.cursors()
 
+    def invalidate(self) -> None:
+        """The graph holds rows the log no longer backs: a private graph is rebuilt on its next use; a shared
+        one is reported (its other workers own it too)."""
+        with self._lock:
+            if not self.private:
+                return
+            self._mark(False)
+            if self.store is not None:
+                with contextlib.suppress(Exception):
+                    self.store.close()
+                self.store = None
+
     def _lines_up(self, batch: ProjectionBatch) -> bool:
         starts = batch_starts(batch)
         return all(self._cursors.get(s, (0, ""))[0] == first - 1 for s, first in starts.items())

@@ -95,7 +95,6 @@ class Projector:
         self.listeners = list(listeners or [])
         self.batch_events = batch_events
         self.use_graph = use_graph
-        self.mismatches: dict[str, str] = {}
         self.problem: str | None = None  # why the last catch-up could not commit (busy, disk full...)
         self._notices_taken = 0
         self._lock = threading.RLock()
@@ -195,6 +194,12 @@ class Projector:
         return self.graph.store
 
     @property
+    def mismatches(self) -> dict[str, str]:
+        """Sessions a shared graph store holds differently from the log (derived state itself never keeps a
+        mismatch: it rebuilds the session)."""
+        return self.graph.mismatches
+
+    @property
     def graph_backend(self) -> str | None:
         return self.graph.backend if self.use_graph else None
 
@@ -227,25 +232,50 @@ class Projector:
     def _catch_up(self, sessions: list[str] | None) -> int:
         if self.catalog.refresh():
             self._new_planner()
-        names = sessions if sessions is not None else [summary.session for summary in self.log.sessions()]
+        if sessions is not None:
+            names = sessions
+        else:  # every session of the log, and every session derived state holds (its log may be gone)
+            names = sorted({summary.session for summary in self.log.sessions()} | set(self.catalog.cursors))
         projected = 0
         for session in names:
-            if session in self.mismatches:
-                continue
             head = self.log.head(session)
             cursor = self.catalog.cursors.get(session)
             if head is None:
                 if cursor is not None:
-                    self.mismatches[session] = f"the log of {session!r} is gone (projected up to {cursor[0]})"
+                    self._reset_session(session, f"its log is gone (projected up to {cursor[0]})", replay=False)
                 continue
             if cursor is not None and head.seq <= cursor[0]:
                 if head.seq < cursor[0]:
-                    self.mismatches[session] = f"log has fewer than {cursor[0]} events (projected up to {cursor[0]})"
+                    projected += self._reset_session(session, f"the log has {head.seq} events, {cursor[0]} projected")
                 elif head.hash != cursor[1]:
-                    self.mismatches[session] = f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
+                    projected += self._reset_session(
+                        session, f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
+                    )
                 continue
             projected += self._project_session(session, cursor)
         return projected
+
+    def _reset_session(self, session: str, reason: str, *, replay: bool = True) -> int:
+        """Derived state of ``session`` does not match its log (replaced, rewritten, gone): drop every row derived
+        from it — with a warning — and, when the log is there, project it again from scratch."""
+        self.derived.warn(
+            f"{self.derived.path}: the derived state of session {session!r} did not match the log ({reason}); "
+            + ("it was rebuilt from the log" if replay else "it was removed")
+        )
+        old = self.catalog.cursors.get(session)
+        with self.derived.write() as db:
+            self.catalog.delete_session(db, session)
+            for listener in self._durable:
+                listener.erase(db, session, list(range(1, old[0] + 1)) if old else [], None)
+            db.execute("DELETE FROM lst_cursors WHERE session = ?", (session,))
+        self._new_planner()
+        for listener in self._memory:
+            listener.reset()
+        self._memory_cursors, self._memory_dirty = {}, True
+        self._catch_up_listeners()
+        if self.use_graph:
+            self.graph.invalidate()
+        return self._project_session(session, None) if replay else 0
 
     def _project_session(self, session: str, cursor: tuple[int, str] | None) -> int:
         """Plan and commit the session's new events, chunk by chunk."""
@@ -255,10 +285,9 @@ class Projector:
         erased: list[int] = []  # erasure records met: the events they name must leave derived state too
         for envelope in self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1):
             if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
-                self.mismatches[session] = (
-                    f"event {envelope['seq']} does not continue projected event {expected[0]} ({expected[1][:12]})"
+                return projected + self._reset_session(
+                    session, f"event {envelope['seq']} does not continue projected event {expected[0]}"
                 )
-                return projected
             chunk.append((envelope, extract(envelope)))
             if envelope["type"] == ERASURE_EVENT:
                 erased += _erased_seqs(envelope)
@@ -425,7 +454,6 @@ class Projector:
             self._memory_cursors, self._memory_dirty = {}, True
             self.catalog.refresh()
             self._new_planner()
-            self.mismatches = {}
             summaries = self.log.sessions()
             total = sum(summary.event_count for summary in summaries)
             done = 0
@@ -499,7 +527,6 @@ class Projector:
                     listener.erase(db, session, seqs, envelopes)
                 # Every erasure record up to the head is covered by this replay of the scrubbed log.
                 self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
-            self.mismatches.pop(session, None)
             self._new_planner()
             for listener in self._memory:
                 listener.reset()
