@@ -138,6 +138,7 @@ def bench_store(root: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
         }
     empty_items = max(sizes) // 2  # puts then deletes: max(sizes) events, 0 live items
     zaxy_path, sqlite_path = build_stores(root, empty_items, delete_all=True)
+    _child("zaxy_store", zaxy_path, "item-1", 1)
     empty = {
         "events": 2 * empty_items,
         "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
