@@ -97,6 +97,7 @@ class CheckoutOperations(FabricMixin):
             projection_lag=lag,
             embedding_lag=self.retriever.vectors.lag(),
             degraded=projector.degraded or projector.writer_error(),
+            notices=projector.take_notices(),
             services={"fabric": self},
         )
 
@@ -217,7 +218,7 @@ class CheckoutOperations(FabricMixin):
         return {
             "backend": {
                 "eventloom": type(self.log).__name__,
-                "graph": projector.store.backend if projector.store is not None else None,
+                "graph": projector.graph_backend,
             },
             "degraded": projector.degraded or projector.writer_error(),
             "eventloom_path": str(self.settings.eventloom_path),

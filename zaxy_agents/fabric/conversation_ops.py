@@ -228,7 +228,7 @@ class ConversationOperations(FabricMixin):
         self.resolve(parsed)
         self.project([parsed.session])
         catalog = self.projector.catalog
-        versions = [catalog.versions[v] for v in catalog.event_versions.get((parsed.session, parsed.seq), ())]
+        versions = catalog.event_versions(parsed.session, parsed.seq)
         return [v for v in versions if catalog.is_current(v.id) and v.entity_type not in REFERENCE_ENTITY_TYPES]
 
     def feedback_from_citations(
