@@ -84,7 +84,7 @@ def _pack(summary: str, properties: str) -> bytes:
     head = summary.encode()
     raw = len(head).to_bytes(4, "little") + head + properties.encode()
     if len(raw) > COMPRESS_ABOVE:
-        packed = zlib.compress(raw, 6)
+        packed = zlib.compress(raw, 1)
         if len(packed) < len(raw):
             return b"z" + packed
     return b"r" + raw
