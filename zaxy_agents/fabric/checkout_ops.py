@@ -317,11 +317,10 @@ class CheckoutOperations(FabricMixin):
         return target.timestamp, f"{ref}@{target.citation}"
 
     def _event_counts(self, sessions: list[str] | None) -> dict[str, int]:
-        return {
-            summary.session: summary.event_count
-            for summary in self.log.sessions()
-            if sessions is None or summary.session in sessions
-        }
+        if sessions is not None:  # only the sessions asked about: O(scope), not O(every session in the folder)
+            heads = {session: self.log.head(session) for session in sessions}
+            return {session: head.seq for session, head in heads.items() if head is not None}
+        return {summary.session: summary.event_count for summary in self.log.sessions()}
 
     def _scope(self, session: str | None, scope: list[str] | None) -> list[str] | None:
         return _scope_of(session, scope, lambda: (summary.session for summary in self.log.sessions()))
