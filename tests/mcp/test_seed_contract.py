@@ -51,6 +51,20 @@ def _keep(**paths: str) -> Callable[[dict[str, Any], Context], None]:
     return keep
 
 
+def _checked_out(response: dict[str, Any], ctx: Context) -> None:
+    assert response["prompt"].startswith("# Memory Checkout")
+    assert response["guidance"]["recommended_checkout"]["tool"] == "memory_checkout"
+    ctx["feedback"] = response["guidance"]["feedback"]["payloads"][0]
+
+
+def _retry_checkout(response: dict[str, Any], ctx: Context) -> None:
+    quality = response["quality"]
+    assert quality["answerability"] == "refresh_recommended", quality
+    action = quality["required_action"]
+    assert action["tool"] == "memory_checkout" and "exact" in action["missing_slots"], action
+    assert action["query"] in action["suggested_queries"]
+
+
 def _explained(response: dict[str, Any], ctx: Context) -> None:
     (edge,) = response["results"]
     assert edge["method"] == "explicit_outcome_explanation_v1", edge  # seed 000 task 3
@@ -170,10 +184,32 @@ ROWS: tuple[Row, ...] = (
             "guidance.feedback.payloads[].feedback",
             "guidance.feedback.payloads[].actor",
             "guidance.feedback.payloads[].citation",
+            "guidance.trust",
+            "guidance.ignore",
+            "guidance.recommended_checkout.tool",
+            "guidance.recommended_checkout.arguments.query",
+            "diagnostics.purpose_policy.suppressed",
+            "diagnostics.inferred_context",
+            "retention.purpose_policy.suppressed",
             "purpose.expected_action",
             "prompt",
         ),
-        check=lambda r, ctx: ctx.update(feedback=r["guidance"]["feedback"]["payloads"][0]),
+        check=_checked_out,
+    ),
+    Row(
+        "memory_checkout: a composed question with a missing slot (slot_plan, missing_slots, suggested_queries)",
+        "memory_checkout",
+        {"query": 'how many tests failed in the pytest run, and which file sets "retry_policy"?', "limit": 5},
+        (
+            "diagnostics.slot_plan[].slot",
+            "diagnostics.slot_plan[].satisfied",
+            "quality.required_action.tool",
+            "quality.required_action.query",
+            "quality.required_action.reason",
+            "quality.required_action.missing_slots",
+            "quality.required_action.suggested_queries",
+        ),
+        check=_retry_checkout,
     ),
     Row(
         "memory_query (query, temporal_filter, limit)",

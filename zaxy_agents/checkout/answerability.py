@@ -20,6 +20,8 @@ from zaxy_agents.retrieval.text import _TEMPORAL_RE, _WHEN_RE, Analyzer
 from .models import EvidenceItem, Quality, RequiredAction, Slot
 
 COVERAGE_FOR_ANSWER = 0.6
+# seed 003's degraded-checkout example: the refresh asks for the current state around a partly covered question
+REFRESH_QUERY = "current decisions, blockers, and next actions for: {query}"
 _ANALYZER = Analyzer()
 _QUOTED = re.compile(r"[\"“`']([^\"”`']{2,80})[\"”`']")
 _IDENTIFIER = re.compile(
@@ -133,7 +135,18 @@ def assess(
             if unresolvable
             else (f"missing {', '.join(missing)}" if missing else f"query only {coverage:.0%} covered")
         )
-        action = RequiredAction(tool="memory_query", query=target, reason=why)
+        if missing:
+            action = RequiredAction(
+                tool="memory_checkout",
+                query=target,
+                reason=why,
+                missing_slots=missing,
+                suggested_queries=suggestions,
+            )
+        elif warnings or unresolvable:  # the same checkout again, once the lane or the log is back
+            action = RequiredAction(tool="memory_checkout", query=query, reason=why)
+        else:  # seed 003's degraded example: a broader checkout of the current state around the question
+            action = RequiredAction(tool="memory_checkout", query=REFRESH_QUERY.format(query=query[:3900]), reason=why)
     else:
         answerability, action = "answer_from_memory", None
     return Quality(

@@ -48,6 +48,9 @@ FACT_TYPES = frozenset(
 STABLE_TYPES = ("decision", "fact", "procedure", "claim", "episode")
 STABLE_LIMIT = 12
 REVIEWED_TYPES = frozenset({"procedure", "claim", "episode"})
+# the follow-up checkout a bootstrap packet (no question yet) recommends (seed 003's CLI example)
+FOLLOW_UP_QUERY = "current task, project direction, and recent decisions"
+FOLLOW_UP_REASON = "Refresh memory before major follow-up work, after compaction/resume, or when task scope changes."
 STABLE_SHARE = 0.3  # the stable tier may use at most this share of max_tokens (it must not starve evidence)
 
 
@@ -155,7 +158,7 @@ def assemble(
         quality = assess(query, evidence, len(current_facts), len(excluded), warnings, unresolvable)
     else:
         quality = _bootstrap_quality(working, stable, warnings)
-    guidance = _guidance(current_facts, session, extension_guidance)
+    guidance = _guidance(current_facts, session, extension_guidance, query)
 
     encoder = get_encoding(encoding) if max_tokens is not None else None
     candidates = _candidates(stable, working, hits, evidence, purpose, max_tokens) + _replay_candidates(replay)
@@ -203,6 +206,9 @@ def assemble(
         projection_lag=projection_lag,
         degraded=degraded,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
+        # seed 003: "checkout diagnostics also include a slot_plan contract" (also under quality, next to the
+        # missing slots it explains); null when the question is not composed
+        slot_plan=[slot.model_dump() for slot in quality.slot_plan] if quality.slot_plan is not None else None,
         **extension_blocks,
     )
     retention = Retention(
@@ -212,6 +218,12 @@ def assemble(
         invalidated_excluded=invalidated,
         suppressed_by_purpose=suppressed,
         elided_by_budget=len(packing.elided),
+        purpose_policy={
+            "name": purpose.name,
+            "suppressed": suppressed,
+            "suppress_event_types": list(purpose.suppress_event_types),
+            "suppress_entity_types": list(purpose.suppress_entity_types),
+        },
     )
     return CheckoutPacket(
         query=query,
@@ -395,7 +407,7 @@ def _bootstrap_quality(working: WorkingSet, stable: list[FactItem], warnings: li
     return Quality(answerability="ask_user", confidence=0.1, reasons=["bootstrap: no memory for this scope yet"])
 
 
-def _guidance(facts: list[FactItem], session: str | None, extra: list[str]) -> Guidance:
+def _guidance(facts: list[FactItem], session: str | None, extra: list[str], query: str) -> Guidance:
     payloads = [  # valid memory_feedback arguments, in the seed's names
         {
             "entity_name": fact.name,
@@ -419,6 +431,11 @@ def _guidance(facts: list[FactItem], session: str | None, extra: list[str]) -> G
             "Do not treat missing evidence as a negative answer; follow quality.required_action instead.",
         ],
         feedback=FeedbackGuidance(payloads=payloads),
+        recommended_checkout={  # seed 003: the follow-up checkout (with the reason of the seed's example)
+            "tool": "memory_checkout",
+            "arguments": {"query": query or FOLLOW_UP_QUERY, **({"session_id": session} if session else {})},
+            "reason": FOLLOW_UP_REASON,
+        },
     )
 
 
