@@ -96,6 +96,7 @@ def test_propose_from_log_types_sources_and_determinism(memory: MemoryFabric, tm
     _write(memory, "w")
     result = memory.consolidation_propose_from_log("w", window_size=8)
     assert [s["first_seq"] for s in result["segments"]] == [2] and result["segments"][0]["closed"]
+    assert result["segments"][0]["segment_id"] == "segment:w:000002-000008"  # seed 001's segment id
     assert [p["candidate_type"] for p in result["proposals"]] == ["episode", "claim", "procedure"]
     assert result["created"] == 3
     procedure = _by_type(memory, "w")["procedure"]

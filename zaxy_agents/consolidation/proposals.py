@@ -15,7 +15,6 @@ from typing import Any
 
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.procedures.steps import Step, collapse, step_of
-from zaxy_agents.projection.model import stable_id
 
 ACTIONABLE_TYPES = frozenset({"tool.call.completed", "command.completed", "file.edit.applied", "task.completed"})
 FINDING_PREFIX = "coordination.finding"
@@ -36,7 +35,8 @@ class Segment:
 
     @property
     def segment_id(self) -> str:
-        return "seg_" + stable_id(self.session, *(f"{e.seq}:{e.hash}" for e in self.events), length=16)
+        """Seed 001: ``segment:<session>:<first seq>-<last seq>`` (six-digit seqs), stable for the same log window."""
+        return f"segment:{self.session}:{self.events[0].seq:06d}-{self.events[-1].seq:06d}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
