@@ -220,3 +220,43 @@ def test_documented_fixture_matches_the_model(tmp_path) -> None:
     packet = CheckoutPacket.model_validate_json(fixture.read_text())
     assert json.loads(fixture.read_text())["current_facts"][0]["entity_name"] == packet.current_facts[0].name
     assert packet.current_facts and packet.provenance and packet.prompt.startswith("# Memory Checkout")
+
+
+def test_inferred_context_reports_counts_trust_and_low_trust_guidance(memory: MemoryFabric) -> None:
+    """Seed 002: inferred context and edge counts, labels, methods, average trust, low-trust guidance."""
+    source = {"name": "task-7", "entity_type": "task"}
+    decision = {"name": "Use Memory Checkout as the model-facing state contract", "entity_type": "decision"}
+    memory.append("s", "task.created", {"task_id": "task-7", "title": "task-7 checkout contract"})
+    cited = memory.append("s", "decision.recorded", {"decision": decision["name"], "topic": "checkout"})
+    memory.append(  # the seed's example edge, with cited evidence
+        "s",
+        "inference.edge.generated",
+        {
+            "source": source,
+            "target": decision,
+            "relation_type": "likely_informed",
+            "confidence": 0.82,
+            "inference_method": "operator_review_v1",
+            "evidence": {"source_event_seq": cited.seq, "source_event_hash": cited.hash, "reason": "confirmed"},
+        },
+    )
+    memory.append(
+        "s",
+        "inference.edge.generated",
+        {
+            "source": source,
+            "target": {"name": "rewrite the planner", "entity_type": "decision"},
+            "relation_type": "maybe_blocked",
+            "confidence": 0.4,
+            "inference_method": "unknown",
+            "evidence": {"source_event_seq": 99, "reason": "a guess"},  # no hash: uncited
+        },
+    )
+    packet = memory.checkout("task-7 checkout contract", session="s")
+    inferred = packet.diagnostics.inferred_context
+    assert inferred["edge_count"] == 2 and inferred["context_count"] >= 1
+    assert inferred["relation_labels"] == ["likely_informed", "maybe_blocked"]
+    assert inferred["methods"] == ["operator_review_v1", "unknown"]
+    assert inferred["uncited"] == 1 and inferred["low_trust"] == 1
+    assert inferred["average_trust"] == round((0.82 * 1.0 + 0.4 * (0.5 + 0.5 / 3)) / 2, 4)
+    assert any("low trust" in line for line in packet.guidance.trust)

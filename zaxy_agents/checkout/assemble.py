@@ -49,6 +49,7 @@ STABLE_TYPES = ("decision", "fact", "procedure", "claim", "episode")
 STABLE_LIMIT = 12
 REVIEWED_TYPES = frozenset({"procedure", "claim", "episode"})
 # the follow-up checkout a bootstrap packet (no question yet) recommends (seed 003's CLI example)
+LOW_TRUST = 0.5  # an inferred edge below this trust gets a guidance line
 FOLLOW_UP_QUERY = "current task, project direction, and recent decisions"
 FOLLOW_UP_REASON = "Refresh memory before major follow-up work, after compaction/resume, or when task scope changes."
 STABLE_SHARE = 0.3  # the stable tier may use at most this share of max_tokens (it must not starve evidence)
@@ -158,6 +159,12 @@ def assemble(
         quality = assess(query, evidence, len(current_facts), len(excluded), warnings, unresolvable)
     else:
         quality = _bootstrap_quality(working, stable, warnings)
+    inferred = _inferred_context(catalog, hits)
+    if inferred["low_trust"]:  # seed 002: low-trust guidance for inferred graph context
+        extension_guidance.append(
+            f"{inferred['low_trust']} inferred edge(s) near this context are weakly evidenced (low trust): "
+            "treat them as leads to verify, not as memory."
+        )
     guidance = _guidance(current_facts, session, extension_guidance, query)
 
     encoder = get_encoding(encoding) if max_tokens is not None else None
@@ -189,7 +196,7 @@ def assemble(
         superseded_contexts_excluded=len(excluded),
         warning_count=len(warnings),
         feedback_recommended=bool(guidance.feedback.payloads),
-        inferred_context=_inferred_context(catalog, hits),
+        inferred_context=inferred,
         purpose_policy={
             **purpose.model_dump(),
             "suppressed": suppressed,
@@ -376,20 +383,44 @@ def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[l
 
 
 def _inferred_context(catalog: EntityCatalog, hits: list[RetrievalHit]) -> dict[str, Any]:
+    """Seed 002's ``inferred_context``: the inferred edges around the retrieved entities and how far to trust them.
+
+    An edge's trust is its confidence scaled by its coverage: the share of a named (not ``unknown``) inference
+    method, Eventloom provenance of the edge (source event seq and hash) and cited evidence (seq and hash) it has
+    (trust = confidence x (0.5 + 0.5 x coverage)). Diagnostics only: ranking does not use it.
+    """
     edges = {}
+    contexts = 0
     for hit in hits:
         if hit.entity is None:
             continue
-        for edge in [*catalog.out_edges(hit.entity.key), *catalog.in_edges(hit.entity.key)]:
-            if edge.inferred:
-                edges[edge.id] = edge
-    confidences = [edge.confidence for edge in edges.values()]
+        near = [e for e in (*catalog.out_edges(hit.entity.key), *catalog.in_edges(hit.entity.key)) if e.inferred]
+        contexts += bool(near)
+        edges.update((edge.id, edge) for edge in near)
+    coverage = {key: _edge_coverage(edge) for key, edge in edges.items()}
+    trust = {key: edge.confidence * (0.5 + 0.5 * coverage[key]) for key, edge in edges.items()}
+    mean = lambda values: round(sum(values) / len(values), 4) if values else None  # noqa: E731
     return {
         "count": len(edges),
+        "context_count": contexts,
+        "edge_count": len(edges),
         "relation_labels": sorted({edge.relation_type for edge in edges.values()}),
         "methods": sorted({edge.inference_method for edge in edges.values()}),
-        "average_trust": round(sum(confidences) / len(confidences), 4) if confidences else None,
+        "average_confidence": mean([edge.confidence for edge in edges.values()]),
+        "average_trust": mean(list(trust.values())),
+        "average_coverage": mean(list(coverage.values())),
+        "uncited": sum(1 for edge in edges.values() if not (edge.evidence_seq and edge.evidence_hash)),
+        "low_trust": sum(1 for value in trust.values() if value < LOW_TRUST),
     }
+
+
+def _edge_coverage(edge: Any) -> float:
+    factors = (
+        bool(edge.inference_method) and edge.inference_method != "unknown",
+        bool(edge.source_event_seq and edge.source_event_hash),
+        bool(edge.evidence_seq and edge.evidence_hash),
+    )
+    return sum(factors) / len(factors)
 
 
 def _bootstrap_quality(working: WorkingSet, stable: list[FactItem], warnings: list[str]) -> Quality:
