@@ -16,6 +16,7 @@ from . import (
     hooks_commands,
     ide_config_commands,
     init_commands,
+    integrity_commands,
     lane_commands,
     log_commands,
     projection_commands,
@@ -49,3 +50,4 @@ ide_config_commands.register(app)
 backend_commands.register(app)
 eventloom_commands.register(app)
 init_commands.register(app)
+integrity_commands.register(app)

@@ -121,8 +121,12 @@ def sessions_command(
         for column in ("session", "events", "bytes", "modified"):
             table.add_column(column)
         for summary in summaries:
-            table.add_row(summary.session, str(summary.event_count), str(summary.size_bytes), summary.modified or "")
+            events = f"damaged: {summary.damaged}" if summary.damaged else str(summary.event_count)
+            table.add_row(summary.session, events, str(summary.size_bytes), summary.modified or "")
         console.print(table)
+        for summary in summaries:
+            if summary.damaged:
+                console.print(f"[red]{summary.session} is damaged[/]: run `zaxy repair --session-id {summary.session}`")
 
 
 def _preview(payload: dict, limit: int = 80) -> str:

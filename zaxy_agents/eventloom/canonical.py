@@ -161,3 +161,19 @@ def stored_line_hash(line: bytes, sha: Any = sha256) -> str | None:
     content_digest = sha(content).hexdigest().encode()
     hashed = line[:start] + b',"content_digest":"' + content_digest + b'"' + line[digest_end:payload]
     return sha(hashed + line[prev : prev + 79] + line[seq:-1]).hexdigest()
+
+
+def stored_line_sound(line: bytes, envelope: dict[str, Any], sha: Any = sha256) -> bool:
+    """Whether the decoded ``envelope`` of a stored ``line`` may be served: its bytes match its hash.
+
+    Tombstones (content gone, hash vouched for by a record) pass; their readers see no content.
+    """
+    if "tombstone" in envelope:
+        return True
+    fast = None if "erased" in envelope else stored_line_hash(line, sha)
+    if fast is not None:
+        return fast == envelope.get("hash")
+    try:
+        return event_hash(envelope) == envelope.get("hash") and encode_line(envelope) == line
+    except (TypeError, ValueError, KeyError):
+        return False

@@ -52,6 +52,7 @@ class TransferResult(BaseModel):
     sha256: str
     head_hash: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    error: str | None = None  # set when the session was left out (it does not verify: see `zaxy repair`)
 
 
 def export_session(
@@ -106,9 +107,23 @@ def export_session(
 def export_sessions(
     log: EventLog, directory: str | os.PathLike[str], sessions: Iterable[str] | None = None, *, overwrite: bool = False
 ) -> list[TransferResult]:
-    """Export sessions (default: all) to ``<directory>/<session>.jsonl``: a folder the embedded backend opens."""
-    names = list(sessions) if sessions is not None else [summary.session for summary in log.sessions()]
-    return [export_session(log, name, Path(directory) / f"{name}.jsonl", overwrite=overwrite) for name in names]
+    """Export sessions (default: all) to ``<directory>/<session>.jsonl``: a folder the embedded backend opens.
+
+    Exporting every session, a session that does not verify is left out (its result carries ``error``) and the
+    others are exported: one damaged log never stops a backup of the rest. Named sessions must all verify.
+    """
+    if sessions is not None:
+        return [export_session(log, name, Path(directory) / f"{name}.jsonl", overwrite=overwrite) for name in sessions]
+    results = []
+    for summary in log.sessions():
+        target = Path(directory) / f"{summary.session}.jsonl"
+        try:
+            results.append(export_session(log, summary.session, target, overwrite=overwrite))
+        except IntegrityError as exc:
+            results.append(
+                TransferResult(session=summary.session, path=str(target), events=0, sha256="", error=exc.message)
+            )
+    return results
 
 
 def import_file(log: EventLog, path: str | os.PathLike[str], *, session: str | None = None) -> TransferResult:

@@ -42,6 +42,7 @@ class ChainVerifier:
         self._run: list[Any] | None = None  # [from_seq, to_seq, prev_hash] of the tombstone run being read
         self._runs: dict[tuple[int, int], tuple[str, str | None]] = {}  # unvouched runs -> (prev, last)
         self._erased: dict[int, int] = {}  # erased seq -> record seq it names (until that record is read)
+        self._batch: tuple[int, int] | None = None  # (position, size) of an unfinished multi-event write
 
     @property
     def ok(self) -> bool:
@@ -92,6 +93,9 @@ class ChainVerifier:
                 return "line bytes are not the canonical encoding (the stored text was modified)"
         except (TypeError, ValueError) as exc:
             return f"line cannot be canonically encoded: {exc}"
+        problem = self._batch_problem(envelope.get("batch"))
+        if problem is not None:
+            return problem
         if "erased" in envelope:
             record = envelope["erased"].get("record_seq") if isinstance(envelope["erased"], dict) else None
             if not isinstance(record, int) or record <= seq:
@@ -104,6 +108,22 @@ class ChainVerifier:
         self.prev = envelope["hash"]
         return None
 
+    def _batch_problem(self, marker: Any) -> str | None:
+        """Events of one write carry ``[1, n]`` .. ``[n, n]`` in order; nothing else may come in between."""
+        open_batch, self._batch = self._batch, None
+        if marker is None:
+            if open_batch is not None:
+                return f"a batch of {open_batch[1]} events ends after {open_batch[0]} (events are missing)"
+            return None
+        if not (isinstance(marker, list) and len(marker) == 2 and all(type(n) is int for n in marker)):
+            return "the batch marker is not [position, size]"
+        position, size = marker
+        expected = 1 if open_batch is None else open_batch[0] + 1
+        if position != expected or not 1 <= position <= size or (open_batch and open_batch[1] != size):
+            return f"batch marker {marker} does not continue the write it belongs to"
+        self._batch = (position, size) if position < size else None
+        return None
+
     def _expected_prev(self, actual: str) -> str | None:
         """The prev_hash this line must carry; closes a tombstone run (whose last hash may be unknown: then the
         line's own prev_hash is what the vouching record must list as the run's ``last_hash``)."""
@@ -114,6 +134,7 @@ class ChainVerifier:
         return expected
 
     def _accept_tombstone(self, envelope: dict[str, Any], line: bytes, seq: int) -> str | None:
+        self._batch = None  # what stood here is unknown: a batch it was part of cannot be followed through
         if encode_line(envelope) != line:
             return "line bytes are not the canonical encoding (the stored text was modified)"
         known_prev, known_hash = envelope.get("prev_hash"), envelope.get("hash")

@@ -93,6 +93,7 @@ class CheckoutOperations(FabricMixin):
             embedding_lag=self.retriever.vectors.lag(),
             degraded=projector.degraded or projector.writer_error(),
             services={"fabric": self},
+            damaged=projector.damaged,
         )
 
     def bootstrap(
@@ -215,6 +216,7 @@ class CheckoutOperations(FabricMixin):
                 "graph": projector.store.backend if projector.store is not None else None,
             },
             "degraded": projector.degraded or projector.writer_error(),
+            "damaged_sessions": self.damaged_sessions(),  # type: ignore[attr-defined]
             "eventloom_path": str(self.settings.eventloom_path),
             "embedder": vectors.model_id,
             "retrieval_profiles": sorted(PROFILES),

@@ -81,6 +81,11 @@ class ProjectionOperations:
                     if summary.session in projector.mismatches
                     else {}
                 ),
+                **(
+                    {"damaged": summary.damaged or projector.damaged[summary.session]}
+                    if summary.damaged or summary.session in projector.damaged
+                    else {}
+                ),
             }
         versions = [v for v in catalog.versions.values() if session is None or v.session == session]
         current = [v for v in versions if catalog.is_current(v.id)]

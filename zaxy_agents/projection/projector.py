@@ -32,11 +32,11 @@ import shutil
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from zaxy_agents.errors import LockedError
+from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 
 from .catalog import EntityCatalog
@@ -166,6 +166,7 @@ class Projector:
         self.batch_events = batch_events
         self.degraded: str | None = None
         self.mismatches: dict[str, str] = {}
+        self.damaged: dict[str, str] = {}  # sessions that cannot be read past some event (see _contained)
         self._lock = threading.RLock()
         self.store: ProjectionStore | None = None
         self._writer: _GraphWriter | None = None
@@ -264,10 +265,21 @@ class Projector:
 
     def _replay_into_memory(self, cursors: dict[str, tuple[int, str]]) -> None:
         for session, (seq, digest) in sorted(cursors.items()):
-            if not self._cursor_matches(session, seq, digest):
-                continue
-            self._plan_session(session, 1, seq, BULK_BATCH_EVENTS, write_store=False)
+            with self._contained(session):
+                if not self._cursor_matches(session, seq, digest):
+                    continue
+                self._plan_session(session, 1, seq, BULK_BATCH_EVENTS, write_store=False)
         self._dispatch(write_store=False)
+
+    @contextlib.contextmanager
+    def _contained(self, session: str) -> Iterator[None]:
+        """One damaged session never takes the others down: its failure is recorded in :attr:`damaged` (events
+        before the damage stay projected; ``zaxy repair`` makes the rest readable)."""
+        try:
+            yield
+            self.damaged.pop(session, None)
+        except IntegrityError as exc:
+            self.damaged[session] = exc.message
 
     # ------------------------------------------------------------------ catch-up
     def catch_up(self, sessions: list[str] | None = None) -> int:
@@ -281,13 +293,14 @@ class Projector:
             for session in names:
                 if session in self.mismatches:
                     continue
-                cursor = self.catalog.cursors.get(session)
-                if cursor is not None and not self._cursor_matches(session, *cursor):
-                    continue
-                head = self.log.head(session)
-                if head is None or (cursor is not None and head.seq <= cursor[0]):
-                    continue
-                projected += self._plan_session(session, (cursor[0] if cursor else 0) + 1, None, batch_events)
+                with self._contained(session):
+                    cursor = self.catalog.cursors.get(session)
+                    if cursor is not None and not self._cursor_matches(session, *cursor):
+                        continue
+                    head = self.log.head(session)
+                    if head is None or (cursor is not None and head.seq <= cursor[0]):
+                        continue
+                    projected += self._plan_session(session, (cursor[0] if cursor else 0) + 1, None, batch_events)
             self._dispatch(write_store=True)
             return projected
 
@@ -387,14 +400,16 @@ class Projector:
             summaries = self.log.sessions()
             total = sum(s.event_count for s in summaries)
             done = 0
+            self.damaged = {}
             for summary in summaries:
-                for envelope in self.log.replay_envelopes(summary.session):
-                    self.planner.add(envelope, extract(envelope))
-                    done += 1
-                    if done % 1000 == 0 and progress:
-                        progress(done, total)
-                    if self.planner.pending_events() >= BULK_BATCH_EVENTS:
-                        self._apply_now()
+                with self._contained(summary.session):
+                    for envelope in self.log.replay_envelopes(summary.session):
+                        self.planner.add(envelope, extract(envelope))
+                        done += 1
+                        if done % 1000 == 0 and progress:
+                            progress(done, total)
+                        if self.planner.pending_events() >= BULK_BATCH_EVENTS:
+                            self._apply_now()
             self._apply_now()
             if progress:
                 progress(done, total)

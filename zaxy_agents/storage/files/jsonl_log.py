@@ -306,6 +306,33 @@ class JsonlEventLog:
             )
         return report
 
+    def repair(self, session: str, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
+        """Set a session's unreadable bytes aside and let a blocked log continue (see :mod:`.jsonl_repair`)."""
+        from .jsonl_repair import repair_session
+
+        validate_session_id(session)
+        if not (self.root / f"{session}.jsonl").exists():
+            raise NotFoundError(
+                f"no log for session {session!r} in {self.root}",
+                field="session",
+                remediation="List sessions with `zaxy sessions`.",
+            )
+        report = repair_session(self._file(session), actor=actor, dry_run=dry_run)
+        self.integrity_problems.pop(session, None)
+        return report
+
+    def session_names(self) -> list[str]:
+        """Every session with a log file, readable or not (``sessions()`` reads their tails)."""
+        if not self.root.is_dir():
+            return []
+        names = []
+        for path in sorted(self.root.glob("*.jsonl")):
+            try:
+                names.append(validate_session_id(path.name[: -len(".jsonl")]))
+            except InvalidRequestError:
+                continue
+        return names
+
     # ------------------------------------------------------------------ internals
     def _file(self, session: str) -> SessionFile:
         handle = self._files.get(session)

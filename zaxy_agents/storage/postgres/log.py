@@ -31,11 +31,11 @@ from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_has
 from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import prepare_draft
-from zaxy_agents.eventloom.integrity import SessionReader
+from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
-from zaxy_agents.eventloom.verifier import ChainVerifier
+from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
 from zaxy_agents.storage.files.jsonl_file import PreparedDraft, _json_string, _seal
 from zaxy_agents.storage.files.jsonl_log import DURABILITY_MODES
 from zaxy_agents.storage.postgres.connect import (
@@ -159,6 +159,49 @@ class PostgresEventLog:
         except psycopg.Error as exc:
             raise unavailable(self.dsn, exc) from exc
 
+    def repair(self, session: str, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
+        """Let a session whose last event does not verify continue: that event stays as it is (excluded from
+        reads, reported by ``verify``) and an ``eventloom.repaired`` record acknowledging it is appended.
+
+        Rows are never rewritten; a PostgreSQL row holds no torn bytes, so there is nothing to set aside.
+        """
+        validate_session_id(session)
+        report: dict[str, Any] = {"session": session, "repaired": False, "set_aside": [], "acknowledged": []}
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
+                if row is None or not row[0]:
+                    raise NotFoundError(f"no session {session!r}", field="session", remediation="See `zaxy sessions`.")
+                head = (int(row[0]), str(row[1]))
+                tail = conn.execute(self._sql["line"], (session, head[0])).fetchone()
+                line = None if tail is None else bytes(tail[0]) + b"\n"
+                envelope = None if line is None else decode_line(line)
+                problem = "its last event cannot be read" if envelope is None else line_problem(line, envelope)
+                if problem is None:
+                    report["note"] = "nothing to repair"
+                    return report
+                report["acknowledged"] = [{"seq": head[0], "problem": problem}]
+                if dry_run:
+                    return report
+                payload = {
+                    "ranges": [],
+                    "set_aside": [],
+                    "acknowledged": report["acknowledged"],
+                    "reason": "the last event does not verify; it stays excluded from every read",
+                }
+                drafts = [PreparedDraft(type=REPAIR_TYPE, actor=actor, payload=payload)]
+                envelopes = self._try_append(conn, session, drafts, head, self._sql["append"])
+                if envelopes is None:
+                    raise ConflictError(f"session {session!r} moved during the repair", remediation="Run it again.")
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+        self.integrity_problems.pop(session, None)
+        return {**report, "repaired": True, "record_seq": envelopes[0]["seq"], "record_hash": envelopes[0]["hash"]}
+
+    def session_names(self) -> list[str]:
+        """Every session (PostgreSQL reads heads from their rows, so a damaged event never hides one)."""
+        return [summary.session for summary in self.sessions()]
+
     def _lock_head(self, conn: psycopg.Connection[Any], session: str) -> tuple[int, str]:
         """Lock the session's head row (creating it for a new session) and check the tail event it names."""
         row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
@@ -193,10 +236,10 @@ class PostgresEventLog:
         rows: list[str] = []
         chunks: list[bytes] = []
         offset = 1  # PostgreSQL substring() counts from 1
-        size = len(drafts)
+        count = len(drafts)
         for position, draft in enumerate(drafts, start=1):
             seq += 1
-            envelope, line = _seal(draft, seq, prev, session, session_json, (position, size) if size > 1 else None)
+            envelope, line = _seal(draft, seq, prev, session, session_json, (position, count) if count > 1 else None)
             size = len(line) - 1  # stored without the newline
             rows.append(
                 f"{seq}\t{envelope['hash']}\t{prev}\t{envelope['id']}\t{envelope['type']}\t{envelope['actor']}\t"
