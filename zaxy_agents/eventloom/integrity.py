@@ -19,15 +19,17 @@ normalized (:func:`readable`): an empty payload and an ``erased`` marker.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from typing import Any
 
 from zaxy_agents.errors import IntegrityError
 
 from .canonical import line_shape_problem, stored_line_sound
 
+TYPE_CHECKING = False  # keep `typing` off the hook fast path (the SessionStart packet is checked with this module)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
 HASH_MISMATCH = "its stored bytes do not match its hash (the event was modified after it was written)"
-EventKey = tuple[str, int]
 
 
 def repair_hint(session: str) -> str:
@@ -123,9 +125,9 @@ class CitedCheck:
     """The outcome of :func:`check_cited`: which cited events may be served, and why the others may not."""
 
     def __init__(self) -> None:
-        self.envelopes: dict[EventKey, dict[str, Any]] = {}  # readable envelopes of the servable events
-        self.problems: dict[EventKey, str] = {}  # integrity problems (warned about)
-        self.erased: set[EventKey] = set()  # erased on purpose (excluded silently)
+        self.envelopes: dict[tuple[str, int], dict[str, Any]] = {}  # readable envelopes of the servable events
+        self.problems: dict[tuple[str, int], str] = {}  # integrity problems (warned about)
+        self.erased: set[tuple[str, int]] = set()  # erased on purpose (excluded silently)
 
     def servable(self, session: str, seq: int, digest: str | None = None) -> bool:
         key = (session, seq)
@@ -140,7 +142,7 @@ class CitedCheck:
 
 
 def check_cited(
-    lines_at: Callable[[list[EventKey]], dict[EventKey, bytes]],
+    lines_at: Callable[[list[tuple[str, int]]], dict[tuple[str, int], bytes]],
     cited: Iterable[tuple[str, int, str]],
     *,
     sha: Any = None,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 ERASURE_TYPE = "eventloom.erased"
+_UNKNOWN_BATCH = (-1, -1)
 REPAIR_TYPE = "eventloom.repaired"
 VOUCHING_TYPES = (ERASURE_TYPE, REPAIR_TYPE)
 
@@ -111,6 +112,11 @@ class ChainVerifier:
     def _batch_problem(self, marker: Any) -> str | None:
         """Events of one write carry ``[1, n]`` .. ``[n, n]`` in order; nothing else may come in between."""
         open_batch, self._batch = self._batch, None
+        if open_batch == _UNKNOWN_BATCH:  # after tombstones: the write a marker belongs to is not known
+            valid = isinstance(marker, list) and len(marker) == 2 and all(type(n) is int for n in marker)
+            open_batch = (marker[0] - 1, marker[1]) if valid else None
+            if open_batch is not None and open_batch[0] == 0:
+                open_batch = None
         if marker is None:
             if open_batch is not None:
                 return f"a batch of {open_batch[1]} events ends after {open_batch[0]} (events are missing)"
@@ -134,7 +140,7 @@ class ChainVerifier:
         return expected
 
     def _accept_tombstone(self, envelope: dict[str, Any], line: bytes, seq: int) -> str | None:
-        self._batch = None  # what stood here is unknown: a batch it was part of cannot be followed through
+        self._batch = _UNKNOWN_BATCH  # what stood here is unknown: the next marker may continue any batch
         if encode_line(envelope) != line:
             return "line bytes are not the canonical encoding (the stored text was modified)"
         known_prev, known_hash = envelope.get("prev_hash"), envelope.get("hash")
