@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import BACKEND_POSTGRESQL
 from zaxy_agents.eventloom.integrity import check_cited
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.models import QueryResponse
@@ -73,7 +74,9 @@ class RetrievalOperations:
         as_of: str | None = None,
         include_superseded: bool = False,
     ) -> QueryResponse:
-        """Fused retrieval over every lane; each hit cites its event and explains its score."""
+        """Fused retrieval over every lane; each hit cites its event and explains its score. ``as_of``: an
+        ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`."""
+        as_of = parse_instant(as_of)
         self.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
