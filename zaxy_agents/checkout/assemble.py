@@ -334,7 +334,7 @@ def _known_damage(log: EventLog, scope: set[str] | None, damaged: dict[str, str]
     """Warnings for what reading the log already excluded in the scope: events that do not match their hash
     (left out of the projection) and sessions that cannot be read past some event."""
     warnings = []
-    for session, problems in sorted(getattr(log, "integrity_problems", {}).items()):
+    for session, problems in sorted(log.integrity_problems.items()):
         if scope is None or session in scope:
             warnings += [
                 f"integrity_error: session {session} event {seq} excluded: {why}" for seq, why in problems.items()

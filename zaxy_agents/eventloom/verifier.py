@@ -40,7 +40,7 @@ class ChainVerifier:
         self.problem: str | None = None
         self.broken_seq: int | None = None
         self.last_envelope: dict[str, Any] | None = None
-        self._run: list[Any] | None = None  # [from_seq, to_seq, prev_hash] of the tombstone run being read
+        self._run: list[Any] | None = None  # [from, to, prev_hash, record_seq] of the tombstone run being read
         self._runs: dict[tuple[int, int], tuple[str, str | None]] = {}  # unvouched runs -> (prev, last)
         self._erased: dict[int, int] = {}  # erased seq -> record seq it names (until that record is read)
         self._batch: tuple[int, int] | None = None  # (position, size) of an unfinished multi-event write
@@ -144,10 +144,15 @@ class ChainVerifier:
         if encode_line(envelope) != line:
             return "line bytes are not the canonical encoding (the stored text was modified)"
         known_prev, known_hash = envelope.get("prev_hash"), envelope.get("hash")
+        tombstone = envelope["tombstone"]
+        record = tombstone.get("record_seq") if isinstance(tombstone, dict) else None
+        if self._run is not None and self._run[3] != record:  # the next run, vouched for by another record
+            self._close_run(self.prev if self.prev is not None else known_prev)
+            self.prev = self.prev if self.prev is not None else known_prev
         if self._run is None:
-            if known_prev is not None and known_prev != self.prev:
+            if known_prev is not None and self.prev is not None and known_prev != self.prev:
                 return "prev_hash does not match the previous event's hash (chain broken)"
-            self._run = [seq, seq, self.prev]
+            self._run = [seq, seq, self.prev, record]
         elif known_prev is not None and self.prev is not None and known_prev != self.prev:
             return "prev_hash does not match the previous tombstone's hash (chain broken)"
         self._run[1] = seq
@@ -157,7 +162,7 @@ class ChainVerifier:
     def _close_run(self, next_prev: str | None) -> None:
         if self._run is None:
             return
-        first, last, before = self._run
+        first, last, before, _record = self._run
         self._runs[(first, last)] = (before, next_prev if next_prev is not None else self.prev)
         self._run = None
 

@@ -31,11 +31,11 @@ class IntegrityOperations(FabricMixin):
         Returns ``{"sessions": [per-session report], "repaired": [...], "refused": [...]}``: a refused session
         was edited (its report says how) and needs restoring from a backup.
         """
-        names = [validate_session_id(session)] if session is not None else self.log.session_names()  # type: ignore[attr-defined]
+        names = [validate_session_id(session)] if session is not None else self.log.session_names()
         reports = []
         for name in names:
             try:
-                reports.append(self.log.repair(name, actor=actor, dry_run=dry_run))  # type: ignore[attr-defined]
+                reports.append(self.log.repair(name, actor=actor, dry_run=dry_run))
             except IntegrityError as exc:
                 reports.append({"session": name, "repaired": False, "refused": exc.message, "fix": exc.remediation})
         if self._projector is not None:

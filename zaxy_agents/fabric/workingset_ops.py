@@ -77,7 +77,7 @@ class WorkingSetOperations:
             head_citation=head.citation if head is not None else None,
             window_from_seq=own.window_from_seq,
         )
-        return verified(working, self.log.lines_at)  # type: ignore[attr-defined]
+        return verified(working, self.log.lines_at)
 
     def _fold_cache_dir(self) -> str | None:
         """The embedded backend keeps the standing-state cache beside the logs; a server backend only in memory."""
