@@ -9,8 +9,59 @@ import typer
 from .common import EXIT_CHECK_FAILED, BackendOption, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, memory_app: typer.Typer) -> None:
     app.command("repair")(repair_command)
+    memory_app.command("erase")(erase_command)
+
+
+def erase_command(
+    session_id: Annotated[str | None, typer.Option("--session-id", "-s", help="Session whose events to erase.")] = None,
+    from_seq: Annotated[int | None, typer.Option("--from-seq", min=1, help="First event to erase.")] = None,
+    to_seq: Annotated[
+        int | None, typer.Option("--to-seq", min=1, help="Last event to erase (default: from-seq).")
+    ] = None,
+    citation: Annotated[
+        str | None, typer.Option("--citation", "-c", help="Erase the event this eventloom:// citation names.")
+    ] = None,
+    whole_session: Annotated[bool, typer.Option("--all", help="Erase every event of the session.")] = False,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why (recorded; never repeat the erased content here).")
+    ] = None,
+    actor: Annotated[str, typer.Option("--actor", "-a", help="Who erases (recorded).")] = "zaxy",
+    eventloom_path: EventloomPath = None,
+    backend: BackendOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Erase events for real: their content leaves the log and every derived file; the chain still verifies and
+    the erasure is recorded (what range, when, by whom; never the content). Pick one of --citation,
+    --from-seq [--to-seq] or --all (with --session-id)."""
+    from zaxy_agents.errors import InvalidRequestError
+
+    with handled(json_output):
+        chosen = [citation is not None, from_seq is not None, whole_session]
+        if sum(chosen) != 1 or (citation is None and session_id is None):
+            raise InvalidRequestError(
+                "say what to erase: --citation C, or --session-id S with --from-seq N [--to-seq M] or --all",
+                field="--citation" if citation is None and session_id is None else "--from-seq",
+                remediation="zaxy memory erase -s my-project --from-seq 4 --to-seq 6 --reason 'user request'",
+            )
+        with open_fabric(eventloom_path, backend=backend) as fabric:
+            if citation is not None:
+                report = fabric.erase_citation(citation, actor=actor, reason=reason)
+            elif whole_session:
+                report = fabric.erase_session(session_id, actor=actor, reason=reason)
+            else:
+                report = fabric.erase_range(session_id, from_seq, to_seq or from_seq, actor=actor, reason=reason)
+        if json_output:
+            emit_json(report)
+            return
+        ranges = ", ".join(f"{r['from_seq']}-{r['to_seq']}" for r in report["ranges"]) or "nothing new"
+        console.print(f"[green]erased[/] {report['erased']} events of {report['session']} ({ranges})")
+        if report.get("record"):
+            console.print(f"  recorded as {report['record']}")
+        for name in ("already_erased", "kept", "unreadable"):
+            if report[name]:
+                console.print(f"  {name.replace('_', ' ')}: {', '.join(map(str, report[name]))}")
 
 
 def repair_command(

@@ -70,7 +70,12 @@ def replay_command(
             table.add_column(column, overflow="fold")
         for event in events:
             table.add_row(
-                str(event.seq), event.timestamp, event.type, event.actor, _preview(event.payload), event.citation
+                str(event.seq),
+                event.timestamp,
+                event.type,
+                event.actor,
+                _erased(event.erased) if event.erased else _preview(event.payload),
+                event.citation,
             )
         console.print(table)
 
@@ -121,6 +126,12 @@ def sessions_command(
         for summary in summaries:
             if summary.damaged:
                 console.print(f"[red]{summary.session} is damaged[/]: run `zaxy repair --session-id {summary.session}`")
+
+
+def _erased(marker: dict) -> str:
+    record = marker.get("record_seq")
+    what = "unreadable bytes set aside" if marker.get("tombstone") == "damaged" else "erased"
+    return f"[{what}; see event {record}]"
 
 
 def _preview(payload: dict, limit: int = 80) -> str:

@@ -23,6 +23,7 @@ from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
+from .erase_ops import EraseOperations
 from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
@@ -49,6 +50,7 @@ class MemoryFabric(
     CognitiveOperations,
     DisclosureOperations,
     IntegrityOperations,
+    EraseOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 

@@ -35,7 +35,12 @@ class IntegrityOperations(FabricMixin):
         reports = []
         for name in names:
             try:
-                reports.append(self.log.repair(name, actor=actor, dry_run=dry_run))
+                report = self.log.repair(name, actor=actor, dry_run=dry_run)
+                if not dry_run and not report.get("refused"):
+                    finished = self.finish_erasures(name)  # type: ignore[attr-defined]
+                    if finished:
+                        report = {**report, "repaired": True, "finished_erasure": finished}
+                reports.append(report)
             except IntegrityError as exc:
                 reports.append({"session": name, "repaired": False, "refused": exc.message, "fix": exc.remediation})
         if self._projector is not None:

@@ -321,6 +321,17 @@ class JsonlEventLog:
         self.integrity_problems.pop(session, None)
         return report
 
+    def scrub(self, session: str, seqs: list[int], record_seq: int, *, whole_session: bool = False) -> int:
+        """Remove the content of ``seqs`` (recorded by the erasure event at ``record_seq``) from the session file;
+        ``whole_session`` also deletes its torn-tail and repair sidecars. Returns how many events changed."""
+        from .jsonl_erase import remove_sidecars, scrub_session
+
+        validate_session_id(session)
+        changed = scrub_session(self._file(session), set(seqs), record_seq)
+        if whole_session:
+            remove_sidecars(str(self.root), session)
+        return changed
+
     def session_names(self) -> list[str]:
         """Every session with a log file, readable or not (``sessions()`` reads their tails)."""
         if not self.root.is_dir():

@@ -31,6 +31,7 @@ from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_has
 from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.erasure import erased_line, is_erased
 from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.resolve import resolve_citation
@@ -197,6 +198,35 @@ class PostgresEventLog:
             raise unavailable(self.dsn, exc) from exc
         self.integrity_problems.pop(session, None)
         return {**report, "repaired": True, "record_seq": envelopes[0]["seq"], "record_hash": envelopes[0]["hash"]}
+
+    def scrub(self, session: str, seqs: list[int], record_seq: int, *, whole_session: bool = False) -> int:
+        """Remove the content of ``seqs`` (recorded by the erasure event at ``record_seq``): each row's line is
+        replaced by its erased form in one transaction (a spec-1 tombstone also loses its ``event_id``), then the
+        table is vacuumed so the old row versions are gone from it. Returns how many events changed."""
+        validate_session_id(session)
+        wanted = sorted({seq for seq in seqs if 1 <= seq <= LAST_SEQ})
+        changed, shrink = 0, 0
+        try:
+            with self._pool.connection() as conn:
+                with conn.transaction():
+                    conn.execute(self._sql["lock_head"], (session,))
+                    rows = conn.execute(self._sql["lines_at"], ([session] * len(wanted), wanted)).fetchall()
+                    for _session, seq, stored in rows:
+                        line = bytes(stored)
+                        envelope = decode_line(line + b"\n")
+                        if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
+                            continue
+                        erased = erased_line(envelope, record_seq)[:-1]
+                        tombstone = b'"tombstone":' in erased and "tombstone" not in envelope
+                        conn.execute(self._sql["scrub"], (erased, "" if tombstone else envelope["id"], session, seq))
+                        changed, shrink = changed + 1, shrink + len(line) - len(erased)
+                    if changed:
+                        conn.execute(self._sql["shrink"], (shrink, session))
+                if changed:
+                    conn.execute(self._sql["vacuum"])
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+        return changed
 
     def session_names(self) -> list[str]:
         """Every session (PostgreSQL reads heads from their rows, so a damaged event never hides one)."""
