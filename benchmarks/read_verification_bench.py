@@ -54,7 +54,8 @@ def run_size(size: int, questions: int) -> dict:
         fabric.project()
         fabric.projector.flush(timeout=None)
         catalog = fabric.projector.catalog
-        names = sorted({v.name for v in catalog.versions.values() if v.entity_type == "fact"})
+        current = [catalog.current(key) for key in catalog.type_keys("bench", "fact")]
+        names = sorted({version.name for version in current if version is not None})
         rng = random.Random(7)
         asked = [f"what is the current value of {name}?" for name in rng.choices(names, k=questions)]
         fabric.checkout("warm up", session="bench", max_tokens=512)
