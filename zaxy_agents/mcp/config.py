@@ -119,9 +119,9 @@ class ServerConfig:
             host=host or DEFAULT_HOST,
             port=DEFAULT_PORT if port is None else port,
             insecure_local=insecure_local,
-            auth_token=_token(ENV_AUTH_TOKEN, ENV_AUTH_TOKEN_FILE),
-            admin_token=_token(ENV_ADMIN_TOKEN, ENV_ADMIN_TOKEN_FILE),
-            session_tokens=_session_tokens(os.environ.get(ENV_SESSION_TOKENS_FILE)),
+            auth_token=read_token(ENV_AUTH_TOKEN, ENV_AUTH_TOKEN_FILE),
+            admin_token=read_token(ENV_ADMIN_TOKEN, ENV_ADMIN_TOKEN_FILE),
+            session_tokens=read_session_tokens(os.environ.get(ENV_SESSION_TOKENS_FILE)),
             rate_limit_per_minute=rate_limit_per_minute or _int(ENV_RATE_LIMIT, DEFAULT_RATE_LIMIT),
         )
         if transport == "http":
@@ -204,7 +204,7 @@ def _int(name: str, default: int) -> int:
         ) from exc
 
 
-def _session_tokens(path: str | None) -> dict[str, str]:
+def read_session_tokens(path: str | None) -> dict[str, str]:
     """``<session> <token>`` per line (``#`` comments): tokens that only ever unlock their own session."""
     if not path:
         return {}
@@ -234,7 +234,7 @@ def _session_tokens(path: str | None) -> dict[str, str]:
     return tokens
 
 
-def _token(env_name: str, file_env_name: str) -> str | None:
+def read_token(env_name: str, file_env_name: str) -> str | None:
     value = os.environ.get(env_name)
     if value:
         return value.strip()
