@@ -56,16 +56,16 @@ function renderCausal(target, session, type, name) {
 }
 
 function causalGraph(session, data) {
-  const center = data.successors.start[0] || data.predecessors.start[0] || { name: data.successors.entity };
+  const center = data.successors.start[0] || data.predecessors.start[0] || { name: data.successors.entity_name };
   const key = (point) => `${point.entity_type}\u001f${point.name}`;
   const left = new Map();
   const right = new Map();
   const edges = [];
-  for (const hit of data.predecessors.hits) {
+  for (const hit of data.predecessors.results) {
     if (key(hit.source) !== key(center)) left.set(key(hit.source), hit.source);
     edges.push(hit);
   }
-  for (const hit of data.successors.hits) {
+  for (const hit of data.successors.results) {
     if (key(hit.target) !== key(center)) right.set(key(hit.target), hit.target);
     edges.push(hit);
   }
