@@ -4,6 +4,7 @@ consolidation candidate awaiting review, and a payload carrying markup that must
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from zaxy_agents.fabric import MemoryFabric
@@ -42,22 +43,16 @@ def seed_memory(path: Path) -> Seeded:
         fabric.append(SHOP, "task.created", {"task_id": "T-1", "title": SCRIPT_TITLE})
         run = fabric.append(SHOP, "command.completed", {"command": "pytest -q", "exit_code": 1, "output": "2 failed"})
         fabric.append(SHOP, "task.updated", {"task_id": "T-1", "status": "in_progress", "description": "fixing tests"})
-        fabric.explain_outcome(
-            SHOP,
-            cause={"name": "flaky fixture", "entity_type": "problem"},
-            effect={"name": "red build", "entity_type": "outcome"},
-            relation="caused",
-            confidence=0.8,
-            evidence=run.citation,
-        )
-        fabric.explain_outcome(
-            SHOP,
-            cause={"name": "red build", "entity_type": "outcome"},
-            effect={"name": "release delay", "entity_type": "outcome"},
-            relation="caused",
-            confidence=0.6,
-            evidence=run.citation,
-        )
+        chain = [("flaky fixture", "problem", 0.8), ("red build", "outcome", 0.6), ("release delay", "outcome", 0)]
+        for (cause, cause_type, confidence), (effect, effect_type, _) in pairwise(chain):
+            fabric.explain_outcome(
+                SHOP,
+                cause={"name": cause, "entity_type": cause_type},
+                effect={"name": effect, "entity_type": effect_type},
+                relation="caused",
+                confidence=confidence,
+                evidence=run.citation,
+            )
         candidate = fabric.consolidation_candidate(
             SHOP,
             candidate_type="claim",

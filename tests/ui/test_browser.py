@@ -84,6 +84,15 @@ def snap(driver, name: str, tmp_path: Path, focus: str | None = None) -> None:
             shot.convert("RGB").quantize(colors=64).save(path, optimize=True)
 
 
+def preview_erase(driver, server, session: str, first: int, last: int) -> None:
+    go(driver, server, session_fragment(session, "forget"))
+    for testid, value in (("erase-from", first), ("erase-to", last)):
+        box = wait(driver, lambda d, testid=testid: css(d, f"[data-testid={testid}]"))[0]
+        box.clear()
+        box.send_keys(str(value))
+    css(driver, "[data-testid=erase-preview-button]")[0].click()
+
+
 def session_fragment(session: str, *rest: str) -> str:
     return "/".join(["s", quote(session, safe=""), *(quote(part, safe="") for part in rest)])
 
@@ -224,14 +233,7 @@ def test_forget_invalidates_a_fact_and_previews_an_erase(browser, server, seeded
     reason.send_keys("deploys are paused")
     css(browser, "[data-testid=invalidate-form] button")[0].click()
     wait(browser, lambda d: any("invalidated" in r.text for r in css(d, "[data-testid=version-row]")), "closed")
-    go(browser, server, session_fragment(seeded.shop, "forget"))
-    start = wait(browser, lambda d: css(d, "[data-testid=erase-from]"))[0]
-    start.clear()
-    start.send_keys("1")
-    end = css(browser, "[data-testid=erase-to]")[0]
-    end.clear()
-    end.send_keys("2")
-    css(browser, "[data-testid=erase-preview-button]")[0].click()
+    preview_erase(browser, server, seeded.shop, 1, 2)
     preview = wait(browser, lambda d: css(d, "[data-testid=erase-preview] .confirm"), "preview")[0]
     assert "the content (payload) of 2 events, seq 1 to 2" in preview.text
     assert "the deploy target is staging" in preview.text and "the deploy target is prod" in preview.text
@@ -248,14 +250,7 @@ def test_erase_a_range_and_see_it_gone(browser, server, seeded) -> None:
     with MemoryFabric.from_path(seeded.path) as fabric:
         if not callable(getattr(type(fabric), "erase_range", None)):
             pytest.skip("erase (#25.4, branch trustlog) is not on this branch yet: the preview test covers the UI")
-    go(browser, server, session_fragment(seeded.shop, "forget"))
-    start = wait(browser, lambda d: css(d, "[data-testid=erase-from]"))[0]
-    start.clear()
-    start.send_keys("5")
-    end = css(browser, "[data-testid=erase-to]")[0]
-    end.clear()
-    end.send_keys("5")
-    css(browser, "[data-testid=erase-preview-button]")[0].click()
+    preview_erase(browser, server, seeded.shop, 5, 5)
     wait(browser, lambda d: css(d, "[data-testid=erase-confirm]"))[0].send_keys(f"{seeded.shop}:5-5")
     css(browser, "[data-testid=erase-go]")[0].click()
     wait(browser, lambda d: css(d, "[data-testid=erase-done]"), "erased")

@@ -21,6 +21,7 @@ from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import format_instant, parse_instant
 from zaxy_agents.projection.model import entity_key, normalise_name
 
+from .cognitive_ops import _check_range as _check_int
 from .mixin import FabricMixin
 
 if TYPE_CHECKING:
@@ -516,10 +517,3 @@ def _seq(field: str, value: object, *, minimum: int = 1) -> int:
             f"{field} must be an integer >= {minimum}", field=field, remediation=f"Use a seq of {minimum} or more."
         )
     return value
-
-
-def _check_int(field: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidRequestError(
-            f"{field} must be an integer between {low} and {high}", field=field, remediation=f"Use {low}..{high}."
-        )

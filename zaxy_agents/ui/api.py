@@ -340,11 +340,16 @@ async def invalidate(request: Request, runner: InspectorRunner) -> dict[str, Any
     return await runner.run(run)
 
 
-async def erase_preview(request: Request, runner: InspectorRunner) -> dict[str, Any]:
+async def erase_request(request: Request) -> tuple[str, dict[str, Any], int, int]:
+    """``(session, body, from_seq, to_seq)`` of an erase or its preview (admin only)."""
     session = session_of(request)
     require_admin(request, "erasing")
     body = await body_of(request)
-    first, last = field_of(body, "from_seq", int), field_of(body, "to_seq", int)
+    return session, body, field_of(body, "from_seq", int), field_of(body, "to_seq", int)
+
+
+async def erase_preview(request: Request, runner: InspectorRunner) -> dict[str, Any]:
+    session, _body, first, last = await erase_request(request)
 
     def run(fabric: Any) -> dict[str, Any]:
         preview = fabric.erase_preview(session, first, last)
@@ -357,10 +362,7 @@ async def erase_preview(request: Request, runner: InspectorRunner) -> dict[str, 
 
 async def erase(request: Request, runner: InspectorRunner) -> dict[str, Any]:
     """Erase a range for real (the trust layer's erase); the caller must echo the confirmation phrase."""
-    session = session_of(request)
-    require_admin(request, "erasing")
-    body = await body_of(request)
-    first, last = field_of(body, "from_seq", int), field_of(body, "to_seq", int)
+    session, body, first, last = await erase_request(request)
     reason = field_of(body, "reason", str, required=False)
     expected = f"{session}:{first}-{last}"
     if body.get("confirm") != expected:

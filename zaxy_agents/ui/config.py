@@ -21,7 +21,7 @@ from zaxy_agents.mcp.config import (
     ENV_AUTH_TOKEN,
     ENV_AUTH_TOKEN_FILE,
     ENV_SESSION_TOKENS_FILE,
-    MIN_TOKEN_LENGTH,
+    check_token_lengths,
     read_session_tokens,
     read_token,
 )
@@ -44,15 +44,7 @@ class UiConfig:
         user = read_token(ENV_AUTH_TOKEN, ENV_AUTH_TOKEN_FILE)
         admin = read_token(ENV_ADMIN_TOKEN, ENV_ADMIN_TOKEN_FILE)
         bound = read_session_tokens(os.environ.get(ENV_SESSION_TOKENS_FILE))
-        named = [(ENV_AUTH_TOKEN, user), (ENV_ADMIN_TOKEN, admin)]
-        named += [(f"{ENV_SESSION_TOKENS_FILE} ({session})", token) for token, session in bound.items()]
-        for name, token in named:
-            if token is not None and len(token) < MIN_TOKEN_LENGTH:
-                raise InvalidRequestError(
-                    f"{name} is shorter than {MIN_TOKEN_LENGTH} characters",
-                    field=name,
-                    remediation="Use a long random token: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
-                )
+        check_token_lengths(user, admin, bound)
         generated = None
         if user is None and admin is None and not bound:
             if not _loopback(host):
