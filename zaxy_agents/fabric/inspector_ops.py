@@ -64,7 +64,7 @@ class InspectorOperations(FabricMixin):
                     last = self.log.get(summary.session, summary.event_count).timestamp
                 except ZaxyError:
                     last = None  # a damaged tail: chain_status says why
-            cached = self._verified().get(summary.session)
+            cached = self._inspector_chain_cache().get(summary.session)
             fresh = cached is not None and cached[0] == _summary_token(summary)
             fresh = fresh and cached is not None and time.monotonic() - cached[2] < CHAIN_TTL
             rows.append(
@@ -93,7 +93,7 @@ class InspectorOperations(FabricMixin):
                 f"no session {session!r}", field="session", remediation="Pick a session from the session list."
             )
         token = _summary_token(summary)
-        cached = self._verified().get(session)
+        cached = self._inspector_chain_cache().get(session)
         if not refresh and cached is not None and cached[0] == token and time.monotonic() - cached[2] < CHAIN_TTL:
             return cached[1]
         report = self.verify(session)
@@ -106,10 +106,10 @@ class InspectorOperations(FabricMixin):
             "torn_tail_bytes": report.torn_tail_bytes,
             "verified_at": format_instant(datetime.now(UTC)),
         }
-        self._verified()[session] = (token, status, time.monotonic())
+        self._inspector_chain_cache()[session] = (token, status, time.monotonic())
         return status
 
-    def _verified(self) -> dict[str, tuple[tuple[Any, ...], dict[str, Any], float]]:
+    def _inspector_chain_cache(self) -> dict[str, tuple[tuple[Any, ...], dict[str, Any], float]]:
         return self.__dict__.setdefault("_inspector_verified", {})
 
     # ------------------------------------------------------------------ timeline
