@@ -253,8 +253,10 @@ def test_erase_a_range_and_see_it_gone(browser, server, seeded) -> None:
     preview_erase(browser, server, seeded.shop, 5, 5)
     wait(browser, lambda d: css(d, "[data-testid=erase-confirm]"))[0].send_keys(f"{seeded.shop}:5-5")
     css(browser, "[data-testid=erase-go]")[0].click()
-    wait(browser, lambda d: css(d, "[data-testid=erase-done]"), "erased")
+    done = wait(browser, lambda d: css(d, "[data-testid=erase-done]"), "erased")[0]
+    assert "Erased 1 event." in done.text and "erasure record" in done.text  # the trust erase's report
     go(browser, server, session_fragment(seeded.shop))
     rows = wait(browser, lambda d: css(d, "[data-testid=event-row]"))
     erased = next(r for r in rows if r.get_attribute("data-seq") == "5")
     assert "erased" in erased.text and not re.search(r"script", erased.text)
+    assert not [log for log in seeded.path.rglob("*.jsonl") if "onerror=alert(1)" in log.read_text()]  # really gone

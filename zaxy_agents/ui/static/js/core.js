@@ -90,6 +90,10 @@ export function errorBox(error) {
   );
 }
 
+export function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 export function badge(text, kind = "") {
   return h("span", { class: `badge ${kind}` }, text);
 }

@@ -1,6 +1,6 @@
 // Forget: invalidate a fact (it leaves every checkout, stays in the log) or erase events for real (their content
 // leaves the log and every derived store), after a confirmation that lists exactly what becomes unrecoverable.
-import { api, badge, citeLink, clear, errorBox, field, h, route, sessionPath, state, table, when } from "./core.js";
+import { api, badge, citeLink, clear, errorBox, field, h, plural, route, sessionPath, state, table, when } from "./core.js";
 
 export async function renderForget(target, session) {
   if (!state.me || !state.me.admin) {
@@ -86,7 +86,7 @@ async function renderErase(target, session) {
 
 function previewView(session, data, reason) {
   const phrase = h("input", { name: "confirm", placeholder: data.confirm, autocomplete: "off", "data-testid": "erase-confirm" });
-  const go = h("button", { type: "button", disabled: true, class: "danger", "data-testid": "erase-go" }, `Erase ${data.event_count} events for good`);
+  const go = h("button", { type: "button", disabled: true, class: "danger", "data-testid": "erase-go" }, `Erase ${plural(data.event_count, "event")} for good`);
   const result = h("div");
   phrase.addEventListener("input", () => {
     go.disabled = !data.available || phrase.value !== data.confirm;
@@ -97,7 +97,7 @@ function previewView(session, data, reason) {
         method: "POST",
         body: { from_seq: data.from_seq, to_seq: data.to_seq, reason: reason.value || null, confirm: phrase.value },
       });
-      clear(result, h("p", { class: "ok", "data-testid": "erase-done" }, `Erased ${data.event_count} events. `, done.citation ? citeLink(done.citation, "erasure record") : null), h("p", {}, h("a", { href: route("s", session, "timeline") }, "Back to the timeline")));
+      clear(result, h("p", { class: "ok", "data-testid": "erase-done" }, `Erased ${plural(done.erased ?? data.event_count, "event")}. `, done.record ? citeLink(done.record, "erasure record") : null), h("p", {}, h("a", { href: route("s", session, "timeline") }, "Back to the timeline")));
       go.disabled = true;
     } catch (error) {
       clear(result, errorBox(error));
@@ -110,7 +110,7 @@ function previewView(session, data, reason) {
     h(
       "ul",
       {},
-      h("li", {}, `the content (payload) of ${data.event_count} events, seq ${data.from_seq} to ${data.to_seq}, in the log`),
+      h("li", {}, `the content (payload) of ${plural(data.event_count, "event")}, seq ${data.from_seq} to ${data.to_seq}, in the log`),
       h("li", {}, `${data.entity_versions.length} entity versions they asserted, and every edge, index entry, vector and cache built from them`),
       h("li", {}, "what stays: each event's seq, type, time, actor and hashes (the chain still verifies), and one eventloom.erased record saying who erased what range and why (never the content)"),
     ),
