@@ -23,6 +23,7 @@ from . import (
     projection_commands,
     retrieval_commands,
     serve_command,
+    ui_command,
 )
 from .memory_app import memory_app
 
@@ -71,3 +72,4 @@ eventloom_commands.register(app)
 init_commands.register(app)
 doctor_command.register(app)
 integrity_commands.register(app, memory_app)
+ui_command.register(app)

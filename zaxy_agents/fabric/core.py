@@ -25,6 +25,7 @@ from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
 from .integrity_ops import IntegrityOperations
+from .inspector_ops import InspectorOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -51,6 +52,7 @@ class MemoryFabric(
     DisclosureOperations,
     IntegrityOperations,
     EraseOperations,
+    InspectorOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
