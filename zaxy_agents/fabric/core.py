@@ -24,8 +24,8 @@ from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
-from .integrity_ops import IntegrityOperations
 from .inspector_ops import InspectorOperations
+from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
