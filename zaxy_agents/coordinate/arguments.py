@@ -16,7 +16,7 @@ from .contracts import ID_PATTERN
 
 MissionId = Annotated[str, Field(min_length=1, max_length=48, pattern=ID_PATTERN)]
 WorkerId = Annotated[str, Field(min_length=1, max_length=48, pattern=ID_PATTERN)]
-FindingId = Annotated[str, Field(pattern=r"^fnd_[0-9a-f]{16}$")]
+FindingId = Annotated[str, Field(max_length=20, pattern=r"^fnd_[0-9a-f]{16}$")]
 Actor = Annotated[str, Field(min_length=1, max_length=128)]
 Status = Literal["accepted", "rejected", "duplicate", "needs_evidence", "deferred"]
 MISSION_HELP = "The mission (coordination_start returned it)."
@@ -93,7 +93,7 @@ class Decision(BaseModel):
 
 
 class ApplyApprovalFields(MissionFields):
-    packet_id: str = Field(pattern=r"^apr_[0-9a-f]{16}$", description="The packet the decisions answer.")
+    packet_id: str = Field(max_length=20, pattern=r"^apr_[0-9a-f]{16}$", description="The packet the decisions answer.")
     decisions: list[Decision] = Field(min_length=1, max_length=200, description="One decision per finding.")
     actor: Actor = Field(description="Who decides: the coordinator or a reviewer of the mission.")
 
@@ -108,6 +108,8 @@ class HandoffFields(MissionFields):
 
 
 class ProofTraceFields(MissionFields):
-    handoff_id: optional(str, "Trace this handoff.", pattern=r"^hnd_[0-9a-f]{16}$") = None
-    finding_id: optional(str, "Trace this finding.", pattern=r"^fnd_[0-9a-f]{16}$") = None
-    proof_seq: optional(int, "Trace the promotion or handoff at this seq of the mission session.", ge=1) = None
+    handoff_id: optional(str, "Trace this handoff.", max_length=20, pattern=r"^hnd_[0-9a-f]{16}$") = None
+    finding_id: optional(str, "Trace this finding.", max_length=20, pattern=r"^fnd_[0-9a-f]{16}$") = None
+    proof_seq: optional(int, "Trace the promotion or handoff at this seq of the mission session.", ge=1, le=2**53) = (
+        None
+    )
