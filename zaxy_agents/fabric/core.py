@@ -24,6 +24,7 @@ from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
 from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
+from .inspector_ops import InspectorOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -49,6 +50,7 @@ class MemoryFabric(
     CognitiveOperations,
     CoordinateOperations,
     DisclosureOperations,
+    InspectorOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
