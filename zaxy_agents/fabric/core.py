@@ -21,6 +21,7 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
 from .lifecycle_ops import LifecycleOperations
@@ -43,6 +44,7 @@ class MemoryFabric(
     CheckpointOperations,
     BackendOperations,
     MetacognitionOperations,
+    ConfidenceOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

@@ -1,0 +1,117 @@
+"""Checkout extension ``metacognition``: the uncertainty signals of the checkout's scope (seed 003 beta.2).
+
+The block counts open known unknowns, confidence assessments (and the claims assessed weak), conflict clusters
+among the packet's current facts and open re-verification requests, and lists the ones that bear on this
+query. Two of them are guardrails, reported as checkout warnings so the packet can never say
+``answer_from_memory`` over them: an open known unknown that matches the question (memory recorded that it
+does not know this), and contradicting current claims among the packet's facts.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
+from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.model import normalise_name
+from zaxy_agents.retrieval.text import Analyzer
+
+from .contracts import AUTHORITY_STATUS, split_claim_key
+from .state import WEAK_CONFIDENCE, KnownUnknown, assessed_claims, conflict_clusters, known_unknowns
+from .state import reverification_requests as requests
+
+GUIDANCE = (
+    "metacognition: use known unknowns, confidence trajectories, conflict clusters and reverify requests as "
+    "diagnostic uncertainty signals, not as accepted facts; an open known unknown that matches the question "
+    "means memory does not know the answer."
+)
+MATCH_SHARE = 0.6  # share of a known unknown's question terms the query must contain to match it
+SHOWN = 5
+MEMO_SIZE = 16
+_ANALYZER = Analyzer()
+# (id(catalog), generation, as_of, sessions) -> (catalog ref, scope state): repeated checkouts of unchanged memory
+# do not rescan every metacognitive record.
+_MEMO: dict[tuple[Any, ...], tuple[weakref.ref[EntityCatalog], dict[str, Any]]] = {}
+
+
+def matches(item: KnownUnknown, query_terms: set[str], fact_claims: set[str]) -> bool:
+    """Does this open known unknown bear on the question (its claim is in the packet, or its words are asked)?"""
+    if item.claim_key is not None:
+        parts = split_claim_key(item.claim_key)
+        if parts is not None and f"{parts[0]}:{normalise_name(parts[1])}" in fact_claims:
+            return True
+    terms = set(_ANALYZER(item.question))
+    if not terms or not query_terms:
+        return False
+    return len(terms & query_terms) >= max(1, MATCH_SHARE * len(terms))
+
+
+def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
+    catalog = context.catalog
+    memo_key = (id(catalog), catalog.generation, context.as_of, tuple(sessions))
+    cached = _MEMO.get(memo_key)
+    if cached is not None and cached[0]() is catalog:
+        return cached[1]
+    state = {
+        "unknowns": [item for item in known_unknowns(catalog, sessions, context.as_of) if item.status == "open"],
+        "assessed": assessed_claims(catalog, sessions, context.as_of),
+        "requests": [item for item in requests(catalog, sessions, context.as_of) if item["status"] == "open"],
+    }
+    if len(_MEMO) >= MEMO_SIZE:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[memo_key] = (weakref.ref(catalog), state)
+    return state
+
+
+def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
+    catalog = context.catalog
+    sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
+    state = _scope_state(context, sessions)
+    fact_claims = {f"{fact.entity_type}:{normalise_name(fact.name)}" for fact in context.facts}
+    query_terms = set(_ANALYZER(context.query)) if context.query else set()
+    relevant = [item for item in state["unknowns"] if matches(item, query_terms, fact_claims)]
+    clusters = conflict_clusters(
+        catalog, sessions, context.as_of, names=[(fact.entity_type, fact.name) for fact in context.facts]
+    )
+    weak = sorted(claim for claim, value in state["assessed"].items() if value < WEAK_CONFIDENCE)
+    for item in relevant:
+        context.warnings.append(
+            f"open known unknown matches this question: {item.question!r} ({item.citation}); memory recorded that "
+            "it does not know this — resolve it (or ask) before answering from memory"
+        )
+    for cluster in clusters:
+        context.warnings.append(
+            f"contradicting current claims for {cluster['claim_key']} in "
+            f"{', '.join(member['session'] for member in cluster['members'])}"
+        )
+    block = {
+        "known_unknown_count": len(state["unknowns"]),
+        "relevant_known_unknowns": [_unknown(item) for item in relevant[:SHOWN]],
+        "open_known_unknowns": [_unknown(item) for item in state["unknowns"][:SHOWN]],
+        "confidence_assessment_count": len(state["assessed"]),
+        "weak_claims": weak[:SHOWN],
+        "conflict_cluster_count": len(clusters),
+        "conflict_clusters": clusters[:SHOWN],
+        "reverify_request_count": len(state["requests"]),
+        "reverify_requests": [
+            {key: item[key] for key in ("request_id", "claim_key", "reason", "priority", "citation")}
+            for item in state["requests"][:SHOWN]
+        ],
+        "authority_status": AUTHORITY_STATUS,
+    }
+    present = state["unknowns"] or state["assessed"] or clusters or state["requests"]
+    return block, [GUIDANCE] if present else []
+
+
+def _unknown(item: KnownUnknown) -> dict[str, Any]:
+    return {
+        "unknown_id": item.unknown_id,
+        "question": item.question,
+        "claim_key": item.claim_key,
+        "priority": item.priority,
+        "citation": item.citation,
+    }
+
+
+register_extension("metacognition", metacognition)
