@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError
+from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, ZaxyError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.metacognition import context as metacognition_context  # noqa: F401 - registers the extension
@@ -401,7 +401,17 @@ class ConfidenceOperations(FabricMixin):
                 field="source_events",
                 remediation="Pass the eventloom:// citations (or {seq, hash}) of the events this is based on.",
             )
-        events = [self._resolve_source(item, f"source_events[{i}]", session) for i, item in enumerate(sources)]
+        events = []
+        for index, item in enumerate(sources):
+            field = f"source_events[{index}]"
+            try:
+                events.append(self._resolve_source(item, field, session))
+            except ZaxyError as exc:  # name the argument, not the log's internal field
+                if exc.field is not None and exc.field.startswith("source_events"):
+                    raise
+                raise type(exc)(
+                    f"{field}: {exc.message}", field=field, remediation=exc.remediation, code=exc.code
+                ) from None
         return [
             {"seq": e.seq, "hash": e.hash, **({"session": e.session} if e.session != session else {})} for e in events
         ]
