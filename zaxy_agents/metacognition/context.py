@@ -4,7 +4,8 @@ The block counts open known unknowns, confidence assessments (and the claims ass
 among the packet's current facts and open re-verification requests, and lists the ones that bear on this
 query. Two of them are guardrails, reported as checkout warnings so the packet can never say
 ``answer_from_memory`` over them: an open known unknown that matches the question (memory recorded that it
-does not know this), and contradicting current claims among the packet's facts.
+does not know this), and contradicting current claims that the question asks about (the claim's name is in
+the question, or one of them is a top hit).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 
 from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
 from zaxy_agents.projection.catalog import EntityCatalog
-from zaxy_agents.projection.model import normalise_name
 from zaxy_agents.retrieval.text import Analyzer
 
 from .contracts import AUTHORITY_STATUS, split_claim_key
@@ -28,6 +28,7 @@ GUIDANCE = (
 )
 MATCH_SHARE = 0.6  # share of a known unknown's question terms the query must contain to match it
 SHOWN = 5
+TOP_HITS = 2  # a contradiction among the best two hits bears on the question
 MEMO_SIZE = 16
 _ANALYZER = Analyzer()
 # (id(catalog), generation, as_of, sessions) -> (catalog ref, scope state): repeated checkouts of unchanged memory
@@ -35,16 +36,26 @@ _ANALYZER = Analyzer()
 _MEMO: dict[tuple[Any, ...], tuple[weakref.ref[EntityCatalog], dict[str, Any]]] = {}
 
 
-def matches(item: KnownUnknown, query_terms: set[str], fact_claims: set[str]) -> bool:
-    """Does this open known unknown bear on the question (its claim is in the packet, or its words are asked)?"""
-    if item.claim_key is not None:
-        parts = split_claim_key(item.claim_key)
-        if parts is not None and f"{parts[0]}:{normalise_name(parts[1])}" in fact_claims:
-            return True
+def _claim_terms(claim_key: str | None) -> set[str]:
+    parts = split_claim_key(claim_key) if claim_key is not None else None
+    return set(_ANALYZER(parts[1] if parts is not None else claim_key or ""))
+
+
+def matches(item: KnownUnknown, query_terms: set[str]) -> bool:
+    """Does this open known unknown bear on the question (its words, or its claim's name, are asked)?"""
+    claim = _claim_terms(item.claim_key)
+    if claim and claim <= query_terms:
+        return True
     terms = set(_ANALYZER(item.question))
     if not terms or not query_terms:
         return False
     return len(terms & query_terms) >= max(1, MATCH_SHARE * len(terms))
+
+
+def asked(cluster: dict[str, Any], query_terms: set[str], top_hits: set[str]) -> bool:
+    """Is a conflict cluster about this question (its claim's name is asked, or a member is a top hit)?"""
+    claim = _claim_terms(cluster["claim_key"])
+    return bool(claim and claim <= query_terms) or any(m["citation"] in top_hits for m in cluster["members"])
 
 
 def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
@@ -68,9 +79,9 @@ def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
     state = _scope_state(context, sessions)
-    fact_claims = {f"{fact.entity_type}:{normalise_name(fact.name)}" for fact in context.facts}
     query_terms = set(_ANALYZER(context.query)) if context.query else set()
-    relevant = [item for item in state["unknowns"] if matches(item, query_terms, fact_claims)]
+    top_hits = {hit.citation for hit in context.hits[:TOP_HITS]}
+    relevant = [item for item in state["unknowns"] if matches(item, query_terms)]
     clusters = conflict_clusters(
         catalog, sessions, context.as_of, names=[(fact.entity_type, fact.name) for fact in context.facts]
     )
@@ -80,7 +91,7 @@ def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
             f"open known unknown matches this question: {item.question!r} ({item.citation}); memory recorded that "
             "it does not know this — resolve it (or ask) before answering from memory"
         )
-    for cluster in clusters:
+    for cluster in (c for c in clusters if asked(c, query_terms, top_hits)):
         context.warnings.append(
             f"contradicting current claims for {cluster['claim_key']} in "
             f"{', '.join(member['session'] for member in cluster['members'])}"
