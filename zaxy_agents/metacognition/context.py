@@ -11,6 +11,7 @@ the question, or one of them is a top hit).
 from __future__ import annotations
 
 import weakref
+from functools import lru_cache
 from typing import Any
 
 from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
@@ -18,8 +19,7 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.retrieval.text import Analyzer
 
 from .contracts import AUTHORITY_STATUS, split_claim_key
-from .state import WEAK_CONFIDENCE, KnownUnknown, assessed_claims, conflict_clusters, known_unknowns
-from .state import reverification_requests as requests
+from .state import WEAK_CONFIDENCE, KnownUnknown, change_token, conflict_clusters, merge_open_states, open_state
 
 GUIDANCE = (
     "metacognition: use known unknowns, confidence trajectories, conflict clusters and reverify requests as "
@@ -29,16 +29,22 @@ GUIDANCE = (
 MATCH_SHARE = 0.6  # share of a known unknown's question terms the query must contain to match it
 SHOWN = 5
 TOP_HITS = 2  # a contradiction among the best two hits bears on the question
-MEMO_SIZE = 16
+MEMO_SIZE = 512
+SCAN = 2000  # most recent versions of each metacognitive type read per session (the tools read them all)
 _ANALYZER = Analyzer()
-# (id(catalog), generation, as_of, sessions) -> (catalog ref, scope state): repeated checkouts of unchanged memory
-# do not rescan every metacognitive record.
-_MEMO: dict[tuple[Any, ...], tuple[weakref.ref[EntityCatalog], dict[str, Any]]] = {}
+# (id(catalog), session) -> (catalog ref, change token, session state): a session's metacognitive state is re-read
+# only when one of its metacognitive records changed, so checkouts in a busy loop pay three one-row reads each.
+_MEMO: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], tuple[Any, ...], dict[str, Any]]] = {}
 
 
-def _claim_terms(claim_key: str | None) -> set[str]:
+@lru_cache(maxsize=8192)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(_ANALYZER(text))
+
+
+def _claim_terms(claim_key: str | None) -> frozenset[str]:
     parts = split_claim_key(claim_key) if claim_key is not None else None
-    return set(_ANALYZER(parts[1] if parts is not None else claim_key or ""))
+    return _terms(parts[1] if parts is not None else claim_key or "")
 
 
 def matches(item: KnownUnknown, query_terms: set[str]) -> bool:
@@ -46,7 +52,7 @@ def matches(item: KnownUnknown, query_terms: set[str]) -> bool:
     claim = _claim_terms(item.claim_key)
     if claim and claim <= query_terms:
         return True
-    terms = set(_ANALYZER(item.question))
+    terms = _terms(item.question)
     if not terms or not query_terms:
         return False
     return len(terms & query_terms) >= max(1, MATCH_SHARE * len(terms))
@@ -58,21 +64,22 @@ def asked(cluster: dict[str, Any], query_terms: set[str], top_hits: set[str]) ->
     return bool(claim and claim <= query_terms) or any(m["citation"] in top_hits for m in cluster["members"])
 
 
-def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
-    catalog = context.catalog
-    memo_key = (id(catalog), catalog.generation, context.as_of, tuple(sessions))
-    cached = _MEMO.get(memo_key)
-    if cached is not None and cached[0]() is catalog:
-        return cached[1]
-    state = {
-        "unknowns": [item for item in known_unknowns(catalog, sessions, context.as_of) if item.status == "open"],
-        "assessed": assessed_claims(catalog, sessions, context.as_of),
-        "requests": [item for item in requests(catalog, sessions, context.as_of) if item["status"] == "open"],
-    }
+def _session_state(catalog: EntityCatalog, session: str) -> dict[str, Any]:
+    token = change_token(catalog, session)
+    cached = _MEMO.get((id(catalog), session))
+    if cached is not None and cached[0]() is catalog and cached[1] == token:
+        return cached[2]
+    state = open_state(catalog, [session], None, SCAN)
     if len(_MEMO) >= MEMO_SIZE:
         _MEMO.pop(next(iter(_MEMO)))
-    _MEMO[memo_key] = (weakref.ref(catalog), state)
+    _MEMO[(id(catalog), session)] = (weakref.ref(catalog), token, state)
     return state
+
+
+def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
+    if context.as_of is not None:  # the past is read directly (rare; no memo)
+        return merge_open_states([open_state(context.catalog, sessions, context.as_of, SCAN)])
+    return merge_open_states(_session_state(context.catalog, session) for session in sessions)
 
 
 def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
@@ -105,10 +112,7 @@ def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
         "conflict_cluster_count": len(clusters),
         "conflict_clusters": clusters[:SHOWN],
         "reverify_request_count": len(state["requests"]),
-        "reverify_requests": [
-            {key: item[key] for key in ("request_id", "claim_key", "reason", "priority", "citation")}
-            for item in state["requests"][:SHOWN]
-        ],
+        "reverify_requests": [item for item in state["requests"][:SHOWN]],
         "authority_status": AUTHORITY_STATUS,
     }
     present = state["unknowns"] or state["assessed"] or clusters or state["requests"]

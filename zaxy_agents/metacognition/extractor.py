@@ -3,8 +3,9 @@
 - ``metacognition.known_unknown.recorded`` -> a ``known_unknown`` entity named by its id, ``status: open``; a
   ``.resolved`` event adds a version with ``status: resolved`` and the resolution (recording the question again
   reopens it);
-- ``metacognition.confidence.assessed`` -> a ``confidence_assessment`` entity per event (``<claim key>#<seq>``):
-  append-only trajectory points, one never replaces another;
+- ``metacognition.confidence.assessed`` -> a new version of the claim's ``confidence_assessment`` entity (named
+  by the claim key): the versions are the append-only trajectory points (the current one is the latest
+  assessment), so reading the latest confidence of every claim costs one version per claim, not per point;
 - ``metacognition.reverification.requested`` / ``.resolved`` -> a ``reverification_request`` entity, open until
   a resolution version closes it.
 
@@ -91,7 +92,7 @@ def known_unknown_resolved(envelope: dict[str, Any]) -> Extraction:
 def confidence_assessed(envelope: dict[str, Any]) -> Extraction:
     item = ConfidenceAssessmentPayload.model_validate(envelope["payload"])
     entity = EntityDraft(
-        name=f"{item.claim_key}#{envelope['seq']}",
+        name=item.claim_key,
         entity_type=ASSESSMENT_ENTITY,
         summary=bounded(f"[confidence {item.confidence:.2f}] {item.claim_key}: {item.rationale}"),
         properties={

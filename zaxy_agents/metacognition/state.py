@@ -2,8 +2,8 @@
 re-verification needs, each as of an instant, each cited and non-authoritative.
 
 - *known unknowns*: the latest version of each ``known_unknown`` decides open / resolved;
-- *confidence trajectory*: every ``confidence_assessment`` of a claim key, in log order (append-only points;
-  the last one is the current assessment, none rewrites the claim);
+- *confidence trajectory*: every version of a claim key's ``confidence_assessment``, in log order (append-only
+  points; the last one is the current assessment, none rewrites the claim);
 - *conflict clusters*: the same claim (entity type + name) held current in two or more sessions of the scope
   with different content — contradicting current claims, unresolved until one side is superseded or invalidated;
 - *re-verification needs*: explicit open requests, plus current claims whose evidence no longer resolves
@@ -128,30 +128,34 @@ def known_unknowns(catalog: EntityCatalog, sessions: Iterable[str], as_of: str |
 
 
 def trajectory(catalog: EntityCatalog, sessions: Iterable[str], claim_key: str, as_of: str | None) -> list[dict]:
-    """Every confidence assessment of ``claim_key`` visible at ``as_of``, oldest first."""
-    wanted = normalise_name(claim_key)
+    """Every confidence assessment of ``claim_key`` visible at ``as_of`` (the versions of its assessment entity in
+    each session), oldest first."""
     points = []
     for session in sorted(sessions):
-        for key in catalog.type_keys(session, ASSESSMENT_ENTITY):
-            for version in _visible(catalog, key, as_of):
-                data = _properties(version.properties_json)
-                if normalise_name(str(data.get("claim_key", ""))) != wanted:
-                    continue
-                points.append(
-                    {
-                        "claim_key": data["claim_key"],
-                        "confidence": data["confidence"],
-                        "rationale": data.get("rationale"),
-                        "method": data.get("method"),
-                        "source_events": [cite(s) for s in data.get("source_events", [])],
-                        "citation": version.citation,
-                        "assessed_at": version.valid_from,
-                        "session": session,
-                        "authority_status": AUTHORITY_STATUS,
-                    }
-                )
+        for version in _visible(catalog, entity_key(session, ASSESSMENT_ENTITY, claim_key), as_of):
+            data = _properties(version.properties_json)
+            points.append(
+                {
+                    "claim_key": data["claim_key"],
+                    "confidence": data["confidence"],
+                    "rationale": data.get("rationale"),
+                    "method": data.get("method"),
+                    "source_events": [cite(s) for s in data.get("source_events", [])],
+                    "citation": version.citation,
+                    "assessed_at": version.valid_from,
+                    "session": session,
+                    "authority_status": AUTHORITY_STATUS,
+                }
+            )
     points.sort(key=lambda point: (point["assessed_at"], point["citation"]))
     return points
+
+
+def _latest(latest: dict[str, tuple[str, float]], version: EntityVersion) -> None:
+    data = _properties(version.properties_json)
+    claim = normalise_name(str(data.get("claim_key", "")))
+    if claim not in latest or latest[claim][0] <= version.valid_from:
+        latest[claim] = (version.valid_from, float(data.get("confidence", 0.0)))
 
 
 def assessed_claims(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None) -> dict[str, float]:
@@ -159,11 +163,9 @@ def assessed_claims(catalog: EntityCatalog, sessions: Iterable[str], as_of: str 
     latest: dict[str, tuple[str, float]] = {}
     for session in sorted(sessions):
         for key in catalog.type_keys(session, ASSESSMENT_ENTITY):
-            for version in _visible(catalog, key, as_of):
-                data = _properties(version.properties_json)
-                claim = normalise_name(str(data.get("claim_key", "")))
-                if claim not in latest or latest[claim][0] <= version.valid_from:
-                    latest[claim] = (version.valid_from, float(data.get("confidence", 0.0)))
+            version = catalog.version_at(key, as_of)
+            if version is not None:
+                _latest(latest, version)
     return {claim: value for claim, (_, value) in latest.items()}
 
 
@@ -310,3 +312,72 @@ def derived_needs(
                         }
                     )
     return needs
+
+
+def open_state(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None, scan: int) -> dict[str, Any]:
+    """What checkout needs, from the current versions of each type (one catalog query per session and type, the
+    ``scan`` most recent versions): open known unknowns, the latest assessment of each assessed claim
+    (``claim -> (assessed_at, confidence)``), open re-verification requests. See :func:`merge_open_states`."""
+    unknowns: list[KnownUnknown] = []
+    latest: dict[str, tuple[str, float]] = {}
+    requests: list[dict[str, Any]] = []
+    for session in sorted(sessions):
+        for version in catalog.recent_versions(session, UNKNOWN_ENTITY, scan, as_of):
+            data = _properties(version.properties_json)
+            if data.get("status") == "open":
+                unknowns.append(
+                    KnownUnknown(
+                        unknown_id=version.name,
+                        session=session,
+                        question=str(data.get("question", "")),
+                        reason=str(data.get("reason", "")),
+                        claim_key=data.get("claim_key"),
+                        priority=str(data.get("priority", "medium")),
+                        status="open",
+                        source_events=[cite(s) for s in data.get("source_events", [])],
+                        citation=version.citation,
+                        recorded_at=version.valid_from,
+                    )
+                )
+        for version in catalog.recent_versions(session, ASSESSMENT_ENTITY, scan, as_of):
+            _latest(latest, version)
+        for version in catalog.recent_versions(session, REQUEST_ENTITY, scan, as_of):
+            data = _properties(version.properties_json)
+            if data.get("status") == "open":
+                requests.append(
+                    {
+                        "request_id": version.name,
+                        "claim_key": data.get("claim_key"),
+                        "reason": data.get("reason"),
+                        "priority": data.get("priority", "medium"),
+                        "citation": version.citation,
+                    }
+                )
+    return {"unknowns": unknowns, "assessed": latest, "requests": requests}
+
+
+def merge_open_states(states: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Per-session :func:`open_state` results as one scope: newest unknowns first, the latest assessment of each
+    claim across sessions (``claim -> confidence``), requests by priority."""
+    unknowns: list[KnownUnknown] = []
+    latest: dict[str, tuple[str, float]] = {}
+    requests: list[dict[str, Any]] = []
+    for state in states:
+        unknowns += state["unknowns"]
+        requests += state["requests"]
+        for claim, (moment, value) in state["assessed"].items():
+            if claim not in latest or latest[claim][0] <= moment:
+                latest[claim] = (moment, value)
+    unknowns.sort(key=lambda item: item.recorded_at, reverse=True)
+    requests.sort(key=lambda item: PRIORITY_ORDER.get(item["priority"], 1))
+    return {"unknowns": unknowns, "assessed": {c: v for c, (_, v) in latest.items()}, "requests": requests}
+
+
+def change_token(catalog: EntityCatalog, session: str) -> tuple[str | None, ...]:
+    """The latest version id of each metacognitive type in ``session`` (three one-row reads): it changes exactly
+    when a metacognitive record of the session does."""
+    token = []
+    for entity_type in (UNKNOWN_ENTITY, ASSESSMENT_ENTITY, REQUEST_ENTITY):
+        latest = catalog.recent_versions(session, entity_type, 1, None)
+        token.append(latest[0].id if latest else None)
+    return tuple(token)
