@@ -24,6 +24,9 @@ from .cognitive_ops import CognitiveOperations
 from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
+from .erase_ops import EraseOperations
+from .inspector_ops import InspectorOperations
+from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -49,6 +52,9 @@ class MemoryFabric(
     ConversationOperations,
     CognitiveOperations,
     DisclosureOperations,
+    IntegrityOperations,
+    EraseOperations,
+    InspectorOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
