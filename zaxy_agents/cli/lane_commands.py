@@ -1,4 +1,4 @@
-"""`zaxy benchmark causal | consolidation | coordinate`: the internal guardrail lanes.
+"""`zaxy benchmark causal | consolidation | metacognition | coordinate`: the internal guardrail lanes.
 
 Each builds deterministic fixtures in a scratch Eventloom through the real engine, prints a summary and exits
 1 when any metric is below 1.0.
@@ -19,6 +19,7 @@ def register(benchmark_app: typer.Typer) -> None:
     benchmark_app.command("causal")(causal_command)
     benchmark_app.command("consolidation")(consolidation_command)
     benchmark_app.command("coordinate")(coordinate_command)
+    benchmark_app.command("metacognition")(metacognition_command)
 
 
 def causal_command(json_output: JsonFlag = False) -> None:
@@ -42,6 +43,14 @@ def coordinate_command(json_output: JsonFlag = False) -> None:
     from zaxy_agents.evaluation.coordinate_lane import run_coordinate_lane
 
     _run(run_coordinate_lane, json_output)
+
+
+def metacognition_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: known-unknown guardrail, recall boundary, conflict clusters, append-only trajectories,
+    re-verification requests, contract gate."""
+    from zaxy_agents.evaluation.metacognition_lane import run_metacognition_lane
+
+    _run(run_metacognition_lane, json_output)
 
 
 def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:

@@ -9,5 +9,6 @@ from zaxy_agents.causal import producer as causal_producer
 from zaxy_agents.consolidation import extractor as consolidation
 from zaxy_agents.coordinate import contracts as coordinate_contracts
 from zaxy_agents.coordinate import extractor as coordinate
+from zaxy_agents.metacognition import extractor as metacognition
 
-__all__ = ["causal", "causal_producer", "consolidation", "coordinate", "coordinate_contracts"]
+__all__ = ["causal", "causal_producer", "consolidation", "coordinate", "coordinate_contracts", "metacognition"]
