@@ -79,7 +79,8 @@ def worker_policy(worker: str):  # stand-in model: query the log for evidence, t
         if len(done) == (1 if query else 0):
             subject, claim, test_backed = CLAIMS[worker]
             hits = done[0]["hits"] if query else []
-            evidence = [h["citation"] for h in hits if h["citation"].startswith(f"eventloom://{OPS}/")][: 2 if test_backed else 1]
+            mine = [h["citation"] for h in hits if h["citation"].startswith(f"eventloom://{OPS}/")]
+            evidence = mine[: 2 if test_backed else 1]
             return call(
                 "coordination_report_finding",
                 {"subject": subject, "claim": claim, "evidence": evidence, "test_backed": test_backed},
