@@ -21,7 +21,9 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
+from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
 from .inspector_ops import InspectorOperations
@@ -46,9 +48,11 @@ class MemoryFabric(
     CheckpointOperations,
     BackendOperations,
     MetacognitionOperations,
+    ConfidenceOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    CoordinateOperations,
     DisclosureOperations,
     IntegrityOperations,
     EraseOperations,
