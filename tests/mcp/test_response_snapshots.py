@@ -25,7 +25,8 @@ VOLATILE_NUMBERS = {"took_ms", "took_us", "duration_ms", "pid", "owner_pid"}
 async def _responses(root: Path) -> dict[str, Any]:
     app = make_app(root, profile="full", capture=False)
     calls: list[tuple[str, str, dict[str, Any]]] = [
-        ("memory_append", "memory_append", {"event_type": "fact.asserted", "payload": {"key": "db", "fact": "db is MySQL"}}),
+        ("memory_append", "memory_append",
+         {"event_type": "fact.asserted", "payload": {"key": "db", "fact": "db is MySQL"}}),
         ("memory_checkout", "memory_checkout", {"query": "which db?", "max_tokens": 600}),
         ("memory_append (superseding)", "memory_append",
          {"event_type": "fact.asserted", "payload": {"key": "db", "fact": "db is Postgres 16"}}),
