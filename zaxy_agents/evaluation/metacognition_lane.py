@@ -217,14 +217,7 @@ def _score_contract_gate(fabric: MemoryFabric, score: LaneScore, cites: dict[str
     source = {"seq": note.seq, "hash": note.hash}
 
     def refused(field: str, description: str, action: Callable[[], Any]) -> None:
-        head = fabric.log.head(SESSION)
-        try:
-            action()
-        except ZaxyError as exc:
-            ok = (exc.field or "").startswith(field) and fabric.log.head(SESSION) == head
-            score.check(metric, ok, f"{description}: refused naming {field} ({exc.field}), nothing written")
-        else:
-            score.check(metric, False, f"{description}: accepted")
+        _refused(fabric, score, metric, field, description, action)
 
     refused(
         "source_events",
@@ -324,14 +317,7 @@ def _score_belief_review_gate(fabric: MemoryFabric, score: LaneScore, cites: dic
     score.check(metric, facts() == before, "an accepted proposal still changes no current fact")
 
     def refused(field: str, description: str, action: Callable[[], Any]) -> None:
-        head = fabric.log.head(SESSION)
-        try:
-            action()
-        except ZaxyError as exc:
-            ok = (exc.field or "").startswith(field) and fabric.log.head(SESSION) == head
-            score.check(metric, ok, f"{description}: refused naming {field} ({exc.field}), nothing written")
-        else:
-            score.check(metric, False, f"{description}: accepted")
+        _refused(fabric, score, metric, field, description, action)
 
     refused(
         "citations",
@@ -353,3 +339,17 @@ def _score_belief_review_gate(fabric: MemoryFabric, score: LaneScore, cites: dic
         "reviewing an unknown proposal",
         lambda: fabric.review_belief_update(SESSION, "bel_" + "0" * 24, status="rejected", rationale="r"),
     )
+
+
+def _refused(
+    fabric: MemoryFabric, score: LaneScore, metric: str, field: str, description: str, action: Callable[[], Any]
+) -> None:
+    """The action must fail with a structured error naming ``field`` and leave the session's log untouched."""
+    head = fabric.log.head(SESSION)
+    try:
+        action()
+    except ZaxyError as exc:
+        ok = (exc.field or "").startswith(field) and fabric.log.head(SESSION) == head
+        score.check(metric, ok, f"{description}: refused naming {field} ({exc.field}), nothing written")
+    else:
+        score.check(metric, False, f"{description}: accepted")
