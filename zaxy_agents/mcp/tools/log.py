@@ -21,7 +21,10 @@ from zaxy_agents.mcp.schema import (
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
 # Event types with a gate of their own: appending them raw would bypass it (e.g. the admin token on reviews).
-GATED_TYPES = {"consolidation.candidate.reviewed": "memory_consolidation_review"}
+GATED_TYPES = {
+    "consolidation.candidate.reviewed": "memory_consolidation_review",
+    "belief.update.reviewed": "memory_review_belief_update",
+}
 REPLAY_MAX_CHARS = 200_000
 
 

@@ -4,9 +4,10 @@ Importing them registers their extractors (``@register``), payload contracts (``
 producers (``register_producer``), so a rebuild in any process projects their events the same way.
 """
 
+from zaxy_agents.beliefs import extractor as beliefs
 from zaxy_agents.causal import extractor as causal
 from zaxy_agents.causal import producer as causal_producer
 from zaxy_agents.consolidation import extractor as consolidation
 from zaxy_agents.metacognition import extractor as metacognition
 
-__all__ = ["causal", "causal_producer", "consolidation", "metacognition"]
+__all__ = ["beliefs", "causal", "causal_producer", "consolidation", "metacognition"]
