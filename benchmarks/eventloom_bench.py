@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 PAYLOAD = {"task_id": "T-17", "title": "Add exponential backoff to payment retries", "tags": ["payments", "retry"]}
 

@@ -60,10 +60,10 @@ BASELINES = {
 
 def _open(backend: str, target: str, schema: str) -> Any:
     if backend == "jsonl":
-        from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+        from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
         return JsonlEventLog(target)
-    from zaxy_agents.eventloom.postgres_log import PostgresEventLog
+    from zaxy_agents.storage.postgres.log import PostgresEventLog
 
     return PostgresEventLog(target, schema=schema)
 

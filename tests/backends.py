@@ -58,7 +58,7 @@ class JsonlHarness:
         self.root = root
 
     def open(self, **kwargs: Any) -> EventLog:
-        from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+        from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
         return JsonlEventLog(self.root, **kwargs)
 
@@ -97,7 +97,7 @@ class PostgresHarness:
         self._conn.execute("SET synchronous_commit = off")  # tampering needs no durability, tests need speed
 
     def open(self, **kwargs: Any) -> EventLog:
-        from zaxy_agents.eventloom.postgres_log import PostgresEventLog
+        from zaxy_agents.storage.postgres.log import PostgresEventLog
 
         return PostgresEventLog(self.dsn, schema=self.schema, **kwargs)
 

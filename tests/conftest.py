@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.backends import POSTGRES_SKIP_REASON, JsonlHarness, PostgresHarness, postgres_dsn
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"

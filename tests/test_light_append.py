@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.backends import PostgresHarness
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
 from zaxy_agents.fabric.light import light_append, light_tail, light_working_set
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
 def test_light_append_chains_with_the_full_log(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ class ZaxySettings:
     def location(self) -> str:
         """Where the Eventloom lives, safe to print: the folder, or the server URI without its password."""
         if self.backend_kind == BACKEND_POSTGRESQL:
-            from zaxy_agents.postgres.dsn import redact_dsn
+            from zaxy_agents.storage.postgres.dsn import redact_dsn
 
             return redact_dsn(self.backend)
         return self.eventloom_dir

@@ -12,9 +12,9 @@ import sys
 import time
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom import jsonl_file
 from zaxy_agents.eventloom.backends import open_event_log
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files import jsonl_file
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
 def _chunked_write(fd: int, data: bytes) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
 def _doc_verifier():

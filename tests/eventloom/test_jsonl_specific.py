@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
 def test_file_is_canonical_jsonl(log: JsonlEventLog, log_dir: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.backends import Harness
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.canonical import encode_line, event_hash
-from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
 def _build(backend: Harness, count: int = 4) -> list[bytes]:

@@ -15,8 +15,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from zaxy_agents.eventloom import jsonl_file
 from zaxy_agents.langgraph import ZaxyCheckpointer
+from zaxy_agents.storage.files import jsonl_file
 
 
 class State(TypedDict):

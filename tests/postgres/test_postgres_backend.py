@@ -11,9 +11,10 @@ import pytest
 
 from tests.backends import PostgresHarness
 from zaxy_agents.errors import IntegrityError, SchemaMismatchError, UnavailableError
-from zaxy_agents.eventloom import postgres_log, postgres_schema
-from zaxy_agents.eventloom.postgres_log import PostgresEventLog
-from zaxy_agents.postgres.migrations import Migration, apply_migrations, ensure_schema, migration_state
+from zaxy_agents.storage.postgres import log as postgres_log
+from zaxy_agents.storage.postgres import log_schema as postgres_schema
+from zaxy_agents.storage.postgres.log import PostgresEventLog
+from zaxy_agents.storage.postgres.migrations import Migration, apply_migrations, ensure_schema, migration_state
 
 
 def _fill(harness: PostgresHarness, count: int = 4) -> None:

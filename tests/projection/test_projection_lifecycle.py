@@ -175,8 +175,8 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
     """A database created by migration 0001 only gets 0002 (a new column) on open, keeping its rows."""
     import kuzu
 
-    from zaxy_agents.projection.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS
-    from zaxy_agents.projection.kuzu_store import KuzuProjectionStore
+    from zaxy_agents.storage.files.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS
+    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
 
     path = tmp_path / "old.kuzu"
     database = kuzu.Database(str(path))

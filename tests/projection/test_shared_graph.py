@@ -15,13 +15,15 @@ from tests.conftest import REPO_ROOT
 from tests.projection.test_projection_lifecycle import _mixed_history
 from zaxy_agents.errors import SchemaMismatchError
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.postgres.migrations import Migration
-from zaxy_agents.projection import postgres_admin, postgres_schema, postgres_store
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.planner import ProjectionPlanner
-from zaxy_agents.projection.postgres_store import PostgresProjectionStore
 from zaxy_agents.projection.registry import extract
 from zaxy_agents.projection.store_catchup import catch_up_session
+from zaxy_agents.storage.postgres import graph_admin as postgres_admin
+from zaxy_agents.storage.postgres import graph_schema as postgres_schema
+from zaxy_agents.storage.postgres import graph_store as postgres_store
+from zaxy_agents.storage.postgres.graph_store import PostgresProjectionStore
+from zaxy_agents.storage.postgres.migrations import Migration
 
 
 @pytest.fixture

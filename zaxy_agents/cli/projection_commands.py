@@ -54,7 +54,7 @@ def reproject_command(
 
 def schema_plan_command(json_output: JsonFlag = False) -> None:
     """Print the graph schema migrations without opening any database."""
-    from zaxy_agents.projection.kuzu_schema import schema_plan
+    from zaxy_agents.storage.files.kuzu_schema import schema_plan
 
     plan = schema_plan()
     if json_output:

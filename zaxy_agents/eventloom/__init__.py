@@ -10,10 +10,11 @@ TYPE_CHECKING = False  # keep `typing` off the hook fast path
 if TYPE_CHECKING:
     from typing import Any
 
+    from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+    from zaxy_agents.storage.postgres.log import PostgresEventLog
+
     from .citations import Citation, format_citation, parse_citation
-    from .jsonl_log import JsonlEventLog
     from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
-    from .postgres_log import PostgresEventLog
     from .protocol import EventLog
     from .refs import MemoryRefs, RefTarget
 
@@ -21,8 +22,8 @@ _EXPORTS = {
     "Citation": ".citations",
     "format_citation": ".citations",
     "parse_citation": ".citations",
-    "JsonlEventLog": ".jsonl_log",
-    "PostgresEventLog": ".postgres_log",
+    "JsonlEventLog": "zaxy_agents.storage.files.jsonl_log",
+    "PostgresEventLog": "zaxy_agents.storage.postgres.log",
     "Event": ".models",
     "EventDraft": ".models",
     "EventHead": ".models",

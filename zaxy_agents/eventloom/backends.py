@@ -14,7 +14,7 @@ from .protocol import EventLog
 def open_event_log(settings: ZaxySettings, *, schema_mode: str = "auto") -> EventLog:
     """The configured :class:`EventLog`. ``schema_mode`` applies to PostgreSQL (see ``PostgresEventLog``)."""
     if settings.backend_kind == BACKEND_POSTGRESQL:
-        from .postgres_log import PostgresEventLog
+        from zaxy_agents.storage.postgres.log import PostgresEventLog
 
         return PostgresEventLog(
             settings.backend,
@@ -22,7 +22,7 @@ def open_event_log(settings: ZaxySettings, *, schema_mode: str = "auto") -> Even
             max_payload_bytes=settings.max_payload_bytes,
             schema_mode=schema_mode,
         )
-    from .jsonl_log import JsonlEventLog
+    from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
     return JsonlEventLog(
         settings.eventloom_path, durability=settings.durability, max_payload_bytes=settings.max_payload_bytes

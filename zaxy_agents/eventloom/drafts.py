@@ -7,11 +7,17 @@ everywhere. Nothing is written when any check fails.
 from __future__ import annotations
 
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.storage.files.jsonl_file import PreparedDraft
 
 from .canonical import canonical_json
-from .jsonl_file import PreparedDraft
 from .redaction import REDACTION_VERSION, has_secret_keys, redact_value, text_has_markers
-from .validation import check_payload_size, validate_actor, validate_event_type, validate_payload_shape
+from .validation import (
+    check_payload_size,
+    check_payload_values,
+    validate_actor,
+    validate_event_type,
+    validate_payload_shape,
+)
 
 
 def prepare_draft(
@@ -27,6 +33,7 @@ def prepare_draft(
     validate_actor(actor, field=f"{field_prefix}actor")
     validate_payload_shape(payload, field=f"{field_prefix}payload")
     assert isinstance(payload, dict)
+    check_payload_values(payload, max_payload_bytes, field=f"{field_prefix}payload")
     try:
         redacted, paths, payload_json = payload, [], None
         if not has_secret_keys(payload):

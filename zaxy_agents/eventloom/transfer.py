@@ -21,10 +21,10 @@ from typing import Any, BinaryIO, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.storage.files.jsonl_file import classify_torn_tail
 
 from .canonical import GENESIS_HASH
 from .chain import inspect_line
-from .jsonl_file import classify_torn_tail
 from .protocol import EventLog
 from .validation import validate_session_id
 

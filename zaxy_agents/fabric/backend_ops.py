@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.config import BACKEND_JSONL, BACKEND_POSTGRESQL, ZaxySettings
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.backends import open_event_log
-from zaxy_agents.eventloom.status import BackendStatus
 from zaxy_agents.eventloom.transfer import TransferResult, export_session, export_sessions, import_paths
+from zaxy_agents.storage.status import BackendStatus
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
@@ -29,7 +29,7 @@ class BackendOperations:
         mode = "apply" if apply_migrations else "skip"
         fabric = cls(settings, log=open_event_log(settings, schema_mode=mode))  # type: ignore[call-arg]
         if apply_migrations and settings.backend_kind == BACKEND_POSTGRESQL:
-            from zaxy_agents.projection.postgres_admin import projection_schema
+            from zaxy_agents.storage.postgres.graph_admin import projection_schema
 
             state, _features = projection_schema(settings.backend, apply=True)
             fabric._projection_applied = list(state.applied_now)
@@ -57,7 +57,7 @@ class BackendOperations:
         )
 
     def _add_projection_status(self, status: BackendStatus) -> None:
-        from zaxy_agents.projection.postgres_admin import projection_schema
+        from zaxy_agents.storage.postgres.graph_admin import projection_schema
 
         state, features = projection_schema(self.settings.backend, apply=False)
         status.migrations.extend(state.records)

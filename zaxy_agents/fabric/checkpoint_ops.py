@@ -49,10 +49,10 @@ class CheckpointOperations:
         server) crash within the group-commit window. Embedded: a ``batch``-durability log on the same folder;
         PostgreSQL: the same log committing without waiting for the WAL flush (``RelaxedCommits``).
         """
-        from zaxy_agents.eventloom.jsonl_log import JsonlEventLog
+        from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
         if self.settings.backend_kind == BACKEND_POSTGRESQL and self.log.__class__.__name__ == "PostgresEventLog":
-            from zaxy_agents.eventloom.postgres_log import RelaxedCommits
+            from zaxy_agents.storage.postgres.log import RelaxedCommits
 
             return RelaxedCommits(self.log)  # type: ignore[arg-type,return-value]
         if not isinstance(self.log, JsonlEventLog) or self.log.durability != "fsync":

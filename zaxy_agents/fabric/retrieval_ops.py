@@ -54,7 +54,7 @@ class RetrievalOperations:
         dsn = self.settings.backend
 
         def open_store() -> Any:
-            from zaxy_agents.projection.postgres_vectors import PostgresVectorStore
+            from zaxy_agents.storage.postgres.vectors import PostgresVectorStore
 
             return PostgresVectorStore(dsn)
 

@@ -21,13 +21,13 @@ def projection_backend(settings: ZaxySettings) -> tuple[Callable[[Path], Project
     """``(store factory, folder for this process's derived state)``; a ``None`` factory means embedded Kuzu."""
     if settings.backend_kind != BACKEND_POSTGRESQL:
         return None, settings.derived_path
-    from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
+    from zaxy_agents.storage.postgres.dsn import PostgresOptions, redact_dsn
 
     schema = PostgresOptions.from_env().schema
     identity = hashlib.sha256(f"{redact_dsn(settings.backend)}\x1f{schema}".encode()).hexdigest()[:16]
 
     def open_postgres_store(_graph_path: Path) -> ProjectionStore:
-        from .postgres_store import PostgresProjectionStore
+        from zaxy_agents.storage.postgres.graph_store import PostgresProjectionStore
 
         return PostgresProjectionStore(settings.backend, schema=schema)
 

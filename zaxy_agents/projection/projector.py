@@ -181,7 +181,7 @@ class Projector:
     # ------------------------------------------------------------------ opening
     def _open_store(self, store_factory: Callable[[Path], ProjectionStore] | None) -> None:
         if store_factory is None:
-            from .kuzu_store import KuzuProjectionStore
+            from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
 
             store_factory = KuzuProjectionStore
         self._store_factory = store_factory

@@ -26,8 +26,10 @@ import kuzu
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
+from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.planner import ProjectionBatch
+from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
-from .catalog import EntityCatalog
 from .kuzu_schema import (
     EDGE_AUDIT_COLUMNS,
     MIGRATION_TABLE_DDL,
@@ -36,8 +38,6 @@ from .kuzu_schema import (
     REL_TABLES,
     typed_rel_ddl,
 )
-from .planner import ProjectionBatch
-from .records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
 _WORDS = re.compile(r"\w+")
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)

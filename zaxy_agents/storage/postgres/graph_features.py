@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from zaxy_agents.postgres.migrations import render
+from zaxy_agents.storage.postgres.migrations import render
 
 TRIGRAM_INDEX = "projection_entity_keys_trgm"
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zaxy_agents.errors import ConflictError
-
-from .canonical import GENESIS_HASH
+from zaxy_agents.eventloom.canonical import GENESIS_HASH
 
 
 def import_new_session(

@@ -14,12 +14,12 @@ a worker embeds a text once and every other worker loads the vector by its ``id`
 of embedding it again.
 
 Optional extensions (``pg_trgm`` for fuzzy names) are not part of any migration: they are used when the
-server has them (see :mod:`.postgres_features`), so the schema is the same on every server.
+server has them (see :mod:`.graph_features`), so the schema is the same on every server.
 """
 
 from __future__ import annotations
 
-from zaxy_agents.postgres.migrations import Migration
+from zaxy_agents.storage.postgres.migrations import Migration
 
 COMPONENT = "projection"
 C = 'COLLATE "C"'

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import psycopg
 
-from zaxy_agents.postgres.connect import probe_connection, unavailable
-from zaxy_agents.postgres.dsn import PostgresOptions
-from zaxy_agents.postgres.migrations import ensure_schema
-from zaxy_agents.postgres.records import MigrationState
+from zaxy_agents.storage.postgres.connect import probe_connection, unavailable
+from zaxy_agents.storage.postgres.dsn import PostgresOptions
+from zaxy_agents.storage.postgres.migrations import ensure_schema
+from zaxy_agents.storage.records import MigrationState
 
-from .postgres_features import detect_features
-from .postgres_schema import MIGRATIONS
+from .graph_features import detect_features
+from .graph_schema import MIGRATIONS
 
 
 def projection_schema(dsn: str, *, apply: bool) -> tuple[MigrationState, dict[str, str]]:

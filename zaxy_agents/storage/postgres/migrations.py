@@ -21,8 +21,7 @@ import psycopg
 from psycopg import sql
 
 from zaxy_agents.errors import InvalidRequestError, SchemaMismatchError
-
-from .records import MigrationRecord, MigrationState
+from zaxy_agents.storage.records import MigrationRecord, MigrationState
 
 MIGRATIONS_TABLE = "zaxy_migrations"
 SCHEMA_MODES = ("auto", "apply", "check", "skip")

@@ -6,7 +6,7 @@ per column (``unnest``): one statement per table per batch, whatever the batch s
 
 from __future__ import annotations
 
-from .kuzu_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS
+from zaxy_agents.storage.files.kuzu_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS
 
 # Column -> PostgreSQL array element type, for the unnest inserts.
 _TYPES = {"STRING": "text", "INT64": "bigint", "DOUBLE": "float8", "BOOLEAN": "boolean"}

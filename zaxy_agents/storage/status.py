@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from zaxy_agents.postgres.records import MigrationRecord
+from zaxy_agents.storage.records import MigrationRecord
 
 
 class BackendStatus(BaseModel):

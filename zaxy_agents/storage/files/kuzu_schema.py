@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from .model import RESERVED_RELATION_LABELS
+from zaxy_agents.projection.model import RESERVED_RELATION_LABELS
 
 # (table, columns) for node tables; the first column is the primary key.
 NODE_COLUMNS: dict[str, list[tuple[str, str]]] = {

@@ -1,7 +1,7 @@
 """The Eventloom on PostgreSQL: the same hash chain, citations and verification as the JSONL files, shared by
 every worker on every host that points ``ZAXY_BACKEND`` at one server.
 
-Storage (see :mod:`.postgres_schema`): one row per event holding the exact canonical line, one head row per
+Storage (see :mod:`.log_schema`): one row per event holding the exact canonical line, one head row per
 session. Drafts are validated and redacted by the same :func:`prepare_draft` as the embedded backend and
 sealed by the same code, so a PostgreSQL event and a JSONL event with equal fields have equal bytes.
 
@@ -27,22 +27,28 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
-from zaxy_agents.postgres.connect import acquire_pool, probe_connection, release_pool, server_version, unavailable
-from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
-from zaxy_agents.postgres.migrations import ensure_schema, migration_state
+from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_hash
+from zaxy_agents.eventloom.chain import check_range, draft_fields, inspect_line
+from zaxy_agents.eventloom.citations import Citation
+from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from zaxy_agents.eventloom.resolve import resolve_citation
+from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.storage.files.jsonl_file import PreparedDraft, _json_string, _seal
+from zaxy_agents.storage.files.jsonl_log import DURABILITY_MODES
+from zaxy_agents.storage.postgres.connect import (
+    acquire_pool,
+    probe_connection,
+    release_pool,
+    server_version,
+    unavailable,
+)
+from zaxy_agents.storage.postgres.dsn import PostgresOptions, redact_dsn
+from zaxy_agents.storage.postgres.migrations import ensure_schema, migration_state
+from zaxy_agents.storage.status import BackendStatus
 
-from .canonical import GENESIS_HASH, encode_line, event_hash
-from .chain import check_range, draft_fields, inspect_line
-from .citations import Citation
-from .drafts import prepare_draft
-from .jsonl_file import PreparedDraft, _json_string, _seal
-from .jsonl_log import DURABILITY_MODES
-from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
-from .postgres_schema import MIGRATIONS
-from .postgres_sql import LAST_SEQ, PAGE_BYTES, PAGE_ROWS, STATEMENTS
-from .resolve import resolve_citation
-from .status import BackendStatus
-from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from .log_schema import MIGRATIONS
+from .log_sql import LAST_SEQ, PAGE_BYTES, PAGE_ROWS, STATEMENTS
 
 
 class PostgresEventLog:

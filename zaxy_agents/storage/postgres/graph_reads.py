@@ -12,8 +12,10 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .model import normalise_name
-from .postgres_sql import (
+from zaxy_agents.projection.model import normalise_name
+from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
+
+from .graph_sql import (
     DUMP_EDGES,
     DUMP_NODES,
     DUMP_TYPED,
@@ -22,14 +24,13 @@ from .postgres_sql import (
     search_sql,
     traverse_sql,
 )
-from .records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     import psycopg
 
-    from .postgres_features import Features
+    from .graph_features import Features
 
 MAX_DEPTH = 5
 DUMP_FETCH_ROWS = 5000
@@ -37,7 +38,7 @@ _WORDS = re.compile(r"\w+")
 
 
 class PostgresProjectionReads:
-    """Mixin: the read side of :class:`~zaxy_agents.projection.postgres_store.PostgresProjectionStore`."""
+    """Mixin: the read side of :class:`~zaxy_agents.storage.postgres.graph_store.PostgresProjectionStore`."""
 
     backend: str
     schema: str

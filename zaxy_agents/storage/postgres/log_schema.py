@@ -9,7 +9,7 @@ serialise writers of that session across processes and hosts, and it answers ``h
 
 from __future__ import annotations
 
-from zaxy_agents.postgres.migrations import Migration
+from zaxy_agents.storage.postgres.migrations import Migration
 
 COMPONENT = "eventloom"
 

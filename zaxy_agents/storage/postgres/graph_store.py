@@ -29,16 +29,16 @@ from typing import Any
 
 import psycopg
 
-from zaxy_agents.postgres.connect import acquire_pool, probe_connection, release_pool, unavailable
-from zaxy_agents.postgres.dsn import PostgresOptions, redact_dsn
-from zaxy_agents.postgres.migrations import ensure_schema, migration_state
-from zaxy_agents.postgres.records import MigrationState
+from zaxy_agents.projection.planner import KeyState, ProjectionBatch
+from zaxy_agents.storage.postgres.connect import acquire_pool, probe_connection, release_pool, unavailable
+from zaxy_agents.storage.postgres.dsn import PostgresOptions, redact_dsn
+from zaxy_agents.storage.postgres.migrations import ensure_schema, migration_state
+from zaxy_agents.storage.records import MigrationState
 
-from .planner import KeyState, ProjectionBatch
-from .postgres_features import Features, detect_features
-from .postgres_reads import PostgresProjectionReads
-from .postgres_schema import MIGRATIONS
-from .postgres_sql import INSERT_SQL, READS, RELATION_COLUMNS, ROW_INSERTS, STATEMENTS
+from .graph_features import Features, detect_features
+from .graph_reads import PostgresProjectionReads
+from .graph_schema import MIGRATIONS
+from .graph_sql import INSERT_SQL, READS, RELATION_COLUMNS, ROW_INSERTS, STATEMENTS
 
 WRITTEN, SKIPPED, BEHIND = "written", "skipped", "behind"
 
@@ -53,7 +53,7 @@ class SessionState:
 
 
 class PostgresProjectionStore(PostgresProjectionReads):
-    """Durable projection graph in PostgreSQL tables (see :mod:`.postgres_schema`), shared by many workers."""
+    """Durable projection graph in PostgreSQL tables (see :mod:`.graph_schema`), shared by many workers."""
 
     backend = "postgresql"
     shared = True  # other processes write here too: cursors may move ahead of this process's memory

@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.eventloom.canonical import GENESIS_HASH
+from zaxy_agents.eventloom.chain import check_line as _check_line
+from zaxy_agents.eventloom.chain import check_range as _check_range
+from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
+from zaxy_agents.eventloom.citations import Citation
+from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from zaxy_agents.eventloom.resolve import resolve_citation
+from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
-from .canonical import GENESIS_HASH
-from .chain import check_line as _check_line
-from .chain import check_range as _check_range
-from .chain import draft_fields as _draft_fields
-from .citations import Citation
-from .drafts import prepare_draft
 from .jsonl_file import SessionFile, classify_torn_tail
-from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
-from .resolve import resolve_citation
-from .validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
 DURABILITY_MODES = ("fsync", "batch")
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
@@ -262,14 +262,17 @@ def _torn_tail_report(session: str, torn: bytes, previous: dict[str, Any] | None
     kind = classify_torn_tail(torn, previous)
     if kind == "complete":
         head = json.loads(torn)["hash"]
-    if kind == "terminator_altered":
+    if kind in ("terminator_altered", "tampered"):
         return VerifyReport(
             session=session,
             ok=False,
             event_count=count,
             head_hash=head,
             first_broken_seq=count + 1,
-            reason="the final event's line terminator was altered (a crash never does this)",
+            reason="the final event's line terminator was altered (a crash never does this)"
+            if kind == "terminator_altered"
+            else "the final line is a complete event that does not match its hash and lacks its newline: it was "
+            "modified (a crash only ever leaves part of a line)",
         )
     note = (
         "final event lacks only its newline (completed on the next append)"

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from zaxy_agents.postgres.connect import acquire_pool, probe_connection, release_pool, unavailable
-from zaxy_agents.postgres.dsn import PostgresOptions
-from zaxy_agents.postgres.migrations import ensure_schema
+from zaxy_agents.storage.postgres.connect import acquire_pool, probe_connection, release_pool, unavailable
+from zaxy_agents.storage.postgres.dsn import PostgresOptions
+from zaxy_agents.storage.postgres.migrations import ensure_schema
 
-from .postgres_schema import MIGRATIONS
+from .graph_schema import MIGRATIONS
 
 PAGE_ROWS = 5000
 
