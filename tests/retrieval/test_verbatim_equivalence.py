@@ -17,10 +17,27 @@ from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 from .dense_reference import DenseVerbatim
 
-WORDS = (
-    "cat dog guitar violin hiking alps puppy work out week brother yoga dance paint book movie trip beach park "
-    "garden coffee tea running swim zebra"
-).split()
+WORDS = [
+    "cat",
+    "dog",
+    "guitar",
+    "violin",
+    "hiking",
+    "alps",
+    "puppy",
+    "work",
+    "out",
+    "week",
+    "brother",
+    "yoga",
+    "dance",
+    "paint",
+    "book",
+    "movie",
+    "trip",
+    "beach",
+]
+WORDS += ["park", "garden", "coffee", "tea", "running", "swim", "zebra"]
 NAMES = ["Ann", "Bob", "Caroline", "Melanie"]
 
 
