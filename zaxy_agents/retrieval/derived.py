@@ -58,7 +58,7 @@ class DerivedIndex(Protocol):
 
     def rolled_back(self) -> None: ...
 
-    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int]) -> None: ...
+    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int], envelopes: Any = None) -> None: ...
 
 
 def configure(connection: sqlite3.Connection) -> sqlite3.Connection:
@@ -194,11 +194,11 @@ class IndexListeners:
         for index in self.indexes:
             index.committed()
 
-    def erase(self, session: str, seqs: Sequence[int]) -> None:
+    def erase(self, session: str, seqs: Sequence[int], envelopes: Any = None) -> None:
         """Remove events from every index, then fold the WAL so no copy of their rows remains on disk."""
         with self.store.write() as db:
             for index in self.indexes:
-                index.erase(db, session, seqs)
+                index.erase(db, session, seqs, envelopes)
         for index in self.indexes:
             index.committed()
         self.store.checkpoint()

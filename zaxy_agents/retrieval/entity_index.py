@@ -151,7 +151,9 @@ class EntityKeywordIndex:
         )
         self._pending = (blocks, before, wseq)
 
-    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int]) -> None:
+    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int], envelopes: Any = None) -> None:
+        """Remove the events (``envelopes``, their pre-erasure content, is not needed: the postings of a session
+        are scanned)."""
         p = PREFIX
         row = db.execute(f"SELECT id FROM {p}_session WHERE name = ?", (session,)).fetchone()
         if row is None or not seqs:

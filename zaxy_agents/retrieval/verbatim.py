@@ -408,7 +408,9 @@ class VerbatimIndex:
         wanted = None if sessions is None else set(sessions)
         return [(names[s], seq) for s, seq in rows if wanted is None or names[s] in wanted]
 
-    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int]) -> None:
+    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int], envelopes: Any = None) -> None:
+        """Remove the events (``envelopes``, their pre-erasure content, is not needed: the postings of a session
+        are scanned)."""
         from .verbatim_erase import erase
         from .verbatim_write import Writer
 
