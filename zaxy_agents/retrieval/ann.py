@@ -95,6 +95,8 @@ class AnnBuilder:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one build at a time (background or explicit)
+        self.publish_lock = threading.Lock()  # taken to replace the graph file, and by an erasure to delete it
+        self._cancelled = False
         self.error: str | None = None
 
     @property
@@ -106,6 +108,7 @@ class AnnBuilder:
         if self.running:
             return False
         self._stop.clear()
+        self._cancelled = False
         self._thread = threading.Thread(target=self._run, args=(covered,), name="zaxy-ann-builder", daemon=True)
         self._thread.start()
         return True

@@ -134,8 +134,8 @@ CREATE TABLE IF NOT EXISTS index_cursor(session TEXT PRIMARY KEY, seq INTEGER NO
 
 class IndexListeners:
     """The indexes as one projection listener: each projected batch is one transaction of every index plus
-    the cursors it reflects. The projector's snapshot carries only those cursors; on open, an index whose
-    cursors differ from the snapshot's (a crash between the two) is rebuilt by the projector's replay."""
+    the cursors it reflects. The projector's snapshot carries only those cursors; on open, indexes that hold
+    less than the snapshot (a new or deleted file) are reset and rebuilt by the projector's replay."""
 
     name = "retrieval_indexes"
 
@@ -181,9 +181,17 @@ class IndexListeners:
         return {"cursors": json.dumps(sorted(self.cursors().items()))}
 
     def restore_state(self, state: Any) -> bool:
+        """Usable when the indexes hold at least what the snapshot covers: events the projector replays past
+        the snapshot's cursors and the indexes already hold are skipped by them (a crash between an index
+        commit and the snapshot, or another process that projected meanwhile)."""
         if not isinstance(state, dict) or not isinstance(state.get("cursors"), str):
             return False
-        return state["cursors"] == json.dumps(sorted(self.cursors().items()))
+        try:
+            snapshot = {session: int(seq) for session, (seq, _digest) in json.loads(state["cursors"])}
+        except (TypeError, ValueError):
+            return False
+        held = self.cursors()
+        return all(session in held and held[session][0] >= seq for session, seq in snapshot.items())
 
     def reset(self) -> None:
         with self.store.write() as db:

@@ -142,20 +142,24 @@ class FeatureCache:
             if self.seen_wseq == before:
                 self.seen_wseq = after
 
-    def gather(self, db: sqlite3.Connection, docs: np.ndarray) -> np.ndarray:
-        """Feature records of ``docs`` (int64 doc ids)."""
+    def gather(self, db: sqlite3.Connection, docs: np.ndarray, field: str | None = None) -> np.ndarray:
+        """Feature records of ``docs`` (int64 doc ids), or only their ``field``."""
         if docs.size == 0:
-            return np.zeros(0, dtype=self.dtype)
+            return np.zeros(0, dtype=self.dtype if field is None else self.dtype[field])
         with self._lock:
-            numbers = np.unique(docs // BLOCK)
-            self._grow(int(numbers[-1]) + 1)
-            missing = numbers[~self.loaded[numbers]]
-            for start in range(0, len(missing), 500):
-                chunk = ",".join(str(int(n)) for n in missing[start : start + 500])
-                for number, data in db.execute(f"SELECT block, data FROM {self.prefix}_feat WHERE block IN ({chunk})"):
-                    self.records[number * BLOCK : (number + 1) * BLOCK] = np.frombuffer(data, dtype=self.dtype)
-                    self.loaded[number] = True
-            return self.records[docs]
+            numbers = docs // BLOCK
+            top = int(numbers.max())
+            self._grow(top + 1)
+            if not self.loaded[numbers].all():
+                self._load(db, np.unique(numbers[~self.loaded[numbers]]))
+            return self.records[docs] if field is None else self.records[field][docs]
+
+    def _load(self, db: sqlite3.Connection, missing: np.ndarray) -> None:
+        for start in range(0, len(missing), 500):
+            chunk = ",".join(str(int(n)) for n in missing[start : start + 500])
+            for number, data in db.execute(f"SELECT block, data FROM {self.prefix}_feat WHERE block IN ({chunk})"):
+                self.records[number * BLOCK : (number + 1) * BLOCK] = np.frombuffer(data, dtype=self.dtype)
+                self.loaded[number] = True
 
     def _grow(self, blocks: int) -> None:
         if blocks <= len(self.loaded):

@@ -18,6 +18,7 @@ the others.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,7 +31,8 @@ from .derived import DerivedStore
 from .embeddings import EmbeddingProvider
 from .vector_files import KEY, VectorFiles
 
-EMBED_BATCH = 64
+EMBED_BATCH = 64  # texts per embedder call
+STORE_BATCH = 1024  # vectors per write (one fsync of the files, one commit)
 SCHEMA_VERSION = 1
 PREFIX = "vectors"
 EXACT_SCOPE_ROWS = 50_000  # a scope with fewer rows is searched exactly even when a graph exists
@@ -59,6 +61,7 @@ def _schema() -> list[str]:
         f"CREATE TABLE IF NOT EXISTS {p}_key(model TEXT NOT NULL, session INTEGER NOT NULL, seq INTEGER NOT NULL, "
         "row INTEGER NOT NULL, PRIMARY KEY(model, session, seq)) WITHOUT ROWID",
         f"CREATE TABLE IF NOT EXISTS {p}_pending(id INTEGER PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {p}_pending_key ON {p}_pending(session, seq)",
     ]
 
 
@@ -235,7 +238,7 @@ class VectorIndex:
             self.sync()
             done = 0
             while True:
-                take = EMBED_BATCH if max_items is None else min(EMBED_BATCH, max_items - done)
+                take = STORE_BATCH if max_items is None else min(STORE_BATCH, max_items - done)
                 if take <= 0:
                     return done
                 queued = (
@@ -247,19 +250,18 @@ class VectorIndex:
                     return done
                 keys = [(session, seq) for _, session, seq in queued]
                 texts = self.text_source(keys) if self.text_source is not None else {}
-                present = [key for key in keys if texts.get(key)]
+                present = [key for key in keys if texts.get(key)]  # an erased event has no text left to embed
+                vectors = np.zeros((0, 0), np.float32)
                 if present:
-                    vectors = np.asarray(
-                        self.embedder.embed_documents([texts[key][:2000] for key in present]), dtype=np.float32
-                    )
+                    batches = [present[i : i + EMBED_BATCH] for i in range(0, len(present), EMBED_BATCH)]
+                    embed = self.embedder.embed_documents
+                    vectors = np.vstack([np.asarray(embed([texts[k][:2000] for k in b]), np.float32) for b in batches])
                     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
                     vectors = (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
                     durable = self.durable()
                     if durable is not None and self.model_id is not None:
                         durable.save(self.model_id, present, vectors)
-                    self._store_rows(present, vectors, done_ids=[row[0] for row in queued])
-                else:  # events the log no longer gives a text for (erased): nothing to embed
-                    self._store_rows([], np.zeros((0, 0), np.float32), done_ids=[row[0] for row in queued])
+                self._store_rows(present, vectors, done_ids=[row[0] for row in queued])
                 done += len(queued)
 
     def _store_rows(
@@ -294,8 +296,8 @@ class VectorIndex:
                     )
                     db.execute(f"UPDATE {p}_model SET rows = ? WHERE model = ?", (rows + len(fresh), self.model_id))
                     stored = len(fresh)
-                pending = {key for key in keys}
-                db.executemany(f"DELETE FROM {p}_pending WHERE session = ? AND seq = ?", list(pending))
+                if not done_ids:  # loaded from the durable store: dequeue by key
+                    db.executemany(f"DELETE FROM {p}_pending WHERE session = ? AND seq = ?", list(dict.fromkeys(keys)))
             if synced_id is not None:
                 db.execute(f"UPDATE {p}_model SET synced_id = ? WHERE model = ?", (synced_id, self.model_id))
             for start in range(0, len(done_ids), 500):
@@ -458,10 +460,14 @@ class VectorIndex:
                 )
             if rows:
                 files = VectorFiles(self.store.folder, model, dims)
-                files.zero(rows)
-                files.ann_path.unlink(missing_ok=True)
+                builder = self._builder if self._files is not None and self._files.model == model else None
+                with builder.publish_lock if builder is not None else contextlib.nullcontext():
+                    if builder is not None:
+                        builder.cancel()  # a graph being built may hold the rows: it is discarded
+                    files.zero(rows)
+                    files.ann_path.unlink(missing_ok=True)
                 db.execute(f"UPDATE {PREFIX}_model SET ann_rows = 0 WHERE model = ?", (model,))
-        self._reset_files()
+        self._files = self._reader = None
 
     # ------------------------------------------------------------------ helpers
     def _session_ids(self, db: sqlite3.Connection, names: Iterable[str], create: bool = True) -> dict[str, int]:
