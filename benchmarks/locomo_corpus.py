@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from zaxy_agents.evaluation.locomo_data import Conversation, load_conversations

@@ -31,11 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.locomo_corpus import Corpus  # noqa: E402
-from zaxy_agents.projection.model import SearchDoc  # noqa: E402
-from zaxy_agents.retrieval.derived import open_standalone  # noqa: E402
-from zaxy_agents.retrieval.text import STOPWORDS  # noqa: E402
-from zaxy_agents.retrieval.verbatim import VerbatimIndex  # noqa: E402
+from benchmarks.locomo_corpus import Corpus
+from zaxy_agents.projection.model import SearchDoc
+from zaxy_agents.retrieval.derived import open_standalone
+from zaxy_agents.retrieval.text import STOPWORDS
+from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 BATCH = 2000
 SINGLE = 300
@@ -84,7 +84,9 @@ class Fts5:
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, session, tokenize='porter unicode61')")
+        self.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(text, session, tokenize='porter unicode61')"
+        )
 
     def add(self, docs: list[SearchDoc]) -> None:
         self.db.execute("BEGIN")
@@ -112,7 +114,7 @@ def run_size(corpus: Corpus, events: int, queries: int, dense_up_to: int) -> dic
         single = list(docs)
         # ---------------------------------------------------------------- ingest
         index = VerbatimIndex()
-        listeners = open_standalone(folder / "ours" / "retrieval.sqlite", index)
+        listeners = open_standalone(folder / "ours", index)
         started = time.perf_counter()
         for chunk in _chunks(bulk, BATCH):
             listeners.on_batch(_Batch(chunk), None)
@@ -136,7 +138,6 @@ def run_size(corpus: Corpus, events: int, queries: int, dense_up_to: int) -> dic
             "ours_one_by_one_events_per_s": round(len(single) / ours_single),
             "fts5_one_by_one_events_per_s": round(len(single) / fts_single),
         }
-        listeners.store.checkpoint()
         fts.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         text_bytes = sum(len(d.text.encode()) + len((d.caption or "").encode()) for d in [*bulk, *single])
         report["disk_bytes"] = {
@@ -150,7 +151,7 @@ def run_size(corpus: Corpus, events: int, queries: int, dense_up_to: int) -> dic
         question, session = questions[0]
         started = time.perf_counter()
         index = VerbatimIndex()
-        listeners = open_standalone(folder / "ours" / "retrieval.sqlite", index)
+        listeners = open_standalone(folder / "ours", index)
         index.search(question, 10, sessions=[session])
         report["open_and_first_answer_ms"] = round((time.perf_counter() - started) * 1000, 2)
         # ---------------------------------------------------------------- queries

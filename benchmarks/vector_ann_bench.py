@@ -27,12 +27,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.locomo_corpus import DATASET  # noqa: E402
-from zaxy_agents.evaluation.locomo_data import load_conversations  # noqa: E402
-from zaxy_agents.retrieval import ann  # noqa: E402
-from zaxy_agents.retrieval.derived import open_standalone  # noqa: E402
-from zaxy_agents.retrieval.embeddings import resolve_embedder  # noqa: E402
-from zaxy_agents.retrieval.vector_index import VectorIndex  # noqa: E402
+from benchmarks.locomo_corpus import DATASET
+from zaxy_agents.evaluation.locomo_data import load_conversations
+from zaxy_agents.retrieval import ann
+from zaxy_agents.retrieval.derived import open_standalone
+from zaxy_agents.retrieval.embeddings import resolve_embedder
+from zaxy_agents.retrieval.vector_index import VectorIndex
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
@@ -76,7 +76,7 @@ def run(vectors: int, sweep: bool) -> dict:
     report: dict = {"vectors": len(texts), "queries": len(questions), "model": embedder.model_id}  # type: ignore[union-attr]
     with tempfile.TemporaryDirectory(prefix="zaxy-ann-bench-") as scratch:
         index = VectorIndex(embedder, ann_threshold=0)
-        listeners = open_standalone(Path(scratch) / "retrieval.sqlite", index)
+        listeners = open_standalone(Path(scratch), index)
         index.text_source = lambda wanted: {key: by_key[key] for key in wanted}
         index.key_source = lambda: keys
         started = time.perf_counter()
@@ -142,10 +142,13 @@ def _sweep(index: VectorIndex, questions: list[str], embedder: object) -> list[d
             elapsed = (time.perf_counter() - started) / len(queries) * 1000
             recall = statistics.fmean(
                 len(set(f[np.argsort(-(matrix[f] @ q))[:10]].tolist()) & set(t.tolist())) / 10
-                for f, q, t in zip((row[(row >= 0) & (row < len(matrix))] for row in found), queries, truth, strict=True)
+                for f, q, t in zip(
+                    (row[(row >= 0) & (row < len(matrix))] for row in found), queries, truth, strict=True
+                )
             )
-            out.append({"M": connectivity, "ef_construction": expansion_add, "dtype": dtype, "build_s": round(build, 1),
-                        "ef": expansion_search, "recall_at_10": round(recall, 4), "ms_per_query": round(elapsed, 3)})  # fmt: skip
+            setting = {"M": connectivity, "ef_construction": expansion_add, "dtype": dtype, "ef": expansion_search}
+            measured = {"build_s": round(build, 1), "recall_at_10": round(recall, 4), "ms_per_query": round(elapsed, 3)}
+            out.append({**setting, **measured})
     return out
 
 

@@ -58,7 +58,7 @@ def test_reports_lag_instead_of_catching_up_and_records_a_silent_marker(fabric) 
 
 def test_term_statistics_count_postings_per_session(tmp_path: Path) -> None:
     index = VerbatimIndex()
-    listeners = open_standalone(tmp_path / "index.sqlite", index)
+    listeners = open_standalone(tmp_path / "index", index)
     for seq in range(1, 101):
         index.add(SearchDoc("a" if seq % 2 else "b", seq, f"h{seq}", "note.recorded", "common words here", None, None,
                             None, "2026-01-01T00:00:00.000000Z"))  # fmt: skip

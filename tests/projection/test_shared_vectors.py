@@ -84,7 +84,7 @@ def test_the_approximate_path_finds_the_exact_neighbours_with_exact_scores(tmp_p
     exact, approximate = VectorIndex(embedder, ann_threshold=10**9), VectorIndex(embedder, ann_threshold=50)
     opened = []
     for name, index in (("exact", exact), ("approximate", approximate)):
-        opened.append(open_standalone(tmp_path / name / "index.sqlite", index))
+        opened.append(open_standalone(tmp_path / name, index))
         index.text_source = lambda wanted: {key: texts[key] for key in wanted}
         index.key_source = lambda: keys
         assert index.embed_pending() == 400 and index.count == 400

@@ -58,7 +58,7 @@ def test_expansion_finds_evidence_that_shares_no_word_with_the_question(
 
 def test_expansion_takes_close_words_of_the_searched_sessions_only(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
     index = VerbatimIndex()
-    listeners = open_standalone(tmp_path / "index.sqlite", index)
+    listeners = open_standalone(tmp_path / "index", index)
     stamp = "2026-01-01T00:00:00Z"
     for seq, (speaker, text) in enumerate(TURNS, start=1):
         index.add(SearchDoc("chat", seq, f"h{seq}", "transcript.turn", text, speaker, None, None, stamp))

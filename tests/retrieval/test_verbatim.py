@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.projection.model import SearchDoc
-from zaxy_agents.retrieval.derived import IndexListeners, open_standalone
+from zaxy_agents.retrieval.derived import StandaloneIndexes, open_standalone
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 
@@ -40,11 +40,11 @@ Build = Callable[..., VerbatimIndex]
 @pytest.fixture
 def build(tmp_path: Path) -> Iterator[Build]:
     """A fresh on-disk index per call, fed one event per transaction (the MCP / hook path)."""
-    opened: list[IndexListeners] = []
+    opened: list[StandaloneIndexes] = []
 
     def make(order: list[SearchDoc] = DIALOGUE, path: Path | None = None) -> VerbatimIndex:
         index = VerbatimIndex()
-        opened.append(open_standalone(path or tmp_path / f"index-{len(opened)}.sqlite", index))
+        opened.append(open_standalone(path or tmp_path / f"index-{len(opened)}", index))
         for item in order:
             index.add(item)
         return index
@@ -101,10 +101,10 @@ def test_scope_time_and_type_filters(build: Build) -> None:
 
 
 def test_reopened_from_disk_answers_the_same(build: Build, tmp_path: Path) -> None:
-    first = build(path=tmp_path / "kept.sqlite")
+    first = build(path=tmp_path / "kept")
     before = [(h.seq, h.score, h.components) for h in first.search("puppy work out", k=3)]
     reopened = VerbatimIndex()
-    listeners = open_standalone(tmp_path / "kept.sqlite", reopened)  # nothing is rebuilt: the tables are the index
+    listeners = open_standalone(tmp_path / "kept", reopened)  # nothing is rebuilt: the tables are the index
     assert [(h.seq, h.score, h.components) for h in reopened.search("puppy work out", k=3)] == before
     listeners.store.close()
 

@@ -12,7 +12,7 @@ import pytest
 
 from zaxy_agents.projection.model import SearchDoc
 from zaxy_agents.retrieval import verbatim_write
-from zaxy_agents.retrieval.derived import IndexListeners, open_standalone
+from zaxy_agents.retrieval.derived import StandaloneIndexes, open_standalone
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 from .dense_reference import DenseVerbatim
@@ -80,8 +80,8 @@ def ranking(index: VerbatimIndex | DenseVerbatim, query: str, sessions: list[str
 
 
 @pytest.fixture
-def opened(tmp_path: Path) -> Iterator[list[IndexListeners]]:
-    listeners: list[IndexListeners] = []
+def opened(tmp_path: Path) -> Iterator[list[StandaloneIndexes]]:
+    listeners: list[StandaloneIndexes] = []
     yield listeners
     for item in listeners:
         item.store.close()
@@ -93,7 +93,7 @@ def opened(tmp_path: Path) -> Iterator[list[IndexListeners]]:
     ids=["one-by-one+merges", "small-batches", "direct-batches", "tail-only"],
 )
 def test_same_ranking_as_dense_scoring(
-    tmp_path: Path, opened: list[IndexListeners], monkeypatch: pytest.MonkeyPatch, batch: int, tail: int, direct: int
+    tmp_path: Path, opened: list[StandaloneIndexes], monkeypatch: pytest.MonkeyPatch, batch: int, tail: int, direct: int
 ) -> None:
     monkeypatch.setattr(verbatim_write, "TAIL_LIMIT", tail)
     monkeypatch.setattr(verbatim_write, "DIRECT_MIN", direct)
@@ -103,11 +103,11 @@ def test_same_ranking_as_dense_scoring(
     for item in docs:
         dense.add(item)
     index = VerbatimIndex()
-    opened.append(listeners := open_standalone(tmp_path / "index.sqlite", index))
+    opened.append(listeners := open_standalone(tmp_path / "index", index))
     for start in range(0, len(docs), batch):
         listeners.on_batch(_Batch(docs[start : start + batch]), None)
     other = VerbatimIndex()  # another connection / process: reads the tail from its tables
-    opened.append(open_standalone(tmp_path / "index.sqlite", other))
+    opened.append(open_standalone(tmp_path / "index", other))
     compared = 0
     for query, sessions, as_of in queries(rng, 40):
         expected = ranking(dense, query, sessions, as_of)
@@ -118,12 +118,12 @@ def test_same_ranking_as_dense_scoring(
     assert index.counters["inexact"] == 0
 
 
-def test_erasing_events_ranks_like_never_having_indexed_them(tmp_path: Path, opened: list[IndexListeners]) -> None:
+def test_erasing_events_ranks_like_never_having_indexed_them(tmp_path: Path, opened: list[StandaloneIndexes]) -> None:
     rng = random.Random(7)
     docs = corpus(rng, 200)
     gone = {(d.session, d.seq) for d in rng.sample(docs, 40)}
     index = VerbatimIndex()
-    opened.append(listeners := open_standalone(tmp_path / "index.sqlite", index))
+    opened.append(listeners := open_standalone(tmp_path / "index", index))
     for start in range(0, len(docs), 7):
         listeners.on_batch(_Batch(docs[start : start + 7]), None)
     for session in ("s1", "s2", "s3"):
@@ -142,9 +142,9 @@ def test_erasing_events_ranks_like_never_having_indexed_them(tmp_path: Path, ope
     assert ranking(index, "violin beach", None, None) == ranking(kept, "violin beach", None, None)
 
 
-def test_erased_words_leave_no_bytes_in_the_index_file(tmp_path: Path, opened: list[IndexListeners]) -> None:
+def test_erased_words_leave_no_bytes_in_the_index_file(tmp_path: Path, opened: list[StandaloneIndexes]) -> None:
     index = VerbatimIndex()
-    opened.append(listeners := open_standalone(tmp_path / "index.sqlite", index))
+    opened.append(listeners := open_standalone(tmp_path / "index", index))
     events = [
         SearchDoc("s", 1, "h1", "turn", "the quarterly zorblaxification of widgets", "Quentinovich", "glimmerquux", "a",
                   "2023-01-01T00:00:00Z"),

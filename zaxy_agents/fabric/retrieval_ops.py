@@ -6,8 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import BACKEND_POSTGRESQL
-from zaxy_agents.projection.backends import projection_backend
-from zaxy_agents.retrieval.derived import INDEX_FILE, IndexListeners, LocalDerivedStore
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.event_texts import EventTexts
@@ -39,15 +38,14 @@ class RetrievalOperations:
     def project(self, sessions: list[str] | None = None) -> int: ...
 
     def _retrieval_listeners(self) -> list[Any]:
-        store = LocalDerivedStore(projection_backend(self.settings)[1] / INDEX_FILE)
-        self._closers.append(store.close)
+        """The retrieval indexes: tables of ``derived.sqlite`` written in the projector's transactions."""
         texts = EventTexts(self.log)
         verbatim = VerbatimIndex()
         verbatim.text_source = texts.texts
         vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
         vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
-        self._closers.append(vectors.close)  # before the store closes (closers run last-in first-out)
-        return [IndexListeners(store, [verbatim, EntityKeywordIndex(), vectors])]
+        self._closers.append(vectors.close)
+        return [verbatim, EntityKeywordIndex(), vectors]
 
     def _durable_vectors(self) -> Callable[[], Any] | None:
         """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
@@ -65,8 +63,7 @@ class RetrievalOperations:
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            listeners = {listener.name: listener for listener in self.projector.listeners}
-            indexes = {index.name: index for index in listeners["retrieval_indexes"].indexes}
+            indexes = {listener.name: listener for listener in self.projector.listeners}
             self._retriever = Retriever(
                 self.projector,
                 indexes["verbatim"],
@@ -86,7 +83,9 @@ class RetrievalOperations:
         as_of: str | None = None,
         include_superseded: bool = False,
     ) -> QueryResponse:
-        """Fused retrieval over every lane; each hit cites its event and explains its score."""
+        """Fused retrieval over every lane; each hit cites its event and explains its score. ``as_of``: an
+        ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`."""
+        as_of = parse_instant(as_of)
         self.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
