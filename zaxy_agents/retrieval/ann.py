@@ -133,13 +133,22 @@ class AnnBuilder:
             live = np.flatnonzero(keys["seq"][offset:stop] >= 0) + offset  # erased rows are zeros: left out
             if live.size:
                 index.add(live.astype(np.uint64), np.asarray(vectors[live]), threads=1)  # type: ignore[attr-defined]
-        temporary = self.files.ann_path.with_name(
-            f"{self.files.ann_path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        )
+        name = f"{self.files.ann_path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        temporary = self.files.ann_path.with_name(name)
         index.save(str(temporary))  # type: ignore[attr-defined]
-        os.replace(temporary, self.files.ann_path)
+        with self.publish_lock:
+            if self._cancelled:  # an erasure zeroed rows this graph may hold: it is never published
+                temporary.unlink(missing_ok=True)
+                self._cancelled = False
+                return covered
+            os.replace(temporary, self.files.ann_path)
         self._publish(rows)
         return rows
+
+    def cancel(self) -> None:
+        """Called with :attr:`publish_lock` held by an erasure: a build under way is discarded."""
+        self._cancelled = self.running or self._lock.locked()
+        self._stop.set()
 
     def _run(self, covered: int) -> None:
         try:
