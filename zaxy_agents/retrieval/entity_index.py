@@ -141,7 +141,8 @@ class EntityKeywordIndex:
             list(df.items()),
         )
         ids = self._term_ids(db, list(df))
-        _POSTINGS.append(db, {(FIELD, ids[term][0], session): hits for (session, term), hits in found.items()})
+        runs = {(FIELD, ids[term][0], session): hits for (session, term), hits in found.items()}
+        _POSTINGS.append(db, runs, compact=before % postings.COMPACT_EVERY == 0)
         db.executemany(f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?)", doc_rows)
         wseq = before + 1
         blocks = writer.flush(wseq)

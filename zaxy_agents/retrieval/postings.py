@@ -5,10 +5,11 @@ Layout (``<prefix>_post``, one row per *run*): ``(field, term, session, first do
 are read with one range scan and viewed by numpy without per-posting Python work. A query scoped to some
 sessions reads only their runs: its cost follows the postings of the searched sessions, not the memory.
 
-Writes are log-structured: each projected batch appends one small run per (field, term, session) it touches
-(``executemany``; O(postings of the batch)), and a key that has gathered ``MERGE_RUNS`` small runs has them
-merged into runs of up to ``RUN_SIZE`` postings. Small runs are always the newest (doc ids only grow), so a
-merge keeps doc order and rewrites only the tail; every posting is rewritten a bounded number of times.
+Writes are log-structured: each write appends one run per (field, term, session) it touches (``executemany``;
+O(postings written)), and every ``COMPACT_EVERY``-th write, the keys it touched that gathered ``MERGE_RUNS``
+small runs have them merged into runs of up to ``RUN_SIZE`` postings (found by one join against the keys, a
+read: no bookkeeping row is written per key). Small runs are always the newest (doc ids only grow), so a merge
+keeps doc order and rewrites only the tail of a key.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 RUN_SIZE = 1024  # postings per merged run (6 KB)
 MERGE_RUNS = 8  # small runs of one key that trigger a merge
+COMPACT_EVERY = 8  # writes between two compaction checks
 DOC = np.dtype("<u4")
 TF = np.dtype("<u2")
 MAX_TF = 65535
@@ -32,14 +34,11 @@ def schema(prefix: str) -> list[str]:
         f"CREATE TABLE IF NOT EXISTS {prefix}_post(field INTEGER NOT NULL, term INTEGER NOT NULL, "
         "session INTEGER NOT NULL, first INTEGER NOT NULL, n INTEGER NOT NULL, docs BLOB NOT NULL, "
         "tfs BLOB NOT NULL, PRIMARY KEY(field, term, session, first)) WITHOUT ROWID",
-        f"CREATE TABLE IF NOT EXISTS {prefix}_runs(field INTEGER NOT NULL, term INTEGER NOT NULL, "
-        "session INTEGER NOT NULL, small INTEGER NOT NULL, PRIMARY KEY(field, term, session)) WITHOUT ROWID",
-        f"CREATE INDEX IF NOT EXISTS {prefix}_runs_full ON {prefix}_runs(small) WHERE small >= {MERGE_RUNS}",
     ]
 
 
 def drop(prefix: str) -> list[str]:
-    return [f"DROP TABLE IF EXISTS {prefix}_post", f"DROP TABLE IF EXISTS {prefix}_runs"]
+    return [f"DROP TABLE IF EXISTS {prefix}_post"]
 
 
 @dataclass
@@ -51,27 +50,29 @@ class TermPostings:
 
 
 class PostingStore:
-    """Reads and writes the runs of one index (tables ``<prefix>_post`` / ``<prefix>_runs``)."""
+    """Reads and writes the runs of one index (table ``<prefix>_post``)."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
 
     # ------------------------------------------------------------------ writing
-    def append(self, db: sqlite3.Connection, runs: dict[tuple[int, int, int], list[tuple[int, int]]]) -> None:
+    def append(
+        self, db: sqlite3.Connection, runs: dict[tuple[int, int, int], list[tuple[int, int]]], compact: bool = False
+    ) -> None:
         """Append one run per key ``(field, term, session)``: ``[(doc, tf), ...]`` (see :meth:`append_arrays`)."""
         keys = [(key, posting) for key, found in runs.items() for posting in found]
         if not keys:
             return
         table = np.array([(*key, doc, tf) for key, (doc, tf) in keys], dtype=np.int64)
-        self.append_arrays(db, table[:, 0], table[:, 1], table[:, 2], table[:, 3], table[:, 4])
+        self.append_arrays(db, table[:, 0], table[:, 1], table[:, 2], table[:, 3], table[:, 4], compact=compact)
 
     def append_arrays(
         self, db: sqlite3.Connection, field: np.ndarray, term: np.ndarray, session: np.ndarray, doc: np.ndarray,
-        tf: np.ndarray,
+        tf: np.ndarray, *, compact: bool = False,
     ) -> None:  # fmt: skip
         """Append postings given as parallel arrays (one per posting): one new run per (field, term, session),
-        docs ascending and greater than any doc already stored under that key; then merge keys that gathered
-        ``MERGE_RUNS`` small runs."""
+        docs ascending and greater than any doc already stored under that key; with ``compact``, then merge the
+        touched keys that gathered ``MERGE_RUNS`` small runs."""
         if doc.size == 0:
             return
         order = np.lexsort((doc, session, term, field))
@@ -83,19 +84,28 @@ class PostingStore:
         ends = [*starts[1:], int(doc.size)]
         keys = np.stack((field[starts], term[starts], session[starts]), axis=1).tolist()
         rows = []
-        small = []
         for (f, t, s), start, end in zip(keys, starts, ends, strict=True):
             for chunk in range(start, end, RUN_SIZE):
                 stop = min(chunk + RUN_SIZE, end)
-                rows.append(
-                    (f, t, s, int(docs[chunk]), stop - chunk, docs[chunk:stop].tobytes(), tfs[chunk:stop].tobytes())
-                )
-                if stop - chunk < RUN_SIZE:
-                    small.append((f, t, s))
+                rows.append((f, t, s, int(docs[chunk]), stop - chunk, docs[chunk:stop].tobytes(),
+                             tfs[chunk:stop].tobytes()))  # fmt: skip
+        db.executemany(f"INSERT INTO {self.prefix}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        if compact:
+            self.compact(db, keys)
+
+    def compact(self, db: sqlite3.Connection, keys: list[list[int]]) -> None:
+        """Merge the small runs of those ``keys`` that have ``MERGE_RUNS`` of them or more."""
         p = self.prefix
-        db.executemany(f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        db.executemany(f"INSERT INTO {p}_runs VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET small = small + 1", small)
-        for key in db.execute(f"SELECT field, term, session FROM {p}_runs WHERE small >= {MERGE_RUNS}").fetchall():
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS touched_keys(field INTEGER, term INTEGER, session INTEGER)")
+        db.execute("DELETE FROM touched_keys")
+        db.executemany("INSERT INTO touched_keys VALUES (?, ?, ?)", keys)
+        crowded = db.execute(
+            f"SELECT k.field, k.term, k.session FROM touched_keys k JOIN {p}_post r ON r.field = k.field "
+            f"AND r.term = k.term AND r.session = k.session AND r.n < {RUN_SIZE} "
+            f"GROUP BY k.field, k.term, k.session HAVING count(*) >= {MERGE_RUNS}"
+        ).fetchall()
+        db.execute("DELETE FROM touched_keys")
+        for key in crowded:
             self._merge(db, key)
 
     def _merge(self, db: sqlite3.Connection, key: tuple[int, int, int]) -> None:
@@ -114,7 +124,7 @@ class PostingStore:
         self._write_runs(db, key, docs, tfs)
 
     def _write_runs(self, db: sqlite3.Connection, key: tuple[int, int, int], docs: np.ndarray, tfs: np.ndarray) -> None:
-        """Store ``docs``/``tfs`` (ascending) as full runs plus at most one small one; reset the key's counter."""
+        """Store ``docs``/``tfs`` (ascending) as full runs plus at most one small one."""
         p = self.prefix
         rows = [
             (*key, int(docs[start]), int(min(RUN_SIZE, len(docs) - start)), docs[start : start + RUN_SIZE].tobytes(),
@@ -122,8 +132,6 @@ class PostingStore:
             for start in range(0, len(docs), RUN_SIZE)
         ]  # fmt: skip
         db.executemany(f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        remaining = sum(1 for row in rows if row[4] < RUN_SIZE)
-        db.execute(f"UPDATE {p}_runs SET small = ? WHERE field = ? AND term = ? AND session = ?", (remaining, *key))
 
     def remove(self, db: sqlite3.Connection, field: int, term: int, session: int, doomed: np.ndarray) -> int:
         """Delete the postings of ``doomed`` docs (sorted) under one key; returns how many were removed."""
@@ -153,10 +161,6 @@ class PostingStore:
                     f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (*key, int(kept_docs[0]), len(kept_docs), kept_docs.tobytes(), kept_tfs.tobytes()),
                 )
-        if not db.execute(
-            f"SELECT 1 FROM {p}_post WHERE field = ? AND term = ? AND session = ? LIMIT 1", key
-        ).fetchone():
-            db.execute(f"DELETE FROM {p}_runs WHERE field = ? AND term = ? AND session = ?", key)
         return removed
 
     def remove_docs(self, db: sqlite3.Connection, session: int, gone: np.ndarray) -> dict[int, list[int]]:

@@ -38,8 +38,7 @@ DIRECT_MIN = 256  # a batch at least this large is written to the main tables di
 def tail_schema() -> list[str]:
     p = PREFIX
     return [
-        f"CREATE TABLE IF NOT EXISTS {p}_tail_post(id INTEGER PRIMARY KEY, field INTEGER NOT NULL, "
-        "term INTEGER NOT NULL, session INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_tail_post(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
         f"CREATE TABLE IF NOT EXISTS {p}_tail_doc(doc INTEGER PRIMARY KEY, seq INTEGER NOT NULL, data BLOB NOT NULL)",
         f"CREATE TABLE IF NOT EXISTS {p}_tail_link(id INTEGER PRIMARY KEY, doc INTEGER NOT NULL, "
         "next INTEGER NOT NULL)",
@@ -47,6 +46,19 @@ def tail_schema() -> list[str]:
 
 
 TAIL_TABLES = ("tail_post", "tail_doc", "tail_link")
+# One row of ``<prefix>_tail_post`` holds a whole batch's postings, as packed records.
+TAIL_POSTING = np.dtype([("field", "u1"), ("term", "<u4"), ("session", "<u4"), ("doc", "<u4"), ("tf", "<u2")])
+
+
+def pack_postings(batch: Prepared) -> bytes:
+    table = np.zeros(len(batch.post_doc), dtype=TAIL_POSTING)
+    table["field"], table["term"], table["session"] = batch.post_field, batch.post_term, batch.post_session
+    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, postings.MAX_TF)
+    return table.tobytes()
+
+
+def unpack_postings(blobs: list[bytes]) -> np.ndarray:
+    return np.frombuffer(b"".join(blobs), dtype=TAIL_POSTING) if blobs else np.zeros(0, dtype=TAIL_POSTING)
 
 
 @dataclass
@@ -148,12 +160,10 @@ class Writer:
             merged = Prepared(records, rows[0][0], [r[1] for r in rows])
         else:
             merged = Prepared(np.zeros(0, dtype=feat.FEATURE), int(self.stats["next_doc"]), [])
-        for f, t, s, d, tf in db.execute(f"SELECT field, term, session, doc, tf FROM {p}_tail_post ORDER BY id"):
-            merged.post_field.append(f)
-            merged.post_term.append(t)
-            merged.post_session.append(s)
-            merged.post_doc.append(d)
-            merged.post_tf.append(tf)
+        table = unpack_postings([r[0] for r in db.execute(f"SELECT data FROM {p}_tail_post ORDER BY id")])
+        merged.post_field, merged.post_term = table["field"].tolist(), table["term"].tolist()
+        merged.post_session, merged.post_doc, merged.post_tf = (
+            table["session"].tolist(), table["doc"].tolist(), table["tf"].tolist())  # fmt: skip
         for doc, following in db.execute(f"SELECT doc, next FROM {p}_tail_link ORDER BY id"):
             if rows and doc >= merged.first:
                 merged.records["next"][doc - merged.first] = following  # a tail doc gained a neighbour later
@@ -318,11 +328,7 @@ class Writer:
             f"INSERT INTO {p}_tail_doc VALUES (?, ?, ?)",
             [(prepared.first + k, seq, prepared.records[k].tobytes()) for k, seq in enumerate(prepared.seqs)],
         )
-        db.executemany(
-            f"INSERT INTO {p}_tail_post(field, term, session, doc, tf) VALUES (?, ?, ?, ?, ?)",
-            zip(prepared.post_field, prepared.post_term, prepared.post_session, prepared.post_doc, prepared.post_tf,
-                strict=True),
-        )  # fmt: skip
+        db.execute(f"INSERT INTO {p}_tail_post(data) VALUES (?)", (pack_postings(prepared),))
         if prepared.links:
             db.executemany(f"INSERT INTO {p}_tail_link(doc, next) VALUES (?, ?)", list(prepared.links.items()))
         if not self.stats["tail_docs"]:
@@ -337,7 +343,7 @@ class Writer:
         for doc, following in prepared.links.items():
             self.blocks.set(doc, "next", following)
         db.executemany(f"UPDATE {p}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?", prepared.frequencies())
-        _POSTINGS.append_arrays(db, *prepared.arrays())
+        _POSTINGS.append_arrays(db, *prepared.arrays(), compact=int(self.stats["wseq"]) % postings.COMPACT_EVERY == 0)
         records = prepared.records
         db.executemany(
             f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?, ?, ?)",
@@ -539,7 +545,9 @@ class Tail:
                 view.records["next"][doc - view.first] = following
             else:
                 view.links[doc] = following
-        for f, t, s, d, tf in db.execute(f"SELECT field, term, session, doc, tf FROM {PREFIX}_tail_post ORDER BY id"):
+        table = unpack_postings([r[0] for r in db.execute(f"SELECT data FROM {PREFIX}_tail_post ORDER BY id")])
+        for f, t, s, d, tf in zip(table["field"].tolist(), table["term"].tolist(), table["session"].tolist(),
+                                  table["doc"].tolist(), table["tf"].tolist(), strict=True):  # fmt: skip
             view.post.setdefault((f, t), []).append((d, s, tf))
             view.df[(f, t)] += 1
         self.view = view
