@@ -222,7 +222,7 @@ class VerbatimIndex:
         self.text_source: Callable[[list[tuple[str, int]]], dict[tuple[str, int], str]] | None = None
         self.cache = feat.FeatureCache(PREFIX)
         self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
-        from .verbatim_write import Tail
+        from .verbatim_tail import Tail
 
         self.tail = Tail()
         self._known_words: set[str] = set()
@@ -235,7 +235,7 @@ class VerbatimIndex:
 
     # ------------------------------------------------------------------ derived-index protocol
     def create_schema(self, db: sqlite3.Connection) -> None:
-        from .verbatim_write import tail_schema
+        from .verbatim_tail import tail_schema
 
         for statement in [*_schema(), *tail_schema()]:
             db.execute(statement)
