@@ -1,9 +1,12 @@
 """Postings on disk for the lexical lanes: term -> (doc ids, term frequencies), per session, in SQLite.
 
-Layout (``<prefix>_post``, one row per *run*): ``(field, term, session, first doc) -> (n, docs, tfs)`` with
-``docs`` little-endian uint32 and ``tfs`` uint16 BLOBs, so a term's postings in the sessions a query searches
-are read with one range scan and viewed by numpy without per-posting Python work. A query scoped to some
-sessions reads only their runs: its cost follows the postings of the searched sessions, not the memory.
+Layout (``<prefix>_post``, one row per *run*): ``(field, term, session, first doc) -> (n, docs, tfs)``. ``docs``
+holds the gaps from the previous doc as uint16 (the first gap from ``first`` is 0) when every gap fits, else the
+doc ids as uint32; ``tfs`` is uint8 when every count fits, else uint16 — the width follows from the BLOB length
+and ``n`` (:func:`encode_run` / :func:`decode_runs`). A term's postings in the sessions a query searches are
+read with one range scan and decoded by numpy, runs of the same widths together, without per-posting Python. A
+query scoped to some sessions reads only their runs: its cost follows the postings of the searched sessions,
+not the memory.
 
 Writes are log-structured: each write appends one run per (field, term, session) it touches (``executemany``;
 O(postings written)), and every ``COMPACT_EVERY``-th write, the keys it touched that gathered ``MERGE_RUNS``
@@ -39,6 +42,40 @@ def schema(prefix: str) -> list[str]:
 
 def drop(prefix: str) -> list[str]:
     return [f"DROP TABLE IF EXISTS {prefix}_post"]
+
+
+def encode_run(docs: np.ndarray, tfs: np.ndarray) -> tuple[bytes, bytes]:
+    """The BLOBs of one run (``docs`` ascending int64, ``tfs`` counts): narrow encodings when they fit."""
+    gaps = np.diff(docs, prepend=docs[0])
+    encoded_docs = gaps.astype("<u2").tobytes() if gaps.max(initial=0) < 65536 else docs.astype(DOC).tobytes()
+    counts = np.minimum(tfs, MAX_TF)
+    encoded_tfs = counts.astype("u1").tobytes() if counts.max(initial=0) < 256 else counts.astype(TF).tobytes()
+    return encoded_docs, encoded_tfs
+
+
+def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    """Docs (int64) and tfs (float64) of ``(first, n, docs, tfs)`` runs, concatenated (not in run order: runs of
+    the same widths are decoded together)."""
+    doc_parts, tf_parts = [], []
+    by_width: dict[tuple[bool, bool], list[tuple[int, int, bytes, bytes]]] = {}
+    for run in runs:
+        by_width.setdefault((len(run[2]) == 2 * run[1], len(run[3]) == run[1]), []).append(run)
+    for (gaps, narrow_tf), group in by_width.items():
+        sizes = np.fromiter((run[1] for run in group), dtype=np.int64, count=len(group))
+        if gaps:
+            values = np.frombuffer(b"".join(run[2] for run in group), dtype="<u2").astype(np.int64)
+            total = np.cumsum(values)
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+            before = total[starts] - values[starts]  # the running sum up to each run's start
+            firsts = np.fromiter((run[0] for run in group), dtype=np.int64, count=len(group))
+            doc_parts.append(total - np.repeat(before, sizes) + np.repeat(firsts, sizes))
+        else:
+            doc_parts.append(np.frombuffer(b"".join(run[2] for run in group), dtype=DOC).astype(np.int64))
+        width = "u1" if narrow_tf else TF
+        tf_parts.append(np.frombuffer(b"".join(run[3] for run in group), dtype=width).astype(np.float64))
+    if not doc_parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(doc_parts), np.concatenate(tf_parts)
 
 
 @dataclass
@@ -77,8 +114,8 @@ class PostingStore:
             return
         order = np.lexsort((doc, session, term, field))
         field, term, session = field[order], term[order], session[order]
-        docs = doc[order].astype(DOC)
-        tfs = np.minimum(tf[order], MAX_TF).astype(TF)
+        docs = doc[order].astype(np.int64)
+        tfs = tf[order].astype(np.int64)
         change = np.flatnonzero((np.diff(field) != 0) | (np.diff(term) != 0) | (np.diff(session) != 0)) + 1
         starts = np.concatenate(([0], change)).tolist()
         ends = [*starts[1:], int(doc.size)]
@@ -87,8 +124,7 @@ class PostingStore:
         for (f, t, s), start, end in zip(keys, starts, ends, strict=True):
             for chunk in range(start, end, RUN_SIZE):
                 stop = min(chunk + RUN_SIZE, end)
-                rows.append((f, t, s, int(docs[chunk]), stop - chunk, docs[chunk:stop].tobytes(),
-                             tfs[chunk:stop].tobytes()))  # fmt: skip
+                rows.append((f, t, s, int(docs[chunk]), stop - chunk, *encode_run(docs[chunk:stop], tfs[chunk:stop])))
         db.executemany(f"INSERT INTO {self.prefix}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         if compact:
             self.compact(db, keys)
@@ -111,24 +147,24 @@ class PostingStore:
     def _merge(self, db: sqlite3.Connection, key: tuple[int, int, int]) -> None:
         p = self.prefix
         rows = db.execute(
-            f"SELECT first, docs, tfs FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND n < ? "
+            f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND n < ? "
             "ORDER BY first",
             (*key, RUN_SIZE),
         ).fetchall()
-        docs = np.frombuffer(b"".join(row[1] for row in rows), dtype=DOC)
-        tfs = np.frombuffer(b"".join(row[2] for row in rows), dtype=TF)
+        docs, tfs = decode_runs(rows)
+        order = np.argsort(docs, kind="stable")
         db.executemany(
             f"DELETE FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first = ?",
             [(*key, row[0]) for row in rows],
         )
-        self._write_runs(db, key, docs, tfs)
+        self._write_runs(db, key, docs[order], tfs[order].astype(np.int64))
 
     def _write_runs(self, db: sqlite3.Connection, key: tuple[int, int, int], docs: np.ndarray, tfs: np.ndarray) -> None:
         """Store ``docs``/``tfs`` (ascending) as full runs plus at most one small one."""
         p = self.prefix
         rows = [
-            (*key, int(docs[start]), int(min(RUN_SIZE, len(docs) - start)), docs[start : start + RUN_SIZE].tobytes(),
-             tfs[start : start + RUN_SIZE].tobytes())
+            (*key, int(docs[start]), int(min(RUN_SIZE, len(docs) - start)),
+             *encode_run(docs[start : start + RUN_SIZE], tfs[start : start + RUN_SIZE]))
             for start in range(0, len(docs), RUN_SIZE)
         ]  # fmt: skip
         db.executemany(f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
@@ -139,13 +175,13 @@ class PostingStore:
         key = (field, term, session)
         low, high = int(doomed[0]), int(doomed[-1])
         rows = db.execute(
-            f"SELECT first, docs, tfs FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first <= ? "
+            f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first <= ? "
             "ORDER BY first",
             (*key, high),
         ).fetchall()
         removed = 0
-        for first, docs_blob, tfs_blob in rows:
-            docs = np.frombuffer(docs_blob, dtype=DOC)
+        for run in rows:
+            docs, tfs = decode_runs([run])
             if docs[-1] < low:
                 continue
             keep = ~np.isin(docs, doomed)
@@ -153,13 +189,13 @@ class PostingStore:
                 continue
             removed += int((~keep).sum())
             db.execute(
-                f"DELETE FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first = ?", (*key, first)
+                f"DELETE FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first = ?", (*key, run[0])
             )
             if keep.any():
-                kept_docs, kept_tfs = docs[keep], np.frombuffer(tfs_blob, dtype=TF)[keep]
+                kept_docs, kept_tfs = docs[keep], tfs[keep].astype(np.int64)
                 db.execute(
                     f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (*key, int(kept_docs[0]), len(kept_docs), kept_docs.tobytes(), kept_tfs.tobytes()),
+                    (*key, int(kept_docs[0]), len(kept_docs), *encode_run(kept_docs, kept_tfs)),
                 )
         return removed
 
@@ -169,11 +205,12 @@ class PostingStore:
         low, high = int(gone[0]), int(gone[-1])
         affected: dict[tuple[int, int], None] = {}
         rows = db.execute(
-            f"SELECT field, term, docs FROM {self.prefix}_post WHERE session = ? AND first <= ?", (session, high)
+            f"SELECT field, term, first, n, docs, tfs FROM {self.prefix}_post WHERE session = ? AND first <= ?",
+            (session, high),
         )
-        for field, term, docs in rows.fetchall():
-            found = np.frombuffer(docs, dtype=DOC)
-            if found[-1] >= low and np.isin(found, gone).any():
+        for field, term, *run in rows.fetchall():
+            found, _ = decode_runs([tuple(run)])  # type: ignore[list-item]
+            if found.max() >= low and np.isin(found, gone).any():
                 affected[(field, term)] = None
         lost: dict[int, list[int]] = {}
         for field, term in affected:
@@ -190,38 +227,31 @@ class PostingStore:
         """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None)."""
         if not terms or (sessions is not None and not sessions):
             return {}
-        blobs: dict[int, tuple[list[bytes], list[bytes]]] = {term: ([], []) for term in terms}
+        blobs: dict[int, list[tuple[int, int, bytes, bytes]]] = {term: [] for term in terms}
         p = self.prefix
         term_list = ",".join(str(int(term)) for term in terms)
         if sessions is None:
-            rows: Iterable[tuple[int, bytes, bytes]] = db.execute(
-                f"SELECT term, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list})", (field,)
+            rows: Iterable[tuple[int, int, int, bytes, bytes]] = db.execute(
+                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list})", (field,)
             )
             self._collect(rows, blobs)
         else:
             for start in range(0, len(sessions), CHUNK):
                 session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
                 rows = db.execute(
-                    f"SELECT term, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list}) "
+                    f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list}) "
                     f"AND session IN ({session_list})",
                     (field,),
                 )
                 self._collect(rows, blobs)
-        out = {}
-        for term, (docs, tfs) in blobs.items():
-            if docs:
-                out[term] = TermPostings(
-                    np.frombuffer(b"".join(docs), dtype=DOC).astype(np.int64),
-                    np.frombuffer(b"".join(tfs), dtype=TF).astype(np.float64),
-                )
-        return out
+        return {term: TermPostings(*decode_runs(runs)) for term, runs in blobs.items() if runs}
 
     @staticmethod
-    def _collect(rows: Iterable[tuple[int, bytes, bytes]], blobs: dict[int, tuple[list[bytes], list[bytes]]]) -> None:
-        for term, docs, tfs in rows:
-            entry = blobs[term]
-            entry[0].append(docs)
-            entry[1].append(tfs)
+    def _collect(
+        rows: Iterable[tuple[int, int, int, bytes, bytes]], blobs: dict[int, list[tuple[int, int, bytes, bytes]]]
+    ) -> None:
+        for term, first, n, docs, tfs in rows:
+            blobs[term].append((first, n, docs, tfs))
 
     def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
         """Documents containing ``term`` in ``field`` within ``sessions`` (all when None)."""

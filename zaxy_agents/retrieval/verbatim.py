@@ -142,8 +142,7 @@ def _schema() -> list[str]:
         f"CREATE TABLE IF NOT EXISTS {p}_doc(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, "
         "seq INTEGER NOT NULL, grp INTEGER NOT NULL, day INTEGER NOT NULL, type INTEGER NOT NULL)",
         f"CREATE UNIQUE INDEX IF NOT EXISTS {p}_doc_key ON {p}_doc(session, seq)",
-        f"CREATE INDEX IF NOT EXISTS {p}_doc_session_day ON {p}_doc(session, day)",
-        f"CREATE INDEX IF NOT EXISTS {p}_doc_day ON {p}_doc(day)",
+        f"CREATE INDEX IF NOT EXISTS {p}_doc_day ON {p}_doc(day, session)",
         f"CREATE INDEX IF NOT EXISTS {p}_doc_group ON {p}_doc(grp)",
         f"CREATE TABLE IF NOT EXISTS {p}_session(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
         "docs INTEGER NOT NULL, last_seq INTEGER NOT NULL)",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import features as feat
-from .postings import DOC
+from .postings import decode_runs
 from .verbatim import _POSTINGS, PREFIX, read_stats
 
 if TYPE_CHECKING:
@@ -176,9 +176,9 @@ def _relearn(index: VerbatimIndex, db: sqlite3.Connection, terms: list[str]) -> 
         if term not in known:
             continue
         rows = db.execute(
-            f"SELECT docs FROM {PREFIX}_post WHERE field = 0 AND term = ? LIMIT 4", (known[term][0],)
+            f"SELECT first, n, docs, tfs FROM {PREFIX}_post WHERE field = 0 AND term = ? LIMIT 4", (known[term][0],)
         ).fetchall()
-        docs = np.concatenate([np.frombuffer(r[0], dtype=DOC) for r in rows]) if rows else np.zeros(0)
+        docs, _ = decode_runs(rows)
         for doc in docs[:RELEARN_SAMPLE].tolist():
             keys[(int(doc), 0)] = None
     if not keys:
