@@ -40,11 +40,20 @@ def light_append(
 
 
 def light_append_many(
-    session: str, drafts: list[dict[str, Any]], *, eventloom_path: str | Path | None = None
+    session: str,
+    drafts: list[dict[str, Any]],
+    *,
+    eventloom_path: str | Path | None = None,
+    lock_timeout: float | None = None,
+    spool: bool = False,
 ) -> list[dict[str, Any]]:
     """Append several ``{"type", "payload", "actor"}`` drafts with one lock, one write and one fsync.
 
     Every draft is validated and redacted before anything is written: one bad draft writes nothing.
+    ``lock_timeout`` bounds the wait for the log lock (embedded backend); past it, with ``spool``, the drafts
+    go to the session's spool for the next writer to drain in order (``[]`` is returned), without it
+    :class:`~zaxy_agents.storage.files.jsonl_file.LogLockTimeout` is raised. The hook sink uses both, so a
+    held lock never stalls the IDE.
     """
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
@@ -67,9 +76,18 @@ def light_append_many(
         finally:
             log.close()
     else:
+        from zaxy_agents.storage.files.jsonl_file import LogLockTimeout
+
         handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
         try:
-            envelopes = handle.append(prepared)
+            envelopes = handle.append(prepared, lock_timeout=lock_timeout)
+        except LogLockTimeout:
+            if not spool:
+                raise
+            from zaxy_agents.storage.files.spool import write_spool
+
+            write_spool(settings.eventloom_dir, session, prepared)
+            return []
         finally:
             handle.close()
     return [
@@ -96,15 +114,8 @@ def light_recent_lines(
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
     if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            head = log.head(session)
-            if head is None:
-                return 0, []
-            lines = list(log.replay_lines(session, max(1, head.seq - count + 1), head.seq))
-            return head.seq, lines[::-1]
-        finally:
-            log.close()
+        tail, _start, lines = _recent_lines(settings, session, count)
+        return (0, []) if tail is None else (tail[0], list(lines)[::-1])
     import os
 
     try:
@@ -172,17 +183,14 @@ def light_working_set(
     from zaxy_agents.workingset.digest import DEFAULT_WINDOW, merge
 
     settings = ZaxySettings.resolve(eventloom_path)
+    cache_dir = _fold_cache_dir(settings)
     folds = []
     for name in [session, *[other for other in sessions or () if other != session]]:
         validate_session_id(name)
         with _FoldReader(settings, name) as reader:
             folds.append(
                 fold_session(
-                    name,
-                    reader.source(),
-                    window=window or DEFAULT_WINDOW,
-                    cache_dir=settings.eventloom_dir,
-                    persist=persist,
+                    name, reader.source(), window=window or DEFAULT_WINDOW, cache_dir=cache_dir, persist=persist
                 )
             )
     own = folds[0]
@@ -214,6 +222,19 @@ def light_packet(
         session, window=window, eventloom_path=eventloom_path, sessions=sessions, persist=persist
     )
     return render_packet(working, kind, max_chars)
+
+
+def _fold_cache_dir(settings: ZaxySettings) -> str:
+    """Where standing-state caches live: beside the logs for the embedded backend; for a server, in the user's
+    cache folder, one per server and database (never in whatever folder the process runs in). Either way a cache
+    is used only while the log still holds the event it was derived from."""
+    if settings.backend_kind != BACKEND_POSTGRESQL:
+        return settings.eventloom_dir
+    import os
+    from hashlib import sha256
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "zaxy", "postgres-" + sha256(settings.location.encode()).hexdigest()[:16])
 
 
 class _FoldReader:
