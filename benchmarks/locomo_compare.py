@@ -43,8 +43,11 @@ def run_tree(tree: Path, dataset: str, embedder: str | None) -> dict:
     if embedder:
         environment["ZAXY_EMBEDDER"] = embedder
     with tempfile.NamedTemporaryFile(suffix=".json") as output:
-        subprocess.run([sys.executable, "-c", _CHILD, dataset, output.name], env=environment, check=True,
-                       cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        child = subprocess.run([sys.executable, "-c", _CHILD, dataset, output.name], env=environment,
+                               cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
+        if child.returncode != 0:
+            raise SystemExit(f"the LoCoMo run of {tree} failed (exit {child.returncode}):\n{child.stderr[-4000:]}")
         return json.loads(Path(output.name).read_text())
 
 
