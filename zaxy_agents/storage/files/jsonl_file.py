@@ -442,8 +442,10 @@ class SessionFile:
         if from_seq - 1 >= len(starts):
             return
         if to_seq is not None and to_seq - from_seq < _EXACT_READ_LINES:
-            yield from self._read_range(starts, from_seq, to_seq)
-            return
+            exact = self._read_range(starts, from_seq, to_seq)
+            if exact is not None:
+                yield from exact
+                return
         try:
             handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
         except FileNotFoundError:
@@ -463,28 +465,32 @@ class SessionFile:
         finally:
             handle.close()
 
-    def _read_range(self, starts: array, from_seq: int, to_seq: int) -> Iterator[tuple[int, bytes]]:
+    def _read_range(self, starts: array, from_seq: int, to_seq: int) -> list[tuple[int, bytes]] | None:
         """A few lines whose offsets the index knows, read with one ``pread`` of exactly their bytes (a citation
-        or a hit's text: no 1 MB read-ahead)."""
+        or a hit's text: no 1 MB read-ahead). ``None`` when the bytes do not end where the index says lines end
+        (the file was rewritten in place): the caller then streams from the first offset, as for long ranges."""
         with self._index_lock:
             last = min(to_seq, len(starts))
             start = starts[from_seq - 1]
             end = starts[last] if last < len(starts) else self._pending_start
+            bounds = set(starts[from_seq:last]) | {end}
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
-            return
+            return []
         try:
             data = os.pread(fd, end - start, start)
         finally:
             os.close(fd)
+        lines: list[tuple[int, bytes]] = []
         position = 0
         while position < len(data):
             newline = data.find(b"\n", position)
-            if newline < 0:
-                return  # the file was replaced meanwhile: never yield a torn line
-            yield start + position, data[position : newline + 1]
+            if newline < 0 or start + newline + 1 not in bounds:
+                return None
+            lines.append((start + position, data[position : newline + 1]))
             position = newline + 1
+        return lines if len(data) == end - start else None
 
     def _index(self) -> array:
         """Bring the line index up to date with the file (scans only new bytes; rescans a replaced file)."""
