@@ -22,6 +22,7 @@ from . import (
     projection_commands,
     retrieval_commands,
     serve_command,
+    ui_command,
 )
 from .memory_app import memory_app
 
@@ -69,3 +70,4 @@ backend_commands.register(app)
 eventloom_commands.register(app)
 init_commands.register(app)
 doctor_command.register(app)
+ui_command.register(app)

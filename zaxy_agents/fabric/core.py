@@ -23,6 +23,7 @@ from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
+from .inspector_ops import InspectorOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -47,6 +48,7 @@ class MemoryFabric(
     ConversationOperations,
     CognitiveOperations,
     DisclosureOperations,
+    InspectorOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
