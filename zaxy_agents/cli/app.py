@@ -17,6 +17,7 @@ from . import (
     hooks_commands,
     ide_config_commands,
     init_commands,
+    integrity_commands,
     lane_commands,
     log_commands,
     projection_commands,
@@ -70,4 +71,5 @@ backend_commands.register(app)
 eventloom_commands.register(app)
 init_commands.register(app)
 doctor_command.register(app)
+integrity_commands.register(app, memory_app)
 ui_command.register(app)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.registry import extract
 
@@ -18,17 +19,25 @@ EventKey = tuple[str, int]
 
 
 class EventTexts:
-    """``(session, seq) -> (hash, event type, searchable text)`` straight from the log."""
+    """``(session, seq) -> (hash, event type, searchable text)`` straight from the log; an event whose line is
+    damaged (not an event any more) is left out, so callers treat it as an event the log cannot give back."""
 
     def __init__(self, log: EventLog) -> None:
         self.log = log
 
+    def _envelope(self, session: str, seq: int) -> dict | None:
+        try:
+            for envelope in self.log.replay_envelopes(session, seq, seq):
+                return envelope if envelope.get("seq") == seq else None
+        except IntegrityError:
+            return None
+        return None
+
     def read(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[str, str, str]]:
         out: dict[EventKey, tuple[str, str, str]] = {}
         for session, seq in dict.fromkeys(keys):
-            for envelope in self.log.replay_envelopes(session, seq, seq):
-                if envelope.get("seq") != seq:
-                    break
+            envelope = self._envelope(session, seq)
+            if envelope is not None:
                 text = extract(envelope).searchable_text
                 out[(session, seq)] = (envelope["hash"], envelope["type"], text[:TEXT_LIMIT])
         return out
@@ -37,9 +46,9 @@ class EventTexts:
         """Full searchable texts (for embedding and for re-learning an index's vocabulary)."""
         out: dict[EventKey, str] = {}
         for session, seq in dict.fromkeys(keys):
-            for envelope in self.log.replay_envelopes(session, seq, seq):
-                if envelope.get("seq") == seq:
-                    out[(session, seq)] = extract(envelope).searchable_text
+            envelope = self._envelope(session, seq)
+            if envelope is not None:
+                out[(session, seq)] = extract(envelope).searchable_text
         return out
 
     def __call__(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:
