@@ -7,6 +7,7 @@ Only the final hits of a query are read (tens of events, a seek each).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from zaxy_agents.errors import IntegrityError
@@ -34,12 +35,26 @@ class EventTexts:
         return None
 
     def read(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[str, str, str]]:
+        """The stored lines of ``keys`` in one batched read (``EventLog.lines_at``). The hash is the one the line
+        claims: the read-side check that follows (``check_cited``) drops, with an ``integrity_error`` warning, a
+        hit whose line does not match it; a line that is not an event is left out here."""
         out: dict[EventKey, tuple[str, str, str]] = {}
-        for session, seq in dict.fromkeys(keys):
-            envelope = self._envelope(session, seq)
-            if envelope is not None:
+        for (session, seq), line in self.log.lines_at(list(dict.fromkeys(keys))).items():
+            try:
+                envelope = json.loads(line)
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if (
+                not isinstance(envelope, dict)
+                or envelope.get("seq") != seq
+                or not isinstance(envelope.get("hash"), str)
+            ):
+                continue
+            try:
                 text = extract(envelope).searchable_text
-                out[(session, seq)] = (envelope["hash"], envelope["type"], text[:TEXT_LIMIT])
+            except (KeyError, TypeError, ValueError):
+                continue
+            out[(session, seq)] = (envelope["hash"], str(envelope.get("type", "")), text[:TEXT_LIMIT])
         return out
 
     def texts(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:
