@@ -22,6 +22,7 @@ from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
+from .guard import guard_public_methods
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -83,3 +84,6 @@ class MemoryFabric(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+guard_public_methods(MemoryFabric)  # the Python API checks its arguments like every other surface (guard.py)
