@@ -84,6 +84,12 @@ class LockedError(ZaxyError):
     code = "locked"
 
 
+class ClosedError(ZaxyError):
+    """The object was closed (``close()`` or the end of its ``with`` block); open a new one."""
+
+    code = "closed"
+
+
 class UnauthorizedError(ZaxyError):
     """Missing or bad credentials, or access to another session's memory."""
 

@@ -86,8 +86,8 @@ def _mentioned_keys(context: CheckoutContext, fabric: Any) -> set[str]:
     for hit in context.hits:
         if hit.entity is not None:
             keys.add(hit.entity.key)
-        for version_id in catalog.event_versions.get((hit.session, hit.seq), ()):
-            keys.add(catalog.versions[version_id].key)
+        for version in catalog.event_versions(hit.session, hit.seq):
+            keys.add(version.key)
         if fabric is not None and hit.event_type in (OUTCOME_EXPLAINED_EVENT, CAUSAL_EDGE_EVENT):
             payload = fabric.log.get(hit.session, hit.seq).payload
             for field in ("cause", "effect", "source", "target"):
@@ -95,10 +95,10 @@ def _mentioned_keys(context: CheckoutContext, fabric: Any) -> set[str]:
                 if point is not None:
                     keys.add(entity_key(hit.session, point.entity_type, point.name))
     for fact in context.facts:
-        version = catalog.versions.get(fact.id)
-        if version is not None:
-            keys.add(version.key)
-    return {key for key in keys if key in catalog.keys}
+        fact_version = catalog.version(fact.id)
+        if fact_version is not None:
+            keys.add(fact_version.key)
+    return {key for key in keys if catalog.has_key(key)}
 
 
 register_extension("causal_context", causal_context)

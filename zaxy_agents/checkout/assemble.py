@@ -90,11 +90,12 @@ def assemble(
     projection_lag: int = 0,
     embedding_lag: int = 0,
     degraded: str | None = None,
+    notices: list[str] | None = None,
     services: dict[str, Any] | None = None,
 ) -> CheckoutPacket:
     started = time.perf_counter()
     scope_set = set(scope) if scope is not None else None
-    warnings: list[str] = []
+    warnings: list[str] = list(notices or [])
     if degraded:
         warnings.append(f"degraded: {degraded}")
     if projection_lag:
@@ -330,7 +331,7 @@ def _inferred_context(catalog: EntityCatalog, hits: list[RetrievalHit]) -> dict[
     for hit in hits:
         if hit.entity is None:
             continue
-        for edge in [*catalog.out_edges.get(hit.entity.key, ()), *catalog.in_edges.get(hit.entity.key, ())]:
+        for edge in [*catalog.out_edges(hit.entity.key), *catalog.in_edges(hit.entity.key)]:
             if edge.inferred:
                 edges[edge.id] = edge
     confidences = [edge.confidence for edge in edges.values()]

@@ -30,7 +30,7 @@ def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], 
     fabric = context.services.get("fabric")
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
-    memo_key = (id(catalog), catalog.event_count, context.as_of, tuple(sessions))
+    memo_key = (id(catalog), catalog.generation, context.as_of, tuple(sessions))
     cached = _MEMO.get(memo_key)
     if cached is not None and cached[0]() is catalog:
         counts = cached[1]

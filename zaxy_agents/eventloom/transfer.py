@@ -159,6 +159,12 @@ def import_paths(log: EventLog, paths: Iterable[str | os.PathLike[str]]) -> list
                 field="path",
                 remediation="Pass existing .jsonl log files, or folders of them.",
             ) from None
+        if item.is_dir() and not files:
+            raise NotFoundError(
+                f"{item} holds no <session>.jsonl logs",
+                field="paths",
+                remediation="Pass JSONL log files, or a folder holding them (e.g. an .eventloom folder).",
+            )
         results.extend(import_file(log, file) for file in files)
     return results
 

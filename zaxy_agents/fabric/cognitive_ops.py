@@ -402,15 +402,11 @@ class CognitiveOperations(FabricMixin):
         if entity_type is not None:
             keys = (
                 [entity_key(session, entity_type, entity)]
-                if entity_key(session, entity_type, entity) in catalog.keys
+                if catalog.has_key(entity_key(session, entity_type, entity))
                 else []
             )
         else:
-            keys = sorted(
-                key
-                for key in catalog.keys_named(entity)
-                if catalog.versions[catalog.keys[key].current].session == session
-            )
+            keys = sorted(key for key in catalog.keys_named(entity) if key.split("\x1f", 1)[0] == session)
         if not keys:
             raise NotFoundError(
                 f"no entity {entity!r}{f' of type {entity_type}' if entity_type else ''} in session {session!r}",
@@ -475,7 +471,7 @@ class CognitiveOperations(FabricMixin):
         fresh: dict[str, dict[str, Any]] = {}
         for payload in payloads:
             identifier = payload["candidate_id"]
-            if entity_key(session, CANDIDATE_ENTITY, identifier) not in catalog.keys:
+            if not catalog.has_key(entity_key(session, CANDIDATE_ENTITY, identifier)):
                 fresh.setdefault(identifier, payload)
         if not fresh:
             return []
@@ -492,7 +488,7 @@ class CognitiveOperations(FabricMixin):
         self.project([session])
         catalog = self.projector.catalog
         key = entity_key(session, CANDIDATE_ENTITY, candidate_id)
-        records = candidate_records(catalog, [session], None, self.evidence_resolves) if key in catalog.keys else []
+        records = candidate_records(catalog, [session], None, self.evidence_resolves) if catalog.has_key(key) else []
         for record in records:
             if record.candidate_id == candidate_id:
                 return record

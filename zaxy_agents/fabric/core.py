@@ -22,6 +22,7 @@ from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
+from .disclosure_ops import DisclosureOperations
 from .guard import guard_public_methods
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
@@ -46,6 +47,7 @@ class MemoryFabric(
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    DisclosureOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 

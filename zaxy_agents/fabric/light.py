@@ -40,11 +40,20 @@ def light_append(
 
 
 def light_append_many(
-    session: str, drafts: list[dict[str, Any]], *, eventloom_path: str | Path | None = None
+    session: str,
+    drafts: list[dict[str, Any]],
+    *,
+    eventloom_path: str | Path | None = None,
+    lock_timeout: float | None = None,
+    spool: bool = False,
 ) -> list[dict[str, Any]]:
     """Append several ``{"type", "payload", "actor"}`` drafts with one lock, one write and one fsync.
 
     Every draft is validated and redacted before anything is written: one bad draft writes nothing.
+    ``lock_timeout`` bounds the wait for the log lock (embedded backend); past it, with ``spool``, the drafts
+    go to the session's spool for the next writer to drain in order (``[]`` is returned), without it
+    :class:`~zaxy_agents.storage.files.jsonl_file.LogLockTimeout` is raised. The hook sink uses both, so a
+    held lock never stalls the IDE.
     """
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
@@ -67,9 +76,18 @@ def light_append_many(
         finally:
             log.close()
     else:
+        from zaxy_agents.storage.files.jsonl_file import LogLockTimeout
+
         handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
         try:
-            envelopes = handle.append(prepared)
+            envelopes = handle.append(prepared, lock_timeout=lock_timeout)
+        except LogLockTimeout:
+            if not spool:
+                raise
+            from zaxy_agents.storage.files.spool import write_spool
+
+            write_spool(settings.eventloom_dir, session, prepared)
+            return []
         finally:
             handle.close()
     return [
@@ -96,15 +114,8 @@ def light_recent_lines(
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
     if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            head = log.head(session)
-            if head is None:
-                return 0, []
-            lines = list(log.replay_lines(session, max(1, head.seq - count + 1), head.seq))
-            return head.seq, lines[::-1]
-        finally:
-            log.close()
+        tail, _start, lines = _recent_lines(settings, session, count)
+        return (0, []) if tail is None else (tail[0], list(lines)[::-1])
     import os
 
     try:

@@ -66,7 +66,7 @@ class ProjectionOperations:
         """Counts, cursors, lag and degradation, as `zaxy memory status --json` reports them."""
         projector = self.projector
         projector.catch_up()
-        projector.flush(timeout=30)
+        store = projector.store  # opened and brought up to date: the graph cursors below are what it holds
         catalog = projector.catalog
         sessions = {}
         for summary in self.log.sessions():
@@ -83,18 +83,13 @@ class ProjectionOperations:
                     else {}
                 ),
             }
-        versions = [v for v in catalog.versions.values() if session is None or v.session == session]
-        current = [v for v in versions if catalog.is_current(v.id)]
-        edges = [r for edges in catalog.out_edges.values() for r in edges if session is None or r.session == session]
-        store_cursors = projector.store.cursors() if projector.store is not None else {}
+        counts = catalog.counts(session)
+        store_cursors = projector.graph.cursors if store is not None else {}
         return {
-            "backend": projector.store.backend if projector.store is not None else "none",
+            "backend": projector.graph_backend or "none",
             "degraded": projector.degraded or projector.writer_error(),
             "events": sum(s["events"] for s in sessions.values()),
-            "entities": len(versions),
-            "current_entities": len(current),
-            "edges": len(edges),
-            "inferred_edges": sum(1 for r in edges if r.inferred),
+            **counts,
             "extraction_failures": catalog.failure_count,
             "extraction_failure_samples": catalog.failure_samples[-5:],
             "graph_write_lag_batches": projector.lag(),
@@ -105,8 +100,7 @@ class ProjectionOperations:
     def inferred_status(self) -> dict[str, Any]:
         """Inferred-edge counts, methods, confidence statistics, evidence coverage and uncited edges."""
         self.project()
-        catalog = self.projector.catalog
-        inferred = [r for edges in catalog.out_edges.values() for r in edges if r.inferred]
+        inferred = self.projector.catalog.inferred_edges()
         confidences = [r.confidence for r in inferred]
         methods: dict[str, int] = {}
         relations: dict[str, int] = {}
@@ -138,8 +132,7 @@ class ProjectionOperations:
     def entity_history(self, session: str, name: str, entity_type: str) -> list[EntityVersion]:
         """Every version of one entity, oldest first (superseded and invalidated ones included)."""
         self.project([session])
-        catalog = self.projector.catalog
-        return [catalog.versions[v] for v in catalog.history.get(entity_key(session, entity_type, name), [])]
+        return self.projector.catalog.history(entity_key(session, entity_type, name))
 
     def traverse(
         self,
@@ -154,11 +147,10 @@ class ProjectionOperations:
         """Graph traversal from one entity in the durable graph store."""
         as_of = parse_instant(as_of)
         self.project([session])
-        projector = self.projector
-        projector.flush()
-        if projector.store is None:
+        store = self.projector.store
+        if store is None:
             return []
-        return projector.store.traverse(
+        return store.traverse(
             [entity_key(session, entity_type, name)], depth=depth, relation_types=relation_types, as_of=as_of
         )
 
@@ -170,8 +162,7 @@ class ProjectionOperations:
         (``tsvector``, plus fuzzy names with ``pg_trgm``) and sees every worker's entities."""
         as_of = parse_instant(as_of)
         self.project([session] if session else None)
-        projector = self.projector
-        projector.flush()
-        if projector.store is None:
+        store = self.projector.store
+        if store is None:
             return []
-        return projector.store.search_entities(text, session=session, as_of=as_of, limit=limit)
+        return store.search_entities(text, session=session, as_of=as_of, limit=limit)

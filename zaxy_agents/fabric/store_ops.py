@@ -25,7 +25,8 @@ class StoreOperations:
         ttl: Any = None,
         actor: str = "langgraph",
     ) -> ItemStore:
-        """A store view over ``session`` (default ``langgraph-store``), replayed from the log and kept current.
+        """A store view over ``session`` (default ``langgraph-store``): derived state under
+        ``<eventloom>/.zaxy/itemstore`` kept current with the log (opening does not replay the history).
 
         ``index`` is LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``); ``ttl`` its ``TTLConfig``.
         Embeddings are cached under ``<eventloom>/.zaxy/embeddings`` so a restart does not re-embed.
@@ -38,6 +39,8 @@ class StoreOperations:
             index=index,
             ttl=ttl,
             cache_dir=self.settings.derived_path / "embeddings",
+            state_dir=self.settings.derived_path / "itemstore",
+            identity=f"{self.settings.location}#{getattr(self.log, 'schema', '')}",
             actor=actor,
         )
         self._closers.append(store.close)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -113,9 +114,23 @@ def context_assemble(call: ToolCall[AssembleArgs]) -> dict[str, Any]:
 
 
 class BootstrapArgs(ToolArgs):
+    current_task: optional(str, "What you are about to work on (shapes the recommended checkout).", max_length=4000) = (
+        None
+    )
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
     max_tokens: int = Field(default=2000, ge=64, le=200_000, description="Token budget of the packet's prompt.")
     purpose: optional(Purpose, "What the memory is for.") = None
+
+
+def _render_bootstrap(result: dict[str, Any]) -> str:
+    """The packet, then the handoff a model acts on: the next call, capture health, how to trust memory."""
+    call = result.get("recommended_checkout", {})
+    capture = result.get("capture_status", {})
+    lines = [_render(result), "", f"[zaxy] next: {call.get('tool')}({json.dumps(call.get('arguments', {}))})"]
+    lines.append(f"[zaxy] capture {capture.get('status')}")
+    lines += [f"[zaxy] capture issue: {issue['problem']}; fix: {issue['fix']}" for issue in capture.get("issues", [])]
+    lines += [f"[zaxy] trust: {text}" for text in result.get("trust_policy", {}).values()]
+    return "\n".join(lines)
 
 
 @tool(
@@ -124,14 +139,26 @@ class BootstrapArgs(ToolArgs):
     order=110,
     read_only=True,
     summarize=_summary,
-    render=_render,
-    description="""A question-free packet for the start of a session or after context compaction: stable
-    decisions and facts plus the session's working state, budgeted and cited.""",
+    render=_render_bootstrap,
+    description="""The session-start handoff: the capability manifest (tools, refresh policy, capture health),
+    the recommended first checkout call, capture status and the trust policy, plus a question-free packet of
+    stable decisions, facts and the working state, budgeted and cited. Use at session start or after a
+    compaction, then follow recommended_checkout.""",
 )
 def memory_bootstrap(call: ToolCall[BootstrapArgs]) -> dict[str, Any]:
+    from zaxy_agents.mcp.awareness import TRUST_POLICY
+    from zaxy_agents.mcp.tools.meta import capabilities_manifest
+
     args = call.args
     packet = call.fabric.bootstrap(
         call.session, scope=call.caller.allow_scope(args.scope), max_tokens=args.max_tokens, purpose=args.purpose
     )
     call.fabric.mark_checkout(call.session, packet.retention.projected_through.get(call.session, 0))
-    return packet.model_dump(mode="json", exclude_none=True)
+    manifest = capabilities_manifest(call, args.current_task)
+    return {
+        **packet.model_dump(mode="json", exclude_none=True),
+        "manifest": manifest,
+        "recommended_checkout": manifest["recommended_next_call"],
+        "capture_status": manifest["capture"],
+        "trust_policy": dict(TRUST_POLICY),
+    }

@@ -14,7 +14,9 @@ from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 
 
 class CapabilitiesArgs(ToolArgs):
-    pass
+    current_task: optional(
+        str, "What you are about to work on (shapes the recommended next call).", max_length=4000
+    ) = None
 
 
 @tool(
@@ -23,11 +25,19 @@ class CapabilitiesArgs(ToolArgs):
     order=70,
     read_only=True,
     summarize=lambda r: f"profile={r.get('server', {}).get('profile')} degraded={bool(r.get('degraded'))}",
-    description="""What this memory server can do right now: backends, degraded modes (never hidden), how this
-    process reaches the graph, the active tool profile and the tools callable by name but not listed, retrieval
-    profiles, purposes and extractors.""",
+    description="""What this memory can do right now and what to do next: the active tool profile (and tools
+    callable by name but not listed), when to refresh memory, whether capture into this session is healthy (hooks,
+    MCP lifecycle, spool; one fix per problem), the recommended next call, backends and degraded modes (never
+    hidden). Call it when unsure which tools exist, then memory_checkout.""",
 )
 def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
+    return capabilities_manifest(call, call.args.current_task)
+
+
+def capabilities_manifest(call: ToolCall[Any], current_task: str | None) -> dict[str, Any]:
+    """memory_capabilities' response (memory_bootstrap embeds it as ``manifest``)."""
+    from zaxy_agents.mcp.awareness import awareness
+
     capabilities = call.fabric.capabilities()
     server = dict(call.caller.server)
     process = server.get("process", {})
@@ -37,6 +47,7 @@ def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
         "degraded": "; ".join(reasons) if reasons else None,
         "session": call.session,
         "server": server,
+        **awareness(call, current_task),
     }
     if call.caller.restricted:  # HTTP clients learn nothing about the server's filesystem
         result.pop("eventloom_path", None)
