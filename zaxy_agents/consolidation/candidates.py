@@ -65,7 +65,7 @@ def review_payload(
         "title": created["title"],
         "summary": created["summary"],
         "source_events": created["source_events"],
-        "decision": decision,
+        "status": decision,
         "rationale": rationale.strip(),
         **({"reviewer": reviewer} if reviewer else {}),
         "authority_status": AUTHORITY_STATUS,

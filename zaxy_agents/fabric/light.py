@@ -183,17 +183,14 @@ def light_working_set(
     from zaxy_agents.workingset.digest import DEFAULT_WINDOW, merge
 
     settings = ZaxySettings.resolve(eventloom_path)
+    cache_dir = _fold_cache_dir(settings)
     folds = []
     for name in [session, *[other for other in sessions or () if other != session]]:
         validate_session_id(name)
         with _FoldReader(settings, name) as reader:
             folds.append(
                 fold_session(
-                    name,
-                    reader.source(),
-                    window=window or DEFAULT_WINDOW,
-                    cache_dir=settings.eventloom_dir,
-                    persist=persist,
+                    name, reader.source(), window=window or DEFAULT_WINDOW, cache_dir=cache_dir, persist=persist
                 )
             )
     own = folds[0]
@@ -225,6 +222,19 @@ def light_packet(
         session, window=window, eventloom_path=eventloom_path, sessions=sessions, persist=persist
     )
     return render_packet(working, kind, max_chars)
+
+
+def _fold_cache_dir(settings: ZaxySettings) -> str:
+    """Where standing-state caches live: beside the logs for the embedded backend; for a server, in the user's
+    cache folder, one per server and database (never in whatever folder the process runs in). Either way a cache
+    is used only while the log still holds the event it was derived from."""
+    if settings.backend_kind != BACKEND_POSTGRESQL:
+        return settings.eventloom_dir
+    import os
+    from hashlib import sha256
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "zaxy", "postgres-" + sha256(settings.location.encode()).hexdigest()[:16])
 
 
 class _FoldReader:

@@ -22,6 +22,7 @@ import os
 import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,13 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory lock, the Kuzu lock alone protects the file
     fcntl = None  # type: ignore[assignment]
+
+
+def _embedded_graph(path: Path) -> Any:
+    """The default graph store: an embedded Kuzu file (imported only when a graph operation needs it)."""
+    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
+
+    return KuzuProjectionStore(path)
 
 
 class GraphMismatch(Exception):
@@ -81,6 +89,7 @@ class GraphSync:
         folder: Path,
         store_factory: Callable[[Path], Any] | None,
         *,
+        shared: bool | None = None,
         batch_events: int = SYNC_EVENTS,
     ) -> None:
         self.log = log
@@ -88,8 +97,11 @@ class GraphSync:
         self.catalog = catalog
         self.folder = Path(folder)
         self.path = self.folder / GRAPH_FILE
-        self._factory = store_factory
-        self.private = store_factory is None  # the embedded Kuzu file (a factory is a shared server store)
+        self._factory = store_factory or _embedded_graph
+        # A private graph is a local file only this process writes (embedded Kuzu): it gets the trust protocol.
+        # A shared one lives on a server that other workers write too (PostgreSQL). Without a word from the
+        # caller, a factory means a server store (the embedded one is the default).
+        self.private = not shared if shared is not None else store_factory is None
         self.batch_events = batch_events
         self.store: Any = None
         self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
@@ -102,6 +114,7 @@ class GraphSync:
         self._idle = threading.Event()
         self._idle.set()
         self._thread: threading.Thread | None = None
+        self.coalesce_events = 0  # > 0: the writer waits for this many events before a transaction (rebuilds)
         self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
         self.following = False
 
@@ -124,13 +137,9 @@ class GraphSync:
             try:
                 if self.private:
                     self._check_trust()
-                    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-                    self.store = KuzuProjectionStore(self.path)
+                self.store = self._factory(self.path)
+                if self.private:
                     self._record_clean()
-                else:
-                    assert self._factory is not None
-                    self.store = self._factory(self.path)
             except LockedError as exc:
                 self._release_lock()
                 self.unavailable = exc.message
@@ -243,6 +252,18 @@ class GraphSync:
                     self.mismatches[session] = problem
         self._cursors = self.store.cursors()
 
+    def invalidate(self) -> None:
+        """The graph holds rows the log no longer backs: a private graph is rebuilt on its next use; a shared
+        one is reported (its other workers own it too)."""
+        with self._lock:
+            if not self.private:
+                return
+            self._mark(False)
+            if self.store is not None:
+                with contextlib.suppress(Exception):
+                    self.store.close()
+                self.store = None
+
     def _lines_up(self, batch: ProjectionBatch) -> bool:
         starts = batch_starts(batch)
         return all(self._cursors.get(s, (0, ""))[0] == first - 1 for s, first in starts.items())
@@ -327,9 +348,7 @@ class GraphSync:
             self.store.close()
             self.store = None
         self._remove_files()
-        from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-        self.store = KuzuProjectionStore(self.path)
+        self.store = self._factory(self.path)
         self._record_clean()
         self._cursors = {}
         self._sync_from_log()
@@ -345,6 +364,22 @@ class GraphSync:
             self._idle.clear()
             self._queue.put("sync")
 
+    def start_writer(self) -> None:
+        """Start the background writer without a catch-up (a rebuild feeds it every batch itself)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="zaxy-graph-writer", daemon=True)
+                self._thread.start()
+
+    def stop_writer(self) -> None:
+        if not self.following:
+            self._stop_thread()
+
+    def wait_below(self, queued: int) -> None:
+        """Back-pressure: wait while ``queued`` or more batches wait for the writer (bounded memory)."""
+        while self._thread is not None and self._queue.qsize() >= queued and self.error is None:
+            time.sleep(0.005)
+
     def submit(self, batch: ProjectionBatch) -> None:
         """A batch the catalog just committed (written by the background writer when following)."""
         if self._thread is not None and self.store is not None:
@@ -359,7 +394,9 @@ class GraphSync:
                 try:
                     items.append(self._queue.get_nowait())
                 except queue.Empty:
-                    break
+                    if self._complete(items):
+                        break
+                    items.append(self._queue.get())  # coalescing: wait for more before writing
             stop = None in items
             try:
                 with self._lock:
@@ -380,8 +417,16 @@ class GraphSync:
                 self._idle.set()
                 return
 
+    def _complete(self, items: list[Any]) -> bool:
+        """Whether the collected items make a transaction (enough events, or a sync / flush / stop asked)."""
+        if self.coalesce_events <= 0 or any(not isinstance(item, ProjectionBatch) for item in items):
+            return True
+        return sum(item.event_count for item in items) >= self.coalesce_events
+
     def flush(self, timeout: float | None = 120.0) -> bool:
         """Wait until the background writer has nothing queued (True) or ``timeout`` passed."""
+        if self._thread is not None and not self._idle.is_set():
+            self._queue.put("flush")  # ends a coalescing wait
         return self._idle.wait(timeout)
 
     def pending(self) -> int:
@@ -424,18 +469,12 @@ class GraphSync:
                     self.store.close()
                     self.store = None
                     self._remove_files()
-                    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-                    self.store = KuzuProjectionStore(self.path)
+                    self.store = self._factory(self.path)
                 self._record_clean()
             else:
                 self.store.reset()
             self._cursors, self.mismatches, self.error = {}, {}, None
             return self.store
-
-    def write_rebuild_batch(self, batch: ProjectionBatch) -> None:
-        with self._lock:
-            self._write(batch)
 
     def _stop_thread(self) -> None:
         if self._thread is not None:
