@@ -21,9 +21,14 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
+from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
+from .erase_ops import EraseOperations
 from .guard import guard_public_methods
+from .inspector_ops import InspectorOperations
+from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -44,10 +49,15 @@ class MemoryFabric(
     CheckpointOperations,
     BackendOperations,
     MetacognitionOperations,
+    ConfidenceOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    CoordinateOperations,
     DisclosureOperations,
+    IntegrityOperations,
+    EraseOperations,
+    InspectorOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
