@@ -24,8 +24,10 @@ from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
+from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
+from .guard import guard_public_methods
 from .inspector_ops import InspectorOperations
 from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
@@ -53,6 +55,7 @@ class MemoryFabric(
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    CoordinateOperations,
     DisclosureOperations,
     IntegrityOperations,
     EraseOperations,
@@ -95,3 +98,6 @@ class MemoryFabric(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+guard_public_methods(MemoryFabric)  # the Python API checks its arguments like every other surface (guard.py)

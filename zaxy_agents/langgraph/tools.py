@@ -64,6 +64,7 @@ RESERVED_TYPE_PREFIXES = (
     "extraction.",
     "consolidation.candidate.reviewed",  # reviews go through memory_consolidation_review and its checks
     "belief.update.",  # proposals and reviews go through their tools and checks
+    "coordination.",  # missions go through the coordination tools and their authority rules
 )
 
 
