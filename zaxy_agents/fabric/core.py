@@ -17,6 +17,7 @@ from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
 
 from .backend_ops import BackendOperations
+from .belief_ops import BeliefOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
@@ -26,6 +27,7 @@ from .conversation_ops import ConversationOperations
 from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
+from .guard import guard_public_methods
 from .inspector_ops import InspectorOperations
 from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
@@ -49,6 +51,7 @@ class MemoryFabric(
     BackendOperations,
     MetacognitionOperations,
     ConfidenceOperations,
+    BeliefOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
@@ -95,3 +98,6 @@ class MemoryFabric(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+guard_public_methods(MemoryFabric)  # the Python API checks its arguments like every other surface (guard.py)
