@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# Best section first: standing memory, reviewed consolidation, session state (structured: a task with its status),
-# then evidence for the question (what the sections above do not already show), then replay.
+# Best section first: standing memory, reviewed consolidation, structured session state (a task with its status,
+# a goal, a decision, a blocker, a file), evidence for the question (ranked for it: documents and turns are read
+# there, not as bare source anchors), source anchors, replay.
 SECTION_ORDER = (
     "stable",
     "reviewed",
@@ -25,8 +26,8 @@ SECTION_ORDER = (
     "decisions",
     "blockers",
     "artifacts",
-    "source_anchors",
     "evidence",
+    "source_anchors",
     "recent",
 )
 
