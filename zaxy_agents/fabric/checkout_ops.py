@@ -111,6 +111,7 @@ class CheckoutOperations(FabricMixin):
             notices=projector.take_notices(),
             services={"fabric": self},
             recent=recent,
+            damaged=projector.damaged,
         )
 
     def bootstrap(
@@ -252,6 +253,7 @@ class CheckoutOperations(FabricMixin):
                 "graph": projector.graph_backend,
             },
             "degraded": projector.degraded or projector.writer_error(),
+            "damaged_sessions": self.damaged_sessions(),  # type: ignore[attr-defined]
             "eventloom_path": str(self.settings.eventloom_path),
             "embedder": vectors.model_id,
             "retrieval_profiles": sorted(PROFILES),

@@ -66,6 +66,8 @@ def extract(envelope: dict[str, Any]) -> Extraction:
     """Run the extractor for one event envelope; failures degrade to the generic entity plus a diagnostic."""
     from .extractors import generic
 
+    if "erased" in envelope:  # an erased event (or a tombstone): its content is gone, nothing to project
+        return Extraction()
     function = extractor_for(envelope["type"])
     if function is None:
         return generic.generic_event(envelope)

@@ -7,5 +7,6 @@ producers (``register_producer``), so a rebuild in any process projects their ev
 from zaxy_agents.causal import extractor as causal
 from zaxy_agents.causal import producer as causal_producer
 from zaxy_agents.consolidation import extractor as consolidation
+from zaxy_agents.metacognition import extractor as metacognition
 
-__all__ = ["causal", "causal_producer", "consolidation"]
+__all__ = ["causal", "causal_producer", "consolidation", "metacognition"]
