@@ -17,6 +17,7 @@ from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
 
 from .backend_ops import BackendOperations
+from .belief_ops import BeliefOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
@@ -50,6 +51,7 @@ class MemoryFabric(
     BackendOperations,
     MetacognitionOperations,
     ConfidenceOperations,
+    BeliefOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

@@ -4,6 +4,7 @@ Importing them registers their extractors (``@register``), payload contracts (``
 producers (``register_producer``), so a rebuild in any process projects their events the same way.
 """
 
+from zaxy_agents.beliefs import extractor as beliefs
 from zaxy_agents.causal import extractor as causal
 from zaxy_agents.causal import producer as causal_producer
 from zaxy_agents.consolidation import extractor as consolidation
@@ -11,4 +12,12 @@ from zaxy_agents.coordinate import contracts as coordinate_contracts
 from zaxy_agents.coordinate import extractor as coordinate
 from zaxy_agents.metacognition import extractor as metacognition
 
-__all__ = ["causal", "causal_producer", "consolidation", "coordinate", "coordinate_contracts", "metacognition"]
+__all__ = [
+    "beliefs",
+    "causal",
+    "causal_producer",
+    "consolidation",
+    "coordinate",
+    "coordinate_contracts",
+    "metacognition",
+]
