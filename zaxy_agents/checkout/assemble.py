@@ -296,22 +296,13 @@ def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[l
         citations.setdefault(item.citation, None)
     provenance, unresolvable = [], 0
     parsed_all = {citation: parse_citation(citation) for citation in citations}
-    bulk = getattr(log, "hashes_and_types", None)  # one query on a server backend instead of one per citation
-    found = bulk([(p.session, p.seq) for p in parsed_all.values()]) if callable(bulk) else None
+    found = log.hashes_and_types([(p.session, p.seq) for p in parsed_all.values()])  # one query on a server
     for citation, event_type in citations.items():
         parsed = parsed_all[citation]
-        if found is not None:
-            stored = found.get((parsed.session, parsed.seq))
-            resolvable = stored is not None and parsed.matches(stored[0])
-            event_type = stored[1] if resolvable and stored is not None else event_type
-            unresolvable += not resolvable
-        else:
-            try:
-                event = log.resolve(parsed)
-                resolvable, event_type = True, event.type
-            except Exception:
-                resolvable = False
-                unresolvable += 1
+        stored = found.get((parsed.session, parsed.seq))
+        resolvable = stored is not None and parsed.matches(stored[0])
+        event_type = stored[1] if resolvable and stored is not None else event_type
+        unresolvable += not resolvable
         provenance.append(
             ProvenanceItem(
                 citation=citation,

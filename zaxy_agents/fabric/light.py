@@ -4,18 +4,18 @@ Same validation, redaction, hashing and locking as :class:`MemoryFabric.append`,
 with citations, without importing pydantic, numpy or the graph; plus a bounded tail read and the working-set
 packets the SessionStart hook injects. Use the full fabric everywhere else.
 
-With a PostgreSQL backend (``ZAXY_BACKEND=postgresql://...``) the same functions read and write the server
-through :class:`~zaxy_agents.storage.postgres.log.PostgresEventLog` (psycopg's start-up makes that path
-~0.2 s slower; the embedded path never imports it).
+The backend's light log (:class:`~zaxy_agents.storage.protocols.LightLog`) comes from the storage registry: the
+files backend appends to the session file directly; PostgreSQL goes through its log (psycopg's start-up makes
+that path ~0.2 s slower; the files path never imports it).
 """
 
 from __future__ import annotations
 
-from zaxy_agents.config import BACKEND_POSTGRESQL, ZaxySettings
+from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.validation import validate_session_id
-from zaxy_agents.storage.files.jsonl_file import SessionFile
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
@@ -60,18 +60,11 @@ def light_append_many(
     ]
     if not prepared:
         return []
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            envelopes = log.append_prepared(session, prepared)
-        finally:
-            log.close()
-    else:
-        handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
-        try:
-            envelopes = handle.append(prepared)
-        finally:
-            handle.close()
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        envelopes = log.append_prepared(session, prepared)
+    finally:
+        log.close()
     return [
         {**envelope, "citation": format_citation(session, envelope["seq"], envelope["hash"])} for envelope in envelopes
     ]
@@ -137,25 +130,9 @@ def light_packet(
 def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
     """``(head (seq, hash) or None, first seq, newline-terminated lines of the last count events)``."""
     validate_session_id(session)
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            head = log.head(session)
-            if head is None:
-                return None, 0, []
-            start = max(1, head.seq - max(1, count) + 1)
-            return (head.seq, head.hash), start, list(log.replay_lines(session, start, head.seq))
-        finally:
-            log.close()
-    handle = SessionFile(settings.eventloom_dir, session)
-    tail = handle.read_tail()
-    if tail is None:
-        return None, 0, []
-    start = max(1, tail[0] - max(1, count) + 1)
-    return tail, start, (line for _offset, line in handle.iter_lines(start, tail[0]))
-
-
-def _postgres_log(settings: ZaxySettings) -> Any:
-    from zaxy_agents.storage.postgres.log import PostgresEventLog
-
-    return PostgresEventLog(settings.backend, max_payload_bytes=settings.max_payload_bytes)
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        head, start, lines = log.recent_lines(session, count)
+        return head, start, list(lines)
+    finally:
+        log.close()

@@ -10,9 +10,13 @@ from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.projection.protocol import ProjectionStore
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class ProjectionOperations:
@@ -20,6 +24,7 @@ class ProjectionOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
     _projector: Projector | None
     _closers: list[Any]
 
@@ -27,15 +32,13 @@ class ProjectionOperations:
     def projector(self) -> Projector:
         """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
         if self._projector is None:
-            from zaxy_agents.projection.backends import projection_backend
             from zaxy_agents.projection.projector import Projector
 
-            store_factory, state_path = projection_backend(self.settings)
             self._projector = Projector(
                 self.log,
-                state_path,
+                self.backend.derived_path,
                 listeners=self._projection_listeners(),
-                store_factory=store_factory,
+                store_factory=self._open_graph,
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
@@ -43,6 +46,9 @@ class ProjectionOperations:
 
     def _projection_listeners(self) -> list[Any]:
         return []
+
+    def _open_graph(self, _graph_path: Path) -> ProjectionStore:
+        return self.backend.open_graph()
 
     def _close_projector(self) -> None:
         if self._projector is not None:

@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.config import BACKEND_POSTGRESQL
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
+from zaxy_agents.storage.protocols import Capability
 
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
     from zaxy_agents.retrieval.embeddings import EmbeddingProvider
+    from zaxy_agents.retrieval.vector_index import DurableVectors
+    from zaxy_agents.storage.protocols import StorageBackend
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
 
@@ -25,7 +26,7 @@ class RetrievalOperations:
     """Mixin: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     log: EventLog
-    settings: ZaxySettings
+    backend: StorageBackend
     embedder: EmbeddingProvider | None
     _retriever: Retriever | None
     _closers: list[Any]
@@ -40,18 +41,9 @@ class RetrievalOperations:
         self._closers.append(vectors.close)
         return [VerbatimIndex(), EntityKeywordIndex(), vectors]
 
-    def _durable_vectors(self) -> Callable[[], Any] | None:
-        """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
-        if self.settings.backend_kind != BACKEND_POSTGRESQL:
-            return None
-        dsn = self.settings.backend
-
-        def open_store() -> Any:
-            from zaxy_agents.storage.postgres.vectors import PostgresVectorStore
-
-            return PostgresVectorStore(dsn)
-
-        return open_store
+    def _durable_vectors(self) -> Callable[[], DurableVectors] | None:
+        """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
+        return self.backend.open_vectors if Capability.SHARED_VECTORS in self.backend.capabilities else None
 
     @property
     def retriever(self) -> Retriever:

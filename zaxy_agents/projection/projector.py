@@ -94,7 +94,7 @@ class _GraphWriter:
     def __init__(self, store: ProjectionStore, write: Callable[[ProjectionBatch], None]) -> None:
         self.store = store
         self._write = write
-        self._retry = bool(getattr(store, "shared", False))
+        self._retry = store.shared
         self.error: str | None = None
         self._queue: queue.Queue[ProjectionBatch | None] = queue.Queue()
         self._idle = threading.Event()
@@ -181,9 +181,8 @@ class Projector:
     # ------------------------------------------------------------------ opening
     def _open_store(self, store_factory: Callable[[Path], ProjectionStore] | None) -> None:
         if store_factory is None:
-            from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-            store_factory = KuzuProjectionStore
+            self.degraded = "log-only: no graph store was given"
+            return
         self._store_factory = store_factory
         try:
             self.store = store_factory(self.derived_path / GRAPH_FILE)
@@ -195,7 +194,7 @@ class Projector:
     @property
     def shared_store(self) -> bool:
         """True when other processes write to the same store (PostgreSQL)."""
-        return bool(getattr(self.store, "shared", False))
+        return self.store is not None and self.store.shared
 
     def _store_holds(self, cursors: dict[str, tuple[int, str]], store_cursors: dict[str, tuple[int, str]]) -> bool:
         """Whether the store has everything ``cursors`` covers (exactly those cursors, for a private store)."""
@@ -210,7 +209,7 @@ class Projector:
         for session, result in sorted((outcome or {}).items()):
             if result == "behind":
                 problem = catch_up_session(
-                    self.store,  # type: ignore[arg-type]
+                    self.store,
                     self.log,
                     session,
                     batch.cursors[session][0],
@@ -374,7 +373,7 @@ class Projector:
                 self._writer.stop()
             (self.derived_path / SNAPSHOT_FILE).unlink(missing_ok=True)
             if self.shared_store:
-                self.store.reset()  # type: ignore[attr-defined]
+                self.store.reset()
             else:
                 factory = self._store_factory or type(self.store)
                 self.store.close()

@@ -1,14 +1,17 @@
-"""The storage protocol every projection backend implements (embedded Kuzu, PostgreSQL).
+"""The graph-store contract every projection backend implements (Kuzu, PostgreSQL, in-memory, third-party).
 
 Hot reads (checkout, retrieval) are served from the in-memory :class:`EntityCatalog` and retrieval indexes;
 the store is the durable, queryable graph of record: it takes batches with their cursors atomically, answers
 graph and temporal queries, and produces the canonical dump behind the rebuild digest.
+
+Stores inherit this class explicitly. ``shared`` names the one optional capability: a shared store (many
+processes write it) also answers :meth:`session_state`, and its :meth:`apply` reports per-session outcomes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from .planner import ProjectionBatch
 from .records import EntityVersion, ProjectionStats, TraversalHit
@@ -16,8 +19,8 @@ from .records import EntityVersion, ProjectionStats, TraversalHit
 
 @runtime_checkable
 class ProjectionStore(Protocol):
-    backend: str
-    shared: bool  # True when other processes write to the same store (their cursors may be ahead of ours)
+    backend: ClassVar[str]  # kuzu | postgresql | memory | ...
+    shared: ClassVar[bool] = False  # True when other processes write to the same store (cursors may be ahead)
 
     def apply(self, batch: ProjectionBatch) -> dict[str, str] | None:
         """Write a batch and its per-session cursors atomically.
@@ -59,3 +62,12 @@ class ProjectionStore(Protocol):
         """Canonical sorted lines of every node and edge (wall-clock fields excluded)."""
 
     def close(self) -> None: ...
+
+    # ------------------------------------------------------------------ optional
+    def reset(self) -> None:
+        """Empty the store in place, keeping it open (``zaxy reproject``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be emptied in place")
+
+    def session_state(self, session: str) -> Any:
+        """Shared stores only: the stored cursor, identities and sources of one session (see store_catchup)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a shared store")

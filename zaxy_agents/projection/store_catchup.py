@@ -9,24 +9,19 @@ only on that session's state, so these rows are exactly the ones any other worke
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from zaxy_agents.eventloom.protocol import EventLog
 
-from .planner import ProjectionBatch, ProjectionPlanner
+from .planner import ProjectionPlanner
+from .protocol import ProjectionStore
 from .registry import extract
 
 WRITTEN = "written"
 MAX_ROUNDS = 50  # each round starts from a cursor another worker moved; they only ever move forward
 
 
-class SharedStore(Protocol):
-    def apply(self, batch: ProjectionBatch) -> dict[str, str]: ...
-
-    def session_state(self, session: str) -> Any: ...
-
-
-def catch_up_session(store: SharedStore, log: EventLog, session: str, target_seq: int, batch_events: int) -> str | None:
+def catch_up_session(
+    store: ProjectionStore, log: EventLog, session: str, target_seq: int, batch_events: int
+) -> str | None:
     """Make the store hold ``session`` at least up to ``target_seq``; returns a mismatch reason, or ``None``."""
     for _ in range(MAX_ROUNDS):
         state = store.session_state(session)
@@ -45,7 +40,7 @@ def catch_up_session(store: SharedStore, log: EventLog, session: str, target_seq
 
 
 def _plan_and_write(
-    store: SharedStore,
+    store: ProjectionStore,
     log: EventLog,
     planner: ProjectionPlanner,
     session: str,
@@ -56,7 +51,10 @@ def _plan_and_write(
     """Plan and write ``from_seq..to_seq``; False as soon as another worker moved the cursor first."""
     for envelope in log.replay_envelopes(session, from_seq, to_seq):
         planner.add(envelope, extract(envelope))
-        if planner.pending_events() >= batch_events and store.apply(planner.take_batch()).get(session) != WRITTEN:
+        if (
+            planner.pending_events() >= batch_events
+            and (store.apply(planner.take_batch()) or {}).get(session) != WRITTEN
+        ):
             return False
     batch = planner.take_batch()
-    return not batch.event_count or store.apply(batch).get(session) == WRITTEN
+    return not batch.event_count or (store.apply(batch) or {}).get(session) == WRITTEN

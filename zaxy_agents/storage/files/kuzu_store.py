@@ -28,6 +28,7 @@ import pyarrow as pa
 from zaxy_agents.errors import LockedError
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.planner import ProjectionBatch
+from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
 from .kuzu_schema import (
@@ -101,7 +102,7 @@ def _release_database(path: Path) -> None:
             _DATABASES[key] = (entry[0], entry[1] - 1)
 
 
-class KuzuProjectionStore:
+class KuzuProjectionStore(ProjectionStore):
     """Durable projection graph in an embedded Kuzu file."""
 
     backend = "kuzu"

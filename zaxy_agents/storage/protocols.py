@@ -1,0 +1,118 @@
+"""The storage contract: one backend object per engine hands out every storage piece of one memory.
+
+The pieces' own contracts are declared by the domain that uses them (:class:`~zaxy_agents.eventloom.protocol.
+EventLog`, :class:`~zaxy_agents.projection.protocol.ProjectionStore`, :class:`~zaxy_agents.retrieval.
+vector_index.DurableVectors`); this module declares the object that hands them out, and the stdlib-only
+:class:`LightLog` the hook fast path uses.
+
+As in langgraph's checkpoint base, the required methods are abstract and the **optional capabilities** are
+declared here with a default, named in :class:`Capability`; a backend overrides the optional methods it
+offers and lists them in ``capabilities`` (``zaxy_agents.storage.conformance`` checks that the two agree).
+Nothing outside :mod:`zaxy_agents.storage.registry` asks which backend it has: callers use these methods.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+
+from .status import BackendStatus
+
+if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.projection.protocol import ProjectionStore
+    from zaxy_agents.retrieval.vector_index import DurableVectors
+
+SchemaMode = Literal["auto", "apply", "check", "skip"]
+
+
+class Capability(StrEnum):
+    """Optional parts of a backend, by name (a backend lists those it overrides)."""
+
+    PERSISTENT = "persistent"  # memory outlives the process (every backend except memory://)
+    SHARED_VECTORS = "shared_vectors"  # open_vectors(): vectors stored once in the backend, shared by workers
+    GROUP_COMMIT = "group_commit"  # group_commit_log(): a handle whose appends skip the per-append flush
+    MIGRATIONS = "migrations"  # migrate(): a versioned schema that `zaxy backend migrate` upgrades
+    GRAPH_SCHEMA_PLAN = "graph_schema_plan"  # graph_schema_plan(): the graph migrations as data, no database
+
+
+class StorageBackend(ABC):
+    """One storage engine for one memory (a folder, a server schema, a process).
+
+    Built by the registry from ``ZaxySettings``; owns what it opens for the fabric and closes it in
+    :meth:`close` (after the fabric closed its own layers).
+    """
+
+    name: ClassVar[str]  # the registry name: files | postgresql | memory | ...
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+
+    def __init__(self, settings: ZaxySettings) -> None:
+        self.settings = settings
+
+    # ------------------------------------------------------------------ required
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where memory lives, safe to print (a folder, a server URI without its password)."""
+
+    @property
+    @abstractmethod
+    def derived_path(self) -> Path:
+        """This process's folder for derived, rebuildable state (snapshots, caches, local indexes).
+
+        Never inside the log itself; distinct per deployment, so switching backends never mixes state."""
+
+    @abstractmethod
+    def open_log(self, *, schema_mode: SchemaMode = "auto") -> EventLog:
+        """The Eventloom. ``schema_mode`` matters to backends with :attr:`Capability.MIGRATIONS`."""
+
+    @abstractmethod
+    def open_graph(self) -> ProjectionStore:
+        """The graph of record for the projection; raises ``LockedError`` when another process holds it."""
+
+    @abstractmethod
+    def status(self, log: EventLog) -> BackendStatus:
+        """What ``zaxy backend status`` reports: kind, location, schema state, how much memory it holds."""
+
+    # ------------------------------------------------------------------ optional (see Capability)
+    def open_vectors(self) -> DurableVectors:
+        """Vectors stored in the backend and shared by every worker (:attr:`Capability.SHARED_VECTORS`)."""
+        raise NotImplementedError(f"the {self.name} backend keeps vectors in each process")
+
+    def group_commit_log(self, log: EventLog) -> EventLog:
+        """A handle on ``log`` whose appends do not wait for their own flush (:attr:`Capability.GROUP_COMMIT`);
+        the next synchronous append (or a short timer) makes them durable. Default: ``log`` itself."""
+        return log
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations of every component; the names applied now (:attr:`Capability.MIGRATIONS`)."""
+        return []
+
+    @classmethod
+    def graph_schema_plan(cls) -> dict[str, Any]:
+        """``{"backend", "migrations"}`` of the graph store, without opening anything."""
+        return {"backend": cls.name, "migrations": []}
+
+    def close(self) -> None:  # noqa: B027 - optional: most backends open nothing on their own behalf
+        """Close what this backend opened on its own behalf (group-commit handles, temporary folders)."""
+
+
+class LightLog(Protocol):
+    """The hook fast path's view of a log: plain dicts and bytes, no pydantic (see ``fabric/light.py``).
+
+    Implementations must import only the standard library (and ``zaxy_agents`` stdlib-only modules).
+    """
+
+    def append_prepared(self, session: str, prepared: list[Any]) -> list[dict[str, Any]]:
+        """Append validated, redacted drafts with one lock and one flush; the stored envelopes."""
+        ...
+
+    def recent_lines(self, session: str, count: int) -> tuple[tuple[int, str] | None, int, Iterable[bytes]]:
+        """``(head (seq, hash) or None, first seq, the stored lines of the last count events)``."""
+        ...
+
+    def close(self) -> None: ...
