@@ -106,18 +106,10 @@ class ZaxySettings:
 
 
 def resolve_backend(backend: str | None = None) -> str:
-    """``jsonl`` (the files backend, default) or a backend URI the storage registry knows (``postgresql://``,
-    ``memory://``), from the argument, then ``ZAXY_BACKEND``."""
-    chosen = (backend or os.environ.get(ENV_BACKEND) or BACKEND_JSONL).strip()
-    if chosen.lower() in (BACKEND_JSONL, "embedded", "files"):
-        return BACKEND_JSONL
-    if "://" in chosen:
-        return chosen  # the storage registry names the backend (or refuses the scheme) when it is opened
-    raise InvalidRequestError(
-        "unknown backend (expected 'jsonl' or a backend URI such as postgresql://...)",
-        field="backend",
-        remediation="Set --backend / ZAXY_BACKEND to 'jsonl' (embedded default) or postgresql://user:pass@host/db.",
-    )
+    """The storage backend setting, from the argument, then ``ZAXY_BACKEND``, then ``jsonl`` (the files backend in
+    the Eventloom folder). The storage registry (``zaxy_agents.storage.registry``) says which backend it names
+    and refuses names and URI schemes it does not know."""
+    return (backend or os.environ.get(ENV_BACKEND) or BACKEND_JSONL).strip()
 
 
 def redact_uri(uri: str) -> str:

@@ -2,19 +2,19 @@
 
 Order of work: purpose policy -> retrieval (all lanes, superseded kept aside and counted) -> suppression ->
 current facts, evidence, working set, stable tier -> provenance (every citation re-resolved against the log)
--> quality -> guidance -> budgeted rendering -> diagnostics. Extensions (causal context, consolidation) add
-diagnostics blocks and guidance lines through :data:`EXTENSIONS`.
+-> quality -> guidance -> budgeted rendering -> diagnostics. Extensions (causal context, consolidation candidates;
+see :mod:`.extensions`) add diagnostics blocks and guidance lines; the caller passes the list.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.eventloom.citations import parse_citation
+from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
@@ -23,6 +23,7 @@ from zaxy_agents.retrieval.engine import RetrievalHit, Retriever
 
 from .answerability import assess
 from .budget import Candidate, elided_summary, pack
+from .extensions.context import CheckoutContext, Extension
 from .models import (
     CheckoutPacket,
     Diagnostics,
@@ -50,29 +51,6 @@ REVIEWED_TYPES = frozenset({"procedure", "claim", "episode"})
 STABLE_SHARE = 0.3  # the stable tier may use at most this share of max_tokens (it must not starve evidence)
 
 
-@dataclass
-class CheckoutContext:
-    """Everything an extension may look at to add its diagnostics block."""
-
-    query: str
-    scope: set[str] | None
-    catalog: EntityCatalog
-    hits: list[RetrievalHit]
-    facts: list[FactItem]
-    as_of: str | None
-    services: dict[str, Any] = field(default_factory=dict)
-
-
-# (name, function) pairs; a function returns (diagnostics block, extra guidance lines).
-Extension = Callable[[CheckoutContext], tuple[dict[str, Any], list[str]]]
-EXTENSIONS: list[tuple[str, Extension]] = []
-
-
-def register_extension(name: str, function: Extension) -> None:
-    if name not in {n for n, _ in EXTENSIONS}:
-        EXTENSIONS.append((name, function))
-
-
 def assemble(
     *,
     query: str,
@@ -90,7 +68,8 @@ def assemble(
     projection_lag: int = 0,
     embedding_lag: int = 0,
     degraded: str | None = None,
-    services: dict[str, Any] | None = None,
+    extensions: Sequence[tuple[str, Extension]] = (),
+    evidence_resolves: Callable[[str, int, str], bool] | None = None,
 ) -> CheckoutPacket:
     started = time.perf_counter()
     scope_set = set(scope) if scope is not None else None
@@ -132,10 +111,19 @@ def assemble(
         warnings.append(f"{unresolvable} citations no longer resolve against the log")
     invalidated = sum(1 for hit in excluded if hit.status == "invalidated")
 
-    context = CheckoutContext(query, scope_set, catalog, hits, [*stable, *query_facts], as_of, services or {})
+    context = CheckoutContext(
+        query,
+        scope_set,
+        catalog,
+        hits,
+        [*stable, *query_facts],
+        as_of,
+        log,
+        evidence_resolves if evidence_resolves is not None else EvidenceCheck(log),
+    )
     extension_blocks: dict[str, Any] = {}
     extension_guidance: list[str] = []
-    for name, function in EXTENSIONS:
+    for name, function in extensions:
         try:
             block, lines = function(context)
         except Exception as exc:  # an extension never breaks the checkout

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import ZaxySettings
 from zaxy_agents.errors import InvalidRequestError
-from zaxy_agents.eventloom.transfer import TransferResult, export_session, export_sessions, import_paths
 from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 from zaxy_agents.storage.status import BackendStatus
+from zaxy_agents.storage.transfer import TransferResult, export_session, export_sessions, import_paths
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from zaxy_agents.config import ZaxySettings
+from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
@@ -23,6 +24,7 @@ from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
+from .features import Features, builtin_features
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -63,6 +65,8 @@ class MemoryFabric(
         self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
         self.backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
         self.log = log or self.backend.open_log()
+        self.features: Features = builtin_features()
+        self.evidence_check = EvidenceCheck(self.log)
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
         self._projector = None

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
 from zaxy_agents.eventloom.refs import RefTarget
-from zaxy_agents.projection.contracts import validate_contract
-from zaxy_agents.projection.producers import produce_inferences
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.eventloom.refs import MemoryRefs
+
+    from .features import Features
 
 
 class LogOperations:
@@ -21,6 +21,7 @@ class LogOperations:
 
     log: EventLog
     refs: MemoryRefs
+    features: Features
 
     def append(self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent") -> Event:
         """Append one event; the returned event carries ``.citation``.
@@ -28,7 +29,7 @@ class LogOperations:
         Contracted payloads (inferred edges, causal edges, consolidation records) are validated first; built-in
         producers may then append the inference events this event justifies.
         """
-        validate_contract(type, {} if payload is None else payload)
+        self.features.contracts.validate(type, {} if payload is None else payload)
         event = self.log.append(session, type, payload, actor=actor)
         self._run_producers([event])
         return event
@@ -38,16 +39,18 @@ class LogOperations:
         items = list(drafts)
         for index, draft in enumerate(items):
             if isinstance(draft, EventDraft):
-                validate_contract(draft.type, draft.payload, field_prefix=f"events[{index}].")
+                self.features.contracts.validate(draft.type, draft.payload, field_prefix=f"events[{index}].")
             elif isinstance(draft, dict) and isinstance(draft.get("type"), str):
-                validate_contract(draft["type"], draft.get("payload", {}), field_prefix=f"events[{index}].")
+                self.features.contracts.validate(
+                    draft["type"], draft.get("payload", {}), field_prefix=f"events[{index}]."
+                )
         events = self.log.append_many(session, items)
         self._run_producers(events)
         return events
 
     def _run_producers(self, events: list[Event]) -> None:
         for event in events:
-            drafts = produce_inferences(event, self.log)
+            drafts = self.features.producers.produce(event, self.log)
             if drafts:
                 self.log.append_many(event.session, drafts)
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from zaxy_agents.projection.protocol import ProjectionStore
     from zaxy_agents.storage.protocols import StorageBackend
 
+    from .features import Features
+
 
 class ProjectionOperations:
     """Mixin: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
@@ -25,6 +27,7 @@ class ProjectionOperations:
     log: EventLog
     settings: ZaxySettings
     backend: StorageBackend
+    features: Features
     _projector: Projector | None
     _closers: list[Any]
 
@@ -37,6 +40,7 @@ class ProjectionOperations:
             self._projector = Projector(
                 self.log,
                 self.backend.derived_path,
+                extractors=self.features.extractors,
                 listeners=self._projection_listeners(),
                 store_factory=self._open_graph,
                 use_graph=self.settings.use_graph,

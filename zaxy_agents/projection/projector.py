@@ -42,7 +42,7 @@ from zaxy_agents.eventloom.protocol import EventLog
 from .catalog import EntityCatalog
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
-from .registry import extract
+from .registry import ExtractorTable
 from .store_catchup import catch_up_session
 
 SNAPSHOT_FILE = "projection-state.pkl"
@@ -155,12 +155,14 @@ class Projector:
         log: EventLog,
         derived_path: Path,
         *,
+        extractors: ExtractorTable,
         listeners: list[ProjectionListener] | None = None,
         store_factory: Callable[[Path], ProjectionStore] | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
     ) -> None:
         self.log = log
+        self.extractors = extractors
         self.derived_path = Path(derived_path)
         self.listeners = list(listeners or [])
         self.batch_events = batch_events
@@ -211,6 +213,7 @@ class Projector:
                 problem = catch_up_session(
                     self.store,
                     self.log,
+                    self.extractors,
                     session,
                     batch.cursors[session][0],
                     max(self.batch_events, DEFAULT_BATCH_EVENTS),
@@ -305,7 +308,7 @@ class Projector:
         """Plan one session's events; hands over a batch every ``batch_events`` events (the caller flushes)."""
         count = 0
         for envelope in self.log.replay_envelopes(session, from_seq, to_seq):
-            self.planner.add(envelope, extract(envelope))
+            self.planner.add(envelope, self.extractors.extract(envelope))
             count += 1
             if self.planner.pending_events() >= batch_events:
                 self._dispatch(write_store)
@@ -388,7 +391,7 @@ class Projector:
             done = 0
             for summary in summaries:
                 for envelope in self.log.replay_envelopes(summary.session):
-                    self.planner.add(envelope, extract(envelope))
+                    self.planner.add(envelope, self.extractors.extract(envelope))
                     done += 1
                     if done % 1000 == 0 and progress:
                         progress(done, total)

@@ -13,14 +13,14 @@ from zaxy_agents.eventloom.protocol import EventLog
 
 from .planner import ProjectionPlanner
 from .protocol import ProjectionStore
-from .registry import extract
+from .registry import ExtractorTable
 
 WRITTEN = "written"
 MAX_ROUNDS = 50  # each round starts from a cursor another worker moved; they only ever move forward
 
 
 def catch_up_session(
-    store: ProjectionStore, log: EventLog, session: str, target_seq: int, batch_events: int
+    store: ProjectionStore, log: EventLog, extractors: ExtractorTable, session: str, target_seq: int, batch_events: int
 ) -> str | None:
     """Make the store hold ``session`` at least up to ``target_seq``; returns a mismatch reason, or ``None``."""
     for _ in range(MAX_ROUNDS):
@@ -34,7 +34,9 @@ def catch_up_session(
                 return f"the graph store's cursor for {session!r} (seq {cursor[0]}) does not match the log"
         planner = ProjectionPlanner()
         planner.restore(state.keys, set(), {session} if cursor is not None else set(), state.sources)
-        if _plan_and_write(store, log, planner, session, (cursor[0] if cursor else 0) + 1, target_seq, batch_events):
+        if _plan_and_write(
+            store, log, extractors, planner, session, (cursor[0] if cursor else 0) + 1, target_seq, batch_events
+        ):
             return None
     return f"the graph store's cursor for {session!r} kept moving; it will be caught up on a later batch"
 
@@ -42,6 +44,7 @@ def catch_up_session(
 def _plan_and_write(
     store: ProjectionStore,
     log: EventLog,
+    extractors: ExtractorTable,
     planner: ProjectionPlanner,
     session: str,
     from_seq: int,
@@ -50,7 +53,7 @@ def _plan_and_write(
 ) -> bool:
     """Plan and write ``from_seq..to_seq``; False as soon as another worker moved the cursor first."""
     for envelope in log.replay_envelopes(session, from_seq, to_seq):
-        planner.add(envelope, extract(envelope))
+        planner.add(envelope, extractors.extract(envelope))
         if (
             planner.pending_events() >= batch_events
             and (store.apply(planner.take_batch()) or {}).get(session) != WRITTEN

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from .protocols import LightLog, StorageBackend
 
 
+FOLDER_SETTINGS = (BACKEND_JSONL, "files", "embedded")  # backend settings meaning "the Eventloom folder"
+
+
 class BackendEntry:
     """One backend: its name, the URI schemes it claims (none: it takes folder paths), and where its code is.
 
@@ -100,8 +103,18 @@ class BackendRegistry:
         )
 
     def location_of(self, settings: ZaxySettings) -> str:
-        """The settings' storage location: the backend URI, or the Eventloom folder for the files backend."""
-        return settings.eventloom_dir if settings.backend == BACKEND_JSONL else settings.backend
+        """The settings' storage location: the backend URI, or the Eventloom folder when the backend setting is
+        ``jsonl`` (also spelled ``files`` or ``embedded``)."""
+        backend = settings.backend
+        if backend.lower() in FOLDER_SETTINGS:
+            return settings.eventloom_dir
+        if "://" in backend:
+            return backend
+        raise InvalidRequestError(
+            f"unknown backend {backend!r} (expected 'jsonl' or a backend URI such as postgresql://...)",
+            field="backend",
+            remediation="Set --backend / ZAXY_BACKEND to 'jsonl' (embedded default) or postgresql://user:pass@host/db.",
+        )
 
     def describe(self, settings: ZaxySettings) -> tuple[str, str]:
         """``(backend name, location safe to print)`` without opening or importing the backend."""

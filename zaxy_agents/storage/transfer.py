@@ -21,12 +21,12 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, Field
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
-from zaxy_agents.storage.files.jsonl_file import classify_torn_tail
+from zaxy_agents.eventloom.canonical import GENESIS_HASH
+from zaxy_agents.eventloom.chain import inspect_line
+from zaxy_agents.eventloom.protocol import EventLog, SealedLine
+from zaxy_agents.eventloom.validation import validate_session_id
 
-from .canonical import GENESIS_HASH
-from .chain import inspect_line
-from .protocol import EventLog, SealedLine
-from .validation import validate_session_id
+from .files.jsonl_file import classify_torn_tail
 
 
 class TransferResult(BaseModel):
