@@ -81,35 +81,112 @@ def light_tail(session: str, limit: int, *, eventloom_path: str | Path | None = 
     return [loads(line) for line in lines]
 
 
-def light_working_set(
-    session: str, *, window: int | None = None, eventloom_path: str | Path | None = None
-) -> WorkingSet:
-    """The working set of the last ``window`` events (default :data:`~zaxy_agents.workingset.DEFAULT_WINDOW`).
+def light_recent_lines(
+    session: str, count: int, *, eventloom_path: str | Path | None = None
+) -> tuple[int, list[bytes]]:
+    """``(head seq, the last count stored lines newest first)``; reads backwards from the end of the file, so
+    the cost depends on ``count``, not on the log's length."""
+    settings = ZaxySettings.resolve(eventloom_path)
+    validate_session_id(session)
+    if settings.backend_kind == BACKEND_POSTGRESQL:
+        log = _postgres_log(settings)
+        try:
+            head = log.head(session)
+            if head is None:
+                return 0, []
+            lines = list(log.replay_lines(session, max(1, head.seq - count + 1), head.seq))
+            return head.seq, lines[::-1]
+        finally:
+            log.close()
+    import os
 
-    Only events the digest reads are decoded: a stored line is canonical JSON whose last key is ``type``
-    (docs/eventloom.md), so the type is read off the line's end and other events are skipped undecoded.
-    """
+    try:
+        handle = open(os.path.join(settings.eventloom_dir, f"{session}.jsonl"), "rb")  # noqa: SIM115
+    except OSError:
+        return 0, []
+    with handle:
+        position = handle.seek(0, 2)
+        data = b""
+        while position > 0 and data.count(b"\n") <= count + 1:
+            step = min(1 << 16, position)
+            position -= step
+            handle.seek(position)
+            data = handle.read(step) + data
+    data = data[: data.rfind(b"\n") + 1]  # a torn tail (no newline yet) is not an event
+    parts = data.split(b"\n")[:-1]
+    if position > 0 and parts:
+        parts = parts[1:]  # the first piece may start mid-line
+    newest = [part + b"\n" for part in reversed(parts) if part][:count]
+    if not newest:
+        return 0, []
     from json import loads
 
-    from zaxy_agents.workingset.digest import DEFAULT_WINDOW, RELEVANT_TYPES, build_working_set
+    try:
+        return int(loads(newest[0])["seq"]), newest
+    except (ValueError, KeyError, TypeError):
+        return 0, newest
 
-    tail, start, lines = _recent_lines(ZaxySettings.resolve(eventloom_path), session, window or DEFAULT_WINDOW)
-    if tail is None:
-        return build_working_set(session, [])
-    head_seq, head_hash = tail
-    envelopes = []
-    for line in lines:
-        marker = line.rfind(b',"type":"')
-        kind = line[marker + 9 : -3] if marker != -1 and line.endswith(b'"}\n') else None
-        if kind is not None and b'"' not in kind and kind.decode() not in RELEVANT_TYPES:
-            continue
-        envelopes.append(loads(line.decode()))
-    return build_working_set(
+
+def light_session_names(*, eventloom_path: str | Path | None = None) -> list[str]:
+    """Every session of the Eventloom (names only; a folder listing for the embedded backend)."""
+    import os
+
+    settings = ZaxySettings.resolve(eventloom_path)
+    if settings.backend_kind == BACKEND_POSTGRESQL:
+        log = _postgres_log(settings)
+        try:
+            return [summary.session for summary in log.sessions()]
+        finally:
+            log.close()
+    try:
+        names = os.listdir(settings.eventloom_dir)
+    except OSError:
+        return []
+    return sorted(name[: -len(".jsonl")] for name in names if name.endswith(".jsonl") and not name.startswith("."))
+
+
+def light_working_set(
+    session: str,
+    *,
+    window: int | None = None,
+    eventloom_path: str | Path | None = None,
+    sessions: list[str] | None = None,
+    persist: bool = True,
+) -> WorkingSet:
+    """The working set of ``session``: standing state over its whole log, recent sections from the last ``window``.
+
+    ``sessions``: other sessions (of the same workspace) merged in, each item citing its own session.
+    Standing state is folded incrementally through ``<eventloom>/.zaxy/workingset/`` (see
+    :mod:`zaxy_agents.workingset.cache`; ``persist=False`` reads it but never writes). Only events the folds
+    read are decoded: a stored line is canonical JSON whose last key is ``type`` (docs/eventloom.md), so the
+    type is read off the line's end and other events are skipped undecoded.
+    """
+    from zaxy_agents.workingset.cache import fold_session
+    from zaxy_agents.workingset.digest import DEFAULT_WINDOW, merge
+
+    settings = ZaxySettings.resolve(eventloom_path)
+    folds = []
+    for name in [session, *[other for other in sessions or () if other != session]]:
+        validate_session_id(name)
+        with _FoldReader(settings, name) as reader:
+            folds.append(
+                fold_session(
+                    name,
+                    reader.source(),
+                    window=window or DEFAULT_WINDOW,
+                    cache_dir=settings.eventloom_dir,
+                    persist=persist,
+                )
+            )
+    own = folds[0]
+    head_seq, head_hash = own.head if own.head is not None else (0, "")
+    return merge(
         session,
-        envelopes,
+        [fold.standing for fold in folds if fold.head is not None or fold is own],
+        [fold.recent for fold in folds],
         head_seq=head_seq,
-        head_citation=format_citation(session, head_seq, head_hash),
-        window_from_seq=start,
+        head_citation=format_citation(session, head_seq, head_hash) if own.head is not None else None,
+        window_from_seq=own.window_from_seq,
     )
 
 
@@ -120,11 +197,72 @@ def light_packet(
     *,
     window: int | None = None,
     eventloom_path: str | Path | None = None,
+    sessions: list[str] | None = None,
+    persist: bool = True,
 ) -> Packet:
     """A ``recovery`` or ``bootstrap`` packet for ``session`` under ``max_chars`` characters."""
     from zaxy_agents.workingset.packet import render_packet
 
-    return render_packet(light_working_set(session, window=window, eventloom_path=eventloom_path), kind, max_chars)
+    working = light_working_set(
+        session, window=window, eventloom_path=eventloom_path, sessions=sessions, persist=persist
+    )
+    return render_packet(working, kind, max_chars)
+
+
+class _FoldReader:
+    """One session's log, read for :func:`~zaxy_agents.workingset.cache.fold_session` (JSONL file or server)."""
+
+    def __init__(self, settings: ZaxySettings, session: str) -> None:
+        self.session = session
+        self.postgres = _postgres_log(settings) if settings.backend_kind == BACKEND_POSTGRESQL else None
+        self.file = None if self.postgres is not None else SessionFile(settings.eventloom_dir, session)
+
+    def __enter__(self) -> _FoldReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.postgres is not None:
+            self.postgres.close()
+
+    def source(self) -> Any:
+        from zaxy_agents.workingset.cache import FoldSource
+
+        return FoldSource(self.head, self.hash_at, self.envelopes)
+
+    def head(self) -> tuple[int, str] | None:
+        if self.postgres is not None:
+            head = self.postgres.head(self.session)
+            return None if head is None else (head.seq, head.hash)
+        return self.file.read_tail()
+
+    def _lines(self, from_seq: int, to_seq: int) -> Any:
+        if self.postgres is not None:
+            return self.postgres.replay_lines(self.session, from_seq, to_seq)
+        return (line for _offset, line in self.file.iter_lines(from_seq, to_seq))
+
+    def hash_at(self, seq: int) -> str | None:
+        from json import loads
+
+        for line in self._lines(seq, seq):
+            return str(loads(line).get("hash"))
+        return None
+
+    def envelopes(self, from_seq: int, to_seq: int) -> Any:
+        from json import loads
+
+        from zaxy_agents.workingset.digest import RELEVANT_TYPES
+
+        for line in self._lines(from_seq, to_seq):
+            marker = line.rfind(b',"type":"')
+            kind = line[marker + 9 : -3] if marker != -1 and line.endswith(b'"}\n') else None
+            if (
+                kind is not None
+                and b'"' not in kind
+                and kind.decode() not in RELEVANT_TYPES
+                and b'"supersedes":' not in line
+            ):
+                continue
+            yield loads(line.decode())
 
 
 def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
