@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from zaxy_agents.storage.protocols import LightLog
     from zaxy_agents.workingset import Packet, WorkingSet
 
 
@@ -84,65 +85,24 @@ def light_tail(session: str, limit: int, *, eventloom_path: str | Path | None = 
 def light_recent_lines(
     session: str, count: int, *, eventloom_path: str | Path | None = None
 ) -> tuple[int, list[bytes]]:
-    """``(head seq, the last count stored lines newest first)``; reads backwards from the end of the file, so
-    the cost depends on ``count``, not on the log's length."""
+    """``(head seq, the last count stored lines newest first)``; the cost depends on ``count``, not on the log's
+    length (the files backend reads backwards from the end of the file)."""
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            head = log.head(session)
-            if head is None:
-                return 0, []
-            lines = list(log.replay_lines(session, max(1, head.seq - count + 1), head.seq))
-            return head.seq, lines[::-1]
-        finally:
-            log.close()
-    import os
-
+    log = DEFAULT_REGISTRY.open_light(settings)
     try:
-        handle = open(os.path.join(settings.eventloom_dir, f"{session}.jsonl"), "rb")  # noqa: SIM115
-    except OSError:
-        return 0, []
-    with handle:
-        position = handle.seek(0, 2)
-        data = b""
-        while position > 0 and data.count(b"\n") <= count + 1:
-            step = min(1 << 16, position)
-            position -= step
-            handle.seek(position)
-            data = handle.read(step) + data
-    data = data[: data.rfind(b"\n") + 1]  # a torn tail (no newline yet) is not an event
-    parts = data.split(b"\n")[:-1]
-    if position > 0 and parts:
-        parts = parts[1:]  # the first piece may start mid-line
-    newest = [part + b"\n" for part in reversed(parts) if part][:count]
-    if not newest:
-        return 0, []
-    from json import loads
-
-    try:
-        return int(loads(newest[0])["seq"]), newest
-    except (ValueError, KeyError, TypeError):
-        return 0, newest
+        return log.newest_lines(session, count)
+    finally:
+        log.close()
 
 
 def light_session_names(*, eventloom_path: str | Path | None = None) -> list[str]:
-    """Every session of the Eventloom (names only; a folder listing for the embedded backend)."""
-    import os
-
-    settings = ZaxySettings.resolve(eventloom_path)
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            return [summary.session for summary in log.sessions()]
-        finally:
-            log.close()
+    """Every session of the Eventloom (names only; a folder listing for the files backend)."""
+    log = DEFAULT_REGISTRY.open_light(ZaxySettings.resolve(eventloom_path))
     try:
-        names = os.listdir(settings.eventloom_dir)
-    except OSError:
-        return []
-    return sorted(name[: -len(".jsonl")] for name in names if name.endswith(".jsonl") and not name.startswith("."))
+        return log.session_names()
+    finally:
+        log.close()
 
 
 def light_working_set(
@@ -166,18 +126,21 @@ def light_working_set(
 
     settings = ZaxySettings.resolve(eventloom_path)
     folds = []
-    for name in [session, *[other for other in sessions or () if other != session]]:
-        validate_session_id(name)
-        with _FoldReader(settings, name) as reader:
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        for name in [session, *[other for other in sessions or () if other != session]]:
+            validate_session_id(name)
             folds.append(
                 fold_session(
                     name,
-                    reader.source(),
+                    _FoldReader(log, name).source(),
                     window=window or DEFAULT_WINDOW,
-                    cache_dir=settings.eventloom_dir,
+                    cache_dir=log.cache_root,
                     persist=persist,
                 )
             )
+    finally:
+        log.close()
     own = folds[0]
     head_seq, head_hash = own.head if own.head is not None else (0, "")
     return merge(
@@ -210,19 +173,11 @@ def light_packet(
 
 
 class _FoldReader:
-    """One session's log, read for :func:`~zaxy_agents.workingset.cache.fold_session` (JSONL file or server)."""
+    """One session's log, read for :func:`~zaxy_agents.workingset.cache.fold_session` through the light log."""
 
-    def __init__(self, settings: ZaxySettings, session: str) -> None:
+    def __init__(self, log: LightLog, session: str) -> None:
+        self.log = log
         self.session = session
-        self.postgres = _postgres_log(settings) if settings.backend_kind == BACKEND_POSTGRESQL else None
-        self.file = None if self.postgres is not None else SessionFile(settings.eventloom_dir, session)
-
-    def __enter__(self) -> _FoldReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.postgres is not None:
-            self.postgres.close()
 
     def source(self) -> Any:
         from zaxy_agents.workingset.cache import FoldSource
@@ -230,15 +185,10 @@ class _FoldReader:
         return FoldSource(self.head, self.hash_at, self.envelopes)
 
     def head(self) -> tuple[int, str] | None:
-        if self.postgres is not None:
-            head = self.postgres.head(self.session)
-            return None if head is None else (head.seq, head.hash)
-        return self.file.read_tail()
+        return self.log.head(self.session)
 
     def _lines(self, from_seq: int, to_seq: int) -> Any:
-        if self.postgres is not None:
-            return self.postgres.replay_lines(self.session, from_seq, to_seq)
-        return (line for _offset, line in self.file.iter_lines(from_seq, to_seq))
+        return self.log.lines(self.session, from_seq, to_seq)
 
     def hash_at(self, seq: int) -> str | None:
         from json import loads
@@ -270,7 +220,10 @@ def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tup
     validate_session_id(session)
     log = DEFAULT_REGISTRY.open_light(settings)
     try:
-        head, start, lines = log.recent_lines(session, count)
-        return head, start, list(lines)
+        head = log.head(session)
+        if head is None:
+            return None, 0, []
+        start = max(1, head[0] - max(1, count) + 1)
+        return head, start, list(log.lines(session, start, head[0]))
     finally:
         log.close()
