@@ -38,6 +38,7 @@ PUBLIC = {
     "zaxy_agents.errors",
     "zaxy_agents.assets",
     "zaxy_agents.tool_arguments",
+    "zaxy_agents.coordinate.arguments",  # Coordinate tools' argument models (shared by MCP and LangGraph)
     "zaxy_agents.labels",  # how decorators label functions for explicit tables
     "zaxy_agents.eventloom.models",
     "zaxy_agents.eventloom.citations",

@@ -25,6 +25,7 @@ from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
+from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
 from .features import Features, builtin_features
@@ -54,6 +55,7 @@ class MemoryFabric(
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    CoordinateOperations,
     DisclosureOperations,
     IntegrityOperations,
     EraseOperations,

@@ -18,6 +18,8 @@ from zaxy_agents.causal import producer as causal_producer
 from zaxy_agents.checkout.extensions import BUILTIN_EXTENSIONS, Extension
 from zaxy_agents.consolidation import contracts as consolidation_contracts
 from zaxy_agents.consolidation import extractor as consolidation_extractor
+from zaxy_agents.coordinate import contracts as coordinate_contracts
+from zaxy_agents.coordinate import extractor as coordinate_extractor
 from zaxy_agents.metacognition import context as metacognition_context
 from zaxy_agents.metacognition import contracts as metacognition_contracts
 from zaxy_agents.metacognition import extractor as metacognition_extractor
@@ -26,12 +28,19 @@ from zaxy_agents.projection.extractors import BUILTIN_MODULES, generic
 from zaxy_agents.projection.producers import ProducerTable
 from zaxy_agents.projection.registry import ExtractorTable
 
-EXTRACTOR_MODULES = (*BUILTIN_MODULES, causal_extractor, consolidation_extractor, metacognition_extractor)
+EXTRACTOR_MODULES = (
+    *BUILTIN_MODULES,
+    causal_extractor,
+    consolidation_extractor,
+    coordinate_extractor,
+    metacognition_extractor,
+)
 PRODUCER_MODULES = (causal_producer,)
 CONTRACT_MAPS = (
     BUILTIN_CONTRACTS,
     causal_contracts.CONTRACTS,
     consolidation_contracts.CONTRACTS,
+    coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
 )
 CHECKOUT_EXTENSIONS = (*BUILTIN_EXTENSIONS, ("metacognition", metacognition_context.metacognition))

@@ -63,6 +63,7 @@ RESERVED_TYPE_PREFIXES = (
     "inference.",
     "extraction.",
     "consolidation.candidate.reviewed",  # reviews go through memory_consolidation_review and its checks
+    "coordination.",  # missions go through the coordination tools and their authority rules
 )
 
 
