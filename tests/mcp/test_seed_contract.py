@@ -287,6 +287,7 @@ ROWS: tuple[Row, ...] = (
             "quality.answerability",
             "quality.confidence",
             "quality.reasons",
+            "quality.required_action",
             "guidance.feedback.tool",
             "guidance.feedback.payloads[].entity_name",
             "guidance.feedback.payloads[].entity_type",
@@ -485,6 +486,37 @@ ROWS: tuple[Row, ...] = (
         ("pending", "accepted", "rejected", "conflicted", "stale", "superseded", "valid_to_closed"),
     ),
     Row(
+        "memory_checkout: consolidation and causal diagnostics (seeds 000, 001, 003)",
+        "memory_checkout",
+        {"query": "why did command:pytest cause the test failure?", "limit": 8},
+        tuple(
+            f"diagnostics.consolidation_candidates.{name}"
+            for name in (
+                "candidate_count",
+                "candidate_types",
+                "pending_count",
+                "accepted_count",
+                "rejected_count",
+                "conflicted_count",
+                "stale_count",
+                "superseded_count",
+                "valid_to_count",
+                "authority_status",
+            )
+        )
+        + tuple(
+            f"diagnostics.causal_context.{name}"
+            for name in (
+                "context_count",
+                "edge_count",
+                "relation_types",
+                "methods",
+                "average_trust",
+                "authority_status",
+            )
+        ),
+    ),
+    Row(
         "memory_consolidation (operation, ...)",
         "memory_consolidation",
         {"operation": "status"},
@@ -507,7 +539,20 @@ ROWS: tuple[Row, ...] = (
             "rollback": "Revert the test commit.",
         },
         ("event", "type", "skill_id", "version", "status"),
-        pending="seeds (issue 16, skills lifecycle piece)",
+    ),
+    Row(
+        "memory_skill: outcome_recorded (success_score, feedback, evidence)",
+        "memory_skill",
+        {
+            "action": "outcome_recorded",
+            "skill_id": "python-test-first",
+            "task": "fix tests",
+            "success_score": 0.9,
+            "feedback": "the failing test caught the bug",
+            "evidence": "pytest passed after the fix",
+        },
+        ("event", "type", "version"),
+        check=lambda r, ctx: r["type"] == "skill.outcome_recorded" or pytest.fail(r),
     ),
     Row(
         "context_after_turn (role, content)",
@@ -588,7 +633,7 @@ ROWS: tuple[Row, ...] = (
     *(
         Row(f"{name} (another issue)", name, pending=issue)
         for issue, names in (
-            ("synthesis (memory_synthesis_*)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
+            ("issue 20 (synthesis)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
             (
                 "issue 20 (metacognition, belief updates, procedures planning)",
                 ("memory_plan_from_procedures", "memory_propose_belief_update"),

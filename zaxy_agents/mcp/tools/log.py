@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.mcp.registry import ToolCall, tool
@@ -17,6 +17,7 @@ from zaxy_agents.mcp.schema import (
     ToolArgs,
     optional,
     payload_validator,
+    session_field,
 )
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
@@ -58,14 +59,7 @@ class AppendArgs(ToolArgs):
     ) = None
 
     _bounded = payload_validator("payload")
-
-    @model_validator(mode="after")
-    def _thread_is_the_session(self) -> AppendArgs:
-        if self.thread is not None:
-            if self.session_id is not None and self.session_id != self.thread:
-                raise ValueError("thread and session_id name different sessions; pass one of them")
-            self.session_id = self.thread
-        return self
+    _thread = session_field("thread")
 
 
 @tool(
