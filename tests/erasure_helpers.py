@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+# Views (the seeds' inspection views) show base-table rows again and cannot be COPY'd: tables only.
+BASE_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s AND table_type = 'BASE TABLE'"
+
 
 def encodings(needle: str) -> list[bytes]:
     """The byte forms a text can take in files we write: UTF-8, JSON-escaped ASCII, UTF-16 (LE/BE), UTF-32."""
@@ -38,12 +41,7 @@ def postgres_tables_containing(dsn: str, schema: str, needle: str) -> dict[str, 
     forms = encodings(needle)
     found: dict[str, int] = {}
     with psycopg.connect(dsn, autocommit=True) as conn:
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
-            ).fetchall()
-        ]
+        tables = [row[0] for row in conn.execute(BASE_TABLES, (schema,)).fetchall()]
         for table in tables:
             rows = 0
             with conn.cursor().copy(f'COPY "{schema}"."{table}" TO STDOUT') as copy:
@@ -61,7 +59,5 @@ def dump_rows(dsn: str, schema: str) -> dict[str, Any]:  # pragma: no cover - de
     with psycopg.connect(dsn, autocommit=True) as conn:
         return {
             table: conn.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0]
-            for (table,) in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
-            ).fetchall()
+            for (table,) in conn.execute(BASE_TABLES, (schema,)).fetchall()
         }
