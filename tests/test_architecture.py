@@ -43,6 +43,7 @@ PUBLIC = {
     "zaxy_agents.eventloom.models",
     "zaxy_agents.eventloom.citations",
     "zaxy_agents.eventloom.validation",
+    "zaxy_agents.eventloom.redaction",  # redaction policy names (the LangGraph store/checkpointer redaction= argument)
     "zaxy_agents.eventloom.canonical",
     "zaxy_agents.checkpoints",  # thread-session naming constants
     "zaxy_agents.checkpoints.transcript",

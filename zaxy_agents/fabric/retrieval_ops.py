@@ -41,7 +41,7 @@ class RetrievalOperations:
 
     def _retrieval_listeners(self) -> list[Any]:
         """The retrieval indexes: tables of ``derived.sqlite`` written in the projector's transactions."""
-        texts = EventTexts(self.log)
+        texts = EventTexts(self.log, self.features.extractors.extract)
         verbatim = VerbatimIndex()
         verbatim.text_source = texts.texts
         vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
@@ -62,7 +62,7 @@ class RetrievalOperations:
                 indexes["verbatim"],
                 indexes["entity_keyword"],
                 indexes["vectors"],
-                EventTexts(self.log),
+                EventTexts(self.log, self.features.extractors.extract),
             )
         return self._retriever
 
