@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-# Views (the seeds' inspection views) show base-table rows again and cannot be COPY'd: tables only.
-BASE_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s AND table_type = 'BASE TABLE'"
+# Tables only: a view shows what its tables hold, and COPY refuses views.
+_BASE_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s AND table_type = 'BASE TABLE'"
 
 
 def encodings(needle: str) -> list[bytes]:
@@ -41,7 +41,13 @@ def postgres_tables_containing(dsn: str, schema: str, needle: str) -> dict[str, 
     forms = encodings(needle)
     found: dict[str, int] = {}
     with psycopg.connect(dsn, autocommit=True) as conn:
-        tables = [row[0] for row in conn.execute(BASE_TABLES, (schema,)).fetchall()]
+        tables = [
+            row[0]
+            for row in conn.execute(
+                _BASE_TABLES,
+                (schema,),
+            ).fetchall()
+        ]
         for table in tables:
             rows = 0
             with conn.cursor().copy(f'COPY "{schema}"."{table}" TO STDOUT') as copy:
@@ -59,5 +65,8 @@ def dump_rows(dsn: str, schema: str) -> dict[str, Any]:  # pragma: no cover - de
     with psycopg.connect(dsn, autocommit=True) as conn:
         return {
             table: conn.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0]
-            for (table,) in conn.execute(BASE_TABLES, (schema,)).fetchall()
+            for (table,) in conn.execute(
+                _BASE_TABLES,
+                (schema,),
+            ).fetchall()
         }

@@ -19,6 +19,7 @@ from zaxy_agents.storage.protocols import StorageBackend
 from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 from .backend_ops import BackendOperations
+from .belief_ops import BeliefOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
@@ -53,6 +54,7 @@ class MemoryFabric(
     BackendOperations,
     MetacognitionOperations,
     ConfidenceOperations,
+    BeliefOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
+from zaxy_agents.beliefs import context as beliefs_context
+from zaxy_agents.beliefs import contracts as beliefs_contracts
+from zaxy_agents.beliefs import extractor as beliefs_extractor
 from zaxy_agents.causal import contracts as causal_contracts
 from zaxy_agents.causal import extractor as causal_extractor
 from zaxy_agents.causal import producer as causal_producer
@@ -30,6 +33,7 @@ from zaxy_agents.projection.registry import ExtractorTable
 
 EXTRACTOR_MODULES = (
     *BUILTIN_MODULES,
+    beliefs_extractor,
     causal_extractor,
     consolidation_extractor,
     coordinate_extractor,
@@ -38,12 +42,17 @@ EXTRACTOR_MODULES = (
 PRODUCER_MODULES = (causal_producer,)
 CONTRACT_MAPS = (
     BUILTIN_CONTRACTS,
+    beliefs_contracts.CONTRACTS,
     causal_contracts.CONTRACTS,
     consolidation_contracts.CONTRACTS,
     coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
 )
-CHECKOUT_EXTENSIONS = (*BUILTIN_EXTENSIONS, ("metacognition", metacognition_context.metacognition))
+CHECKOUT_EXTENSIONS = (
+    *BUILTIN_EXTENSIONS,
+    ("metacognition", metacognition_context.metacognition),
+    ("belief_update_proposals", beliefs_context.belief_update_proposals),
+)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 adding a module here (one line) is how a new family of tools becomes callable."""
 
 from . import (
+    beliefs,
     causal,
     checkout,
     confidence,
@@ -17,6 +18,7 @@ from . import (
 )
 
 TOOL_MODULES = (
+    beliefs,
     causal,
     checkout,
     confidence,
