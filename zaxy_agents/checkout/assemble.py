@@ -2,19 +2,19 @@
 
 Order of work: purpose policy -> retrieval (all lanes, superseded kept aside and counted) -> suppression ->
 current facts, evidence, working set, stable tier -> provenance (every citation re-resolved against the log)
--> quality -> guidance -> budgeted rendering -> diagnostics. Extensions (causal context, consolidation) add
-diagnostics blocks and guidance lines through :data:`EXTENSIONS`.
+-> quality -> guidance -> budgeted rendering -> diagnostics. Extensions (causal context, consolidation candidates;
+see :mod:`.extensions`) add diagnostics blocks and guidance lines; the caller passes the list.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.eventloom.citations import parse_citation
+from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
@@ -24,6 +24,7 @@ from zaxy_agents.retrieval.engine import RetrievalHit, Retriever
 
 from .answerability import RELEVANT, assess
 from .budget import Candidate, Packing, elided_summary, pack
+from .extensions.context import CheckoutContext, Extension
 from .models import (
     CheckoutPacket,
     Diagnostics,
@@ -56,31 +57,6 @@ MAX_VERDICT_ROUNDS = 4
 STABLE_SHARE = 0.3  # the stable tier may use at most this share of max_tokens (it must not starve evidence)
 
 
-@dataclass
-class CheckoutContext:
-    """Everything an extension may look at to add its diagnostics block."""
-
-    query: str
-    scope: set[str] | None
-    catalog: EntityCatalog
-    hits: list[RetrievalHit]
-    facts: list[FactItem]
-    as_of: str | None
-    services: dict[str, Any] = field(default_factory=dict)
-    # An extension may append a warning: like any warning it keeps answerability below answer_from_memory.
-    warnings: list[str] = field(default_factory=list)
-
-
-# (name, function) pairs; a function returns (diagnostics block, extra guidance lines).
-Extension = Callable[[CheckoutContext], tuple[dict[str, Any], list[str]]]
-EXTENSIONS: list[tuple[str, Extension]] = []
-
-
-def register_extension(name: str, function: Extension) -> None:
-    if name not in {n for n, _ in EXTENSIONS}:
-        EXTENSIONS.append((name, function))
-
-
 def assemble(
     *,
     query: str,
@@ -98,8 +74,9 @@ def assemble(
     projection_lag: int = 0,
     embedding_lag: int = 0,
     degraded: str | None = None,
+    extensions: Sequence[tuple[str, Extension]] = (),
+    evidence_resolves: Callable[[str, int, str], bool] | None = None,
     notices: list[str] | None = None,
-    services: dict[str, Any] | None = None,
     recent: list[EvidenceItem] | None = None,
     damaged: dict[str, str] | None = None,
 ) -> CheckoutPacket:
@@ -161,11 +138,19 @@ def assemble(
     invalidated = sum(1 for hit in excluded if hit.status == "invalidated")
 
     context = CheckoutContext(
-        query, scope_set, catalog, hits, [*stable, *query_facts, *reviewed], as_of, services or {}, warnings
+        query,
+        scope_set,
+        catalog,
+        hits,
+        [*stable, *query_facts, *reviewed],
+        as_of,
+        log,
+        evidence_resolves if evidence_resolves is not None else EvidenceCheck(log),
+        warnings,
     )
     extension_blocks: dict[str, Any] = {}
     extension_guidance: list[str] = []
-    for name, function in EXTENSIONS:
+    for name, function in extensions:
         try:
             block, lines = function(context)
         except Exception as exc:  # an extension never breaks the checkout
