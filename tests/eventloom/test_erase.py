@@ -154,7 +154,7 @@ def test_a_spec_1_log_erases_to_tombstones_that_still_verify(backend: Harness, t
     legacy = _spec1_log(tmp_path / "legacy" / "old.jsonl", "old", 4)
     with backend.open() as log:
         if backend.name == "postgresql":
-            from zaxy_agents.eventloom.transfer import import_file
+            from zaxy_agents.storage.transfer import import_file
 
             import_file(log, tmp_path / "legacy" / "old.jsonl")
         else:

@@ -7,7 +7,7 @@ import json
 import weakref
 from typing import Any
 
-from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
+from zaxy_agents.checkout.extensions.context import CheckoutContext
 from zaxy_agents.projection.catalog import EntityCatalog
 
 from .contracts import AUTHORITY_STATUS, DISPOSITIONS, PROPOSAL_ENTITY
@@ -55,6 +55,3 @@ def belief_update_proposals(context: CheckoutContext) -> tuple[dict[str, Any], l
         "authority_status": AUTHORITY_STATUS,
     }
     return block, [GUIDANCE] if total else []
-
-
-register_extension("belief_update_proposals", belief_update_proposals)

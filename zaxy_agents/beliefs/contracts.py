@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from zaxy_agents.projection.contracts import EvidenceCitation, register_contract
+from zaxy_agents.projection.contracts import EvidenceCitation
 from zaxy_agents.projection.model import normalise_name, stable_id
 
 PROPOSED_EVENT = "belief.update.proposed"
@@ -98,5 +98,3 @@ class ReviewPayload(BaseModel):
 
 
 CONTRACTS: dict[str, type[BaseModel]] = {PROPOSED_EVENT: ProposalPayload, REVIEWED_EVENT: ReviewPayload}
-for _event_type, _model in CONTRACTS.items():
-    register_contract(_event_type, _model)
