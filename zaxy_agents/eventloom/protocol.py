@@ -88,6 +88,12 @@ class EventLog(Protocol):
 
     def close(self) -> None: ...
 
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ------------------------------------------------------------------ optional (defaults on the required part)
     def change_token(self, session: str) -> object:
         """A value that changes whenever the session does (``None``: no log yet). Default: the head itself."""
