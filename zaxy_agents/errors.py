@@ -66,6 +66,12 @@ class IntegrityError(ZaxyError):
     code = "integrity_error"
 
 
+class StorageFullError(ZaxyError):
+    """The disk (or quota) holding the memory is full; the failed call wrote nothing."""
+
+    code = "storage_full"
+
+
 class ConflictError(ZaxyError):
     """A precondition on current state failed (for example an expected head that moved)."""
 

@@ -59,10 +59,14 @@ class Env:
             raise AssertionError(f"not JSON (rc={result.returncode}): {result.stdout!r} {result.stderr!r}") from exc
 
     def hook(
-        self, client: str, name: str, *, cwd: Path | None = None, **extra: str
+        self, client: str, name: str, *, cwd: Path | None = None, fields: dict | None = None, **extra: str
     ) -> subprocess.CompletedProcess[str]:
-        """Feed a recorded payload to the real `zaxy hook-event` exactly as the client would."""
+        """Feed a recorded payload to the real `zaxy hook-event` exactly as the client would.
+
+        ``fields`` replaces fields of the recorded payload (a prompt, a summary, a last message...)."""
         payload = hook_payload(client, name, cwd or self.workspace, self.home)
+        if fields:
+            payload = json.dumps({**json.loads(payload), **fields})
         event = json.loads(payload)["hook_event_name"]
         return self.zaxy("hook-event", event, "--client", client, stdin=payload, cwd=cwd or self.workspace, **extra)
 

@@ -150,3 +150,57 @@ def test_codex_hooks_capture_and_inject_with_capture_backfilling_patches(env: En
     assert [e["type"] for e in events].count("command.completed") == 1
     edit = next(e["payload"] for e in events if e["type"] == "file.edit.applied")
     assert (edit["path"], edit["operation"], edit["lines_added"]) == (str(env.workspace / "notes.txt"), "create", 2)
+
+
+def claude_turn(env: Env, server: FakeAnthropic, prompt: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return run_client(
+        [CLAUDE, "-p", *extra, prompt], env, ANTHROPIC_API_KEY="sk-ant-test-only", ANTHROPIC_BASE_URL=server.url
+    )
+
+
+@needs_claude
+def test_claude_remember_survives_a_real_compaction_and_reaches_the_model(env: Env) -> None:
+    """ "Remember X" in one run; a real /compact later; the recovery packet (with X and the last reply) is what the
+    model sees after the compaction, and a new session starts with X."""
+    env.zaxy("hooks", "claude-code")
+    with FakeAnthropic([{"text": "Noted: staging is on port 5433."}]) as server:
+        assert claude_turn(env, server, "Remember that staging is on port 5433.").returncode == 0
+        for step in ("next step", "and another"):
+            assert claude_turn(env, server, step, "--continue").returncode == 0
+        compacted = claude_turn(env, server, "/compact", "--continue")
+        assert compacted.returncode == 0, compacted.stderr
+        assert claude_turn(env, server, "what next?", "--continue").returncode == 0
+        after_compaction = json.dumps(server.requests[-1]["body"])
+    kinds = [event["type"] for event in env.events(env.session("claude-code"))]
+    assert "hook.compact_session_started" in kinds and "hook.postcompact" in kinds
+    assert "recovered after context compaction" in after_compaction
+    recovery = after_compaction[after_compaction.index("recovered after context compaction") :]
+    assert "staging is on port 5433" in recovery and "Noted: staging is on port 5433." in recovery
+    with FakeAnthropic([{"text": "ok"}]) as server:
+        assert claude_turn(env, server, "hello again").returncode == 0  # a new session, not --continue
+        fresh = server.all_request_text()
+    assert "where this workspace left off" in fresh and "staging is on port 5433" in fresh
+
+
+@needs_claude
+@needs_codex
+def test_codex_memory_reaches_claude_code_in_the_same_workspace(env: Env) -> None:
+    """One workspace, one memory: what the user told Codex is in Claude Code's next packet, cited to Codex."""
+    assert env.zaxy("hooks", "codex").returncode == 0 and env.zaxy("hooks", "claude-code").returncode == 0
+    with FakeResponses([]) as server:
+        env.codex_home.mkdir(parents=True, exist_ok=True)
+        (env.codex_home / "config.toml").write_text(
+            'model = "gpt-5.3-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+            f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n\n'
+            f'[projects."{env.workspace}"]\ntrust_level = "trusted"\n'
+        )
+        argv = [CODEX, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
+        argv += ["Remember that the release branch is release/2.1."]
+        assert run_client(argv, env, FAKE_OPENAI_KEY="test-only").returncode == 0
+    codex_session = env.session("codex")
+    assert any(e["type"] == "fact.asserted" for e in env.events(codex_session))
+    with FakeAnthropic([{"text": "ok"}]) as server:
+        assert claude_turn(env, server, "which branch do we release from?").returncode == 0
+        requests = server.all_request_text()
+    assert "(codex) the release branch is release/2.1" in requests
+    assert f"[eventloom://{codex_session}/events/" in requests

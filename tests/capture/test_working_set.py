@@ -67,7 +67,7 @@ def test_digest_folds_the_log_into_current_state(tmp_path: Path) -> None:
         }
         assert [item.detail["exit_code"] for item in working.commands] == [0, 0]  # latest run per command
         assert [item.text for item in working.prompts] == ["make the retry test pass"]
-        assert working.compactions[0].detail == {"trigger": "auto"}
+        assert working.compactions[0].detail == {"trigger": "auto", "summary": "We were fixing retries."}
         for item in working.items():
             event = fabric.resolve(item.citation)
             assert event.seq == item.seq and event.timestamp == item.timestamp
@@ -81,13 +81,15 @@ def test_supersedes_drops_the_cited_item(tmp_path: Path) -> None:
         assert fabric.working_set("proj").decisions == ()
 
 
-def test_window_bounds_the_read_and_says_so(tmp_path: Path) -> None:
+def test_window_bounds_recent_sections_but_never_standing_state(tmp_path: Path) -> None:
     with _fabric_with_history(tmp_path) as fabric:
         fabric.append_many("proj", [{"type": "note.added", "payload": {"i": i}} for i in range(50)])
         working = fabric.working_set("proj", window=60)
         assert not working.complete and working.window_from_seq == working.head_seq - 59
-        assert working.open_tasks == ()  # T-1 was opened before the window: the bound is explicit
-        assert fabric.working_set("proj").open_tasks[0].detail["task_id"] == "T-1"
+        assert working.open_tasks[0].detail["task_id"] == "T-1"  # opened before the window: still open
+        assert [item.detail["decision_id"] for item in working.decisions] == ["D-1"]
+        assert working.files and working.commands  # inside the window of 60
+        assert fabric.working_set("proj", window=10).files == ()  # recent sections follow the window
 
 
 def test_unknown_session_is_a_structured_error(tmp_path: Path) -> None:
@@ -107,10 +109,10 @@ def test_packets_cite_every_line_and_prioritise_tasks(tmp_path: Path) -> None:
         for packet in (recovery, bootstrap):
             lines = [line for line in packet.text.splitlines() if line.startswith("- ")]
             assert len(lines) == len(packet.citations) and all("[eventloom://proj/events/" in line for line in lines)
-            assert packet.text.index("## Open tasks") < packet.text.index("## Recent decisions")
+            assert packet.text.index("## Open tasks") < packet.text.index("## Standing decisions")
             for citation in packet.citations:
                 fabric.resolve(citation)
-        assert "## Last user prompts" in recovery.text and "Last user prompts" not in bootstrap.text
+        assert "## Last user prompts" in recovery.text and "## Last user prompts" in bootstrap.text
         tiny = fabric.recovery_packet("proj", max_chars=700)
         assert tiny.chars <= 700 and "Add jittered retries" in tiny.text and tiny.omitted > 0
 
@@ -132,15 +134,16 @@ def test_compact_session_start_packet_through_the_real_hook(env: Env) -> None:
     result = env.hook("claude-code", "SessionStart-compact")
     assert result.returncode == 0 and len(result.stdout) < 8_000
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "## Open tasks" in context and "## Recent decisions" in context and "more items not shown" in context
+    assert "## Open tasks" in context and "## Standing decisions" in context and "more items not shown" in context
     assert "Task 39 " in context and "(T-0)" not in context  # newest tasks first; closed tasks are gone
     citations = [line.rsplit("[", 1)[1].rstrip("]") for line in context.splitlines() if line.startswith("- ")]
     with MemoryFabric.from_path(env.eventloom) as fabric:
         for citation in citations:
             event = fabric.resolve(citation)
             assert event.type in ("task.created", "decision.recorded", "command.completed", "file.edit.applied")
-    recorded = env.events(session)[-1]
+    recorded, reminder = env.events(session)[-2:]
     assert recorded["type"] == "hook.compact_session_started"
+    assert reminder["type"] == "memory.reminder.suggested" and reminder["payload"]["reason"] == "compaction"
     assert recorded["payload"]["injected"]["chars"] == len(context)
 
 

@@ -9,7 +9,9 @@ hook                        event (payload highlights)
 ==========================  ===========================================================================
 SessionStart startup        ``hook.session_started`` / resume ``hook.resumed`` / clear ``hook.cleared`` /
                             compact ``hook.compact_session_started`` (plus what context was injected)
-UserPromptSubmit            ``hook.user_prompt_submitted`` (redacted prompt text, bounded)
+UserPromptSubmit            ``hook.user_prompt_submitted`` (redacted prompt text, bounded), plus a
+                            ``fact.asserted`` / ``memory.invalidated`` per memory directive in it
+                            ("remember that ...", "from now on ...", "forget ..."; :mod:`.directives`)
 PostToolUse Bash            ``command.completed`` (command, exit code, bounded redacted output)
 PostToolUse edit tools      ``file.edit.applied`` per file (path, operation, line counts; never content)
 PostToolUse other tools     ``tool.call.completed`` (tool name and argument *keys* only)
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from .directives import directives
 from .edits import claude_edit_summaries, parse_apply_patch
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
@@ -110,7 +113,11 @@ def map_hook(client: str, event_name: str, hook: dict[str, Any]) -> list[HookDra
         payload = {**base, "prompt": bounded(hook.get("prompt") or "", PROMPT_MAX_CHARS)}
         if isinstance(hook.get("prompt_id"), str):
             payload["prompt_id"] = hook["prompt_id"]
-        return [HookDraft("hook.user_prompt_submitted", payload, "user")]
+        drafts = [HookDraft("hook.user_prompt_submitted", payload, "user")]
+        for event_type, fields in directives(hook.get("prompt")):
+            source = {key: payload[key] for key in ("client", "client_session_id", "prompt_id") if key in payload}
+            drafts.append(HookDraft(event_type, {**fields, **source}, "user"))
+        return drafts
     if event_name in ("PostToolUse", "PostToolUseFailure"):
         return map_tool_use(client, base, hook, ok=event_name == "PostToolUse")
     simple = _SIMPLE_EVENTS.get(event_name)

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 
+from .reminders import REMINDER_TYPE
 from .workspace import CLIENTS, ENV_HOOKS_DISABLED
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
@@ -91,7 +92,7 @@ def run(argv: list[str], stdin: BinaryIO | None = None, stdout: BinaryIO | None 
 def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dict[str, Any]) -> None:
     from zaxy_agents.fabric.light import light_append_many
 
-    from .hook_mapping import map_hook
+    from .hook_mapping import HookDraft, map_hook
     from .workspace import resolve_workspace
 
     event_name = str(hook.get("hook_event_name") or args.event or "")
@@ -107,7 +108,7 @@ def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dic
     if event_name == "SessionStart":
         kind = "recovery" if hook.get("source") == "compact" else "bootstrap"
         try:
-            packet = _packet(args, session, kind, workspace.eventloom_path)
+            packet = _packet(args, workspace, session, kind)
         except Exception as exc:
             _record_failure({**context, "stage": "packet"}, exc)
             packet = None
@@ -116,6 +117,29 @@ def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dic
                 draft.payload["injected"] = packet.summary()
             if not packet.is_empty:
                 output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": packet.text}}
+        reminder = _session_start_reminder(hook, drafts)
+        if reminder is not None:
+            drafts.append(HookDraft(REMINDER_TYPE, reminder, "zaxy"))
+    elif event_name == "UserPromptSubmit":
+        try:
+            reminder = _prompt_reminder(hook, session, workspace.eventloom_path, drafts)
+        except Exception as exc:
+            _record_failure({**context, "stage": "reminder"}, exc)
+            reminder = None
+        if reminder is not None:
+            from .reminders import reminder_text
+
+            drafts.append(HookDraft(REMINDER_TYPE, reminder, "zaxy"))
+            output = {
+                "hookSpecificOutput": {
+                    "hookEventName": "UserPromptSubmit",
+                    "additionalContext": reminder_text(reminder),
+                }
+            }
+    elif event_name in ("PostToolUse", "PostToolUseFailure"):
+        reminder = _tool_run_reminder(hook, drafts)
+        if reminder is not None:
+            drafts.append(HookDraft(REMINDER_TYPE, reminder, "zaxy"))
     try:
         if drafts:
             light_append_many(session, [draft.as_dict() for draft in drafts], eventloom_path=workspace.eventloom_path)
@@ -125,14 +149,56 @@ def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dic
             stdout.flush()
 
 
-def _packet(args: SinkArgs, session: str, kind: str, eventloom_path: str) -> Any:
-    from zaxy_agents.fabric.light import light_packet
+def _base(drafts: list[Any]) -> dict[str, Any]:
+    first = drafts[0].payload if drafts else {}
+    return {key: first[key] for key in ("client", "client_session_id", "hook_event_name") if key in first}
+
+
+def _session_start_reminder(hook: dict[str, Any], drafts: list[Any]) -> dict[str, Any] | None:
+    from .reminders import SESSION_START_REASONS, recommended_call
+
+    reason = SESSION_START_REASONS.get(str(hook.get("source") or "startup"))
+    if reason is None:
+        return None
+    return {**_base(drafts), "reason": reason, "recommended_call": recommended_call()}
+
+
+def _prompt_reminder(hook: dict[str, Any], session: str, eventloom_path: str, drafts: list[Any]) -> Any:
+    from zaxy_agents.fabric.light import light_recent_lines
+
+    from .reminders import LOOKBACK, prompt_reminder
+
+    head_seq, newest_first = light_recent_lines(session, LOOKBACK, eventloom_path=eventloom_path)
+    if not head_seq:
+        return None
+    reminder = prompt_reminder(hook.get("prompt"), newest_first, head_seq)
+    return None if reminder is None else {**_base(drafts), **reminder}
+
+
+def _tool_run_reminder(hook: dict[str, Any], drafts: list[Any]) -> dict[str, Any] | None:
+    from .reminders import LONG_TOOL_RUN_MS, recommended_call
+
+    duration = hook.get("duration_ms")
+    if not isinstance(duration, int | float) or duration < LONG_TOOL_RUN_MS:
+        return None
+    return {
+        **_base(drafts),
+        "reason": "long_tool_run",
+        "tool": hook.get("tool_name"),
+        "duration_ms": duration,
+        "recommended_call": recommended_call(),
+    }
+
+
+def _packet(args: SinkArgs, workspace: Any, session: str, kind: str) -> Any:
+    from zaxy_agents.fabric.light import light_packet, light_session_names
 
     max_chars = args.max_chars
     if max_chars is None:
         raw = os.environ.get(ENV_MAX_CHARS)
         max_chars = int(raw) if raw else DEFAULT_MAX_CHARS[args.client]
-    return light_packet(session, kind, max_chars, eventloom_path=eventloom_path)
+    others = workspace.shared_sessions(session, light_session_names(eventloom_path=workspace.eventloom_path))
+    return light_packet(session, kind, max_chars, eventloom_path=workspace.eventloom_path, sessions=others)
 
 
 def _record_failure(context: dict[str, Any], exc: BaseException) -> None:

@@ -9,6 +9,12 @@ worktree is its own workspace); without any marker it is the starting directory 
 Opt-out, honoured by every capture path: ``ZAXY_HOOKS_DISABLED=1`` in the environment, or
 ``{"enabled": false}`` in ``<workspace>/.zaxy/hooks.json`` (``zaxy hooks disable``).
 
+One workspace, one memory: each client writes its own session (``claude-code.shop-1a2b3c4d``,
+``codex.shop-1a2b3c4d``, ``cursor.shop-1a2b3c4d``), and by default the sessions of one workspace are
+discovered (:meth:`Workspace.shared_sessions`) and recalled together, every item citing the session it comes
+from. Opt out with ``ZAXY_WORKSPACE_SHARING=0`` or ``{"workspace_sharing": false}`` in the workspace config
+(``zaxy hooks sharing off``).
+
 Stdlib only, no pathlib: this runs inside ``zaxy hook-event`` on every IDE event.
 """
 
@@ -27,6 +33,7 @@ if TYPE_CHECKING:
 ENV_HOOKS_DISABLED = "ZAXY_HOOKS_DISABLED"
 ENV_HOOKS_SESSION = "ZAXY_HOOKS_SESSION"
 ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
+ENV_WORKSPACE_SHARING = "ZAXY_WORKSPACE_SHARING"
 WORKSPACE_MARKERS = (".eventloom", ".zaxy", ".git")
 WORKSPACE_CONFIG_DIR = ".zaxy"
 WORKSPACE_CONFIG_FILE = "hooks.json"
@@ -82,6 +89,9 @@ class Workspace:
 
     __slots__ = ("config", "disabled_by", "eventloom_path", "root")
 
+    # Session names a workspace's clients use: ``<client>.<slug>`` (no dot in the client part).
+    _CLIENT_PART = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
     def __init__(self, root: str, eventloom_path: str, config: dict[str, Any], disabled_by: str | None) -> None:
         self.root = root
         self.eventloom_path = eventloom_path
@@ -99,6 +109,40 @@ class Workspace:
             return override
         return default_session_id(client, self.root)
 
+    @property
+    def session_forced(self) -> bool:
+        """True when one session is named for every client (env or config): they share it already."""
+        override = os.environ.get(ENV_HOOKS_SESSION) or self.config.get("session")
+        return isinstance(override, str) and bool(override)
+
+    @property
+    def sharing(self) -> bool:
+        """Whether the sessions of this workspace's clients are recalled together (default: yes)."""
+        raw = os.environ.get(ENV_WORKSPACE_SHARING, "").strip().lower()
+        if raw:
+            return raw in _TRUTHY
+        return self.config.get("workspace_sharing") is not False
+
+    @property
+    def sharing_disabled_by(self) -> str | None:
+        if os.environ.get(ENV_WORKSPACE_SHARING, "").strip():
+            return None if self.sharing else "env"
+        return "workspace-config" if self.config.get("workspace_sharing") is False else None
+
+    def is_workspace_session(self, session: str) -> bool:
+        """``<client>.<this workspace's slug>``: a session some client of this workspace writes."""
+        client, dot, rest = session.partition(".")
+        return bool(dot) and rest == workspace_slug(self.root) and bool(self._CLIENT_PART.match(client))
+
+    def shared_sessions(self, session: str, names: list[str]) -> list[str]:
+        """The other sessions of this workspace among ``names`` (every session of the Eventloom), sorted.
+
+        Empty when sharing is off, or when a forced session already holds every client's memory.
+        """
+        if not self.sharing or self.session_forced:
+            return []
+        return sorted(name for name in names if name != session and self.is_workspace_session(name))
+
     def to_dict(self, client: str | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {
             "root": self.root,
@@ -106,6 +150,8 @@ class Workspace:
             "enabled": self.enabled,
             "disabled_by": self.disabled_by,
             "config_path": workspace_config_path(self.root),
+            "workspace_sharing": self.sharing,
+            "sharing_disabled_by": self.sharing_disabled_by,
         }
         if client is not None:
             data["session"] = self.session_for(client)

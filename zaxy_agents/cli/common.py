@@ -31,6 +31,7 @@ EXIT_BY_CODE = {
     "unauthorized": EXIT_INVALID,
     "conflict": EXIT_CHECK_FAILED,
     "integrity_error": EXIT_INTEGRITY,
+    "storage_full": EXIT_INTERNAL,
 }
 
 EventloomPath = Annotated[
@@ -101,9 +102,21 @@ def parse_json_option(raw: str, *, field: str) -> Any:
 
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise InvalidRequestError(
+            f"{field} nests too deeply to be read",
+            field=field,
+            remediation="Flatten the value: at most 100 levels of objects and arrays are accepted.",
+        ) from None
     except json.JSONDecodeError as exc:
         raise InvalidRequestError(
             f"{field} is not valid JSON: {exc.msg} at position {exc.pos}",
             field=field,
             remediation=f'Quote the JSON for your shell, e.g. {field} \'{{"text": "hello"}}\'.',
         ) from exc
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InvalidRequestError(
+            f"{field} holds a value that cannot be read: {exc}",
+            field=field,
+            remediation="Integers must have an absolute value below 2**128; store bigger numbers as strings.",
+        ) from None

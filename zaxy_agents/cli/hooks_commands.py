@@ -133,16 +133,21 @@ def uninstall_command(
             console.print("no Zaxy hooks found")
 
 
-def _set_enabled(enabled: bool, json_output: bool) -> None:
+def _write_workspace_config(key: str, value: Any) -> tuple[Any, Path]:
     from zaxy_agents.capture.config_files import atomic_write_text, dump_json, load_json_object
     from zaxy_agents.capture.workspace import workspace_config_path
 
+    workspace = _workspace()
+    path = Path(workspace_config_path(workspace.root))
+    config = load_json_object(path) or {}
+    config[key] = value
+    atomic_write_text(path, dump_json(config))
+    return workspace, path
+
+
+def _set_enabled(enabled: bool, json_output: bool) -> None:
     with handled(json_output):
-        workspace = _workspace()
-        path = Path(workspace_config_path(workspace.root))
-        config = load_json_object(path) or {}
-        config["enabled"] = enabled
-        atomic_write_text(path, dump_json(config))
+        workspace, path = _write_workspace_config("enabled", enabled)
         if json_output:
             emit_json({"workspace": workspace.root, "config_path": str(path), "enabled": enabled})
         else:
@@ -160,6 +165,26 @@ def disable_command(json_output: JsonFlag = False) -> None:
 def enable_command(json_output: JsonFlag = False) -> None:
     """Switch capture back on for this workspace."""
     _set_enabled(True, json_output)
+
+
+def sharing_command(
+    state: Annotated[str, typer.Argument(help="on: recall every client's session of this workspace together; off.")],
+    json_output: JsonFlag = False,
+) -> None:
+    """One workspace, one memory: recall Claude Code, Codex and Cursor sessions of this workspace together (on,
+    the default) or keep each client's memory to itself (off). Written to .zaxy/hooks.json (commit it to decide
+    for the team); ZAXY_WORKSPACE_SHARING=0|1 overrides it."""
+    with handled(json_output):
+        if state not in ("on", "off"):
+            raise InvalidRequestError(f"unknown state {state!r}", field="state", remediation="Use on or off.")
+        workspace, path = _write_workspace_config("workspace_sharing", state == "on")
+        if json_output:
+            emit_json({"workspace": workspace.root, "config_path": str(path), "workspace_sharing": state == "on"})
+            return
+        what = "recalled together" if state == "on" else "kept per client"
+        console.print(f"sessions of {workspace.root} are {what} ({path})")
+        if os.environ.get("ZAXY_WORKSPACE_SHARING"):
+            console.print("[yellow]ZAXY_WORKSPACE_SHARING is set in this environment and still wins.[/]")
 
 
 def status_command(json_output: JsonFlag = False) -> None:
@@ -181,7 +206,17 @@ def status_command(json_output: JsonFlag = False) -> None:
                     "last_event": {"type": last["type"], "citation": last["citation"]} if last else None,
                 }
             errors = fabric.hook_errors(workspace.root)
-        report = {"workspace": workspace.to_dict(), "clients": clients, "errors": errors}
+            sessions = [
+                {"session": summary.session, "events": summary.event_count, "modified": summary.modified}
+                for summary in fabric.log.sessions()
+                if workspace.is_workspace_session(summary.session)
+            ]
+        report = {
+            "workspace": workspace.to_dict(),
+            "clients": clients,
+            "workspace_sessions": sessions,
+            "errors": errors,
+        }
         if json_output:
             emit_json(report)
             return
@@ -193,6 +228,9 @@ def _print_status(report: dict[str, Any]) -> None:
     state = "[green]enabled[/]" if workspace["enabled"] else f"[yellow]disabled[/] ({workspace['disabled_by']})"
     console.print(f"workspace [bold]{workspace['root']}[/]  capture {state}")
     console.print(f"eventloom {workspace['eventloom_path']}")
+    sharing = "[green]recalled together[/]" if workspace["workspace_sharing"] else "[yellow]kept per client[/]"
+    names = ", ".join(f"{row['session']} ({row['events']})" for row in report["workspace_sessions"]) or "none yet"
+    console.print(f"workspace sessions {sharing}: {names}")
     for client, info in report["clients"].items():
         console.print(f"\n[bold]{client}[/]  session [cyan]{info['session']}[/]")
         for row in info["installed"]:
@@ -240,7 +278,9 @@ def packet_command(
             if not fabric.log.has_session(session):
                 packet = None
             else:
-                packet = render_packet(fabric.working_set(session), kind, max_chars)
+                names = [summary.session for summary in fabric.log.sessions()]
+                others = workspace.shared_sessions(session, names)
+                packet = render_packet(fabric.working_set(session, sessions=others), kind, max_chars)
         if json_output:
             emit_json(packet.to_dict() if packet else {"session": session, "kind": kind, "text": "", "chars": 0})
         elif packet is None or packet.is_empty:
@@ -267,3 +307,4 @@ hooks_app.command("uninstall")(uninstall_command)
 hooks_app.command("disable")(disable_command)
 hooks_app.command("enable")(enable_command)
 hooks_app.command("packet")(packet_command)
+hooks_app.command("sharing")(sharing_command)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -38,6 +39,22 @@ def serve_command(
     no_capture: Annotated[
         bool, typer.Option("--no-capture", help="Do not record tool.call.completed lifecycle events.")
     ] = False,
+    client: Annotated[
+        str | None,
+        typer.Option(
+            "--client",
+            help="Serve a workspace for this client (claude-code, codex, cursor...): memory is the workspace's "
+            ".eventloom and the default session the one that client's hooks write (no paths needed).",
+        ),
+    ] = None,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            help="The workspace folder (default: found from the working directory like git finds .git).",
+            show_default=False,
+        ),
+    ] = None,
     no_share: Annotated[
         bool, typer.Option("--no-share", help="Do not coordinate with other `zaxy serve` processes on this folder.")
     ] = False,
@@ -60,6 +77,8 @@ def serve_command(
             port=port,
             insecure_local=insecure_local,
             rate_limit_per_minute=rate_limit,
+            client=client,
+            workspace=workspace,
         )
         if config.transport == "http":
             from zaxy_agents.mcp.http import serve_http

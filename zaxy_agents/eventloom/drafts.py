@@ -10,7 +10,13 @@ from zaxy_agents.errors import InvalidRequestError
 
 from .canonical import canonical_json
 from .redaction import REDACTION_VERSION, has_secret_keys, redact_value, text_has_markers
-from .validation import check_payload_size, validate_actor, validate_event_type, validate_payload_shape
+from .validation import (
+    check_payload_size,
+    check_payload_values,
+    validate_actor,
+    validate_event_type,
+    validate_payload_shape,
+)
 
 
 def prepare_draft(
@@ -26,6 +32,7 @@ def prepare_draft(
     validate_actor(actor, field=f"{field_prefix}actor")
     validate_payload_shape(payload, field=f"{field_prefix}payload")
     assert isinstance(payload, dict)
+    check_payload_values(payload, max_payload_bytes, field=f"{field_prefix}payload")
     try:
         redacted, paths, payload_json = payload, [], None
         if not has_secret_keys(payload):

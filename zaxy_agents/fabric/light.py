@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from zaxy_agents.storage.protocols import LightLog
     from zaxy_agents.workingset import Packet, WorkingSet
 
 
@@ -81,35 +82,74 @@ def light_tail(session: str, limit: int, *, eventloom_path: str | Path | None = 
     return [loads(line) for line in lines]
 
 
+def light_recent_lines(
+    session: str, count: int, *, eventloom_path: str | Path | None = None
+) -> tuple[int, list[bytes]]:
+    """``(head seq, the last count stored lines newest first)``; the cost depends on ``count``, not on the log's
+    length (the files backend reads backwards from the end of the file)."""
+    settings = ZaxySettings.resolve(eventloom_path)
+    validate_session_id(session)
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        return log.newest_lines(session, count)
+    finally:
+        log.close()
+
+
+def light_session_names(*, eventloom_path: str | Path | None = None) -> list[str]:
+    """Every session of the Eventloom (names only; a folder listing for the files backend)."""
+    log = DEFAULT_REGISTRY.open_light(ZaxySettings.resolve(eventloom_path))
+    try:
+        return log.session_names()
+    finally:
+        log.close()
+
+
 def light_working_set(
-    session: str, *, window: int | None = None, eventloom_path: str | Path | None = None
+    session: str,
+    *,
+    window: int | None = None,
+    eventloom_path: str | Path | None = None,
+    sessions: list[str] | None = None,
+    persist: bool = True,
 ) -> WorkingSet:
-    """The working set of the last ``window`` events (default :data:`~zaxy_agents.workingset.DEFAULT_WINDOW`).
+    """The working set of ``session``: standing state over its whole log, recent sections from the last ``window``.
 
-    Only events the digest reads are decoded: a stored line is canonical JSON whose last key is ``type``
-    (docs/eventloom.md), so the type is read off the line's end and other events are skipped undecoded.
+    ``sessions``: other sessions (of the same workspace) merged in, each item citing its own session.
+    Standing state is folded incrementally through ``<eventloom>/.zaxy/workingset/`` (see
+    :mod:`zaxy_agents.workingset.cache`; ``persist=False`` reads it but never writes). Only events the folds
+    read are decoded: a stored line is canonical JSON whose last key is ``type`` (docs/eventloom.md), so the
+    type is read off the line's end and other events are skipped undecoded.
     """
-    from json import loads
+    from zaxy_agents.workingset.cache import fold_session
+    from zaxy_agents.workingset.digest import DEFAULT_WINDOW, merge
 
-    from zaxy_agents.workingset.digest import DEFAULT_WINDOW, RELEVANT_TYPES, build_working_set
-
-    tail, start, lines = _recent_lines(ZaxySettings.resolve(eventloom_path), session, window or DEFAULT_WINDOW)
-    if tail is None:
-        return build_working_set(session, [])
-    head_seq, head_hash = tail
-    envelopes = []
-    for line in lines:
-        marker = line.rfind(b',"type":"')
-        kind = line[marker + 9 : -3] if marker != -1 and line.endswith(b'"}\n') else None
-        if kind is not None and b'"' not in kind and kind.decode() not in RELEVANT_TYPES:
-            continue
-        envelopes.append(loads(line.decode()))
-    return build_working_set(
+    settings = ZaxySettings.resolve(eventloom_path)
+    folds = []
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        for name in [session, *[other for other in sessions or () if other != session]]:
+            validate_session_id(name)
+            folds.append(
+                fold_session(
+                    name,
+                    _FoldReader(log, name).source(),
+                    window=window or DEFAULT_WINDOW,
+                    cache_dir=log.cache_root,
+                    persist=persist,
+                )
+            )
+    finally:
+        log.close()
+    own = folds[0]
+    head_seq, head_hash = own.head if own.head is not None else (0, "")
+    return merge(
         session,
-        envelopes,
+        [fold.standing for fold in folds if fold.head is not None or fold is own],
+        [fold.recent for fold in folds],
         head_seq=head_seq,
-        head_citation=format_citation(session, head_seq, head_hash),
-        window_from_seq=start,
+        head_citation=format_citation(session, head_seq, head_hash) if own.head is not None else None,
+        window_from_seq=own.window_from_seq,
     )
 
 
@@ -120,11 +160,59 @@ def light_packet(
     *,
     window: int | None = None,
     eventloom_path: str | Path | None = None,
+    sessions: list[str] | None = None,
+    persist: bool = True,
 ) -> Packet:
     """A ``recovery`` or ``bootstrap`` packet for ``session`` under ``max_chars`` characters."""
     from zaxy_agents.workingset.packet import render_packet
 
-    return render_packet(light_working_set(session, window=window, eventloom_path=eventloom_path), kind, max_chars)
+    working = light_working_set(
+        session, window=window, eventloom_path=eventloom_path, sessions=sessions, persist=persist
+    )
+    return render_packet(working, kind, max_chars)
+
+
+class _FoldReader:
+    """One session's log, read for :func:`~zaxy_agents.workingset.cache.fold_session` through the light log."""
+
+    def __init__(self, log: LightLog, session: str) -> None:
+        self.log = log
+        self.session = session
+
+    def source(self) -> Any:
+        from zaxy_agents.workingset.cache import FoldSource
+
+        return FoldSource(self.head, self.hash_at, self.envelopes)
+
+    def head(self) -> tuple[int, str] | None:
+        return self.log.head(self.session)
+
+    def _lines(self, from_seq: int, to_seq: int) -> Any:
+        return self.log.lines(self.session, from_seq, to_seq)
+
+    def hash_at(self, seq: int) -> str | None:
+        from json import loads
+
+        for line in self._lines(seq, seq):
+            return str(loads(line).get("hash"))
+        return None
+
+    def envelopes(self, from_seq: int, to_seq: int) -> Any:
+        from json import loads
+
+        from zaxy_agents.workingset.digest import RELEVANT_TYPES
+
+        for line in self._lines(from_seq, to_seq):
+            marker = line.rfind(b',"type":"')
+            kind = line[marker + 9 : -3] if marker != -1 and line.endswith(b'"}\n') else None
+            if (
+                kind is not None
+                and b'"' not in kind
+                and kind.decode() not in RELEVANT_TYPES
+                and b'"supersedes":' not in line
+            ):
+                continue
+            yield loads(line.decode())
 
 
 def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
@@ -132,7 +220,10 @@ def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tup
     validate_session_id(session)
     log = DEFAULT_REGISTRY.open_light(settings)
     try:
-        head, start, lines = log.recent_lines(session, count)
-        return head, start, list(lines)
+        head = log.head(session)
+        if head is None:
+            return None, 0, []
+        start = max(1, head[0] - max(1, count) + 1)
+        return head, start, list(log.lines(session, start, head[0]))
     finally:
         log.close()

@@ -6,6 +6,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zaxy_agents.config import ZaxySettings
 from zaxy_agents.errors import InvalidRequestError
@@ -44,6 +45,17 @@ class ServerConfig:
     admin_token: str | None = field(default=None, repr=False)
     session_tokens: dict[str, str] = field(default_factory=dict, repr=False)  # token -> the one session it may use
     rate_limit_per_minute: int = DEFAULT_RATE_LIMIT
+    workspace: Any = None  # capture.workspace.Workspace when started for a workspace (--client / --workspace)
+    client: str | None = None
+
+    def shared_sessions(self) -> list[str]:
+        """The workspace's other sessions recalled with the default session (empty when sharing is off)."""
+        if self.workspace is None or self.transport != "stdio":
+            return []
+        from zaxy_agents.fabric.light import light_session_names
+
+        names = light_session_names(eventloom_path=self.settings.eventloom_dir)
+        return self.workspace.shared_sessions(self.default_session, names)
 
     @classmethod
     def resolve(
@@ -59,7 +71,14 @@ class ServerConfig:
         port: int | None = None,
         insecure_local: bool = False,
         rate_limit_per_minute: int | None = None,
+        client: str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> ServerConfig:
+        """Resolve the configuration. ``client`` / ``workspace`` start the server *for a workspace*: the
+        workspace is found from ``workspace`` (or the working directory) the way git finds ``.git``, memory is
+        its Eventloom, the default session is ``<client>.<workspace>-<hash>`` (the one that client's hooks
+        write), and the workspace's other clients' sessions are recalled with it (docs/ide-config.md). That
+        is what lets a team-shared config carry no machine-specific path."""
         chosen_profile = (profile or os.environ.get(ENV_PROFILE) or "core").strip().lower()
         if chosen_profile not in ("core", "full"):
             raise InvalidRequestError(
@@ -71,10 +90,28 @@ class ServerConfig:
             raise InvalidRequestError(
                 f"unknown transport {transport!r}", field="--transport", remediation="Use stdio or http."
             )
-        session = session_id or os.environ.get(ENV_SESSION) or DEFAULT_SESSION
+        resolved_workspace = None
+        if client is not None or workspace is not None:
+            resolved_workspace = _resolve_workspace(workspace, eventloom_path)
+            if eventloom_path is None:
+                eventloom_path = resolved_workspace.eventloom_path
+        if client is not None:
+            validate_session_id(client, field="--client")
+            if "." in client:
+                raise InvalidRequestError(
+                    f"--client {client!r} contains a dot",
+                    field="--client",
+                    remediation="Use the client's plain name: claude-code, codex, cursor, vscode...",
+                )
+        session = session_id or os.environ.get(ENV_SESSION)
+        if session is None and client is not None and resolved_workspace is not None:
+            session = resolved_workspace.session_for(client)
+        session = session or DEFAULT_SESSION
         validate_session_id(session, field="--session-id")
         config = cls(
             settings=ZaxySettings.resolve(eventloom_path),
+            workspace=resolved_workspace,
+            client=client,
             profile=chosen_profile,
             default_session=session,
             capture=_flag(ENV_CAPTURE, True) if capture is None else capture,
@@ -131,6 +168,19 @@ class ServerConfig:
                 field="--rate-limit",
                 remediation=f"Use e.g. {DEFAULT_RATE_LIMIT}.",
             )
+
+
+def _resolve_workspace(workspace: str | os.PathLike[str] | None, eventloom_path: object) -> Any:
+    from zaxy_agents.capture.workspace import resolve_workspace
+
+    start = os.fspath(workspace) if workspace is not None else os.getcwd()
+    if workspace is not None and not os.path.isdir(start):
+        raise InvalidRequestError(
+            f"--workspace {start!r} is not a folder",
+            field="--workspace",
+            remediation="Pass the project folder (a client variable such as ${workspaceFolder} must be expanded).",
+        )
+    return resolve_workspace(start, os.fspath(eventloom_path) if eventloom_path is not None else None)
 
 
 def _flag(name: str, default: bool) -> bool:

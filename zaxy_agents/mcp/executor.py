@@ -70,12 +70,15 @@ def prepare(name: str, arguments: dict[str, Any] | None, caller: Caller) -> tupl
     """Resolve, validate and authorize a call; returns the caller bound to the session the call will use."""
     spec = resolve(name)
     args = parse(spec, arguments)
+    session = caller.allow_session(args.session_id)
     bound = Caller(
-        session=caller.allow_session(args.session_id),
+        session=session,
         transport=caller.transport,
         restricted=caller.restricted,
         admin=caller.admin,
         server=caller.server,
+        # the workspace's other sessions join the server's own session by default, not one named explicitly
+        default_scope=caller.default_scope if session == caller.session else None,
     )
     if spec.admin and bound.restricted and not bound.admin:
         raise UnauthorizedError(

@@ -13,7 +13,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from zaxy_agents.eventloom.validation import SESSION_ID_PATTERN
+from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.validation import SESSION_ID_PATTERN, check_payload_values
 from zaxy_agents.tool_arguments import optional
 
 __all__ = ["ToolArgs", "optional"]  # optional() is declared with the fields shared across surfaces
@@ -52,6 +53,10 @@ class PayloadBounds:
 
     @staticmethod
     def check(value: dict[str, Any], field: str) -> dict[str, Any]:
+        try:  # NaN, infinities (and 1e400, which JSON parsers read as infinity), huge integers, cycles
+            check_payload_values(value, MAX_PAYLOAD_BYTES, field=field)
+        except InvalidRequestError as exc:
+            raise ValueError(exc.message) from None
         if len(value) > MAX_PAYLOAD_KEYS:
             raise ValueError(f"{field} has {len(value)} keys; at most {MAX_PAYLOAD_KEYS} are allowed")
         depth = _depth(value)

@@ -19,13 +19,14 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from zaxy_agents import __version__
-from zaxy_agents.errors import ZaxyError
+from zaxy_agents.errors import InvalidRequestError, ZaxyError
 
 from . import executor, registry
 from .backend import Backend
 from .caller import Caller
 from .capture import LifecycleCapture
 from .config import SESSION_HEADER, ServerConfig
+from .finite import NON_FINITE_KEY, FiniteArgumentsServer
 
 logger = logging.getLogger("zaxy.mcp")
 
@@ -44,7 +45,7 @@ class ZaxyMcpServer:
         self.config = config
         self.backend = backend or Backend(config.settings, share=config.share)
         self.capture = LifecycleCapture(config.settings.eventloom_path, enabled=config.capture)
-        self.server: Server[Any, Any] = Server("zaxy", version=__version__, instructions=INSTRUCTIONS)
+        self.server: Server[Any, Any] = FiniteArgumentsServer("zaxy", version=__version__, instructions=INSTRUCTIONS)
         self.server.list_tools()(self._list_tools)
         self.server.request_handlers[types.CallToolRequest] = self._handle_call_request
 
@@ -80,7 +81,12 @@ class ZaxyMcpServer:
                 admin=prepared["admin"],
                 server=self.describe("http"),
             )
-        return Caller(session=self.config.default_session, transport="stdio", server=self.describe("stdio"))
+        return Caller(
+            session=self.config.default_session,
+            transport="stdio",
+            server=self.describe("stdio"),
+            default_scope=self.config.shared_sessions() or None,
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], caller: Caller) -> types.CallToolResult:
         """Validate, run (here or in the owner process), capture, and shape the MCP result."""
@@ -88,6 +94,13 @@ class ZaxyMcpServer:
         spec = registry.get(name)
         session = caller.session
         try:
+            non_finite = arguments.pop(NON_FINITE_KEY, None)
+            if non_finite is not None:
+                raise InvalidRequestError(
+                    f"a number is NaN or infinite at {non_finite}",
+                    field=str(non_finite).removeprefix("arguments."),
+                    remediation="Send finite numbers only (1e400 is read as infinity); store others as strings.",
+                )
             spec, _args, bound = executor.prepare(name, arguments, caller)
             session = bound.session
             result = await anyio.to_thread.run_sync(
@@ -161,6 +174,20 @@ class ZaxyMcpServer:
             "session_header": SESSION_HEADER if transport == "http" else None,
             "lifecycle_capture": self.capture.enabled,
             "process": self.backend.describe(),
+            "workspace": self._describe_workspace(transport),
+        }
+
+    def _describe_workspace(self, transport: str) -> dict[str, Any] | None:
+        """Which workspace and client this server serves, and which sessions it recalls together (stdio)."""
+        workspace = self.config.workspace
+        if workspace is None or transport != "stdio":
+            return None
+        return {
+            "root": workspace.root,
+            "client": self.config.client,
+            "sharing": workspace.sharing and not workspace.session_forced,
+            "sharing_disabled_by": workspace.sharing_disabled_by,
+            "shared_sessions": self.config.shared_sessions(),
         }
 
 

@@ -97,6 +97,12 @@ class StorageBackend(ABC):
         """``{"backend", "migrations"}`` of the graph store, without opening anything."""
         return {"backend": cls.name, "migrations": []}
 
+    @property
+    def cache_root(self) -> str | None:
+        """A folder every process of this memory shares, for caches derived from the log (the working-set
+        folds); ``None`` (the default): keep such caches in each process's memory."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional: most backends open nothing on their own behalf
         """Close what this backend opened on its own behalf (group-commit handles, temporary folders)."""
 
@@ -107,12 +113,24 @@ class LightLog(Protocol):
     Implementations must import only the standard library (and ``zaxy_agents`` stdlib-only modules).
     """
 
+    cache_root: str | None  # a folder every process of this memory shares for log-derived caches (None: none)
+
     def append_prepared(self, session: str, prepared: list[Any]) -> list[dict[str, Any]]:
         """Append validated, redacted drafts with one lock and one flush; the stored envelopes."""
         ...
 
-    def recent_lines(self, session: str, count: int) -> tuple[tuple[int, str] | None, int, Iterable[bytes]]:
-        """``(head (seq, hash) or None, first seq, the stored lines of the last count events)``."""
+    def head(self, session: str) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last event, ``None`` for a session without events."""
         ...
+
+    def lines(self, session: str, from_seq: int, to_seq: int) -> Iterable[bytes]:
+        """The stored lines ``from_seq..to_seq`` (each with its newline), oldest first."""
+        ...
+
+    def newest_lines(self, session: str, count: int) -> tuple[int, list[bytes]]:
+        """``(head seq, the last count stored lines newest first)``, tolerant of a torn tail; ``(0, [])``."""
+        ...
+
+    def session_names(self) -> list[str]: ...
 
     def close(self) -> None: ...

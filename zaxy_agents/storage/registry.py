@@ -138,19 +138,31 @@ class BackendRegistry:
 class LogLight:
     """The light-log interface over a full :class:`EventLog` (for backends without a stdlib-only light path)."""
 
+    cache_root: str | None = None
+
     def __init__(self, log: EventLog, owner: StorageBackend | None = None) -> None:
         self._log = log
         self._owner = owner
+        self.cache_root = None if owner is None else owner.cache_root
 
     def append_prepared(self, session: str, prepared: list[Any]) -> list[dict[str, Any]]:
         return self._log.append_prepared(session, prepared)
 
-    def recent_lines(self, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
+    def head(self, session: str) -> tuple[int, str] | None:
         head = self._log.head(session)
+        return None if head is None else (head.seq, head.hash)
+
+    def lines(self, session: str, from_seq: int, to_seq: int) -> Any:
+        return self._log.replay_lines(session, from_seq, to_seq)
+
+    def newest_lines(self, session: str, count: int) -> tuple[int, list[bytes]]:
+        head = self.head(session)
         if head is None:
-            return None, 0, []
-        start = max(1, head.seq - max(1, count) + 1)
-        return (head.seq, head.hash), start, list(self._log.replay_lines(session, start, head.seq))
+            return 0, []
+        return head[0], list(self.lines(session, max(1, head[0] - count + 1), head[0]))[::-1]
+
+    def session_names(self) -> list[str]:
+        return [summary.session for summary in self._log.sessions()]
 
     def close(self) -> None:
         self._log.close()

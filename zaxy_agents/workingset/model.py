@@ -11,7 +11,21 @@ TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
     from typing import Any
 
-SECTION_KINDS = ("task", "decision", "fact", "unknown", "file", "command", "prompt", "compaction")
+SECTION_KINDS = (
+    "task",
+    "instruction",
+    "decision",
+    "fact",
+    "unknown",
+    "file",
+    "command",
+    "prompt",
+    "reply",
+    "compaction",
+)
+# Sections folded over the whole log (cached incrementally) vs. read from the recent window only.
+STANDING_SECTIONS = ("open_tasks", "instructions", "decisions", "facts", "unknowns")
+RECENT_SECTIONS = ("files", "commands", "prompts", "replies", "compactions")
 
 
 class WorkingItem:
@@ -62,11 +76,14 @@ class WorkingItem:
 
 
 class WorkingSet:
-    """A log-derived digest of one session's current state, read from a bounded tail of the log.
+    """A log-derived digest of one session's (or one workspace's) current state.
 
-    ``window_from_seq..window_to_seq`` is the range that was read; ``complete`` is True when that range starts
-    at seq 1 (nothing older was skipped). Every section is ordered most recent first (tasks by their last
-    update).
+    Standing sections (open tasks, user instructions, decisions, facts, unknowns) are folded over the *whole*
+    log, however long (incrementally, through a cache tied to the log's head); recent sections (files,
+    commands, prompts, replies, compactions) come from the last ``window`` events:
+    ``window_from_seq..window_to_seq`` is that range and ``complete`` is True when it starts at seq 1. Every
+    section is ordered most recent first (tasks by their last update). ``sessions`` lists the sessions merged
+    into it (one unless a workspace's clients are recalled together); every item cites its own session.
     """
 
     __slots__ = (
@@ -78,9 +95,12 @@ class WorkingSet:
         "files",
         "head_citation",
         "head_seq",
+        "instructions",
         "open_tasks",
         "prompts",
+        "replies",
         "session",
+        "sessions",
         "unknowns",
         "window_from_seq",
         "window_to_seq",
@@ -95,28 +115,34 @@ class WorkingSet:
         window_from_seq: int = 1,
         window_to_seq: int = 0,
         open_tasks: tuple[WorkingItem, ...] = (),
+        instructions: tuple[WorkingItem, ...] = (),
         decisions: tuple[WorkingItem, ...] = (),
         facts: tuple[WorkingItem, ...] = (),
         unknowns: tuple[WorkingItem, ...] = (),
         files: tuple[WorkingItem, ...] = (),
         commands: tuple[WorkingItem, ...] = (),
         prompts: tuple[WorkingItem, ...] = (),
+        replies: tuple[WorkingItem, ...] = (),
         compactions: tuple[WorkingItem, ...] = (),
+        sessions: tuple[str, ...] = (),
     ) -> None:
         values = {
             "session": session,
+            "sessions": tuple(sessions) or (session,),
             "head_seq": head_seq,
             "head_citation": head_citation,
             "window_from_seq": window_from_seq,
             "window_to_seq": window_to_seq,
             "complete": window_from_seq <= 1,
             "open_tasks": tuple(open_tasks),
+            "instructions": tuple(instructions),
             "decisions": tuple(decisions),
             "facts": tuple(facts),
             "unknowns": tuple(unknowns),
             "files": tuple(files),
             "commands": tuple(commands),
             "prompts": tuple(prompts),
+            "replies": tuple(replies),
             "compactions": tuple(compactions),
         }
         for name, value in values.items():
@@ -133,12 +159,14 @@ class WorkingSet:
         """``(section name, items)`` in a stable order."""
         return [
             ("open_tasks", self.open_tasks),
+            ("instructions", self.instructions),
             ("decisions", self.decisions),
             ("facts", self.facts),
             ("unknowns", self.unknowns),
             ("files", self.files),
             ("commands", self.commands),
             ("prompts", self.prompts),
+            ("replies", self.replies),
             ("compactions", self.compactions),
         ]
 
@@ -152,6 +180,7 @@ class WorkingSet:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "session": self.session,
+            "sessions": list(self.sessions),
             "head_seq": self.head_seq,
             "head_citation": self.head_citation,
             "window": {"from_seq": self.window_from_seq, "to_seq": self.window_to_seq, "complete": self.complete},

@@ -10,7 +10,10 @@ from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 
 Purpose = Literal["general", "coding", "review", "release", "security", "research", "coordinate"]
-SCOPE_HELP = "Other sessions to recall from as well (your own session is always included)."
+SCOPE_HELP = (
+    "Other sessions to recall from as well (your own is always included). Default: this workspace's other "
+    "clients' sessions when the server recalls them together; [] for your session only."
+)
 
 
 class CheckoutArgs(ToolArgs):

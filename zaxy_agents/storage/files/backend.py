@@ -6,6 +6,7 @@ append to the logs and reach the graph through its owner (``zaxy_agents.sharing`
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,11 @@ class FilesBackend(StorageBackend):
     @property
     def derived_path(self) -> Path:
         return Path(self.settings.eventloom_dir) / DERIVED_DIR_NAME
+
+    @property
+    def cache_root(self) -> str | None:
+        """The Eventloom folder itself (every process of this memory shares it), once it exists."""
+        return self.settings.eventloom_dir if os.path.isdir(self.settings.eventloom_dir) else None
 
     def open_log(self, *, schema_mode: SchemaMode = "auto") -> EventLog:
         settings = self.settings

@@ -16,6 +16,7 @@ event recording the sidecar, so nothing acknowledged is lost or rewritten and th
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -24,7 +25,7 @@ from _thread import allocate_lock  # what threading.Lock is, without importing t
 from array import array
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
-from zaxy_agents.errors import IntegrityError
+from zaxy_agents.errors import IntegrityError, StorageFullError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
 from zaxy_agents.eventloom.drafts import PreparedDraft
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 TORN_DIR_NAME = ".torn"
+PENDING_SUFFIX = ".pending"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
 _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
@@ -107,14 +109,17 @@ class SessionFile:
 
     # ------------------------------------------------------------------ writing
     def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
-        """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode)."""
+        """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode).
+
+        All or nothing: when the write or its fsync fails (a full disk, an I/O error) the file is cut back to
+        where it was, so no part of the batch stays behind, and :class:`StorageFullError` (or the ``OSError``)
+        is raised.
+        """
         with self._thread_lock:
-            fd = self._writer_fd()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = self._locked_writer_fd()
             try:
-                tail, torn = self._locked_tail(fd)
-                if torn is not None:
-                    drafts = [_torn_recovery_draft(torn), *drafts]
+                tail, recoveries = self._locked_tail(fd)
+                drafts = [*(_torn_recovery_draft(torn) for torn in recoveries), *drafts]
                 seq, prev = tail.seq, tail.hash
                 envelopes: list[dict[str, Any]] = []
                 chunks: list[bytes] = []
@@ -127,15 +132,40 @@ class SessionFile:
                     offset += len(line)
                     envelopes.append(envelope)
                     chunks.append(line)
-                _write_all(fd, b"".join(chunks))
-                if self.durability == "fsync":
-                    os.fdatasync(fd)
-                else:
-                    self.dirty = True
+                try:
+                    _write_all(fd, b"".join(chunks))
+                    if self.durability == "fsync" or recoveries:
+                        os.fdatasync(fd)
+                    else:
+                        self.dirty = True
+                except OSError as exc:
+                    self._tail = None
+                    os.ftruncate(fd, tail.size)  # nothing of a failed batch stays in the log
+                    raise storage_error(exc, self.path) from exc
+                for torn in recoveries:  # their records are durable now: the sidecars stop being pending
+                    _finish_sidecar(self.root, torn)
                 self._tail = _Tail(tail.inode, offset, seq, prev)
                 return envelopes
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _locked_writer_fd(self) -> int:
+        """The writer fd with the flock held, for the file currently at ``path``.
+
+        A repair or an erasure replaces the file (write + rename) while holding the flock of the old one; a writer
+        that was waiting for that flock must not append to the replaced inode, so it checks after locking.
+        """
+        while True:
+            fd = self._writer_fd()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.stat(self.path).st_ino == self._fd_inode:
+                    return fd
+            except FileNotFoundError:
+                pass
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            self._fd, self._tail = None, None
 
     def sync(self) -> None:
         """Flush written-but-unsynced appends (``batch`` durability) to stable storage.
@@ -176,58 +206,114 @@ class SessionFile:
         self._fd_inode = os.fstat(self._fd).st_ino
         return self._fd
 
-    def _locked_tail(self, fd: int) -> tuple[_Tail, TornTail | None]:
-        """The (seq, hash) at the end of the file, recovering a torn tail first. Caller holds the flock."""
+    def _locked_tail(self, fd: int) -> tuple[_Tail, list[TornTail]]:
+        """The (seq, hash) at the end of the file, recovering a torn tail first. Caller holds the flock.
+
+        Also returns the torn-tail recoveries whose record is not in the log yet (this one, and any a writer
+        killed between cutting the file and appending the record left pending): the caller appends their
+        records before its own events.
+        """
         stat = os.fstat(fd)
         cached = self._tail
         if cached is not None and cached.inode == stat.st_ino and cached.size == stat.st_size:
-            return cached, None
-        torn = None
+            return cached, []
         size = stat.st_size
+        recoveries = self._pending_recoveries(fd, size)
         if size and os.pread(fd, 1, size - 1) != b"\n":
             cut = _last_newline_end(fd, size)
-            if self._completes_chain(fd, cut, size):
+            kind = self._torn_kind(fd, cut, size)
+            if kind == "complete":
                 _write_all(fd, b"\n")  # a whole, chained event lost only its newline: keep it
                 os.fsync(fd)
                 size += 1
+            elif kind != "partial":
+                raise IntegrityError(
+                    f"the last line of {os.path.basename(self.path)} is a complete event that "
+                    f"{'does not match its hash' if kind == 'tampered' else 'had its line terminator altered'}: "
+                    "it was modified, not torn by a crash",
+                    field="session",
+                    remediation=f"Run `zaxy verify --session-id {self.session}` to see the damage and "
+                    f"`zaxy repair --session-id {self.session}` to set it aside and continue the log.",
+                )
             else:
-                torn = self._recover_torn_tail(fd, size)
-                size = torn.offset
+                recoveries.append(self._recover_torn_tail(fd, size))
+                size = cut
         if size == 0:
-            return _Tail(stat.st_ino, 0, 0, GENESIS_HASH), torn
+            return _Tail(stat.st_ino, 0, 0, GENESIS_HASH), recoveries
         start = _last_line_start(fd, size)
         line = os.pread(fd, size - start, start)
-        envelope = _decode_line(line, self.path, where="last line")
-        if event_hash(envelope) != envelope.get("hash"):
+        before = _last_line_start(fd, start) if start else 0
+        previous = os.pread(fd, start - before, before) if start else None
+        problem = tail_problem(line, previous)
+        if problem is not None:
             raise IntegrityError(
-                f"the last event of {os.path.basename(self.path)} (seq {envelope.get('seq')}) does not match its hash",
+                f"cannot append to {os.path.basename(self.path)}: {problem}",
                 field="session",
-                remediation="Run `zaxy verify --session-id <session>`; the log was modified outside Zaxy.",
+                remediation=f"Run `zaxy verify --session-id {self.session}` to see the damage and "
+                f"`zaxy repair --session-id {self.session}` to set it aside and continue the log.",
             )
-        return _Tail(stat.st_ino, size, int(envelope["seq"]), str(envelope["hash"])), torn
+        envelope = json.loads(line)
+        return _Tail(stat.st_ino, size, int(envelope["seq"]), str(envelope["hash"])), recoveries
 
-    def _completes_chain(self, fd: int, cut: int, size: int) -> bool:
-        """True when the bytes after the last newline are one complete event chaining from the line before."""
+    def _torn_kind(self, fd: int, cut: int, size: int) -> str:
+        """What the bytes after the last newline are (see :func:`classify_torn_tail`)."""
         previous = None
         if cut:
             start = _last_line_start(fd, cut)
             previous = _decode_line(os.pread(fd, cut - start, start), self.path, where="last line")
-        return classify_torn_tail(os.pread(fd, size - cut, cut), previous) == "complete"
+        return classify_torn_tail(os.pread(fd, size - cut, cut), previous)
 
     def _recover_torn_tail(self, fd: int, size: int) -> TornTail:
+        """Move the torn bytes to a *pending* sidecar, then cut the file. The sidecar gets its final name only
+        once the record of the recovery is durable in the log, so a crash in between is finished by the next
+        writer (:meth:`_pending_recoveries`) and a sidecar never exists without its record."""
         cut = _last_newline_end(fd, size)
         torn_bytes = os.pread(fd, size - cut, cut)
         digest = sha256(torn_bytes).hexdigest()
         torn_dir = os.path.join(self.root, TORN_DIR_NAME)
-        os.makedirs(torn_dir, exist_ok=True)
-        sidecar = os.path.join(torn_dir, f"{self.session}.{cut}.{digest[:12]}.torn")
-        with open(sidecar, "wb") as handle:
-            handle.write(torn_bytes)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            os.makedirs(torn_dir, exist_ok=True)
+            name = f"{self.session}.{cut}.{digest[:12]}.torn"
+            with open(os.path.join(torn_dir, name + PENDING_SUFFIX), "wb") as handle:
+                handle.write(torn_bytes)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise storage_error(exc, self.path) from exc
+        _fsync_directory(torn_dir)
         os.ftruncate(fd, cut)
         os.fsync(fd)
-        return TornTail(cut, len(torn_bytes), digest, os.path.relpath(sidecar, self.root))
+        return TornTail(cut, len(torn_bytes), digest, os.path.join(TORN_DIR_NAME, name))
+
+    def _pending_recoveries(self, fd: int, size: int) -> list[TornTail]:
+        """Recoveries a killed writer cut from the file without recording: their sidecars are still pending.
+
+        The record of a recovery is the line at the offset where the file was cut. A pending sidecar whose
+        record is there only needs its final name; one whose record is missing gets it now.
+        """
+        torn_dir = os.path.join(self.root, TORN_DIR_NAME)
+        try:
+            names = os.listdir(torn_dir)
+        except OSError:
+            return []
+        prefix = f"{self.session}."
+        missing = []
+        for name in sorted(names):
+            if not (name.startswith(prefix) and name.endswith(PENDING_SUFFIX)):
+                continue
+            parts = name[len(prefix) : -len(PENDING_SUFFIX)].split(".")
+            if len(parts) != 3 or not parts[0].isdigit() or parts[2] != "torn" or len(parts[1]) != 12:
+                continue
+            offset = int(parts[0])
+            final = os.path.join(TORN_DIR_NAME, name[: -len(PENDING_SUFFIX)])
+            with open(os.path.join(torn_dir, name), "rb") as handle:
+                data = handle.read()
+            torn = TornTail(offset, len(data), sha256(data).hexdigest(), final)
+            if offset < size and _records_recovery(os.pread(fd, min(size - offset, 1 << 16), offset), final):
+                _finish_sidecar(self.root, torn)
+            else:
+                missing.append(torn)
+        return missing
 
     # ------------------------------------------------------------------ reading
     def read_tail(self) -> tuple[int, str] | None:
@@ -339,28 +425,79 @@ def classify_torn_tail(torn: bytes, previous: dict[str, Any] | None) -> str:
 
     ``complete``: a whole event that chains from ``previous`` and lacks only its newline (a crash between the
     last byte and the newline; harmless, the line is completed). ``terminator_altered``: a whole event whose
-    newline was replaced by another byte (tampering, never a crash). ``partial``: a genuinely torn write.
+    newline was replaced by another byte (tampering, never a crash). ``tampered``: bytes that parse as a
+    complete JSON value but are not that event (a crash only ever leaves a *prefix* of a line, and no proper
+    prefix of an event's line is a complete JSON value: someone edited the last event and removed its
+    newline). ``partial``: a genuinely torn write.
     """
     prev_seq, prev_hash = (0, GENESIS_HASH) if previous is None else (previous["seq"], previous["hash"])
 
-    def chains(data: bytes) -> bool:
+    def parse(data: bytes) -> Any:
         try:
-            envelope = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return False
+            return json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            return _NOT_JSON
+
+    def chains(envelope: Any, data: bytes) -> bool:
         return (
             isinstance(envelope, dict)
             and envelope.get("seq") == prev_seq + 1
             and envelope.get("prev_hash") == prev_hash
-            and event_hash(envelope) == envelope.get("hash")
-            and encode_line(envelope) == data + b"\n"
+            and sealed_problem(envelope, data + b"\n") is None
         )
 
-    if chains(torn):
-        return "complete"
-    if len(torn) > 1 and chains(torn[:-1]):
-        return "terminator_altered"
+    whole = parse(torn)
+    if whole is not _NOT_JSON:
+        return "complete" if chains(whole, torn) else "tampered"
+    if len(torn) > 1:
+        head = parse(torn[:-1])
+        if head is not _NOT_JSON:
+            return "terminator_altered" if chains(head, torn[:-1]) else "tampered"
     return "partial"
+
+
+_NOT_JSON = object()
+
+
+def sealed_problem(envelope: Any, line: bytes) -> str | None:
+    """Why the decoded ``envelope`` of the stored ``line`` is not a sealed event (hash and canonical bytes)."""
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("seq"), int):
+        return "the line is not an event envelope"
+    try:
+        if event_hash(envelope) != envelope.get("hash") or encode_line(envelope) != line:
+            return f"event {envelope['seq']} does not match its hash"
+    except (TypeError, ValueError):
+        return f"event {envelope['seq']} cannot be re-encoded"
+    return None
+
+
+def tail_problem(line: bytes, previous: bytes | None) -> str | None:
+    """Why the stored ``line`` (newline included) cannot be the event a new append chains from, or ``None``.
+
+    Checks what an append relies on: the line is an event envelope in canonical form whose hash matches its
+    content, and it links to ``previous`` (the line before it; ``None`` when it is the first line) by seq and
+    ``prev_hash``.
+    """
+    try:
+        envelope = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return "its last line is not valid JSON"
+    problem = sealed_problem(envelope, line)
+    if problem is not None:
+        return f"its last line: {problem}"
+    if previous is None:
+        if envelope["seq"] != 1 or envelope.get("prev_hash") != GENESIS_HASH:
+            return f"its only line is event {envelope['seq']}, not the start of a chain"
+        return None
+    try:
+        before = json.loads(previous)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return f"the line before its last event (seq {envelope['seq']}) is not valid JSON"
+    if not isinstance(before, dict) or before.get("seq") != envelope["seq"] - 1:
+        return f"its last event (seq {envelope['seq']}) does not follow the line before it"
+    if before.get("hash") != envelope.get("prev_hash"):
+        return f"its last event (seq {envelope['seq']}) does not chain from the event before it"
+    return None
 
 
 def _torn_recovery_draft(torn: TornTail) -> PreparedDraft:
@@ -375,6 +512,55 @@ def _torn_recovery_draft(torn: TornTail) -> PreparedDraft:
             "reason": "a writer stopped mid-append; the unacknowledged partial line was moved to the sidecar",
         },
     )
+
+
+def _records_recovery(data: bytes, sidecar: str) -> bool:
+    """Whether ``data`` starts with the line of a torn-tail recovery record naming ``sidecar``."""
+    end = data.find(b"\n")
+    try:
+        envelope = json.loads(data[: end if end >= 0 else len(data)])
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return False
+    return (
+        isinstance(envelope, dict)
+        and envelope.get("type") == TORN_RECOVERY_TYPE
+        and isinstance(envelope.get("payload"), dict)
+        and envelope["payload"].get("sidecar") == sidecar
+    )
+
+
+def _finish_sidecar(root: str, torn: TornTail) -> None:
+    """Give a sidecar whose record is durable its final name (idempotent)."""
+    final = os.path.join(root, torn.sidecar)
+    try:
+        os.replace(final + PENDING_SUFFIX, final)
+    except FileNotFoundError:
+        return
+    _fsync_directory(os.path.dirname(final))
+
+
+def _fsync_directory(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def storage_error(exc: OSError, path: str) -> Exception:
+    """The structured error for a failed write: a full disk says so; other I/O errors pass through."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFullError(
+            f"no space left on the device holding {os.path.dirname(path) or '.'}; nothing was written",
+            field="eventloom_path",
+            remediation="Free disk space (or raise the quota) and retry: the failed call left the log unchanged.",
+        )
+    return exc
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -269,14 +269,17 @@ def _torn_tail_report(session: str, torn: bytes, previous: dict[str, Any] | None
     kind = classify_torn_tail(torn, previous)
     if kind == "complete":
         head = json.loads(torn)["hash"]
-    if kind == "terminator_altered":
+    if kind in ("terminator_altered", "tampered"):
         return VerifyReport(
             session=session,
             ok=False,
             event_count=count,
             head_hash=head,
             first_broken_seq=count + 1,
-            reason="the final event's line terminator was altered (a crash never does this)",
+            reason="the final event's line terminator was altered (a crash never does this)"
+            if kind == "terminator_altered"
+            else "the final line is a complete event that does not match its hash and lacks its newline: it was "
+            "modified (a crash only ever leaves part of a line)",
         )
     note = (
         "final event lacks only its newline (completed on the next append)"

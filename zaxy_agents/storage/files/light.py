@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from .jsonl_file import SessionFile
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
@@ -9,15 +11,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zaxy_agents.config import ZaxySettings
-
-    from .jsonl_file import PreparedDraft
+    from zaxy_agents.eventloom.drafts import PreparedDraft
 
 
 class FilesLightLog:
-    """One short-lived handle per call: the hook process appends, or reads a tail, and exits."""
+    """Short-lived handles per call: the hook process appends, or reads a tail, and exits."""
 
     def __init__(self, settings: ZaxySettings) -> None:
         self.root = settings.eventloom_dir
+        self.cache_root: str | None = self.root  # every process of this memory shares the folder
 
     def append_prepared(self, session: str, prepared: list[PreparedDraft]) -> list[dict[str, Any]]:
         handle = SessionFile(self.root, session, durability="fsync")
@@ -26,14 +28,47 @@ class FilesLightLog:
         finally:
             handle.close()
 
-    def recent_lines(self, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
-        """Seeks by binary search over the file: the cost depends on ``count``, not on the log's length."""
-        handle = SessionFile(self.root, session)
-        tail = handle.read_tail()
-        if tail is None:
-            return None, 0, []
-        start = max(1, tail[0] - max(1, count) + 1)
-        return tail, start, (line for _offset, line in handle.iter_lines(start, tail[0]))
+    def head(self, session: str) -> tuple[int, str] | None:
+        return SessionFile(self.root, session).read_tail()
+
+    def lines(self, session: str, from_seq: int, to_seq: int) -> Any:
+        """Seeks by binary search over the file: the cost depends on the range, not on the log's length."""
+        return (line for _offset, line in SessionFile(self.root, session).iter_lines(from_seq, to_seq))
+
+    def newest_lines(self, session: str, count: int) -> tuple[int, list[bytes]]:
+        """Reads backwards from the end of the file, so the cost depends on ``count``, not on the log's length."""
+        try:
+            handle = open(os.path.join(self.root, f"{session}.jsonl"), "rb")  # noqa: SIM115
+        except OSError:
+            return 0, []
+        with handle:
+            position = handle.seek(0, 2)
+            data = b""
+            while position > 0 and data.count(b"\n") <= count + 1:
+                step = min(1 << 16, position)
+                position -= step
+                handle.seek(position)
+                data = handle.read(step) + data
+        data = data[: data.rfind(b"\n") + 1]  # a torn tail (no newline yet) is not an event
+        parts = data.split(b"\n")[:-1]
+        if position > 0 and parts:
+            parts = parts[1:]  # the first piece may start mid-line
+        newest = [part + b"\n" for part in reversed(parts) if part][:count]
+        if not newest:
+            return 0, []
+        from json import loads
+
+        try:
+            return int(loads(newest[0])["seq"]), newest
+        except (ValueError, KeyError, TypeError):
+            return 0, newest
+
+    def session_names(self) -> list[str]:
+        try:
+            names = os.listdir(self.root)
+        except OSError:
+            return []
+        return sorted(name[: -len(".jsonl")] for name in names if name.endswith(".jsonl") and not name.startswith("."))
 
     def close(self) -> None:
         """Nothing stays open between calls."""

@@ -18,3 +18,4 @@ class PostgresLightLog(LogLight):
 
     def __init__(self, settings: ZaxySettings) -> None:
         super().__init__(PostgresEventLog(settings.backend, max_payload_bytes=settings.max_payload_bytes))
+        self.cache_root = settings.eventloom_dir  # the hooks of one workspace share its local folder
