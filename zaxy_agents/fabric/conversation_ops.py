@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.checkout.recovery import RecoveryPacket, build_recovery_packet
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, get_encoding
 from zaxy_agents.conversation.events import COMPACTED, TRANSCRIPT_TURN
+from zaxy_agents.conversation.items import ItemHistory
 from zaxy_agents.conversation.ledger import ConversationLedger
 from zaxy_agents.errors import ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
@@ -52,6 +53,8 @@ class ConversationOperations(FabricMixin):
 
         def feedback(self, session: str, entity: str, entity_type: str, signal: str, **kwargs: Any) -> Event: ...
 
+        def _pending_writes_log(self) -> Any: ...
+
     # ------------------------------------------------------------------ ledgers
     @property
     def _conversation_lock(self) -> threading.RLock:
@@ -70,6 +73,12 @@ class ConversationOperations(FabricMixin):
         else:
             ledgers.move_to_end(session)
         return ledger.catch_up()
+
+    def item_history(self, session: str, *, framework: str, describe: Any, actor: str | None = None) -> ItemHistory:
+        """A conversation kept as a framework's exact items (see :mod:`zaxy_agents.conversation.items`): what
+        the OpenAI Agents SDK session and the Pydantic AI message history adapters read and write."""
+        validate_session_id(session)
+        return ItemHistory(self.log, session, framework, describe, actor or framework)
 
     # ------------------------------------------------------------------ capture
     def capture_messages(
@@ -133,7 +142,15 @@ class ConversationOperations(FabricMixin):
             payload["required_action"] = packet.quality.required_action.tool
         if message_id:
             payload["message_id"] = message_id
-        return self.append(session, CHECKOUT_RECORDED, payload, actor=actor)
+        # An audit record, not state the turn depends on: written at once (safe if the process dies) and made
+        # durable by the log's group commit, so the model call never waits for its fsync.
+        return self._group_commit_log().append(session, CHECKOUT_RECORDED, payload, actor=actor)
+
+    def _group_commit_log(self) -> Any:
+        log = self.__dict__.get("_group_commit_log_")
+        if log is None:
+            log = self.__dict__["_group_commit_log_"] = self._pending_writes_log()
+        return log
 
     def compaction_recovery(
         self,
@@ -211,7 +228,7 @@ class ConversationOperations(FabricMixin):
         self.resolve(parsed)
         self.project([parsed.session])
         catalog = self.projector.catalog
-        versions = [catalog.versions[v] for v in catalog.event_versions.get((parsed.session, parsed.seq), ())]
+        versions = catalog.event_versions(parsed.session, parsed.seq)
         return [v for v in versions if catalog.is_current(v.id) and v.entity_type not in REFERENCE_ENTITY_TYPES]
 
     def feedback_from_citations(

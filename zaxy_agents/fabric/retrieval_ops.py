@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.models import QueryResponse
@@ -20,6 +21,14 @@ if TYPE_CHECKING:
     from zaxy_agents.storage.protocols import StorageBackend
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
+
+
+def listener_state_classes() -> dict[str, type]:
+    """The classes the retrieval indexes' saved state may hold (the projector's state codec allows only these)."""
+    from zaxy_agents.retrieval.postings import GrowingArray, Postings
+    from zaxy_agents.retrieval.verbatim import Config
+
+    return {"GrowingArray": GrowingArray, "Postings": Postings, "VerbatimConfig": Config}
 
 
 class RetrievalOperations:
@@ -64,7 +73,9 @@ class RetrievalOperations:
         as_of: str | None = None,
         include_superseded: bool = False,
     ) -> QueryResponse:
-        """Fused retrieval over every lane; each hit cites its event and explains its score."""
+        """Fused retrieval over every lane; each hit cites its event and explains its score. ``as_of``: an
+        ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`."""
+        as_of = parse_instant(as_of)
         self.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)

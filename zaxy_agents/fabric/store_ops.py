@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.itemstore import ItemStore
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class StoreOperations:
@@ -15,6 +16,7 @@ class StoreOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
     _closers: list[Any]
 
     def item_store(
@@ -25,7 +27,8 @@ class StoreOperations:
         ttl: Any = None,
         actor: str = "langgraph",
     ) -> ItemStore:
-        """A store view over ``session`` (default ``langgraph-store``), replayed from the log and kept current.
+        """A store view over ``session`` (default ``langgraph-store``): derived state under
+        ``<eventloom>/.zaxy/itemstore`` kept current with the log (opening does not replay the history).
 
         ``index`` is LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``); ``ttl`` its ``TTLConfig``.
         Embeddings are cached under ``<eventloom>/.zaxy/embeddings`` so a restart does not re-embed.
@@ -38,6 +41,8 @@ class StoreOperations:
             index=index,
             ttl=ttl,
             cache_dir=self.settings.derived_path / "embeddings",
+            state_dir=self.backend.derived_path / "itemstore",  # per deployment (a server's schema has its own)
+            identity=str(self.backend.derived_path),
             actor=actor,
         )
         self._closers.append(store.close)
