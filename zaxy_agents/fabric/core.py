@@ -24,6 +24,7 @@ from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .conversation_ops import ConversationOperations
+from .disclosure_ops import DisclosureOperations
 from .features import Features, builtin_features
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
@@ -48,6 +49,7 @@ class MemoryFabric(
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    DisclosureOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
