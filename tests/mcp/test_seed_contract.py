@@ -411,6 +411,55 @@ ROWS: tuple[Row, ...] = (
         ("events[]",),
         check=lambda r, ctx: _cleaned_event(r),
     ),
+    # --- seed 003 beta.2: metacognition (issue 20) -----------------------------------------------------------
+    Row(
+        "memory_record_known_unknown (question, reason, source_events, claim_key)",
+        "memory_record_known_unknown",
+        lambda ctx: {
+            "question": "Which runner does the nightly job use?",
+            "reason": "the nightly config is not in memory",
+            "source_events": [{"seq": ctx["failure_seq"], "hash": ctx["failure_hash"]}],
+            "claim_key": "fact:ci runner",
+            "session_id": SESSION,
+        },
+        ("unknown_id", "citation", "status", "authority_status"),
+        check=lambda r, ctx: (r["status"], r["authority_status"]) == ("open", "non_authoritative") or pytest.fail(r),
+    ),
+    Row(
+        "memory_known_unknowns (session_id)",
+        "memory_known_unknowns",
+        {"session_id": SESSION},
+        ("items[].question", "items[].status", "items[].citation", "open_count"),
+    ),
+    Row(
+        "memory_claim_confidence (claim_key; with an assessment point)",
+        "memory_claim_confidence",
+        lambda ctx: {
+            "claim_key": "fact:ci runner",
+            "confidence": 0.6,
+            "rationale": "one source",
+            "source_events": [ctx["failure_citation"]],
+        },
+        ("claim_key", "current_facts", "assessed_confidence", "supported", "doubts", "recorded"),
+    ),
+    Row(
+        "memory_confidence_trajectory (claim_key)",
+        "memory_confidence_trajectory",
+        {"claim_key": "fact:ci runner"},
+        ("points[].confidence", "points[].citation", "current_confidence", "trend"),
+    ),
+    Row(
+        "memory_reverification_needs (session_id)",
+        "memory_reverification_needs",
+        {"session_id": SESSION},
+        ("requests", "derived", "conflict_clusters", "authority_status"),
+    ),
+    Row(
+        "memory_confidence (operation, ...)",
+        "memory_confidence",
+        {"operation": "trajectory", "claim_key": "fact:ci runner"},
+        ("operation", "points[].confidence"),
+    ),
     # --- tools of other open issues: one row each, enabled when they land -----------------------------------
     *(
         Row(f"{name} (another issue)", name, pending=issue)
@@ -418,16 +467,7 @@ ROWS: tuple[Row, ...] = (
             ("synthesis (memory_synthesis_*)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
             (
                 "issue 20 (metacognition, belief updates, procedures planning)",
-                (
-                    "memory_record_known_unknown",
-                    "memory_known_unknowns",
-                    "memory_confidence_trajectory",
-                    "memory_reverification_needs",
-                    "memory_claim_confidence",
-                    "memory_confidence",
-                    "memory_plan_from_procedures",
-                    "memory_propose_belief_update",
-                ),
+                ("memory_plan_from_procedures", "memory_propose_belief_update"),
             ),
             (
                 "issue 21 (Coordinate)",

@@ -15,6 +15,7 @@ from typing import Any
 from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
+from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
@@ -73,6 +74,7 @@ def assemble(
     evidence_resolves: Callable[[str, int, str], bool] | None = None,
     notices: list[str] | None = None,
     recent: list[EvidenceItem] | None = None,
+    damaged: dict[str, str] | None = None,
 ) -> CheckoutPacket:
     """``recent``: the session's latest events (the replay lane of ``replay_from_seq`` / ``max_recent_events``),
     packed as session state and reported in ``evidence`` with the lane ``replay``."""
@@ -107,12 +109,24 @@ def assemble(
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
         hits = hits[:k]
 
-    evidence = [_evidence(hit) for hit in hits]
-    replay = _replay_items(recent or [], evidence)
     stable = _stable_facts(catalog, scope_set, as_of)
-    query_facts = _query_facts(hits, catalog, {fact.id for fact in stable}, as_of)
     working = build_working_set(catalog, scope_set, as_of)
-    provenance, unresolvable = _provenance(log, [*evidence, *replay, *query_facts, *stable], working)
+    # Read-side verification: every event this packet would cite is re-read from the log and checked against
+    # its hash first; one that fails is excluded and named in an integrity_error warning (so answerability
+    # cannot be answer_from_memory on it).
+    check = check_cited(log.lines_at, _cited(hits, stable, working, recent or []))
+    hits = [hit for hit in hits if check.servable(hit.session, hit.seq, hit.hash)]
+    stable = [fact for fact in stable if _servable(check, fact.citation)]
+    working = _servable_working(working, check)
+    warnings += check.warnings() + _known_damage(log, scope_set, damaged or {})
+    evidence = [_evidence(hit) for hit in hits]
+    replay = _replay_items([item for item in recent or [] if _servable(check, item.citation)], evidence)
+    query_facts = [
+        fact
+        for fact in _query_facts(hits, catalog, {fact.id for fact in stable}, as_of)
+        if _servable(check, fact.citation)
+    ]
+    provenance, unresolvable = _provenance(check, [*evidence, *replay, *query_facts, *stable], working)
     if unresolvable:
         warnings.append(f"{unresolvable} citations no longer resolve against the log")
     invalidated = sum(1 for hit in excluded if hit.status == "invalidated")
@@ -126,6 +140,7 @@ def assemble(
         as_of,
         log,
         evidence_resolves if evidence_resolves is not None else EvidenceCheck(log),
+        warnings,
     )
     extension_blocks: dict[str, Any] = {}
     extension_guidance: list[str] = []
@@ -314,20 +329,64 @@ def _stable_facts(catalog: EntityCatalog, scope: set[str] | None, as_of: str | N
     return [_fact(version, catalog, tier=1) for version in sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))]
 
 
-def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[list[ProvenanceItem], int]:
+def _cited(
+    hits: list[RetrievalHit], stable: list[FactItem], working: WorkingSet, recent: list[EvidenceItem]
+) -> list[tuple[str, int, str]]:
+    """``(session, seq, hash or hash prefix)`` of every event the packet may cite."""
+    cited = [(hit.session, hit.seq, hit.hash) for hit in hits]
+    citations = [*(fact.citation for fact in stable), *(item.citation for item in working.items())]
+    for citation in [*citations, *(item.citation for item in recent)]:
+        parsed = parse_citation(citation)
+        cited.append((parsed.session, parsed.seq, parsed.hash_prefix))
+    for hit in hits:  # a current fact a hit asserted cites its entity version's event
+        if hit.entity is not None:
+            parsed = parse_citation(hit.entity.citation)
+            cited.append((parsed.session, parsed.seq, parsed.hash_prefix))
+    return cited
+
+
+def _servable(check: CitedCheck, citation: str) -> bool:
+    parsed = parse_citation(citation)
+    return check.servable(parsed.session, parsed.seq, parsed.hash_prefix)
+
+
+def _servable_working(working: WorkingSet, check: CitedCheck) -> WorkingSet:
+    return WorkingSet(
+        **{
+            name: [item for item in getattr(working, name) if _servable(check, item.citation)]
+            for name in WorkingSet.model_fields
+        }
+    )
+
+
+def _known_damage(log: EventLog, scope: set[str] | None, damaged: dict[str, str]) -> list[str]:
+    """Warnings for what reading the log already excluded in the scope: events that do not match their hash
+    (left out of the projection) and sessions that cannot be read past some event."""
+    warnings = []
+    for session, problems in sorted(log.integrity_problems.items()):
+        if scope is None or session in scope:
+            warnings += [
+                f"integrity_error: session {session} event {seq} excluded: {why}" for seq, why in problems.items()
+            ]
+    for session, why in sorted(damaged.items()):
+        if scope is None or session in scope:
+            warnings.append(f"integrity_error: session {session} is damaged, later events are not used: {why}")
+    return warnings
+
+
+def _provenance(check: CitedCheck, items: list[Any], working: WorkingSet) -> tuple[list[ProvenanceItem], int]:
+    """Every citation of the packet, parsed, with its event type from the read-side check (all of them were
+    checked and the unservable ones excluded before this point)."""
     citations: dict[str, str | None] = {}
     for item in items:
         citations.setdefault(item.citation, getattr(item, "event_type", None))
     for item in working.items():
         citations.setdefault(item.citation, None)
     provenance, unresolvable = [], 0
-    parsed_all = {citation: parse_citation(citation) for citation in citations}
-    found = log.hashes_and_types([(p.session, p.seq) for p in parsed_all.values()])  # one query on a server
     for citation, event_type in citations.items():
-        parsed = parsed_all[citation]
-        stored = found.get((parsed.session, parsed.seq))
-        resolvable = stored is not None and parsed.matches(stored[0])
-        event_type = stored[1] if resolvable and stored is not None else event_type
+        parsed = parse_citation(citation)
+        envelope = check.envelopes.get((parsed.session, parsed.seq))
+        resolvable = envelope is not None and envelope["hash"].startswith(parsed.hash_prefix)
         unresolvable += not resolvable
         provenance.append(
             ProvenanceItem(
@@ -335,7 +394,7 @@ def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[l
                 session=parsed.session,
                 seq=parsed.seq,
                 hash_prefix=parsed.hash_prefix,
-                event_type=event_type,
+                event_type=envelope["type"] if resolvable and envelope is not None else event_type,
                 resolvable=resolvable,
             )
         )

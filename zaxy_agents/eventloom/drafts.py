@@ -67,7 +67,7 @@ class PreparedDraft:
     costs the hook fast path ~20 ms of start-up.
     """
 
-    __slots__ = ("actor", "event_id", "payload", "payload_json", "security", "timestamp", "type")
+    __slots__ = ("actor", "event_id", "payload", "payload_json", "salt", "security", "timestamp", "type")
 
     def __init__(
         self,
@@ -78,6 +78,7 @@ class PreparedDraft:
         event_id: str | None = None,
         timestamp: str | None = None,
         payload_json: str | None = None,
+        salt: str | None = None,
     ) -> None:
         self.type = type
         self.actor = actor
@@ -86,3 +87,4 @@ class PreparedDraft:
         self.event_id = event_id
         self.timestamp = timestamp
         self.payload_json = payload_json  # canonical JSON of ``payload`` when the caller already computed it
+        self.salt = salt  # 32 hex digits; random when None (only tests fix it)

@@ -112,6 +112,7 @@ class CheckoutOperations(FabricMixin):
             evidence_resolves=self.evidence_check,
             notices=projector.take_notices(),
             recent=recent,
+            damaged=projector.damaged,
         )
 
     def bootstrap(
@@ -251,6 +252,7 @@ class CheckoutOperations(FabricMixin):
                 "graph": projector.graph_backend,
             },
             "degraded": projector.degraded or projector.writer_error(),
+            "damaged_sessions": self.damaged_sessions(),  # type: ignore[attr-defined]
             "eventloom_path": str(self.settings.eventloom_path),
             "embedder": vectors.model_id,
             "retrieval_profiles": sorted(PROFILES),

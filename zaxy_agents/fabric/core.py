@@ -23,9 +23,13 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
 from .disclosure_ops import DisclosureOperations
+from .erase_ops import EraseOperations
 from .features import Features, builtin_features
+from .inspector_ops import InspectorOperations
+from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
@@ -46,10 +50,14 @@ class MemoryFabric(
     CheckpointOperations,
     BackendOperations,
     MetacognitionOperations,
+    ConfidenceOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
     DisclosureOperations,
+    IntegrityOperations,
+    EraseOperations,
+    InspectorOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 

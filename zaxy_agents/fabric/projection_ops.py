@@ -100,6 +100,11 @@ class ProjectionOperations:
                     if summary.session in projector.mismatches
                     else {}
                 ),
+                **(
+                    {"damaged": summary.damaged or projector.damaged[summary.session]}
+                    if summary.damaged or summary.session in projector.damaged
+                    else {}
+                ),
             }
         counts = catalog.counts(session)
         store_cursors = projector.graph.cursors if store is not None else {}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.eventloom.integrity import check_cited
 from zaxy_agents.instants import parse_instant
-from zaxy_agents.retrieval.engine import Retriever
+from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
@@ -83,14 +84,22 @@ class RetrievalOperations:
             text, sessions=sessions, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
         )
         return QueryResponse.from_result(
-            result, embedding_lag=retriever.vectors.lag(), degraded=self.projector.degraded
+            self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projector.degraded
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
         """Lexical search over raw event text only (works with no graph at all)."""
         self.project(sessions)
         result = self.retriever.search(text, sessions=sessions, k=k, lanes=("verbatim",))
-        return QueryResponse.from_result(result, degraded=self.projector.degraded)
+        return QueryResponse.from_result(self._verified(result), degraded=self.projector.degraded)
+
+    def _verified(self, result: RetrievalResult) -> RetrievalResult:
+        """Read-side verification: hits whose event no longer matches its hash are dropped with an
+        ``integrity_error`` warning naming the session and seq (erased events drop out silently)."""
+        check = check_cited(self.log.lines_at, [(hit.session, hit.seq, hit.hash) for hit in result.hits])
+        result.hits = [hit for hit in result.hits if check.servable(hit.session, hit.seq, hit.hash)]
+        result.warnings = [*result.warnings, *check.warnings()]
+        return result
 
     def embed_pending(self, max_items: int | None = None) -> int:
         """Embed queued texts now (servers run this in the background); returns how many were embedded."""

@@ -10,12 +10,13 @@ protocol.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.errors import NotFoundError
 from zaxy_agents.workingset import DEFAULT_MAX_CHARS, DEFAULT_WINDOW, Packet, WorkingSet, render_packet
 from zaxy_agents.workingset.cache import FoldSource, fold_session
 from zaxy_agents.workingset.digest import merge
+from zaxy_agents.workingset.verified import verified
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
@@ -67,7 +68,7 @@ class WorkingSetOperations:
         if own.head is None:
             return WorkingSet(session)
         head = self.log.head(session)
-        return merge(
+        working = merge(
             session,
             [fold.standing for fold in folds],
             [fold.recent for fold in folds],
@@ -76,6 +77,7 @@ class WorkingSetOperations:
             head_citation=head.citation if head is not None else None,
             window_from_seq=own.window_from_seq,
         )
+        return verified(working, self.log.lines_at)
 
     def _fold_cache_dir(self) -> str | None:
         """Where the backend shares log-derived caches between processes (files: beside the logs; else memory)."""
@@ -99,7 +101,10 @@ class WorkingSetOperations:
                 return str(envelope["hash"])
             return None
 
-        return FoldSource(head, hash_at, lambda start, end: log.replay_envelopes(session, start, end))
+        def envelopes(start: int, end: int) -> Any:
+            return (e for e in log.replay_envelopes(session, start, end) if "erased" not in e)
+
+        return FoldSource(head, hash_at, envelopes)
 
     def recovery_packet(
         self,

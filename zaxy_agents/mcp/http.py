@@ -21,8 +21,6 @@ about memory.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import sys
 import threading
@@ -34,6 +32,7 @@ from zaxy_agents.eventloom.validation import validate_session_id
 
 from .config import SESSION_HEADER, ServerConfig
 from .server import ZaxyMcpServer
+from .tokens import BearerTokens, fingerprint
 
 FAILED_AUTH_PER_MINUTE = 30
 
@@ -79,11 +78,8 @@ class McpEndpoint:
         self.config = config
         self.limiter = RateLimiter(config.rate_limit_per_minute)
         self.failures = RateLimiter(FAILED_AUTH_PER_MINUTE)
-        self._user = _digest(config.auth_token)
-        self._admin = _digest(config.admin_token)
-        self._session_bound = [(_digest(token), session) for token, session in config.session_tokens.items()]
-        tokens = self._user is not None or self._admin is not None or bool(self._session_bound)
-        self._open_local = config.insecure_local and not tokens
+        self.tokens = BearerTokens(config.auth_token, config.admin_token, config.session_tokens)
+        self._open_local = config.insecure_local and not self.tokens.configured
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -92,7 +88,7 @@ class McpEndpoint:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
         client = (scope.get("client") or ("unknown", 0))[0]
         authorization = headers.get("authorization", "")
-        failure_key = (client, _fingerprint(authorization))
+        failure_key = (client, fingerprint(authorization))
         if self.failures.exhausted(failure_key):
             await _reject(
                 send,
@@ -140,22 +136,13 @@ class McpEndpoint:
         await self.manager.handle_request(scope, receive, send)
 
     def _authenticate(self, header: str) -> tuple[bool, bool, str | None]:
-        """``(is_admin, authenticated, the session a session-bound token is limited to)``; tokens are compared in
-        constant time (as SHA-256 digests), every configured token is checked."""
-        if self._user is None and self._admin is None and not self._session_bound:
+        """``(is_admin, authenticated, the session a session-bound token is limited to)``."""
+        if not self.tokens.configured:
             return False, self.config.insecure_local, None
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        grant = self.tokens.from_header(header)
+        if grant is None:
             return False, False, None
-        presented = _digest(token.strip())
-        assert presented is not None
-        admin = self._admin is not None and hmac.compare_digest(presented, self._admin)
-        user = self._user is not None and hmac.compare_digest(presented, self._user)
-        bound = None
-        for digest, session in self._session_bound:
-            if hmac.compare_digest(presented, digest):
-                bound = session
-        return admin, admin or user or bound is not None, None if admin or user else bound
+        return grant.admin, True, grant.session
 
 
 def build_app(app: ZaxyMcpServer, config: ServerConfig) -> Any:
@@ -228,17 +215,6 @@ def serve_http(config: ServerConfig) -> None:
         server.run()
     finally:
         app.close(transport="http")
-
-
-def _fingerprint(authorization: str) -> str:
-    """Which credential a request presented, without keeping it: a short digest of the Authorization header."""
-    if not authorization.strip():
-        return "none"
-    return hashlib.sha256(authorization.strip().encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _digest(token: str | None) -> bytes | None:
-    return None if token is None else hashlib.sha256(token.encode()).digest()
 
 
 async def _reject(
