@@ -143,16 +143,19 @@ class MemoryEventLog(EventLog):
 
     # ------------------------------------------------------------------ reading
     def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
+        yield from self._stored(session, from_seq, to_seq)
+
+    def _stored(self, session: str, from_seq: int, to_seq: int | None) -> list[bytes]:
         validate_session_id(session)
         check_range(from_seq, to_seq)
         stored = self.lines.get(session, [])
-        yield from stored[from_seq - 1 : len(stored) if to_seq is None else to_seq]
+        return stored[from_seq - 1 : len(stored) if to_seq is None else to_seq]
 
     def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
         """An event whose bytes do not match its hash is skipped and recorded in :attr:`integrity_problems`."""
         problems = self.integrity_problems.setdefault(session, {})
         reader = SessionReader(session, from_seq, strict=False, problems=problems)
-        for line in self.replay_lines(session, from_seq, to_seq):
+        for line in self._stored(session, from_seq, to_seq):
             envelope = reader.decode(line)
             if envelope is not None:
                 yield envelope
@@ -160,7 +163,7 @@ class MemoryEventLog(EventLog):
     def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         """An event whose bytes do not match its hash raises :class:`IntegrityError` (never returned)."""
         reader = SessionReader(session, from_seq, strict=True)
-        for line in self.replay_lines(session, from_seq, to_seq):
+        for line in self._stored(session, from_seq, to_seq):
             yield Event.model_validate(reader.decode(line))
 
     def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
