@@ -19,15 +19,18 @@ from zaxy_agents.storage.protocols import StorageBackend
 from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 from .backend_ops import BackendOperations
+from .belief_ops import BeliefOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
 from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
+from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
 from .features import Features, builtin_features
+from .guard import guard_public_methods
 from .inspector_ops import InspectorOperations
 from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
@@ -51,9 +54,11 @@ class MemoryFabric(
     BackendOperations,
     MetacognitionOperations,
     ConfidenceOperations,
+    BeliefOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    CoordinateOperations,
     DisclosureOperations,
     IntegrityOperations,
     EraseOperations,
@@ -124,3 +129,6 @@ class MemoryFabric(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+guard_public_methods(MemoryFabric)  # the Python API checks its arguments like every other surface (guard.py)

