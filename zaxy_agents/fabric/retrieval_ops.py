@@ -10,6 +10,7 @@ from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.event_texts import EventTexts
+from zaxy_agents.retrieval.exact_source import exact_first
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from zaxy_agents.storage.protocols import StorageBackend
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
+VERBATIM_POOL = 50  # hits the verbatim surface re-ranks exact-first before keeping k
 
 
 class RetrievalOperations:
@@ -90,9 +92,12 @@ class RetrievalOperations:
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
-        """Lexical search over raw event text only (works with no graph at all)."""
+        """Lexical search over raw event text only (works with no graph at all). The exact-source lane: an event
+        containing the query as a phrase, then all its terms, then some, outranks every event found only through
+        its context (``score_explanation.exact_match``)."""
         self.project(sessions)
-        result = self.retriever.search(text, sessions=sessions, k=k, lanes=("verbatim",))
+        result = self.retriever.search(text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",))
+        result.hits = exact_first(text, result.hits)[:k]
         return QueryResponse.from_result(self._verified(result), degraded=self.projector.degraded)
 
     def _verified(self, result: RetrievalResult) -> RetrievalResult:

@@ -15,8 +15,8 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from .context import CheckoutContext
 
 GUIDANCE = (
-    "consolidation_candidates are cited summaries that still require review; accepted ones appear in stable "
-    "memory labelled non-authoritative, pending or rejected ones never do."
+    "consolidation_candidates are cited summaries that still require review; accepted ones appear under reviewed "
+    "consolidation labelled non-authoritative (never as current facts), pending or rejected ones never do."
 )
 
 
