@@ -305,7 +305,7 @@ class RawStdioClient:
                 self.process.wait()
 
 
-class RawHttpClient:
+class RawHttpClient(RawStdioClient):
     """``zaxy serve --transport http`` as a subprocess (bearer token, no rate limit in the way), spoken to with raw
     POST bodies exactly as written; the same interface as :class:`RawStdioClient`. A reply with HTTP status 5xx
     carries ``_http_status`` so the judge counts it as a traceback."""
@@ -313,11 +313,8 @@ class RawHttpClient:
     TOKEN = "fuzz-token-0123456789abcdef"
 
     def __init__(self, root: Path, stderr_path: Path) -> None:
-        self.root = root
-        self.stderr_path = stderr_path
-        self._next_id = 0
         self._replies: dict[Any, dict[str, Any] | None] = {}
-        self.process = self._start()
+        super().__init__(root, stderr_path)
 
     def _start(self) -> subprocess.Popen[bytes]:
         import socket
@@ -346,13 +343,6 @@ class RawHttpClient:
                 time.sleep(0.1)
         return process
 
-    def restart(self) -> None:
-        self.close()
-        self.process = self._start()
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
     def send_line(self, text: str) -> None:
         import httpx
 
@@ -374,12 +364,6 @@ class RawHttpClient:
         if response.status_code >= 500:
             reply["_http_status"] = response.status_code
         self._replies[ident] = reply
-
-    def request(self, method: str, params_json: Any, timeout: float = 120) -> dict[str, Any] | None:
-        self._next_id += 1
-        params = params_json if isinstance(params_json, Raw) else encode(params_json)
-        self.send_line(f'{{"jsonrpc":"2.0","id":{self._next_id},"method":{json.dumps(method)},"params":{params}}}')
-        return self.response(self._next_id, timeout)
 
     def response(self, ident: int | None, timeout: float = 120) -> dict[str, Any] | None:
         return self._replies.pop(ident, None)
@@ -404,7 +388,7 @@ def _line_id(text: str) -> Any:
     return int(digits) if digits else None
 
 
-def mcp_tools(client: RawStdioClient | RawHttpClient) -> dict[str, dict[str, Any]]:
+def mcp_tools(client: RawStdioClient) -> dict[str, dict[str, Any]]:
     """Every tool the server has: listed ones with their schemas, plus the unlisted ones capabilities names."""
     listing = client.request("tools/list", {}) or {}
     tools = {tool["name"]: tool.get("inputSchema", {}) for tool in listing.get("result", {}).get("tools", [])}
@@ -446,7 +430,7 @@ def fuzz_mcp(workdir: Path, per_tool: int, seed: int, *, huge_every: int = 100, 
 
 def _judge_mcp(
     tally: Tally,
-    client: RawStdioClient | RawHttpClient,
+    client: RawStdioClient,
     name: str,
     arguments: Any,
     reply: dict | None,
