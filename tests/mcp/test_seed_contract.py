@@ -629,6 +629,21 @@ ROWS: tuple[Row, ...] = (
         {"operation": "trajectory", "claim_key": "fact:ci runner"},
         ("operation", "points[].confidence"),
     ),
+    Row(
+        "memory_propose_belief_update (claim, rationale, confidence, citations, phase)",
+        "memory_propose_belief_update",
+        lambda ctx: {
+            "claim": "CI runs on m6 instances",
+            "rationale": "the failing run's log names m6",
+            "confidence": 0.55,
+            "citations": [ctx["failure_citation"]],
+            "phase": "reflection",
+        },
+        ("proposal_id", "citation", "review_status", "authority_status", "proposal.claim", "proposal.citations"),
+        check=lambda r, ctx: (
+            (r["review_status"], r["authority_status"]) == ("pending", "non_authoritative") or pytest.fail(r)
+        ),
+    ),
     # --- tools of other open issues: one row each, enabled when they land -----------------------------------
     *(
         Row(f"{name} (another issue)", name, pending=issue)
@@ -636,7 +651,7 @@ ROWS: tuple[Row, ...] = (
             ("issue 20 (synthesis)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
             (
                 "issue 20 (metacognition, belief updates, procedures planning)",
-                ("memory_plan_from_procedures", "memory_propose_belief_update"),
+                ("memory_plan_from_procedures",),
             ),
             ("synthesis (memory_synthesis_*, which it binds to)", ("coordination_record_synthesis_artifact",)),
         )

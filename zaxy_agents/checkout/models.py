@@ -205,6 +205,11 @@ class CheckoutPacket(_Model):
     ref: str | None
     purpose: PurposePolicy
     current_facts: list[FactItem]
+    reviewed_memory: list[FactItem] = Field(
+        default_factory=list,
+        description="Accepted consolidation output (procedures, claims, episodes): a review disposition, not a "
+        "promotion; labelled non-authoritative and never among current_facts",
+    )
     evidence: list[EvidenceItem]
     provenance: list[ProvenanceItem]
     working_set: WorkingSet

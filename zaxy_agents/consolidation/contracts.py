@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from zaxy_agents.projection.contracts import EvidenceCitation, register_contract
+from zaxy_agents.projection.contracts import EvidenceCitation
 from zaxy_agents.projection.model import normalise_name, stable_id
 
 CANDIDATE_EVENT = "consolidation.candidate.created"
@@ -164,5 +164,5 @@ class WrittenReviewPayload(ReviewPayload):
     source_events: list[EvidenceCitation] = Field(min_length=1, max_length=MAX_SOURCES)
 
 
-register_contract(CANDIDATE_EVENT, CandidatePayload)
-register_contract(REVIEW_EVENT, WrittenReviewPayload)
+# Payloads checked before they are appended (collected into the one table in zaxy_agents.fabric.features).
+CONTRACTS: dict[str, type[BaseModel]] = {CANDIDATE_EVENT: CandidatePayload, REVIEW_EVENT: WrittenReviewPayload}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.eventloom.models import Event
-from zaxy_agents.procedures.steps import Step, collapse, step_of
+from zaxy_agents.procedures.steps import Step, collapse, is_self_generated, step_of
 from zaxy_agents.projection.model import stable_id
 
 ACTIONABLE_TYPES = frozenset({"tool.call.completed", "command.completed", "file.edit.applied", "task.completed"})
@@ -70,7 +70,7 @@ class Selection:
 
 def select_segments(events: list[Event], *, window_size: int, from_start: bool) -> Selection:
     """Cut the actionable events of one session into stable segments (see the module docstring)."""
-    actionable = [event for event in events if is_actionable(event.type)]
+    actionable = [event for event in events if is_actionable(event.type) and not is_self_generated(event)]
     groups: list[tuple[list[Event], bool]] = []
     current: list[Event] = []
     for event in actionable:

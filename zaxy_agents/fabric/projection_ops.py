@@ -9,11 +9,18 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
+from zaxy_agents.storage.protocols import Capability
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.projection.protocol import ProjectionStore
+    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .features import Features
 
 
 class ProjectionOperations:
@@ -21,6 +28,8 @@ class ProjectionOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
+    features: Features
     _projector: Projector | None
     _closers: list[Any]
 
@@ -28,15 +37,16 @@ class ProjectionOperations:
     def projector(self) -> Projector:
         """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
         if self._projector is None:
-            from zaxy_agents.projection.backends import projection_backend
             from zaxy_agents.projection.projector import Projector
 
-            store_factory, state_path = projection_backend(self.settings)
             self._projector = Projector(
                 self.log,
-                state_path,
+                self.backend.derived_path,
+                extractors=self.features.extractors,
                 listeners=self._projection_listeners(),
-                store_factory=store_factory,
+                store_factory=self._open_graph,
+                shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
+                graph_name=self.backend.graph_name,
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
@@ -44,6 +54,9 @@ class ProjectionOperations:
 
     def _projection_listeners(self) -> list[Any]:
         return []
+
+    def _open_graph(self, _graph_path: Path) -> ProjectionStore:
+        return self.backend.open_graph()
 
     def _close_projector(self) -> None:
         if self._projector is not None:

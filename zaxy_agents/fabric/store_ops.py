@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.itemstore import ItemStore
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class StoreOperations:
@@ -15,6 +16,7 @@ class StoreOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
     _closers: list[Any]
 
     def item_store(
@@ -39,8 +41,8 @@ class StoreOperations:
             index=index,
             ttl=ttl,
             cache_dir=self.settings.derived_path / "embeddings",
-            state_dir=self.settings.derived_path / "itemstore",
-            identity=f"{self.settings.location}#{getattr(self.log, 'schema', '')}",
+            state_dir=self.backend.derived_path / "itemstore",  # per deployment (a server's schema has its own)
+            identity=str(self.backend.derived_path),
             actor=actor,
         )
         self._closers.append(store.close)

@@ -33,17 +33,15 @@ class StateFileError(ValueError):
     """The file is not a state file of this format (garbage, truncated, another version, unknown class)."""
 
 
-def _allowed_classes() -> dict[str, type]:
-    from zaxy_agents.retrieval.postings import GrowingArray, Postings
-    from zaxy_agents.retrieval.verbatim import Config
-
-    return {"GrowingArray": GrowingArray, "Postings": Postings, "VerbatimConfig": Config}
+# The classes a state file may hold, by name: given by whoever owns the listeners (the fabric passes the
+# retrieval indexes' classes), so this codec depends on no listener package and can rebuild no other class.
+StateClasses = dict[str, type]
 
 
 class _Encoder:
-    def __init__(self) -> None:
+    def __init__(self, classes: StateClasses) -> None:
         self.heap = bytearray()
-        self.names = {cls: name for name, cls in _allowed_classes().items()}
+        self.names = {cls: name for name, cls in classes.items()}
 
     def _blob(self, data: bytes) -> int:
         offset = len(self.heap)
@@ -73,8 +71,6 @@ class _Encoder:
             if all(isinstance(key, str) for key in value):
                 return {"$di": {key: self.encode(item) for key, item in value.items()}}
             return {"$dp": [[self.encode(key), self.encode(item)] for key, item in value.items()]}
-        if type(value).__name__ == "Postings" and self.names.get(type(value)) == "Postings":
-            return self._postings(value)
         name = self.names.get(type(value))
         if name is not None:
             fields = (
@@ -85,20 +81,11 @@ class _Encoder:
             return {"$ob": [name, self.encode(fields)]}
         raise TypeError(f"cannot store {type(value).__name__} in a state file")
 
-    def _postings(self, value: Any) -> Any:
-        """An inverted index as four flat arrays (term order, offsets, doc ids, frequencies), not 2 per term."""
-        terms = list(value.post)
-        lengths = np.fromiter((len(value.post[t][0]) for t in terms), dtype=np.int64, count=len(terms))
-        docs = b"".join(value.post[t][0].tobytes() for t in terms)
-        freqs = b"".join(value.post[t][1].tobytes() for t in terms)
-        rest = {k: v for k, v in vars(value).items() if k != "post"}
-        return {"$po": [terms, self.encode(lengths), self._blob(docs), self._blob(freqs), len(docs), self.encode(rest)]}
-
 
 class _Decoder:
-    def __init__(self, heap: memoryview) -> None:
+    def __init__(self, heap: memoryview, classes: StateClasses) -> None:
         self.heap = heap
-        self.classes = _allowed_classes()
+        self.classes = classes
 
     def _slice(self, offset: Any, length: Any) -> memoryview:
         if not isinstance(offset, int) or not isinstance(length, int) or offset < 0 or length < 0:
@@ -142,8 +129,6 @@ class _Decoder:
             except ValueError as exc:
                 raise StateFileError("array length does not match its type") from exc
             return result
-        if tag == "$po" and isinstance(body, list) and len(body) == 6:
-            return self._postings(body)
         if tag == "$ob" and isinstance(body, list) and len(body) == 2 and body[0] in self.classes:
             cls = self.classes[body[0]]
             fields = self.decode(body[1])
@@ -159,36 +144,6 @@ class _Decoder:
             return instance
         raise StateFileError(f"unknown value tag {tag!r}")
 
-    def _postings(self, body: list[Any]) -> Any:
-        terms, lengths, docs_at, freqs_at, size, rest = body
-        lengths = self.decode(lengths)
-        rest = self.decode(rest)
-        if (
-            not isinstance(terms, list)
-            or not all(isinstance(t, str) for t in terms)
-            or not isinstance(lengths, np.ndarray)
-            or len(lengths) != len(terms)
-            or not isinstance(rest, dict)
-            or not isinstance(size, int)
-            or int(lengths.sum()) * 4 != size
-        ):
-            raise StateFileError("bad postings")
-        docs, freqs = bytes(self._slice(docs_at, size)), bytes(self._slice(freqs_at, size))
-        post = {}
-        position = 0
-        for term, length in zip(terms, lengths.tolist(), strict=True):
-            end = position + 4 * length
-            doc_ids, counts = array("i"), array("i")
-            doc_ids.frombytes(docs[position:end])
-            counts.frombytes(freqs[position:end])
-            post[term] = (doc_ids, counts)
-            position = end
-        cls = self.classes["Postings"]
-        instance = cls.__new__(cls)
-        vars(instance).update(rest)
-        instance.post = post
-        return instance
-
     @staticmethod
     def _hashable(key: Any) -> Any:
         try:
@@ -198,13 +153,13 @@ class _Decoder:
         return key
 
 
-def dumps(value: Any) -> bytes:
-    encoder = _Encoder()
+def dumps(value: Any, classes: StateClasses) -> bytes:
+    encoder = _Encoder(classes)
     document = json.dumps(encoder.encode(value), ensure_ascii=False, separators=(",", ":")).encode()
     return MAGIC + len(document).to_bytes(8, "little") + document + bytes(encoder.heap)
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes, classes: StateClasses) -> Any:
     if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 8:
         raise StateFileError("not a zaxy state file")
     start = len(MAGIC) + 8
@@ -216,7 +171,7 @@ def loads(data: bytes) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StateFileError(f"unreadable structure: {exc}") from exc
     try:
-        return _Decoder(memoryview(data)[start + length :]).decode(document)
+        return _Decoder(memoryview(data)[start + length :], classes).decode(document)
     except RecursionError as exc:
         raise StateFileError("structure nested too deeply") from exc
 

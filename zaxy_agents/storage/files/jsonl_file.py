@@ -27,6 +27,7 @@ from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 from zaxy_agents.errors import IntegrityError, LockedError, StorageFullError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, HASH_SPEC, canonical_json, encode_line, event_hash, sha256
+from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
 from .spool import drained_record, pending_files, read_spool
@@ -42,6 +43,7 @@ PENDING_SUFFIX = ".pending"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
 _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
+_EXACT_READ_LINES = 64  # bounded ranges up to this many lines are read exactly, not streamed
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
 
 
@@ -108,36 +110,6 @@ def utc_timestamp(moment: float | None = None) -> str:
 def new_event_id() -> str:
     """A random 128-bit event id (part of the hashed envelope)."""
     return "evt_" + os.urandom(16).hex()
-
-
-class PreparedDraft:
-    """A validated, redacted event waiting for its seq and hashes (assigned under the lock).
-
-    Plain classes rather than dataclasses throughout this module: ``dataclasses`` imports ``inspect``, which
-    costs the hook fast path ~20 ms of start-up.
-    """
-
-    __slots__ = ("actor", "event_id", "payload", "payload_json", "salt", "security", "timestamp", "type")
-
-    def __init__(
-        self,
-        type: str,
-        actor: str,
-        payload: dict[str, Any],
-        security: dict[str, Any] | None = None,
-        event_id: str | None = None,
-        timestamp: str | None = None,
-        payload_json: str | None = None,
-        salt: str | None = None,
-    ) -> None:
-        self.type = type
-        self.actor = actor
-        self.payload = payload
-        self.security = security
-        self.event_id = event_id
-        self.timestamp = timestamp
-        self.payload_json = payload_json  # canonical JSON of ``payload`` when the caller already computed it
-        self.salt = salt  # 32 hex digits; random when None (only tests fix it)
 
 
 class _Tail:
@@ -459,6 +431,11 @@ class SessionFile:
         last = visible if to_seq is None else min(to_seq, visible)
         if from_seq > last:
             return
+        if to_seq is not None and last - from_seq < _EXACT_READ_LINES:
+            exact = self._read_range(starts, from_seq, last)
+            if exact is not None:
+                yield from exact
+                return
         try:
             handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
         except FileNotFoundError:
@@ -475,6 +452,32 @@ class SessionFile:
                 seq += 1
         finally:
             handle.close()
+
+    def _read_range(self, starts: array, from_seq: int, last: int) -> list[tuple[int, bytes]] | None:
+        """Visible lines ``from_seq..last``, read with one ``pread`` of exactly their bytes (a citation or a hit's
+        text: no 1 MB read-ahead). ``None`` when the bytes do not end where the index says lines end (the file was
+        rewritten in place): the caller then streams from the first offset, as for long ranges."""
+        with self._index_lock:
+            start = starts[from_seq - 1]
+            end = starts[last] if last < len(starts) else self._pending_start
+            bounds = set(starts[from_seq:last]) | {end}
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        try:
+            data = os.pread(fd, end - start, start)
+        finally:
+            os.close(fd)
+        lines: list[tuple[int, bytes]] = []
+        position = 0
+        while position < len(data):
+            newline = data.find(b"\n", position)
+            if newline < 0 or start + newline + 1 not in bounds:
+                return None
+            lines.append((start + position, data[position : newline + 1]))
+            position = newline + 1
+        return lines if len(data) == end - start else None
 
     def lines_at(self, seqs: Iterable[int]) -> dict[int, bytes]:
         """The visible lines at ``seqs`` (absent seqs are left out): one seek each through the index."""

@@ -24,23 +24,26 @@ from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.integrity import SessionReader
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
-from .jsonl_file import SessionFile, classify_torn_tail
+from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
 
 DURABILITY_MODES = ("fsync", "batch")
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
 
 
-class JsonlEventLog:
+class JsonlEventLog(EventLog):
     """Append-only, hash-chained JSONL logs, one file per session, under ``root``.
 
     ``durability="fsync"`` (default) makes every append durable before it returns. ``"batch"`` is group
     commit: appends are written immediately (visible to other processes, safe if this process dies) and a
     background flusher fsyncs them every ``group_commit_seconds``; an OS crash can lose at most that window.
     """
+
+    capabilities = frozenset({LogCapability.CHANGE_TOKEN})
 
     def __init__(
         self,
@@ -92,6 +95,10 @@ class JsonlEventLog:
         if not prepared:
             return []
         return [event_from_envelope(envelope) for envelope in self._file(session).append(prepared)]
+
+    def append_prepared(self, session: str, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
+        """Seal and store drafts ``prepare_draft`` already checked; their envelopes (no pydantic)."""
+        return self._file(session).append(drafts) if drafts else []
 
     def sync(self) -> None:
         """Force pending group-commit writes to disk."""

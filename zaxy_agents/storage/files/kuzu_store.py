@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
+from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
@@ -113,7 +114,7 @@ def _release_database(path: Path) -> None:
             _DATABASES[key] = (entry[0], entry[1] - 1)
 
 
-class KuzuProjectionStore:
+class KuzuProjectionStore(ProjectionStore):
     """Durable projection graph in an embedded Kuzu file."""
 
     backend = "kuzu"
