@@ -1,7 +1,8 @@
 """The layering rules of docs/architecture.md, checked on the source (every import statement counts, including
 imports inside functions and under ``TYPE_CHECKING``).
 
-1. No cycle between packages: the top-level packages and modules of ``zaxy_agents`` form a DAG.
+1. No cycle between packages: the top-level packages and modules of ``zaxy_agents`` form a DAG (the conformance
+   kit, ``zaxy_agents.storage.conformance``, counts as its own package above all others, used by tests only).
 2. Surfaces (cli, mcp, langgraph, capture, ui) import only the fabric, the public types listed below and each
    other; never ``zaxy_agents.storage``.
 3. No backend-kind check outside ``zaxy_agents.storage``: nothing else compares backend names or URI schemes,
@@ -92,10 +93,13 @@ def _imports(name: str, tree: ast.Module) -> list[tuple[str, int]]:
 
 
 def _unit(module: str) -> str:
-    """The top-level package (or module) of ``zaxy_agents`` a module belongs to. The derived-state engine
-    (``storage/derived``, ``storage/derived_sqlite``: SQLite files any layer may keep rebuildable state in) is a
-    unit of its own below the domain."""
+    """The top-level package (or module) of ``zaxy_agents`` a module belongs to. Two parts of ``storage`` are
+    units of their own: the conformance kit drives backends through the fabric and the LangGraph surface, so it
+    sits above everything; the derived-state engine (``storage/derived``, ``storage/derived_sqlite``: SQLite
+    files any layer may keep rebuildable state in) sits below the domain."""
     parts = module.split(".")
+    if parts[1:3] == ["storage", "conformance"]:
+        return "storage.conformance"
     if parts[1:3] in (["storage", "derived"], ["storage", "derived_sqlite"]):
         return "storage.derived"
     return parts[1] if len(parts) > 1 else parts[0]
@@ -157,6 +161,17 @@ def test_no_import_cycle_between_packages() -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_only_tests_use_the_conformance_kit() -> None:
+    users = {
+        f"{name}:{line}"
+        for name, tree in MODULES.items()
+        if _unit(name) != "storage.conformance"
+        for target, line in _imports(name, tree)
+        if _unit(target) == "storage.conformance"
+    }
+    assert not users, f"the conformance kit is for tests: {sorted(users)}"
+
+
 def test_surfaces_import_only_the_fabric_and_public_types() -> None:
     problems = []
     for name, tree in MODULES.items():
@@ -209,7 +224,10 @@ def _backend_checks(name: str, tree: ast.Module) -> list[str]:
 
 def test_no_backend_kind_check_outside_storage() -> None:
     problems = [
-        problem for name, tree in MODULES.items() if _unit(name) != "storage" for problem in _backend_checks(name, tree)
+        problem
+        for name, tree in MODULES.items()
+        if not _unit(name).startswith("storage")
+        for problem in _backend_checks(name, tree)
     ]
     assert not problems, "ask the backend object (capabilities, methods), not which backend it is:\n" + "\n".join(
         problems

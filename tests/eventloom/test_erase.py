@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import Harness, PostgresHarness
 from tests.capture.conftest import Env
 from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
 from tests.erasure_helpers import files_containing, postgres_tables_containing
@@ -24,6 +23,7 @@ from tests.eventloom.test_hash_spec_and_batches import _spec1_log
 from tests.mcp._client import StdioClient, serve_params
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.storage.conformance.harness import Harness, PostgresHarness
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 SSN = "078-05-1120"

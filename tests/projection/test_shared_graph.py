@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import PostgresHarness
 from tests.conftest import REPO_ROOT
 from tests.projection.test_projection_lifecycle import _mixed_history
 from zaxy_agents.errors import SchemaMismatchError
@@ -19,6 +18,7 @@ from zaxy_agents.fabric.features import builtin_features
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.planner import ProjectionPlanner
 from zaxy_agents.projection.store_catchup import catch_up_session
+from zaxy_agents.storage.conformance.harness import PostgresHarness
 from zaxy_agents.storage.postgres import graph_admin as postgres_admin
 from zaxy_agents.storage.postgres import graph_schema as postgres_schema
 from zaxy_agents.storage.postgres import graph_store as postgres_store

@@ -17,10 +17,11 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from zaxy_agents.errors import ZaxyError
+from zaxy_agents.errors import IntegrityError, NotFoundError, ZaxyError
 
 from .citations import Citation
 from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
+from .resolve import resolve_citation
 
 if TYPE_CHECKING:
     from .drafts import PreparedDraft
@@ -79,13 +80,30 @@ class EventLog(Protocol):
         (and raises ``ConflictError`` otherwise)."""
         ...
 
-    def get(self, session: str, seq: int) -> Event: ...
+    def get(self, session: str, seq: int) -> Event:
+        """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist. Default: a
+        one-event replay (override with a direct lookup where the engine has one)."""
+        for event in self.replay(session, seq, seq):
+            if event.seq != seq:
+                raise IntegrityError(
+                    f"line {seq} of session {session!r} holds seq {event.seq}",
+                    field="session",
+                    remediation="Run `zaxy verify`; the log was modified outside Zaxy.",
+                )
+            return event
+        raise NotFoundError(
+            f"session {session!r} has no event {seq}",
+            field="seq",
+            remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
+        )
 
     def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
         """The stored, newline-terminated lines of the ``(session, seq)`` keys that exist (read-side checks)."""
         ...
 
-    def resolve(self, citation: str | Citation) -> Event: ...
+    def resolve(self, citation: str | Citation) -> Event:
+        """The event a citation names, refused when its hash prefix does not match (the same on every backend)."""
+        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None: ...
 
@@ -106,6 +124,12 @@ class EventLog(Protocol):
     def sync(self) -> None: ...
 
     def close(self) -> None: ...
+
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ optional (defaults on the required part)
     def change_token(self, session: str) -> object:

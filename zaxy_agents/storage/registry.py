@@ -189,6 +189,7 @@ BUILTIN_BACKENDS = (
         ("postgresql://", "postgres://"),
         light="zaxy_agents.storage.postgres.light:PostgresLightLog",
     ),
+    BackendEntry("memory", "zaxy_agents.storage.memory.backend:MemoryBackend", ("memory://",)),
     BackendEntry(
         "files", "zaxy_agents.storage.files.backend:FilesBackend", light="zaxy_agents.storage.files.light:FilesLightLog"
     ),

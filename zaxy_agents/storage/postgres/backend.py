@@ -16,6 +16,8 @@ from .dsn import PostgresOptions, redact_dsn
 from .log import PostgresEventLog
 
 if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
+
     from .graph_store import PostgresProjectionStore
     from .vectors import PostgresVectorStore
 
@@ -34,6 +36,11 @@ class PostgresBackend(StorageBackend):
         }
     )
 
+    def __init__(self, settings: ZaxySettings, *, schema: str | None = None) -> None:
+        """``schema``: the schema holding Zaxy's tables (default ``ZAXY_POSTGRES_SCHEMA``, else ``zaxy``)."""
+        super().__init__(settings)
+        self.schema = PostgresOptions.from_env(schema=schema).schema
+
     @property
     def dsn(self) -> str:
         return self.settings.backend
@@ -46,14 +53,14 @@ class PostgresBackend(StorageBackend):
     def derived_path(self) -> Path:
         """A folder per (server, schema) under the local Eventloom folder, so switching servers never mixes the
         per-process state (catalog snapshot, index snapshots)."""
-        schema = PostgresOptions.from_env().schema
-        identity = hashlib.sha256(f"{redact_dsn(self.dsn)}\x1f{schema}".encode()).hexdigest()[:16]
+        identity = hashlib.sha256(f"{redact_dsn(self.dsn)}\x1f{self.schema}".encode()).hexdigest()[:16]
         return self.settings.derived_path / "postgresql" / identity
 
     def open_log(self, *, schema_mode: SchemaMode = "auto") -> PostgresEventLog:
         settings = self.settings
         return PostgresEventLog(
             self.dsn,
+            schema=self.schema,
             durability=settings.durability,
             max_payload_bytes=settings.max_payload_bytes,
             schema_mode=schema_mode,
@@ -62,12 +69,12 @@ class PostgresBackend(StorageBackend):
     def open_graph(self) -> PostgresProjectionStore:
         from .graph_store import PostgresProjectionStore
 
-        return PostgresProjectionStore(self.dsn, schema=PostgresOptions.from_env().schema)
+        return PostgresProjectionStore(self.dsn, schema=self.schema)
 
     def open_vectors(self) -> PostgresVectorStore:
         from .vectors import PostgresVectorStore
 
-        return PostgresVectorStore(self.dsn)
+        return PostgresVectorStore(self.dsn, schema=self.schema)
 
     def group_commit_log(self, log: EventLog) -> EventLog:
         """The same log, committing ``append_many`` without waiting for the WAL flush (``RelaxedCommits``)."""
@@ -86,7 +93,7 @@ class PostgresBackend(StorageBackend):
             applied = list(log.migrations.applied_now)
         finally:
             log.close()
-        state, _features = projection_schema(self.dsn, apply=True)
+        state, _features = projection_schema(self.dsn, apply=True, schema=self.schema)
         return [*applied, *state.applied_now]
 
     def status(self, log: EventLog) -> BackendStatus:
@@ -100,7 +107,7 @@ class PostgresBackend(StorageBackend):
         finally:
             if own is not log:
                 own.close()
-        state, features = projection_schema(self.dsn, apply=False)
+        state, features = projection_schema(self.dsn, apply=False, schema=self.schema)
         status.migrations.extend(state.records)
         status.features.update(features)
         if not all(record.state == "pending" for record in state.records):  # a fresh component is created on use
