@@ -9,7 +9,7 @@ from __future__ import annotations
 from zaxy_agents.errors import InvalidRequestError
 
 from .canonical import canonical_json
-from .redaction import OFF, REDACTION_VERSION, STANDARD, has_secret_keys, policy_for, redact_value, text_has_markers
+from .redaction import OFF, REDACTION_VERSION, STANDARD, has_secret_keys, policy_for, redact_value, rules_for
 from .validation import (
     check_payload_size,
     check_payload_values,
@@ -35,12 +35,14 @@ def prepare_draft(
     check_payload_values(payload, max_payload_bytes, field=f"{field_prefix}payload")
     policy = policy_for(str(event_type))
     try:
-        redacted, paths, payload_json = payload, [], None
-        if policy == OFF or not (policy == STANDARD and has_secret_keys(payload)):
-            payload_json = canonical_json(payload)
-        if policy != OFF and (payload_json is None or text_has_markers(payload_json)):  # only then can it change
-            redacted, paths = redact_value(payload, policy=policy)
-            if paths or payload_json is None:
+        redacted, paths = payload, []
+        payload_json = canonical_json(payload)
+        # Only the rules whose markers occur in the payload's JSON can match a string inside it (one pass over the
+        # text instead of every rule on every string); key names only matter under the standard policy.
+        rules = rules_for(payload_json) if policy != OFF else ()
+        if rules or (policy == STANDARD and has_secret_keys(payload)):
+            redacted, paths = redact_value(payload, policy=policy, rules=rules)
+            if paths:
                 payload_json = canonical_json(redacted)
         payload_size = len(payload_json.encode("utf-8"))  # lone surrogates fail here (UnicodeEncodeError)
     except (TypeError, ValueError) as exc:
