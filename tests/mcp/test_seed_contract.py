@@ -500,7 +500,7 @@ ROWS: tuple[Row, ...] = (
         "memory_consolidation_propose_from_log (actor, purpose, limit, max_events, window_size)",
         "memory_consolidation_propose_from_log",
         {"session_id": SESSION, "actor": "zaxy-consolidation", "purpose": "coding", "limit": 5, "max_events": 100},
-        ("session_id", "segment_count", "candidate_count", "events", "segments[].segment_id"),
+        ("session_id", "segment_count", "candidate_count", "events"),
         check=lambda r, ctx: (
             all(s["segment_id"].startswith(f"segment:{SESSION}:") for s in r["segments"]) or pytest.fail(r["segments"])
         ),  # seed 001: segment:<session>:<first seq>-<last seq>
