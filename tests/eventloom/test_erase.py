@@ -157,10 +157,12 @@ def test_a_spec_1_log_erases_to_tombstones_that_still_verify(backend: Harness, t
             from zaxy_agents.storage.transfer import import_file
 
             import_file(log, tmp_path / "legacy" / "old.jsonl")
+        elif backend.name == "memory":  # memory:// has no files: plant the stored lines directly
+            backend.rewrite("old", (tmp_path / "legacy" / "old.jsonl").read_bytes().splitlines(keepends=True))
         else:
             (backend.root).mkdir(parents=True, exist_ok=True)
             (backend.root / "old.jsonl").write_bytes((tmp_path / "legacy" / "old.jsonl").read_bytes())
-    with MemoryFabric(_settings(backend, tmp_path), log=backend.open()) as fabric:
+    with MemoryFabric(_settings(backend, tmp_path), log=backend.open(), backend=backend.backend()) as fabric:
         report = fabric.erase_range("old", 2, 3, actor="ops", reason="legacy cleanup")
         assert report["erased"] == 2
         assert fabric.verify("old").ok
