@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.ui.harness import browser_problem, headless_chromium, ui_server
-from tests.ui.memory import SCRIPT_TITLE, Seeded, add_tampered_session, seed_memory
+from tests.ui.memory import BELIEF_CLAIM, SCRIPT_TITLE, UNKNOWN_QUESTION, Seeded, add_tampered_session, seed_memory
 from zaxy_agents.fabric import MemoryFabric
 
 PROBLEM = browser_problem()
@@ -216,6 +216,18 @@ def test_causal_graph_and_accepting_a_candidate(browser, server, seeded, tmp_pat
     top = wait(browser, lambda d: css(d, "[data-testid=event-row]"))[0]
     assert "consolidation.candidate.reviewed" in top.text and "zaxy-ui" in top.text
     assert review_citation in top.text
+
+
+def test_known_unknowns_and_belief_proposals_are_shown_cited(browser, server, seeded) -> None:
+    go(browser, server, session_fragment(seeded.shop, "cognitive", "outcome", seeded.explained_entity))
+    section = wait(
+        browser,
+        lambda d: [s for s in css(d, "[data-testid=uncertainty]") if UNKNOWN_QUESTION in s.text],
+        "known unknown shown",
+    )[0]
+    assert BELIEF_CLAIM in section.text and "non_authoritative" in section.text
+    items = section.find_elements("css selector", "li")
+    assert len(items) == 2 and all(item.find_elements("css selector", "a.cite") for item in items)
 
 
 def test_live_timeline_shows_new_events(browser, server, seeded) -> None:
