@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from .features import Features
 
 
+# Guards the first opening of a fabric's lazily opened layers (rare and short: one process-wide lock is enough).
+LAZY_OPEN = threading.RLock()
+
+
 class ProjectionOperations:
     """Mixin: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
@@ -35,7 +40,14 @@ class ProjectionOperations:
 
     @property
     def projector(self) -> Projector:
-        """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
+        """Opened on first use (Kuzu is only loaded by commands that need the graph). Threads may ask at once
+        (LangGraph runs parallel nodes in threads): one of them opens it, the others wait for that one."""
+        if self._projector is not None:
+            return self._projector
+        with LAZY_OPEN:
+            return self._open_projector()
+
+    def _open_projector(self) -> Projector:
         if self._projector is None:
             from zaxy_agents.projection.projector import Projector
 

@@ -16,6 +16,8 @@ from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 from zaxy_agents.storage.protocols import Capability
 
+from .projection_ops import LAZY_OPEN
+
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
@@ -57,6 +59,12 @@ class RetrievalOperations:
 
     @property
     def retriever(self) -> Retriever:
+        if self._retriever is not None:
+            return self._retriever
+        with LAZY_OPEN:
+            return self._open_retriever()
+
+    def _open_retriever(self) -> Retriever:
         if self._retriever is None:
             indexes = {listener.name: listener for listener in self.projector.listeners}
             self._retriever = Retriever(
