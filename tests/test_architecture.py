@@ -52,6 +52,7 @@ PUBLIC = {
     "zaxy_agents.checkout.purpose",
     "zaxy_agents.conversation.citations",
     "zaxy_agents.workingset",
+    "zaxy_agents.projection.rebuild_status",  # a rebuild's counters and its cancelled outcome (zaxy reproject)
     "zaxy_agents.evaluation",  # benchmark harnesses the CLI runs (they drive MemoryFabric themselves)
 }
 BACKEND_WORDS = {"jsonl", "files", "embedded", "postgresql", "postgres", "memory", "kuzu"}

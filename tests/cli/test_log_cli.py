@@ -132,36 +132,3 @@ def test_exit_codes_for_missing_things_are_consistent(tmp_path: Path) -> None:
     assert code == 3
     code, body = run_zaxy_json("benchmark", "locomo", "--dataset", str(tmp_path / "missing.json"))
     assert code == 3 and body["error"]["field"] == "--dataset"
-
-
-def test_ctrl_c_during_reproject_says_what_state_memory_is_in(tmp_path: Path) -> None:
-    import signal
-    import time
-
-    from zaxy_agents.fabric.light import light_append_many
-
-    loom = tmp_path / "loom"
-    for chunk in range(10):
-        drafts = [
-            {"type": "fact.asserted", "payload": {"fact": f"fact {chunk}-{i}", "key": f"k{i}"}} for i in range(2000)
-        ]
-        light_append_many("big", drafts, eventloom_path=loom)
-    before = (loom / "big.jsonl").read_bytes()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "zaxy_agents.cli.entry", "reproject", "--eventloom-path", str(loom)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
-    )
-    assert process.stderr is not None
-    started = process.stderr.readline()  # printed once the rebuild begins
-    assert "rebuilding the projection of 20000 events" in started
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
-    _out, err = process.communicate(timeout=300)
-    assert process.returncode == 130, err
-    assert "stopping (Ctrl-C)" in err and "The log is unchanged" in err and "caught up from the log" in err
-    assert (loom / "big.jsonl").read_bytes() == before
-    code, status = run_zaxy_json("memory", "status", "--eventloom-path", str(loom))
-    assert code == 0 and status["sessions"]["big"]["projection_lag"] == 0 and status["current_entities"] == 2000

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import signal
+import os
+import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from zaxy_agents.errors import NotFoundError
+from zaxy_agents.projection.rebuild_status import RebuildCancelled
 
 from .common import (
     EXIT_CHECK_FAILED,
@@ -43,8 +43,8 @@ def reproject_command(
 ) -> None:
     """Throw the graph projection away and rebuild it from the log; prints the graph digest.
 
-    The bar follows the events read; then a spinner covers building the graph, the snapshot and the digest.
-    Ctrl-C says at once that it is stopping, and then what state memory is in (the log is never touched).
+    The bars follow the real work to the end: events indexed, events written to the graph, digest lines read.
+    Ctrl-C stops within about a second and says what state memory is in (the log is never touched).
     """
     with handled(json_output), open_fabric(eventloom_path, reads=True, sessions=session_id) as fabric:
         summaries = fabric.sessions()
@@ -55,25 +55,24 @@ def reproject_command(
                 remediation="List sessions with `zaxy sessions`; nothing was rebuilt.",
             )
         total = sum(s.event_count for s in summaries)
-        read = [0]
         if not json_output:
             err_console.print(f"rebuilding the projection of {total} events from the log (Ctrl-C stops it safely)")
         try:
-            with _interrupt_notice(json_output):
-                if json_output:
-                    digest = fabric.reproject(lambda done, _total: read.__setitem__(0, done))
-                else:
-                    digest = _reproject_with_progress(fabric, total, read)
-        except KeyboardInterrupt:
+            digest = _rebuild_in_thread(fabric, quiet=json_output)
+        except (RebuildCancelled, KeyboardInterrupt) as exc:
+            state = exc.status.as_dict() if isinstance(exc, RebuildCancelled) else None
             message = (
-                f"interrupted after reading {read[0]} of {total} events. The log is unchanged; the projection is "
-                "incomplete and is caught up from the log on next use (run `zaxy reproject` to rebuild it now)."
+                str(exc)
+                if isinstance(exc, RebuildCancelled)
+                else "stopped before the rebuild began. The log is unchanged; memory is as it was."
             )
+            message += " Run `zaxy reproject` to rebuild it now."
             if json_output:
-                emit_json({"error": {"code": "interrupted", "message": message, "remediation": "zaxy reproject"}})
+                error = {"code": "interrupted", "message": message, "remediation": "zaxy reproject", "state": state}
+                emit_json({"error": error})
             else:
                 err_console.print(f"[yellow]{message}[/]")
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+            _exit_now(fabric)
         status = fabric.memory_status(session_id)
         result = {
             "digest": digest,
@@ -91,46 +90,114 @@ def reproject_command(
             console.print(f"digest [bold]{digest}[/]")
 
 
-def _reproject_with_progress(fabric: Any, total: int, read: list[int]) -> str:
-    """A bar over the events read, then an honest spinner for what follows (graph, snapshot, digest)."""
-    columns = (
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("reading the log", total=total or None)
+def _exit_now(fabric: Any) -> NoReturn:
+    """Leave at once after a Ctrl-C, with exit code 130.
 
-        def update(done: int, _total: int) -> None:
-            read[0] = done
-            if done >= total:
-                progress.update(task, completed=done, total=None, description="building the graph, snapshot, digest")
-            else:
-                progress.update(task, completed=done)
-
-        return fabric.reproject(update)
+    An interrupted graph write still rolling back is not waited for (it takes as long as what it undoes): its file
+    is marked dirty, so the next open deletes it and rebuilds it from the log, exactly as after a kill. Otherwise
+    the fabric is closed first. The interpreter's teardown is skipped either way: freeing a rebuild's heap cost
+    about a second (benchmarks/reproject_interrupt_bench.py), and everything durable is committed already.
+    """
+    if not fabric.projector.rebuild_unwinding():
+        fabric.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
-@contextmanager
-def _interrupt_notice(quiet: bool) -> Iterator[None]:
-    """On Ctrl-C, say at once that we are stopping (unwinding a graph write can take a moment), then interrupt."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def _rebuild_in_thread(fabric: Any, *, quiet: bool) -> str:
+    """Run the rebuild in a worker thread so this (main) thread stays free for Ctrl-C and the bars.
 
-    def handler(signum: int, frame: Any) -> None:
+    A Ctrl-C reaches the main thread even while the worker is inside a long graph statement (C code holding no
+    Python frame the signal could interrupt); it asks the projector to cancel, which interrupts that statement
+    (rolled back) and stops the rebuild at its last committed chunk.
+    """
+    projector = fabric.projector
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()  # not Thread.join: a join interrupted by Ctrl-C can mark a live thread stopped
+
+    def work() -> None:
+        try:
+            outcome["digest"] = fabric.reproject()
+        except BaseException as exc:  # handed to the main thread, which reports it
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=work, name="zaxy-reproject", daemon=True)
+    with _RebuildBars(projector, quiet) as bars:
+        worker.start()
+        try:
+            while not finished.wait(0.1):
+                bars.update()
+        except KeyboardInterrupt:
+            bars.stop()
+            if not quiet:
+                err_console.print("[yellow]stopping (Ctrl-C)… the log is never changed by reproject[/]")
+            projector.cancel_rebuild()
+            _wait_ignoring_ctrl_c(finished, quiet)
+    if "error" in outcome:
+        raise outcome["error"]
+    return str(outcome["digest"])
+
+
+def _wait_ignoring_ctrl_c(finished: threading.Event, quiet: bool) -> None:
+    """Wait for the cancelled rebuild to unwind (it is rolling back); more Ctrl-C only repeats the notice."""
+    while not finished.is_set():
+        try:
+            finished.wait(0.1)
+        except KeyboardInterrupt:
+            if not quiet:
+                err_console.print("[yellow]already stopping: the graph write in progress is being rolled back[/]")
+
+
+class _RebuildBars:
+    """One bar per stage of real work, polled from the projector's rebuild status by the main thread."""
+
+    def __init__(self, projector: Any, quiet: bool) -> None:
+        self.projector = projector
+        self.progress: Progress | None = None
         if not quiet:
-            err_console.print("[yellow]stopping (Ctrl-C)… the log is never changed by reproject[/]")
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C interrupts at once
-        raise KeyboardInterrupt
+            columns = (
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+            )
+            self.progress = Progress(*columns, console=console, transient=True)
+        self.tasks: dict[str, Any] = {}
 
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    def __enter__(self) -> _RebuildBars:
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def update(self) -> None:
+        if self.progress is None:
+            return
+        status = self.projector.rebuild_status
+        if not status.total_events:
+            return
+        self._bar("indexed", "indexing the log (events)", status.indexed_events, status.total_events)
+        if status.uses_graph and (status.stage in ("graph", "digest", "done") or status.graph_events):
+            self._bar("graph", "writing the graph (events)", int(status.graph_events), status.total_events)
+        if status.stage in ("digest", "done"):
+            self._bar("digest", "reading it back for the digest (lines)", status.digest_lines, None)
+
+    def _bar(self, key: str, description: str, done: int, total: int | None) -> None:
+        assert self.progress is not None
+        if key not in self.tasks:
+            self.tasks[key] = self.progress.add_task(description, total=total)
+        self.progress.update(self.tasks[key], completed=done)
 
 
 def schema_plan_command(json_output: JsonFlag = False) -> None:

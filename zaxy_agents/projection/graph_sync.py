@@ -112,6 +112,10 @@ class GraphSync:
         self._idle.set()
         self._thread: threading.Thread | None = None
         self.coalesce_events = 0  # > 0: the writer waits for this many events before a transaction (rebuilds)
+        self.written_events = 0  # events committed to the graph by this process (a rebuild's bar)
+        self.writing: ProjectionBatch | None = None  # the batch being written now
+        self._cancelled = threading.Event()  # a rebuild was stopped: queued batches are dropped, not written
+        self._cancel_lock = threading.Lock()
         self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
         self.following = False
 
@@ -226,6 +230,15 @@ class GraphSync:
     def _write(self, batch: ProjectionBatch) -> None:
         """One transaction (rows + cursors); a private graph is marked dirty around it."""
         assert self.store is not None
+        self.writing = batch
+        try:
+            self._write_batch(batch)
+        finally:
+            self.writing = None
+        self.written_events += batch.event_count
+
+    def _write_batch(self, batch: ProjectionBatch) -> None:
+        assert self.store is not None
         if self.private:
             self._mark(False)
             try:
@@ -233,7 +246,8 @@ class GraphSync:
                 self.store.checkpoint()
             except Exception:
                 # The file may be damaged (Kuzu is not crash-safe around a failed bulk write): close it and leave
-                # it marked dirty, so the next open deletes and rebuilds it instead of opening it.
+                # it marked dirty, so the next open deletes and rebuilds it instead of opening it. An interrupted
+                # write (Ctrl-C) takes this path too: Kuzu rolls it back, but the file is not trusted on a guess.
                 with contextlib.suppress(Exception):
                     self.store.close()
                 self.store = None
@@ -372,17 +386,63 @@ class GraphSync:
                 self._thread.start()
 
     def stop_writer(self) -> None:
+        """Stop the writer a rebuild started; after :meth:`cancel` without waiting for it: the write it is rolling
+        back holds the graph lock, and whoever uses the graph next waits for that lock."""
         if not self.following:
-            self._stop_thread()
+            self._stop_thread(wait=not self._cancelled.is_set())
+
+    def unwinding(self) -> bool:
+        """Whether a cancelled write is still being rolled back (the graph file is marked dirty meanwhile)."""
+        return self.writing is not None
 
     def wait_below(self, queued: int) -> None:
         """Back-pressure: wait while ``queued`` or more batches wait for the writer (bounded memory)."""
-        while self._thread is not None and self._queue.qsize() >= queued and self.error is None:
+        while (
+            self._thread is not None
+            and self._queue.qsize() >= queued
+            and self.error is None
+            and not self._cancelled.is_set()
+        ):
             time.sleep(0.005)
+
+    def cancel(self) -> None:
+        """From any thread: stop writing now (a rebuild was interrupted). Queued batches are dropped, the write
+        in progress is interrupted (rolled back; a private graph is then rebuilt from the log on its next use),
+        and nothing is written until :meth:`resume`. The catalog's cursors are untouched: the graph catches up
+        from the log the next time it is synced."""
+        with self._cancel_lock:
+            self._cancel_now()
+
+    def _cancel_now(self) -> None:
+        self._cancelled.set()
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                self._queue.put(None)  # a stop asked for stays asked for
+                break
+        self._queue.put("cancel")  # ends the writer's coalescing wait without writing what it collected
+        store = self.store
+        if store is not None:
+            store.interrupt()
+
+    def resume(self) -> None:
+        """Write again after :meth:`cancel` (a new rebuild starts)."""
+        with self._cancel_lock:
+            self._cancelled.clear()
+            store = self.store
+            if store is not None:
+                store.resume()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
 
     def submit(self, batch: ProjectionBatch) -> None:
         """A batch the catalog just committed (written by the background writer when following)."""
-        if self._thread is not None and self.store is not None:
+        if self._thread is not None and self.store is not None and not self._cancelled.is_set():
             self._idle.clear()
             self._queue.put(batch)
 
@@ -398,6 +458,13 @@ class GraphSync:
                         break
                     items.append(self._queue.get())  # coalescing: wait for more before writing
             stop = None in items
+            if self._cancelled.is_set():  # what was collected is dropped: the graph catches up from the log later
+                if self._queue.empty():
+                    self._idle.set()
+                if stop:
+                    self._idle.set()
+                    return
+                continue
             try:
                 with self._lock:
                     if self.open() is not None:
@@ -428,6 +495,10 @@ class GraphSync:
         if self._thread is not None and not self._idle.is_set():
             self._queue.put("flush")  # ends a coalescing wait
         return self._idle.wait(timeout)
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        """Wait (without asking for a flush) until the writer has nothing queued; True when it has not."""
+        return self._thread is None or self._idle.wait(timeout)
 
     def pending(self) -> int:
         return self._queue.qsize()
@@ -476,10 +547,11 @@ class GraphSync:
             self._cursors, self.mismatches, self.error = {}, {}, None
             return self.store
 
-    def _stop_thread(self) -> None:
+    def _stop_thread(self, *, wait: bool = True) -> None:
         if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout=300)
+            self._queue.put(None)  # FIFO: the writer takes it before anything a new writer is given
+            if wait:
+                self._thread.join(timeout=300)
             self._thread = None
 
     def close(self) -> None:

@@ -45,6 +45,7 @@ from .listeners import (
 )
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
+from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
 from .sqlite_catalog import NAME as CATALOG_NAME
 from .sqlite_catalog import SCHEMA_VERSION as CATALOG_VERSION
@@ -57,7 +58,7 @@ OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
 REBUILD_KEY = "rebuilding"
 
-__all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector"]
+__all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector", "RebuildCancelled", "RebuildStatus"]
 
 
 class ProjectionMismatch(Exception):
@@ -105,6 +106,9 @@ class Projector:
         self.damaged: dict[str, str] = {}  # sessions that cannot be read past some event (see _contained)
         self._notices_taken = 0
         self._lock = threading.RLock()
+        self._cancel = threading.Event()  # cancel_rebuild() was called (from any thread) during a rebuild
+        self._rebuilding = False
+        self.rebuild_status = RebuildStatus()  # the last (or running) rebuild's counters, for a bar in another thread
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
         self.catalog = SqliteCatalog(self.derived)
@@ -374,11 +378,15 @@ class Projector:
                 else:
                     self.planner.sessions.add(session)
                 self.planner.prefetch(chunk, _CatalogState(self.catalog, db))
-                for envelope, extraction in chunk:
+                for position, (envelope, extraction) in enumerate(chunk):
+                    if position % 100 == 0:
+                        self._check_cancel()  # a rebuild's Ctrl-C: this transaction is rolled back
                     self.planner.add(envelope, extraction)
                 batch = self.planner.take_batch()
+                self._check_cancel()
                 self.catalog.apply(db, batch)
                 for listener in self._durable:
+                    self._check_cancel()
                     done = db.execute(
                         "SELECT seq FROM lst_cursors WHERE listener = ? AND session = ?", (listener.name, session)
                     ).fetchone()
@@ -468,67 +476,141 @@ class Projector:
 
     # ------------------------------------------------------------------ rebuild
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> str:
-        """Throw every derived table and the graph away and rebuild them from the log; returns the digest."""
+        """Throw every derived table and the graph away and rebuild them from the log; returns the digest.
+
+        ``progress(indexed, total)`` is called after every committed chunk; :attr:`rebuild_status` tells the whole
+        story (graph writes, digest) to a reader in another thread, and :meth:`cancel_rebuild` (any thread) stops
+        the rebuild within about a second with :class:`RebuildCancelled`.
+        """
         with self._lock:
-            store = self.graph.reset() if self.use_graph else None
-            if self.use_graph and store is None:
-                raise LockedError(
-                    self.graph.unavailable or "no graph store is open",
-                    field="projection",
-                    remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
-                )
-            with self.derived.write() as db:
-                self.derived.set_meta(db, REBUILD_KEY, str(os.getpid()))  # other processes wait, not interleave
-                drop_tables(db)
-                create_tables(db)
-                db.execute("DELETE FROM lst_cursors")
-                for listener in self._durable:
-                    listener.drop_schema(db)
-                    listener.create_schema(db)
-            for listener in self._durable:
-                listener.committed()
-            for listener in self._memory:
-                listener.reset()
-            self._memory_cursors, self._memory_dirty = {}, True
-            self.catalog.refresh()
-            self._new_planner()
-            summaries = self.log.sessions()
-            total = sum(summary.event_count for summary in summaries)
-            done = 0
-            if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
-                self.graph.coalesce_events = REBUILD_BATCH_EVENTS
-                self.graph.start_writer()
+            self._cancel.clear()
+            self.graph.resume()
+            status = self.rebuild_status = RebuildStatus(uses_graph=self.use_graph)
+            self._rebuilding = True
             try:
-                self.damaged = {}
-                for summary in summaries:
-                    expected: tuple[int, str] | None = None
-                    chunk: list[tuple[dict[str, Any], Any]] = []
-                    damage_box: list[IntegrityError] = []
-                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                        chunk.append((envelope, self.extractors.extract(envelope)))
-                        if len(chunk) >= self.batch_events:
-                            expected = self._rebuild_chunk(summary.session, expected, chunk)
-                            done += len(chunk)
-                            chunk = []
-                            if progress:
-                                progress(done, total)
-                    if chunk:  # what was read before any damage is projected
-                        self._rebuild_chunk(summary.session, expected, chunk)
-                        done += len(chunk)
-                    if damage_box:
-                        self.damaged[summary.session] = damage_box[0].message
-                self.graph.flush(None)
+                return self._rebuild(status, progress)
+            except BaseException as exc:
+                if not self._cancel.is_set():
+                    raise
+                # Its message names the stage it stopped in; an interrupted graph statement is a cancel too.
+                cancelled = exc if isinstance(exc, RebuildCancelled) else RebuildCancelled(status)
+                status.stage = "cancelled"
+                with contextlib.suppress(Exception), self.derived.write() as db:
+                    self.derived.set_meta(db, REBUILD_KEY, None)  # not rebuilding any more: others go on
+                if cancelled is exc:
+                    raise
+                raise cancelled from exc
             finally:
-                self.graph.coalesce_events = 0
-                self.graph.stop_writer()
-            if self.graph.error:
-                raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
-            with self.derived.write() as db:
-                self.derived.set_meta(db, REBUILD_KEY, None)
-            if progress:
-                progress(done, total)
-            self.save_snapshot()
-            return self.digest()
+                self._rebuilding = False
+                self._cancel.clear()
+                self.graph.resume()
+
+    def cancel_rebuild(self) -> None:
+        """From any thread: stop a running :meth:`rebuild` soon (the catalog stops at its last committed chunk,
+        the graph write in progress is interrupted and rolled back). A no-op when nothing is rebuilding."""
+        if not self._rebuilding:
+            return
+        self._cancel.set()
+        if self.use_graph:
+            self.graph.cancel()
+
+    def rebuild_unwinding(self) -> bool:
+        """After a cancelled rebuild: the graph write it interrupted is still being rolled back. The graph file is
+        marked dirty until that ends, so a process may exit without waiting: the next open deletes the file and
+        rebuilds it from the log (the trust protocol of :mod:`.graph_sync`)."""
+        return self.use_graph and self.graph.unwinding()
+
+    def _check_cancel(self) -> None:
+        """Raise :class:`RebuildCancelled` when a running rebuild was asked to stop (never outside a rebuild)."""
+        if self._cancel.is_set():
+            raise RebuildCancelled(self.rebuild_status)
+
+    def _rebuild(self, status: RebuildStatus, progress: Callable[[int, int], None] | None) -> str:
+        summaries = self.log.sessions()
+        total = status.total_events = sum(summary.event_count for summary in summaries)
+        store = self.graph.reset() if self.use_graph else None
+        if self.use_graph and store is None:
+            raise LockedError(
+                self.graph.unavailable or "no graph store is open",
+                field="projection",
+                remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
+            )
+        self._check_cancel()
+        with self.derived.write() as db:
+            self.derived.set_meta(db, REBUILD_KEY, str(os.getpid()))  # other processes wait, not interleave
+            drop_tables(db)
+            create_tables(db)
+            db.execute("DELETE FROM lst_cursors")
+            for listener in self._durable:
+                listener.drop_schema(db)
+                listener.create_schema(db)
+        for listener in self._durable:
+            listener.committed()
+        for listener in self._memory:
+            listener.reset()
+        self._memory_cursors, self._memory_dirty = {}, True
+        self.catalog.refresh()
+        self._new_planner()
+        done = 0
+        written_before = self.graph.written_events
+        if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
+            self.graph.coalesce_events = REBUILD_BATCH_EVENTS
+            self.graph.start_writer()
+        try:
+            self.damaged = {}
+            for summary in summaries:
+                expected: tuple[int, str] | None = None
+                chunk: list[tuple[dict[str, Any], Any]] = []
+                damage_box: list[IntegrityError] = []
+                for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
+                    if self._cancel.is_set():
+                        raise RebuildCancelled(status)
+                    chunk.append((envelope, self.extractors.extract(envelope)))
+                    if len(chunk) >= self.batch_events:
+                        expected = self._rebuild_chunk(summary.session, expected, chunk)
+                        done += len(chunk)
+                        chunk = []
+                        status.indexed_events = done
+                        status.graph_events = self._graph_progress(written_before)
+                        if progress:
+                            progress(done, total)
+                if chunk:  # what was read before any damage is projected
+                    self._rebuild_chunk(summary.session, expected, chunk)
+                    done += len(chunk)
+                    status.indexed_events = done
+                if damage_box:
+                    self.damaged[summary.session] = damage_box[0].message
+            status.stage = "graph" if self.use_graph else "digest"
+            self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
+            while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
+                status.graph_events = self._graph_progress(written_before)
+                self._check_cancel()
+            self._check_cancel()
+            status.graph_events = self._graph_progress(written_before)
+        finally:
+            self.graph.coalesce_events = 0
+            self.graph.stop_writer()
+        if self.graph.error:
+            self._check_cancel()
+            raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
+        with self.derived.write() as db:
+            self.derived.set_meta(db, REBUILD_KEY, None)
+        if progress:
+            progress(done, total)
+        self.save_snapshot()
+        status.stage = "digest"
+        digest = self.digest(status)
+        status.stage = "done"
+        return digest
+
+    def _graph_progress(self, written_before: int) -> float:
+        """Events the graph holds from this rebuild: committed transactions plus the written share of the one in
+        progress (rows applied so far / its rows)."""
+        events = float(self.graph.written_events - written_before)
+        writing, store = self.graph.writing, self.graph.store
+        if writing is not None and store is not None and writing.row_count():
+            events += writing.event_count * min(1.0, store.rows_applied / writing.row_count())
+        return events
 
     def _rebuild_chunk(
         self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
@@ -544,15 +626,18 @@ class Projector:
             self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
         return batch.cursors[session]
 
-    def digest(self) -> str:
-        """SHA-256 over the canonical dump of the graph (same log -> same digest)."""
+    def digest(self, status: RebuildStatus | None = None) -> str:
+        """SHA-256 over the canonical dump of the graph (same log -> same digest); ``status`` counts the lines."""
         store = self.store
         if store is None:
             raise LockedError(self.graph.unavailable or "no graph store", field="projection", remediation="See status.")
         digest = hashlib.sha256()
-        for line in store.dump_lines():
+        for count, line in enumerate(store.dump_lines(), 1):
             digest.update(line.encode())
             digest.update(b"\n")
+            if status is not None and count % 1000 == 0:
+                status.digest_lines = count
+                self._check_cancel()
         return digest.hexdigest()
 
     # ------------------------------------------------------------------ erasure

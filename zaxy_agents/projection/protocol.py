@@ -87,3 +87,13 @@ class ProjectionStore(Protocol):
 
     def checkpoint(self) -> None:
         """Make what was written durable in the store's own files (default: nothing to do)."""
+
+    # A store that can report and stop a long write (``zaxy reproject``'s bar and Ctrl-C):
+    rows_applied: int = 0  # rows the apply() in progress has written so far (0 when idle)
+
+    def interrupt(self) -> None:
+        """From any thread: make the apply() or query in progress fail soon (its transaction rolls back), and
+        every later one until :meth:`resume`. Default: nothing to interrupt (the write finishes first)."""
+
+    def resume(self) -> None:
+        """Accept writes and queries again after :meth:`interrupt`."""

@@ -108,6 +108,9 @@ class KuzuProjectionStore(ProjectionStore):
         self._database = _open_database(self.path)
         self._write_lock = threading.Lock()
         self._local = threading.local()
+        self._connections: list[kuzu.Connection] = []  # every thread's, so interrupt() can reach them all
+        self._interrupted = threading.Event()
+        self.rows_applied = 0
         self._closed = False
         applied = self.migrate()
         if REBUILD_MIGRATIONS.intersection(applied) and self.cursors():
@@ -122,7 +125,26 @@ class KuzuProjectionStore(ProjectionStore):
         if connection is None:
             connection = kuzu.Connection(self._database)
             self._local.connection = connection
+            with _REGISTRY_LOCK:
+                self._connections.append(connection)
         return connection
+
+    def interrupt(self) -> None:
+        """From any thread: the statement running now fails with Kuzu's "Interrupted." (its transaction is rolled
+        back: measured to leave the file usable), and so does every later one until :meth:`resume`."""
+        self._interrupted.set()
+        with _REGISTRY_LOCK:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(Exception):
+                connection.interrupt()
+
+    def resume(self) -> None:
+        self._interrupted.clear()
+
+    def _check_interrupted(self) -> None:
+        if self._interrupted.is_set():
+            raise RuntimeError("Interrupted.")
 
     def _rows(self, query: str, parameters: dict[str, Any] | None = None) -> list[list[Any]]:
         result = self._connection().execute(query, parameters or {})
@@ -134,6 +156,8 @@ class KuzuProjectionStore(ProjectionStore):
         if not self._closed:
             self._closed = True
             self._local = threading.local()
+            with _REGISTRY_LOCK:
+                self._connections = []
             _release_database(self.path)
 
     # ------------------------------------------------------------------ schema
@@ -194,6 +218,8 @@ class KuzuProjectionStore(ProjectionStore):
             for label in batch.new_labels:  # DDL runs in its own (auto-commit) transaction, before the data
                 connection.execute(typed_rel_ddl(label))
             bulk = batch.row_count() > ROW_BY_ROW_LIMIT
+            self._check_interrupted()
+            self.rows_applied = 0
             connection.execute("BEGIN TRANSACTION")
             try:
                 for table, columns in NODE_COLUMNS.items():
@@ -223,11 +249,14 @@ class KuzuProjectionStore(ProjectionStore):
                     "MATCH (s:Session {id: $id}) SET s.projected_seq = $seq, s.projected_hash = $hash",
                     [{"id": s, "seq": q, "hash": h} for s, (q, h) in sorted(batch.cursors.items())],
                 )
+                self._check_interrupted()
                 connection.execute("COMMIT")
             except Exception:
                 with contextlib.suppress(RuntimeError):  # a failed COMMIT (disk full) already ended it
                     connection.execute("ROLLBACK")
                 raise
+            finally:
+                self.rows_applied = 0
 
     def _insert(
         self,
@@ -239,9 +268,11 @@ class KuzuProjectionStore(ProjectionStore):
     ) -> None:
         if not rows:
             return
+        self._check_interrupted()
         if bulk or (endpoints is not None and REL_COPY):
             pair = endpoints if table in EXTRA_PAIRS else None  # a multi-pair table needs the pair named
             self._copy(table, columns, rows, is_rel=endpoints is not None, pair=pair)
+            self.rows_applied += len(rows)
             return
         connection = self._connection()
         assignments = ", ".join(f"{name}: ${name}" for name, _ in columns)
@@ -259,10 +290,13 @@ class KuzuProjectionStore(ProjectionStore):
             if endpoints is not None:
                 parameters["__from"], parameters["__to"] = row["from"], row["to"]
             connection.execute(statement, parameters)
+        self.rows_applied += len(rows)
 
     def _update(self, statement: str, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
+        self._check_interrupted()
+        self.rows_applied += len(rows)
         connection = self._connection()
         if len(rows) > ROW_BY_ROW_LIMIT // 4:
             names = list(rows[0])
@@ -511,6 +545,7 @@ class KuzuProjectionStore(ProjectionStore):
             yield from sorted(lines) if len(pairs) > 1 else lines
 
     def _canonical(self, table: str, query: str) -> list[str]:
+        self._check_interrupted()
         result = self._connection().execute(query)
         arrow = result.get_as_arrow()
         result.close()
