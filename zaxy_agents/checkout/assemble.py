@@ -21,6 +21,7 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 from zaxy_agents.retrieval.engine import RetrievalHit, Retriever
+from zaxy_agents.retrieval.ranking import RankingPolicy, get_retrieval_profile
 
 from .answerability import RELEVANT, assess
 from .budget import Candidate, Packing, elided_summary, pack
@@ -83,9 +84,12 @@ def assemble(
     notices: list[str] | None = None,
     recent: list[EvidenceItem] | None = None,
     damaged: dict[str, str] | None = None,
+    ranking: RankingPolicy | None = None,
 ) -> CheckoutPacket:
-    """``recent``: the session's latest events (the replay lane of ``replay_from_seq`` / ``max_recent_events``),
-    packed as session state and reported in ``evidence`` with the lane ``replay``."""
+    """``ranking``: the retrieval profile (2.2 ranking features; default profile when ``None``); attenuated memories
+    leave the packet and are counted. ``recent``: the session's latest events (the replay lane of
+    ``replay_from_seq`` / ``max_recent_events``), packed as session state and reported in ``evidence`` with the
+    lane ``replay``."""
     started = time.perf_counter()
     scope_set = set(scope) if scope is not None else None
     warnings: list[str] = list(notices or [])
@@ -98,10 +102,19 @@ def assemble(
     excluded: list[RetrievalHit] = []
     lane_counts: dict[str, int] = {}
     suppressed = 0
+    ranking = get_retrieval_profile(ranking)
+    attenuated: list[RetrievalHit] = []
     if query:
         result = retriever.search(
-            query, sessions=scope, k=max(k, purpose.recall_floor) * 2, profile=purpose.profile, as_of=as_of
+            query,
+            sessions=scope,
+            k=max(k, purpose.recall_floor) * 2,
+            profile=purpose.profile,
+            as_of=as_of,
+            retrieval_profile=ranking,
+            hide_attenuated=True,
         )
+        attenuated = result.attenuated
         warnings += result.warnings
         lane_counts, excluded = result.lane_counts, result.excluded
         for hit in result.hits:
@@ -239,6 +252,7 @@ def assemble(
         # seed 003: "checkout diagnostics also include a slot_plan contract" (also under quality, next to the
         # missing slots it explains); null when the question is not composed
         slot_plan=[slot.model_dump() for slot in quality.slot_plan] if quality.slot_plan is not None else None,
+        retrieval_profile={**ranking.to_dict(), "attenuated_excluded": len(attenuated)},
         **extension_blocks,
     )
     retention = Retention(
@@ -248,6 +262,7 @@ def assemble(
         invalidated_excluded=invalidated,
         suppressed_by_purpose=suppressed,
         elided_by_budget=len(packing.elided),
+        attenuated_excluded=len(attenuated),
         purpose_policy={
             "name": purpose.name,
             "suppressed": suppressed,
