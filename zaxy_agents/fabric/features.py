@@ -30,6 +30,8 @@ from zaxy_agents.projection.contracts import BUILTIN_CONTRACTS, ContractTable
 from zaxy_agents.projection.extractors import BUILTIN_MODULES, generic
 from zaxy_agents.projection.producers import ProducerTable
 from zaxy_agents.projection.registry import ExtractorTable
+from zaxy_agents.salience import contracts as salience_contracts
+from zaxy_agents.salience import extractor as salience_extractor
 
 EXTRACTOR_MODULES = (
     *BUILTIN_MODULES,
@@ -38,6 +40,7 @@ EXTRACTOR_MODULES = (
     consolidation_extractor,
     coordinate_extractor,
     metacognition_extractor,
+    salience_extractor,
 )
 PRODUCER_MODULES = (causal_producer,)
 CONTRACT_MAPS = (
@@ -47,6 +50,7 @@ CONTRACT_MAPS = (
     consolidation_contracts.CONTRACTS,
     coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
+    salience_contracts.CONTRACTS,
 )
 CHECKOUT_EXTENSIONS = (
     *BUILTIN_EXTENSIONS,

@@ -30,7 +30,17 @@ from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
 
 EventKey = tuple[str, int]
-NOT_RECALLED = frozenset({"inference.edge.generated", "memory.reinforced", "memory.feedback"})
+NOT_RECALLED = frozenset(
+    {
+        "inference.edge.generated",
+        "memory.reinforced",
+        "memory.feedback",
+        "memory.surfaced",
+        "memory.restored",
+        "memory.pinned",
+        "memory.unpinned",
+    }
+)
 # Anchor identities (speakers, topics, tools, documents) are created by reference from other events: they seed
 # the graph lanes but are not memories themselves, and mapping them to the event that first mentioned them would
 # surface stale text.

@@ -67,7 +67,7 @@ class RankingPolicy:
 RETRIEVAL_PROFILES: dict[str, RankingPolicy] = {
     "plain": RankingPolicy("plain", salience=False, ppr=False, description="pre-2.2 ranking: no 2.2 feature"),
     "balanced": RankingPolicy(
-        "balanced", salience=True, ppr=True, description="the features a measurement lane justified"
+        "balanced", salience=False, ppr=True, description="the features a measurement lane justified: PPR"
     ),
     "full": RankingPolicy(
         "full",
