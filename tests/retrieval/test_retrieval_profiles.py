@@ -124,3 +124,21 @@ async def test_mcp_retrieval_profile(tmp_path: Path) -> None:
             assert refused.isError
     finally:
         app.close()
+
+
+def test_docs_example_runs(tmp_path: Path) -> None:
+    """docs/retrieval.md's retrieval-profile example, as printed there."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "retrieval.md").read_text()
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "retrieval_profile=" in b]
+    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "'attenuated_excluded': 1" in lines[0]
+    assert "('legacy port is 7001', True)" in lines[1]
+    assert lines[2] == "0"
