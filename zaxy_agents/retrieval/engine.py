@@ -24,6 +24,7 @@ from .expansion import QueryExpander
 from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
 from .rerank import rerank_by_embedding
+from .threads import query_threads
 from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
 
@@ -116,6 +117,20 @@ class Retriever:
         include_superseded: bool = False,
         lanes: tuple[str, ...] = LANES,
         exclude_types: frozenset[str] = NOT_RECALLED,
+    ) -> RetrievalResult:
+        with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
+            return self._search(query, sessions, k, profile, as_of, include_superseded, lanes, exclude_types)
+
+    def _search(
+        self,
+        query: str,
+        sessions: list[str] | None,
+        k: int,
+        profile: str | RetrievalProfile,
+        as_of: str | None,
+        include_superseded: bool,
+        lanes: tuple[str, ...],
+        exclude_types: frozenset[str],
     ) -> RetrievalResult:
         started = time.perf_counter()
         chosen = get_profile(profile)
