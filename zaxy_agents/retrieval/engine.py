@@ -17,7 +17,7 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 
-from .embeddings import retrieval_role
+from .embeddings import expands_queries, retrieval_role
 from .entity_index import EntityKeywordIndex
 from .event_texts import EventTexts
 from .expansion import QueryExpander
@@ -155,7 +155,7 @@ class Retriever:
 
         def verbatim_lane() -> list[tuple[EventKey, float]]:
             expansion = None
-            if reranks and chosen.expansion_weight:
+            if reranks and chosen.expansion_weight and expands_queries(self.vectors.embedder):
                 try:
                     expansion = self._expansion_for(query, chosen.expansion_weight, sessions)
                 except Exception as exc:  # like a lane: a failing embedder degrades to a warning
