@@ -363,6 +363,17 @@ class ItemStore:
         self.state.clear()
         self.vectors = None
         self._chunks = None
+        if self._cache is not None:
+            self._cache.forget()
+
+    def on_erased(self, session: str) -> None:
+        """An erasure in ``session`` scrubbed the log: catch up now (the follower empties and rebuilds the
+        derived file, then compacts it), so no erased value waits in it for the next call."""
+        if session != self.session:
+            return
+        with self._lock:
+            if not self.closed:
+                self._catch_up()
 
     def _apply_own(self, event: Any, prepared: dict[tuple[tuple[str, ...], str], _PreparedPut]) -> bool:
         settled = self._apply(event.seq, event.type, event.timestamp, event.payload, own=True)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, Self
 
-from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result, TTLConfig
 
 from zaxy_agents.fabric import MemoryFabric
 
@@ -100,10 +100,23 @@ class ZaxyStore(BaseStore):
         return self._items.session
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return self._items.execute(ops)
+        ops = list(ops)
+        results = self._items.execute(ops)
+        self._erase_deleted(ops)
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await self._items.aexecute(ops)
+        ops = list(ops)
+        results = await self._items.aexecute(ops)
+        if _deleted_keys(ops):
+            await asyncio.to_thread(self._erase_deleted, ops)
+        return results
+
+    def _erase_deleted(self, ops: list[Op]) -> None:
+        """A delete is real: every event that held the item (all its versions) is erased from the log and from
+        every derived file (``MemoryFabric.erase_store_items``); one erasure per batch."""
+        if keys := _deleted_keys(ops):
+            self._fabric.erase_store_items(self._items.session, keys, actor=self._items.actor, reason="store.delete")
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many (each leaves a ``store.item.deleted`` event)."""
@@ -142,6 +155,15 @@ class ZaxyStore(BaseStore):
         self.close()
 
 
+def _deleted_keys(ops: list[Op]) -> list[tuple[tuple[str, ...], str]]:
+    """The (namespace, key) pairs the batch leaves deleted (its last put per key has no value)."""
+    last: dict[tuple[tuple[str, ...], str], bool] = {}
+    for op in ops:
+        if isinstance(op, PutOp):
+            last[(tuple(op.namespace), str(op.key))] = op.value is None
+    return [key for key, deleted in last.items() if deleted]
+
+
 class AsyncZaxyStore(ZaxyStore):
     """The name ``AsyncSqliteStore`` / ``AsyncPostgresStore`` users reach for, with an awaitable :meth:`setup`::
 
@@ -157,7 +179,7 @@ class AsyncZaxyStore(ZaxyStore):
         await asyncio.to_thread(ZaxyStore.setup, self)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self._items.execute, list(ops))
+        return await asyncio.to_thread(self.batch, list(ops))
 
     async def asweep_ttl(self) -> int:
         return await asyncio.to_thread(self.sweep_ttl)

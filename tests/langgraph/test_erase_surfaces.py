@@ -1,0 +1,97 @@
+"""#25.4 through LangGraph's own surfaces: ``delete_thread`` on a real graph's checkpointer and the store's
+``delete`` really delete. The planted SSN is in no file of the memory folder afterwards (log, projection,
+indexes, item-store SQLite file, embedding cache), the log still verifies, the erasure is recorded, another
+saver that held the thread in memory stops serving it, and what was not deleted is intact."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from tests.erasure_helpers import files_containing
+from tests.langgraph.test_store_vectors import hashing_fn
+from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
+
+SSN = "078-05-1120"
+
+
+def _graph(saver: ZaxyCheckpointer) -> Any:
+    def chat(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"noted: {state['messages'][-1].content}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("chat", chat)
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    return builder.compile(checkpointer=saver)
+
+
+def _config(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _say(graph: Any, thread: str, text: str) -> list[str]:
+    return [m.content for m in graph.invoke({"messages": [HumanMessage(text)]}, _config(thread))["messages"]]
+
+
+def test_delete_thread_erases_the_thread_from_the_log_and_every_derived_file(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with ZaxyCheckpointer.from_path(root) as saver, ZaxyCheckpointer.from_path(root) as other:
+        graph = _graph(saver)
+        _say(graph, "dana", f"my SSN is {SSN}")
+        _say(graph, "dana", "and file my taxes")
+        _say(graph, "ops", "the payroll run is on the 25th")
+        assert other.get_tuple(_config("dana")) is not None  # another saver holds the thread in memory
+        saver.fabric.project()
+        assert saver.fabric.query(SSN, sessions=[saver.session_of("dana")])  # the projection indexed it
+        assert any(".zaxy" in str(path) for path in files_containing(root, SSN))
+
+        saver.delete_thread("dana")
+
+        assert files_containing(root, SSN) == []
+        assert saver.get_tuple(_config("dana")) is None
+        assert other.get_tuple(_config("dana")) is None  # it met the erasure record and dropped its view
+        assert list(other.list(_config("dana"))) == []
+        session = saver.session_of("dana")
+        assert saver.fabric.verify(session).ok
+        record = [e for e in saver.fabric.log.replay(session) if e.type == "eventloom.erased"]
+        assert len(record) == 1 and record[0].payload["reason"] == "delete_thread" and record[0].actor == "langgraph"
+        assert _graph(saver).get_state(_config("ops")).values["messages"][-1].content.endswith("on the 25th")
+        assert _say(graph, "dana", "hello again") == ["hello again", "noted: hello again"]  # a fresh thread
+        assert saver.fabric.verify(session).ok
+        saver.delete_thread("never-used")  # nothing to delete: no error
+
+
+def test_store_delete_erases_every_version_of_the_item(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    index = {"dims": 64, "embed": hashing_fn, "fields": ["text"]}
+    with ZaxyStore.from_path(root, index=index) as store, ZaxyStore.from_path(root, index=index) as other:
+        store.put(("users",), "dana", {"text": f"Dana's SSN is {SSN}"})
+        store.put(("users",), "dana", {"text": f"Dana's SSN is {SSN}, confirmed"})
+        store.put(("users",), "ann", {"text": "Ann runs payroll on the 25th"})
+        assert store.search(("users",), query="SSN")[0].key == "dana"  # vectors were built
+        assert other.get(("users",), "dana") is not None
+        store.fabric.project()
+        assert any("itemstore" in str(path) for path in files_containing(root, SSN))
+
+        store.delete(("users",), "dana")
+
+        assert files_containing(root, SSN) == []
+        assert store.get(("users",), "dana") is None and other.get(("users",), "dana") is None
+        assert [hit.key for hit in store.search(("users",), query="payroll")] == ["ann"]
+        assert store.get(("users",), "ann").value == {"text": "Ann runs payroll on the 25th"}
+        session = store.session
+        assert store.fabric.verify(session).ok
+        events = list(store.fabric.log.replay(session))
+        assert [e.payload["reason"] for e in events if e.type == "eventloom.erased"] == ["store.delete"]
+        assert sum(1 for e in events if e.erased) == 3  # two puts and the delete
+
+        asyncio.run(store.aput(("users",), "eve", {"text": f"Eve's SSN is {SSN}"}))
+        asyncio.run(store.adelete(("users",), "eve"))
+        assert files_containing(root, SSN) == []
+        store.delete(("users",), "nobody")  # nothing to erase: no error, no record
+        assert sum(1 for e in store.fabric.log.replay(session) if e.type == "eventloom.erased") == 2
