@@ -111,7 +111,7 @@ class ItemStore:
         self._cache = EmbeddingCache(self.index.model_id, cache_dir) if self.index else None
         self._chunks: tuple[tuple[tuple[str, ...], str], dict[int, str]] | None = None
         self._lock = threading.RLock()
-        self._follower = DerivedFollower(log, self.db, self._apply, self._reset)
+        self._follower = DerivedFollower(log, self.db, self._apply, self._reset, self.state.derives_from)
         self.sweeper = TTLSweeper(self.sweep_expired)
         with self._lock:
             self._catch_up()

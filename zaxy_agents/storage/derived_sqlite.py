@@ -17,9 +17,11 @@ still has) and ``secure_delete`` (deleted content is overwritten, not left in fr
 executes stored data (no pickle).
 
 Erasure: erased events keep their hashes (the position stays valid), so a follower that meets an
-``eventloom.erased`` record after its position empties the derived tables, rebuilds them from the scrubbed log
-(erased events are skipped) and then rewrites the file (``VACUUM``) and truncates its WAL, so no page of the
-file keeps the erased content.
+``eventloom.erased`` record after its position asks its owner whether a live row still derives from an erased
+event (``holds``; without it, assume so): if so it empties the derived tables and rebuilds them from the scrubbed
+log (erased events are skipped). Either way it then rewrites the file (``VACUUM``) and truncates its WAL, so no
+page of the file keeps erased content (rows deleted earlier were zeroed by ``secure_delete`` but their old
+images may sit in the WAL).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 # event that does not continue an open group abandons it (an orphan left by a crash), so only the last events
 # of a pass can be unsettled.
 Apply = Callable[[int, str, str, dict[str, Any]], bool]
+# holds(ranges) -> whether a live row derives from an event in one of the inclusive (from_seq, to_seq) ranges.
+Holds = Callable[[list[tuple[int, int]]], bool]
 
 _META = "CREATE TABLE IF NOT EXISTS derived_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
@@ -159,6 +163,16 @@ class DerivedDatabase:
             self.conn.close()
 
 
+def _erased_ranges(payload: Any) -> list[tuple[int, int]]:
+    """The inclusive seq ranges an ``eventloom.erased`` record names (never content)."""
+    ranges = payload.get("ranges") if isinstance(payload, dict) else None
+    return [
+        (item["from_seq"], item["to_seq"])
+        for item in (ranges if isinstance(ranges, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("from_seq"), int) and isinstance(item.get("to_seq"), int)
+    ]
+
+
 _NEVER: Any = object()  # a change token no log ever has: "check the log again"
 
 
@@ -181,8 +195,11 @@ class DerivedFollower:
     this one last looked, so in-memory caches over the database must be dropped.
     """
 
-    def __init__(self, log: EventLog, db: DerivedDatabase, apply: Apply, reset: Callable[[], None]) -> None:
+    def __init__(
+        self, log: EventLog, db: DerivedDatabase, apply: Apply, reset: Callable[[], None], holds: Holds | None = None
+    ) -> None:
         self.log = log
+        self.holds = holds
         self.db = db
         self.session = db.expected["session"]
         self.apply = apply
@@ -285,10 +302,12 @@ class DerivedFollower:
             if is_erased(envelope):
                 continue
             if envelope["type"] == ERASURE_TYPE and seq > 0:
-                logger.info("an erasure in %s: rebuilding its derived state from the scrubbed log", self.session)
-                self.reset()
                 self._erased = True
-                return self._replay(0, "", to_seq)
+                ranges = _erased_ranges(envelope.get("payload"))
+                if self.holds is None or self.holds(ranges):
+                    logger.info("an erasure in %s: rebuilding its derived state from the scrubbed log", self.session)
+                    self.reset()
+                    return self._replay(0, "", to_seq)
             last = envelope["seq"]
             if self.apply(envelope["seq"], envelope["type"], envelope["timestamp"], envelope["payload"]):
                 settled = (envelope["seq"], envelope["hash"])
