@@ -211,3 +211,22 @@ def test_erasure_and_repair_records_cannot_be_forged(tmp_path: Path) -> None:
             with pytest.raises(InvalidRequestError):
                 fabric.append_many("s", [{"type": "note.added"}, {"type": kind}])
         assert fabric.head("s") is None
+
+
+def test_erase_works_while_another_session_holds_an_edited_event(tmp_path: Path) -> None:
+    """The graph is rebuilt from the log after an erase; an edited event of *another* session is left out of it
+    (read-side check) and so are the edges to it, instead of the rebuild failing after the log was scrubbed."""
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        for i in range(4):
+            fabric.append("shop", "fact.asserted", {"key": f"k{i}", "fact": f"fact {i} {SSN if i == 1 else ''}"})
+        for i in range(3):
+            fabric.append("notes", "note.recorded", {"text": f"note number {i}"})
+        fabric.traverse("shop", "k0", "fact")  # the graph exists, so the erase rebuilds it
+    log = root / "notes.jsonl"
+    log.write_bytes(log.read_bytes().replace(b"note number 1", b"note number 9", 1))
+    with MemoryFabric.from_path(root) as fabric:
+        report = fabric.erase_range("shop", 2, 2, actor="t", reason="r")
+        assert report["erased"] == 1 and fabric.verify("shop").ok and not fabric.verify("notes").ok
+        assert fabric.memory_status()["graph_materialised"] is True
+    assert files_containing(root, SSN) == []

@@ -141,6 +141,9 @@ class ProjectionPlanner:
         self._pending_entities: dict[str, dict[str, Any]] = {}
         self._pending_keys: dict[str, dict[str, Any]] = {}
         self._looked_up: set[str] = set()
+        # Per session, the seq of the last event planned (or known present): an event whose predecessor was
+        # skipped (edited or unreadable, see the read-side checks) gets no NEXT/PREVIOUS edge to a missing node.
+        self._last_seq: dict[str, int] = {}
 
     def restore(self, keys: dict[str, KeyState], labels: set[str], sessions: set[str], sources: set[str]) -> None:
         """Resume from a store's persisted state (current versions, typed tables, sessions, sources)."""
@@ -166,6 +169,10 @@ class ProjectionPlanner:
         if unknown:
             self.sources |= state.sources_present(unknown)
             self._looked_up.update(unknown)
+
+    def mark_present(self, session: str, seq: int) -> None:
+        """The event ``seq`` of ``session`` is in the graph already (the next one planned may link to it)."""
+        self._last_seq[session] = seq
 
     def forget(self) -> None:
         """Drop the key and source states read or planned so far (after their batch committed)."""
@@ -195,7 +202,9 @@ class ProjectionPlanner:
             }
         )
         batch.has_event.append({"from": session, "to": event_id})
-        if seq > 1:
+        known = self._last_seq.get(session)
+        self._last_seq[session] = seq
+        if seq > 1 and (known is None or known >= seq - 1):  # no gap since the last one
             previous_id = event_node_id(session, seq - 1)
             batch.next_event.append({"from": previous_id, "to": event_id})
             batch.previous_event.append({"from": event_id, "to": previous_id})
