@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+# Tables only: a view shows what its tables hold, and COPY refuses views.
+_BASE_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s AND table_type = 'BASE TABLE'"
+
 
 def encodings(needle: str) -> list[bytes]:
     """The byte forms a text can take in files we write: UTF-8, JSON-escaped ASCII, UTF-16 (LE/BE), UTF-32."""
@@ -41,7 +44,8 @@ def postgres_tables_containing(dsn: str, schema: str, needle: str) -> dict[str, 
         tables = [
             row[0]
             for row in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
+                _BASE_TABLES,
+                (schema,),
             ).fetchall()
         ]
         for table in tables:
@@ -62,6 +66,7 @@ def dump_rows(dsn: str, schema: str) -> dict[str, Any]:  # pragma: no cover - de
         return {
             table: conn.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0]
             for (table,) in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
+                _BASE_TABLES,
+                (schema,),
             ).fetchall()
         }

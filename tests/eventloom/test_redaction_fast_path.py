@@ -18,6 +18,10 @@ SECRETISH = [
     "xoxb-1234567890-abc",
     "-----BEGIN PRIVATE KEY-----abc-----END PRIVATE KEY-----",
     "plain words",
+    "DB_PASSWORD=hunter2-prod",
+    "postgres://app:s3cret@db/shop",
+    "hunter2",
+    "<private>mine</private>",
     "",
 ]
 keys = st.one_of(st.sampled_from(["password", "apiKey", "token_count", "max_tokens", "note", "auth_token"]), st.text())
@@ -26,10 +30,14 @@ values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=3) | st.dic
 
 
 @settings(max_examples=300)
-@given(st.dictionaries(keys, values, max_size=4))
-def test_prepared_payload_equals_the_full_redaction_walk(payload: dict) -> None:
-    expected, paths = redact_value(payload)
-    draft = prepare_draft("note.added", payload, "agent", 1 << 20)
+@given(
+    st.dictionaries(keys, values, max_size=4),
+    st.sampled_from([("note.added", "standard"), ("store.item.put", "values")]),
+)
+def test_prepared_payload_equals_the_full_redaction_walk(payload: dict, typed: tuple[str, str]) -> None:
+    event_type, policy = typed  # store.* (and checkpoint.*) events default to the values policy
+    expected, paths = redact_value(payload, policy=policy)
+    draft = prepare_draft(event_type, payload, "agent", 1 << 20)
     assert draft.payload == expected
     assert draft.payload_json == canonical_json(expected)
     assert (draft.security or {}).get("redacted_paths", []) == paths

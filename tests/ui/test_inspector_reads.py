@@ -85,3 +85,6 @@ def test_erase_preview_lists_events_and_what_they_asserted(fabric: MemoryFabric)
         fabric.erase_preview(SHOP, 3, 2)
     with pytest.raises(NotFoundError):
         fabric.erase_preview(SHOP, 1, 10_000)
+    with pytest.raises(InvalidRequestError, match="at most 10000 events") as too_many:  # docs/ui.md: the cap
+        fabric.erase_preview(SHOP, 1, 10_001)
+    assert too_many.value.field == "to_seq"

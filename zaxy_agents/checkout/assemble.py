@@ -63,6 +63,8 @@ class CheckoutContext:
     facts: list[FactItem]
     as_of: str | None
     services: dict[str, Any] = field(default_factory=dict)
+    # An extension may append a warning: like any warning it keeps answerability below answer_from_memory.
+    warnings: list[str] = field(default_factory=list)
 
 
 # (name, function) pairs; a function returns (diagnostics block, extra guidance lines).
@@ -152,7 +154,7 @@ def assemble(
         warnings.append(f"{unresolvable} citations no longer resolve against the log")
     invalidated = sum(1 for hit in excluded if hit.status == "invalidated")
 
-    context = CheckoutContext(query, scope_set, catalog, hits, [*stable, *query_facts], as_of, services or {})
+    context = CheckoutContext(query, scope_set, catalog, hits, [*stable, *query_facts], as_of, services or {}, warnings)
     extension_blocks: dict[str, Any] = {}
     extension_guidance: list[str] = []
     for name, function in EXTENSIONS:

@@ -93,43 +93,23 @@ def _working_lines(packet: CheckoutPacket) -> list[tuple[str, str]]:
 
 
 def _items(queries: list[str], packets: list[CheckoutPacket]) -> list[dict[str, Any]]:
+    """Every fact and evidence item once (by citation), with the lane and question it was assembled for."""
     items: list[dict[str, Any]] = []
     shown: set[str] = set()
     for query, packet in zip(queries, packets, strict=True):
-        for fact in packet.current_facts:
-            if fact.citation in shown:
-                continue
-            shown.add(fact.citation)
-            items.append(
-                {
-                    "content": fact.summary,
-                    "citation": fact.citation,
-                    "metadata": {
-                        "assembly_lane": "graph",
-                        "query": query,
-                        "entity_name": fact.name,
-                        "entity_type": fact.entity_type,
-                        "tier": fact.tier,
-                    },
-                }
-            )
-        for evidence in packet.evidence:
-            if evidence.citation in shown:
-                continue
-            shown.add(evidence.citation)
-            items.append(
-                {
-                    "content": evidence.text,
-                    "citation": evidence.citation,
-                    "metadata": {
-                        "assembly_lane": assembly_lane(evidence),
-                        "query": query,
-                        "event_type": evidence.event_type,
-                        "status": evidence.status,
-                        "lanes": evidence.lanes,
-                    },
-                }
-            )
+        rows = [
+            (fact.summary, fact.citation, {"assembly_lane": "graph", "entity_name": fact.name,
+                                           "entity_type": fact.entity_type, "tier": fact.tier})
+            for fact in packet.current_facts
+        ] + [
+            (item.text, item.citation, {"assembly_lane": assembly_lane(item), "event_type": item.event_type,
+                                        "status": item.status, "lanes": item.lanes})
+            for item in packet.evidence
+        ]  # fmt: skip
+        for content, citation, metadata in rows:
+            if citation not in shown:
+                shown.add(citation)
+                items.append({"content": content, "citation": citation, "metadata": {**metadata, "query": query}})
     return items
 
 

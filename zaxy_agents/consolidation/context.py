@@ -41,9 +41,24 @@ def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], 
         if len(_MEMO) >= MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[memo_key] = (weakref.ref(catalog), counts)
-    block = {**counts, "by_type": dict(counts["by_type"])}
+    block = {**counts, "by_type": dict(counts["by_type"]), **seed_counts(counts)}
     block["accepted_in_packet"] = sum(1 for fact in context.facts if fact.review_status == "accepted")
     return block, [GUIDANCE] if counts["total"] else []
+
+
+def seed_counts(counts: dict[str, Any]) -> dict[str, Any]:
+    """The same counts under the seed's names (seed 003 checkout contract, seed 001 diagnostics)."""
+    return {
+        "candidate_count": counts["total"],
+        "candidate_types": sorted(kind for kind, count in counts["by_type"].items() if count),
+        "pending_count": counts["pending"],
+        "accepted_count": counts["accepted"],
+        "rejected_count": counts["rejected"],
+        "conflicted_count": counts["conflicted"],
+        "stale_count": counts["stale"],
+        "superseded_count": counts["superseded"],
+        "valid_to_count": counts["valid_to_closed"],
+    }
 
 
 register_extension("consolidation_candidates", consolidation_candidates)

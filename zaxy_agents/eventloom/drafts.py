@@ -10,7 +10,7 @@ from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.storage.files.jsonl_file import PreparedDraft
 
 from .canonical import canonical_json
-from .redaction import REDACTION_VERSION, has_secret_keys, redact_value, text_has_markers
+from .redaction import OFF, REDACTION_VERSION, STANDARD, has_secret_keys, policy_for, redact_value, text_has_markers
 from .validation import (
     check_payload_size,
     check_payload_values,
@@ -34,12 +34,13 @@ def prepare_draft(
     validate_payload_shape(payload, field=f"{field_prefix}payload")
     assert isinstance(payload, dict)
     check_payload_values(payload, max_payload_bytes, field=f"{field_prefix}payload")
+    policy = policy_for(str(event_type))
     try:
         redacted, paths, payload_json = payload, [], None
-        if not has_secret_keys(payload):
+        if policy == OFF or not (policy == STANDARD and has_secret_keys(payload)):
             payload_json = canonical_json(payload)
-        if payload_json is None or text_has_markers(payload_json):  # only then can redaction change anything
-            redacted, paths = redact_value(payload)
+        if policy != OFF and (payload_json is None or text_has_markers(payload_json)):  # only then can it change
+            redacted, paths = redact_value(payload, policy=policy)
             if paths or payload_json is None:
                 payload_json = canonical_json(redacted)
         payload_size = len(payload_json.encode("utf-8"))  # lone surrogates fail here (UnicodeEncodeError)

@@ -172,7 +172,15 @@ def import_paths(log: EventLog, paths: Iterable[str | os.PathLike[str]]) -> list
     results = []
     for path in paths:
         item = Path(path)
-        files = sorted(item.glob("*.jsonl")) if item.is_dir() else [item]
+        try:
+            files = sorted(item.glob("*.jsonl")) if item.is_dir() else [item]
+            item.stat()
+        except OSError as exc:  # missing, a name too long, unreadable: refused before anything is imported
+            raise NotFoundError(
+                f"cannot read {str(item)[:200]}: {exc.strerror or exc}",
+                field="path",
+                remediation="Pass existing .jsonl log files, or folders of them.",
+            ) from None
         if item.is_dir() and not files:
             raise NotFoundError(
                 f"{item} holds no <session>.jsonl logs",

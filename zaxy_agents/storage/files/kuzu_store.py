@@ -34,6 +34,7 @@ from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
 from .kuzu_schema import (
     EDGE_AUDIT_COLUMNS,
+    EXTRA_PAIRS,
     MIGRATION_TABLE_DDL,
     MIGRATIONS,
     NODE_COLUMNS,
@@ -68,7 +69,10 @@ BATCH_ROW_KEYS = {
     "SUPERSEDED_BY": "superseded_by",
     "PREVIOUS_VERSION": "previous_version",
     "CITES_SOURCE": "cites_source",
+    "PROJECTED_RELATION": "projected_relations",
 }
+EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
+REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
 
 
 def _open_database(path: Path) -> kuzu.Database:
@@ -121,7 +125,11 @@ class KuzuProjectionStore:
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._closed = False
-        self.migrate()
+        applied = self.migrate()
+        if REBUILD_MIGRATIONS.intersection(applied) and self.cursors():
+            # The graph predates a schema change its rows cannot be completed for: empty it (derived data; the
+            # projector re-projects it from the log, as for a new workspace), keeping the file and its lock.
+            self.reset()
 
     # ------------------------------------------------------------------ plumbing
     def _connection(self) -> kuzu.Connection:
@@ -209,6 +217,9 @@ class KuzuProjectionStore:
                 for table, (source, target, columns) in REL_TABLES.items():
                     if table != "RELATES":
                         self._insert(table, columns, getattr(batch, BATCH_ROW_KEYS[table]), (source, target), bulk)
+                    if table in EXTRA_PAIRS:
+                        rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
+                        self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
                 self._insert("RELATES", EDGE_AUDIT_COLUMNS, batch.relations, ("Entity", "Entity"), bulk)
                 by_label: dict[str, list[dict[str, Any]]] = {}
                 for row in batch.relations:
@@ -245,7 +256,8 @@ class KuzuProjectionStore:
         if not rows:
             return
         if bulk or (endpoints is not None and REL_COPY):
-            self._copy(table, columns, rows, is_rel=endpoints is not None)
+            pair = endpoints if table in EXTRA_PAIRS else None  # a multi-pair table needs the pair named
+            self._copy(table, columns, rows, is_rel=endpoints is not None, pair=pair)
             return
         connection = self._connection()
         assignments = ", ".join(f"{name}: ${name}" for name, _ in columns)
@@ -276,7 +288,15 @@ class KuzuProjectionStore:
         for row in rows:
             connection.execute(statement, row)
 
-    def _copy(self, table: str, columns: list[tuple[str, str]], rows: list[dict[str, Any]], *, is_rel: bool) -> None:
+    def _copy(
+        self,
+        table: str,
+        columns: list[tuple[str, str]],
+        rows: list[dict[str, Any]],
+        *,
+        is_rel: bool,
+        pair: tuple[str, str] | None = None,
+    ) -> None:
         if not rows:
             return
         arrays: dict[str, pa.Array] = {}
@@ -285,7 +305,8 @@ class KuzuProjectionStore:
             arrays["to"] = pa.array([row["to"] for row in rows], type=pa.string())
         for name, kind in columns:
             arrays[name] = pa.array([row.get(name) for row in rows], type=_ARROW_TYPES[kind])
-        self._connection().execute(f"COPY `{table}` FROM $rows", {"rows": pa.table(arrays)})
+        options = f" (from='{pair[0]}', to='{pair[1]}')" if pair is not None else ""
+        self._connection().execute(f"COPY `{table}` FROM $rows{options}", {"rows": pa.table(arrays)})
 
     # ------------------------------------------------------------------ reads
     def cursors(self) -> dict[str, tuple[int, str]]:
@@ -495,9 +516,15 @@ class KuzuProjectionStore:
         for table in sorted(set(REL_TABLES) | self.typed_labels()):
             source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
             projection = "".join(f", r.{name}" for name, _ in columns)
-            yield from self._canonical(
-                table, f"MATCH (a:{source})-[r:`{table}`]->(b:{target}) RETURN a.id, b.id{projection}"
-            )
+            pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
+            lines = [
+                line
+                for start, end in pairs
+                for line in self._canonical(
+                    table, f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN a.id, b.id{projection}"
+                )
+            ]
+            yield from sorted(lines) if len(pairs) > 1 else lines
 
     def _canonical(self, table: str, query: str) -> list[str]:
         result = self._connection().execute(query)
