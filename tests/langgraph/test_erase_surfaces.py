@@ -9,42 +9,25 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
-
 from tests.erasure_helpers import files_containing
+from tests.langgraph.test_dropin_checkpointer import echo_graph, say
 from tests.langgraph.test_store_vectors import hashing_fn
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
 
 SSN = "078-05-1120"
 
 
-def _graph(saver: ZaxyCheckpointer) -> Any:
-    def chat(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(f"noted: {state['messages'][-1].content}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("chat", chat)
-    builder.add_edge(START, "chat")
-    builder.add_edge("chat", END)
-    return builder.compile(checkpointer=saver)
-
-
 def _config(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
-
-
-def _say(graph: Any, thread: str, text: str) -> list[str]:
-    return [m.content for m in graph.invoke({"messages": [HumanMessage(text)]}, _config(thread))["messages"]]
 
 
 def test_delete_thread_erases_the_thread_from_the_log_and_every_derived_file(tmp_path: Path) -> None:
     root = tmp_path / "loom"
     with ZaxyCheckpointer.from_path(root) as saver, ZaxyCheckpointer.from_path(root) as other:
-        graph = _graph(saver)
-        _say(graph, "dana", f"my SSN is {SSN}")
-        _say(graph, "dana", "and file my taxes")
-        _say(graph, "ops", "the payroll run is on the 25th")
+        graph = echo_graph(saver)
+        say(graph, "dana", f"my SSN is {SSN}")
+        say(graph, "dana", "and file my taxes")
+        say(graph, "ops", "the payroll run is on the 25th")
         assert other.get_tuple(_config("dana")) is not None  # another saver holds the thread in memory
         saver.fabric.project()
         assert saver.fabric.query(SSN, sessions=[saver.session_of("dana")])  # the projection indexed it
@@ -60,8 +43,8 @@ def test_delete_thread_erases_the_thread_from_the_log_and_every_derived_file(tmp
         assert saver.fabric.verify(session).ok
         record = [e for e in saver.fabric.log.replay(session) if e.type == "eventloom.erased"]
         assert len(record) == 1 and record[0].payload["reason"] == "delete_thread" and record[0].actor == "langgraph"
-        assert _graph(saver).get_state(_config("ops")).values["messages"][-1].content.endswith("on the 25th")
-        assert _say(graph, "dana", "hello again") == ["hello again", "noted: hello again"]  # a fresh thread
+        assert echo_graph(saver).get_state(_config("ops")).values["messages"][-1].content.endswith("on the 25th")
+        assert say(graph, "dana", "hello again") == ["hello again", "echo hello again"]  # a fresh thread
         assert saver.fabric.verify(session).ok
         saver.delete_thread("never-used")  # nothing to delete: no error
 
