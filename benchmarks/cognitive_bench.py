@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.projection_bench import mixed_stream
 from zaxy_agents.causal.taxonomy import CAUSAL_RELATIONS
-from zaxy_agents.checkout import assemble
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -116,16 +115,16 @@ def run(events: int, edges: int, candidates: int, queries: int) -> dict:
             fabric.project(["bench"])
             return _timed(lambda _: fabric.checkout(questions[index], session="bench"), 1)
 
-        saved = list(assemble.EXTENSIONS)
+        saved = fabric.features
         with_ext, without = [], []
         try:
             for index in range(len(questions)):  # alternate, so both see the same log sizes and machine load
-                assemble.EXTENSIONS[:] = saved
+                fabric.features = saved
                 with_ext += turn(index)
-                assemble.EXTENSIONS.clear()
+                fabric.features = saved.without_checkout_extensions()
                 without += turn(index)
         finally:
-            assemble.EXTENSIONS[:] = saved
+            fabric.features = saved
         report["checkout"] = {
             "with_extensions": _percentiles(with_ext),
             "without_extensions": _percentiles(without),

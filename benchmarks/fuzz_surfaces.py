@@ -1,13 +1,14 @@
-"""Fuzz every surface with malformed input: the MCP tools over stdio, the CLI and the Python API.
+"""Fuzz every surface with malformed input: the MCP tools over stdio and HTTP, the CLI and the Python API.
 
 A seeded generator (same seed, same inputs) builds malformed values — wrong types, deep nesting, 5 MB strings,
 NaN / Infinity / 1e400, 5,000-digit numbers, lone surrogates, path tricks, control characters, unknown and missing
 fields — and drives them through three surfaces, each against its own scratch memory:
 
-* **MCP**: a real ``zaxy serve --profile full`` over stdio, spoken to by a raw JSON-RPC client (the SDK client
-  would sanitise NaN and big numbers away: this one sends the bytes as written, plus broken JSON lines). The tools
-  are enumerated from the server (``tools/list`` and the unlisted tools ``memory_capabilities`` names), so tools
-  added later are fuzzed too; each tool gets ``--per-tool`` inputs built from its published input schema.
+* **MCP**: a real ``zaxy serve --profile full`` over stdio and over streamable HTTP (bearer token), spoken to by
+  a raw JSON-RPC client (the SDK client would sanitise NaN and big numbers away: this one sends the bytes as
+  written, plus broken JSON; over HTTP a 5xx counts as a traceback). The tools are enumerated from the server
+  (``tools/list`` and the unlisted tools ``memory_capabilities`` names), so tools added later are fuzzed too; each
+  tool gets ``--per-tool`` inputs built from its published input schema, on each transport.
 * **CLI**: real ``zaxy`` subprocesses; the commands and their options are enumerated from the Typer app, huge
   inputs go through stdin (``hook-event``) and files (``eventloom import``), undecodable bytes through argv.
 * **Python API**: ``MemoryFabric``'s public methods (enumerated), called with malformed arguments in-process.
@@ -304,6 +305,89 @@ class RawStdioClient:
                 self.process.wait()
 
 
+class RawHttpClient(RawStdioClient):
+    """``zaxy serve --transport http`` as a subprocess (bearer token, no rate limit in the way), spoken to with raw
+    POST bodies exactly as written; the same interface as :class:`RawStdioClient`. A reply with HTTP status 5xx
+    carries ``_http_status`` so the judge counts it as a traceback."""
+
+    TOKEN = "fuzz-token-0123456789abcdef"
+
+    def __init__(self, root: Path, stderr_path: Path) -> None:
+        self._replies: dict[Any, dict[str, Any] | None] = {}
+        super().__init__(root, stderr_path)
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        import socket
+
+        import httpx
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        command = [sys.executable, "-m", "zaxy_agents.cli.entry", "serve", "--transport", "http", "--port", str(port)]
+        command += ["--eventloom-path", str(self.root), "--profile", "full", "--session-id", "fuzz", "--no-capture"]
+        command += ["--rate-limit", "1000000"]
+        with open(self.stderr_path, "ab") as errors:
+            process = subprocess.Popen(
+                command, env={**os.environ, "ZAXY_AUTH_TOKEN": self.TOKEN}, stdout=errors, stderr=errors
+            )
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.http = httpx.Client(timeout=120)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if self.http.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        return process
+
+    def send_line(self, text: str) -> None:
+        import httpx
+
+        headers = {"authorization": f"Bearer {self.TOKEN}", "x-zaxy-session-id": "fuzz",
+                   "content-type": "application/json", "accept": "application/json, text/event-stream"}  # fmt: skip
+        body = text.encode("utf-8", "surrogatepass")
+        ident = _line_id(text)
+        try:
+            response = self.http.post(self.url, content=body, headers=headers)
+        except httpx.HTTPError:
+            self._replies[ident] = None
+            return
+        try:
+            reply = response.json()
+        except ValueError:
+            reply = {"error": {"code": f"http {response.status_code} (not JSON)"}}
+        if not isinstance(reply, dict):
+            reply = {"error": {"code": f"http {response.status_code} (not an object)"}}
+        if response.status_code >= 500:
+            reply["_http_status"] = response.status_code
+        self._replies[ident] = reply
+
+    def response(self, ident: int | None, timeout: float = 120) -> dict[str, Any] | None:
+        return self._replies.pop(ident, None)
+
+    def close(self) -> None:
+        self.http.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _line_id(text: str) -> Any:
+    head = text[:64]
+    start = head.find('"id":')
+    if start < 0:
+        return None
+    digits = "".join(c for c in head[start + 5 :].split(",")[0] if c.isdigit())
+    return int(digits) if digits else None
+
+
 def mcp_tools(client: RawStdioClient) -> dict[str, dict[str, Any]]:
     """Every tool the server has: listed ones with their schemas, plus the unlisted ones capabilities names."""
     listing = client.request("tools/list", {}) or {}
@@ -315,12 +399,13 @@ def mcp_tools(client: RawStdioClient) -> dict[str, dict[str, Any]]:
     return tools
 
 
-def fuzz_mcp(workdir: Path, per_tool: int, seed: int, *, huge_every: int = 100) -> Tally:
-    tally = Tally("mcp")
-    root = workdir / "mcp-loom"
-    stderr_path = workdir / "mcp-server.stderr"
+def fuzz_mcp(workdir: Path, per_tool: int, seed: int, *, huge_every: int = 100, transport: str = "stdio") -> Tally:
+    """Every tool over a real server: ``stdio`` (newline-delimited JSON-RPC) or ``http`` (streamable HTTP POSTs)."""
+    tally = Tally("mcp" if transport == "stdio" else f"mcp-{transport}")
+    root = workdir / f"mcp-{transport}-loom"
+    stderr_path = workdir / f"mcp-{transport}-server.stderr"
     values = Malformed(seed, huge_every=huge_every)
-    client = RawStdioClient(root, stderr_path)
+    client = RawStdioClient(root, stderr_path) if transport == "stdio" else RawHttpClient(root, stderr_path)
     try:
         tools = mcp_tools(client)
         names = [*sorted(tools), "no_such_tool"]
@@ -344,12 +429,22 @@ def fuzz_mcp(workdir: Path, per_tool: int, seed: int, *, huge_every: int = 100) 
 
 
 def _judge_mcp(
-    tally: Tally, client: RawStdioClient, name: str, arguments: Any, reply: dict | None, before: dict, after: dict
+    tally: Tally,
+    client: RawStdioClient,
+    name: str,
+    arguments: Any,
+    reply: dict | None,
+    before: dict,
+    after: dict,
 ) -> None:
     shown = f"{name} {encode(arguments)[:300]}"
     if reply is None or not client.alive():
         tally.fail("crashes", f"no answer (server alive: {client.alive()}) to {shown}")
         client.restart()
+        return
+    if reply.get("_http_status"):
+        tally.rejected += 1
+        tally.fail("tracebacks", f"HTTP {reply['_http_status']} for {shown}: {str(reply.get('error'))[:200]}")
         return
     if "error" in reply:  # a JSON-RPC level error (parse error, invalid params): structured, nothing ran
         tally.rejected += 1
@@ -597,6 +692,7 @@ def main() -> int:
         for label, run in (
             ("python", lambda: fuzz_python(workdir, options.python, options.seed)),
             ("mcp", lambda: fuzz_mcp(workdir, options.per_tool, options.seed)),
+            ("mcp-http", lambda: fuzz_mcp(workdir, options.per_tool, options.seed, transport="http")),
             ("cli", lambda: fuzz_cli(workdir, options.cli, options.seed, workers=options.workers)),
         ):
             started = time.perf_counter()

@@ -1,5 +1,6 @@
-"""Shared fixtures: a fresh log folder per test, every Eventloom backend for the contract suite (`backend`,
-`elog`), and a helper to run the real `zaxy` CLI in a subprocess."""
+"""Shared fixtures: a fresh log folder per test, every storage backend for the contract suite (`backend`,
+`elog`: the conformance kit's harnesses for files, PostgreSQL and memory://), and a helper to run the real
+`zaxy` CLI in a subprocess."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import POSTGRES_SKIP_REASON, JsonlHarness, PostgresHarness, postgres_dsn
+from zaxy_agents.storage.conformance.harness import POSTGRES_SKIP_REASON, PostgresHarness, postgres_dsn
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+
+pytest_plugins = ["zaxy_agents.storage.conformance.pytest_plugin"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
@@ -36,20 +39,12 @@ def log(log_dir: Path):
         yield event_log
 
 
-@pytest.fixture(params=["jsonl", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path):
-    """Each Eventloom backend in turn (PostgreSQL skips unless ZAXY_TEST_POSTGRES_DSN names a server)."""
-    if request.param == "postgresql":
-        dsn = postgres_dsn()
-        if dsn is None:
-            pytest.skip(POSTGRES_SKIP_REASON)
-        harness = PostgresHarness(dsn)
-    else:
-        harness = JsonlHarness(tmp_path / "eventloom")
-    try:
-        yield harness
-    finally:
-        harness.close()
+@pytest.fixture
+def backend(zaxy_harness):
+    """Each storage backend in turn (files, PostgreSQL, memory://): the conformance kit's harness fixture.
+
+    PostgreSQL uses ZAXY_TEST_POSTGRES_DSN or a throwaway server the kit starts, else the test skips."""
+    return zaxy_harness
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tests.backends import PostgresHarness
 from tests.conftest import REPO_ROOT
+from zaxy_agents.storage.conformance.harness import PostgresHarness
 
 DOC_DSN = "postgresql://zaxy:secret@db.internal:5432/zaxy"
 

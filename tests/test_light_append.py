@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import PostgresHarness
 from zaxy_agents.fabric.light import light_append, light_tail, light_working_set
+from zaxy_agents.storage.conformance.harness import PostgresHarness
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 

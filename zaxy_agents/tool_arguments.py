@@ -343,3 +343,39 @@ class ConfidenceFields(BaseModel):
 
     def for_operation(self, model: type[BaseModel]) -> Any:
         return operation_arguments(self, model)
+
+
+# ---------------------------------------------------------------------- belief-update proposals (seed 002/003 beta.1)
+BeliefPhase = Literal["planning", "execution", "review", "reflection"]
+BeliefStatus = Literal["pending", "accepted", "rejected", "deferred", "conflicted"]
+ProposalId = Annotated[str, Field(min_length=28, max_length=28, pattern=r"^bel_[0-9a-f]{24}$")]
+
+
+class ProposeBeliefFields(BaseModel):
+    claim: str = Field(min_length=1, max_length=2000, description="The belief as it should read after the update.")
+    rationale: str = Field(min_length=1, max_length=2000, description="Why memory's current belief should change.")
+    confidence: float = Field(ge=0.0, le=1.0, description="How sure you are, 0..1.")
+    citations: list[SourceRef] = Field(
+        min_length=1,
+        max_length=50,
+        description="The events the proposal rests on (at least one): {seq, hash} objects or eventloom:// citations.",
+    )
+    phase: BeliefPhase = Field(default="reflection", description="planning, execution, review or reflection.")
+    claim_key: optional(ClaimKey, "The claim it would change. " + CLAIM_KEY_HELP) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who proposes it.")
+
+
+class ReviewBeliefFields(BaseModel):
+    proposal_id: ProposalId = Field(description="The id of the proposal to review (bel_...).")
+    status: Literal["accepted", "rejected", "deferred", "conflicted"] = Field(
+        description="The disposition: accepted, rejected, deferred or conflicted (never a promotion)."
+    )
+    rationale: str = Field(min_length=1, max_length=2000, description="Why.")
+    reviewer: optional(str, "Who reviewed it (when not the actor).", max_length=256) = None
+    actor: str = Field(default="zaxy-reviewer", min_length=1, max_length=256, description="Who records the review.")
+
+
+class BeliefListFields(BaseModel):
+    status: optional(BeliefStatus, "Only proposals in this review state.") = None
+    as_of: as_of_field("List them") = None
+    limit: int = Field(default=50, ge=0, le=200, description="At most this many (newest first).")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.backends import Harness, PostgresHarness
 from tests.conftest import run_zaxy, run_zaxy_json
+from zaxy_agents.storage.conformance.harness import Harness, PostgresHarness
 
 
 def test_log_commands_work_on_every_backend(backend: Harness) -> None:

@@ -25,3 +25,12 @@ def test_metacognition_doc_example_runs(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "0.3"
+
+
+def test_belief_update_doc_example_runs(tmp_path: Path) -> None:
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    section = text.split("## Belief-update proposals", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"

@@ -26,6 +26,7 @@ def test_the_lane_scores_one_through_the_cli() -> None:
         "trajectory",
         "reverification",
         "contract_gate",
+        "belief_review_gate",
     }
 
 
@@ -40,6 +41,7 @@ def test_the_lane_catches_uncertainty_recalled_as_memory(monkeypatch: pytest.Mon
     monkeypatch.setattr(entity_index, "UNREVIEWED", frozenset({"consolidation_candidate", "consolidation_review"}))
     report = run_metacognition_lane()
     assert not report["passed"] and report["metrics"]["recall_boundary"] < 1.0
+    assert report["metrics"]["belief_review_gate"] < 1.0  # a belief proposal recalled as evidence
 
 
 def test_records_replay_to_the_same_state_and_read_as_of(memory: MemoryFabric) -> None:

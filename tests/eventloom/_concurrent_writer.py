@@ -9,12 +9,12 @@ from __future__ import annotations
 import sys
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom.backends import open_event_log
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 
 def main() -> None:
     worker, iterations, sessions = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    log = open_event_log(ZaxySettings.resolve())
+    log = DEFAULT_REGISTRY.open(ZaxySettings.resolve()).open_log()
     try:
         n = 0
         for i in range(iterations):

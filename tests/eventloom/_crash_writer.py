@@ -12,9 +12,9 @@ import sys
 import time
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom.backends import open_event_log
 from zaxy_agents.storage.files import jsonl_file
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 
 def _chunked_write(fd: int, data: bytes) -> None:
@@ -27,7 +27,7 @@ def main() -> None:
     mode = sys.argv[1]
     if mode == "chunked":
         jsonl_file._write_all = _chunked_write
-    log = JsonlEventLog(sys.argv[2]) if mode == "chunked" else open_event_log(ZaxySettings.resolve())
+    log = JsonlEventLog(sys.argv[2]) if mode == "chunked" else DEFAULT_REGISTRY.open(ZaxySettings.resolve()).open_log()
     with log:
         n = 0
         while True:

@@ -9,12 +9,12 @@ import sys
 import time
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom.backends import open_event_log
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 
 def main() -> None:
     session, count = sys.argv[1], int(sys.argv[2])
-    log = open_event_log(ZaxySettings.resolve())
+    log = DEFAULT_REGISTRY.open(ZaxySettings.resolve()).open_log()
     seen = 0
     deadline = time.monotonic() + 60
     print("ready", flush=True)

@@ -10,7 +10,7 @@ import threading
 from collections import defaultdict
 from pathlib import Path
 
-from tests.backends import Harness
+from zaxy_agents.storage.conformance.harness import Harness
 
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = 8

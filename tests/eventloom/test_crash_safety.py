@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.backends import Harness, JsonlHarness
+from zaxy_agents.storage.conformance.harness import Harness, JsonlHarness
 from zaxy_agents.storage.files.jsonl_file import TORN_DIR_NAME, TORN_RECOVERY_TYPE
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.backends import Harness
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
 from zaxy_agents.eventloom.citations import format_citation, parse_citation
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
+from zaxy_agents.storage.conformance.harness import Harness
 
 
 def test_backend_implements_the_protocol(elog: EventLog) -> None:

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import Harness
 from tests.capture.conftest import Env
 from tests.conftest import run_zaxy, run_zaxy_json
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.canonical import encode_line, event_hash
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.fabric.light import light_append_many
+from zaxy_agents.storage.conformance.harness import Harness
 
 SECRET_OF_RECORD = "the deploy key rotates every 30 days"
 FORGED = b"the deploy key rotates every 99 days"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.backends import Harness
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.redaction import is_secret_key, redact_text
+from zaxy_agents.storage.conformance.harness import Harness
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import Harness
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.canonical import encode_line, event_hash
+from zaxy_agents.storage.conformance.harness import Harness
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import Harness
 from tests.eventloom.test_docs_verifier import _doc_verifier
 from zaxy_agents.errors import ConflictError, IntegrityError, NotFoundError
 from zaxy_agents.eventloom.refs import MemoryRefs
-from zaxy_agents.eventloom.transfer import export_session, export_sessions, import_file, import_paths
+from zaxy_agents.storage.conformance.harness import Harness
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.transfer import export_session, export_sessions, import_file, import_paths
 
 PAYLOADS = [
     {"fact": "naïve café ☕", "n": 1.25, "nested": {"b": [1, None, True]}},

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.backends import Harness
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.storage.conformance.harness import Harness
 
 
 @pytest.mark.parametrize(

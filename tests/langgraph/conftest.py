@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
+from zaxy_agents.storage.conformance.harness import postgres_schema
 
 
 @pytest.fixture(params=["jsonl", "postgresql"])

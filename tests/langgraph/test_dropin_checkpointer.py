@@ -13,10 +13,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from tests.backends import postgres_schema
 from zaxy_agents.errors import ClosedError, ConflictError, InvalidRequestError
 from zaxy_agents.langgraph import ZaxyCheckpointer
 from zaxy_agents.langgraph.checkpointer import AsyncZaxyCheckpointer
+from zaxy_agents.storage.conformance.harness import postgres_schema
 
 
 def echo_graph(saver: Any, gate: tuple[threading.Event, threading.Event] | None = None) -> Any:

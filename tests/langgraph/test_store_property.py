@@ -1,16 +1,12 @@
-"""Property tests: ZaxyStore and InMemoryStore agree on random operation sequences.
+"""Property tests: ZaxyStore and InMemoryStore agree on random operation sequences drawn by hypothesis.
 
-The oracle is LangGraph's own InMemoryStore, with two documented differences normalised away: it creates empty
-namespaces on reads and keeps them after deletes (and lists them), and it resets ``created_at`` on update.
-Values avoid the cases where we chose different semantics on purpose (booleans vs numbers, numeric strings in
-ranges); a range filter the oracle cannot evaluate (it raises) is skipped for the oracle but still run on
-ZaxyStore.
+The comparison (and the documented differences it normalises away) is the conformance kit's
+(zaxy_agents.storage.conformance.store_differential), which also runs seeded sequences on every backend.
 """
 
 from __future__ import annotations
 
 import tempfile
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,11 +15,7 @@ from langgraph.store.memory import InMemoryStore
 
 from zaxy_agents.langgraph import ZaxyStore
 from zaxy_agents.retrieval.embeddings import HashingEmbedder
-
-NAMESPACES = [("a",), ("a", "x"), ("a", "y"), ("b",), ("b", "x", "z")]
-PREFIXES = [(), ("a",), ("a", "x"), ("b",), ("c",)]
-KEYS = ["k1", "k2", "k3", "k4"]
-FIELDS = ["f", "g", "h"]
+from zaxy_agents.storage.conformance.store_differential import FIELDS, KEYS, NAMESPACES, PREFIXES, check_sequence
 
 scalars = st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "ab", "ba"]), st.none())
 values = st.dictionaries(
@@ -64,75 +56,11 @@ single_ops = st.one_of(put_ops, put_ops, delete_ops, get_ops, search_ops, search
 steps = st.lists(st.one_of(single_ops.map(lambda op: [op]), st.lists(single_ops, min_size=2, max_size=5)), max_size=25)
 
 
-def comparable(result: Any) -> Any:
-    if result is None:
-        return None
-    if isinstance(result, list):
-        return [comparable(r) for r in result]
-    if isinstance(result, tuple):
-        return result
-    return (result.namespace, result.key, result.value, getattr(result, "score", None))
-
-
-class _Namespaces(dict):
-    """InMemoryStore's namespace table, except that reading a missing namespace does not create it.
-
-    (InMemoryStore's ``defaultdict`` makes a ``get`` create an empty namespace, which it then lists and which
-    pins the namespace's position in search order; our store only has namespaces that hold items.)
-    """
-
-    def __missing__(self, namespace: tuple[str, ...]) -> dict:
-        return _PendingNamespace(self, namespace)
-
-
-class _PendingNamespace(dict):
-    def __init__(self, table: _Namespaces, namespace: tuple[str, ...]) -> None:
-        super().__init__()
-        self._table, self._namespace = table, namespace
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        super().__setitem__(key, value)
-        self._table.setdefault(self._namespace, self)
-
-
-def new_oracle(**kwargs: Any) -> InMemoryStore:
-    oracle = InMemoryStore(**kwargs)
-    oracle._data = _Namespaces()
-    return oracle
-
-
-def tidy(oracle: InMemoryStore) -> None:
-    """Drop namespaces InMemoryStore keeps after a get or delete left them empty (we never list those)."""
-    for namespace in [ns for ns, items in oracle._data.items() if not items]:
-        del oracle._data[namespace]
-
-
-def run_oracle(oracle: InMemoryStore, batch: list) -> list | None:
-    try:
-        results = oracle.batch(batch)
-    except (TypeError, ValueError):  # a range over a missing / null / non-numeric field
-        return None
-    finally:
-        tidy(oracle)
-    return results
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
 def test_random_operation_sequences_match_in_memory_store(sequence: list[list]) -> None:
     with tempfile.TemporaryDirectory() as root, ZaxyStore.from_path(root, durability="batch") as store:
-        oracle = new_oracle()
-        for batch in sequence:
-            expected = run_oracle(oracle, batch)
-            if expected is None:  # the oracle could not evaluate a filter: apply the writes alone to both
-                writes = [op for op in batch if isinstance(op, PutOp)]
-                store.batch(batch)
-                oracle_writes = run_oracle(oracle, writes)
-                assert oracle_writes is not None
-                continue
-            assert comparable(store.batch(batch)) == comparable(expected)
-        assert comparable(store.search((), limit=100)) == comparable(oracle.search((), limit=100))
-        assert store.list_namespaces(limit=100) == oracle.list_namespaces(limit=100)
+        check_sequence(store, sequence)
 
 
 WORDS = ["python", "pasta", "bread", "garden", "code", "guide", "fresh", "tutorial"]

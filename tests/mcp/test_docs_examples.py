@@ -51,13 +51,15 @@ def test_mcp_page_http_example_runs(tmp_path: Path) -> None:
 def test_mcp_page_tool_example_registers_a_callable_tool() -> None:
     snippet = _block("mcp.md", "python", "## Adding a tool")
     check = """
+import sys
 from zaxy_agents.mcp import registry
 from zaxy_agents.mcp.caller import Caller
-from zaxy_agents.mcp.executor import execute
-spec = registry.get("memory_echo")
+table = registry.ToolTable.from_modules([sys.modules["__main__"]])
+spec = table.get("memory_echo")
 assert spec is not None and spec.input_schema()["additionalProperties"] is False
-assert "memory_echo" not in [s.name for s in registry.listed("core")]
-print(execute(None, "memory_echo", {"text": "hi"}, Caller(session="s")))
+assert "memory_echo" not in [s.name for s in table.listed("core")]
+assert registry.get("memory_echo") is None  # defining a tool does not register it anywhere
+print(spec.handler(registry.ToolCall(None, spec.args.model_validate({"text": "hi"}), Caller(session="s"))))
 """
     result = subprocess.run([sys.executable, "-c", snippet + check], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

@@ -51,6 +51,20 @@ def _keep(**paths: str) -> Callable[[dict[str, Any], Context], None]:
     return keep
 
 
+def _checked_out(response: dict[str, Any], ctx: Context) -> None:
+    assert response["prompt"].startswith("# Memory Checkout")
+    assert response["guidance"]["recommended_checkout"]["tool"] == "memory_checkout"
+    ctx["feedback"] = response["guidance"]["feedback"]["payloads"][0]
+
+
+def _retry_checkout(response: dict[str, Any], ctx: Context) -> None:
+    quality = response["quality"]
+    assert quality["answerability"] == "refresh_recommended", quality
+    action = quality["required_action"]
+    assert action["tool"] == "memory_checkout" and "exact" in action["missing_slots"], action
+    assert action["query"] in action["suggested_queries"]
+
+
 def _explained(response: dict[str, Any], ctx: Context) -> None:
     (edge,) = response["results"]
     assert edge["method"] == "explicit_outcome_explanation_v1", edge  # seed 000 task 3
@@ -294,10 +308,32 @@ ROWS: tuple[Row, ...] = (
             "guidance.feedback.payloads[].feedback",
             "guidance.feedback.payloads[].actor",
             "guidance.feedback.payloads[].citation",
+            "guidance.trust",
+            "guidance.ignore",
+            "guidance.recommended_checkout.tool",
+            "guidance.recommended_checkout.arguments.query",
+            "diagnostics.purpose_policy.suppressed",
+            "diagnostics.inferred_context",
+            "retention.purpose_policy.suppressed",
             "purpose.expected_action",
             "prompt",
         ),
-        check=lambda r, ctx: ctx.update(feedback=r["guidance"]["feedback"]["payloads"][0]),
+        check=_checked_out,
+    ),
+    Row(
+        "memory_checkout: a composed question with a missing slot (slot_plan, missing_slots, suggested_queries)",
+        "memory_checkout",
+        {"query": 'how many tests failed in the pytest run, and which file sets "retry_policy"?', "limit": 5},
+        (
+            "diagnostics.slot_plan[].slot",
+            "diagnostics.slot_plan[].satisfied",
+            "quality.required_action.tool",
+            "quality.required_action.query",
+            "quality.required_action.reason",
+            "quality.required_action.missing_slots",
+            "quality.required_action.suggested_queries",
+        ),
+        check=_retry_checkout,
     ),
     Row(
         "memory_query (query, temporal_filter, limit)",
@@ -465,6 +501,9 @@ ROWS: tuple[Row, ...] = (
         "memory_consolidation_propose_from_log",
         {"session_id": SESSION, "actor": "zaxy-consolidation", "purpose": "coding", "limit": 5, "max_events": 100},
         ("session_id", "segment_count", "candidate_count", "events"),
+        check=lambda r, ctx: (
+            all(s["segment_id"].startswith(f"segment:{SESSION}:") for s in r["segments"]) or pytest.fail(r["segments"])
+        ),  # seed 001: segment:<session>:<first seq>-<last seq>
     ),
     Row(
         "memory_consolidation_review (candidate_id, status, rationale, session_id, actor)",
@@ -629,6 +668,21 @@ ROWS: tuple[Row, ...] = (
         {"operation": "trajectory", "claim_key": "fact:ci runner"},
         ("operation", "points[].confidence"),
     ),
+    Row(
+        "memory_propose_belief_update (claim, rationale, confidence, citations, phase)",
+        "memory_propose_belief_update",
+        lambda ctx: {
+            "claim": "CI runs on m6 instances",
+            "rationale": "the failing run's log names m6",
+            "confidence": 0.55,
+            "citations": [ctx["failure_citation"]],
+            "phase": "reflection",
+        },
+        ("proposal_id", "citation", "review_status", "authority_status", "proposal.claim", "proposal.citations"),
+        check=lambda r, ctx: (
+            (r["review_status"], r["authority_status"]) == ("pending", "non_authoritative") or pytest.fail(r)
+        ),
+    ),
     # --- tools of other open issues: one row each, enabled when they land -----------------------------------
     *(
         Row(f"{name} (another issue)", name, pending=issue)
@@ -636,7 +690,7 @@ ROWS: tuple[Row, ...] = (
             ("issue 20 (synthesis)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
             (
                 "issue 20 (metacognition, belief updates, procedures planning)",
-                ("memory_plan_from_procedures", "memory_propose_belief_update"),
+                ("memory_plan_from_procedures",),
             ),
             ("synthesis (memory_synthesis_*, which it binds to)", ("coordination_record_synthesis_artifact",)),
         )

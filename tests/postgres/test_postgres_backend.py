@@ -9,8 +9,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from tests.backends import PostgresHarness
 from zaxy_agents.errors import IntegrityError, SchemaMismatchError, UnavailableError
+from zaxy_agents.storage.conformance.harness import PostgresHarness
 from zaxy_agents.storage.postgres import log as postgres_log
 from zaxy_agents.storage.postgres import log_schema as postgres_schema
 from zaxy_agents.storage.postgres.log import PostgresEventLog

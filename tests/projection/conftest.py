@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.storage.conformance.harness import postgres_schema
 
 
 @pytest.fixture

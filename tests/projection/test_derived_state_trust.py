@@ -106,8 +106,8 @@ def test_a_crafted_state_file_cannot_name_code() -> None:
     for document in ({"$ob": ["os.system", {"$di": {}}]}, {"$ob": ["builtins.eval", "1"]}, {"$zz": 1}):
         text = json.dumps(document).encode()
         with pytest.raises(StateFileError):
-            loads(MAGIC + len(text).to_bytes(8, "little") + text)
-    assert loads(dumps({"a": (1, "b"), "c": {2, 3}})) == {"a": (1, "b"), "c": {2, 3}}
+            loads(MAGIC + len(text).to_bytes(8, "little") + text, {})
+    assert loads(dumps({"a": (1, "b"), "c": {2, 3}}, {}), {}) == {"a": (1, "b"), "c": {2, 3}}
 
 
 def test_a_graph_left_dirty_is_rebuilt_not_opened(tmp_path: Path) -> None:

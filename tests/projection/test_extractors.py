@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.fabric.features import builtin_features
 from zaxy_agents.projection.model import typed_label
-from zaxy_agents.projection.registry import extract, registered_types
 
 
 def envelope(event_type: str, payload: dict, seq: int = 1) -> dict:
@@ -28,7 +28,7 @@ def kinds(extraction) -> list[tuple[str, str, str]]:
 
 
 def test_every_required_type_has_an_extractor() -> None:
-    table = registered_types()
+    table = builtin_features().extractors.registered_types()
     for event_type in [
         "transcript.turn",
         "fact.asserted",
@@ -51,30 +51,42 @@ def test_every_required_type_has_an_extractor() -> None:
 
 
 def test_task_links_observations() -> None:
-    result = extract(envelope("command.completed", {"command": "pytest -q", "exit_code": 1, "task_id": "T-9"}))
+    result = builtin_features().extractors.extract(
+        envelope("command.completed", {"command": "pytest -q", "exit_code": 1, "task_id": "T-9"})
+    )
     assert ("task", "T-9", "reference") in kinds(result)
     assert [(r.source.name, r.relation_type) for r in result.relations] == [("T-9", "observed_command")]
-    edit = extract(envelope("file.edit.applied", {"path": "src/a.py", "operation": "edit", "task_id": "T-9"}))
+    edit = builtin_features().extractors.extract(
+        envelope("file.edit.applied", {"path": "src/a.py", "operation": "edit", "task_id": "T-9"})
+    )
     assert [r.relation_type for r in edit.relations] == ["edited_file", "observed_file_edit"]
     file, observation = edit.entities[-2:]
     assert (file.entity_type, file.source_path, observation.entity_type) == ("file", "src/a.py", "file_edit")
     assert edit.relations[1].target.name == observation.name  # the task observed the edit (seed 002)
-    camel = extract(envelope("command.completed", {"command": "make", "exit_code": 0, "taskId": "T-9"}))
+    camel = builtin_features().extractors.extract(
+        envelope("command.completed", {"command": "make", "exit_code": 0, "taskId": "T-9"})
+    )
     assert [(r.source.name, r.relation_type) for r in camel.relations] == [("T-9", "observed_command")]
-    call = extract(envelope("tool.call.completed", {"tool": "grep", "argument_keys": ["pattern"], "task_id": "T-9"}))
+    call = builtin_features().extractors.extract(
+        envelope("tool.call.completed", {"tool": "grep", "argument_keys": ["pattern"], "task_id": "T-9"})
+    )
     assert {r.relation_type for r in call.relations} == {"invoked_tool", "observed_tool_call"}
-    checkpoint = extract(envelope("task.checkpoint", {"task_id": "T-9", "note": "half done"}))
+    checkpoint = builtin_features().extractors.extract(
+        envelope("task.checkpoint", {"task_id": "T-9", "note": "half done"})
+    )
     assert [r.relation_type for r in checkpoint.relations] == ["has_checkpoint"]
 
 
 def test_fact_identity_uses_subject_and_predicate() -> None:
-    result = extract(envelope("fact.asserted", {"subject": "user", "predicate": "city", "object": "Lisbon"}))
+    result = builtin_features().extractors.extract(
+        envelope("fact.asserted", {"subject": "user", "predicate": "city", "object": "Lisbon"})
+    )
     assert ("fact", "user city", "assert") in kinds(result)
     assert result.entities[-1].summary == "user city Lisbon"
 
 
 def test_document_chunk_cites_its_source() -> None:
-    result = extract(
+    result = builtin_features().extractors.extract(
         envelope(
             "document.chunk",
             {
@@ -92,20 +104,20 @@ def test_document_chunk_cites_its_source() -> None:
 
 
 def test_unknown_type_projects_one_generic_entity() -> None:
-    result = extract(envelope("weather.observed", {"sky": "clear", "temp": 21}))
+    result = builtin_features().extractors.extract(envelope("weather.observed", {"sky": "clear", "temp": 21}))
     assert kinds(result) == [("event", "weather.observed #1", "assert")]
     assert "clear" in result.searchable_text and not result.failures
 
 
 def test_unusable_payload_is_reported_not_dropped() -> None:
-    result = extract(envelope("task.created", {"priority": "high"}))
+    result = builtin_features().extractors.extract(envelope("task.created", {"priority": "high"}))
     assert kinds(result) == [("event", "task.created #1", "assert")]
     assert result.failures and "task_id or title" in result.failures[0]
 
 
 def test_bookkeeping_events_are_silent() -> None:
     for event_type in ["checkpoint.saved", "memory.ref.updated", "eventloom.torn_tail_recovered"]:
-        result = extract(envelope(event_type, {"x": 1}))
+        result = builtin_features().extractors.extract(envelope(event_type, {"x": 1}))
         assert not result.entities and not result.searchable_text
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.backends import postgres_schema
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.storage.conformance.harness import postgres_schema
 from zaxy_agents.storage.files import kuzu_schema, kuzu_store
 
 SESSION = "proj"

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import PostgresHarness
 from tests.conftest import REPO_ROOT
 from tests.projection.test_projection_lifecycle import _mixed_history
 from zaxy_agents.errors import SchemaMismatchError
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.fabric.features import builtin_features
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.planner import ProjectionPlanner
-from zaxy_agents.projection.registry import extract
 from zaxy_agents.projection.store_catchup import catch_up_session
+from zaxy_agents.storage.conformance.harness import PostgresHarness
 from zaxy_agents.storage.postgres import graph_admin as postgres_admin
 from zaxy_agents.storage.postgres import graph_schema as postgres_schema
 from zaxy_agents.storage.postgres import graph_store as postgres_store
@@ -102,7 +102,7 @@ def test_batches_that_overlap_are_written_once_and_gaps_are_continued_from_the_s
             planner, out = ProjectionPlanner(), []
             for first, last in ranges:
                 for envelope in log.replay_envelopes("s", first, last):
-                    planner.add(envelope, extract(envelope))
+                    planner.add(envelope, builtin_features().extractors.extract(envelope))
                 out.append(planner.take_batch())
             return out
 
@@ -113,10 +113,10 @@ def test_batches_that_overlap_are_written_once_and_gaps_are_continued_from_the_s
             assert store.apply(a1) == {"s": "written"}
             assert store.apply(b1) == {"s": "skipped"}  # A wrote these events already
             assert store.apply(b2) == {"s": "behind"}  # starts inside what A wrote
-            assert catch_up_session(store, log, "s", 40, batch_events=7) is None
+            assert catch_up_session(store, log, builtin_features().extractors, "s", 40, batch_events=7) is None
             assert store.cursors()["s"][0] == 40
             assert store.apply(a2) == {"s": "behind"}
-            assert catch_up_session(store, log, "s", 60, batch_events=1000) is None
+            assert catch_up_session(store, log, builtin_features().extractors, "s", 60, batch_events=1000) is None
             assert store.apply(b3) == {"s": "skipped"}
             pieced = list(store.dump_lines())
         finally:

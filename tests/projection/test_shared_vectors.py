@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.backends import PostgresHarness
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.retrieval.ann import ann_available
 from zaxy_agents.retrieval.derived import open_standalone
 from zaxy_agents.retrieval.embeddings import HashingEmbedder
 from zaxy_agents.retrieval.vector_index import VectorIndex
+from zaxy_agents.storage.conformance.harness import PostgresHarness
 
 
 class CountingEmbedder(HashingEmbedder):

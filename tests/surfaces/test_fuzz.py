@@ -1,10 +1,10 @@
 """Fuzzing as a standing check (issue 25, item 10): a small seeded sample of benchmarks/fuzz_surfaces.py.
 
-Every MCP tool (enumerated from the running server, so new tools are covered), the CLI (enumerated from the Typer
-app) and the Python API (MemoryFabric's public methods) get malformed input — wrong types, deep nesting, 5 MB
-strings, NaN, 1e400, 5,000-digit numbers, lone surrogates, path tricks — and must answer each with a structured
-error or a result: no traceback, no crash or hang, nothing written by a rejected call. The full run (2,000 inputs
-per MCP tool, per CLI, per Python API) is the benchmark; its counts are in docs/benchmarks.md.
+Every MCP tool over stdio and over HTTP (enumerated from the running server, so new tools are covered), the CLI
+(enumerated from the Typer app) and the Python API (MemoryFabric's public methods) get malformed input — wrong
+types, deep nesting, 5 MB strings, NaN, 1e400, 5,000-digit numbers, lone surrogates, path tricks — and must answer
+each with a structured error or a result: no traceback, no crash or hang, nothing written by a rejected call. The
+full run is the benchmark; its counts are in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -27,6 +27,15 @@ def test_every_mcp_tool_over_stdio(tmp_path: Path) -> None:
     tally = fuzz_mcp(tmp_path, 3, SEED, huge_every=40)
     registry.all_tools()
     assert {spec.name for spec in registry.all_tools()} <= tally.targets  # enumerated from the server
+    _clean(tally)
+
+
+def test_every_mcp_tool_over_http(tmp_path: Path) -> None:
+    """The same over streamable HTTP: before, a 5,000-digit number, deep nesting or bytes that are not UTF-8 in a
+    POST body escaped the SDK's parser as a 500 and a traceback in the server log."""
+    tally = fuzz_mcp(tmp_path, 3, SEED, huge_every=40, transport="http")
+    assert {spec.name for spec in registry.all_tools()} <= tally.targets
+    assert tally.codes["jsonrpc -32700"] > 0  # bodies the SDK cannot read are answered as parse errors
     _clean(tally)
 
 

@@ -15,6 +15,10 @@ SCRIPT_TITLE = 'ship <script>document.title="pwned"</script><img src=x onerror=a
 OTHER_SECRET = "billing-only-words-zq7"
 
 
+UNKNOWN_QUESTION = "Which region hosts the prod replica?"
+BELIEF_CLAIM = "Staging is no longer a deploy target"
+
+
 @dataclass
 class Seeded:
     path: Path
@@ -60,6 +64,15 @@ def seed_memory(path: Path) -> Seeded:
             summary="The deploy target moved from staging to prod.",
             source_events=[first.citation, current.citation],
             confidence=0.7,
+        )
+        fabric.record_known_unknown(
+            SHOP,
+            question=UNKNOWN_QUESTION,
+            reason="no event names the replica's region",
+            source_events=[current.citation],
+        )
+        fabric.propose_belief_update(
+            SHOP, claim=BELIEF_CLAIM, rationale="the deploy moved to prod", confidence=0.6, citations=[current.citation]
         )
         fabric.append(OTHER, "fact.asserted", {"key": "invoice rule", "fact": f"invoices are net 30 {OTHER_SECRET}"})
         fabric.append(OTHER, "task.created", {"task_id": "B-1", "title": "send invoices"})

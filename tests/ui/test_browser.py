@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.ui.harness import browser_problem, headless_chromium, ui_server
-from tests.ui.memory import SCRIPT_TITLE, Seeded, add_tampered_session, seed_memory
+from tests.ui.memory import BELIEF_CLAIM, SCRIPT_TITLE, UNKNOWN_QUESTION, Seeded, add_tampered_session, seed_memory
 from zaxy_agents.fabric import MemoryFabric
 
 PROBLEM = browser_problem()
@@ -84,13 +84,30 @@ def snap(driver, name: str, tmp_path: Path, focus: str | None = None) -> None:
             shot.convert("RGB").quantize(colors=64).save(path, optimize=True)
 
 
+def type_into(driver, selector: str, text: str, then_click: str | None = None) -> None:
+    """Type ``text`` into the field (again if the page re-rendered it meanwhile), then click ``then_click`` while
+    the field still holds the text: a re-render between the steps must not make the test type into a stale box."""
+
+    def attempt(d) -> bool:
+        boxes = css(d, selector)
+        if not boxes:
+            return False
+        if boxes[0].get_attribute("value") != text:
+            boxes[0].clear()
+            boxes[0].send_keys(text)
+        if boxes[0].get_attribute("value") != text:
+            return False
+        if then_click is not None:
+            css(d, then_click)[0].click()
+        return True
+
+    wait(driver, attempt, f"typed into {selector}")
+
+
 def preview_erase(driver, server, session: str, first: int, last: int) -> None:
     go(driver, server, session_fragment(session, "forget"))
-    for testid, value in (("erase-from", first), ("erase-to", last)):
-        box = wait(driver, lambda d, testid=testid: css(d, f"[data-testid={testid}]"))[0]
-        box.clear()
-        box.send_keys(str(value))
-    css(driver, "[data-testid=erase-preview-button]")[0].click()
+    type_into(driver, "[data-testid=erase-from]", str(first))
+    type_into(driver, "[data-testid=erase-to]", str(last), then_click="[data-testid=erase-preview-button]")
 
 
 def session_fragment(session: str, *rest: str) -> str:
@@ -218,6 +235,18 @@ def test_causal_graph_and_accepting_a_candidate(browser, server, seeded, tmp_pat
     assert review_citation in top.text
 
 
+def test_known_unknowns_and_belief_proposals_are_shown_cited(browser, server, seeded) -> None:
+    go(browser, server, session_fragment(seeded.shop, "cognitive", "outcome", seeded.explained_entity))
+    section = wait(
+        browser,
+        lambda d: [s for s in css(d, "[data-testid=uncertainty]") if UNKNOWN_QUESTION in s.text],
+        "known unknown shown",
+    )[0]
+    assert BELIEF_CLAIM in section.text and "non_authoritative" in section.text
+    items = section.find_elements("css selector", "li")
+    assert len(items) == 2 and all(item.find_elements("css selector", "a.cite") for item in items)
+
+
 def test_live_timeline_shows_new_events(browser, server, seeded) -> None:
     go(browser, server, session_fragment(seeded.shop))
     wait(browser, lambda d: css(d, "[data-testid=event-row]"))
@@ -251,8 +280,7 @@ def test_erase_a_range_and_see_it_gone(browser, server, seeded) -> None:
         if not callable(getattr(type(fabric), "erase_range", None)):
             pytest.skip("erase (#25.4, branch trustlog) is not on this branch yet: the preview test covers the UI")
     preview_erase(browser, server, seeded.shop, 5, 5)
-    wait(browser, lambda d: css(d, "[data-testid=erase-confirm]"))[0].send_keys(f"{seeded.shop}:5-5")
-    css(browser, "[data-testid=erase-go]")[0].click()
+    type_into(browser, "[data-testid=erase-confirm]", f"{seeded.shop}:5-5", then_click="[data-testid=erase-go]")
     done = wait(browser, lambda d: css(d, "[data-testid=erase-done]"), "erased")[0]
     assert "Erased 1 event." in done.text and "erasure record" in done.text  # the trust erase's report
     go(browser, server, session_fragment(seeded.shop))

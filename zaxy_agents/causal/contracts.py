@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from zaxy_agents.projection.contracts import CitedEdgeEvidence, EntityPointer, EvidenceCitation, register_contract
+from zaxy_agents.projection.contracts import CitedEdgeEvidence, EntityPointer, EvidenceCitation
 from zaxy_agents.projection.model import normalise_name
 
 from .taxonomy import GRAPH_PREFIX, CausalRelation
@@ -51,4 +51,5 @@ class CausalEdgePayload(BaseModel):
         return self
 
 
-register_contract(CAUSAL_EDGE_EVENT, CausalEdgePayload)
+# Payloads checked before they are appended (collected into the one table in zaxy_agents.fabric.features).
+CONTRACTS: dict[str, type[BaseModel]] = {CAUSAL_EDGE_EVENT: CausalEdgePayload}

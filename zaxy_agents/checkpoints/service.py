@@ -47,7 +47,7 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
         self.writes_log = writes_log or log
         self.capture_transcripts = capture_transcripts
         self.actor = actor
-        max_payload = int(getattr(log, "max_payload_bytes", 1024 * 1024))
+        max_payload = log.max_payload_bytes
         self.chunk_chars = max(1024, max_payload - _PAYLOAD_HEADROOM)
 
     @property

@@ -12,8 +12,7 @@ from rich.table import Table
 from .common import EXIT_CHECK_FAILED, BackendOption, EventloomPath, JsonFlag, console, emit_json, handled
 
 if TYPE_CHECKING:
-    from zaxy_agents.fabric.core import MemoryFabric
-    from zaxy_agents.storage.status import BackendStatus
+    from zaxy_agents.fabric import BackendStatus, MemoryFabric
 
 backend_app = typer.Typer(help="Inspect and migrate the storage backend (embedded JSONL or PostgreSQL).")
 

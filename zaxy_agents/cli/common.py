@@ -165,14 +165,16 @@ def open_fabric(
 
         parse_instant(check_as_of, field="--as-of")
     settings = ZaxySettings.resolve(eventloom_path, **_settings_overrides(overrides))
-    if settings.backend_kind == "jsonl":
+    from zaxy_agents.fabric.location import memory_in_folder
+
+    if memory_in_folder(settings):
         settings = ZaxySettings.resolve(locate_eventloom(eventloom_path, reads=reads), **_settings_overrides(overrides))
     fabric = MemoryFabric.from_path(settings.eventloom_path, **overrides)
     try:
         for name in [sessions] if isinstance(sessions, str) else sessions or []:
             if not fabric.log.has_session(name):
                 raise NotFoundError(
-                    f"no such session {name!r} in {settings.location}",
+                    f"no such session {name!r} in {fabric.location}",
                     field="--session-id",
                     remediation="List the sessions with `zaxy sessions`; a session starts with its first append "
                     "(`zaxy memory append TEXT -s ID`).",

@@ -96,24 +96,21 @@ def check_log_integrity(ctx: DoctorContext) -> list[Check]:
     """Recompute every session's hash chain; a damaged file is reported by name, the others keep working."""
     if not ctx.exists:
         return [Check("log integrity", SKIP, f"no memory at {ctx.eventloom} yet")]
-    from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+    from zaxy_agents.fabric.health import verify_sessions
 
     broken, verified, events = [], 0, 0
-    with JsonlEventLog(ctx.eventloom) as log:
-        for path in ctx.session_files():
-            session = path.name[: -len(".jsonl")]
-            try:
-                report = log.verify(session)
-            except Exception as exc:  # unparseable bytes, an unreadable file: damaged, not fatal
-                ctx.damaged[session] = f"{type(exc).__name__}: {exc}"
-                continue
-            if not report.ok and str(report.reason or "").startswith(UNPARSEABLE):
-                ctx.damaged[session] = f"seq {report.first_broken_seq}: {report.reason}"  # bytes, not tampering
-                continue
-            verified += 1
-            events += getattr(report, "event_count", 0) or 0
-            if not report.ok:
-                broken.append({"session": session, "first_broken_seq": report.first_broken_seq, "why": report.reason})
+    names = [path.name[: -len(".jsonl")] for path in ctx.session_files()]
+    for session, report in verify_sessions(ctx.eventloom, names).items():
+        if isinstance(report, Exception):  # unparseable bytes, an unreadable file: damaged, not fatal
+            ctx.damaged[session] = f"{type(report).__name__}: {report}"
+            continue
+        if not report.ok and str(report.reason or "").startswith(UNPARSEABLE):
+            ctx.damaged[session] = f"seq {report.first_broken_seq}: {report.reason}"  # bytes, not tampering
+            continue
+        verified += 1
+        events += report.event_count or 0
+        if not report.ok:
+            broken.append({"session": session, "first_broken_seq": report.first_broken_seq, "why": report.reason})
     checks = []
     if broken:
         first = broken[0]
@@ -175,26 +172,14 @@ def _repair_damaged(ctx: DoctorContext, sessions: list[str]) -> str:
 
 def check_spool(ctx: DoctorContext) -> Check:
     """Hook events waiting for a held lock (they drain on the next write; stuck ones name the lock holder)."""
-    from zaxy_agents.storage.files.spool import SPOOL_DIR_NAME, pending_files
+    from zaxy_agents.fabric.health import drain_spools, spooled
 
-    root = ctx.eventloom / SPOOL_DIR_NAME
-    if not root.is_dir():
-        return Check("hook spool", OK, "no spooled hook events")
-    waiting = {session.name: len(pending_files(str(ctx.eventloom), session.name)) for session in root.iterdir()}
-    waiting = {session: count for session, count in waiting.items() if count}
+    waiting = spooled(ctx.eventloom)
     if not waiting:
         return Check("hook spool", OK, "no spooled hook events")
 
     def repair() -> str:
-        from zaxy_agents.storage.files.jsonl_file import SessionFile
-
-        drained = 0
-        for session in waiting:
-            handle = SessionFile(str(ctx.eventloom), session)
-            try:
-                drained += len(handle.append([], lock_timeout=2.0))
-            finally:
-                handle.close()
+        drained = drain_spools(ctx.eventloom, list(waiting))
         return f"drained {len(waiting)} sessions' spools ({drained} events written in order)"
 
     return Check(
@@ -452,7 +437,7 @@ def check_hooks(ctx: DoctorContext) -> list[Check]:
 def check_owner(ctx: DoctorContext) -> Check:
     """The graph owner record (``.zaxy/owner.json``): a live `zaxy serve`, or a stale record of a dead one."""
     from zaxy_agents.config import DERIVED_DIR_NAME
-    from zaxy_agents.sharing.election import INFO_FILE, LOCK_FILE, pid_alive, read_owner, try_claim
+    from zaxy_agents.fabric.sharing import INFO_FILE, LOCK_FILE, pid_alive, read_owner, try_claim
 
     derived = ctx.eventloom / DERIVED_DIR_NAME
     record = read_owner(derived) if derived.is_dir() else None

@@ -11,7 +11,7 @@ from rich.table import Table
 from .common import EXIT_CHECK_FAILED, BackendOption, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
 
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.transfer import TransferResult
+    from zaxy_agents.fabric import TransferResult
 
 eventloom_app = typer.Typer(help="Export sessions to JSONL files and import JSONL logs into the current backend.")
 

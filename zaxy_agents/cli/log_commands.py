@@ -112,7 +112,7 @@ def sessions_command(
     with handled(json_output):
         with open_fabric(eventloom_path, reads=True, backend=backend) as fabric:
             summaries = fabric.sessions()
-            root = fabric.settings.location
+            root = fabric.location
         if json_output:
             emit_json({"eventloom_path": root, "sessions": summaries})
             return

@@ -135,13 +135,13 @@ def _interrupt_notice(quiet: bool) -> Iterator[None]:
 
 def schema_plan_command(json_output: JsonFlag = False) -> None:
     """Print the graph schema migrations without opening any database."""
-    from zaxy_agents.storage.files.kuzu_schema import schema_plan
+    from zaxy_agents.fabric import MemoryFabric
 
-    plan = schema_plan()
+    plan = MemoryFabric.graph_schema_plan()
     if json_output:
-        emit_json({"backend": "kuzu", "migrations": plan})
+        emit_json(plan)
         return
-    for migration in plan:
+    for migration in plan["migrations"]:
         console.print(
             f"[bold]{migration['name']}[/] checksum {migration['checksum'][:16]}… "
             f"({migration['statement_count']} statements)"

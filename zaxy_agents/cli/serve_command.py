@@ -64,11 +64,12 @@ def serve_command(
         import logging
 
         from zaxy_agents.config import ZaxySettings
+        from zaxy_agents.fabric.location import memory_in_folder
         from zaxy_agents.mcp.config import ServerConfig
 
         logging.basicConfig(level=logging.WARNING, format="zaxy serve: %(levelname)s %(name)s: %(message)s")
         workspace_mode = eventloom_path is None and (client is not None or workspace is not None)
-        if not workspace_mode and ZaxySettings.resolve(eventloom_path).backend_kind == "jsonl":
+        if not workspace_mode and memory_in_folder(ZaxySettings.resolve(eventloom_path)):
             eventloom_path = locate_eventloom(eventloom_path, reads=False)  # found like git finds .git, checked
         config = ServerConfig.resolve(
             eventloom_path,

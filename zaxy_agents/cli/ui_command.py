@@ -28,12 +28,13 @@ def ui_command(
         import logging
 
         from zaxy_agents.config import ZaxySettings
+        from zaxy_agents.fabric.location import memory_in_folder
         from zaxy_agents.ui.app import serve_ui
         from zaxy_agents.ui.config import UiConfig
 
         logging.basicConfig(level=logging.WARNING, format="zaxy ui: %(levelname)s %(name)s: %(message)s")
         overrides = {"backend": backend} if backend else {}
         settings = ZaxySettings.resolve(eventloom_path, **overrides)
-        if settings.backend_kind == "jsonl":
+        if memory_in_folder(settings):
             settings = ZaxySettings.resolve(locate_eventloom(eventloom_path, reads=True), **overrides)
         serve_ui(UiConfig.resolve(settings, host=host, port=port))

@@ -5,9 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from zaxy_agents.eventloom.models import Event
-from zaxy_agents.projection.contracts import validate_contract
+from zaxy_agents.projection.contracts import validate_payload
 
-from .contracts import AUTHORITY_STATUS, CANDIDATE_EVENT, REVIEW_EVENT, candidate_id
+from .contracts import (
+    AUTHORITY_STATUS,
+    CANDIDATE_EVENT,
+    REVIEW_EVENT,
+    CandidatePayload,
+    WrittenReviewPayload,
+    candidate_id,
+)
 
 
 def source_citations(sources: list[Event]) -> list[dict[str, Any]]:
@@ -44,7 +51,7 @@ def candidate_payload(
         **({"segment_id": segment_id} if segment_id else {}),
         "details": details or {},
     }
-    validate_contract(CANDIDATE_EVENT, payload)
+    validate_payload(CandidatePayload, CANDIDATE_EVENT, payload)
     return payload
 
 
@@ -72,5 +79,5 @@ def review_payload(
         "revokes_acceptance": revokes_acceptance,
         "conflicts_with": source_citations(conflicts_with),
     }
-    validate_contract(REVIEW_EVENT, payload)
+    validate_payload(WrittenReviewPayload, REVIEW_EVENT, payload)
     return payload

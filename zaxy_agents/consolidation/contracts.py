@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from zaxy_agents.projection.contracts import EvidenceCitation, register_contract
+from zaxy_agents.projection.contracts import EvidenceCitation
 from zaxy_agents.projection.model import normalise_name, stable_id
 
 CANDIDATE_EVENT = "consolidation.candidate.created"
@@ -87,7 +87,7 @@ class CandidatePayload(BaseModel):
     purpose: str = Field(default="general", min_length=1, max_length=120)
     review_status: Literal["pending"]
     authority_status: Literal["non_authoritative"]
-    segment_id: str | None = Field(default=None, max_length=64)
+    segment_id: str | None = Field(default=None, max_length=200)  # seed 001: segment:<session>:<seq>-<seq>
     details: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -164,5 +164,5 @@ class WrittenReviewPayload(ReviewPayload):
     source_events: list[EvidenceCitation] = Field(min_length=1, max_length=MAX_SOURCES)
 
 
-register_contract(CANDIDATE_EVENT, CandidatePayload)
-register_contract(REVIEW_EVENT, WrittenReviewPayload)
+# Payloads checked before they are appended (collected into the one table in zaxy_agents.fabric.features).
+CONTRACTS: dict[str, type[BaseModel]] = {CANDIDATE_EVENT: CandidatePayload, REVIEW_EVENT: WrittenReviewPayload}

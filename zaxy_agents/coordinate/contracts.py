@@ -12,7 +12,7 @@ from typing import ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from zaxy_agents.projection.contracts import HASH_PATTERN, register_contract
+from zaxy_agents.projection.contracts import HASH_PATTERN
 
 MISSION_STARTED = "coordination.mission.started"
 WORKER_CREATED = "coordination.worker.created"
@@ -140,5 +140,3 @@ CONTRACTS: dict[str, type[_Contract]] = {
     FINDING_PROMOTED: FindingPromoted,
     HANDOFF_CREATED: HandoffCreated,
 }
-for _event_type, _model in CONTRACTS.items():
-    register_contract(_event_type, _model)

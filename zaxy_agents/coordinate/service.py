@@ -145,7 +145,7 @@ class CoordinateService:
             "mission_id": mission_id,
             "finding_id": finding_id,
             "worker_id": worker_id,
-            "assignment_id": assignment_id,
+            **({"assignment_id": assignment_id} if assignment_id is not None else {}),
             "subject": subject,
             "claim": claim,
             "evidence": refs,
@@ -154,8 +154,6 @@ class CoordinateService:
             "review_status": "pending",
             "authority_status": "non_authoritative",
         }
-        if assignment_id is None:
-            del payload["assignment_id"]
         event = self._write(worker.session, [(FINDING_REPORTED, payload, worker_id)])[0]
         return {
             "mission_id": mission_id,
@@ -499,7 +497,7 @@ class CoordinateService:
             raise InvalidRequestError(
                 "a review needs a rationale", field=f"{prefix}rationale", remediation="Say why you decided this."
             )
-        self._require(mission, reviewer, "review", field=f"{prefix}reviewer" if not field else "actor")
+        self._require(mission, reviewer, "review", field="actor" if field else "reviewer")
         finding = mission.findings[finding_id]
         if reviewer == finding.worker_id:
             raise UnauthorizedError(

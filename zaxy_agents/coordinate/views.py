@@ -11,6 +11,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from zaxy_agents.eventloom.citations import format_citation
+
 from .mission import Finding, Mission, ref_of
 
 Resolves = Callable[[dict[str, Any]], bool]
@@ -155,9 +157,15 @@ def proof_trace(mission: Mission, finding_ids: list[str], handoff: Any, resolves
         claims.append({"finding_id": finding_id, "subject": finding.subject, "claim": finding.claim})
         steps.append(_step("reported", finding.event, resolves, actor=finding.worker_id))
         for ref in finding.evidence:
+            citation = format_citation(ref["session"], ref["seq"], ref["hash"])
             steps.append(
-                {"step": "evidence", "finding_id": finding_id, "ref": ref, "verified": resolves(ref)}
-                | {"citation": _citation(ref)}
+                {
+                    "step": "evidence",
+                    "finding_id": finding_id,
+                    "ref": ref,
+                    "citation": citation,
+                    "verified": resolves(ref),
+                }
             )
         for review in finding.reviews:
             steps.append(_step("reviewed", review.event, resolves, actor=review.reviewer, status=review.status))
@@ -218,9 +226,3 @@ def _header(mission: Mission) -> dict[str, Any]:
 
 def _step(name: str, event: Any, resolves: Resolves, **extra: Any) -> dict[str, Any]:
     return {"step": name, "citation": event.citation, "verified": resolves(ref_of(event)), **extra}
-
-
-def _citation(ref: dict[str, Any]) -> str:
-    from zaxy_agents.eventloom.citations import format_citation
-
-    return format_citation(ref["session"], ref["seq"], ref["hash"])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.causal.context import GUIDANCE
+from zaxy_agents.checkout.extensions.causal_context import GUIDANCE
 from zaxy_agents.fabric import MemoryFabric
 
 from .lane_scoring import LaneScore

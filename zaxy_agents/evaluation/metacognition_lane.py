@@ -15,7 +15,10 @@ the pass rate of its checks; the lane passes at 1.0 on all):
 - ``reverification``: explicit requests stay open until a resolution event closes them; weak and contradicted
   claims are listed with their reasons;
 - ``contract_gate``: uncited, forged, authoritative and dangling records and double resolutions are refused
-  with a structured error naming the field, and nothing is written.
+  with a structured error naming the field, and nothing is written;
+- ``belief_review_gate``: a belief-update proposal is pending, non-authoritative and never recalled; neither it nor
+  its acceptance changes a current fact (no promotion without a separate authority path); uncited proposals,
+  unknown dispositions, double acceptances and reviews of unknown proposals are refused with nothing written.
 
 This is an internal regression lane, not an external benchmark.
 """
@@ -52,6 +55,7 @@ def run_metacognition_lane(eventloom_path: str | Path | None = None) -> dict[str
             _score_trajectory(fabric, score, cites)
             _score_reverification(fabric, score, cites)
             _score_contract_gate(fabric, score, cites)
+            _score_belief_review_gate(fabric, score, cites)
     return score.report(fixtures=2, took_s=round(time.perf_counter() - started, 3))
 
 
@@ -213,14 +217,7 @@ def _score_contract_gate(fabric: MemoryFabric, score: LaneScore, cites: dict[str
     source = {"seq": note.seq, "hash": note.hash}
 
     def refused(field: str, description: str, action: Callable[[], Any]) -> None:
-        head = fabric.log.head(SESSION)
-        try:
-            action()
-        except ZaxyError as exc:
-            ok = (exc.field or "").startswith(field) and fabric.log.head(SESSION) == head
-            score.check(metric, ok, f"{description}: refused naming {field} ({exc.field}), nothing written")
-        else:
-            score.check(metric, False, f"{description}: accepted")
+        _refused(fabric, score, metric, field, description, action)
 
     refused(
         "source_events",
@@ -283,3 +280,76 @@ def _score_contract_gate(fabric: MemoryFabric, score: LaneScore, cites: dict[str
             SESSION, "fact:x", confidence=1.5, rationale="r", source_events=[cites["note"]]
         ),
     )
+
+
+def _score_belief_review_gate(fabric: MemoryFabric, score: LaneScore, cites: dict[str, str]) -> None:
+    metric = "belief_review_gate"
+    question = "Which instances does CI run on?"
+
+    def facts() -> list[str]:
+        return sorted(
+            f"{fact.name}: {fact.summary}" for fact in fabric.checkout(question, session=SESSION).current_facts
+        )
+
+    before = facts()
+    proposal = fabric.propose_belief_update(
+        SESSION,
+        claim="CI runs on c7 instances",
+        rationale="the infra note mentions a migration",
+        confidence=0.6,
+        citations=[cites["note"]],
+        phase="reflection",
+        claim_key="fact:ci runner",
+    )
+    score.check(
+        metric,
+        (proposal["review_status"], proposal["authority_status"]) == ("pending", "non_authoritative"),
+        "a proposal is pending and non-authoritative",
+    )
+    packet = fabric.checkout("c7 instances migration", session=SESSION)
+    recalled = [item.citation for item in packet.evidence if item.citation == proposal["citation"]]
+    score.check(metric, not recalled, "the proposal text is never recalled as evidence")
+    score.check(metric, facts() == before, "a proposal changes no current fact")
+    block = packet.diagnostics.model_dump().get("belief_update_proposals", {})
+    score.check(metric, (block.get("proposal_count"), block.get("pending_count")) == (1, 1), "checkout counts it")
+    reviewed = fabric.review_belief_update(SESSION, proposal["proposal_id"], status="accepted", rationale="confirmed")
+    score.check(metric, reviewed["promoted"] is False, "an accepted review reports no promotion")
+    score.check(metric, facts() == before, "an accepted proposal still changes no current fact")
+
+    def refused(field: str, description: str, action: Callable[[], Any]) -> None:
+        _refused(fabric, score, metric, field, description, action)
+
+    refused(
+        "citations",
+        "an uncited proposal",
+        lambda: fabric.propose_belief_update(SESSION, claim="x", rationale="y", confidence=0.5, citations=[]),
+    )
+    refused(
+        "status",
+        "a review that tries to promote",
+        lambda: fabric.review_belief_update(SESSION, proposal["proposal_id"], status="promoted", rationale="r"),
+    )
+    refused(
+        "proposal_id",
+        "accepting twice",
+        lambda: fabric.review_belief_update(SESSION, proposal["proposal_id"], status="accepted", rationale="r"),
+    )
+    refused(
+        "proposal_id",
+        "reviewing an unknown proposal",
+        lambda: fabric.review_belief_update(SESSION, "bel_" + "0" * 24, status="rejected", rationale="r"),
+    )
+
+
+def _refused(
+    fabric: MemoryFabric, score: LaneScore, metric: str, field: str, description: str, action: Callable[[], Any]
+) -> None:
+    """The action must fail with a structured error naming ``field`` and leave the session's log untouched."""
+    head = fabric.log.head(SESSION)
+    try:
+        action()
+    except ZaxyError as exc:
+        ok = (exc.field or "").startswith(field) and fabric.log.head(SESSION) == head
+        score.check(metric, ok, f"{description}: refused naming {field} ({exc.field}), nothing written")
+    else:
+        score.check(metric, False, f"{description}: accepted")

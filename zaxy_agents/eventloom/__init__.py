@@ -10,9 +10,6 @@ TYPE_CHECKING = False  # keep `typing` off the hook fast path
 if TYPE_CHECKING:
     from typing import Any
 
-    from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
-    from zaxy_agents.storage.postgres.log import PostgresEventLog
-
     from .citations import Citation, format_citation, parse_citation
     from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
     from .protocol import EventLog
@@ -22,8 +19,6 @@ _EXPORTS = {
     "Citation": ".citations",
     "format_citation": ".citations",
     "parse_citation": ".citations",
-    "JsonlEventLog": "zaxy_agents.storage.files.jsonl_log",
-    "PostgresEventLog": "zaxy_agents.storage.postgres.log",
     "Event": ".models",
     "EventDraft": ".models",
     "EventHead": ".models",
@@ -40,9 +35,7 @@ __all__ = [
     "EventDraft",
     "EventHead",
     "EventLog",
-    "JsonlEventLog",
     "MemoryRefs",
-    "PostgresEventLog",
     "RefTarget",
     "SessionSummary",
     "VerifyReport",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .erasure import is_erased
-from .protocol import EventLog
+from .protocol import EventLog, LogCapability
 
 Apply = Callable[[int, str, str, dict[str, Any]], None]  # (seq, type, timestamp, payload)
 
@@ -29,13 +29,10 @@ class SessionFollower:
         self.apply = apply
         self.applied_seq = 0
         self._token: object = _UNSEEN
-        self._probe = getattr(log, "change_token", None)
+        self._token_is_head = LogCapability.CHANGE_TOKEN not in log.capabilities
 
     def token(self) -> object:
-        if self._probe is not None:
-            return self._probe(self.session)
-        head = self.log.head(self.session)
-        return None if head is None else (head.seq, head.hash)
+        return self.log.change_token(self.session)
 
     def catch_up(self) -> bool:
         """Apply events appended since the last call; True when anything was read."""
@@ -72,15 +69,14 @@ class SessionFollower:
 
     def _confirm_current(self, last: Any) -> None:
         """After our own append, remember the log's token if nobody else has appended since (cheap)."""
-        if self._probe is None:
+        if self._token_is_head:
             # The token is the head itself: (seq, hash) of our last event names exactly what we have applied, so
             # no query is needed; if someone appended after us, the next token differs and we replay.
             self._token = (last.seq, last.hash)
             return
-        last_written = getattr(self.log, "last_written", None)
-        if last_written is not None:
-            written = last_written(self.session)
-            if written is not None and written[1] == self.applied_seq and self.token() == written[0]:
+        written = self.log.last_written(self.session)
+        if written is not None:
+            if written[1] == self.applied_seq and self.token() == written[0]:
                 self._token = written[0]
             return
         token = self.token()  # token first, then head: if the head is still ours, the token holds only ours

@@ -101,21 +101,41 @@ def _rules() -> tuple[Any, ...]:
     return compile_rules()
 
 
-def text_has_markers(text: str) -> bool:
-    """Whether a string (or a payload's whole JSON text: markers and the self-gating patterns are plain ASCII
-    token shapes, unchanged by JSON encoding) may contain a secret."""
-    for _kind, markers, pattern, _pick, _word_start in _rules():
-        if (any(marker in text for marker in markers)) if markers else pattern.search(text) is not None:
+def _fires(rule: tuple[Any, ...], text: str, lowered: str) -> bool:
+    """Whether ``rule`` can match in ``text``: one of its markers occurs, or (no markers) its pattern matches."""
+    markers = rule[1]
+    if not markers:
+        return rule[2].search(text) is not None
+    haystack = lowered if rule[5] else text
+    for marker in markers:  # noqa: SIM110 (a plain loop: a generator per rule costs more than the checks)
+        if marker in haystack:
             return True
     return False
 
 
-def redact_text(text: str) -> tuple[str, list[str]]:
-    """Replace secret-shaped spans inside ``text``; returns the new text and the detector names that fired."""
+def rules_for(text: str) -> tuple[Any, ...]:
+    """The rules that can match in ``text``: a string, or a payload's whole JSON text (markers and the self-gating
+    patterns are plain ASCII token shapes, unchanged by JSON encoding, so no other rule can match any string
+    inside it)."""
+    lowered = text.lower()
+    return tuple(rule for rule in _rules() if _fires(rule, text, lowered))
+
+
+def text_has_markers(text: str) -> bool:
+    """Whether a string (or a payload's whole JSON text, see :func:`rules_for`) may contain a secret."""
+    lowered = text.lower()
+    return any(_fires(rule, text, lowered) for rule in _rules())
+
+
+def redact_text(text: str, rules: tuple[Any, ...] | None = None) -> tuple[str, list[str]]:
+    """Replace secret-shaped spans inside ``text``; returns the new text and the detector names that fired.
+    ``rules`` narrows the detectors to those :func:`rules_for` found in a text that contains this one."""
     kinds: list[str] = []
-    for kind, markers, pattern, pick, word_start in _rules():
-        if (not any(marker in text for marker in markers)) if markers else pattern.search(text) is None:
+    lowered = text.lower()
+    for rule in _rules() if rules is None else rules:
+        if not _fires(rule, text, lowered):
             continue
+        kind, _markers, pattern, pick, word_start, _fold = rule
         new_text = pattern.sub(functools.partial(_replace, kind, pick, word_start), text)
         if new_text != text:
             kinds.append(kind)
@@ -188,23 +208,31 @@ def secret_under_key(value: object) -> bool:
     return credential_like(value, minimum=4) or len(value) >= 13 or (len(value) >= 8 and not value.isalpha())
 
 
-def redact_value(value: Any, path: str = "payload", policy: str = STANDARD) -> tuple[Any, list[str]]:
+def redact_value(
+    value: Any, path: str = "payload", policy: str = STANDARD, *, rules: tuple[Any, ...] | None = None
+) -> tuple[Any, list[str]]:
     """Return a redacted copy of a JSON value and the list of redacted JSON paths.
 
     Untouched containers are returned as-is (no copy), which keeps the common no-secret case cheap. Raises
     ``TypeError`` for a non-string object key (the walk is the only full pass over the payload, so the check
-    lives here).
+    lives here). ``rules`` narrows the shape detectors to those :func:`rules_for` found in the whole payload's
+    JSON (``()``: no string in it can hold a secret shape, only key names can redact), so each string is checked
+    against a few rules instead of all of them.
     """
     if policy == OFF:
         return value, []
-    return _redact(value, path, policy == STANDARD, False)
+    return _redact(value, path, policy == STANDARD, False, rules)
 
 
-def _redact(value: Any, path: str, by_key: bool, under_secret_key: bool) -> tuple[Any, list[str]]:
+def _redact(
+    value: Any, path: str, by_key: bool, under_secret_key: bool, rules: tuple[Any, ...] | None
+) -> tuple[Any, list[str]]:
     if isinstance(value, str):
         if under_secret_key and secret_under_key(value):
             return REDACTED, [path]
-        new_text, kinds = redact_text(value)
+        if rules == ():
+            return value, []
+        new_text, kinds = redact_text(value, rules)
         return (new_text, [path]) if kinds else (value, [])
     if isinstance(value, dict):
         paths: list[str] = []
@@ -213,7 +241,7 @@ def _redact(value: Any, path: str, by_key: bool, under_secret_key: bool) -> tupl
             if not isinstance(key, str):
                 raise TypeError(f"object key {key!r} at {path} is not a string")
             secret_key = by_key and is_secret_key(key)
-            new_item, child_paths = _redact(item, f"{path}.{key}", by_key, secret_key)
+            new_item, child_paths = _redact(item, f"{path}.{key}", by_key, secret_key, rules)
             if child_paths:
                 paths.extend(child_paths)
                 if changed is None:
@@ -224,7 +252,7 @@ def _redact(value: Any, path: str, by_key: bool, under_secret_key: bool) -> tupl
         paths = []
         changed_list: list[Any] | None = None
         for index, item in enumerate(value):
-            new_item, child_paths = _redact(item, f"{path}[{index}]", by_key, under_secret_key)
+            new_item, child_paths = _redact(item, f"{path}[{index}]", by_key, under_secret_key, rules)
             if child_paths:
                 paths.extend(child_paths)
                 if changed_list is None:

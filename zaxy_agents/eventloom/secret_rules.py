@@ -166,7 +166,7 @@ _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 # Every key the assignment rule accepts ends with one of these (in one of three cases: env, snake, camel).
 _ASSIGNMENT_WORDS = ("password", "passwd", "passphrase", "secret", "token", "key", "credential")
 _ASSIGNMENT_WORDS += ("_pass", "_pwd", "_auth", "-pass", "-pwd", "-auth", ".pass", ".pwd", ".auth")
-ASSIGNMENT_MARKERS = tuple(sorted({f(w) for w in _ASSIGNMENT_WORDS for f in (str.lower, str.upper, str.capitalize)}))
+ASSIGNMENT_MARKERS = tuple(sorted(set(_ASSIGNMENT_WORDS)))  # looked for in the lower-cased text (any case matches)
 _STRONG_KEY = re.compile(
     r"(?:password|passwd|passphrase|secret|token|api[_.-]?key|apikey|access[_.-]?key|private[_.-]?key|"
     r"secret[_.-]?key|credentials?|signing[_.-]?key|encryption[_.-]?key|master[_.-]?key|license[_.-]?key|"
@@ -244,12 +244,13 @@ def assignment_secret(match: re.Match[str]) -> str | None:
     return value if credential_like(value) else None
 
 
-def compile_rules() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool], ...]:
-    """``(kind, markers, pattern, pick, word_start)`` per rule; the assignment rule last (vendor shapes name
-    the secret better, and what they already replaced is a placeholder to it)."""
-    rules: list[tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool]] = [
-        (kind, markers, re.compile(source, flags), None, kind in WORD_START)
+def compile_rules() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool, bool], ...]:
+    """``(kind, markers, pattern, pick, word_start, fold)`` per rule (``fold``: the markers are looked for in the
+    lower-cased text); the assignment rule last (vendor shapes name the secret better, and what they already
+    replaced is a placeholder to it)."""
+    rules: list[tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool, bool]] = [
+        (kind, markers, re.compile(source, flags), None, kind in WORD_START, False)
         for kind, markers, source, flags in RULE_SOURCES
     ]
-    rules.append(("assignment", ASSIGNMENT_MARKERS, re.compile(ASSIGNMENT_SOURCE), assignment_secret, False))
+    rules.append(("assignment", ASSIGNMENT_MARKERS, re.compile(ASSIGNMENT_SOURCE), assignment_secret, False, True))
     return tuple(rules)

@@ -6,14 +6,15 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.config import BACKEND_JSONL, BACKEND_POSTGRESQL, ZaxySettings
+from zaxy_agents.config import ZaxySettings
 from zaxy_agents.errors import InvalidRequestError
-from zaxy_agents.eventloom.backends import open_event_log
-from zaxy_agents.eventloom.transfer import TransferResult, export_session, export_sessions, import_paths
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 from zaxy_agents.storage.status import BackendStatus
+from zaxy_agents.storage.transfer import TransferResult, export_session, export_sessions, import_paths
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class BackendOperations:
@@ -21,62 +22,29 @@ class BackendOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
+    _applied_migrations: tuple[str, ...] = ()  # set by MemoryFabric.for_maintenance
 
-    @classmethod
-    def for_maintenance(cls, settings: ZaxySettings, *, apply_migrations: bool = False) -> Any:
-        """A fabric that opens even when the schema needs migrating (``skip``), or migrates it (``apply``): on
-        PostgreSQL every component sharing the schema (the Eventloom, then the graph projection)."""
-        mode = "apply" if apply_migrations else "skip"
-        fabric = cls(settings, log=open_event_log(settings, schema_mode=mode))  # type: ignore[call-arg]
-        if apply_migrations and settings.backend_kind == BACKEND_POSTGRESQL:
-            from zaxy_agents.storage.postgres.graph_admin import projection_schema
-
-            state, _features = projection_schema(settings.backend, apply=True)
-            fabric._projection_applied = list(state.applied_now)
-        return fabric
+    @staticmethod
+    def graph_schema_plan(settings: ZaxySettings | None = None) -> dict[str, Any]:
+        """The graph store's migrations as data (``zaxy schema-plan``), without opening any database."""
+        if settings is not None and not isinstance(settings, ZaxySettings):  # a static method: the guard skips it
+            raise InvalidRequestError(
+                f"graph_schema_plan(): settings must be ZaxySettings or None, not {type(settings).__name__}",
+                field="settings",
+                remediation="Pass ZaxySettings.resolve(...) or nothing (the settings of the environment).",
+            )
+        settings = settings or ZaxySettings.resolve()
+        location = DEFAULT_REGISTRY.location_of(settings)
+        return DEFAULT_REGISTRY.entry_for(location).backend_class().graph_schema_plan()
 
     def backend_status(self) -> BackendStatus:
-        """Which backend, where, which server version and schema state, and how much memory it holds.
-
-        On PostgreSQL the report covers every component sharing the schema (the Eventloom and the graph
-        projection) and the optional extensions the projection uses.
-        """
-        describe = getattr(self.log, "status", None)
-        if callable(describe):
-            status: BackendStatus = describe()
-            if self.settings.backend_kind == BACKEND_POSTGRESQL:
-                self._add_projection_status(status)
-            return status
-        summaries = self.log.sessions()
-        return BackendStatus(
-            backend=BACKEND_JSONL,
-            location=self.settings.location,
-            session_count=len(summaries),
-            event_count=sum(summary.event_count for summary in summaries),
-            size_bytes=sum(summary.size_bytes for summary in summaries),
-        )
-
-    def _add_projection_status(self, status: BackendStatus) -> None:
-        from zaxy_agents.storage.postgres.graph_admin import projection_schema
-
-        state, features = projection_schema(self.settings.backend, apply=False)
-        status.migrations.extend(state.records)
-        status.features.update(features)
-        if not all(record.state == "pending" for record in state.records):  # a fresh component is created on use
-            for record in state.records:
-                if record.state != "applied":
-                    status.problems.append(
-                        f"{record.component} migration {record.name} is {record.state}: run `zaxy backend migrate`"
-                        if record.state == "pending"
-                        else f"{record.component} migration {record.name} is {record.state}: upgrade zaxy-agents"
-                    )
-        status.schema_ok = not status.problems
+        """Which backend, where, which server version and schema state, and how much memory it holds."""
+        return self.backend.status(self.log)
 
     def applied_migrations(self) -> list[str]:
-        """Migrations applied when this fabric opened its backend (``for_maintenance(apply_migrations=True)``):
-        the Eventloom's, then the projection's."""
-        state = getattr(self.log, "migrations", None)
-        return [*getattr(state, "applied_now", []), *getattr(self, "_projection_applied", [])]
+        """Migrations applied when this fabric opened its backend (``for_maintenance(apply_migrations=True)``)."""
+        return list(self._applied_migrations)
 
     def export_jsonl(
         self,

@@ -108,8 +108,9 @@ class CheckoutOperations(FabricMixin):
             projection_lag=lag,
             embedding_lag=self.retriever.vectors.lag(),
             degraded=projector.degraded or projector.writer_error(),
+            extensions=self.features.checkout_extensions,
+            evidence_resolves=self.evidence_check,
             notices=projector.take_notices(),
-            services={"fabric": self},
             recent=recent,
             damaged=projector.damaged,
         )
@@ -245,8 +246,6 @@ class CheckoutOperations(FabricMixin):
         """What this memory can do right now, including degraded modes (never silently degraded)."""
         projector = self.projector
         vectors = self.retriever.vectors
-        from zaxy_agents.projection.registry import registered_types
-
         return {
             "backend": {
                 "eventloom": type(self.log).__name__,
@@ -259,7 +258,7 @@ class CheckoutOperations(FabricMixin):
             "retrieval_profiles": sorted(PROFILES),
             "purposes": sorted(PRESETS),
             "token_encodings": list(SUPPORTED_ENCODINGS),
-            "extractors": registered_types(),
+            "extractors": self.features.extractors.registered_types(),
             "answerability": ["answer_from_memory", "refresh_recommended", "ask_user"],
         }
 

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from zaxy_agents.config import BACKEND_POSTGRESQL
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
-    from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class CheckpointOperations:
     """Mixin: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     log: EventLog
-    settings: ZaxySettings
-    _closers: list[Any]
+    backend: StorageBackend
     on_erase: Callable[[Callable[[str], None]], None]
 
     def checkpoint_store(
@@ -56,14 +53,4 @@ class CheckpointOperations:
         server) crash within the group-commit window. Embedded: a ``batch``-durability log on the same folder;
         PostgreSQL: the same log committing without waiting for the WAL flush (``RelaxedCommits``).
         """
-        from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
-
-        if self.settings.backend_kind == BACKEND_POSTGRESQL and self.log.__class__.__name__ == "PostgresEventLog":
-            from zaxy_agents.storage.postgres.log import RelaxedCommits
-
-            return RelaxedCommits(self.log)  # type: ignore[arg-type,return-value]
-        if not isinstance(self.log, JsonlEventLog) or self.log.durability != "fsync":
-            return self.log
-        grouped = JsonlEventLog(self.log.root, durability="batch", max_payload_bytes=self.log.max_payload_bytes)
-        self._closers.append(grouped.close)
-        return grouped
+        return self.backend.group_commit_log(self.log)

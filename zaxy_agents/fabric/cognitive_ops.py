@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.causal import context as causal_context  # noqa: F401 - registers the checkout extension
 from zaxy_agents.causal.contracts import OUTCOME_EXPLAINED_EVENT
 from zaxy_agents.causal.explanations import endpoint
 from zaxy_agents.causal.taxonomy import CAUSAL_RELATIONS, check_relation
 from zaxy_agents.causal.traversal import MAX_DEPTH, Direction, walk
-from zaxy_agents.consolidation import context as consolidation_context  # noqa: F401 - registers the extension
 from zaxy_agents.consolidation.candidates import candidate_payload, review_payload
 from zaxy_agents.consolidation.contracts import (
     CANDIDATE_ENTITY,
@@ -25,7 +23,7 @@ from zaxy_agents.consolidation.contracts import (
 )
 from zaxy_agents.consolidation.proposals import LOG_SEGMENT_METHOD, Proposal, procedure_title, propose, select_segments
 from zaxy_agents.consolidation.status import CandidateRecord, candidate_records, closed_acceptances, summarise
-from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, ZaxyError
+from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
@@ -50,16 +48,7 @@ class CognitiveOperations(FabricMixin):
     def evidence_resolves(self, session: str, seq: int, digest: str) -> bool:
         """True when ``session``/``seq`` exists with exactly hash ``digest`` (positive answers are cached: the
         log is append-only, so an event that resolved once keeps resolving)."""
-        cache: set[tuple[str, int, str]] = self.__dict__.setdefault("_resolved_evidence", set())
-        if (session, seq, digest) in cache:
-            return True
-        try:
-            ok = self.log.get(session, seq).hash == digest
-        except ZaxyError:
-            return False
-        if ok:
-            cache.add((session, seq, digest))
-        return ok
+        return self.evidence_check(session, seq, digest)
 
     # ------------------------------------------------------------------ causal memory
     def causal_successors(

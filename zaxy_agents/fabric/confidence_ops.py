@@ -393,21 +393,24 @@ class ConfidenceOperations(FabricMixin):
         self.project(sessions)
         return sessions, as_of
 
-    def _sources(self, sources: list[str | dict[str, Any]], session: str, *, required: bool) -> list[dict[str, Any]]:
+    def _sources(
+        self, sources: list[str | dict[str, Any]], session: str, *, required: bool, field: str = "source_events"
+    ) -> list[dict[str, Any]]:
         """Cited sources -> the payload form ``{seq, hash, session?}``; each must resolve against the log."""
+        name = field
         if not isinstance(sources, list) or (required and not sources):
             raise InvalidRequestError(
-                "cite at least one source event" if required else "source_events must be a list",
-                field="source_events",
+                "cite at least one source event" if required else f"{name} must be a list",
+                field=name,
                 remediation="Pass the eventloom:// citations (or {seq, hash}) of the events this is based on.",
             )
         events = []
         for index, item in enumerate(sources):
-            field = f"source_events[{index}]"
+            field = f"{name}[{index}]"
             try:
                 events.append(self._resolve_source(item, field, session))
             except ZaxyError as exc:  # name the argument, not the log's internal field
-                if exc.field is not None and exc.field.startswith("source_events"):
+                if exc.field is not None and exc.field.startswith(name):
                     raise
                 raise type(exc)(
                     f"{field}: {exc.message}", field=field, remediation=exc.remediation, code=exc.code

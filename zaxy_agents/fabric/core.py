@@ -11,12 +11,15 @@ import os
 from typing import Any
 
 from zaxy_agents.config import ZaxySettings
-from zaxy_agents.eventloom.backends import open_event_log
+from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
 from zaxy_agents.retrieval.embeddings import resolve_embedder
+from zaxy_agents.storage.protocols import StorageBackend
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 from .backend_ops import BackendOperations
+from .belief_ops import BeliefOperations
 from .capture_ops import CaptureOperations
 from .checkout_ops import CheckoutOperations
 from .checkpoint_ops import CheckpointOperations
@@ -26,6 +29,7 @@ from .conversation_ops import ConversationOperations
 from .coordinate_ops import CoordinateOperations
 from .disclosure_ops import DisclosureOperations
 from .erase_ops import EraseOperations
+from .features import Features, builtin_features
 from .guard import guard_public_methods
 from .inspector_ops import InspectorOperations
 from .integrity_ops import IntegrityOperations
@@ -50,6 +54,7 @@ class MemoryFabric(
     BackendOperations,
     MetacognitionOperations,
     ConfidenceOperations,
+    BeliefOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
@@ -61,10 +66,22 @@ class MemoryFabric(
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
-    def __init__(self, settings: ZaxySettings, *, log: EventLog | None = None, embedder: Any = None) -> None:
+    def __init__(
+        self,
+        settings: ZaxySettings,
+        *,
+        log: EventLog | None = None,
+        embedder: Any = None,
+        backend: StorageBackend | None = None,
+    ) -> None:
+        """``backend``: the storage backend object (default: the one ``settings`` names, from the registry);
+        ``log``: an already open log to use instead of the backend's own (the caller closes nothing else)."""
         self.settings = settings
         self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
-        self.log = log or open_event_log(settings)
+        self.backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
+        self.log = log or self.backend.open_log()
+        self.features: Features = builtin_features()
+        self.evidence_check = EvidenceCheck(self.log)
         self.refs = MemoryRefs(self.log)
         self._closers: list[Any] = []
         self._projector = None
@@ -82,14 +99,30 @@ class MemoryFabric(
         """
         return cls(ZaxySettings.resolve(eventloom_path, **overrides), embedder=embedder)
 
+    @classmethod
+    def for_maintenance(cls, settings: ZaxySettings, *, apply_migrations: bool = False) -> MemoryFabric:
+        """A fabric that opens even when the schema needs migrating (``skip``), or migrates it first: every
+        component sharing the backend's schema (on PostgreSQL the Eventloom, then the graph projection)."""
+        backend = DEFAULT_REGISTRY.open(settings)
+        applied = backend.migrate() if apply_migrations else []
+        fabric = cls(settings, log=backend.open_log(schema_mode="skip"), backend=backend)
+        fabric._applied_migrations = tuple(applied)
+        return fabric
+
     def _projection_listeners(self) -> list[Any]:
         return self._retrieval_listeners()
 
+    @property
+    def location(self) -> str:
+        """Where this memory lives, safe to print: the folder, or the backend URI without its password."""
+        return self.backend.location
+
     def close(self) -> None:
-        """Close derived layers first (they may flush), then the log."""
+        """Close derived layers first (they may flush), then the log, then what the backend opened itself."""
         while self._closers:
             self._closers.pop()()
         self.log.close()
+        self.backend.close()
 
     def __enter__(self) -> MemoryFabric:
         return self

@@ -4,24 +4,25 @@ Same validation, redaction, hashing and locking as :class:`MemoryFabric.append`,
 with citations, without importing pydantic, numpy or the graph; plus a bounded tail read and the working-set
 packets the SessionStart hook injects. Use the full fabric everywhere else.
 
-With a PostgreSQL backend (``ZAXY_BACKEND=postgresql://...``) the same functions read and write the server
-through :class:`~zaxy_agents.storage.postgres.log.PostgresEventLog` (psycopg's start-up makes that path
-~0.2 s slower; the embedded path never imports it).
+The backend's light log (:class:`~zaxy_agents.storage.protocols.LightLog`) comes from the storage registry: the
+files backend appends to the session file directly; PostgreSQL goes through its log (psycopg's start-up makes
+that path ~0.2 s slower; the files path never imports it).
 """
 
 from __future__ import annotations
 
-from zaxy_agents.config import BACKEND_POSTGRESQL, ZaxySettings
+from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.validation import validate_session_id
-from zaxy_agents.storage.files.jsonl_file import SessionFile
+from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from zaxy_agents.storage.protocols import LightLog
     from zaxy_agents.workingset import Packet, WorkingSet
 
 
@@ -50,10 +51,10 @@ def light_append_many(
     """Append several ``{"type", "payload", "actor"}`` drafts with one lock, one write and one fsync.
 
     Every draft is validated and redacted before anything is written: one bad draft writes nothing.
-    ``lock_timeout`` bounds the wait for the log lock (embedded backend); past it, with ``spool``, the drafts
+    ``lock_timeout`` bounds the wait for the log lock (files backend); past it, with ``spool``, the drafts
     go to the session's spool for the next writer to drain in order (``[]`` is returned), without it
-    :class:`~zaxy_agents.storage.files.jsonl_file.LogLockTimeout` is raised. The hook sink uses both, so a
-    held lock never stalls the IDE.
+    :class:`~zaxy_agents.storage.files.jsonl_file.LogLockTimeout` is raised (``LightLog.append_prepared``).
+    The hook sink uses both, so a held lock never stalls the IDE.
     """
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
@@ -69,27 +70,11 @@ def light_append_many(
     ]
     if not prepared:
         return []
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            envelopes = log.append_prepared(session, prepared)
-        finally:
-            log.close()
-    else:
-        from zaxy_agents.storage.files.jsonl_file import LogLockTimeout
-
-        handle = SessionFile(settings.eventloom_dir, session, durability="fsync")
-        try:
-            envelopes = handle.append(prepared, lock_timeout=lock_timeout)
-        except LogLockTimeout:
-            if not spool:
-                raise
-            from zaxy_agents.storage.files.spool import write_spool
-
-            write_spool(settings.eventloom_dir, session, prepared)
-            return []
-        finally:
-            handle.close()
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        envelopes = log.append_prepared(session, prepared, lock_timeout=lock_timeout, spool=spool)
+    finally:
+        log.close()
     return [
         {**envelope, "citation": format_citation(session, envelope["seq"], envelope["hash"])} for envelope in envelopes
     ]
@@ -109,58 +94,24 @@ def light_tail(session: str, limit: int, *, eventloom_path: str | Path | None = 
 def light_recent_lines(
     session: str, count: int, *, eventloom_path: str | Path | None = None
 ) -> tuple[int, list[bytes]]:
-    """``(head seq, the last count stored lines newest first)``; reads backwards from the end of the file, so
-    the cost depends on ``count``, not on the log's length."""
+    """``(head seq, the last count stored lines newest first)``; the cost depends on ``count``, not on the log's
+    length (the files backend reads backwards from the end of the file)."""
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        tail, _start, lines = _recent_lines(settings, session, count)
-        return (0, []) if tail is None else (tail[0], list(lines)[::-1])
-    import os
-
+    log = DEFAULT_REGISTRY.open_light(settings)
     try:
-        handle = open(os.path.join(settings.eventloom_dir, f"{session}.jsonl"), "rb")  # noqa: SIM115
-    except OSError:
-        return 0, []
-    with handle:
-        position = handle.seek(0, 2)
-        data = b""
-        while position > 0 and data.count(b"\n") <= count + 1:
-            step = min(1 << 16, position)
-            position -= step
-            handle.seek(position)
-            data = handle.read(step) + data
-    data = data[: data.rfind(b"\n") + 1]  # a torn tail (no newline yet) is not an event
-    parts = data.split(b"\n")[:-1]
-    if position > 0 and parts:
-        parts = parts[1:]  # the first piece may start mid-line
-    newest = [part + b"\n" for part in reversed(parts) if part][:count]
-    if not newest:
-        return 0, []
-    from json import loads
-
-    try:
-        return int(loads(newest[0])["seq"]), newest
-    except (ValueError, KeyError, TypeError):
-        return 0, newest
+        return log.newest_lines(session, count)
+    finally:
+        log.close()
 
 
 def light_session_names(*, eventloom_path: str | Path | None = None) -> list[str]:
-    """Every session of the Eventloom (names only; a folder listing for the embedded backend)."""
-    import os
-
-    settings = ZaxySettings.resolve(eventloom_path)
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            return [summary.session for summary in log.sessions()]
-        finally:
-            log.close()
+    """Every session of the Eventloom (names only; a folder listing for the files backend)."""
+    log = DEFAULT_REGISTRY.open_light(ZaxySettings.resolve(eventloom_path))
     try:
-        names = os.listdir(settings.eventloom_dir)
-    except OSError:
-        return []
-    return sorted(name[: -len(".jsonl")] for name in names if name.endswith(".jsonl") and not name.startswith("."))
+        return log.session_names()
+    finally:
+        log.close()
 
 
 def light_working_set(
@@ -185,16 +136,22 @@ def light_working_set(
     from zaxy_agents.workingset.verified import verified
 
     settings = ZaxySettings.resolve(eventloom_path)
-    cache_dir = _fold_cache_dir(settings)
     folds = []
-    for name in [session, *[other for other in sessions or () if other != session]]:
-        validate_session_id(name)
-        with _FoldReader(settings, name) as reader:
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        for name in [session, *[other for other in sessions or () if other != session]]:
+            validate_session_id(name)
             folds.append(
                 fold_session(
-                    name, reader.source(), window=window or DEFAULT_WINDOW, cache_dir=cache_dir, persist=persist
+                    name,
+                    _FoldReader(log, name).source(),
+                    window=window or DEFAULT_WINDOW,
+                    cache_dir=log.cache_root,
+                    persist=persist,
                 )
             )
+    finally:
+        log.close()
     own = folds[0]
     head_seq, head_hash = own.head if own.head is not None else (0, "")
     working = merge(
@@ -227,33 +184,12 @@ def light_packet(
     return render_packet(working, kind, max_chars)
 
 
-def _fold_cache_dir(settings: ZaxySettings) -> str:
-    """Where standing-state caches live: beside the logs for the embedded backend; for a server, in the user's
-    cache folder, one per server and database (never in whatever folder the process runs in). Either way a cache
-    is used only while the log still holds the event it was derived from."""
-    if settings.backend_kind != BACKEND_POSTGRESQL:
-        return settings.eventloom_dir
-    import os
-    from hashlib import sha256
-
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "zaxy", "postgres-" + sha256(settings.location.encode()).hexdigest()[:16])
-
-
 class _FoldReader:
-    """One session's log, read for :func:`~zaxy_agents.workingset.cache.fold_session` (JSONL file or server)."""
+    """One session's log, read for :func:`~zaxy_agents.workingset.cache.fold_session` through the light log."""
 
-    def __init__(self, settings: ZaxySettings, session: str) -> None:
+    def __init__(self, log: LightLog, session: str) -> None:
+        self.log = log
         self.session = session
-        self.postgres = _postgres_log(settings) if settings.backend_kind == BACKEND_POSTGRESQL else None
-        self.file = None if self.postgres is not None else SessionFile(settings.eventloom_dir, session)
-
-    def __enter__(self) -> _FoldReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.postgres is not None:
-            self.postgres.close()
 
     def source(self) -> Any:
         from zaxy_agents.workingset.cache import FoldSource
@@ -261,15 +197,10 @@ class _FoldReader:
         return FoldSource(self.head, self.hash_at, self.envelopes)
 
     def head(self) -> tuple[int, str] | None:
-        if self.postgres is not None:
-            head = self.postgres.head(self.session)
-            return None if head is None else (head.seq, head.hash)
-        return self.file.read_tail()
+        return self.log.head(self.session)
 
     def _lines(self, from_seq: int, to_seq: int) -> Any:
-        if self.postgres is not None:
-            return self.postgres.replay_lines(self.session, from_seq, to_seq)
-        return (line for _offset, line in self.file.iter_lines(from_seq, to_seq))
+        return self.log.lines(self.session, from_seq, to_seq)
 
     def hash_at(self, seq: int) -> str | None:
         from json import loads
@@ -309,44 +240,22 @@ ERASURE_TYPE_BYTES = b"eventloom.erased"
 
 def _lines_at(settings: ZaxySettings, keys: list[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
     """The stored lines of ``(session, seq)`` keys (for the read-side check of a packet's citations)."""
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            return log.lines_at(keys)
-        finally:
-            log.close()
-    by_session: dict[str, list[int]] = {}
-    for session, seq in keys:
-        by_session.setdefault(session, []).append(seq)
-    found: dict[tuple[str, int], bytes] = {}
-    for session, seqs in by_session.items():
-        for seq, line in SessionFile(settings.eventloom_dir, session).lines_at(seqs).items():
-            found[(session, seq)] = line
-    return found
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        return log.lines_at(keys)
+    finally:
+        log.close()
 
 
 def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:
     """``(head (seq, hash) or None, first seq, newline-terminated lines of the last count events)``."""
     validate_session_id(session)
-    if settings.backend_kind == BACKEND_POSTGRESQL:
-        log = _postgres_log(settings)
-        try:
-            head = log.head(session)
-            if head is None:
-                return None, 0, []
-            start = max(1, head.seq - max(1, count) + 1)
-            return (head.seq, head.hash), start, list(log.replay_lines(session, start, head.seq))
-        finally:
-            log.close()
-    handle = SessionFile(settings.eventloom_dir, session)
-    tail = handle.read_tail()
-    if tail is None:
-        return None, 0, []
-    start = max(1, tail[0] - max(1, count) + 1)
-    return tail, start, (line for _offset, line in handle.iter_lines(start, tail[0]))
-
-
-def _postgres_log(settings: ZaxySettings) -> Any:
-    from zaxy_agents.storage.postgres.log import PostgresEventLog
-
-    return PostgresEventLog(settings.backend, max_payload_bytes=settings.max_payload_bytes)
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        head = log.head(session)
+        if head is None:
+            return None, 0, []
+        start = max(1, head[0] - max(1, count) + 1)
+        return head, start, list(log.lines(session, start, head[0]))
+    finally:
+        log.close()

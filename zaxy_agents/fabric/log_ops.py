@@ -10,12 +10,12 @@ from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.erasure import RESERVED_TYPES
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
 from zaxy_agents.eventloom.refs import RefTarget
-from zaxy_agents.projection.contracts import validate_contract
-from zaxy_agents.projection.producers import produce_inferences
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.eventloom.refs import MemoryRefs
+
+    from .features import Features
 
 
 class LogOperations:
@@ -23,6 +23,7 @@ class LogOperations:
 
     log: EventLog
     refs: MemoryRefs
+    features: Features
 
     def append(self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent") -> Event:
         """Append one event; the returned event carries ``.citation``.
@@ -31,7 +32,7 @@ class LogOperations:
         producers may then append the inference events this event justifies.
         """
         _refuse_reserved(type, "type")
-        validate_contract(type, {} if payload is None else payload)
+        self.features.contracts.validate(type, {} if payload is None else payload)
         event = self.log.append(session, type, payload, actor=actor)
         self._run_producers([event])
         return event
@@ -45,16 +46,18 @@ class LogOperations:
             )
             _refuse_reserved(kind, f"events[{index}].type")
             if isinstance(draft, EventDraft):
-                validate_contract(draft.type, draft.payload, field_prefix=f"events[{index}].")
+                self.features.contracts.validate(draft.type, draft.payload, field_prefix=f"events[{index}].")
             elif isinstance(draft, dict) and isinstance(draft.get("type"), str):
-                validate_contract(draft["type"], draft.get("payload", {}), field_prefix=f"events[{index}].")
+                self.features.contracts.validate(
+                    draft["type"], draft.get("payload", {}), field_prefix=f"events[{index}]."
+                )
         events = self.log.append_many(session, items)
         self._run_producers(events)
         return events
 
     def _run_producers(self, events: list[Event]) -> None:
         for event in events:
-            drafts = produce_inferences(event, self.log)
+            drafts = self.features.producers.produce(event, self.log)
             if drafts:
                 self.log.append_many(event.session, drafts)
 

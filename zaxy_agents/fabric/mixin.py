@@ -11,15 +11,20 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from zaxy_agents.eventloom.evidence import EvidenceCheck
     from zaxy_agents.eventloom.models import Event, EventDraft
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
+
+    from .features import Features
 
 
 class FabricMixin:
     """Declarations shared by the fabric's mixins: the log, the projector, ``project``, ``append``."""
 
     log: EventLog
+    features: Features
+    evidence_check: EvidenceCheck
 
     if TYPE_CHECKING:
 

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import statistics
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
+from zaxy_agents.storage.protocols import Capability
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
+    from zaxy_agents.projection.protocol import ProjectionStore
+    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .features import Features
+
+
+# Guards the first opening of a fabric's lazily opened layers (rare and short: one process-wide lock is enough).
+LAZY_OPEN = threading.RLock()
 
 
 class ProjectionOperations:
@@ -21,22 +33,32 @@ class ProjectionOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
+    features: Features
     _projector: Projector | None
     _closers: list[Any]
 
     @property
     def projector(self) -> Projector:
-        """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
+        """Opened on first use (Kuzu is only loaded by commands that need the graph). Threads may ask at once
+        (LangGraph runs parallel nodes in threads): one of them opens it, the others wait for that one."""
+        if self._projector is not None:
+            return self._projector
+        with LAZY_OPEN:
+            return self._open_projector()
+
+    def _open_projector(self) -> Projector:
         if self._projector is None:
-            from zaxy_agents.projection.backends import projection_backend
             from zaxy_agents.projection.projector import Projector
 
-            store_factory, state_path = projection_backend(self.settings)
             self._projector = Projector(
                 self.log,
-                state_path,
+                self.backend.derived_path,
+                extractors=self.features.extractors,
                 listeners=self._projection_listeners(),
-                store_factory=store_factory,
+                store_factory=self._open_graph,
+                shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
+                graph_name=self.backend.graph_name,
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
@@ -44,6 +66,9 @@ class ProjectionOperations:
 
     def _projection_listeners(self) -> list[Any]:
         return []
+
+    def _open_graph(self, _graph_path: Path) -> ProjectionStore:
+        return self.backend.open_graph()
 
     def _close_projector(self) -> None:
         if self._projector is not None:

@@ -5,30 +5,35 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.config import BACKEND_POSTGRESQL
 from zaxy_agents.eventloom.integrity import check_cited
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.event_texts import EventTexts
+from zaxy_agents.retrieval.exact_source import exact_first
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
+from zaxy_agents.storage.protocols import Capability
+
+from .projection_ops import LAZY_OPEN
 
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
     from zaxy_agents.retrieval.embeddings import EmbeddingProvider
+    from zaxy_agents.retrieval.vector_index import DurableVectors
+    from zaxy_agents.storage.protocols import StorageBackend
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
+VERBATIM_POOL = 50  # hits the verbatim surface re-ranks exact-first before keeping k
 
 
 class RetrievalOperations:
     """Mixin: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     log: EventLog
-    settings: ZaxySettings
+    backend: StorageBackend
     embedder: EmbeddingProvider | None
     _retriever: Retriever | None
     _closers: list[Any]
@@ -40,7 +45,7 @@ class RetrievalOperations:
 
     def _retrieval_listeners(self) -> list[Any]:
         """The retrieval indexes: tables of ``derived.sqlite`` written in the projector's transactions."""
-        texts = EventTexts(self.log)
+        texts = EventTexts(self.log, self.features.extractors.extract)
         verbatim = VerbatimIndex()
         verbatim.text_source = texts.texts
         vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
@@ -48,21 +53,18 @@ class RetrievalOperations:
         self._closers.append(vectors.close)
         return [verbatim, EntityKeywordIndex(), vectors]
 
-    def _durable_vectors(self) -> Callable[[], Any] | None:
-        """On PostgreSQL, vectors are stored on the server once and shared by every worker."""
-        if self.settings.backend_kind != BACKEND_POSTGRESQL:
-            return None
-        dsn = self.settings.backend
-
-        def open_store() -> Any:
-            from zaxy_agents.storage.postgres.vectors import PostgresVectorStore
-
-            return PostgresVectorStore(dsn)
-
-        return open_store
+    def _durable_vectors(self) -> Callable[[], DurableVectors] | None:
+        """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
+        return self.backend.open_vectors if Capability.SHARED_VECTORS in self.backend.capabilities else None
 
     @property
     def retriever(self) -> Retriever:
+        if self._retriever is not None:
+            return self._retriever
+        with LAZY_OPEN:
+            return self._open_retriever()
+
+    def _open_retriever(self) -> Retriever:
         if self._retriever is None:
             indexes = {listener.name: listener for listener in self.projector.listeners}
             self._retriever = Retriever(
@@ -70,7 +72,7 @@ class RetrievalOperations:
                 indexes["verbatim"],
                 indexes["entity_keyword"],
                 indexes["vectors"],
-                EventTexts(self.log),
+                EventTexts(self.log, self.features.extractors.extract),
             )
         return self._retriever
 
@@ -98,9 +100,12 @@ class RetrievalOperations:
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
-        """Lexical search over raw event text only (works with no graph at all)."""
+        """Lexical search over raw event text only (works with no graph at all). The exact-source lane: an event
+        containing the query as a phrase, then all its terms, then some, outranks every event found only through
+        its context (``score_explanation.exact_match``)."""
         self.project(sessions)
-        result = self.retriever.search(text, sessions=sessions, k=k, lanes=("verbatim",))
+        result = self.retriever.search(text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",))
+        result.hits = exact_first(text, result.hits)[:k]
         return QueryResponse.from_result(self._verified(result), degraded=self.projector.degraded)
 
     def _verified(self, result: RetrievalResult) -> RetrievalResult:

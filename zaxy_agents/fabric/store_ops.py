@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from zaxy_agents.config import ZaxySettings
     from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.itemstore import ItemStore
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class StoreOperations:
@@ -16,6 +17,7 @@ class StoreOperations:
 
     log: EventLog
     settings: ZaxySettings
+    backend: StorageBackend
     _closers: list[Any]
     on_erase: Callable[[Callable[[str], None]], None]
 
@@ -41,8 +43,8 @@ class StoreOperations:
             index=index,
             ttl=ttl,
             cache_dir=self.settings.derived_path / "embeddings",
-            state_dir=self.settings.derived_path / "itemstore",
-            identity=f"{self.settings.location}#{getattr(self.log, 'schema', '')}",
+            state_dir=self.backend.derived_path / "itemstore",  # per deployment (a server's schema has its own)
+            identity=str(self.backend.derived_path),
             actor=actor,
         )
         self._closers.append(store.close)

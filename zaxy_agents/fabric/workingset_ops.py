@@ -9,11 +9,9 @@ protocol.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.config import BACKEND_JSONL
 from zaxy_agents.errors import NotFoundError
 from zaxy_agents.workingset import DEFAULT_MAX_CHARS, DEFAULT_WINDOW, Packet, WorkingSet, render_packet
 from zaxy_agents.workingset.cache import FoldSource, fold_session
@@ -22,12 +20,14 @@ from zaxy_agents.workingset.verified import verified
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.storage.protocols import StorageBackend
 
 
 class WorkingSetOperations:
     """Mixin: the working-set part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     log: EventLog
+    backend: StorageBackend
 
     def working_set(
         self,
@@ -80,11 +80,8 @@ class WorkingSetOperations:
         return verified(working, self.log.lines_at)
 
     def _fold_cache_dir(self) -> str | None:
-        """The embedded backend keeps the standing-state cache beside the logs; a server backend only in memory."""
-        settings = getattr(self, "settings", None)
-        if settings is None or settings.backend_kind != BACKEND_JSONL or not os.path.isdir(settings.eventloom_dir):
-            return None
-        return settings.eventloom_dir
+        """Where the backend shares log-derived caches between processes (files: beside the logs; else memory)."""
+        return self.backend.cache_root
 
     def _fold_lock(self) -> threading.Lock:
         lock = self.__dict__.get("_standing_fold_lock")

@@ -38,7 +38,7 @@ from langgraph.store.base import (
 from zaxy_agents.errors import ClosedError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.redaction import policy_for, redact_value
-from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.storage.derived_sqlite import DerivedDatabase, DerivedFollower
 
 from . import events as ev
@@ -92,7 +92,7 @@ class ItemStore:
         self.index: IndexSettings | None = resolve_index(index)
         self.ttl = check_ttl_config(ttl)
         self.closed = False
-        self._chunk_chars = vals.chunk_chars(int(getattr(log, "max_payload_bytes", DEFAULT_MAX_PAYLOAD_BYTES)))
+        self._chunk_chars = vals.chunk_chars(log.max_payload_bytes)
         self._temporary: tempfile.TemporaryDirectory[str] | None = None
         if state_dir is None:
             self._temporary = tempfile.TemporaryDirectory(prefix="zaxy-itemstore-")

@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .beliefs import belief_tools
     from .checkpointer import AsyncZaxyCheckpointer, ZaxyCheckpointer
     from .cognitive import cognitive_tools
     from .context import MemoryContext, with_memory
@@ -49,6 +50,7 @@ _EXPORTS = {
     "memory_tools": "tools",
     "cognitive_tools": "cognitive",
     "metacognition_tools": "metacognition",
+    "belief_tools": "beliefs",
 }
 __all__ = [
     "AsyncZaxyCheckpointer",
@@ -60,6 +62,7 @@ __all__ = [
     "ZaxyMemoryState",
     "ZaxyStore",
     "ZaxyTool",
+    "belief_tools",
     "capture_node",
     "checkout_node",
     "cognitive_tools",

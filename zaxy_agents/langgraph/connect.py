@@ -12,9 +12,10 @@ import shutil
 import tempfile
 from typing import Any
 
-from zaxy_agents.config import BACKEND_JSONL, BACKEND_POSTGRESQL, POSTGRES_URI_PREFIXES
+from zaxy_agents.config import BACKEND_JSONL
 from zaxy_agents.errors import InvalidRequestError, SchemaMismatchError
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.fabric.location import memory_in_folder
 
 MEMORY = ":memory:"
 
@@ -36,7 +37,7 @@ def open_fabric(
             field="conn_string",
             remediation="Pass an Eventloom folder (e.g. '.eventloom'), ':memory:' or a postgresql:// DSN.",
         )
-    if text.startswith(POSTGRES_URI_PREFIXES):
+    if "://" in text:  # a backend URI (postgresql://, memory://, ...): the storage registry says which
         return MemoryFabric.from_path(eventloom_path, backend=text, **settings), None
     if eventloom_path is not None:
         raise InvalidRequestError(
@@ -61,7 +62,7 @@ def setup_backend(fabric: MemoryFabric) -> None:
     migration, and it fails loudly when a PostgreSQL schema needs ``zaxy backend migrate``.
     """
     settings = fabric.settings
-    if settings.backend_kind == BACKEND_POSTGRESQL:
+    if not memory_in_folder(settings):
         problems = fabric.backend_status().problems
         if problems:
             raise SchemaMismatchError(

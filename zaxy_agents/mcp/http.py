@@ -6,7 +6,8 @@ token (any session header), the admin token (also unlocks replay and invalidate)
 ``ZAXY_SESSION_TOKENS_FILE`` (only their own session: a client holding one can never name another). Without any
 token configured the server refuses to start unless ``--insecure-local`` binds a loopback address (admin tools
 then stay unavailable over HTTP).
-Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 429.
+Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 413 / 429; a POST
+body that is not JSON the server can read gets a JSON-RPC ``-32700`` (400) before the SDK sees it (http_body.py).
 
 Failed authentications are throttled per (client address, token fingerprint): a client repeating a wrong (or
 missing) token gets 429 after a short burst, while every other token from the same address — on localhost that
@@ -31,6 +32,7 @@ from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import validate_session_id
 
 from .config import SESSION_HEADER, ServerConfig
+from .http_body import BodyRefused, read_checked_body
 from .server import ZaxyMcpServer
 from .tokens import BearerTokens, fingerprint
 
@@ -132,6 +134,12 @@ class McpEndpoint:
         if not allowed:
             await _reject(send, 429, "rate_limited", "rate limit exceeded", "Slow down and retry later.", wait)
             return
+        if scope.get("method") == "POST":
+            try:
+                receive = await read_checked_body(receive, headers)
+            except BodyRefused as refused:
+                await _send_json(send, refused.status, refused.body)
+                return
         scope["zaxy_caller"] = {"session": session, "admin": admin}
         await self.manager.handle_request(scope, receive, send)
 
@@ -226,10 +234,16 @@ async def _reject(
     retry_after: float | None = None,
     extra_headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "remediation": remediation}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = []
     if retry_after is not None:
         headers.append((b"retry-after", str(max(1, round(retry_after))).encode()))
     headers.extend(extra_headers or [])
+    body = {"error": {"code": code, "message": message, "remediation": remediation}}
+    await _send_json(send, status, body, headers)
+
+
+async def _send_json(send: Any, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()) -> None:
+    encoded = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(encoded)).encode()), *headers]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": encoded})

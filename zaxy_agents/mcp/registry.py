@@ -14,7 +14,8 @@ Adding a tool is a self-contained change in one module::
     def causal_trace(call: ToolCall[CausalTraceArgs]) -> dict:
         return call.fabric.causal_trace(call.session, call.args.entity)
 
-Modules in ``zaxy_agents/mcp/tools/`` are discovered automatically. Then regenerate the tested contract:
+``@tool`` only labels the handler; list the module in ``TOOL_MODULES`` (``zaxy_agents/mcp/tools/__init__.py``,
+one line) and the default :class:`ToolTable` collects it. Then regenerate the tested contract:
 ``python -m zaxy_agents.mcp.contract --write``.
 
 Profiles change what ``tools/list`` shows, never what can be called: the core profile lists the core tools, the
@@ -23,11 +24,13 @@ full profile lists every tool, and every registered tool is callable by name und
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
+
+from zaxy_agents.labels import label_of, labelled, put_label
 
 from .schema import ToolArgs
 
@@ -86,8 +89,7 @@ class ToolSpec:
         }
 
 
-_TOOLS: dict[str, ToolSpec] = {}
-_discovered = False
+TOOL_SPEC = "zaxy_mcp_tool"  # the label @tool puts on a handler
 
 
 def tool(
@@ -101,12 +103,10 @@ def tool(
     summarize: Callable[[dict[str, Any]], str] | None = None,
     render: Callable[[dict[str, Any]], str] | None = None,
 ) -> Callable[[Handler], Handler]:
-    """Register ``handler`` as the tool ``name``; its argument model is read from the ``ToolCall[Args]`` hint."""
+    """Label ``handler`` as the tool ``name``; its argument model is read from the ``ToolCall[Args]`` hint."""
 
-    def decorate(handler: Handler) -> Handler:
-        if name in _TOOLS and _TOOLS[name].handler is not handler:
-            raise ValueError(f"MCP tool {name!r} is registered twice ({_TOOLS[name].module}, {handler.__module__})")
-        _TOOLS[name] = ToolSpec(
+    def label(handler: Handler) -> Handler:
+        spec = ToolSpec(
             name=name,
             description=" ".join(description.split()),
             args=_args_model(handler),
@@ -119,9 +119,10 @@ def tool(
             render=render,
             module=handler.__module__,
         )
+        put_label(handler, TOOL_SPEC, spec)
         return handler
 
-    return decorate
+    return label
 
 
 def _args_model(handler: Handler) -> type[ToolArgs]:
@@ -135,32 +136,52 @@ def _args_model(handler: Handler) -> type[ToolArgs]:
     return model
 
 
-def discover() -> None:
-    """Import every module in ``zaxy_agents.mcp.tools`` (each registers its tools on import)."""
-    global _discovered
-    if _discovered:
-        return
-    from . import tools
+class ToolTable:
+    """The tools of some modules: unique names, at most ``MAX_CORE_TOOLS`` in the core profile."""
 
-    for module in sorted(pkgutil.iter_modules(tools.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{tools.__name__}.{module.name}")
-    _discovered = True
-    core = [spec.name for spec in _TOOLS.values() if spec.profile == "core"]
-    if len(core) > MAX_CORE_TOOLS:
-        raise RuntimeError(f"the core profile lists {len(core)} tools (at most {MAX_CORE_TOOLS}): {core}")
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+        for spec in specs:
+            if spec.name in self._tools:
+                raise ValueError(
+                    f"MCP tool {spec.name!r} is defined twice ({self._tools[spec.name].module}, {spec.module})"
+                )
+            self._tools[spec.name] = spec
+        core = [spec.name for spec in self._tools.values() if spec.profile == "core"]
+        if len(core) > MAX_CORE_TOOLS:
+            raise RuntimeError(f"the core profile lists {len(core)} tools (at most {MAX_CORE_TOOLS}): {core}")
+
+    @classmethod
+    def from_modules(cls, modules: Iterable[ModuleType]) -> ToolTable:
+        return cls(label_of(handler, TOOL_SPEC) for handler in labelled(modules, TOOL_SPEC))
+
+    def all_tools(self) -> list[ToolSpec]:
+        """Every tool, core first, then by ``order`` and name."""
+        return sorted(self._tools.values(), key=lambda s: (s.profile != "core", s.order, s.name))
+
+    def listed(self, profile: Profile) -> list[ToolSpec]:
+        """The tools ``tools/list`` shows under ``profile``."""
+        return [spec for spec in self.all_tools() if profile == "full" or spec.profile == "core"]
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+
+@cache
+def default_table() -> ToolTable:
+    """Zaxy's tools: the modules listed in ``zaxy_agents.mcp.tools.TOOL_MODULES`` (built once per process)."""
+    from .tools import TOOL_MODULES
+
+    return ToolTable.from_modules(TOOL_MODULES)
 
 
 def all_tools() -> list[ToolSpec]:
-    """Every registered tool, core first, then by ``order`` and name."""
-    discover()
-    return sorted(_TOOLS.values(), key=lambda s: (s.profile != "core", s.order, s.name))
+    return default_table().all_tools()
 
 
 def listed(profile: Profile) -> list[ToolSpec]:
-    """The tools ``tools/list`` shows under ``profile``."""
-    return [spec for spec in all_tools() if profile == "full" or spec.profile == "core"]
+    return default_table().listed(profile)
 
 
 def get(name: str) -> ToolSpec | None:
-    discover()
-    return _TOOLS.get(name)
+    return default_table().get(name)

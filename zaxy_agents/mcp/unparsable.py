@@ -58,25 +58,35 @@ class AnswerUnparsable:
         return getattr(self._inner, name)
 
     async def _answer(self, error: Exception) -> None:
-        line = _raw_line(error)
-        match = _ID.search(line[:512]) if line else None
         reason = _reason(error)
-        logger.warning("unparsable JSON-RPC line (%s)%s", reason, "" if match else ": no id to answer")
-        if match is None:
+        ident = request_id(_raw_line(error))
+        logger.warning("unparsable JSON-RPC line (%s)%s", reason, "" if ident is not None else ": no id to answer")
+        if ident is None:
             return
-        ident = json.loads(match.group(1))
-        body = {
+        message = JSONRPCError(
+            jsonrpc="2.0",
+            id=ident,
+            error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason}", data=parse_error_body(reason)),
+        )
+        await self._write.send(SessionMessage(JSONRPCMessage(message)))
+
+
+def request_id(raw: str) -> int | str | None:
+    """The ``id`` of a JSON-RPC request read from the start of its raw text, or ``None`` when it has none there."""
+    match = _ID.search(raw[:512]) if raw else None
+    return None if match is None else json.loads(match.group(1))
+
+
+def parse_error_body(reason: str) -> dict[str, Any]:
+    """Our structured error for a request that is not JSON the server can read (the ``data`` of a -32700)."""
+    return {
+        "error": {
             "code": "invalid_request",
             "message": f"the request is not JSON this server can read: {reason}",
             "remediation": "Send finite numbers of at most 4,300 digits, nesting under 100 levels, valid Unicode "
             "(no lone surrogates) and well-formed JSON.",
         }
-        message = JSONRPCError(
-            jsonrpc="2.0",
-            id=ident,
-            error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason}", data={"error": body}),
-        )
-        await self._write.send(SessionMessage(JSONRPCMessage(message)))
+    }
 
 
 def _raw_line(error: Exception) -> str:

@@ -14,7 +14,7 @@ import weakref
 from functools import lru_cache
 from typing import Any
 
-from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
+from zaxy_agents.checkout.extensions.context import CheckoutContext
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.retrieval.text import Analyzer
 
@@ -127,6 +127,3 @@ def _unknown(item: KnownUnknown) -> dict[str, Any]:
         "priority": item.priority,
         "citation": item.citation,
     }
-
-
-register_extension("metacognition", metacognition)

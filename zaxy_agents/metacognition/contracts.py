@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from zaxy_agents.projection.contracts import EvidenceCitation, register_contract
+from zaxy_agents.projection.contracts import EvidenceCitation
 from zaxy_agents.projection.model import normalise_name, stable_id
 
 UNKNOWN_RECORDED_EVENT = "metacognition.known_unknown.recorded"
@@ -204,8 +204,6 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     REVERIFY_REQUESTED_EVENT: ReverificationRequestPayload,
     REVERIFY_RESOLVED_EVENT: ReverificationResolvedPayload,
 }
-for _event_type, _model in CONTRACTS.items():
-    register_contract(_event_type, _model)
 
 
 def citations(sources: list[EvidenceCitation], session: str) -> list[dict[str, Any]]:

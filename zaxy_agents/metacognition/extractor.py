@@ -68,13 +68,18 @@ def known_unknown_recorded(envelope: dict[str, Any]) -> Extraction:
     return Extraction(entities=[entity])
 
 
-@register(UNKNOWN_RESOLVED_EVENT)
-def known_unknown_resolved(envelope: dict[str, Any]) -> Extraction:
-    item = KnownUnknownResolvedPayload.model_validate(envelope["payload"])
+def _resolution(
+    envelope: dict[str, Any],
+    name: str,
+    entity_type: str,
+    label: str,
+    item: KnownUnknownResolvedPayload | ReverificationResolvedPayload,
+) -> Extraction:
+    """A resolution: a new version of the record it closes, carrying the resolution and its citations."""
     entity = EntityDraft(
-        name=item.unknown_id,
-        entity_type=UNKNOWN_ENTITY,
-        summary=bounded(f"[known unknown, resolved: {item.resolution}] {item.rationale}"),
+        name=name,
+        entity_type=entity_type,
+        summary=bounded(f"[{label}, resolved: {item.resolution}] {item.rationale}"),
         properties={
             "status": "resolved",
             "resolution": item.resolution,
@@ -86,6 +91,12 @@ def known_unknown_resolved(envelope: dict[str, Any]) -> Extraction:
         importance=IMPORTANCE,
     )
     return Extraction(entities=[entity])
+
+
+@register(UNKNOWN_RESOLVED_EVENT)
+def known_unknown_resolved(envelope: dict[str, Any]) -> Extraction:
+    item = KnownUnknownResolvedPayload.model_validate(envelope["payload"])
+    return _resolution(envelope, item.unknown_id, UNKNOWN_ENTITY, "known unknown", item)
 
 
 @register(CONFIDENCE_EVENT)
@@ -133,18 +144,4 @@ def reverification_requested(envelope: dict[str, Any]) -> Extraction:
 @register(REVERIFY_RESOLVED_EVENT)
 def reverification_resolved(envelope: dict[str, Any]) -> Extraction:
     item = ReverificationResolvedPayload.model_validate(envelope["payload"])
-    entity = EntityDraft(
-        name=item.request_id,
-        entity_type=REQUEST_ENTITY,
-        summary=bounded(f"[re-verification, resolved: {item.resolution}] {item.rationale}"),
-        properties={
-            "status": "resolved",
-            "resolution": item.resolution,
-            "rationale": bounded(item.rationale, 2000),
-            "authority_status": item.authority_status,
-            "resolution_sources": citations(item.source_events, envelope["session"]),
-            "resolution_event": _event(envelope),
-        },
-        importance=IMPORTANCE,
-    )
-    return Extraction(entities=[entity])
+    return _resolution(envelope, item.request_id, REQUEST_ENTITY, "re-verification", item)

@@ -2,7 +2,7 @@
 
 Every entity version with its validity, the current version of each identity, names, key-level adjacency,
 feedback and the projection cursors. Readers (retrieval lanes, checkout, causal, consolidation, lifecycle...)
-depend on this protocol only; the implementation (:class:`zaxy_agents.storage.derived.catalog.SqliteCatalog`)
+depend on this protocol only; the implementation (:class:`zaxy_agents.projection.sqlite_catalog.SqliteCatalog`)
 queries the on-disk tables with small caches, so nothing here is ever loaded whole into memory.
 """
 

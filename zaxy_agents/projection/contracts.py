@@ -97,36 +97,38 @@ class InferenceEdgePayload(BaseModel):
         return value
 
 
-_CONTRACTS: dict[str, type[BaseModel]] = {"inference.edge.generated": InferenceEdgePayload}
+BUILTIN_CONTRACTS: dict[str, type[BaseModel]] = {"inference.edge.generated": InferenceEdgePayload}
 
 
-def register_contract(event_type: str, model: type[BaseModel]) -> None:
-    """Declare that ``event_type`` payloads must validate against ``model`` before they are appended."""
-    _CONTRACTS[event_type] = model
+class ContractTable:
+    """Event type -> payload model, built once from explicit mappings (see ``zaxy_agents.fabric.features``)."""
+
+    def __init__(self, *mappings: dict[str, type[BaseModel]]) -> None:
+        self._models: dict[str, type[BaseModel]] = {}
+        for mapping in mappings:
+            self._models.update(mapping)
+
+    def contract_for(self, event_type: str) -> type[BaseModel] | None:
+        return self._models.get(event_type)
+
+    def validate(self, event_type: str, payload: Any, *, field_prefix: str = "") -> None:
+        """Raise :class:`InvalidRequestError` naming the first bad field when a contracted payload is invalid."""
+        model = self._models.get(event_type)
+        if model is not None:
+            validate_payload(model, event_type, payload, field_prefix=field_prefix)
 
 
-def contract_for(event_type: str) -> type[BaseModel] | None:
-    from . import extractors  # noqa: F401 - importing registers the feature modules' contracts
-
-    return _CONTRACTS.get(event_type)
-
-
-def validate_contract(event_type: str, payload: Any, *, field_prefix: str = "") -> None:
-    """Raise :class:`InvalidRequestError` naming the first bad field when a contracted payload is invalid."""
-    from . import extractors  # noqa: F401 - importing registers the feature modules' contracts
-
-    model = _CONTRACTS.get(event_type)
-    if model is None:
-        return
+def validate_payload(model: type[BaseModel], event_type: str, payload: Any, *, field_prefix: str = "") -> None:
+    """Validate ``payload`` against ``model``; a clear :class:`InvalidRequestError` naming the first bad field."""
     try:
         model.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"])
+        remediation = getattr(model, "contract_remediation", None)  # a ClassVar on contracted models
         raise InvalidRequestError(
             f"{event_type} payload is invalid at {location or 'payload'}: {first['msg']}",
             field=f"{field_prefix}payload.{location}" if location else f"{field_prefix}payload",
-            remediation=getattr(model, "contract_remediation", None)
-            or f"Follow the {model.__name__} contract documented in docs/graph-schema.md.",
+            remediation=remediation or f"Follow the {model.__name__} contract documented in docs/graph-schema.md.",
             details={"errors": [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()[:10]]},
         ) from exc

@@ -31,7 +31,8 @@ from zaxy_agents.errors import LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 
 from .planner import ProjectionBatch, ProjectionPlanner
-from .registry import extract
+from .protocol import ProjectionStore
+from .registry import ExtractorTable
 from .store_catchup import catch_up_session
 
 GRAPH_FILE = "graph.kuzu"
@@ -44,13 +45,6 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory lock, the Kuzu lock alone protects the file
     fcntl = None  # type: ignore[assignment]
-
-
-def _embedded_graph(path: Path) -> Any:
-    """The default graph store: an embedded Kuzu file (imported only when a graph operation needs it)."""
-    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
-
-    return KuzuProjectionStore(path)
 
 
 class GraphMismatch(Exception):
@@ -87,9 +81,11 @@ class GraphSync:
         derived: Any,
         catalog: Any,
         folder: Path,
-        store_factory: Callable[[Path], Any] | None,
+        store_factory: Callable[[Path], ProjectionStore],
+        extractors: ExtractorTable,
         *,
-        shared: bool | None = None,
+        shared: bool = False,
+        name: str = "kuzu",
         batch_events: int = SYNC_EVENTS,
     ) -> None:
         self.log = log
@@ -97,11 +93,12 @@ class GraphSync:
         self.catalog = catalog
         self.folder = Path(folder)
         self.path = self.folder / GRAPH_FILE
-        self._factory = store_factory or _embedded_graph
-        # A private graph is a local file only this process writes (embedded Kuzu): it gets the trust protocol.
-        # A shared one lives on a server that other workers write too (PostgreSQL). Without a word from the
-        # caller, a factory means a server store (the embedded one is the default).
-        self.private = not shared if shared is not None else store_factory is None
+        self._factory = store_factory  # from the storage backend (the fabric passes backend.open_graph)
+        self.extractors = extractors
+        self.name = name
+        # A private graph is a local store only this process writes (embedded Kuzu): it gets the trust protocol.
+        # A shared one lives on a server that other workers write too (PostgreSQL: Capability.SHARED_GRAPH).
+        self.private = not shared
         self.batch_events = batch_events
         self.store: Any = None
         self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
@@ -120,7 +117,7 @@ class GraphSync:
 
     @property
     def backend(self) -> str:
-        return "kuzu" if self.private else "postgresql"
+        return self.name
 
     # ------------------------------------------------------------------ opening
     def open(self) -> Any:
@@ -247,7 +244,9 @@ class GraphSync:
         outcome = self.store.apply(batch) or {}
         for session, result in sorted(outcome.items()):
             if result == "behind":
-                problem = catch_up_session(self.store, self.log, session, batch.cursors[session][0], self.batch_events)
+                problem = catch_up_session(
+                    self.store, self.log, self.extractors, session, batch.cursors[session][0], self.batch_events
+                )
                 if problem is not None:
                     self.mismatches[session] = problem
         self._cursors = self.store.cursors()
@@ -296,7 +295,7 @@ class GraphSync:
             self._cursors = self.store.cursors()
             for session, (seq, _digest) in sorted(target.items()):
                 if self._cursors.get(session, (0, ""))[0] < seq and session not in self.mismatches:
-                    problem = catch_up_session(self.store, self.log, session, seq, self.batch_events)
+                    problem = catch_up_session(self.store, self.log, self.extractors, session, seq, self.batch_events)
                     if problem is not None:
                         self.mismatches[session] = problem
             self._cursors = self.store.cursors()
@@ -334,7 +333,7 @@ class GraphSync:
             for envelope in self.log.replay_envelopes(session, first, last):
                 if expected is not None and envelope["seq"] == first and envelope["prev_hash"] != expected:
                     raise GraphMismatch(f"session {session!r} changed after seq {first - 1}")
-                chunk.append((envelope, extract(envelope)))
+                chunk.append((envelope, self.extractors.extract(envelope)))
                 if len(chunk) >= PREFETCH_EVENTS:
                     plan_chunk()
             if chunk:

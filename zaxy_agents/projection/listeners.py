@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .planner import ProjectionBatch, search_doc
-from .registry import extract
-from .state_codec import StateFileError, dumps, loads, write_atomically
+from .registry import ExtractorTable
+from .state_codec import StateClasses, StateFileError, dumps, loads, write_atomically
 
 MEMORY_STATE_FILE = "listeners.state"
 MEMORY_STATE_FORMAT = 1
@@ -88,7 +88,9 @@ def listener_cursors(db: sqlite3.Connection, name: str) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------- replay for a lagging listener
-def replay_batches(log: Any, catalog: Any, gaps: dict[str, tuple[int, int]]) -> Iterator[ProjectionBatch]:
+def replay_batches(
+    log: Any, catalog: Any, gaps: dict[str, tuple[int, int]], extractors: ExtractorTable
+) -> Iterator[ProjectionBatch]:
     """Batches carrying what listeners read (``searchable`` docs and ``entities`` rows) for the events in
     ``gaps`` (``session -> (first seq, last seq)``), rebuilt from the log and the catalog — no planning."""
     for session, (first, last) in sorted(gaps.items()):
@@ -97,7 +99,7 @@ def replay_batches(log: Any, catalog: Any, gaps: dict[str, tuple[int, int]]) -> 
             stop = min(last, start + REPLAY_CHUNK - 1)
             batch = ProjectionBatch()
             for envelope in log.replay_envelopes(session, start, stop):
-                doc = search_doc(envelope, extract(envelope))
+                doc = search_doc(envelope, extractors.extract(envelope))
                 if doc is not None:
                     batch.searchable.append(doc)
                 batch.cursors[session] = (envelope["seq"], envelope["hash"])
@@ -109,7 +111,7 @@ def replay_batches(log: Any, catalog: Any, gaps: dict[str, tuple[int, int]]) -> 
 
 
 # ---------------------------------------------------------------------- memory listeners' state file
-def load_memory_state(folder: Path, listeners: list[Any], warn: Any) -> Cursors | None:
+def load_memory_state(folder: Path, listeners: list[Any], warn: Any, classes: StateClasses) -> Cursors | None:
     """Restore memory listeners from their data-only state file; returns the cursors it covers, or ``None``
     (missing, unreadable — warned — or not matching these listeners) after resetting them all."""
     path = folder / MEMORY_STATE_FILE
@@ -121,7 +123,7 @@ def load_memory_state(folder: Path, listeners: list[Any], warn: Any) -> Cursors 
     state = None
     if path.exists():
         try:
-            state = loads(path.read_bytes())
+            state = loads(path.read_bytes(), classes)
         except (OSError, StateFileError) as exc:
             warn(f"{path} could not be read ({exc}); the retrieval indexes are rebuilt from the log")
             state = None
@@ -143,10 +145,10 @@ def load_memory_state(folder: Path, listeners: list[Any], warn: Any) -> Cursors 
     return None
 
 
-def save_memory_state(folder: Path, listeners: list[Any], cursors: Cursors) -> None:
+def save_memory_state(folder: Path, listeners: list[Any], cursors: Cursors, classes: StateClasses) -> None:
     state = {
         "format": MEMORY_STATE_FORMAT,
         "cursors": {session: [seq, digest] for session, (seq, digest) in cursors.items()},
         "listeners": {listener.name: listener.snapshot_state() for listener in listeners},
     }
-    write_atomically(folder / MEMORY_STATE_FILE, dumps(state))
+    write_atomically(folder / MEMORY_STATE_FILE, dumps(state, classes))

@@ -1,20 +1,23 @@
-"""Built-in inference producers: events that deterministically justify an inferred edge.
+"""Inference producers: events that deterministically justify an inferred edge.
 
 Producers run in the fabric right after an append (never during replay or rebuild, so a rebuild can never
 append anything). Each produced edge is itself an ``inference.edge.generated`` event: cited, replayable, and
-marked inferred with its method and confidence.
+marked inferred with its method and confidence. ``@register_producer`` only labels a function; a
+:class:`ProducerTable` is built from explicit modules (see ``zaxy_agents.fabric.features``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 from zaxy_agents.errors import ZaxyError
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.labels import label_of, labelled, put_label
 
-from .registry import extract
+from .registry import ExtractorTable
 
 LIKELY_IMPLEMENTED_DECISION = "likely_implemented_decision"
 TASK_DECISION_METHOD = "task_completed_decision_citation_v1"
@@ -22,34 +25,45 @@ TASK_DECISION_CONFIDENCE = 0.86
 
 # A producer returns the event drafts one appended event justifies (usually none).
 Producer = Callable[[Event, EventLog], list[dict[str, Any]]]
-_PRODUCERS: dict[str, list[Producer]] = {}
+PRODUCES = "zaxy_produces"  # the label @register_producer puts on a function
 
 
 def register_producer(*event_types: str) -> Callable[[Producer], Producer]:
-    """Register a producer for exact event types (feature modules add theirs, e.g. causal explanations)."""
+    """Label a producer with the exact event types it reacts to (feature modules add theirs, e.g. causal)."""
 
-    def decorate(function: Producer) -> Producer:
-        for event_type in event_types:
-            _PRODUCERS.setdefault(event_type, []).append(function)
+    def label(function: Producer) -> Producer:
+        put_label(function, PRODUCES, event_types)
         return function
 
-    return decorate
+    return label
 
 
-def produce_inferences(event: Event, log: EventLog) -> list[dict[str, Any]]:
-    """Drafts of inference events justified by ``event`` (empty when it justifies nothing)."""
-    from . import extractors  # noqa: F401 - importing registers the built-in and feature producers
+class ProducerTable:
+    """Event type -> producers, built once from explicit modules, plus the built-in task -> decision edge."""
 
-    drafts: list[dict[str, Any]] = []
-    if event.type == "task.completed":
-        draft = _task_completed_decision(event, log)
-        drafts += [draft] if draft else []
-    for producer in _PRODUCERS.get(event.type, ()):
-        drafts += producer(event, log)
-    return drafts
+    def __init__(self, producers: Iterable[Producer], extractors: ExtractorTable) -> None:
+        self._extractors = extractors
+        self._by_type: dict[str, list[Producer]] = {}
+        for function in producers:
+            for event_type in label_of(function, PRODUCES):
+                self._by_type.setdefault(event_type, []).append(function)
+
+    @classmethod
+    def from_modules(cls, modules: Iterable[ModuleType], extractors: ExtractorTable) -> ProducerTable:
+        return cls(labelled(modules, PRODUCES), extractors)
+
+    def produce(self, event: Event, log: EventLog) -> list[dict[str, Any]]:
+        """Drafts of inference events justified by ``event`` (empty when it justifies nothing)."""
+        drafts: list[dict[str, Any]] = []
+        if event.type == "task.completed":
+            draft = _task_completed_decision(event, log, self._extractors)
+            drafts += [draft] if draft else []
+        for producer in self._by_type.get(event.type, ()):
+            drafts += producer(event, log)
+        return drafts
 
 
-def _task_completed_decision(event: Event, log: EventLog) -> dict[str, Any] | None:
+def _task_completed_decision(event: Event, log: EventLog, extractors: ExtractorTable) -> dict[str, Any] | None:
     """A completed task citing a decision (seq + full hash) likely implemented it; no citation, no edge."""
     payload = event.payload
     seq, digest = payload.get("decision_event_seq"), payload.get("decision_event_hash")
@@ -62,8 +76,10 @@ def _task_completed_decision(event: Event, log: EventLog) -> dict[str, Any] | No
         return None
     if decision.hash != digest or decision.type != "decision.recorded":
         return None
-    task_entities = [e for e in extract(event.envelope()).entities if e.entity_type == "task" and e.mode == "assert"]
-    decision_entities = [e for e in extract(decision.envelope()).entities if e.entity_type == "decision"]
+    task_entities = [
+        e for e in extractors.extract(event.envelope()).entities if e.entity_type == "task" and e.mode == "assert"
+    ]
+    decision_entities = [e for e in extractors.extract(decision.envelope()).entities if e.entity_type == "decision"]
     if not task_entities or not decision_entities:
         return None
     return {

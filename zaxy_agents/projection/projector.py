@@ -31,9 +31,6 @@ from typing import Any
 from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
-from zaxy_agents.storage.derived.catalog import NAME as CATALOG_NAME
-from zaxy_agents.storage.derived.catalog import SCHEMA_VERSION as CATALOG_VERSION
-from zaxy_agents.storage.derived.catalog import SqliteCatalog, create_tables, drop_tables
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
 from .graph_sync import GRAPH_FILE, GraphSync
@@ -47,8 +44,12 @@ from .listeners import (
     write_listener_cursors,
 )
 from .planner import ProjectionBatch, ProjectionPlanner
-from .registry import extract
-from .state_codec import remove_debris
+from .protocol import ProjectionStore
+from .registry import ExtractorTable
+from .sqlite_catalog import NAME as CATALOG_NAME
+from .sqlite_catalog import SCHEMA_VERSION as CATALOG_VERSION
+from .sqlite_catalog import SqliteCatalog, create_tables, drop_tables
+from .state_codec import StateClasses, remove_debris
 
 DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
@@ -84,13 +85,18 @@ class Projector:
         log: EventLog,
         derived_path: Path,
         *,
+        extractors: ExtractorTable,
+        store_factory: Callable[[Path], ProjectionStore],
         listeners: list[Any] | None = None,
-        store_factory: Callable[[Path], Any] | None = None,
-        shared_graph: bool | None = None,
+        shared_graph: bool = False,
+        graph_name: str = "kuzu",
+        state_classes: StateClasses | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
     ) -> None:
         self.log = log
+        self.extractors = extractors
+        self.state_classes = state_classes or {}  # classes the in-memory listeners' saved state may hold
         self.derived_path = Path(derived_path)
         self.listeners = list(listeners or [])
         self.batch_events = batch_events
@@ -108,7 +114,16 @@ class Projector:
         self._memory_cursors: dict[str, tuple[int, str]] = {}
         self._memory_dirty = False
         self._open_components()
-        self.graph = GraphSync(log, self.derived, self.catalog, self.derived_path, store_factory, shared=shared_graph)
+        self.graph = GraphSync(
+            log,
+            self.derived,
+            self.catalog,
+            self.derived_path,
+            store_factory,
+            extractors,
+            shared=shared_graph,
+            name=graph_name,
+        )
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------ opening
@@ -141,7 +156,7 @@ class Projector:
                 with self.derived.write() as db:
                     db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))
             listener.attach(self.derived)
-        restored = load_memory_state(self.derived_path, self._memory, self.derived.warn)
+        restored = load_memory_state(self.derived_path, self._memory, self.derived.warn, self.state_classes)
         self._memory_cursors = restored or {}
         self._memory_dirty = restored is None and bool(self._memory)
         self._catch_up_listeners()
@@ -153,7 +168,7 @@ class Projector:
         for listener in self._durable:
             done = listener_cursors(self.derived.reader(), listener.name)
             gaps = {s: (done.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if done.get(s, 0) < seq}
-            for batch in replay_batches(self.log, self.catalog, gaps):
+            for batch in replay_batches(self.log, self.catalog, gaps, self.extractors):
                 with self.derived.write() as db:
                     listener.apply(batch, db, self.catalog)
                     write_listener_cursors(db, listener.name, batch.cursors)
@@ -170,7 +185,7 @@ class Projector:
                     listener.reset()
                 self._memory_cursors = {}
                 behind = {s: (1, seq) for s, (seq, _h) in cursors.items()}
-            for batch in replay_batches(self.log, self.catalog, behind):
+            for batch in replay_batches(self.log, self.catalog, behind, self.extractors):
                 for listener in self._memory:
                     listener.on_batch(batch, self.catalog)
                 self._memory_cursors.update(batch.cursors)
@@ -309,7 +324,7 @@ class Projector:
                 return projected + self._reset_session(
                     session, f"event {envelope['seq']} does not continue projected event {expected[0]}"
                 )
-            chunk.append((envelope, extract(envelope)))
+            chunk.append((envelope, self.extractors.extract(envelope)))
             if envelope["type"] == ERASURE_EVENT:
                 erased += _erased_seqs(envelope)
             if len(chunk) >= self.batch_events or (erased and chunk):
@@ -440,7 +455,7 @@ class Projector:
         with self._lock:
             if not self._memory or not self._memory_dirty:
                 return False
-            save_memory_state(self.derived_path, self._memory, self._memory_cursors)
+            save_memory_state(self.derived_path, self._memory, self._memory_cursors, self.state_classes)
             self._memory_dirty = False
             return True
 
@@ -490,7 +505,7 @@ class Projector:
                     chunk: list[tuple[dict[str, Any], Any]] = []
                     damage_box: list[IntegrityError] = []
                     for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                        chunk.append((envelope, extract(envelope)))
+                        chunk.append((envelope, self.extractors.extract(envelope)))
                         if len(chunk) >= self.batch_events:
                             expected = self._rebuild_chunk(summary.session, expected, chunk)
                             done += len(chunk)

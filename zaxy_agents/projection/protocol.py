@@ -1,23 +1,26 @@
-"""The storage protocol every projection backend implements (embedded Kuzu, PostgreSQL).
+"""The graph-store contract every projection backend implements (Kuzu, PostgreSQL, in-memory, third-party).
 
 Hot reads (checkout, retrieval) are served from the in-memory :class:`EntityCatalog` and retrieval indexes;
 the store is the durable, queryable graph of record: it takes batches with their cursors atomically, answers
 graph and temporal queries, and produces the canonical dump behind the rebuild digest.
+
+Stores inherit this class explicitly. ``shared`` names the one optional capability: a shared store (many
+processes write it) also answers :meth:`session_state`, and its :meth:`apply` reports per-session outcomes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from .planner import ProjectionBatch
+from .planner import KeyState, ProjectionBatch
 from .records import EntityVersion, ProjectionStats, TraversalHit
 
 
 @runtime_checkable
 class ProjectionStore(Protocol):
-    backend: str
-    shared: bool  # True when other processes write to the same store (their cursors may be ahead of ours)
+    backend: ClassVar[str]  # kuzu | postgresql | memory | ...
+    shared: ClassVar[bool] = False  # True when other processes write to the same store (cursors may be ahead)
 
     def apply(self, batch: ProjectionBatch) -> dict[str, str] | None:
         """Write a batch and its per-session cursors atomically.
@@ -59,3 +62,28 @@ class ProjectionStore(Protocol):
         """Canonical sorted lines of every node and edge (wall-clock fields excluded)."""
 
     def close(self) -> None: ...
+
+    # ------------------------------------------------------------------ optional
+    def reset(self) -> None:
+        """Empty the store in place, keeping it open (``zaxy reproject``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be emptied in place")
+
+    def session_state(self, session: str) -> Any:
+        """Shared stores only: the stored cursor, identities and sources of one session (see store_catchup)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a shared store")
+
+    # A private store (``shared = False``) is caught up from the log by re-planning from its own state:
+    def key_states(self, keys: Iterable[str]) -> dict[str, KeyState]:
+        """Private stores: current version and closed flag of each identity the store holds."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be continued from its own state")
+
+    def sources_present(self, ids: Iterable[str]) -> set[str]:
+        """Private stores: which of these source ids the store holds."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be continued from its own state")
+
+    def typed_labels(self) -> set[str]:
+        """The typed relation labels the store has tables for."""
+        raise NotImplementedError(f"{type(self).__name__} does not list its relation labels")
+
+    def checkpoint(self) -> None:
+        """Make what was written durable in the store's own files (default: nothing to do)."""

@@ -1,22 +1,27 @@
-"""The extractor registry: ``@register("task.completed")`` maps event types to deterministic extractors.
+"""Extractor tables: which deterministic extractor projects each event type.
 
-Lookup order: the exact type, then the longest registered ``prefix.*`` wildcard, then the generic extractor
-(one event entity). An extractor that cannot use a payload raises :class:`ExtractionFailed`; the projection
-then records an ``extraction.failed`` diagnostic and still projects the generic entity, so nothing is silently
-dropped and the append is never blocked.
+``@register("task.completed")`` only *labels* a function with the event types it handles (no import side
+effect). An :class:`ExtractorTable` is built explicitly from a list of modules — the built-in one in
+:mod:`zaxy_agents.fabric.features` — and passed to whoever projects (the projector, shared-store catch-up).
+
+Lookup order: the exact type, then the longest ``prefix.*`` wildcard, then the generic extractor (one event
+entity). An extractor that cannot use a payload raises :class:`ExtractionFailed`; the projection then records
+an ``extraction.failed`` diagnostic and still projects the generic entity, so nothing is silently dropped and
+the append is never blocked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
+
+from zaxy_agents.labels import label_of, labelled, put_label
 
 from .model import Extraction
 
 Extractor = Callable[[dict[str, Any]], Extraction]
-
-_EXACT: dict[str, Extractor] = {}
-_PREFIX: dict[str, Extractor] = {}
+EVENT_TYPES = "zaxy_event_types"  # the label @register puts on a function
 
 
 class ExtractionFailed(ValueError):
@@ -24,56 +29,60 @@ class ExtractionFailed(ValueError):
 
 
 def register(*event_types: str) -> Callable[[Extractor], Extractor]:
-    """Register an extractor for exact types (``task.created``) or prefixes (``hook.*``)."""
+    """Label an extractor with exact types (``task.created``) or prefixes (``hook.*``); tables collect it."""
 
-    def decorate(function: Extractor) -> Extractor:
-        for event_type in event_types:
-            if event_type.endswith(".*"):
-                _PREFIX[event_type[:-1]] = function
-            else:
-                _EXACT[event_type] = function
+    def label(function: Extractor) -> Extractor:
+        put_label(function, EVENT_TYPES, event_types)
         return function
 
-    return decorate
+    return label
 
 
-def _ensure_builtins() -> None:
-    from . import extractors  # noqa: F401 - importing registers the built-in extractors
+class ExtractorTable:
+    """Event type -> extractor, built once from explicit modules; later modules may override earlier ones."""
 
+    def __init__(self, extractors: Iterable[Extractor], generic: Extractor) -> None:
+        self._exact: dict[str, Extractor] = {}
+        self._prefix: dict[str, Extractor] = {}
+        self._generic = generic
+        for function in extractors:
+            for event_type in label_of(function, EVENT_TYPES):
+                if event_type.endswith(".*"):
+                    self._prefix[event_type[:-1]] = function
+                else:
+                    self._exact[event_type] = function
 
-def extractor_for(event_type: str) -> Extractor | None:
-    """The registered extractor for a type, or ``None`` when only the generic one applies."""
-    _ensure_builtins()
-    function = _EXACT.get(event_type)
-    if function is not None:
-        return function
-    best = ""
-    for prefix in _PREFIX:
-        if event_type.startswith(prefix) and len(prefix) > len(best):
-            best = prefix
-    return _PREFIX[best] if best else None
+    @classmethod
+    def from_modules(cls, modules: Iterable[ModuleType], generic: Extractor) -> ExtractorTable:
+        return cls(labelled(modules, EVENT_TYPES), generic)
 
+    def extractor_for(self, event_type: str) -> Extractor | None:
+        """The extractor for a type, or ``None`` when only the generic one applies."""
+        function = self._exact.get(event_type)
+        if function is not None:
+            return function
+        best = ""
+        for prefix in self._prefix:
+            if event_type.startswith(prefix) and len(prefix) > len(best):
+                best = prefix
+        return self._prefix[best] if best else None
 
-def registered_types() -> dict[str, str]:
-    """Type pattern -> extractor name (for docs and `zaxy memory status`)."""
-    _ensure_builtins()
-    table = {event_type: function.__name__ for event_type, function in _EXACT.items()}
-    table.update({f"{prefix}*": function.__name__ for prefix, function in _PREFIX.items()})
-    return dict(sorted(table.items()))
+    def registered_types(self) -> dict[str, str]:
+        """Type pattern -> extractor name (for docs and `zaxy memory status`)."""
+        table = {event_type: function.__name__ for event_type, function in self._exact.items()}
+        table.update({f"{prefix}*": function.__name__ for prefix, function in self._prefix.items()})
+        return dict(sorted(table.items()))
 
-
-def extract(envelope: dict[str, Any]) -> Extraction:
-    """Run the extractor for one event envelope; failures degrade to the generic entity plus a diagnostic."""
-    from .extractors import generic
-
-    if "erased" in envelope:  # an erased event (or a tombstone): its content is gone, nothing to project
-        return Extraction()
-    function = extractor_for(envelope["type"])
-    if function is None:
-        return generic.generic_event(envelope)
-    try:
-        return function(envelope)
-    except (ExtractionFailed, KeyError, TypeError, ValueError, AttributeError) as exc:
-        fallback = generic.generic_event(envelope)
-        fallback.failures.append(f"{function.__name__}: {exc}")
-        return fallback
+    def extract(self, envelope: dict[str, Any]) -> Extraction:
+        """Run the extractor for one envelope; failures degrade to the generic entity plus a diagnostic."""
+        if "erased" in envelope:  # an erased event (or a tombstone): its content is gone, nothing to project
+            return Extraction()
+        function = self.extractor_for(envelope["type"])
+        if function is None:
+            return self._generic(envelope)
+        try:
+            return function(envelope)
+        except (ExtractionFailed, KeyError, TypeError, ValueError, AttributeError) as exc:
+            fallback = self._generic(envelope)
+            fallback.failures.append(f"{function.__name__}: {exc}")
+            return fallback

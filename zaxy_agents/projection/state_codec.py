@@ -33,15 +33,15 @@ class StateFileError(ValueError):
     """The file is not a state file of this format (garbage, truncated, another version, unknown class)."""
 
 
-def _allowed_classes() -> dict[str, type]:
-    """Classes a state file may rebuild (none since the retrieval indexes moved to ``derived.sqlite``)."""
-    return {}
+# The classes a state file may hold, by name: given by whoever owns the listeners (the fabric passes the
+# retrieval indexes' classes), so this codec depends on no listener package and can rebuild no other class.
+StateClasses = dict[str, type]
 
 
 class _Encoder:
-    def __init__(self) -> None:
+    def __init__(self, classes: StateClasses) -> None:
         self.heap = bytearray()
-        self.names = {cls: name for name, cls in _allowed_classes().items()}
+        self.names = {cls: name for name, cls in classes.items()}
 
     def _blob(self, data: bytes) -> int:
         offset = len(self.heap)
@@ -83,9 +83,9 @@ class _Encoder:
 
 
 class _Decoder:
-    def __init__(self, heap: memoryview) -> None:
+    def __init__(self, heap: memoryview, classes: StateClasses) -> None:
         self.heap = heap
-        self.classes = _allowed_classes()
+        self.classes = classes
 
     def _slice(self, offset: Any, length: Any) -> memoryview:
         if not isinstance(offset, int) or not isinstance(length, int) or offset < 0 or length < 0:
@@ -153,13 +153,13 @@ class _Decoder:
         return key
 
 
-def dumps(value: Any) -> bytes:
-    encoder = _Encoder()
+def dumps(value: Any, classes: StateClasses) -> bytes:
+    encoder = _Encoder(classes)
     document = json.dumps(encoder.encode(value), ensure_ascii=False, separators=(",", ":")).encode()
     return MAGIC + len(document).to_bytes(8, "little") + document + bytes(encoder.heap)
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes, classes: StateClasses) -> Any:
     if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 8:
         raise StateFileError("not a zaxy state file")
     start = len(MAGIC) + 8
@@ -171,7 +171,7 @@ def loads(data: bytes) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StateFileError(f"unreadable structure: {exc}") from exc
     try:
-        return _Decoder(memoryview(data)[start + length :]).decode(document)
+        return _Decoder(memoryview(data)[start + length :], classes).decode(document)
     except RecursionError as exc:
         raise StateFileError("structure nested too deeply") from exc
 

@@ -9,24 +9,19 @@ only on that session's state, so these rows are exactly the ones any other worke
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from zaxy_agents.eventloom.protocol import EventLog
 
-from .planner import ProjectionBatch, ProjectionPlanner
-from .registry import extract
+from .planner import ProjectionPlanner
+from .protocol import ProjectionStore
+from .registry import ExtractorTable
 
 WRITTEN = "written"
 MAX_ROUNDS = 50  # each round starts from a cursor another worker moved; they only ever move forward
 
 
-class SharedStore(Protocol):
-    def apply(self, batch: ProjectionBatch) -> dict[str, str]: ...
-
-    def session_state(self, session: str) -> Any: ...
-
-
-def catch_up_session(store: SharedStore, log: EventLog, session: str, target_seq: int, batch_events: int) -> str | None:
+def catch_up_session(
+    store: ProjectionStore, log: EventLog, extractors: ExtractorTable, session: str, target_seq: int, batch_events: int
+) -> str | None:
     """Make the store hold ``session`` at least up to ``target_seq``; returns a mismatch reason, or ``None``."""
     for _ in range(MAX_ROUNDS):
         state = store.session_state(session)
@@ -39,14 +34,17 @@ def catch_up_session(store: SharedStore, log: EventLog, session: str, target_seq
                 return f"the graph store's cursor for {session!r} (seq {cursor[0]}) does not match the log"
         planner = ProjectionPlanner()
         planner.restore(state.keys, set(), {session} if cursor is not None else set(), state.sources)
-        if _plan_and_write(store, log, planner, session, (cursor[0] if cursor else 0) + 1, target_seq, batch_events):
+        if _plan_and_write(
+            store, log, extractors, planner, session, (cursor[0] if cursor else 0) + 1, target_seq, batch_events
+        ):
             return None
     return f"the graph store's cursor for {session!r} kept moving; it will be caught up on a later batch"
 
 
 def _plan_and_write(
-    store: SharedStore,
+    store: ProjectionStore,
     log: EventLog,
+    extractors: ExtractorTable,
     planner: ProjectionPlanner,
     session: str,
     from_seq: int,
@@ -55,8 +53,11 @@ def _plan_and_write(
 ) -> bool:
     """Plan and write ``from_seq..to_seq``; False as soon as another worker moved the cursor first."""
     for envelope in log.replay_envelopes(session, from_seq, to_seq):
-        planner.add(envelope, extract(envelope))
-        if planner.pending_events() >= batch_events and store.apply(planner.take_batch()).get(session) != WRITTEN:
+        planner.add(envelope, extractors.extract(envelope))
+        if (
+            planner.pending_events() >= batch_events
+            and (store.apply(planner.take_batch()) or {}).get(session) != WRITTEN
+        ):
             return False
     batch = planner.take_batch()
-    return not batch.event_count or store.apply(batch).get(session) == WRITTEN
+    return not batch.event_count or (store.apply(batch) or {}).get(session) == WRITTEN

@@ -53,6 +53,7 @@ class RetrievalHit:
     components: dict[str, float] = field(default_factory=dict)
     entity: EntityVersion | None = None
     salience: dict[str, float] | None = None
+    match: str | None = None  # exact-source class on the verbatim surface (retrieval/exact_source.py)
 
     @property
     def citation(self) -> str:
@@ -66,6 +67,7 @@ class RetrievalHit:
             "weights": {lane: profile.weights.get(lane, 0.0) for lane in self.lanes},
             "boosts": self.boosts,
             **({"verbatim_components": self.components} if self.components else {}),
+            **({"exact_match": self.match} if self.match else {}),
         }
 
 

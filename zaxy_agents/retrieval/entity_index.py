@@ -30,7 +30,7 @@ NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # retrieval cues, not memories.
 VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
 # Generated summaries awaiting (or refused) review are not memories: they are never recalled (docs/cognitive.md).
-# Metacognitive records (known unknowns, assessments, re-verification requests) are diagnostics, never recalled.
+# Metacognitive records and belief-update proposals are diagnostics and review material, never recalled.
 UNREVIEWED = frozenset(
     {
         "consolidation_candidate",
@@ -38,6 +38,7 @@ UNREVIEWED = frozenset(
         "known_unknown",
         "confidence_assessment",
         "reverification_request",
+        "belief_update_proposal",
     }
 )
 RECORD = np.dtype([("len", "<f4"), ("erased", "u1"), ("pad", "u1", (3,))])

@@ -8,11 +8,12 @@ Only the final hits of a query are read (tens of events, a seek each).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.projection.registry import extract
+from zaxy_agents.projection.model import Extraction
 
 from .verbatim import TEXT_LIMIT
 
@@ -23,8 +24,10 @@ class EventTexts:
     """``(session, seq) -> (hash, event type, searchable text)`` straight from the log; an event whose line is
     damaged (not an event any more) is left out, so callers treat it as an event the log cannot give back."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, extract: Callable[[dict[str, Any]], Extraction]) -> None:
+        """``extract``: the fabric's extractor table (``features.extractors.extract``), as the projector uses."""
         self.log = log
+        self.extract = extract
 
     def _envelope(self, session: str, seq: int) -> dict | None:
         try:
@@ -51,7 +54,7 @@ class EventTexts:
             ):
                 continue
             try:
-                text = extract(envelope).searchable_text
+                text = self.extract(envelope).searchable_text
             except (KeyError, TypeError, ValueError):
                 continue
             out[(session, seq)] = (envelope["hash"], str(envelope.get("type", "")), text[:TEXT_LIMIT])
@@ -63,7 +66,7 @@ class EventTexts:
         for session, seq in dict.fromkeys(keys):
             envelope = self._envelope(session, seq)
             if envelope is not None:
-                out[(session, seq)] = extract(envelope).searchable_text
+                out[(session, seq)] = self.extract(envelope).searchable_text
         return out
 
     def __call__(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:

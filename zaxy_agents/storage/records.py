@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -30,3 +33,11 @@ class MigrationState(BaseModel):
     @property
     def up_to_date(self) -> bool:
         return all(record.state == "applied" for record in self.records)
+
+
+def migration_plan(migrations: Iterable[Any]) -> list[dict[str, Any]]:
+    """Migrations (``name``, ``checksum``, ``statements``) as data, for ``zaxy schema-plan``."""
+    return [
+        {"name": m.name, "checksum": m.checksum, "statement_count": len(m.statements), "statements": list(m.statements)}
+        for m in migrations
+    ]

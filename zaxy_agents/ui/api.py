@@ -163,7 +163,7 @@ def workspace_of(session: str) -> tuple[str | None, str | None]:
 async def me(request: Request, runner: InspectorRunner) -> dict[str, Any]:
     def describe(fabric: Any) -> dict[str, Any]:
         return {
-            "memory": fabric.settings.location,
+            "memory": fabric.location,
             "offers": {name: offers(fabric, name) for name in OPTIONAL_OPERATIONS},
         }
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zaxy_agents.fabric.location import printable_location
+
 from . import api
 from .config import UiConfig
 from .guard import Guard
@@ -110,7 +112,9 @@ def serve_ui(config: UiConfig) -> None:
             how = "the token in this address is valid until zaxy ui stops"
         else:
             how = "sign in with ZAXY_AUTH_TOKEN, ZAXY_ADMIN_TOKEN or a session token"
-        sys.stdout.write(f"zaxy ui: {address}\n  memory: {config.settings.location}; {how}; Ctrl-C stops it\n")
+        sys.stdout.write(
+            f"zaxy ui: {address}\n  memory: {printable_location(config.settings)}; {how}; Ctrl-C stops it\n"
+        )
         sys.stdout.flush()
         server.run(sockets=[listener])
     finally:

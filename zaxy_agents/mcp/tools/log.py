@@ -24,6 +24,7 @@ EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
 # Event types with a gate of their own: appending them raw would bypass it (e.g. the admin token on reviews).
 GATED_TYPES = {
     "consolidation.candidate.reviewed": "memory_consolidation_review",
+    "belief.update.reviewed": "memory_review_belief_update",
     "coordination.mission.started": "coordination_start",
     "coordination.worker.created": "coordination_worker_create",
     "coordination.assignment.created": "coordination_assign",

@@ -1,9 +1,11 @@
-"""Built-in deterministic extractors, one module per area; importing this package registers them all.
+"""Built-in deterministic extractors, one module per area; each labels its functions with ``@register``.
 
-Feature areas outside the projection package (causal memory, consolidation) register their extractors,
-payload contracts and producers when imported; they are imported here so every replay sees them.
+:data:`BUILTIN_MODULES` lists them; feature areas outside the projection (causal memory, consolidation) keep their
+extractors with their domain, and :mod:`zaxy_agents.fabric.features` builds the one table from both lists.
 """
 
-from . import conversation, features, generic, memory, skills, work
+from . import conversation, generic, memory, skills, work
 
-__all__ = ["conversation", "features", "generic", "memory", "skills", "work"]
+BUILTIN_MODULES = (generic, conversation, memory, skills, work)
+
+__all__ = ["BUILTIN_MODULES", "conversation", "generic", "memory", "skills", "work"]

@@ -27,6 +27,7 @@ from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 from zaxy_agents.errors import IntegrityError, LockedError, StorageFullError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, HASH_SPEC, canonical_json, encode_line, event_hash, sha256
+from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
 from .spool import drained_record, pending_files, read_spool
@@ -109,36 +110,6 @@ def utc_timestamp(moment: float | None = None) -> str:
 def new_event_id() -> str:
     """A random 128-bit event id (part of the hashed envelope)."""
     return "evt_" + os.urandom(16).hex()
-
-
-class PreparedDraft:
-    """A validated, redacted event waiting for its seq and hashes (assigned under the lock).
-
-    Plain classes rather than dataclasses throughout this module: ``dataclasses`` imports ``inspect``, which
-    costs the hook fast path ~20 ms of start-up.
-    """
-
-    __slots__ = ("actor", "event_id", "payload", "payload_json", "salt", "security", "timestamp", "type")
-
-    def __init__(
-        self,
-        type: str,
-        actor: str,
-        payload: dict[str, Any],
-        security: dict[str, Any] | None = None,
-        event_id: str | None = None,
-        timestamp: str | None = None,
-        payload_json: str | None = None,
-        salt: str | None = None,
-    ) -> None:
-        self.type = type
-        self.actor = actor
-        self.payload = payload
-        self.security = security
-        self.event_id = event_id
-        self.timestamp = timestamp
-        self.payload_json = payload_json  # canonical JSON of ``payload`` when the caller already computed it
-        self.salt = salt  # 32 hex digits; random when None (only tests fix it)
 
 
 class _Tail:

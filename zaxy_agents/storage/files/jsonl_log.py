@@ -20,27 +20,28 @@ from typing import Any
 from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.chain import check_range as _check_range
 from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
-from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.integrity import SessionReader
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
-from zaxy_agents.eventloom.resolve import resolve_citation
+from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
-from .jsonl_file import SessionFile, classify_torn_tail
+from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
 
 DURABILITY_MODES = ("fsync", "batch")
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
 
 
-class JsonlEventLog:
+class JsonlEventLog(EventLog):
     """Append-only, hash-chained JSONL logs, one file per session, under ``root``.
 
     ``durability="fsync"`` (default) makes every append durable before it returns. ``"batch"`` is group
     commit: appends are written immediately (visible to other processes, safe if this process dies) and a
     background flusher fsyncs them every ``group_commit_seconds``; an OS crash can lose at most that window.
     """
+
+    capabilities = frozenset({LogCapability.CHANGE_TOKEN})
 
     def __init__(
         self,
@@ -92,6 +93,10 @@ class JsonlEventLog:
         if not prepared:
             return []
         return [event_from_envelope(envelope) for envelope in self._file(session).append(prepared)]
+
+    def append_prepared(self, session: str, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
+        """Seal and store drafts ``prepare_draft`` already checked; their envelopes (no pydantic)."""
+        return self._file(session).append(drafts) if drafts else []
 
     def sync(self) -> None:
         """Force pending group-commit writes to disk."""
@@ -172,26 +177,6 @@ class JsonlEventLog:
 
         validate_session_id(session)
         return import_new_session(self.root, session, lines, after)
-
-    def get(self, session: str, seq: int) -> Event:
-        """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
-        for event in self.replay(session, seq, seq):
-            if event.seq != seq:
-                raise IntegrityError(
-                    f"line {seq} of session {session!r} holds seq {event.seq}",
-                    field="session",
-                    remediation="Run `zaxy verify`; the log was modified outside Zaxy.",
-                )
-            return event
-        raise NotFoundError(
-            f"session {session!r} has no event {seq}",
-            field="seq",
-            remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
-        )
-
-    def resolve(self, citation: str | Citation) -> Event:
-        """Resolve a citation to its event, refusing one whose hash prefix does not match."""
-        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None:
         """Seq and hash of the last event (O(1): reads the tail only); ``None`` for an empty session."""

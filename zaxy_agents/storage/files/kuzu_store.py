@@ -29,10 +29,12 @@ import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
+from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
 from .kuzu_schema import (
+    BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
     EXTRA_PAIRS,
     MIGRATION_TABLE_DDL,
@@ -53,24 +55,6 @@ _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64
 _REGISTRY_LOCK = threading.Lock()
 _DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
 
-BATCH_ROW_KEYS = {
-    "Session": "sessions",
-    "Event": "events",
-    "EntityKey": "entity_keys",
-    "Entity": "entities",
-    "Source": "sources",
-    "Feedback": "feedback",
-    "ExtractionFailure": "failures",
-    "HAS_EVENT": "has_event",
-    "NEXT_EVENT": "next_event",
-    "PREVIOUS_EVENT": "previous_event",
-    "HAS_VERSION": "has_version",
-    "PROJECTED_ENTITY": "projected",
-    "SUPERSEDED_BY": "superseded_by",
-    "PREVIOUS_VERSION": "previous_version",
-    "CITES_SOURCE": "cites_source",
-    "PROJECTED_RELATION": "projected_relations",
-}
 EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
 REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
 
@@ -113,7 +97,7 @@ def _release_database(path: Path) -> None:
             _DATABASES[key] = (entry[0], entry[1] - 1)
 
 
-class KuzuProjectionStore:
+class KuzuProjectionStore(ProjectionStore):
     """Durable projection graph in an embedded Kuzu file."""
 
     backend = "kuzu"

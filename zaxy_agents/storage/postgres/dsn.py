@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit, urlunsplit
 
+from zaxy_agents.config import redact_uri
 from zaxy_agents.errors import InvalidRequestError
 
 ENV_SCHEMA = "ZAXY_POSTGRES_SCHEMA"
@@ -23,22 +23,11 @@ ENV_POOL_MAX = "ZAXY_POSTGRES_POOL_MAX"
 ENV_CONNECT_TIMEOUT = "ZAXY_POSTGRES_CONNECT_TIMEOUT"
 DEFAULT_SCHEMA = "zaxy"
 SCHEMA_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_PASSWORD_PARAM = re.compile(r"(password=)[^&]*", re.IGNORECASE)
 
 
 def redact_dsn(dsn: str) -> str:
     """The URI with any password replaced by ``***`` (safe for logs, status output and error messages)."""
-    try:
-        parts = urlsplit(dsn)
-    except ValueError:
-        return "postgresql://<unparsable URI>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        if ":" in userinfo:
-            userinfo = userinfo.split(":", 1)[0] + ":***"
-        netloc = f"{userinfo}@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, _PASSWORD_PARAM.sub(r"\1***", parts.query), ""))
+    return redact_uri(dsn)
 
 
 def validate_schema_name(schema: object) -> str:

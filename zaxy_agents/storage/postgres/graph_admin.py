@@ -13,9 +13,9 @@ from .graph_features import detect_features
 from .graph_schema import MIGRATIONS
 
 
-def projection_schema(dsn: str, *, apply: bool) -> tuple[MigrationState, dict[str, str]]:
+def projection_schema(dsn: str, *, apply: bool, schema: str | None = None) -> tuple[MigrationState, dict[str, str]]:
     """The projection migrations (applied now when ``apply``) and a note per optional extension."""
-    options = PostgresOptions.from_env()
+    options = PostgresOptions.from_env(schema=schema)
     conn = probe_connection(dsn, options)
     try:
         state = ensure_schema(conn, options.schema, MIGRATIONS, "apply" if apply else "skip")

@@ -30,6 +30,7 @@ from typing import Any
 import psycopg
 
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
+from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.storage.postgres.connect import acquire_pool, probe_connection, release_pool, unavailable
 from zaxy_agents.storage.postgres.dsn import PostgresOptions, redact_dsn
 from zaxy_agents.storage.postgres.migrations import ensure_schema, migration_state
@@ -52,7 +53,7 @@ class SessionState:
         self.cursor, self.keys, self.sources = cursor, keys, sources
 
 
-class PostgresProjectionStore(PostgresProjectionReads):
+class PostgresProjectionStore(PostgresProjectionReads, ProjectionStore):
     """Durable projection graph in PostgreSQL tables (see :mod:`.graph_schema`), shared by many workers."""
 
     backend = "postgresql"

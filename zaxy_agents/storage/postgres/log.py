@@ -34,6 +34,7 @@ from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.erasure import erased_line, is_erased
 from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
+from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
@@ -54,7 +55,7 @@ from .log_schema import MIGRATIONS
 from .log_sql import LAST_SEQ, PAGE_BYTES, PAGE_ROWS, STATEMENTS
 
 
-class PostgresEventLog:
+class PostgresEventLog(EventLog):
     """Append-only, hash-chained event logs in PostgreSQL; implements the ``EventLog`` protocol.
 
     ``schema_mode``: ``auto`` (default) creates the tables in an empty schema and refuses a schema with pending
@@ -62,6 +63,8 @@ class PostgresEventLog:
     (for status reports). ``durability="batch"`` turns off ``synchronous_commit`` for this process's
     connections: a crash of the server (not of this process) can lose the last fraction of a second.
     """
+
+    capabilities = frozenset({LogCapability.BULK_HASHES, LogCapability.CONTINUE_IMPORT})
 
     def __init__(
         self,
@@ -607,23 +610,3 @@ def _close_quietly(ref: weakref.ReferenceType[PostgresEventLog]) -> None:
     if log is not None:
         with contextlib.suppress(Exception):
             log.close()
-
-
-class RelaxedCommits:
-    """This log, with appends that do not wait for the server's WAL flush (reads and the rest delegate to it).
-
-    For writes whose loss on a *server* crash is harmless because a later synchronous commit covers them: the
-    WAL is sequential, so the next synchronous commit of any transaction flushes every earlier asynchronous
-    one. LangGraph's pending writes use it (the analogue of the embedded group-commit handle): durable against
-    a worker crash at once, against a server crash once the next checkpoint commits (or within the server's
-    ``wal_writer_delay``); a lost pending write only means its task runs again on resume.
-    """
-
-    def __init__(self, log: PostgresEventLog) -> None:
-        self._log = log
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._log, name)
-
-    def append_many(self, session: str, drafts: Iterable[EventDraft | dict[str, Any]]) -> list[Event]:
-        return self._log.append_many(session, drafts, wait_for_flush=False)

@@ -16,8 +16,7 @@ from typing import Any
 from zaxy_agents.projection.catalog import FeedbackAggregate
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
-
-from .store import DerivedStore
+from zaxy_agents.storage.derived.store import DerivedStore
 
 SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
 NAME = "catalog"

@@ -16,28 +16,17 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol, runtime_checkable
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, Field
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
-from zaxy_agents.storage.files.jsonl_file import classify_torn_tail
+from zaxy_agents.eventloom.canonical import GENESIS_HASH
+from zaxy_agents.eventloom.protocol import EventLog, SealedLine
+from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.eventloom.verifier import ChainVerifier
 
-from .canonical import GENESIS_HASH
-from .protocol import EventLog
-from .validation import validate_session_id
-from .verifier import ChainVerifier
-
-SealedLine = tuple[dict[str, Any], bytes]  # (envelope, its stored line with the newline)
-
-
-@runtime_checkable
-class LineTransfer(Protocol):
-    """What a backend offers beyond :class:`EventLog` so logs can move in and out byte for byte."""
-
-    def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]: ...
-
-    def import_lines(self, session: str, lines: Iterable[SealedLine], after: tuple[int, str]) -> int: ...
+from .files.jsonl_file import classify_torn_tail
 
 
 class TransferResult(BaseModel):
@@ -60,7 +49,6 @@ def export_session(
 ) -> TransferResult:
     """Write ``session`` to ``path`` as a JSONL log (atomically: a temporary file renamed into place)."""
     validate_session_id(session)
-    source = _transfer(log)
     if log.head(session) is None:
         raise NotFoundError(f"no session {session!r}", field="session", remediation="List sessions: zaxy sessions")
     target = Path(path)
@@ -74,7 +62,7 @@ def export_session(
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as sink:
-            for line in source.replay_lines(session):
+            for line in log.replay_lines(session):
                 if not verifier.feed(line):
                     break
                 sink.write(line)
@@ -131,7 +119,6 @@ def import_file(log: EventLog, path: str | os.PathLike[str], *, session: str | N
     source = Path(path)
     if not source.is_file():
         raise NotFoundError(f"no file {source}", field="path", remediation="Pass a .jsonl log file or a folder.")
-    target = _transfer(log)
     with open(source, "rb") as handle:
         reader = _CheckedLines(handle, source, session)
         first = reader.peek()
@@ -152,7 +139,7 @@ def import_file(log: EventLog, path: str | os.PathLike[str], *, session: str | N
                         remediation="Import into an empty deployment, or export the target first and compare.",
                     )
                 skipped += 1
-        imported = target.import_lines(name, reader, (head.seq, head.hash) if head else (0, GENESIS_HASH))
+        imported = log.import_lines(name, reader, (head.seq, head.hash) if head else (0, GENESIS_HASH))
         reader.finish()
     return TransferResult(
         session=name,
@@ -280,13 +267,3 @@ def _session_of(line: bytes) -> str:
         return str(value["session"])
     except (ValueError, KeyError, TypeError):
         return ""
-
-
-def _transfer(log: EventLog) -> LineTransfer:
-    if not isinstance(log, LineTransfer):
-        raise InvalidRequestError(
-            f"the {type(log).__name__} backend cannot export or import logs",
-            field="backend",
-            remediation="Use the embedded (jsonl) or PostgreSQL backend.",
-        )
-    return log

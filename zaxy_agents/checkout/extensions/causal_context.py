@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
+from zaxy_agents.causal.contracts import CAUSAL_EDGE_EVENT, OUTCOME_EXPLAINED_EVENT
+from zaxy_agents.causal.explanations import endpoint
+from zaxy_agents.causal.taxonomy import AUTHORITY_STATUS, REVIEW_STATUS
+from zaxy_agents.causal.traversal import CausalHit, causal_edges, walk
 from zaxy_agents.projection.model import entity_key
 
-from .contracts import CAUSAL_EDGE_EVENT, OUTCOME_EXPLAINED_EVENT
-from .explanations import endpoint
-from .taxonomy import AUTHORITY_STATUS, REVIEW_STATUS
-from .traversal import CausalHit, causal_edges, walk
+from .context import CheckoutContext
 
 GUIDANCE = "Use causal_context as explanatory memory, not as authoritative state."
 WEAK_GUIDANCE = "Treat weak or uncited causal edges in causal_context as hypotheses to verify, not explanations."
@@ -24,13 +24,12 @@ EDGE_SAMPLE = 5
 
 
 def causal_context(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
-    fabric = context.services.get("fabric")
     catalog = context.catalog
-    keys = _mentioned_keys(context, fabric)
+    keys = _mentioned_keys(context)
     hits: dict[str, CausalHit] = {}
     with_context: set[str] = set()
     stale_excluded = 0
-    check = fabric.evidence_resolves if fabric is not None else (lambda _s, _q, _h: False)
+    check = context.evidence_resolves
     for key in sorted(keys):
         for direction in ("successors", "predecessors"):
             if not causal_edges(catalog, key, direction):
@@ -86,7 +85,7 @@ def causal_context(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]
     return block, guidance
 
 
-def _mentioned_keys(context: CheckoutContext, fabric: Any) -> set[str]:
+def _mentioned_keys(context: CheckoutContext) -> set[str]:
     catalog = context.catalog
     keys: set[str] = set()
     for hit in context.hits:
@@ -94,8 +93,8 @@ def _mentioned_keys(context: CheckoutContext, fabric: Any) -> set[str]:
             keys.add(hit.entity.key)
         for version in catalog.event_versions(hit.session, hit.seq):
             keys.add(version.key)
-        if fabric is not None and hit.event_type in (OUTCOME_EXPLAINED_EVENT, CAUSAL_EDGE_EVENT):
-            payload = fabric.log.get(hit.session, hit.seq).payload
+        if hit.event_type in (OUTCOME_EXPLAINED_EVENT, CAUSAL_EDGE_EVENT):
+            payload = context.log.get(hit.session, hit.seq).payload
             for field in ("cause", "effect", "source", "target"):
                 point = endpoint(payload.get(field))
                 if point is not None:
@@ -105,6 +104,3 @@ def _mentioned_keys(context: CheckoutContext, fabric: Any) -> set[str]:
         if fact_version is not None:
             keys.add(fact_version.key)
     return {key for key in keys if catalog.has_key(key)}
-
-
-register_extension("causal_context", causal_context)

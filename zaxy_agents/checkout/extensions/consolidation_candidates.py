@@ -9,14 +9,14 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from zaxy_agents.checkout.assemble import CheckoutContext, register_extension
+from zaxy_agents.consolidation.status import candidate_records, closed_acceptances, summarise
 from zaxy_agents.projection.catalog import EntityCatalog
 
-from .status import candidate_records, closed_acceptances, summarise
+from .context import CheckoutContext
 
 GUIDANCE = (
-    "consolidation_candidates are cited summaries that still require review; accepted ones appear in stable "
-    "memory labelled non-authoritative, pending or rejected ones never do."
+    "consolidation_candidates are cited summaries that still require review; accepted ones appear under reviewed "
+    "consolidation labelled non-authoritative (never as current facts), pending or rejected ones never do."
 )
 
 
@@ -27,7 +27,6 @@ _MEMO: dict[tuple[Any, ...], tuple[weakref.ref[EntityCatalog], dict[str, Any]]] 
 
 
 def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
-    fabric = context.services.get("fabric")
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
     memo_key = (id(catalog), catalog.generation, context.as_of, tuple(sessions))
@@ -35,8 +34,7 @@ def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], 
     if cached is not None and cached[0]() is catalog:
         counts = cached[1]
     else:
-        check = fabric.evidence_resolves if fabric is not None else (lambda _s, _q, _h: False)
-        records = candidate_records(catalog, sessions, context.as_of, check)
+        records = candidate_records(catalog, sessions, context.as_of, context.evidence_resolves)
         counts = summarise(records, closed_acceptances(catalog, sessions, context.as_of))
         if len(_MEMO) >= MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
@@ -59,6 +57,3 @@ def seed_counts(counts: dict[str, Any]) -> dict[str, Any]:
         "superseded_count": counts["superseded"],
         "valid_to_count": counts["valid_to_closed"],
     }
-
-
-register_extension("consolidation_candidates", consolidation_candidates)
