@@ -6,10 +6,14 @@ saver that held the thread in memory stops serving it, and what was not deleted 
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 from typing import Any
 
-from tests.erasure_helpers import files_containing
+import pytest
+
+from tests.erasure_helpers import files_containing, postgres_tables_containing
 from tests.langgraph.test_dropin_checkpointer import echo_graph, say
 from tests.langgraph.test_store_vectors import hashing_fn
 from zaxy_agents.langgraph import ZaxyCheckpointer, ZaxyStore
@@ -78,3 +82,47 @@ def test_store_delete_erases_every_version_of_the_item(tmp_path: Path) -> None:
         assert files_containing(root, SSN) == []
         store.delete(("users",), "nobody")  # nothing to erase: no error, no record
         assert sum(1 for e in store.fabric.log.replay(session) if e.type == "eventloom.erased") == 2
+
+
+def test_ttl_expiry_erases_the_item_on_every_backend(eventloom: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expired item is gone from every file (and, on PostgreSQL, every table) once the sweep has run, as a
+    delete erases it; a key put again after the sweep's deletes is kept."""
+    from zaxy_agents.itemstore import service as item_service
+
+    class Clock:
+        now = time.time()
+
+        def time(self) -> float:
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(item_service, "time", clock)
+    with ZaxyStore.from_path(eventloom, ttl={"omit_expired": True}) as store:
+        store.put(("users",), "dana", {"text": f"Dana's SSN is {SSN}"}, ttl=1)
+        store.get(("users",), "dana")
+        store.put(("users",), "ann", {"text": "Ann runs payroll on the 25th"})
+        store.fabric.project()
+        assert _planted(eventloom)
+        clock.now += 120
+        assert store.get(("users",), "dana") is None  # hidden at once, still in the files until the sweep
+        assert _planted(eventloom)
+
+        assert store.sweep_ttl() == 1
+
+        assert not _planted(eventloom)
+        assert store.get(("users",), "ann").value == {"text": "Ann runs payroll on the 25th"}
+        assert store.fabric.verify(store.session).ok
+        events = list(store.fabric.log.replay(store.session))
+        assert [e.payload["reason"] for e in events if e.type == "eventloom.erased"] == ["ttl_expired"]
+        assert [e.type for e in events if e.erased] == ["store.item.put", "store.item.deleted"]
+        assert store.sweep_ttl() == 0
+
+
+def _planted(root: Path) -> bool:
+    """The SSN is in some file under ``root``, or in some table of the PostgreSQL schema the test uses."""
+    if files_containing(root, SSN):
+        return True
+    dsn, schema = os.environ.get("ZAXY_BACKEND", ""), os.environ.get("ZAXY_POSTGRES_SCHEMA")
+    if not dsn.startswith("postgres") or not schema:  # the `eventloom` fixture's PostgreSQL run selects both
+        return False
+    return bool(postgres_tables_containing(dsn, schema, SSN))

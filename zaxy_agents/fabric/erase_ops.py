@@ -162,16 +162,19 @@ class EraseOperations(FabricMixin):
         *,
         actor: str = "langgraph",
         reason: str | None = "store.delete",
+        through_seq: int | None = None,
     ) -> dict[str, Any] | None:
         """Erase every ``store.item.*`` event (all versions: puts, chunks, TTL touches, the delete itself) that
-        names one of ``keys`` (``(namespace, key)``) in the item-store ``session``, up to its current head; what
-        the LangGraph store's ``delete`` calls. None when no live event names them."""
+        names one of ``keys`` (``(namespace, key)``) in the item-store ``session``, up to ``through_seq`` (default:
+        its current head; a TTL sweep passes its last delete, so a put of the same key made since survives); what
+        the LangGraph store's ``delete`` and TTL sweep call. None when no live event names them."""
         wanted = {(tuple(namespace), str(key)) for namespace, key in keys}
         head = self.log.head(session)
         if not wanted or head is None:
             return None
+        last = head.seq if through_seq is None else min(through_seq, head.seq)
         seqs = []
-        for envelope in self.log.replay_envelopes(session, 1, head.seq):
+        for envelope in self.log.replay_envelopes(session, 1, last):
             if not str(envelope.get("type", "")).startswith(_STORE_ITEM_PREFIX) or is_erased(envelope):
                 continue
             payload = envelope.get("payload") or {}

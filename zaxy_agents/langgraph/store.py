@@ -55,6 +55,7 @@ class ZaxyStore(BaseStore):
         self.index_config = index
         self.ttl_config = ttl
         self._items = self._fabric.item_store(session, index=index, ttl=ttl)
+        self._items.on_expired = self._erase_expired
 
     @classmethod
     def from_path(
@@ -130,8 +131,16 @@ class ZaxyStore(BaseStore):
         if keys := _deleted_keys(ops):
             self._fabric.erase_store_items(self._items.session, keys, actor=self._items.actor, reason="store.delete")
 
+    def _erase_expired(self, keys: list[tuple[tuple[str, ...], str]], through_seq: int) -> None:
+        """Expiry is a delete: a sweep's expired items are erased like ``delete`` erases (every version, from the
+        log and every derived file), up to the sweep's last ``store.item.deleted``; one erasure per sweep."""
+        self._fabric.erase_store_items(
+            self._items.session, keys, actor=self._items.actor, reason="ttl_expired", through_seq=through_seq
+        )
+
     def sweep_ttl(self) -> int:
-        """Delete expired items now; returns how many (each leaves a ``store.item.deleted`` event)."""
+        """Delete expired items now and erase them (every version, as ``delete``); returns how many (each leaves a
+        ``store.item.deleted`` event, then one ``eventloom.erased`` record per sweep)."""
         return self._items.sweep_expired()
 
     async def asweep_ttl(self) -> int:
