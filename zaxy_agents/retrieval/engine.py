@@ -18,7 +18,7 @@ from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 
 from .attenuation import PIN_TYPE, attenuation
-from .embeddings import retrieval_role
+from .embeddings import expands_queries, retrieval_role
 from .entity_index import EntityKeywordIndex
 from .event_texts import EventTexts
 from .expansion import QueryExpander
@@ -26,6 +26,7 @@ from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
 from .ranking import RankingPolicy, get_retrieval_profile
 from .rerank import rerank_by_embedding
+from .threads import query_threads
 from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
 
@@ -142,8 +143,34 @@ class Retriever:
         """``profile``: the lane preset; ``retrieval_profile``: which 2.2 ranking features apply (plain,
         balanced, full; retrieval/ranking.py). ``hide_attenuated``: leave attenuated hits out of the ranking
         (default ranking, as checkout does) instead of returning them labelled (explicit search)."""
+        with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
+            return self._search(
+                query,
+                sessions,
+                k,
+                profile,
+                as_of,
+                include_superseded,
+                lanes,
+                exclude_types,
+                get_retrieval_profile(retrieval_profile),
+                hide_attenuated,
+            )
+
+    def _search(
+        self,
+        query: str,
+        sessions: list[str] | None,
+        k: int,
+        profile: str | RetrievalProfile,
+        as_of: str | None,
+        include_superseded: bool,
+        lanes: tuple[str, ...],
+        exclude_types: frozenset[str],
+        ranking: RankingPolicy,
+        hide_attenuated: bool,
+    ) -> RetrievalResult:
         started = time.perf_counter()
-        ranking = get_retrieval_profile(retrieval_profile)
         chosen = ranking.apply(get_profile(profile))
         catalog = self.catalog
         scope = set(sessions) if sessions is not None else None
@@ -166,7 +193,7 @@ class Retriever:
 
         def verbatim_lane() -> list[tuple[EventKey, float]]:
             expansion = None
-            if reranks and chosen.expansion_weight:
+            if reranks and chosen.expansion_weight and expands_queries(self.vectors.embedder):
                 try:
                     expansion = self._expansion_for(query, chosen.expansion_weight, sessions)
                 except Exception as exc:  # like a lane: a failing embedder degrades to a warning
