@@ -15,6 +15,7 @@ Usage: python benchmarks/reproject_interrupt_bench.py [--events 20000] [--points
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import select
@@ -51,17 +52,36 @@ def whole_run(loom: Path) -> float:
 
 
 def bar_timeline(loom: Path) -> dict[str, float]:
-    calls: list[tuple[float, int, int]] = []
+    """What `zaxy reproject`'s bars see: the rebuild's status polled every 20 ms, as the CLI polls it every 100."""
+    import threading
+
     with MemoryFabric.from_path(loom) as fabric:
+        projector = fabric.projector
+        seen: list[tuple[float, tuple]] = []
+        done = threading.Event()
         start = time.perf_counter()
-        fabric.reproject(lambda done, total: calls.append((time.perf_counter() - start, done, total)))
+
+        def poll() -> None:
+            while not done.wait(0.02):
+                status = projector.rebuild_status
+                counters = (status.indexed_events, int(status.graph_events), status.digest_lines, status.stage)
+                if not seen or seen[-1][1] != counters:
+                    seen.append((time.perf_counter() - start, counters))
+
+        watcher = threading.Thread(target=poll)
+        watcher.start()
+        fabric.reproject()
         end = time.perf_counter() - start
-    full = next((t for t, done, total in calls if total and done >= total), end)
+        done.set()
+        watcher.join()
+    total = projector.rebuild_status.total_events
+    moments = [t for t, _ in seen] + [end]
     return {
         "rebuild_seconds": end,
-        "bar_full_at_seconds": full,
-        "tail_after_full_bar_seconds": end - full,
-        "progress_calls": len(calls),
+        "indexing_bar_full_at_seconds": next((t for t, c in seen if c[0] >= total), end),
+        "graph_bar_full_at_seconds": next((t for t, c in seen if c[1] >= total), end),
+        "longest_time_without_bar_movement_seconds": max(b - a for a, b in itertools.pairwise(moments)),
+        "bar_updates": len(seen),
     }
 
 
