@@ -158,3 +158,17 @@ def test_doctor_page_try_it_runs(env: Env) -> None:
     assert result.returncode == 0, result.stderr
     assert "False [" in result.stdout and "zaxy verify -s notes" in result.stdout
     assert "exit 1: the log is the one thing --fix never touches" in result.stdout
+
+
+def test_vectors_of_another_model_are_a_warning_naming_the_re_embed(env: Env) -> None:
+    """#18 doctor item "dims and model@version mix": vectors stored by one embedder, another configured."""
+    with MemoryFabric.from_path(env.eventloom, embedder="hashing:64") as fabric:
+        fabric.append("notes", "fact.asserted", {"fact": "the api listens on 8080"})
+        fabric.checkout("api", session="notes")  # projected: the event's vector is stored, stamped hashing:64
+    code, report, human = doctor(env, ZAXY_EMBEDDER="hashing:32")
+    embedder = by_name(report)["embedder"]
+    assert code == 0 and embedder["status"] == "warn", embedder
+    assert "hashing" in embedder["details"]["stored_model"] and embedder["details"]["dims"] == 32
+    assert "zaxy memory re-embed" in embedder["fix"] and "fix: Run `zaxy memory re-embed`" in human
+    code, report, _human = doctor(env, ZAXY_EMBEDDER="hashing:64")
+    assert by_name(report)["embedder"]["status"] == "ok"  # the same model: no mix

@@ -316,21 +316,23 @@ def check_embedder(ctx: DoctorContext) -> Check:
         return Check(
             "embedder",
             WARN,
-            f"stored vectors are {stamped}, the configured embedder is {embedder.model_id}: they are never compared",
-            fix="Run `zaxy memory re-embed` to embed everything with the configured model.",
+            f"stored vectors are {stamped}, the configured embedder is {embedder.model_id}: they are never compared "
+            "(the next use drops them and re-embeds every event)",
+            fix="Run `zaxy memory re-embed` to embed everything with the configured model now.",
             details={**details, "stored_model": stamped},
         )
     return Check("embedder", OK, f"{embedder.model_id} embeds ({dims} dims)", details=details)
 
 
 def _stamped_model(ctx: DoctorContext) -> str | None:
+    """A model other than the configured one that stored vectors are of (``None``: no mix)."""
     try:
         vectors = ctx.fabric().retriever.vectors
+        stored = vectors.stored_models()
     except Exception:
         return None
-    stamped = getattr(vectors, "stamped_model", None)
-    count = len(getattr(vectors, "keys", []) or [])
-    return stamped if count else None
+    others = sorted(model for model, rows in stored.items() if rows and model != vectors.model_id)
+    return ", ".join(others) or None
 
 
 def check_vector_cache(ctx: DoctorContext) -> Check:

@@ -160,6 +160,16 @@ class VectorIndex:
         row = self._model_row(self._reader_db())
         return 0 if row is None else row[1]
 
+    def stored_models(self) -> dict[str, int]:
+        """Vectors held per model (``zaxy doctor``: vectors of another model than the configured one are replaced
+        on next use, every event re-embedded)."""
+        if self.store is None:
+            return {}
+        db = self._reader_db()
+        if db.execute(f"SELECT name FROM sqlite_master WHERE name = '{PREFIX}_model'").fetchone() is None:
+            return {}
+        return {str(model): int(rows) for model, rows in db.execute(f"SELECT model, rows FROM {PREFIX}_model")}
+
     def lag(self) -> int:
         if self.embedder is None or self.store is None:
             return 0
