@@ -92,6 +92,7 @@ def interrupted_run(loom: Path, delay: float) -> dict[str, float | int | bool]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's Ctrl-C, even from nohup
     )
     assert process.stderr is not None
     process.stderr.readline()  # the rebuild began

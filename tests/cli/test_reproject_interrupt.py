@@ -31,6 +31,12 @@ def _facts(loom: Path, session: str, count: int) -> None:
         light_append_many(session, drafts, eventloom_path=loom)
 
 
+def _sigint_default() -> None:
+    """In the child: take SIGINT as a terminal's Ctrl-C does. A suite started in the background (`nohup ... &`)
+    inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _graph_write_started(loom: Path, session: str, events: int) -> bool:
     """Whether the rebuild indexed every event and its graph writer began a transaction (the graph is marked
     dirty around each one; up to 20,000 events make one transaction)."""
@@ -57,6 +63,7 @@ def test_ctrl_c_during_the_graph_write_stops_and_memory_stays_usable(tmp_path: P
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        preexec_fn=_sigint_default,
     )
     assert process.stderr is not None
     assert "rebuilding the projection of 6000 events" in process.stderr.readline()
@@ -100,6 +107,7 @@ def test_ctrl_c_while_indexing_reports_the_state_as_json(tmp_path: Path) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_sigint_default,
     )
     deadline = time.monotonic() + 240
     while _indexed(loom, "small") != 2000 and process.poll() is None and time.monotonic() < deadline:
