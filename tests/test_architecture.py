@@ -257,3 +257,23 @@ def test_every_labelled_module_is_listed() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b": ["a.x:1"]}, "b": {"c": ["b.y:2"]}, "c": {"a": ["c.z:3"]}, "d": {"a": ["d:1"]}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_fabric_is_composed_of_services_not_mixins() -> None:
+    """MemoryFabric inherits nothing, and builds each service from the core and other services, never from itself
+    (so no service can call the facade back)."""
+    from zaxy_agents.fabric.core import MemoryFabric
+
+    assert MemoryFabric.__mro__ == (MemoryFabric, object)
+    init = next(
+        node
+        for node in ast.walk(MODULES["zaxy_agents.fabric.core"])
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    built = [
+        node for node in ast.walk(init) if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Service")
+    ]
+    assert len(built) >= 13
+    for call in built:
+        arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+        assert not any(isinstance(a, ast.Name) and a.id == "self" for a in arguments), ast.unparse(call)

@@ -16,19 +16,16 @@ from zaxy_agents.config import DERIVED_DIR_NAME
 from zaxy_agents.errors import InvalidRequestError
 
 from .hook_state import read_hook_errors
+from .service import FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
+    pass
 
 CAPTURE_SCAN_WINDOW = 20_000  # events of the session tail scanned for source refs and client refs
 
 
-class CaptureOperations:
-    """Mixin: the capture part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    settings: ZaxySettings
+class CaptureService(FabricService):
+    """Service: the capture part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def _cursor_file(self, name: str) -> str:
         if not name.replace("-", "").replace("_", "").isalnum():

@@ -15,13 +15,14 @@ from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.retrieval.profiles import PROFILES
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import PurposePolicy
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.refs import MemoryRefs
-    from zaxy_agents.retrieval.engine import Retriever
+
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+    from .retrieval_ops import RetrievalService
 
 FEEDBACK_SIGNALS = {
     "used": True,
@@ -35,16 +36,16 @@ MAX_QUERY_CHARS = 4000
 MAX_TOKENS_LIMIT = 200_000
 
 
-class CheckoutOperations(FabricMixin):
-    """Mixin: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class CheckoutService(FabricService):
+    """Service: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    refs: MemoryRefs
-    settings: ZaxySettings
-
-    if TYPE_CHECKING:
-
-        @property
-        def retriever(self) -> Retriever: ...
+    def __init__(
+        self, core: FabricCore, events: LogService, projection: ProjectionService, retrieval: RetrievalService
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.retrieval = retrieval
 
     def checkout(
         self,
@@ -72,16 +73,16 @@ class CheckoutOperations(FabricMixin):
         # Lag is measured against the log as it was when the checkout started: events another writer appends
         # meanwhile (a checkpointer saving the previous step) are newer than the question, not missing memory.
         heads = self._event_counts(sessions)
-        self.project(sessions)
-        self.retriever.vectors.embed_pending(32)
-        projector = self.projector
+        self.projection.project(sessions)
+        self.retrieval.retriever.vectors.embed_pending(32)
+        projector = self.projection.projector
         lag = self._projection_lag(heads)
         return assemble(
             query=query.strip(),
             session=session,
             scope=sessions,
             catalog=projector.catalog,
-            retriever=self.retriever,
+            retriever=self.retrieval.retriever,
             log=self.log,
             purpose=policy,
             max_tokens=max_tokens,
@@ -90,7 +91,7 @@ class CheckoutOperations(FabricMixin):
             ref=ref_label,
             k=k,
             projection_lag=lag,
-            embedding_lag=self.retriever.vectors.lag(),
+            embedding_lag=self.retrieval.retriever.vectors.lag(),
             degraded=projector.degraded or projector.writer_error(),
             extensions=self.features.checkout_extensions,
             evidence_resolves=self.evidence_check,
@@ -189,7 +190,7 @@ class CheckoutOperations(FabricMixin):
             **({"message_id": message_id} if message_id else {}),
         }
         kind = "memory.reinforced" if FEEDBACK_SIGNALS[signal] else "memory.feedback"
-        return self.append(session, kind, payload, actor=actor)
+        return self.events.append(session, kind, payload, actor=actor)
 
     def invalidate(self, session: str, entity: str, entity_type: str, *, reason: str, actor: str = "agent") -> Event:
         """Close the validity window of an entity's current version (nothing is deleted)."""
@@ -200,14 +201,14 @@ class CheckoutOperations(FabricMixin):
                 remediation="Say why the fact is no longer true.",
             )
         self._require_entity(session, entity, entity_type)
-        return self.append(
+        return self.events.append(
             session, "memory.invalidated", {"entity": entity, "entity_type": entity_type, "reason": reason}, actor=actor
         )
 
     def capabilities(self) -> dict[str, Any]:
         """What this memory can do right now, including degraded modes (never silently degraded)."""
-        projector = self.projector
-        vectors = self.retriever.vectors
+        projector = self.projection.projector
+        vectors = self.retrieval.retriever.vectors
         return {
             "backend": {
                 "eventloom": type(self.log).__name__,
@@ -226,8 +227,8 @@ class CheckoutOperations(FabricMixin):
     # ------------------------------------------------------------------ internals
     def _require_entity(self, session: str, entity: str, entity_type: str) -> None:
         validate_session_id(session)
-        self.project([session])
-        if self.projector.catalog.current(entity_key(session, entity_type, entity)) is None:
+        self.projection.project([session])
+        if self.projection.projector.catalog.current(entity_key(session, entity_type, entity)) is None:
             raise NotFoundError(
                 f"no current {entity_type} {entity!r} in session {session!r}",
                 field="entity",
@@ -255,7 +256,7 @@ class CheckoutOperations(FabricMixin):
         }
 
     def _projection_lag(self, heads: dict[str, int]) -> int:
-        cursors = self.projector.catalog.cursors
+        cursors = self.projection.projector.catalog.cursors
         return sum(max(0, count - cursors.get(session, (0, ""))[0]) for session, count in heads.items())
 
 

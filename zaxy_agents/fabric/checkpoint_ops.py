@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .service import FabricService
+
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
     from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.storage.protocols import StorageBackend
 
 
-class CheckpointOperations:
-    """Mixin: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    backend: StorageBackend
+class CheckpointService(FabricService):
+    """Service: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def checkpoint_store(
         self,

@@ -30,9 +30,12 @@ from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.procedures.mining import MAX_LENGTH, mine
 from zaxy_agents.projection.model import entity_key
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+
     pass
 
 MINING_METHOD = "procedure_mining_v1"
@@ -40,8 +43,13 @@ DEFAULT_PROCEDURE_SESSION = "procedures"
 MAX_STATUS_ITEMS = 200
 
 
-class CognitiveOperations(FabricMixin):
-    """Mixin: causal reads, explanations, consolidation candidates and reviews, procedure mining."""
+class CognitiveService(FabricService):
+    """Service: causal reads, explanations, consolidation candidates and reviews, procedure mining."""
+
+    def __init__(self, core: FabricCore, events: LogService, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
 
     # ------------------------------------------------------------------ evidence
     def evidence_resolves(self, session: str, seq: int, digest: str) -> bool:
@@ -126,7 +134,7 @@ class CognitiveOperations(FabricMixin):
             "evidence": {"seq": source.seq, "hash": source.hash, "session": source.session},
             **({"explanation": explanation} if explanation else {}),
         }
-        event = self.append(session, OUTCOME_EXPLAINED_EVENT, payload, actor=actor)
+        event = self.events.append(session, OUTCOME_EXPLAINED_EVENT, payload, actor=actor)
         edge = self._produced_edge(event)
         return {
             "explanation": event.citation,
@@ -269,7 +277,7 @@ class CognitiveOperations(FabricMixin):
             revokes_acceptance=record.review_status == "accepted" and decision != "accepted",
             conflicts_with=conflicts,
         )
-        event = self.append(session, REVIEW_EVENT, payload, actor=actor)
+        event = self.events.append(session, REVIEW_EVENT, payload, actor=actor)
         return {
             "candidate_id": candidate_id,
             "decision": decision,
@@ -292,8 +300,8 @@ class CognitiveOperations(FabricMixin):
         if session is not None:
             validate_session_id(session)
         _check_range("limit", limit, 0, MAX_STATUS_ITEMS)
-        self.project([session] if session is not None else None)
-        catalog = self.projector.catalog
+        self.projection.project([session] if session is not None else None)
+        catalog = self.projection.projector.catalog
         sessions = [session] if session is not None else sorted(catalog.sessions)
         records = candidate_records(catalog, sessions, as_of, self.evidence_resolves)
         status: dict[str, Any] = {"sessions": sessions, "as_of": as_of}
@@ -383,8 +391,8 @@ class CognitiveOperations(FabricMixin):
         relations = [relation_type] if isinstance(relation_type, str) else list(relation_type or [])
         for index, relation in enumerate(relations):
             check_relation(relation, field=f"relation_type[{index}]" if len(relations) > 1 else "relation_type")
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         if entity_type is not None:
             keys = (
                 [entity_key(session, entity_type, entity)]
@@ -456,8 +464,8 @@ class CognitiveOperations(FabricMixin):
 
     def _append_candidates(self, session: str, payloads: list[dict[str, Any]], actor: str) -> list[Event]:
         """Append the candidates that do not exist yet (by id), in one atomic batch."""
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         fresh: dict[str, dict[str, Any]] = {}
         for payload in payloads:
             identifier = payload["candidate_id"]
@@ -466,7 +474,7 @@ class CognitiveOperations(FabricMixin):
         if not fresh:
             return []
         drafts = [{"type": CANDIDATE_EVENT, "actor": actor, "payload": payload} for payload in fresh.values()]
-        return self.append_many(session, drafts)
+        return self.events.append_many(session, drafts)
 
     def _candidate_record(self, session: str, candidate_id: str) -> CandidateRecord:
         if not isinstance(candidate_id, str) or not candidate_id.startswith("cand_"):
@@ -475,8 +483,8 @@ class CognitiveOperations(FabricMixin):
                 field="candidate_id",
                 remediation="Use a cand_... id from consolidation status or a proposal.",
             )
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         key = entity_key(session, CANDIDATE_ENTITY, candidate_id)
         records = candidate_records(catalog, [session], None, self.evidence_resolves) if key in catalog.keys else []
         for record in records:

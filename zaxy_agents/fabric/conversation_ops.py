@@ -22,13 +22,17 @@ from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import CheckoutPacket
     from zaxy_agents.conversation.messages import Redactor
     from zaxy_agents.projection.records import EntityVersion
-    from zaxy_agents.workingset import WorkingSet
+
+    from .checkout_ops import CheckoutService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+    from .workingset_ops import WorkingSetService
 
 CHECKOUT_RECORDED = "metacognition.checkout"  # bookkeeping: the projection keeps metacognition.* out of recall
 MAX_LEDGERS = 256
@@ -37,20 +41,22 @@ MAX_RECORDED_QUERY_CHARS = 500
 REFERENCE_ENTITY_TYPES = frozenset({"topic", "participant", "tool", "document", "session"})
 
 
-class ConversationOperations(FabricMixin):
-    """Mixin: the agent-conversation part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class ConversationService(FabricService):
+    """Service: the agent-conversation part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    if TYPE_CHECKING:
-
-        def resolve(self, citation: Any) -> Event: ...
-
-        def working_set(
-            self, session: str, *, window: int = ..., limits: dict[str, int] | None = None
-        ) -> WorkingSet: ...
-
-        def checkout(self, query: str, **kwargs: Any) -> CheckoutPacket: ...
-
-        def feedback(self, session: str, entity: str, entity_type: str, signal: str, **kwargs: Any) -> Event: ...
+    def __init__(
+        self,
+        core: FabricCore,
+        events: LogService,
+        projection: ProjectionService,
+        checkouts: CheckoutService,
+        working_sets: WorkingSetService,
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.checkouts = checkouts
+        self.working_sets = working_sets
 
     # ------------------------------------------------------------------ ledgers
     @property
@@ -109,7 +115,7 @@ class ConversationOperations(FabricMixin):
                 )
             if not drafts:
                 return []
-            events = self.append_many(session, drafts)
+            events = self.events.append_many(session, drafts)
             ledger.absorb(events)
             return events
 
@@ -133,7 +139,7 @@ class ConversationOperations(FabricMixin):
             payload["required_action"] = packet.quality.required_action.tool
         if message_id:
             payload["message_id"] = message_id
-        return self.append(session, CHECKOUT_RECORDED, payload, actor=actor)
+        return self.events.append(session, CHECKOUT_RECORDED, payload, actor=actor)
 
     def compaction_recovery(
         self,
@@ -154,8 +160,8 @@ class ConversationOperations(FabricMixin):
         Turns of ``exclude_message_ids`` (the messages the conversation keeps) are not repeated in it.
         """
         validate_session_id(session)
-        working = self.working_set(session) if self.log.has_session(session) else None
-        packet = self.checkout(
+        working = self.working_sets.working_set(session) if self.log.has_session(session) else None
+        packet = self.checkouts.checkout(
             query[:4000],
             session=session,
             scope=scope,
@@ -181,7 +187,7 @@ class ConversationOperations(FabricMixin):
         matched = set()
         for citation in set(citations):
             try:
-                payload = self.resolve(citation).payload
+                payload = self.events.resolve(citation).payload
             except ZaxyError:
                 continue
             if payload.get("message_id") in message_ids:
@@ -197,7 +203,7 @@ class ConversationOperations(FabricMixin):
             ledger = self._ledger(session)
             if compaction_id in ledger.compaction_ids:
                 return None
-            event = self.append(session, COMPACTED, {**payload, "compaction_id": compaction_id}, actor=actor)
+            event = self.events.append(session, COMPACTED, {**payload, "compaction_id": compaction_id}, actor=actor)
             ledger.absorb([event])
             return event
 
@@ -208,9 +214,9 @@ class ConversationOperations(FabricMixin):
         Raises ``not_found`` when the citation does not resolve to the same content.
         """
         parsed = parse_citation(citation)
-        self.resolve(parsed)
-        self.project([parsed.session])
-        catalog = self.projector.catalog
+        self.events.resolve(parsed)
+        self.projection.project([parsed.session])
+        catalog = self.projection.projector.catalog
         versions = [catalog.versions[v] for v in catalog.event_versions.get((parsed.session, parsed.seq), ())]
         return [v for v in versions if catalog.is_current(v.id) and v.entity_type not in REFERENCE_ENTITY_TYPES]
 
@@ -246,7 +252,7 @@ class ConversationOperations(FabricMixin):
                 except ZaxyError:
                     continue
                 for entity in entities:
-                    event = self.feedback(
+                    event = self.checkouts.feedback(
                         entity.session,
                         entity.name,
                         entity.entity_type,

@@ -1,54 +1,47 @@
-"""The MemoryFabric facade: surfaces call this; it owns the log and (lazily) the derived layers.
+"""The MemoryFabric facade: surfaces call this; it owns the storage backend, the log and the services.
 
-Data flows one way: surfaces -> fabric -> domain -> storage. The facade is assembled from one mixin per
-feature area (``log_ops``, ...) so each area lives in a small module; heavy layers (graph projection,
-indexes) are opened on first use so that cheap operations (append, replay, verify) stay cheap.
+Data flows one way: surfaces -> fabric -> domain -> storage. The fabric is composed of services it owns, one
+per feature area (``log_ops.LogService``, ``projection_ops.ProjectionService``, ...), built in dependency order
+in ``__init__``: each service gets the core pieces and the services it uses, never the fabric, so no service
+calls the facade back. The public methods forward to them (same names, signatures and docstrings as ever).
+Heavy layers (graph projection, indexes) open on first use so cheap operations (append, replay) stay cheap.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import ZaxySettings
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
-from zaxy_agents.retrieval.embeddings import resolve_embedder
+from zaxy_agents.retrieval.embeddings import EmbeddingProvider, resolve_embedder
+from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.storage.protocols import StorageBackend
 from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
-from .backend_ops import BackendOperations
-from .capture_ops import CaptureOperations
-from .checkout_ops import CheckoutOperations
-from .checkpoint_ops import CheckpointOperations
-from .cognitive_ops import CognitiveOperations
-from .conversation_ops import ConversationOperations
+from .backend_ops import BackendService
+from .capture_ops import CaptureService
+from .checkout_ops import CheckoutService
+from .checkpoint_ops import CheckpointService
+from .cognitive_ops import CognitiveService
+from .conversation_ops import ConversationService
 from .features import Features, builtin_features
-from .lifecycle_ops import LifecycleOperations
-from .log_ops import LogOperations
-from .metacognition_ops import MetacognitionOperations
-from .projection_ops import ProjectionOperations
-from .retrieval_ops import RetrievalOperations
-from .store_ops import StoreOperations
-from .workingset_ops import WorkingSetOperations
+from .lifecycle_ops import LifecycleService
+from .log_ops import LogService
+from .metacognition_ops import MetacognitionService
+from .projection_ops import ProjectionService
+from .retrieval_ops import RetrievalService, retrieval_listeners
+from .service import FabricCore, forward
+from .store_ops import StoreService
+from .workingset_ops import WorkingSetService
+
+if TYPE_CHECKING:
+    from zaxy_agents.projection.projector import Projector
 
 
-class MemoryFabric(
-    LogOperations,
-    ProjectionOperations,
-    RetrievalOperations,
-    CheckoutOperations,
-    WorkingSetOperations,
-    CaptureOperations,
-    StoreOperations,
-    CheckpointOperations,
-    BackendOperations,
-    MetacognitionOperations,
-    LifecycleOperations,
-    ConversationOperations,
-    CognitiveOperations,
-):
+class MemoryFabric:
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(
@@ -58,19 +51,34 @@ class MemoryFabric(
         log: EventLog | None = None,
         embedder: Any = None,
         backend: StorageBackend | None = None,
+        applied_migrations: tuple[str, ...] = (),
     ) -> None:
         """``backend``: the storage backend object (default: the one ``settings`` names, from the registry);
         ``log``: an already open log to use instead of the backend's own (the caller closes nothing else)."""
-        self.settings = settings
-        self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
-        self.backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
-        self.log = log or self.backend.open_log()
-        self.features: Features = builtin_features()
-        self.evidence_check = EvidenceCheck(self.log)
-        self.refs = MemoryRefs(self.log)
-        self._closers: list[Any] = []
-        self._projector = None
-        self._retriever = None
+        backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
+        log = log or backend.open_log()
+        self.core = core = FabricCore(
+            settings,
+            backend,
+            log,
+            MemoryRefs(log),
+            builtin_features(),
+            EvidenceCheck(log),
+            resolve_embedder(embedder if embedder is not None else settings.embedder),
+        )
+        self.events = LogService(core)
+        self.projection = ProjectionService(core, listeners=lambda: retrieval_listeners(core))
+        self.retrieval = RetrievalService(core, self.projection)
+        self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval)
+        self.working_sets = WorkingSetService(core)
+        self.capture = CaptureService(core)
+        self.stores = StoreService(core)
+        self.checkpoints = CheckpointService(core)
+        self.storage = BackendService(core, applied_migrations)
+        self.metacognition = MetacognitionService(core, self.events, self.projection, self.retrieval)
+        self.lifecycle = LifecycleService(core, self.events, self.projection)
+        self.conversation = ConversationService(core, self.events, self.projection, self.checkouts, self.working_sets)
+        self.cognitive = CognitiveService(core, self.events, self.projection)
 
     @classmethod
     def from_path(
@@ -89,23 +97,141 @@ class MemoryFabric(
         """A fabric that opens even when the schema needs migrating (``skip``), or migrates it first: every
         component sharing the backend's schema (on PostgreSQL the Eventloom, then the graph projection)."""
         backend = DEFAULT_REGISTRY.open(settings)
-        applied = backend.migrate() if apply_migrations else []
-        fabric = cls(settings, log=backend.open_log(schema_mode="skip"), backend=backend)
-        fabric._applied_migrations = tuple(applied)
-        return fabric
+        applied = tuple(backend.migrate()) if apply_migrations else ()
+        return cls(settings, log=backend.open_log(schema_mode="skip"), backend=backend, applied_migrations=applied)
 
-    def _projection_listeners(self) -> list[Any]:
-        return self._retrieval_listeners()
+    graph_schema_plan = staticmethod(BackendService.graph_schema_plan)
+
+    # ------------------------------------------------------------------ the core pieces
+    @property
+    def settings(self) -> ZaxySettings:
+        return self.core.settings
+
+    @property
+    def backend(self) -> StorageBackend:
+        return self.core.backend
+
+    @property
+    def log(self) -> EventLog:
+        return self.core.log
+
+    @property
+    def refs(self) -> MemoryRefs:
+        return self.core.refs
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None:
+        return self.core.embedder
+
+    @property
+    def evidence_check(self) -> EvidenceCheck:
+        return self.core.evidence_check
+
+    @property
+    def features(self) -> Features:
+        return self.core.features
+
+    @features.setter
+    def features(self, features: Features) -> None:
+        """Swap the feature tables (benchmarks measure checkout with and without its extensions)."""
+        self.core.features = features
 
     @property
     def location(self) -> str:
         """Where this memory lives, safe to print: the folder, or the backend URI without its password."""
         return self.backend.location
 
+    @property
+    def projector(self) -> Projector:
+        """The projection of the log (opened on first use: Kuzu loads only for commands that need the graph)."""
+        return self.projection.projector
+
+    @property
+    def retriever(self) -> Retriever:
+        return self.retrieval.retriever
+
+    # ------------------------------------------------------------------ the public operations
+    # events: LogService
+    append = forward(LogService.append, "events")
+    append_many = forward(LogService.append_many, "events")
+    replay = forward(LogService.replay, "events")
+    resolve = forward(LogService.resolve, "events")
+    head = forward(LogService.head, "events")
+    verify = forward(LogService.verify, "events")
+    sessions = forward(LogService.sessions, "events")
+    set_ref = forward(LogService.set_ref, "events")
+    get_ref = forward(LogService.get_ref, "events")
+    # projection: ProjectionService
+    project = forward(ProjectionService.project, "projection")
+    reproject = forward(ProjectionService.reproject, "projection")
+    projection_digest = forward(ProjectionService.projection_digest, "projection")
+    memory_status = forward(ProjectionService.memory_status, "projection")
+    inferred_status = forward(ProjectionService.inferred_status, "projection")
+    entity_history = forward(ProjectionService.entity_history, "projection")
+    traverse = forward(ProjectionService.traverse, "projection")
+    search_entities = forward(ProjectionService.search_entities, "projection")
+    # retrieval: RetrievalService
+    query = forward(RetrievalService.query, "retrieval")
+    verbatim = forward(RetrievalService.verbatim, "retrieval")
+    embed_pending = forward(RetrievalService.embed_pending, "retrieval")
+    re_embed = forward(RetrievalService.re_embed, "retrieval")
+    # checkouts: CheckoutService
+    checkout = forward(CheckoutService.checkout, "checkouts")
+    bootstrap = forward(CheckoutService.bootstrap, "checkouts")
+    context_assemble = forward(CheckoutService.context_assemble, "checkouts")
+    feedback = forward(CheckoutService.feedback, "checkouts")
+    invalidate = forward(CheckoutService.invalidate, "checkouts")
+    capabilities = forward(CheckoutService.capabilities, "checkouts")
+    # working_sets: WorkingSetService
+    working_set = forward(WorkingSetService.working_set, "working_sets")
+    recovery_packet = forward(WorkingSetService.recovery_packet, "working_sets")
+    bootstrap_packet = forward(WorkingSetService.bootstrap_packet, "working_sets")
+    # capture: CaptureService
+    capture_cursors = forward(CaptureService.capture_cursors, "capture")
+    save_capture_cursors = forward(CaptureService.save_capture_cursors, "capture")
+    captured_state = forward(CaptureService.captured_state, "capture")
+    last_event = forward(CaptureService.last_event, "capture")
+    hook_errors = forward(CaptureService.hook_errors, "capture")
+    # stores: StoreService
+    item_store = forward(StoreService.item_store, "stores")
+    # checkpoints: CheckpointService
+    checkpoint_store = forward(CheckpointService.checkpoint_store, "checkpoints")
+    # storage: BackendService
+    backend_status = forward(BackendService.backend_status, "storage")
+    applied_migrations = forward(BackendService.applied_migrations, "storage")
+    export_jsonl = forward(BackendService.export_jsonl, "storage")
+    import_jsonl = forward(BackendService.import_jsonl, "storage")
+    # metacognition: MetacognitionService
+    feeling_of_knowing = forward(MetacognitionService.feeling_of_knowing, "metacognition")
+    # lifecycle: LifecycleService
+    mark_checkout = forward(LifecycleService.mark_checkout, "lifecycle")
+    last_checkout = forward(LifecycleService.last_checkout, "lifecycle")
+    after_turn = forward(LifecycleService.after_turn, "lifecycle")
+    subagent_cleanup = forward(LifecycleService.subagent_cleanup, "lifecycle")
+    record_skill = forward(LifecycleService.record_skill, "lifecycle")
+    # conversation: ConversationService
+    capture_messages = forward(ConversationService.capture_messages, "conversation")
+    record_checkout = forward(ConversationService.record_checkout, "conversation")
+    compaction_recovery = forward(ConversationService.compaction_recovery, "conversation")
+    record_compaction = forward(ConversationService.record_compaction, "conversation")
+    cited_entities = forward(ConversationService.cited_entities, "conversation")
+    feedback_from_citations = forward(ConversationService.feedback_from_citations, "conversation")
+    # cognitive: CognitiveService
+    evidence_resolves = forward(CognitiveService.evidence_resolves, "cognitive")
+    causal_successors = forward(CognitiveService.causal_successors, "cognitive")
+    causal_predecessors = forward(CognitiveService.causal_predecessors, "cognitive")
+    explain_outcome = forward(CognitiveService.explain_outcome, "cognitive")
+    consolidation_candidate = forward(CognitiveService.consolidation_candidate, "cognitive")
+    consolidation_propose_from_log = forward(CognitiveService.consolidation_propose_from_log, "cognitive")
+    consolidation_review = forward(CognitiveService.consolidation_review, "cognitive")
+    consolidation_status = forward(CognitiveService.consolidation_status, "cognitive")
+    mine_procedures = forward(CognitiveService.mine_procedures, "cognitive")
+
+    # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
         """Close derived layers first (they may flush), then the log, then what the backend opened itself."""
-        while self._closers:
-            self._closers.pop()()
+        while self.core.closers:
+            self.core.closers.pop()()
         self.log.close()
         self.backend.close()
 

@@ -11,14 +11,22 @@ from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.projection.model import entity_key
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.models import Event
 
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
 
-class LifecycleOperations(FabricMixin):
-    """Mixin: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+class LifecycleService(FabricService):
+    """Service: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    def __init__(self, core: FabricCore, events: LogService, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
 
     # ------------------------------------------------------------------ checkout marks
     def mark_checkout(self, session: str, seq: int) -> None:
@@ -59,9 +67,9 @@ class LifecycleOperations(FabricMixin):
             since, basis = marked, "last_checkout"
         else:
             since, basis = before, "this_turn"
-        events = self.append_many(session, drafts)
-        self.project([session])
-        changes = changes_since(self.log, self.projector.catalog, session, since)
+        events = self.events.append_many(session, drafts)
+        self.projection.project([session])
+        changes = changes_since(self.log, self.projection.projector.catalog, session, since)
         return {"recorded": [event.citation for event in events], "since": {"seq": since, "basis": basis}, **changes}
 
     # ------------------------------------------------------------------ subagents
@@ -83,8 +91,8 @@ class LifecycleOperations(FabricMixin):
         )
         if not subagent_id or not subagent_id.strip():
             raise InvalidRequestError("subagent_id is required", field="subagent_id", remediation="Name the subagent.")
-        self.project([source])
-        tasks = open_tasks(self.projector.catalog, source, task_ids, implicit=source != session)
+        self.projection.project([source])
+        tasks = open_tasks(self.projection.projector.catalog, source, task_ids, implicit=source != session)
         own, parent, completion = cleanup_drafts(
             parent_session=session,
             subagent_session=source,
@@ -94,8 +102,8 @@ class LifecycleOperations(FabricMixin):
             disposition=open_items,
             tasks=tasks,
         )
-        written = self.append_many(source, own) if own and source != session else []
-        recorded = self.append_many(session, (own if source == session else []) + parent)
+        written = self.events.append_many(source, own) if own and source != session else []
+        recorded = self.events.append_many(session, (own if source == session else []) + parent)
         return {
             **completion,
             "event": recorded[-1].citation,
@@ -121,11 +129,11 @@ class LifecycleOperations(FabricMixin):
             action, skill, description=description, version=version, outcome=outcome, note=note
         )
         if action != "registered":
-            self.project([session])
-            if self.projector.catalog.current(entity_key(session, "skill", payload["skill"])) is None:
+            self.projection.project([session])
+            if self.projection.projector.catalog.current(entity_key(session, "skill", payload["skill"])) is None:
                 raise NotFoundError(
                     f"no current skill {payload['skill']!r} in session {session!r}",
                     field="skill",
                     remediation="Register the skill first (action 'registered'); retired skills cannot be used.",
                 )
-        return self.append(session, event_type, payload, actor=actor)
+        return self.events.append(session, event_type, payload, actor=actor)

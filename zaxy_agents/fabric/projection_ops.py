@@ -9,27 +9,22 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
 
+from .service import FabricCore, FabricService
+
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
     from zaxy_agents.projection.protocol import ProjectionStore
-    from zaxy_agents.storage.protocols import StorageBackend
-
-    from .features import Features
 
 
-class ProjectionOperations:
-    """Mixin: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class ProjectionService(FabricService):
+    """Service: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-    settings: ZaxySettings
-    backend: StorageBackend
-    features: Features
-    _projector: Projector | None
-    _closers: list[Any]
+    def __init__(self, core: FabricCore, listeners: Callable[[], list[Any]]) -> None:
+        super().__init__(core)
+        self.listeners = listeners
+        self._projector: Projector | None = None
 
     @property
     def projector(self) -> Projector:
@@ -41,15 +36,12 @@ class ProjectionOperations:
                 self.log,
                 self.backend.derived_path,
                 extractors=self.features.extractors,
-                listeners=self._projection_listeners(),
+                listeners=self.listeners(),
                 store_factory=self._open_graph,
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
         return self._projector
-
-    def _projection_listeners(self) -> list[Any]:
-        return []
 
     def _open_graph(self, _graph_path: Path) -> ProjectionStore:
         return self.backend.open_graph()

@@ -12,45 +12,43 @@ from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 from zaxy_agents.storage.protocols import Capability
 
+from .service import FabricCore, FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.projection.projector import Projector
-    from zaxy_agents.retrieval.embeddings import EmbeddingProvider
     from zaxy_agents.retrieval.vector_index import DurableVectors
-    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .projection_ops import ProjectionService
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
 
 
-class RetrievalOperations:
-    """Mixin: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+def retrieval_listeners(core: FabricCore) -> list[Any]:
+    """The retrieval indexes the projection keeps in step (verbatim, entity keywords, vectors)."""
+    vectors = VectorIndex(core.embedder, durable=_durable_vectors(core))
+    core.closers.append(vectors.close)
+    return [VerbatimIndex(), EntityKeywordIndex(), vectors]
 
-    log: EventLog
-    backend: StorageBackend
-    embedder: EmbeddingProvider | None
-    _retriever: Retriever | None
-    _closers: list[Any]
 
-    @property
-    def projector(self) -> Projector: ...  # provided by ProjectionOperations
+def _durable_vectors(core: FabricCore) -> Callable[[], DurableVectors] | None:
+    """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
+    backend = core.backend
+    return backend.open_vectors if Capability.SHARED_VECTORS in backend.capabilities else None
 
-    def project(self, sessions: list[str] | None = None) -> int: ...
 
-    def _retrieval_listeners(self) -> list[Any]:
-        vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
-        self._closers.append(vectors.close)
-        return [VerbatimIndex(), EntityKeywordIndex(), vectors]
+class RetrievalService(FabricService):
+    """Service: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    def _durable_vectors(self) -> Callable[[], DurableVectors] | None:
-        """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
-        return self.backend.open_vectors if Capability.SHARED_VECTORS in self.backend.capabilities else None
+    def __init__(self, core: FabricCore, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.projection = projection
+        self._retriever: Retriever | None = None
 
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            listeners = {listener.name: listener for listener in self.projector.listeners}
+            listeners = {listener.name: listener for listener in self.projection.projector.listeners}
             self._retriever = Retriever(
-                self.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
+                self.projection.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
             )
         return self._retriever
 
@@ -65,30 +63,30 @@ class RetrievalOperations:
         include_superseded: bool = False,
     ) -> QueryResponse:
         """Fused retrieval over every lane; each hit cites its event and explains its score."""
-        self.project(sessions)
+        self.projection.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
         result = retriever.search(
             text, sessions=sessions, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
         )
         return QueryResponse.from_result(
-            result, embedding_lag=retriever.vectors.lag(), degraded=self.projector.degraded
+            result, embedding_lag=retriever.vectors.lag(), degraded=self.projection.projector.degraded
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
         """Lexical search over raw event text only (works with no graph at all)."""
-        self.project(sessions)
+        self.projection.project(sessions)
         result = self.retriever.search(text, sessions=sessions, k=k, lanes=("verbatim",))
-        return QueryResponse.from_result(result, degraded=self.projector.degraded)
+        return QueryResponse.from_result(result, degraded=self.projection.projector.degraded)
 
     def embed_pending(self, max_items: int | None = None) -> int:
         """Embed queued texts now (servers run this in the background); returns how many were embedded."""
-        self.project()
+        self.projection.project()
         return self.retriever.vectors.embed_pending(max_items)
 
     def re_embed(self) -> dict[str, Any]:
         """Drop every stored vector and re-embed all searchable events with the current embedder."""
-        self.project()
+        self.projection.project()
         vectors = self.retriever.vectors
         if vectors.embedder is None:
             from zaxy_agents.errors import InvalidRequestError

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .service import FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.itemstore import ItemStore
 
 
-class StoreOperations:
-    """Mixin: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    settings: ZaxySettings
-    _closers: list[Any]
+class StoreService(FabricService):
+    """Service: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def item_store(
         self,

@@ -17,16 +17,14 @@ from zaxy_agents.workingset import DEFAULT_MAX_CHARS, DEFAULT_WINDOW, Packet, Wo
 from zaxy_agents.workingset.cache import FoldSource, fold_session
 from zaxy_agents.workingset.digest import merge
 
+from .service import FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.storage.protocols import StorageBackend
+    pass
 
 
-class WorkingSetOperations:
-    """Mixin: the working-set part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    backend: StorageBackend
+class WorkingSetService(FabricService):
+    """Service: the working-set part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def working_set(
         self,

@@ -1,0 +1,102 @@
+"""What the fabric's services share, and how the facade forwards its public methods to them.
+
+``MemoryFabric`` owns one :class:`FabricCore` (settings, the storage backend object, the log, the feature
+tables, ...) and builds its services from it in dependency order; a service receives the services it uses as
+constructor arguments (never the fabric), so no service calls the facade back and construction order is the
+only order there is.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    from zaxy_agents.config import ZaxySettings
+    from zaxy_agents.eventloom.evidence import EvidenceCheck
+    from zaxy_agents.eventloom.protocol import EventLog
+    from zaxy_agents.eventloom.refs import MemoryRefs
+    from zaxy_agents.retrieval.embeddings import EmbeddingProvider
+    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .features import Features
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+
+
+class FabricCore:
+    """The pieces every service reads; ``features`` may be swapped (e.g. to measure without extensions)."""
+
+    def __init__(
+        self,
+        settings: ZaxySettings,
+        backend: StorageBackend,
+        log: EventLog,
+        refs: MemoryRefs,
+        features: Features,
+        evidence_check: EvidenceCheck,
+        embedder: EmbeddingProvider | None,
+    ) -> None:
+        self.settings = settings
+        self.backend = backend
+        self.log = log
+        self.refs = refs
+        self.features = features
+        self.evidence_check = evidence_check
+        self.embedder = embedder
+        self.closers: list[Callable[[], None]] = []  # derived layers, closed last-opened first
+
+
+class FabricService:
+    """Base of the fabric's services: read access to the core pieces (a service holds no copy of them)."""
+
+    def __init__(self, core: FabricCore) -> None:
+        self.core = core
+
+    @property
+    def settings(self) -> ZaxySettings:
+        return self.core.settings
+
+    @property
+    def backend(self) -> StorageBackend:
+        return self.core.backend
+
+    @property
+    def log(self) -> EventLog:
+        return self.core.log
+
+    @property
+    def refs(self) -> MemoryRefs:
+        return self.core.refs
+
+    @property
+    def features(self) -> Features:
+        return self.core.features
+
+    @property
+    def evidence_check(self) -> EvidenceCheck:
+        return self.core.evidence_check
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None:
+        return self.core.embedder
+
+    @property
+    def _closers(self) -> list[Callable[[], None]]:
+        return self.core.closers
+
+
+def forward(method: Callable[Concatenate[S, P], R], service: str) -> Callable[Concatenate[Any, P], R]:
+    """``MemoryFabric.name = forward(Service.name, "service")``: the facade's method, same signature and docstring,
+    calling the service the fabric holds under ``service``."""
+    get = attrgetter(service)
+
+    @functools.wraps(method)
+    def call(fabric: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(get(fabric), *args, **kwargs)
+
+    return call
