@@ -17,10 +17,11 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from zaxy_agents.errors import ZaxyError
+from zaxy_agents.errors import IntegrityError, NotFoundError, ZaxyError
 
 from .citations import Citation
 from .models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
+from .resolve import resolve_citation
 
 if TYPE_CHECKING:
     from .drafts import PreparedDraft
@@ -72,9 +73,26 @@ class EventLog(Protocol):
         (and raises ``ConflictError`` otherwise)."""
         ...
 
-    def get(self, session: str, seq: int) -> Event: ...
+    def get(self, session: str, seq: int) -> Event:
+        """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist. Default: a
+        one-event replay (override with a direct lookup where the engine has one)."""
+        for event in self.replay(session, seq, seq):
+            if event.seq != seq:
+                raise IntegrityError(
+                    f"line {seq} of session {session!r} holds seq {event.seq}",
+                    field="session",
+                    remediation="Run `zaxy verify`; the log was modified outside Zaxy.",
+                )
+            return event
+        raise NotFoundError(
+            f"session {session!r} has no event {seq}",
+            field="seq",
+            remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
+        )
 
-    def resolve(self, citation: str | Citation) -> Event: ...
+    def resolve(self, citation: str | Citation) -> Event:
+        """The event a citation names, refused when its hash prefix does not match (the same on every backend)."""
+        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None: ...
 

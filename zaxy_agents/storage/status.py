@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
 from zaxy_agents.storage.records import MigrationRecord
+
+if TYPE_CHECKING:
+    from zaxy_agents.eventloom.protocol import EventLog
 
 
 class BackendStatus(BaseModel):
@@ -22,3 +27,16 @@ class BackendStatus(BaseModel):
     problems: list[str] = Field(default_factory=list)
     note: str | None = None
     features: dict[str, str] = Field(default_factory=dict)  # optional server extensions and how they are used
+
+    @classmethod
+    def counted(cls, backend: str, location: str, log: EventLog, note: str | None = None) -> BackendStatus:
+        """The status of a backend without a schema: where it is and how much the log holds."""
+        summaries = log.sessions()
+        return cls(
+            backend=backend,
+            location=location,
+            session_count=len(summaries),
+            event_count=sum(summary.event_count for summary in summaries),
+            size_bytes=sum(summary.size_bytes for summary in summaries),
+            note=note,
+        )

@@ -59,14 +59,7 @@ class FilesBackend(StorageBackend):
         return KuzuProjectionStore(self.derived_path / GRAPH_FILE)
 
     def status(self, log: EventLog) -> BackendStatus:
-        summaries = log.sessions()
-        return BackendStatus(
-            backend=self.status_name,
-            location=self.location,
-            session_count=len(summaries),
-            event_count=sum(summary.event_count for summary in summaries),
-            size_bytes=sum(summary.size_bytes for summary in summaries),
-        )
+        return BackendStatus.counted(self.status_name, self.location, log)
 
     def group_commit_log(self, log: EventLog) -> EventLog:
         """A ``batch``-durability log on the same folder: appends are written at once (safe if this process

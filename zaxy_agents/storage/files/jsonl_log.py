@@ -18,16 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
 from zaxy_agents.eventloom.chain import check_line as _check_line
 from zaxy_agents.eventloom.chain import check_range as _check_range
 from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
-from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
-from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
 from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
@@ -148,26 +146,6 @@ class JsonlEventLog(EventLog):
 
         validate_session_id(session)
         return import_new_session(self.root, session, lines, after)
-
-    def get(self, session: str, seq: int) -> Event:
-        """The event at ``seq``; :class:`NotFoundError` when the session or seq does not exist."""
-        for event in self.replay(session, seq, seq):
-            if event.seq != seq:
-                raise IntegrityError(
-                    f"line {seq} of session {session!r} holds seq {event.seq}",
-                    field="session",
-                    remediation="Run `zaxy verify`; the log was modified outside Zaxy.",
-                )
-            return event
-        raise NotFoundError(
-            f"session {session!r} has no event {seq}",
-            field="seq",
-            remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
-        )
-
-    def resolve(self, citation: str | Citation) -> Event:
-        """Resolve a citation to its event, refusing one whose hash prefix does not match."""
-        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None:
         """Seq and hash of the last event (O(1): reads the tail only); ``None`` for an empty session."""

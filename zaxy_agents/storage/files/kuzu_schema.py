@@ -103,6 +103,25 @@ REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     "RELATES": ("Entity", "Entity", EDGE_AUDIT_COLUMNS),
 }
 
+# table -> the ProjectionBatch field holding its rows (every store writes a batch table by table)
+BATCH_ROW_KEYS = {
+    "Session": "sessions",
+    "Event": "events",
+    "EntityKey": "entity_keys",
+    "Entity": "entities",
+    "Source": "sources",
+    "Feedback": "feedback",
+    "ExtractionFailure": "failures",
+    "HAS_EVENT": "has_event",
+    "NEXT_EVENT": "next_event",
+    "PREVIOUS_EVENT": "previous_event",
+    "HAS_VERSION": "has_version",
+    "PROJECTED_ENTITY": "projected",
+    "SUPERSEDED_BY": "superseded_by",
+    "PREVIOUS_VERSION": "previous_version",
+    "CITES_SOURCE": "cites_source",
+}
+
 assert set(REL_TABLES) <= RESERVED_RELATION_LABELS, "spine relation tables must be reserved labels"
 
 

@@ -32,6 +32,7 @@ from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
 from .kuzu_schema import (
+    BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
     MIGRATION_TABLE_DDL,
     MIGRATIONS,
@@ -45,24 +46,6 @@ ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat CO
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
 _REGISTRY_LOCK = threading.Lock()
 _DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
-
-BATCH_ROW_KEYS = {
-    "Session": "sessions",
-    "Event": "events",
-    "EntityKey": "entity_keys",
-    "Entity": "entities",
-    "Source": "sources",
-    "Feedback": "feedback",
-    "ExtractionFailure": "failures",
-    "HAS_EVENT": "has_event",
-    "NEXT_EVENT": "next_event",
-    "PREVIOUS_EVENT": "previous_event",
-    "HAS_VERSION": "has_version",
-    "PROJECTED_ENTITY": "projected",
-    "SUPERSEDED_BY": "superseded_by",
-    "PREVIOUS_VERSION": "previous_version",
-    "CITES_SOURCE": "cites_source",
-}
 
 
 def _open_database(path: Path) -> kuzu.Database:

@@ -50,15 +50,7 @@ class MemoryBackend(StorageBackend):
         return self._graph
 
     def status(self, log: EventLog) -> BackendStatus:
-        summaries = log.sessions()
-        return BackendStatus(
-            backend=self.name,
-            location=self.location,
-            session_count=len(summaries),
-            event_count=sum(summary.event_count for summary in summaries),
-            size_bytes=sum(summary.size_bytes for summary in summaries),
-            note="memory:// lives in this process only",
-        )
+        return BackendStatus.counted(self.name, self.location, log, note="memory:// lives in this process only")
 
     def close(self) -> None:
         if self._scratch is not None:

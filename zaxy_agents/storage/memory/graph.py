@@ -16,28 +16,10 @@ from zaxy_agents.projection.planner import ProjectionBatch
 from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
-from ..files.kuzu_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
+from ..files.kuzu_schema import BATCH_ROW_KEYS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
 
 _WORDS = re.compile(r"\w+")
 _CASTS = {"STRING": str, "INT64": int, "DOUBLE": float, "BOOLEAN": bool}
-BATCH_KEYS = {
-    "Session": "sessions",
-    "Event": "events",
-    "EntityKey": "entity_keys",
-    "Entity": "entities",
-    "Source": "sources",
-    "Feedback": "feedback",
-    "ExtractionFailure": "failures",
-    "HAS_EVENT": "has_event",
-    "NEXT_EVENT": "next_event",
-    "PREVIOUS_EVENT": "previous_event",
-    "HAS_VERSION": "has_version",
-    "PROJECTED_ENTITY": "projected",
-    "SUPERSEDED_BY": "superseded_by",
-    "PREVIOUS_VERSION": "previous_version",
-    "CITES_SOURCE": "cites_source",
-    "RELATES": "relations",
-}
 UPDATES = {  # batch field -> (table, {stored column: batch key})
     "closures": (
         "Entity",
@@ -76,12 +58,12 @@ class MemoryGraphStore(ProjectionStore):
             nodes = {table: dict(rows) for table, rows in self.nodes.items()}
             edges = {table: list(rows) for table, rows in self.edges.items()}
             for table, columns in NODE_COLUMNS.items():
-                for row in getattr(batch, BATCH_KEYS[table]):
+                for row in getattr(batch, BATCH_ROW_KEYS[table]):
                     if row["id"] in nodes[table]:
                         raise ValueError(f"{table} {row['id']!r} exists already")
                     nodes[table][row["id"]] = _typed(row, columns)
             for table, (_source, _target, columns) in REL_TABLES.items():
-                for row in getattr(batch, BATCH_KEYS[table]):
+                for row in batch.relations if table == "RELATES" else getattr(batch, BATCH_ROW_KEYS[table]):
                     edges[table].append((row["from"], row["to"], _typed(row, columns)))
             for row in batch.relations:  # each relation is also stored under its typed label
                 edges.setdefault(row["label"], []).append((row["from"], row["to"], _typed(row, EDGE_AUDIT_COLUMNS)))

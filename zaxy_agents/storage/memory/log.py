@@ -10,11 +10,9 @@ from typing import Any
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
 from zaxy_agents.eventloom.chain import check_line, check_range, draft_fields
-from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import PreparedDraft, prepare_draft
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability, SealedLine
-from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 
 from ..files.jsonl_file import _json_string, _seal
@@ -101,24 +99,6 @@ class MemoryEventLog(EventLog):
     def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
         for line in self.replay_lines(session, from_seq, to_seq):
             yield Event.model_validate_json(line)
-
-    def get(self, session: str, seq: int) -> Event:
-        for event in self.replay(session, seq, seq):
-            if event.seq != seq:
-                raise IntegrityError(
-                    f"line {seq} of session {session!r} holds seq {event.seq}",
-                    field="session",
-                    remediation="Run `zaxy verify`; the log was modified outside Zaxy.",
-                )
-            return event
-        raise NotFoundError(
-            f"session {session!r} has no event {seq}",
-            field="seq",
-            remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
-        )
-
-    def resolve(self, citation: str | Citation) -> Event:
-        return resolve_citation(citation, self.get)
 
     def head(self, session: str) -> EventHead | None:
         validate_session_id(session)
