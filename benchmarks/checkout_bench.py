@@ -48,7 +48,9 @@ def run_size(size: int, questions: int) -> dict:
         fabric.projector.flush(timeout=None)
         projection_seconds = time.perf_counter() - start
         catalog = fabric.projector.catalog
-        services = sorted(key for key in catalog.keys if "\x1ffact\x1fservice " in key and not catalog.keys[key].closed)
+        services = sorted(
+            key for key in catalog.type_keys("bench", "fact") if "service " in key and catalog.current(key) is not None
+        )
         rng = random.Random(7)
         asked = rng.sample(services, min(questions, len(services)))
         baseline = PlainBM25()
@@ -60,7 +62,7 @@ def run_size(size: int, questions: int) -> dict:
         hits_ours = hits_base = 0
         curve = {budget: 0 for budget in BUDGETS}
         for key in asked:
-            current = catalog.versions[catalog.keys[key].current]
+            current = catalog.current(key)
             question = f"what port does {current.name.split(' port')[0]} use?"
             started = time.perf_counter()
             packet = fabric.checkout(question, session="bench")
@@ -78,13 +80,13 @@ def run_size(size: int, questions: int) -> dict:
                 curve[budget] += current.citation in packet.prompt
         # Multi-answer questions: everything currently known about one task (commands, edits, tool calls,
         # decisions linked to it). Recall = share of those citations present in the packet.
-        tasks = sorted(key for key in catalog.keys if "\x1ftask\x1f" in key)[:40]
+        tasks = sorted(catalog.type_keys("bench", "task"))[:40]
         task_curve = {budget: [] for budget in BUDGETS}
         for key in tasks:
-            name = catalog.versions[catalog.keys[key].current].name
+            name = catalog.latest(key).name
             linked = {
-                catalog.versions[edge.target_id].citation
-                for edge in catalog.out_edges.get(key, ())
+                catalog.version(edge.target_id).citation
+                for edge in catalog.out_edges(key)
                 if catalog.is_current(edge.target_id)
             }
             if len(linked) < 3:

@@ -139,12 +139,36 @@ def _graph(checkpointer: Any) -> Any:
     return builder.compile(checkpointer=checkpointer)
 
 
+def bench_short_threads(root: Path, threads: int) -> dict[str, Any]:
+    """Many short threads (one turn each: a user message and a reply), savers alternating turn by turn."""
+    sqlite_conn = sqlite3.connect(root / "short.sqlite", check_same_thread=False)
+    savers: dict[str, Any] = {
+        "inmemory": InMemorySaver(),
+        "sqlite": SqliteSaver(sqlite_conn),
+        "zaxy": ZaxyCheckpointer.from_path(root / "eventloom-short"),
+        "zaxy_group_commit": ZaxyCheckpointer.from_path(root / "eventloom-short-batch", durability="batch"),
+    }
+    graphs = {name: _graph(saver) for name, saver in savers.items()}
+
+    def turn(graph: Any) -> Callable[[int], Any]:
+        return lambda i: graph.invoke(
+            {"messages": [HumanMessage(content=f"question {i}")]}, {"configurable": {"thread_id": f"short-{i}"}}
+        )
+
+    run = _interleaved({name: turn(graph) for name, graph in graphs.items()}, threads)
+    savers["zaxy"].close()
+    savers["zaxy_group_commit"].close()
+    sqlite_conn.close()
+    return {name: {"turns_per_s": r["ops_per_s"], **r} for name, r in run.items()}
+
+
 def bench_checkpointer(root: Path, turns: int) -> dict[str, Any]:
     sqlite_conn = sqlite3.connect(root / "checkpoints.sqlite", check_same_thread=False)
     savers: dict[str, Any] = {
         "inmemory": InMemorySaver(),
         "sqlite": SqliteSaver(sqlite_conn),
         "zaxy": ZaxyCheckpointer.from_path(root / "eventloom-checkpoints"),
+        "zaxy_group_commit": ZaxyCheckpointer.from_path(root / "eventloom-checkpoints-batch", durability="batch"),
     }
     graphs = {name: _graph(saver) for name, saver in savers.items()}
     config = {"configurable": {"thread_id": "bench-thread"}}
@@ -167,6 +191,7 @@ def bench_checkpointer(root: Path, turns: int) -> dict[str, Any]:
     results["get_state_history"] = history
     results["list_all"] = listing
     savers["zaxy"].close()
+    savers["zaxy_group_commit"].close()
     sqlite_conn.close()
     return results
 
@@ -189,9 +214,14 @@ def summarise(store: dict[str, Any] | None, checkpointer: dict[str, Any] | None)
             out[f"store.batch_put_10k vs {base}"] = _ratio(batch[base]["seconds"], batch["zaxy"]["seconds"])
         if checkpointer:
             turns, get_tuple = checkpointer["turns"], checkpointer["get_tuple"]
-            out[f"checkpointer.turns_per_s vs {base}"] = _ratio(
-                turns["zaxy"]["turns_per_s"], turns[base]["turns_per_s"]
-            )
+            for name in ("zaxy", "zaxy_group_commit"):
+                out[f"checkpointer.long_thread_turns_per_s {name} vs {base}"] = _ratio(
+                    turns[name]["turns_per_s"], turns[base]["turns_per_s"]
+                )
+                short = checkpointer["short_threads"]
+                out[f"checkpointer.short_thread_turns_per_s {name} vs {base}"] = _ratio(
+                    short[name]["turns_per_s"], short[base]["turns_per_s"]
+                )
             out[f"checkpointer.get_tuple_p95 speedup vs {base}"] = _ratio(
                 get_tuple[base]["p95_ms"], get_tuple["zaxy"]["p95_ms"]
             )
@@ -207,6 +237,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--puts", type=int, default=300)
+    parser.add_argument("--short-threads", type=int, default=300, help="one-turn threads (short-thread turns/s)")
     parser.add_argument("--only", choices=["store", "checkpointer"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -214,6 +245,8 @@ def main() -> None:
         root = Path(tmp)
         store = bench_store(root, args.items, args.puts) if args.only != "checkpointer" else None
         checkpointer = bench_checkpointer(root, args.turns) if args.only != "store" else None
+        if checkpointer is not None:
+            checkpointer["short_threads"] = bench_short_threads(root, args.short_threads)
     ratios = summarise(store, checkpointer)
     if args.json:
         print(json.dumps({"store": store, "checkpointer": checkpointer, "ratios": ratios}, indent=2))
@@ -239,6 +272,10 @@ def print_checkpointer(checkpointer: dict[str, Any], turns: int) -> None:
     print(f"checkpointer ({turns} turns, {checkpointer['messages']} messages)")
     print(
         "  turns/s                " + "  ".join(f"{n} {r['turns_per_s']:.1f}" for n, r in checkpointer["turns"].items())
+    )
+    print(
+        "  short threads turns/s  "
+        + "  ".join(f"{n} {r['turns_per_s']:.1f}" for n, r in checkpointer["short_threads"].items())
     )
     print(
         "  get_tuple p50/p95 ms   "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,6 +28,9 @@ PUBLIC = {
     "zaxy_agents.fabric.light",  # the stdlib-only hook path
     "zaxy_agents.fabric.sharing",  # graph-owner election for server processes
     "zaxy_agents.fabric.hook_state",  # the hook error log
+    "zaxy_agents.fabric.location",  # whether the memory is the Eventloom folder (before opening it)
+    "zaxy_agents.instants",  # parsing and checking instants (--as-of)
+    "zaxy_agents.eventloom.scope_patterns",
     "zaxy_agents.config",
     "zaxy_agents.errors",
     "zaxy_agents.assets",
@@ -83,11 +87,15 @@ def _imports(name: str, tree: ast.Module) -> list[tuple[str, int]]:
 
 
 def _unit(module: str) -> str:
-    """The top-level package (or module) of ``zaxy_agents`` a module belongs to. The conformance kit is a unit of
-    its own: it drives backends through the fabric and the LangGraph surface, so it sits above everything."""
+    """The top-level package (or module) of ``zaxy_agents`` a module belongs to. Two parts of ``storage`` are
+    units of their own: the conformance kit drives backends through the fabric and the LangGraph surface, so it
+    sits above everything; the derived-state engine (``storage/derived``, ``storage/derived_sqlite``: SQLite
+    files any layer may keep rebuildable state in) sits below the domain."""
     parts = module.split(".")
     if parts[1:3] == ["storage", "conformance"]:
         return "storage.conformance"
+    if parts[1:3] in (["storage", "derived"], ["storage", "derived_sqlite"]):
+        return "storage.derived"
     return parts[1] if len(parts) > 1 else parts[0]
 
 
@@ -194,7 +202,7 @@ def _backend_checks(name: str, tree: ast.Module) -> list[str]:
         where = f"{name}:{getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Attribute) and node.attr in {"backend_kind", "__class__"}:
             found.append(f"{where} uses .{node.attr}")
-        elif isinstance(node, ast.Name) and node.id.startswith("BACKEND_") and node.id != "BACKEND_JSONL":
+        elif isinstance(node, ast.Name) and re.fullmatch(r"BACKEND_(?!JSONL$)\w+|\w*POSTGRES\w*_PREFIX\w*", node.id):
             found.append(f"{where} uses {node.id}")
         elif isinstance(node, ast.Compare) and any(backendish(part) for part in [node.left, *node.comparators]):
             found.append(f"{where} compares with a backend name")
@@ -227,8 +235,9 @@ def test_the_check_catches_a_backend_switch() -> None:
         "if settings.backend.startswith('postgresql://'): pass\n"
         "if isinstance(log, PostgresEventLog): pass\n"
         "if store.backend == 'kuzu': pass\n"
+        "if text.startswith(POSTGRES_URI_PREFIXES): pass\n"
     )
-    assert len(_backend_checks("x", tree)) == 3
+    assert len(_backend_checks("x", tree)) == 4
 
 
 def test_every_labelled_module_is_listed() -> None:

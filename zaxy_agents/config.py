@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.errors import InvalidRequestError, PermissionDeniedError
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
@@ -131,3 +131,20 @@ def redact_uri(uri: str) -> str:
         netloc = f"{userinfo}@{host}"
     query = re.sub(r"(password=)[^&]*", r"\1***", parts.query, flags=re.IGNORECASE)
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+# ---------------------------------------------------------------------- errors about the Eventloom folder
+def not_a_folder(path: str, field: str = "eventloom_path") -> InvalidRequestError:
+    return InvalidRequestError(
+        f"the Eventloom path {path} is a file, not a folder",
+        field=field,
+        remediation="Point it at a folder that holds (or will hold) the session logs, e.g. ./.eventloom.",
+    )
+
+
+def permission_denied(path: str, action: str, field: str = "eventloom_path") -> PermissionDeniedError:
+    return PermissionDeniedError(
+        f"cannot {action} the Eventloom folder {path}: permission denied",
+        field=field,
+        remediation="Use a folder this user can write to, or fix its permissions (ls -ld shows the owner).",
+    )

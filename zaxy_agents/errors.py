@@ -84,6 +84,12 @@ class LockedError(ZaxyError):
     code = "locked"
 
 
+class ClosedError(ZaxyError):
+    """The object was closed (``close()`` or the end of its ``with`` block); open a new one."""
+
+    code = "closed"
+
+
 class UnauthorizedError(ZaxyError):
     """Missing or bad credentials, or access to another session's memory."""
 
@@ -94,6 +100,12 @@ class UnavailableError(ZaxyError):
     """A backend cannot be reached or used right now (for example the PostgreSQL server is down)."""
 
     code = "unavailable"
+
+
+class PermissionDeniedError(ZaxyError):
+    """The operating system refused access to a file or folder Zaxy needs (the Eventloom folder, a config file)."""
+
+    code = "permission_denied"
 
 
 class SchemaMismatchError(ZaxyError):

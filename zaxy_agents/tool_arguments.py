@@ -12,17 +12,58 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from zaxy_agents.causal.taxonomy import CausalRelation
 from zaxy_agents.consolidation.contracts import CandidateType
 from zaxy_agents.consolidation.contracts import ReviewDecision as Decision
+from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.instants import parse_instant
 
 Citation = Annotated[str, Field(min_length=20, max_length=300)]
 CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
 Operation = Literal["candidate", "propose_from_log", "review", "status"]
 SOURCES_HELP = "eventloom:// citations of the events the summary is based on (at least one)."
+
+
+def _instant(value: str) -> str:
+    try:
+        return parse_instant(value) or value
+    except InvalidRequestError as exc:
+        raise ValueError(f"{exc.message}. {exc.remediation}") from None
+
+
+# An instant (``as_of``): parsed, never compared as text; shown to clients as a plain bounded string.
+Instant = Annotated[str, AfterValidator(_instant)]
+INSTANT_HELP = "an ISO-8601 instant or date (2026-03-12 means its end), 'now', 'N days ago', 'yesterday', 'last week'"
+
+
+def as_of_field(what: str) -> Any:
+    """The optional ``as_of`` argument: ``what`` the tool reads as it was at the instant (parsed, bounded)."""
+    return optional(Instant, f"{what} as it was at {INSTANT_HELP}.", max_length=40)
+
+
+def field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """A validation error's location as the caller wrote it (``scope[2]``, ``as_of``): pydantic's internal
+    labels (union members, validator names) are left out."""
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        elif isinstance(part, str) and part.isidentifier():
+            parts.append(("." if parts else "") + part)
+    return "".join(parts)
+
+
+def validation_problems(errors: list[Any]) -> list[dict[str, Any]]:
+    """One problem per field (the first pydantic reports), ``{"field", "message"}``: an optional argument's
+    rejected value also fails the union's ``None`` member, which would only repeat the field as noise."""
+    problems: dict[str, dict[str, Any]] = {}
+    for error in errors:
+        field = field_path(error.get("loc", ()))
+        problems.setdefault(field, {"field": field, "message": error.get("msg")})
+    return list(problems.values())
 
 
 def optional(annotation: Any, description: str, **bounds: Any) -> Any:
@@ -38,7 +79,7 @@ class CausalFields(BaseModel):
         list[CausalRelation], "Only these relations (default: all seven).", min_length=1, max_length=7
     ) = None
     depth: int = Field(default=2, ge=1, le=6, description="Hops to follow.")
-    as_of: optional(str, "Read memory as it was at an ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("Read memory") = None
     include_stale: bool = Field(
         default=False, description="Also return edges whose cause or effect has since been invalidated (flagged)."
     )
@@ -73,7 +114,7 @@ class ReviewFields(BaseModel):
 
 
 class StatusFields(BaseModel):
-    as_of: optional(str, "Report the state at an ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("Report the state") = None
     include_candidates: bool = Field(default=True, description="List the candidates too (newest first).")
     limit: int = Field(default=50, ge=0, le=200, description="At most this many candidates.")
 
@@ -105,7 +146,7 @@ class ConsolidationFields(BaseModel):
     rationale: optional(str, "review: why.", min_length=1, max_length=2000) = None
     reviewer: optional(str, "review: who.", max_length=256) = None
     conflicts_with: optional(list[Citation], "review (conflicted): conflicting events.", max_length=50) = None
-    as_of: optional(str, "status: ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("status: report the state") = None
     include_candidates: optional(bool, "status: list the candidates.") = None
     limit: optional(int, "status: at most this many candidates.", ge=0, le=200) = None
 

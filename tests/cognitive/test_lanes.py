@@ -9,11 +9,11 @@ from zaxy_agents.checkout import assemble
 from zaxy_agents.cli import lane_commands
 from zaxy_agents.evaluation.causal_lane import run_causal_lane
 from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
-from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.eventloom.evidence import EvidenceCheck
 
 
 def test_causal_lane_catches_trusting_unresolvable_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(MemoryFabric, "evidence_resolves", lambda self, session, seq, digest: True)
+    monkeypatch.setattr(EvidenceCheck, "__call__", lambda self, session, seq, digest: True)
     report = run_causal_lane()
     assert not report["passed"]
     assert report["metrics"]["stale_distractor_rejection"] < 1.0

@@ -93,8 +93,9 @@ def test_zaxy_init_copies_a_template_that_runs(tmp_path: Path) -> None:
 
     target = tmp_path / "my-agent"
     code, created = run_zaxy_json("init", "--template", "minimal-graph", str(target))
-    assert code == 0 and created["files"] == ["README.md", "agent.py"]
-    assert files(target) == files(EXAMPLES / "minimal-graph")
+    assert code == 0 and created["files"] == ["README.md", "agent.py", ".gitignore"]  # memory stays out of git
+    assert files(target) == {**files(EXAMPLES / "minimal-graph"), ".gitignore": (target / ".gitignore").read_bytes()}
+    assert "/.eventloom/" in (target / ".gitignore").read_text()
     assert "db-staging-2" in run_agent(target, tmp_path)
 
     code, error = run_zaxy_json("init", "--template", "minimal-graph", str(target))
@@ -103,4 +104,4 @@ def test_zaxy_init_copies_a_template_that_runs(tmp_path: Path) -> None:
     assert code == 3 and error["error"]["code"] == "not_found"
     human = run_zaxy("init", "--template", "research-notes", str(tmp_path / "notes-agent"))
     assert human.returncode == 0 and "python agent.py" in human.stdout and "Traceback" not in human.stderr
-    assert len(files(tmp_path / "notes-agent")) == 7 and "notes/retry-guide.md" in files(tmp_path / "notes-agent")
+    assert len(files(tmp_path / "notes-agent")) == 8 and "notes/retry-guide.md" in files(tmp_path / "notes-agent")

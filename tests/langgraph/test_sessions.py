@@ -10,7 +10,7 @@ from zaxy_agents.checkpoints.sessions import is_thread_session, thread_session
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import SESSION_ID_PATTERN
 
-thread_ids = st.text(min_size=1, max_size=300)
+thread_ids = st.text(min_size=0, max_size=300)
 
 
 @given(thread_ids)
@@ -46,8 +46,11 @@ def test_plain_and_hashed_forms_never_collide() -> None:
     assert plain == "langgraph.a-b" and hashed.startswith("langgraph.a-b.") and plain != hashed
 
 
+def test_the_empty_thread_id_has_its_own_session() -> None:
+    # LangGraph's savers accept thread_id="" (InMemorySaver and SqliteSaver store it like any other).
+    assert thread_session("") == "langgraph.t.e3b0c44298fc1c149afb"
+
+
 def test_bad_thread_ids_are_refused() -> None:
-    with pytest.raises(InvalidRequestError):
-        thread_session("")
     with pytest.raises(InvalidRequestError):
         thread_session(None)  # type: ignore[arg-type]

@@ -74,8 +74,8 @@ def test_skill_lifecycle_versions_reinforces_and_retires(fabric) -> None:
     fabric.project(["s"])
     catalog = fabric.projector.catalog
     key = entity_key("s", "skill", "release")
-    assert catalog.current(key).properties["version"] == "2" and len(catalog.history[key]) == 2
-    assert (catalog.feedback[key].positive, catalog.feedback[key].negative) == (1, 1)
+    assert catalog.current(key).properties["version"] == "2" and len(catalog.history(key)) == 2
+    assert (catalog.feedback(key).positive, catalog.feedback(key).negative) == (1, 1)
     fabric.record_skill("s", "retired", "release", note="replaced by CI")
     fabric.project(["s"])
     assert catalog.current(key) is None

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,6 +11,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import run_zaxy
+from tests.mcp._http_serve import http_serve
 from zaxy_agents.mcp.http import RateLimiter
 
 USER_TOKEN = "user-token-0123456789abcdef"
@@ -23,58 +19,13 @@ ADMIN_TOKEN = "admin-token-0123456789abcdef"
 CAROL_TOKEN = "carol-only-token-0123456789"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def http_server(tmp_path: Path):
-    port = _free_port()
     tokens = tmp_path / "session-tokens"
     tokens.write_text(f"# session  token\ncarol {CAROL_TOKEN}\n")
-    env = {
-        **os.environ,
-        "ZAXY_AUTH_TOKEN": USER_TOKEN,
-        "ZAXY_ADMIN_TOKEN": ADMIN_TOKEN,
-        "ZAXY_SESSION_TOKENS_FILE": str(tokens),
-        "NO_COLOR": "1",
-    }
-    log = open(tmp_path / "http.log", "w")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "zaxy_agents.cli.entry",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--eventloom-path",
-            str(tmp_path / "eventloom"),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, (tmp_path / "http.log").read_text()
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.1)
-    yield base
-    process.terminate()
-    assert process.wait(timeout=30) == 0  # orderly shutdown: the owner hands over and removes what it published
-    log.close()
-    assert not (tmp_path / "eventloom" / ".zaxy" / "owner.json").exists()
+    env = {"ZAXY_AUTH_TOKEN": USER_TOKEN, "ZAXY_ADMIN_TOKEN": ADMIN_TOKEN, "ZAXY_SESSION_TOKENS_FILE": str(tokens)}
+    with http_serve(tmp_path / "eventloom", env=env) as base:
+        yield base
 
 
 async def _session_calls(base: str, session: str, token: str, calls: list[tuple[str, dict]]) -> list:

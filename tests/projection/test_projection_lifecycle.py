@@ -1,4 +1,4 @@
-"""Rebuild determinism, incremental catch-up, snapshots, mismatch detection and log-only fallback."""
+"""Rebuild determinism, incremental catch-up, derived state across restarts, mismatch detection, a held graph."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection.projector import SNAPSHOT_FILE
+from zaxy_agents.storage.derived import DERIVED_FILE
 
 
 def _mixed_history(fabric: MemoryFabric, session: str, count: int, seed: int = 3) -> None:
@@ -79,10 +77,10 @@ def test_catch_up_is_incremental_across_restarts(tmp_path: Path, open_graph_fabr
         _mixed_history(fabric, "a", 50)
         assert fabric.project() == 50
         assert fabric.project() == 0
-        snapshot = fabric.projector.derived_path / SNAPSHOT_FILE
-    assert snapshot.exists()
+        derived = fabric.projector.derived_path / DERIVED_FILE
+    assert derived.exists()
     with open_graph_fabric(root) as fabric:
-        assert fabric.project() == 0  # restored from the snapshot, nothing replayed
+        assert fabric.project() == 0  # read where it lies: nothing replayed
         fabric.append("a", "fact.asserted", {"fact": "one more"})
         assert fabric.project() == 1
         digest = fabric.projection_digest()
@@ -90,18 +88,18 @@ def test_catch_up_is_incremental_across_restarts(tmp_path: Path, open_graph_fabr
         assert fabric.reproject() == digest
 
 
-def test_stale_snapshot_is_rebuilt_from_the_log(tmp_path: Path, open_graph_fabric) -> None:
+def test_derived_state_behind_the_log_catches_up(tmp_path: Path, open_graph_fabric) -> None:
     root = tmp_path / "loom"
     with open_graph_fabric(root) as fabric:
         _mixed_history(fabric, "a", 40)
         fabric.project()
-        snapshot = fabric.projector.derived_path / SNAPSHOT_FILE
-    old = snapshot.read_bytes()
+        derived = fabric.projector.derived_path / DERIVED_FILE
+    old = derived.read_bytes()
     with open_graph_fabric(root) as fabric:
         fabric.append("a", "fact.asserted", {"fact": "after"})
         fabric.project()
         expected = fabric.memory_status()
-    snapshot.write_bytes(old)  # as if the process died before saving its newer snapshot
+    derived.write_bytes(old)  # an earlier state (its last commits lost): the graph is ahead of it
     with open_graph_fabric(root) as fabric:
         status = fabric.memory_status()
         assert status["entities"] == expected["entities"] and status["sessions"] == expected["sessions"]
@@ -126,7 +124,7 @@ def test_replaced_log_is_reported_as_a_mismatch(tmp_path: Path) -> None:
     assert code == 0 and body["sessions"]["a"]["last_projected_seq"] == 6
 
 
-def test_locked_graph_falls_back_to_log_only(tmp_path: Path) -> None:
+def test_a_held_graph_leaves_reads_working(tmp_path: Path) -> None:
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root) as fabric:
         fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "alpha"})
@@ -142,12 +140,13 @@ def test_locked_graph_falls_back_to_log_only(tmp_path: Path) -> None:
         with MemoryFabric.from_path(root) as fabric:
             event = fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
             status = fabric.memory_status()
-            assert status["degraded"].startswith("log-only")
+            assert "held by another process" in status["degraded"]
+            assert status["graph_cursors"] == {}  # never claims what it cannot see
             assert status["sessions"]["a"]["last_projected_seq"] == event.seq
             current = fabric.projector.catalog.current("a\x1ffact\x1fdb host")
             assert current is not None and current.summary == "db host beta"
         result = run_zaxy("memory", "status", "--eventloom-path", str(root), "--json")
-        assert result.returncode == 0 and "log-only" in result.stdout
+        assert result.returncode == 0 and "held by another process" in result.stdout
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
@@ -204,11 +203,7 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
         store.close()
 
 
-def test_a_log_only_projector_attaches_the_graph_once_it_is_released(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from zaxy_agents.projection import projector as projector_module
-
+def test_a_projector_attaches_the_graph_once_it_is_released(tmp_path: Path) -> None:
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root) as fabric:
         fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "alpha"})
@@ -223,14 +218,46 @@ def test_a_log_only_projector_attaches_the_graph_once_it_is_released(
     with MemoryFabric.from_path(root) as fabric:
         try:
             fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
-            assert fabric.memory_status()["degraded"].startswith("log-only")
+            assert "held by another process" in fabric.memory_status()["degraded"]
         finally:
             holder.stdin.close()
             holder.wait(timeout=60)
-        monkeypatch.setattr(projector_module, "STORE_RETRY_SECONDS", 0.0)
         fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "gamma"})
         status = fabric.memory_status()
         assert status["degraded"] is None
         assert status["graph_cursors"]["a"] == status["sessions"]["a"]["last_projected_seq"] == 3
         current = fabric.projector.catalog.current("a\x1ffact\x1fdb host")
         assert current is not None and current.summary == "db host gamma"
+
+
+def test_erase_replays_the_session_and_an_erasure_record_reaches_other_stores(tmp_path: Path) -> None:
+    """``projector.erase`` drops a session's derived rows and re-projects it (no duplicates, same graph); a store
+    that meets an ``eventloom.erased`` record during catch-up does the same, once."""
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 60)
+        _mixed_history(fabric, "b", 30, seed=5)
+        before = fabric.memory_status()
+        digest = fabric.projection_digest()
+        fabric.projector.erase("a", [3, 4], None)
+        after = fabric.memory_status()
+        assert {k: after[k] for k in ("entities", "edges", "sessions")} == {
+            k: before[k] for k in ("entities", "edges", "sessions")
+        }
+        assert fabric.projection_digest() == digest
+        fabric.append("a", "eventloom.erased", {"ranges": [{"from_seq": 3, "to_seq": 4}], "event_count": 2})
+        fabric.projector.erase("a", [3, 4], None)  # the erasing process: its own record is then covered
+        assert fabric.projector.derived.meta("erased:a") == "61"
+    copy = tmp_path / "other"
+    copy.mkdir()
+    for log in root.glob("*.jsonl"):  # another store that never saw the erasure: it meets the record
+        (copy / log.name).write_bytes(log.read_bytes())
+    with MemoryFabric.from_path(copy) as other:
+        erased = []
+        original = other.projector.erase
+        other.projector.erase = lambda *args: (erased.append(args[:2]), original(*args))[1]  # type: ignore[method-assign]
+        other.project()
+        assert erased == [("a", [3, 4])]
+        other.project()
+        assert erased == [("a", [3, 4])]  # applied once
+        assert other.memory_status()["entities"] == after["entities"]

@@ -178,6 +178,7 @@ def test_a_pending_projection_migration_is_refused_until_migrated(
     with MemoryFabric.from_path(tmp_path / "loom", backend=pg.dsn) as fabric:
         fabric.append("s", "fact.asserted", {"fact": "before the upgrade"})
         fabric.project()
+        assert fabric.projector.store is not None  # the shared graph is written when the graph is opened
     upgraded = (
         *postgres_schema.MIGRATIONS,
         Migration("projection", "0002_test_column", ("ALTER TABLE {schema}.projection_sources ADD COLUMN note text",)),

@@ -90,15 +90,15 @@ def changes_since(log: EventLog, catalog: EntityCatalog, session: str, since_seq
             bookkeeping += 1
             continue
         event_types[kind] = event_types.get(kind, 0) + 1
-        for version_id in catalog.event_versions.get((session, envelope["seq"]), ()):
-            version = catalog.versions[version_id]
+        for version in catalog.event_versions(session, envelope["seq"]):
             if version.entity_type not in TRACKED_TYPES:
                 continue
             _push(changed, counts, "new_or_updated", _item(version))
-            history = catalog.history.get(version.key, [])
-            position = history.index(version_id) if version_id in history else 0
+            history = [v.id for v in catalog.history(version.key)]
+            position = history.index(version.id) if version.id in history else 0
             if position > 0:
-                previous = catalog.versions[history[position - 1]]
+                previous = catalog.version(history[position - 1])
+                assert previous is not None
                 if previous.source_event_seq <= since_seq or previous.session != session:
                     _push(changed, counts, "superseded", {**_item(previous), "superseded_by": version.citation})
         if kind == "memory.invalidated":

@@ -101,7 +101,7 @@ class CausalWalk:
 
 def causal_edges(catalog: EntityCatalog, key: str, direction: Direction) -> list[RelationRecord]:
     """The causal edges leaving (successors) or entering (predecessors) one identity."""
-    edges = catalog.out_edges.get(key, ()) if direction == "successors" else catalog.in_edges.get(key, ())
+    edges = catalog.out_edges(key) if direction == "successors" else catalog.in_edges(key)
     return [edge for edge in edges if taxonomy_relation(edge.relation_type) is not None]
 
 
@@ -133,7 +133,10 @@ def walk(
                 if as_of is not None and edge.valid_from > as_of:
                     continue  # explained after the requested time
                 other_id = edge.target_id if direction == "successors" else edge.source_id
-                other_key = catalog.versions[other_id].key
+                other = catalog.version(other_id)
+                if other is None:
+                    continue
+                other_key = other.key
                 stale = not _valid(catalog, key, as_of) or not _valid(catalog, other_key, as_of)
                 if stale and not include_stale:
                     result.stale_excluded += 1
@@ -162,8 +165,9 @@ def _hit(
     as_of: str | None,
     evidence_check: EvidenceCheck,
 ) -> CausalHit:
-    source = catalog.versions[edge.source_id]
-    target = catalog.versions[edge.target_id]
+    source = catalog.version(edge.source_id)
+    target = catalog.version(edge.target_id)
+    assert source is not None and target is not None  # edges only join versions the catalog holds
     return CausalHit(
         source=_display(catalog, source.key, as_of) or source,
         target=_display(catalog, target.key, as_of) or target,
@@ -191,8 +195,7 @@ def _display(catalog: EntityCatalog, key: str, as_of: str | None) -> EntityVersi
     version = catalog.version_at(key, as_of)
     if version is not None:
         return version
-    for version_id in reversed(catalog.history.get(key, ())):
-        candidate = catalog.versions[version_id]
+    for candidate in reversed(catalog.history(key)):
         if as_of is None or candidate.valid_from <= as_of:
             return candidate
     return None

@@ -70,10 +70,11 @@ def assemble(
     degraded: str | None = None,
     extensions: Sequence[tuple[str, Extension]] = (),
     evidence_resolves: Callable[[str, int, str], bool] | None = None,
+    notices: list[str] | None = None,
 ) -> CheckoutPacket:
     started = time.perf_counter()
     scope_set = set(scope) if scope is not None else None
-    warnings: list[str] = []
+    warnings: list[str] = list(notices or [])
     if degraded:
         warnings.append(f"degraded: {degraded}")
     if projection_lag:
@@ -309,7 +310,7 @@ def _inferred_context(catalog: EntityCatalog, hits: list[RetrievalHit]) -> dict[
     for hit in hits:
         if hit.entity is None:
             continue
-        for edge in [*catalog.out_edges.get(hit.entity.key, ()), *catalog.in_edges.get(hit.entity.key, ())]:
+        for edge in [*catalog.out_edges(hit.entity.key), *catalog.in_edges(hit.entity.key)]:
             if edge.inferred:
                 edges[edge.id] = edge
     confidences = [edge.confidence for edge in edges.values()]

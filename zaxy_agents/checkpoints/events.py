@@ -19,6 +19,8 @@ Every event lives in the thread's session and carries the original ``thread_id``
 ``checkpoint.pruned``        hides the listed ``checkpoints`` (``strategy`` ``keep_latest``) or all
                              (``delete``).
 ``checkpoint.thread_copied`` marks the start of a copy from ``source_thread_id``.
+``checkpoint.concurrent_write`` a warning written before a ``checkpoint.saved`` that forks the thread because
+                             another writer saved ``latest_checkpoint_id`` since this one last looked.
 ``transcript.turn``          one new message: ``role``, ``text``, ``message_id``, ``thread_id`` and
                              provenance (``checkpoint_ns``, ``checkpoint_id``, ``channel``, ``message_type``,
                              ``name``, ``tool_calls``, ``tool_call_id``).
@@ -35,6 +37,7 @@ THREAD_DELETED = "checkpoint.thread_deleted"
 RUNS_DELETED = "checkpoint.runs_deleted"
 PRUNED = "checkpoint.pruned"
 THREAD_COPIED = "checkpoint.thread_copied"
+CONCURRENT_WRITE = "checkpoint.concurrent_write"
 TRANSCRIPT_TURN = "transcript.turn"
 
 CHECKPOINT_EVENT_TYPES = frozenset({BLOB, SAVED, WRITES, THREAD_DELETED, RUNS_DELETED, PRUNED, THREAD_COPIED})

@@ -19,9 +19,12 @@ class CheckpointReads:
         configurable = config["configurable"]
         with self.views.lock:
             view = self.views.view(configurable["thread_id"])
-            record = view.state.record(configurable.get("checkpoint_ns", ""), configurable.get("checkpoint_id"))
+            ns = configurable.get("checkpoint_ns", "")
+            record = view.state.record(ns, configurable.get("checkpoint_id"))
             if record is None:
                 return None
+            if not configurable.get("checkpoint_id"):
+                view.observed[ns] = record.id  # the latest, as a run starting on this thread sees it
             return build_tuple(view.state, str(configurable["thread_id"]), record, serde)
 
     def list(
@@ -134,4 +137,4 @@ def _metadata_matches(record: CheckpointRecord, filter: dict[str, Any], serde: S
 def _thread_id(view: ThreadView, configurable: dict[str, Any]) -> str:
     if "thread_id" in configurable:
         return str(configurable["thread_id"])
-    return view.state.thread_id or view.state.session
+    return view.state.thread_id if view.state.thread_id is not None else view.state.session

@@ -6,6 +6,7 @@ saver's ``with_allowlist`` clone shares this service but carries its own seriali
 
 from __future__ import annotations
 
+from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.protocol import EventLog
 
 from .blobs import ElementCache
@@ -14,6 +15,8 @@ from .reads import CheckpointReads
 from .sessions import DEFAULT_SESSION_PREFIX
 from .views import ThreadViews
 from .writes import CheckpointWrites
+
+CONCURRENT_WRITE_MODES = ("warn", "error")
 
 # Room left in an event for the envelope and the other payload fields when a value is split into parts.
 _PAYLOAD_HEADROOM = 16 * 1024
@@ -29,7 +32,15 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
         actor: str = "langgraph",
         cache: ElementCache | None = None,
         writes_log: EventLog | None = None,
+        concurrent_writes: str = "warn",
     ) -> None:
+        if concurrent_writes not in CONCURRENT_WRITE_MODES:
+            raise InvalidRequestError(
+                f"unknown concurrent_writes mode {concurrent_writes!r}",
+                field="concurrent_writes",
+                remediation="Use 'warn' (save and report a fork) or 'error' (refuse a put that forks the thread).",
+            )
+        self.concurrent_writes = concurrent_writes
         self.views = ThreadViews(log, session_prefix, cache)
         # Pending writes may go through a group-commit log: the next checkpoint's fsync (or the group commit
         # within 50 ms) makes them durable; a lost pending write only means its task runs again on resume.
@@ -38,6 +49,17 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
         self.actor = actor
         max_payload = log.max_payload_bytes
         self.chunk_chars = max(1024, max_payload - _PAYLOAD_HEADROOM)
+
+    @property
+    def closed(self) -> bool:
+        return self.views.closed
+
+    def check_open(self) -> None:
+        self.views.check_open()
+
+    def close(self) -> None:
+        """Every later call raises ``ClosedError``; the views are dropped."""
+        self.views.close()
 
     def session_of(self, thread_id: str) -> str:
         """The Eventloom session that holds ``thread_id`` (see :mod:`.sessions`)."""

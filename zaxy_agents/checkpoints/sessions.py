@@ -3,7 +3,8 @@
 A thread id may contain any characters; a session id must match ``^[A-Za-z0-9_.-]{1,128}$``.
 
 * ``<prefix>.<thread_id>`` when the thread id is 1-100 characters from ``A-Z a-z 0-9 _ -`` (UUIDs, slugs);
-* ``<prefix>.<slug>.<sha256(thread_id)[:20]>`` otherwise, where ``slug`` is the thread id with every run of
+* ``<prefix>.<slug>.<sha256(thread_id)[:20]>`` otherwise (the empty thread id too, as LangGraph's savers accept
+  it), where ``slug`` is the thread id with every run of
   other characters replaced by ``-`` and cut to 48 characters (``"t"`` when nothing is left).
 
 The first form has exactly one dot after the prefix and the second two, so the forms never collide; the
@@ -35,9 +36,9 @@ def check_prefix(prefix: str) -> str:
 
 def thread_session(thread_id: str, prefix: str = DEFAULT_SESSION_PREFIX) -> str:
     """The session holding ``thread_id``'s checkpoints, writes and transcript turns."""
-    if not isinstance(thread_id, str) or not thread_id:
+    if not isinstance(thread_id, str):
         raise InvalidRequestError(
-            f"thread_id must be a non-empty string, got {thread_id!r}",
+            f"thread_id must be a string, got {thread_id!r}",
             field="configurable.thread_id",
             remediation='Pass config={"configurable": {"thread_id": "..."}}.',
         )

@@ -102,7 +102,8 @@ class ThreadState:
             if payload.get("message_id"):
                 self.captured.add(str(payload["message_id"]))
             return
-        self.thread_id = self.thread_id or payload.get("thread_id")
+        if self.thread_id is None and isinstance(payload.get("thread_id"), str):
+            self.thread_id = payload["thread_id"]
         if event_type == ev.BLOB:
             self.blobs.apply(payload)
         elif event_type == ev.SAVED:

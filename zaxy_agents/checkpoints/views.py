@@ -9,6 +9,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from zaxy_agents.errors import ClosedError
 from zaxy_agents.eventloom.follower import SessionFollower
 from zaxy_agents.eventloom.protocol import EventLog
 
@@ -21,11 +22,18 @@ DEFAULT_MAX_VIEWS = 512
 
 
 class ThreadView:
-    __slots__ = ("follower", "state")
+    __slots__ = ("follower", "observed", "state")
 
     def __init__(self, log: EventLog, session: str, cache: ElementCache) -> None:
         self.state = ThreadState(session, cache)
         self.follower = SessionFollower(log, session, self._apply)
+        # Per namespace, the newest checkpoint this saver has seen as the thread's latest (read, loaded or
+        # written): a put whose thread has a newer latest that this saver never saw forks a concurrent writer.
+        self.observed: dict[str, str | None] = {}
+
+    def observe_all(self) -> None:
+        for ns, space in self.state.namespaces.items():
+            self.observed[ns] = space.ids[-1] if space.ids else None
 
     def _apply(self, seq: int, event_type: str, _timestamp: str, payload: dict[str, Any]) -> None:
         self.state.apply(seq, event_type, payload)
@@ -47,7 +55,21 @@ class ThreadViews:
         self.cache = cache or ElementCache()
         self.lock = threading.RLock()
         self.max_views = max_views
+        self.closed = False
         self._views: OrderedDict[str, ThreadView] = OrderedDict()
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise ClosedError(
+                "this checkpointer is closed",
+                field="checkpointer",
+                remediation="Open a new ZaxyCheckpointer (or use it inside its `with` block).",
+            )
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            self._views.clear()
 
     def session(self, thread_id: str) -> str:
         return thread_session(str(thread_id), self.prefix)
@@ -57,18 +79,22 @@ class ThreadViews:
         return self.view_of_session(self.session(thread_id))
 
     def view_of_session(self, session: str) -> ThreadView:
+        self.check_open()
         view = self._views.get(session)
         if view is None:
             view = self._views[session] = ThreadView(self.log, session, self.cache)
             while len(self._views) > self.max_views:
                 self._views.popitem(last=False)
-        else:
-            self._views.move_to_end(session)
+            view.follower.catch_up()
+            view.observe_all()
+            return view
+        self._views.move_to_end(session)
         view.follower.catch_up()
         return view
 
     def all_views(self) -> Iterator[ThreadView]:
         """Every thread in the log (discovers sessions other processes created)."""
+        self.check_open()
         sessions = {s.session for s in self.log.sessions() if is_thread_session(s.session, self.prefix)}
         for session in sorted(sessions | set(self._views)):
             yield self.view_of_session(session)

@@ -9,6 +9,7 @@ complete checkpoint always survives intact.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -16,13 +17,16 @@ from typing import Any
 from langgraph.checkpoint.base import WRITES_IDX_MAP, get_serializable_checkpoint_metadata
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from zaxy_agents.errors import ConflictError
 from zaxy_agents.eventloom.protocol import EventLog
 
 from . import events as ev
 from .codec import b64, encode_mapping
 from .state import ThreadState
 from .transcript import new_messages, turn_payload
-from .views import ThreadViews, record_versions
+from .views import ThreadView, ThreadViews, record_versions
+
+logger = logging.getLogger(__name__)
 
 MAX_TURN_TEXT_CHARS = 200_000
 # A new channel value up to this size (base64) is stored inside its checkpoint.saved event, not as its own
@@ -36,6 +40,7 @@ class CheckpointWrites:
     actor: str
     capture_transcripts: bool
     chunk_chars: int
+    concurrent_writes: str
 
     def put(
         self,
@@ -54,6 +59,7 @@ class CheckpointWrites:
         saved_metadata = get_serializable_checkpoint_metadata(config, metadata)  # type: ignore[arg-type]
         with self.views.lock:
             view = self.views.view(thread_id)
+            warning = self._concurrent_write(view, thread_id, ns, checkpoint["id"], parent_id)
             state = view.state
             parent = state.record(ns, parent_id) if parent_id else None
             parent_versions = record_versions(parent, serde) if parent is not None else {}
@@ -79,10 +85,44 @@ class CheckpointWrites:
                     )
             payload = saved_payload(thread_id, ns, checkpoint["id"], parent_id, body, saved_metadata, channels, serde)
             events = self.views.log.append_many(
-                view.state.session, [*blob_drafts, ev.draft(ev.SAVED, payload, self.actor), *turn_drafts]
+                view.state.session, [*warning, *blob_drafts, ev.draft(ev.SAVED, payload, self.actor), *turn_drafts]
             )
             view.follower.absorb(events)
+            view.observed[ns] = checkpoint["id"]
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _concurrent_write(
+        self, view: ThreadView, thread_id: str, ns: str, checkpoint_id: str, parent_id: str | None
+    ) -> list[dict[str, Any]]:
+        """Detect a put that forks the thread behind another writer's back: the thread's latest checkpoint is
+        neither this put's parent nor one this saver has seen. Returns the warning event to write first
+        (``warn``) or raises ``ConflictError`` (``error``)."""
+        latest = view.state.record(ns, None)
+        if latest is None or latest.id in (parent_id, checkpoint_id, view.observed.get(ns)):
+            return []
+        detail = {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+            "parent_checkpoint_id": parent_id,
+            "latest_checkpoint_id": latest.id,
+            "latest_seq": latest.seq,
+        }
+        message = (
+            f"thread {thread_id!r}: another writer saved checkpoint {latest.id} after this saver last read the "
+            f"thread, so saving {checkpoint_id} on parent {parent_id} forks it"
+        )
+        if self.concurrent_writes == "error":
+            raise ConflictError(
+                message,
+                field="configurable.thread_id",
+                remediation="Run one graph per thread at a time (or re-read the thread and retry the step); "
+                "concurrent_writes='warn' saves the fork and reports it instead.",
+                details=detail,
+            )
+        logger.warning("%s (recorded as %s)", message, ev.CONCURRENT_WRITE)
+        view.observed[ns] = latest.id  # reported: warn again only if that writer saves once more
+        return [ev.draft(ev.CONCURRENT_WRITE, detail, self.actor)]
 
     def _turns(
         self,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from .common import EventloomPath, JsonFlag, SessionId, console, emit_json, handled, open_fabric
+from .common import AsOf, EventloomPath, JsonFlag, SessionId, console, emit_json, handled, open_fabric
 
 causal_app = typer.Typer(
     name="causal", help="Causal memory: why things happened (proposed, non-authoritative).", no_args_is_help=True
@@ -20,7 +20,6 @@ Relations = Annotated[
     typer.Option("--relation", "-r", help="Only these relations (repeatable): caused, enabled, blocked, ..."),
 ]
 Depth = Annotated[int, typer.Option("--depth", help="Hops to follow (1-6).")]
-AsOf = Annotated[str | None, typer.Option("--as-of", help="ISO-8601 instant: read memory as it was then.")]
 IncludeStale = Annotated[
     bool, typer.Option("--include-stale", help="Also show edges whose endpoints have since been invalidated.")
 ]
@@ -47,7 +46,10 @@ def _walk_command(direction: str, doc: str) -> Callable[..., None]:
         eventloom_path: EventloomPath = None,
         json_output: JsonFlag = False,
     ) -> None:
-        with handled(json_output), open_fabric(eventloom_path) as fabric:
+        with (
+            handled(json_output),
+            open_fabric(eventloom_path, reads=True, sessions=session_id, check_as_of=as_of) as fabric,
+        ):
             walk = fabric.causal_successors if direction == "successors" else fabric.causal_predecessors
             result = walk(
                 session_id,

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from zaxy_agents.errors import InvalidRequestError
 
-from .common import EventloomPath, JsonFlag, console, emit_json, handled, open_fabric, parse_json_option
+from .common import AsOf, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric, parse_json_option
 
 Session = Annotated[str, typer.Option("--session-id", "-s", envvar="ZAXY_SESSION_ID", help="Session (thread) id.")]
 Scope = Annotated[list[str] | None, typer.Option("--scope", help="Other sessions to recall from (repeatable).")]
@@ -46,13 +46,16 @@ def checkout_command(
     max_tokens: MaxTokens = 2000,
     purpose: Purpose = None,
     ref: Annotated[str | None, typer.Option("--ref", help="A memory ref (refs/tags/v1) or a seq.")] = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 instant.")] = None,
+    as_of: AsOf = None,
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="Evidence items to retrieve.")] = 8,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
     """The Memory Checkout: current facts, cited evidence, working set, answerability, a budgeted prompt."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with (
+        handled(json_output),
+        open_fabric(eventloom_path, reads=True, sessions=[session_id, *(scope or [])], check_as_of=as_of) as fabric,
+    ):
         with _working("checking out memory", json_output):
             packet = fabric.checkout(
                 query,
@@ -76,7 +79,10 @@ def bootstrap_command(
     json_output: JsonFlag = False,
 ) -> None:
     """A question-free packet for the start of a session: stable memory and the session's working state."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with (
+        handled(json_output),
+        open_fabric(eventloom_path, reads=True, sessions=[session_id, *(scope or [])]) as fabric,
+    ):
         with _working("bootstrapping", json_output):
             packet = fabric.bootstrap(session_id, scope=scope, max_tokens=max_tokens, purpose=purpose)
         _render_packet(packet, json_output)
@@ -161,7 +167,7 @@ def feedback_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Record how a cited fact worked out (positive signals reinforce it)."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, sessions=session_id) as fabric:
         event = fabric.feedback(
             session_id, entity, entity_type, signal, weight=weight, citation=citation, note=note, actor="user"
         )
@@ -180,7 +186,7 @@ def invalidate_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Retract a fact: close its current version's validity window (history kept)."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, sessions=session_id) as fabric:
         event = fabric.invalidate(session_id, entity, entity_type, reason=reason, actor="user")
         if json_output:
             emit_json({"event": event, "citation": event.citation})
@@ -190,7 +196,7 @@ def invalidate_command(
 
 def capabilities_command(eventloom_path: EventloomPath = None, json_output: JsonFlag = False) -> None:
     """Backends, degraded modes, embedder, profiles, purposes, encodings and extractors."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True) as fabric:
         capabilities = fabric.capabilities()
         if json_output:
             emit_json(capabilities)
@@ -218,7 +224,10 @@ def fok_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Feeling of knowing (experimental): likely / possible / unlikely that memory can answer, without retrieval."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with (
+        handled(json_output),
+        open_fabric(eventloom_path, reads=True, sessions=[session_id, *(scope or [])]) as fabric,
+    ):
         result = fabric.feeling_of_knowing(query, session=session_id, scope=scope, record=record)
         if json_output:
             emit_json(result)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from zaxy_agents.errors import ZaxyError
+from zaxy_agents.errors import InvalidRequestError, NotFoundError, ZaxyError
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -21,6 +21,7 @@ EXIT_NOT_FOUND = 3
 EXIT_UNAVAILABLE = 4
 EXIT_INTEGRITY = 5
 EXIT_INTERNAL = 70
+EXIT_PERMISSION = 77  # sysexits.h EX_NOPERM
 
 EXIT_BY_CODE = {
     "invalid_request": EXIT_INVALID,
@@ -31,6 +32,7 @@ EXIT_BY_CODE = {
     "unauthorized": EXIT_INVALID,
     "conflict": EXIT_CHECK_FAILED,
     "integrity_error": EXIT_INTEGRITY,
+    "permission_denied": EXIT_PERMISSION,
     "storage_full": EXIT_INTERNAL,
 }
 
@@ -39,7 +41,8 @@ EventloomPath = Annotated[
     typer.Option(
         "--eventloom-path",
         envvar="ZAXY_EVENTLOOM_PATH",
-        help="Folder holding the session logs (default: ./.eventloom).",
+        help="Folder holding the session logs (default: the nearest .eventloom from here upwards, like git finds "
+        ".git; else <workspace>/.eventloom).",
         show_default=False,
     ),
 ]
@@ -49,6 +52,15 @@ BackendOption = Annotated[
         "--backend",
         help="Where memory lives: 'jsonl' (embedded files, default) or postgresql://user:pass@host/db "
         "(default: $ZAXY_BACKEND).",
+        show_default=False,
+    ),
+]
+AsOf = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="Read memory as it was then: an ISO-8601 instant or date (2026-03-12 means its end), 'now', "
+        "'3 days ago', 'yesterday', 'last week', 'last Tuesday'.",
         show_default=False,
     ),
 ]
@@ -89,17 +101,118 @@ def handled(json_mode: bool) -> Iterator[None]:
         raise typer.Exit(EXIT_BY_CODE.get(exc.code, EXIT_INTERNAL)) from None
 
 
-def open_fabric(eventloom_path: Path | None, **overrides: Any) -> Any:
-    """Open the MemoryFabric for a command (imported lazily to keep `zaxy --help` fast)."""
+def open_fabric(
+    eventloom_path: Path | None,
+    *,
+    reads: bool = False,
+    sessions: list[str] | str | None = None,
+    check_as_of: str | None = None,
+    **overrides: Any,
+) -> Any:
+    """Open the MemoryFabric for a command (imported lazily to keep `zaxy --help` fast).
+
+    ``reads``: the command only reads memory, so it never creates a folder or a database: without an Eventloom
+    it fails with ``not_found``. ``sessions`` must already exist (``not_found`` names the first that does not,
+    instead of silently reading, or creating, an empty one). ``check_as_of`` is validated as ``--as-of`` first.
+    """
+    from zaxy_agents.config import ZaxySettings
     from zaxy_agents.fabric import MemoryFabric
 
-    return MemoryFabric.from_path(eventloom_path, **overrides)
+    if check_as_of is not None:
+        from zaxy_agents.instants import parse_instant
+
+        parse_instant(check_as_of, field="--as-of")
+    settings = ZaxySettings.resolve(eventloom_path, **_settings_overrides(overrides))
+    from zaxy_agents.fabric.location import memory_in_folder
+
+    if memory_in_folder(settings):
+        settings = ZaxySettings.resolve(locate_eventloom(eventloom_path, reads=reads), **_settings_overrides(overrides))
+    fabric = MemoryFabric.from_path(settings.eventloom_path, **overrides)
+    try:
+        for name in [sessions] if isinstance(sessions, str) else sessions or []:
+            if not fabric.log.has_session(name):
+                raise NotFoundError(
+                    f"no such session {name!r} in {fabric.location}",
+                    field="--session-id",
+                    remediation="List the sessions with `zaxy sessions`; a session starts with its first append "
+                    "(`zaxy memory append TEXT -s ID`).",
+                )
+    except BaseException:
+        fabric.close()
+        raise
+    return fabric
+
+
+def _settings_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    return {key: overrides[key] for key in ("backend", "durability", "max_payload_bytes") if key in overrides}
+
+
+def locate_eventloom(eventloom_path: Path | None, *, reads: bool) -> Path:
+    """The Eventloom folder a command uses, checked before anything opens it.
+
+    Explicit (``--eventloom-path`` / ``ZAXY_EVENTLOOM_PATH``): used as given (relative to the current folder).
+    Otherwise found the way git finds ``.git``: the nearest ``.eventloom`` from the current folder upwards,
+    stopping at the workspace root (a folder holding ``.git`` or ``.zaxy``, as the IDE hooks do), else
+    ``<workspace>/.eventloom``; a writing command says on stderr that it is creating a new one there.
+    A file, a missing parent or a folder without permission is a structured error, never a traceback.
+    """
+    import os
+
+    from zaxy_agents.config import not_a_folder, permission_denied
+
+    explicit = eventloom_path is not None
+    if explicit:
+        path = Path(os.path.expanduser(os.fspath(eventloom_path)))
+        field = "--eventloom-path"
+    else:
+        from zaxy_agents.capture.workspace import resolve_workspace
+
+        path = Path(resolve_workspace(os.getcwd()).eventloom_path)
+        field = "eventloom_path"
+    if path.exists() and not path.is_dir():
+        raise not_a_folder(str(path), field)
+    if path.is_dir():
+        if not os.access(path, os.R_OK | os.X_OK if reads else os.R_OK | os.W_OK | os.X_OK):
+            raise permission_denied(str(path), "read" if reads else "write to", field)
+        if reads and not _holds_memory(path):
+            raise _no_memory(path, explicit)
+        return path
+    if reads:
+        raise _no_memory(path, explicit)
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise InvalidRequestError(
+            f"cannot create the Eventloom folder {path}: its parent {parent} "
+            + ("is a file" if parent.exists() else "does not exist"),
+            field=field,
+            remediation="Create the parent folder first, or point --eventloom-path at a folder inside an existing one.",
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise permission_denied(str(path), "create", field)
+    where = "" if explicit else f" (no .eventloom from {os.getcwd()} up to the workspace root)"
+    err_console.print(f"zaxy: new memory: creating the Eventloom at {path}{where}", markup=False, highlight=False)
+    return path
+
+
+def _holds_memory(path: Path) -> bool:
+    """Whether a folder is an Eventloom with something in it (session logs or derived state)."""
+    return (path / ".zaxy").is_dir() or any(path.glob("*.jsonl"))
+
+
+def _no_memory(path: Path, explicit: bool) -> NotFoundError:
+    import os
+
+    searched = "" if explicit else f" (searched from {os.getcwd()} up to the workspace root)"
+    return NotFoundError(
+        f"no memory at {path}{searched}: nothing has been remembered there yet",
+        field="--eventloom-path" if explicit else "eventloom_path",
+        remediation="Run this where the memory lives (or pass --eventloom-path DIR); `zaxy memory append` or "
+        "`zaxy hooks claude-code` start one. Read-only commands never create a folder or a database.",
+    )
 
 
 def parse_json_option(raw: str, *, field: str) -> Any:
     """Parse a JSON-valued option into a value, or raise a structured error naming the option."""
-    from zaxy_agents.errors import InvalidRequestError
-
     try:
         return json.loads(raw)
     except RecursionError:

@@ -7,7 +7,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from .common import EventloomPath, JsonFlag, SessionId, console, emit_json, handled, open_fabric, parse_json_option
+from .common import (
+    AsOf,
+    EventloomPath,
+    JsonFlag,
+    SessionId,
+    console,
+    emit_json,
+    handled,
+    open_fabric,
+    parse_json_option,
+)
 
 consolidation_app = typer.Typer(
     name="consolidation",
@@ -72,7 +82,7 @@ def propose_from_log_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Deterministic episode, claim and procedure proposals from the session's actionable events."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, sessions=session_id) as fabric:
         result = fabric.consolidation_propose_from_log(
             session_id, window_size=window_size, purpose=purpose, max_events=max_events, dry_run=dry_run
         )
@@ -100,7 +110,7 @@ def review_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Record a review disposition; an acceptance is never an authority promotion."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, sessions=session_id) as fabric:
         result = fabric.consolidation_review(
             session_id,
             candidate_id,
@@ -120,13 +130,16 @@ def review_command(
 
 def status_command(
     session_id: Annotated[str | None, typer.Option("--session-id", "-s", help="One session (default: all).")] = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 instant.")] = None,
+    as_of: AsOf = None,
     limit: Annotated[int, typer.Option("--limit", help="Candidates to list (0-200).")] = 50,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Pending, accepted, rejected, conflicted, stale, superseded and valid_to-closed counts."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with (
+        handled(json_output),
+        open_fabric(eventloom_path, reads=True, sessions=session_id, check_as_of=as_of) as fabric,
+    ):
         status = fabric.consolidation_status(session_id, as_of=as_of, limit=limit)
         if json_output:
             emit_json(status)
@@ -167,7 +180,7 @@ def mine_procedures_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Successful multi-step sequences recurring across sessions -> review-pending procedure candidates."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, sessions=session_id) as fabric:
         result = fabric.mine_procedures(
             min_support=min_support,
             sessions=session_id,

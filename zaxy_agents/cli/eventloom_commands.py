@@ -39,7 +39,7 @@ def export_command(
     The output folder is itself an embedded Eventloom folder: `zaxy verify --eventloom-path DIR` works on it.
     """
     with handled(json_output):
-        with open_fabric(eventloom_path, backend=backend) as fabric:
+        with open_fabric(eventloom_path, reads=True, sessions=session_ids, backend=backend) as fabric:
             results = fabric.export_jsonl(
                 output_dir=output_dir, output_file=output, sessions=session_ids, overwrite=overwrite
             )

@@ -43,6 +43,11 @@ def _workspace(eventloom_path: Path | None = None) -> Any:
     return resolve_workspace(os.getcwd(), str(eventloom_path.resolve()) if eventloom_path else None)
 
 
+def _print_gitignore(result: dict[str, Any]) -> None:
+    if result["action"] == "added":
+        console.print(f"added {result['entry']} to {result['path']} (memory stays out of git)")
+
+
 def _install(
     client: str, scope: str, print_only: bool, force: bool, eventloom_path: Path | None, json_output: bool
 ) -> None:
@@ -60,6 +65,10 @@ def _install(
         )
         report["session"] = workspace.session_for(client)
         report["eventloom_path"] = str(eventloom_path.resolve()) if eventloom_path else workspace.eventloom_path
+        if not print_only:
+            from zaxy_agents.capture.gitignore import ignore_eventloom
+
+            report["gitignore"] = ignore_eventloom(workspace.root, report["eventloom_path"])
         if json_output:
             emit_json(report)
             return
@@ -74,6 +83,7 @@ def _install(
         for event, action in report["events"].items():
             console.print(f"  {event}: {action}")
         console.print(f"memory session [cyan]{report['session']}[/] in {report['eventloom_path']}")
+        _print_gitignore(report["gitignore"])
         if client == "codex":
             console.print(
                 "[yellow]Codex runs new hooks only after you trust them[/] (it asks on the next start); "

@@ -36,13 +36,20 @@ def ide_config_command(
             client, scope, workspace.root, name, workspace.eventloom_path, session=workspace.session_for(client)
         )
         if install:
+            from zaxy_agents.capture.gitignore import ignore_eventloom
+
             info = ide_config.install(info, force=force)
+            info["gitignore"] = ignore_eventloom(workspace.root, workspace.eventloom_path)
         if json_output:
             emit_json(info)
             return
         if install:
             verb = {"added": "added to", "replaced": "replaced in", "unchanged": "already in"}[info["action"]]
             console.print(f"MCP server [bold]{name}[/] {verb} {info['path']}")
+            if info["gitignore"]["action"] == "added":
+                console.print(
+                    f"added {info['gitignore']['entry']} to {info['gitignore']['path']} (memory stays out of git)"
+                )
             return
         console.print(f"[dim]# {client}: merge into {info['path']} (or rerun with --install)[/]")
         sys.stdout.write(info["snippet"])

@@ -56,6 +56,13 @@ def init_command(
                 remediation="Pick a new folder, or pass --force to write the template's files into it.",
             )
         written = _copy(available[template]["source"], target)
+        from zaxy_agents.capture.gitignore import ignore_eventloom
+
+        if (
+            ignore_eventloom(str(target), str(target / ".eventloom"))["action"] == "added"
+            and ".gitignore" not in written
+        ):
+            written.append(".gitignore")
         if json_output:
             emit_json({"template": template, "path": str(target.resolve()), "files": written})
             return

@@ -7,8 +7,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from zaxy_agents.errors import NotFoundError
-
 from .common import (
     EXIT_CHECK_FAILED,
     BackendOption,
@@ -62,11 +60,7 @@ def replay_command(
 ) -> None:
     """Print events of a session in order, each with its citation."""
     with handled(json_output):
-        with open_fabric(eventloom_path, backend=backend) as fabric:
-            if not fabric.log.has_session(session_id):
-                raise NotFoundError(
-                    f"no session {session_id!r}", field="--session-id", remediation="List sessions: zaxy sessions"
-                )
+        with open_fabric(eventloom_path, reads=True, sessions=session_id, backend=backend) as fabric:
             events = list(fabric.replay(session_id, from_seq, to_seq))
         if json_output:
             emit_json({"session": session_id, "events": [{**e.envelope(), "citation": e.citation} for e in events]})
@@ -89,7 +83,7 @@ def verify_command(
 ) -> None:
     """Recompute the hash chain. Exit 0 when intact, 1 when broken (first broken seq is reported)."""
     with handled(json_output):
-        with open_fabric(eventloom_path, backend=backend) as fabric:
+        with open_fabric(eventloom_path, reads=True, sessions=session_id, backend=backend) as fabric:
             report = fabric.verify(session_id)
         if json_output:
             emit_json(report)
@@ -111,7 +105,7 @@ def sessions_command(
 ) -> None:
     """List sessions with their event counts."""
     with handled(json_output):
-        with open_fabric(eventloom_path, backend=backend) as fabric:
+        with open_fabric(eventloom_path, reads=True, backend=backend) as fabric:
             summaries = fabric.sessions()
             root = fabric.location
         if json_output:

@@ -26,7 +26,7 @@ def reproject_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Throw the graph projection away and rebuild it from the log; prints the graph digest."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True, sessions=session_id) as fabric:
         total = sum(s.event_count for s in fabric.sessions())
         if json_output:
             digest = fabric.reproject()
@@ -75,7 +75,7 @@ def status_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Event, entity, edge and inferred-edge counts, last projected seq per session and projection lag."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True, sessions=session_id) as fabric:
         status = fabric.memory_status(session_id)
         if json_output:
             emit_json(status)
@@ -100,7 +100,7 @@ def status_command(
 
 def inferred_status_command(eventloom_path: EventloomPath = None, json_output: JsonFlag = False) -> None:
     """Inferred edges: counts, methods, confidence, evidence coverage and uncited edges."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True) as fabric:
         status = fabric.inferred_status()
         if json_output:
             emit_json(status)

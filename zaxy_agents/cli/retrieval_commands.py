@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .common import EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
+from .common import AsOf, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
 
 Sessions = Annotated[
     list[str] | None, typer.Option("--session-id", "-s", help="Restrict to these sessions (repeatable).")
@@ -25,13 +25,16 @@ def query_command(
     session_id: Sessions = None,
     k: Annotated[int, typer.Option("--k", min=1, max=100)] = 10,
     profile: Annotated[str, typer.Option("--profile")] = "balanced",
-    as_of: Annotated[str | None, typer.Option("--as-of", help="ISO-8601 instant.")] = None,
+    as_of: AsOf = None,
     include_superseded: Annotated[bool, typer.Option("--include-superseded")] = False,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Fused retrieval (exact, keyword, vector, graph, PageRank, verbatim); every hit is cited."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with (
+        handled(json_output),
+        open_fabric(eventloom_path, reads=True, sessions=session_id, check_as_of=as_of) as fabric,
+    ):
         response = fabric.query(
             text, sessions=session_id, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
         )
@@ -46,13 +49,13 @@ def verbatim_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Lexical search over raw event text from the log only."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True, sessions=session_id) as fabric:
         _render(fabric.verbatim(text, sessions=session_id, k=k), json_output)
 
 
 def re_embed_command(eventloom_path: EventloomPath = None, json_output: JsonFlag = False) -> None:
     """Re-embed every searchable event with the configured embedder (after a model change)."""
-    with handled(json_output), open_fabric(eventloom_path) as fabric:
+    with handled(json_output), open_fabric(eventloom_path, reads=True) as fabric:
         result = fabric.re_embed()
         if json_output:
             emit_json(result)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import EventloomPath, err_console, handled
+from .common import EventloomPath, err_console, handled, locate_eventloom
 
 
 def register(app: typer.Typer) -> None:
@@ -63,9 +63,14 @@ def serve_command(
     with handled(False):
         import logging
 
+        from zaxy_agents.config import ZaxySettings
+        from zaxy_agents.fabric.location import memory_in_folder
         from zaxy_agents.mcp.config import ServerConfig
 
         logging.basicConfig(level=logging.WARNING, format="zaxy serve: %(levelname)s %(name)s: %(message)s")
+        workspace_mode = eventloom_path is None and (client is not None or workspace is not None)
+        if not workspace_mode and memory_in_folder(ZaxySettings.resolve(eventloom_path)):
+            eventloom_path = locate_eventloom(eventloom_path, reads=False)  # found like git finds .git, checked
         config = ServerConfig.resolve(
             eventloom_path,
             profile=profile,

@@ -48,8 +48,7 @@ def accepted_candidate(
     state = catalog.version_at(key, as_of)
     if state is None or state.properties.get("review_status") != "accepted":
         return None
-    for version_id in catalog.event_versions.get((version.session, seq), ()):
-        creation = catalog.versions[version_id]
+    for creation in catalog.event_versions(version.session, seq):
         if (
             creation.key == key
             and creation.source_event_type == CANDIDATE_EVENT

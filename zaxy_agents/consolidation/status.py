@@ -83,7 +83,7 @@ def candidate_records(
     for session in sorted(sessions):
         latest: dict[tuple[str, str], CandidateRecord] = {}
         session_records = []
-        for key in dict.fromkeys(catalog.type_log.get((session, CANDIDATE_ENTITY), ())):
+        for key in catalog.type_keys(session, CANDIDATE_ENTITY):
             record = _record(catalog, key, as_of, evidence_check)
             if record is not None:
                 session_records.append(record)
@@ -103,9 +103,8 @@ def closed_acceptances(catalog: EntityCatalog, sessions: Iterable[str], as_of: s
     closed = 0
     for session in sessions:
         for candidate_type in CANDIDATE_TYPES:
-            for key in dict.fromkeys(catalog.type_log.get((session, candidate_type), ())):
-                for version_id in catalog.history.get(key, ()):
-                    version = catalog.versions[version_id]
+            for key in catalog.type_keys(session, candidate_type):
+                for version in catalog.history(key):
                     if version.valid_to is None or "candidate_id" not in _properties(version.properties_json):
                         continue
                     if as_of is None or version.valid_to <= as_of:
@@ -138,7 +137,7 @@ def summarise(records: list[CandidateRecord], closed: int) -> dict[str, Any]:
 def _record(
     catalog: EntityCatalog, key: str, as_of: str | None, evidence_check: EvidenceCheck
 ) -> CandidateRecord | None:
-    versions = [catalog.versions[v] for v in catalog.history.get(key, ())]
+    versions = catalog.history(key)
     visible = [v for v in versions if as_of is None or v.valid_from <= as_of]
     creation = next((v for v in visible if v.source_event_type == CANDIDATE_EVENT), None)
     state = catalog.version_at(key, as_of)
@@ -181,8 +180,7 @@ def _stale_reasons(
         if not evidence_check(session, seq, digest):
             reasons.append(f"{format_citation(session, seq, digest)} no longer resolves")
             continue
-        for version_id in catalog.event_versions.get((session, seq), ()):
-            version = catalog.versions[version_id]
+        for version in catalog.event_versions(session, seq):
             if _invalidated(version, as_of):
                 reasons.append(f"{version.entity_type} {version.name!r} from {version.citation} was invalidated")
     return reasons

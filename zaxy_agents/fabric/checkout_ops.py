@@ -3,6 +3,7 @@ capabilities."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.checkout.assemble import assemble
@@ -11,7 +12,9 @@ from zaxy_agents.checkout.purpose import PRESETS, resolve_purpose
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, SUPPORTED_ENCODINGS
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.models import Event
+from zaxy_agents.eventloom.scope_patterns import check_patterns, expand, is_pattern
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.retrieval.profiles import PROFILES
 
@@ -63,12 +66,14 @@ class CheckoutService(FabricService):
         """The front door: current facts, cited evidence, working set, answerability and guidance, budgeted.
 
         ``session`` is the caller's thread (its working state and feedback target); ``scope`` the sessions to
-        recall from (default: just ``session``; pass ``scope=[]``-free ``None`` with no session for all).
+        recall from, as ids or ``fnmatch`` patterns (``"langgraph.*"``) like the LangGraph middleware's
+        (default: just ``session``; with neither, all sessions).
         ``ref`` checks memory out as of a memory ref (``refs/tags/v1``) or a seq of ``session``.
         """
         _check_query(query, max_tokens, k)
+        as_of = parse_instant(as_of)
         policy = resolve_purpose(purpose)
-        sessions = _scope(session, scope)
+        sessions = self._scope(session, scope)
         moment, ref_label = self._resolve_ref(session, ref, as_of)
         # Lag is measured against the log as it was when the checkout started: events another writer appends
         # meanwhile (a checkpointer saving the previous step) are newer than the question, not missing memory.
@@ -95,6 +100,7 @@ class CheckoutService(FabricService):
             degraded=projector.degraded or projector.writer_error(),
             extensions=self.features.checkout_extensions,
             evidence_resolves=self.evidence_check,
+            notices=projector.take_notices(),
         )
 
     def bootstrap(
@@ -212,7 +218,7 @@ class CheckoutService(FabricService):
         return {
             "backend": {
                 "eventloom": type(self.log).__name__,
-                "graph": projector.store.backend if projector.store is not None else None,
+                "graph": projector.graph_backend,
             },
             "degraded": projector.degraded or projector.writer_error(),
             "eventloom_path": str(self.settings.eventloom_path),
@@ -255,18 +261,23 @@ class CheckoutService(FabricService):
             if sessions is None or summary.session in sessions
         }
 
+    def _scope(self, session: str | None, scope: list[str] | None) -> list[str] | None:
+        return _scope_of(session, scope, lambda: (summary.session for summary in self.log.sessions()))
+
     def _projection_lag(self, heads: dict[str, int]) -> int:
         cursors = self.projection.projector.catalog.cursors
         return sum(max(0, count - cursors.get(session, (0, ""))[0]) for session, count in heads.items())
 
 
-def _scope(session: str | None, scope: list[str] | None) -> list[str] | None:
+def _scope_of(session: str | None, scope: list[str] | None, existing: Callable[[], Iterable[str]]) -> list[str] | None:
+    """``session`` plus ``scope`` (session ids or patterns such as ``"langgraph.*"``, as the LangGraph
+    middleware takes them); ``None`` (everything) when neither is given."""
     if session is not None:
         validate_session_id(session)
     if scope is not None:
-        for index, name in enumerate(scope):
-            validate_session_id(name, field=f"scope[{index}]")
-        return sorted(set(scope) | ({session} if session else set()))
+        patterns = check_patterns(scope, "scope")
+        found = expand(patterns, existing() if any(map(is_pattern, patterns)) else ())
+        return sorted(found | ({session} if session else set()))
     return [session] if session is not None else None
 
 

@@ -20,11 +20,13 @@ class CheckpointService(FabricService):
         session_prefix: str | None = None,
         capture_transcripts: bool = True,
         actor: str = "langgraph",
+        concurrent_writes: str = "warn",
     ) -> CheckpointStore:
         """Checkpoints of every LangGraph thread, one session per thread (``langgraph.<thread_id>``).
 
         With ``capture_transcripts`` (default) each new message in a checkpointed message list is also written
         as a ``transcript.turn`` event, so the graph's conversation becomes retrievable memory.
+        ``concurrent_writes`` (``warn`` / ``error``): what a put that forks another writer's checkpoint does.
         """
         from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX, CheckpointStore
 
@@ -34,6 +36,7 @@ class CheckpointService(FabricService):
             capture_transcripts=capture_transcripts,
             actor=actor,
             writes_log=self._pending_writes_log(),
+            concurrent_writes=concurrent_writes,
         )
 
     def _pending_writes_log(self) -> EventLog:

@@ -27,6 +27,7 @@ from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.procedures.mining import MAX_LENGTH, mine
 from zaxy_agents.projection.model import entity_key
 
@@ -300,6 +301,7 @@ class CognitiveService(FabricService):
         if session is not None:
             validate_session_id(session)
         _check_range("limit", limit, 0, MAX_STATUS_ITEMS)
+        as_of = parse_instant(as_of)
         self.projection.project([session] if session is not None else None)
         catalog = self.projection.projector.catalog
         sessions = [session] if session is not None else sorted(catalog.sessions)
@@ -388,6 +390,7 @@ class CognitiveService(FabricService):
     ) -> dict[str, Any]:
         validate_session_id(session)
         _check_range("depth", depth, 1, MAX_DEPTH)
+        as_of = parse_instant(as_of)
         relations = [relation_type] if isinstance(relation_type, str) else list(relation_type or [])
         for index, relation in enumerate(relations):
             check_relation(relation, field=f"relation_type[{index}]" if len(relations) > 1 else "relation_type")
@@ -396,15 +399,11 @@ class CognitiveService(FabricService):
         if entity_type is not None:
             keys = (
                 [entity_key(session, entity_type, entity)]
-                if entity_key(session, entity_type, entity) in catalog.keys
+                if catalog.has_key(entity_key(session, entity_type, entity))
                 else []
             )
         else:
-            keys = sorted(
-                key
-                for key in catalog.keys_named(entity)
-                if catalog.versions[catalog.keys[key].current].session == session
-            )
+            keys = sorted(key for key in catalog.keys_named(entity) if key.split("\x1f", 1)[0] == session)
         if not keys:
             raise NotFoundError(
                 f"no entity {entity!r}{f' of type {entity_type}' if entity_type else ''} in session {session!r}",
@@ -469,7 +468,7 @@ class CognitiveService(FabricService):
         fresh: dict[str, dict[str, Any]] = {}
         for payload in payloads:
             identifier = payload["candidate_id"]
-            if entity_key(session, CANDIDATE_ENTITY, identifier) not in catalog.keys:
+            if not catalog.has_key(entity_key(session, CANDIDATE_ENTITY, identifier)):
                 fresh.setdefault(identifier, payload)
         if not fresh:
             return []
@@ -486,7 +485,7 @@ class CognitiveService(FabricService):
         self.projection.project([session])
         catalog = self.projection.projector.catalog
         key = entity_key(session, CANDIDATE_ENTITY, candidate_id)
-        records = candidate_records(catalog, [session], None, self.evidence_resolves) if key in catalog.keys else []
+        records = candidate_records(catalog, [session], None, self.evidence_resolves) if catalog.has_key(key) else []
         for record in records:
             if record.candidate_id == candidate_id:
                 return record

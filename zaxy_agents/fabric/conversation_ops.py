@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.checkout.recovery import RecoveryPacket, build_recovery_packet
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, get_encoding
 from zaxy_agents.conversation.events import COMPACTED, TRANSCRIPT_TURN
+from zaxy_agents.conversation.items import ItemHistory
 from zaxy_agents.conversation.ledger import ConversationLedger
 from zaxy_agents.errors import ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
@@ -27,6 +28,7 @@ from .service import FabricCore, FabricService
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import CheckoutPacket
     from zaxy_agents.conversation.messages import Redactor
+    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.records import EntityVersion
 
     from .checkout_ops import CheckoutService
@@ -58,6 +60,8 @@ class ConversationService(FabricService):
         self.checkouts = checkouts
         self.working_sets = working_sets
 
+        def _pending_writes_log(self) -> Any: ...
+
     # ------------------------------------------------------------------ ledgers
     @property
     def _conversation_lock(self) -> threading.RLock:
@@ -76,6 +80,12 @@ class ConversationService(FabricService):
         else:
             ledgers.move_to_end(session)
         return ledger.catch_up()
+
+    def item_history(self, session: str, *, framework: str, describe: Any, actor: str | None = None) -> ItemHistory:
+        """A conversation kept as a framework's exact items (see :mod:`zaxy_agents.conversation.items`): what
+        the OpenAI Agents SDK session and the Pydantic AI message history adapters read and write."""
+        validate_session_id(session)
+        return ItemHistory(self.log, session, framework, describe, actor or framework)
 
     # ------------------------------------------------------------------ capture
     def capture_messages(
@@ -139,7 +149,15 @@ class ConversationService(FabricService):
             payload["required_action"] = packet.quality.required_action.tool
         if message_id:
             payload["message_id"] = message_id
-        return self.events.append(session, CHECKOUT_RECORDED, payload, actor=actor)
+        # An audit record, not state the turn depends on: written at once (safe if the process dies) and made
+        # durable by the log's group commit, so the model call never waits for its fsync.
+        return self._group_commit_log().append(session, CHECKOUT_RECORDED, payload, actor=actor)
+
+    def _group_commit_log(self) -> EventLog:
+        log = self.__dict__.get("_group_commit_log_")
+        if log is None:
+            log = self.__dict__["_group_commit_log_"] = self.backend.group_commit_log(self.log)
+        return log
 
     def compaction_recovery(
         self,
@@ -217,7 +235,7 @@ class ConversationService(FabricService):
         self.events.resolve(parsed)
         self.projection.project([parsed.session])
         catalog = self.projection.projector.catalog
-        versions = [catalog.versions[v] for v in catalog.event_versions.get((parsed.session, parsed.seq), ())]
+        versions = catalog.event_versions(parsed.session, parsed.seq)
         return [v for v in versions if catalog.is_current(v.id) and v.entity_type not in REFERENCE_ENTITY_TYPES]
 
     def feedback_from_citations(

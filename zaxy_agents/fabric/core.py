@@ -33,7 +33,7 @@ from .log_ops import LogService
 from .metacognition_ops import MetacognitionService
 from .projection_ops import ProjectionService
 from .retrieval_ops import RetrievalService, retrieval_listeners
-from .service import FabricCore, forward
+from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
 from .workingset_ops import WorkingSetService
 
@@ -103,29 +103,12 @@ class MemoryFabric:
     graph_schema_plan = staticmethod(BackendService.graph_schema_plan)
 
     # ------------------------------------------------------------------ the core pieces
-    @property
-    def settings(self) -> ZaxySettings:
-        return self.core.settings
-
-    @property
-    def backend(self) -> StorageBackend:
-        return self.core.backend
-
-    @property
-    def log(self) -> EventLog:
-        return self.core.log
-
-    @property
-    def refs(self) -> MemoryRefs:
-        return self.core.refs
-
-    @property
-    def embedder(self) -> EmbeddingProvider | None:
-        return self.core.embedder
-
-    @property
-    def evidence_check(self) -> EvidenceCheck:
-        return self.core.evidence_check
+    settings: ZaxySettings = core_attribute("settings")
+    backend: StorageBackend = core_attribute("backend")
+    log: EventLog = core_attribute("log")
+    refs: MemoryRefs = core_attribute("refs")
+    embedder: EmbeddingProvider | None = core_attribute("embedder")
+    evidence_check: EvidenceCheck = core_attribute("evidence_check")
 
     @property
     def features(self) -> Features:

@@ -6,8 +6,10 @@ import statistics
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
+from zaxy_agents.storage.protocols import Capability
 
 from .service import FabricCore, FabricService
 
@@ -32,12 +34,17 @@ class ProjectionService(FabricService):
         if self._projector is None:
             from zaxy_agents.projection.projector import Projector
 
+            from .retrieval_ops import listener_state_classes
+
             self._projector = Projector(
                 self.log,
                 self.backend.derived_path,
                 extractors=self.features.extractors,
                 listeners=self.listeners(),
                 store_factory=self._open_graph,
+                shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
+                graph_name=self.backend.graph_name,
+                state_classes=listener_state_classes(),
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
@@ -67,7 +74,7 @@ class ProjectionService(FabricService):
         """Counts, cursors, lag and degradation, as `zaxy memory status --json` reports them."""
         projector = self.projector
         projector.catch_up()
-        projector.flush(timeout=30)
+        store = projector.store  # opened and brought up to date: the graph cursors below are what it holds
         catalog = projector.catalog
         sessions = {}
         for summary in self.log.sessions():
@@ -84,18 +91,13 @@ class ProjectionService(FabricService):
                     else {}
                 ),
             }
-        versions = [v for v in catalog.versions.values() if session is None or v.session == session]
-        current = [v for v in versions if catalog.is_current(v.id)]
-        edges = [r for edges in catalog.out_edges.values() for r in edges if session is None or r.session == session]
-        store_cursors = projector.store.cursors() if projector.store is not None else {}
+        counts = catalog.counts(session)
+        store_cursors = projector.graph.cursors if store is not None else {}
         return {
-            "backend": projector.store.backend if projector.store is not None else "none",
+            "backend": projector.graph_backend or "none",
             "degraded": projector.degraded or projector.writer_error(),
             "events": sum(s["events"] for s in sessions.values()),
-            "entities": len(versions),
-            "current_entities": len(current),
-            "edges": len(edges),
-            "inferred_edges": sum(1 for r in edges if r.inferred),
+            **counts,
             "extraction_failures": catalog.failure_count,
             "extraction_failure_samples": catalog.failure_samples[-5:],
             "graph_write_lag_batches": projector.lag(),
@@ -106,8 +108,7 @@ class ProjectionService(FabricService):
     def inferred_status(self) -> dict[str, Any]:
         """Inferred-edge counts, methods, confidence statistics, evidence coverage and uncited edges."""
         self.project()
-        catalog = self.projector.catalog
-        inferred = [r for edges in catalog.out_edges.values() for r in edges if r.inferred]
+        inferred = self.projector.catalog.inferred_edges()
         confidences = [r.confidence for r in inferred]
         methods: dict[str, int] = {}
         relations: dict[str, int] = {}
@@ -139,8 +140,7 @@ class ProjectionService(FabricService):
     def entity_history(self, session: str, name: str, entity_type: str) -> list[EntityVersion]:
         """Every version of one entity, oldest first (superseded and invalidated ones included)."""
         self.project([session])
-        catalog = self.projector.catalog
-        return [catalog.versions[v] for v in catalog.history.get(entity_key(session, entity_type, name), [])]
+        return self.projector.catalog.history(entity_key(session, entity_type, name))
 
     def traverse(
         self,
@@ -153,12 +153,12 @@ class ProjectionService(FabricService):
         as_of: str | None = None,
     ) -> list[TraversalHit]:
         """Graph traversal from one entity in the durable graph store."""
+        as_of = parse_instant(as_of)
         self.project([session])
-        projector = self.projector
-        projector.flush()
-        if projector.store is None:
+        store = self.projector.store
+        if store is None:
             return []
-        return projector.store.traverse(
+        return store.traverse(
             [entity_key(session, entity_type, name)], depth=depth, relation_types=relation_types, as_of=as_of
         )
 
@@ -168,9 +168,9 @@ class ProjectionService(FabricService):
         """Keyword search in the durable graph store: entity versions valid at ``as_of`` (now by default) whose
         name or summary holds a word of ``text``, best first. On PostgreSQL this runs on the server
         (``tsvector``, plus fuzzy names with ``pg_trgm``) and sees every worker's entities."""
+        as_of = parse_instant(as_of)
         self.project([session] if session else None)
-        projector = self.projector
-        projector.flush()
-        if projector.store is None:
+        store = self.projector.store
+        if store is None:
             return []
-        return projector.store.search_entities(text, session=session, as_of=as_of, limit=limit)
+        return store.search_entities(text, session=session, as_of=as_of, limit=limit)

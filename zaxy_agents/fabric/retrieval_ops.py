@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.models import QueryResponse
@@ -27,6 +28,14 @@ def retrieval_listeners(core: FabricCore) -> list[Any]:
     vectors = VectorIndex(core.embedder, durable=_durable_vectors(core))
     core.closers.append(vectors.close)
     return [VerbatimIndex(), EntityKeywordIndex(), vectors]
+
+
+def listener_state_classes() -> dict[str, type]:
+    """The classes the retrieval indexes' saved state may hold (the projector's state codec allows only these)."""
+    from zaxy_agents.retrieval.postings import GrowingArray, Postings
+    from zaxy_agents.retrieval.verbatim import Config
+
+    return {"GrowingArray": GrowingArray, "Postings": Postings, "VerbatimConfig": Config}
 
 
 def _durable_vectors(core: FabricCore) -> Callable[[], DurableVectors] | None:
@@ -62,7 +71,9 @@ class RetrievalService(FabricService):
         as_of: str | None = None,
         include_superseded: bool = False,
     ) -> QueryResponse:
-        """Fused retrieval over every lane; each hit cites its event and explains its score."""
+        """Fused retrieval over every lane; each hit cites its event and explains its score. ``as_of``: an
+        ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`."""
+        as_of = parse_instant(as_of)
         self.projection.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)

@@ -51,43 +51,25 @@ class FabricCore:
         self.closers: list[Callable[[], None]] = []  # derived layers, closed last-opened first
 
 
+def core_attribute(name: str) -> Any:
+    """A read-only property returning ``self.core.<name>`` (services and the facade hold no copies)."""
+    return property(attrgetter(f"core.{name}"), doc=f"The fabric's {name} (from its core).")
+
+
 class FabricService:
-    """Base of the fabric's services: read access to the core pieces (a service holds no copy of them)."""
+    """Base of the fabric's services: read access to the core pieces."""
+
+    settings: ZaxySettings = core_attribute("settings")
+    backend: StorageBackend = core_attribute("backend")
+    log: EventLog = core_attribute("log")
+    refs: MemoryRefs = core_attribute("refs")
+    features: Features = core_attribute("features")
+    evidence_check: EvidenceCheck = core_attribute("evidence_check")
+    embedder: EmbeddingProvider | None = core_attribute("embedder")
+    _closers: list[Callable[[], None]] = core_attribute("closers")
 
     def __init__(self, core: FabricCore) -> None:
         self.core = core
-
-    @property
-    def settings(self) -> ZaxySettings:
-        return self.core.settings
-
-    @property
-    def backend(self) -> StorageBackend:
-        return self.core.backend
-
-    @property
-    def log(self) -> EventLog:
-        return self.core.log
-
-    @property
-    def refs(self) -> MemoryRefs:
-        return self.core.refs
-
-    @property
-    def features(self) -> Features:
-        return self.core.features
-
-    @property
-    def evidence_check(self) -> EvidenceCheck:
-        return self.core.evidence_check
-
-    @property
-    def embedder(self) -> EmbeddingProvider | None:
-        return self.core.embedder
-
-    @property
-    def _closers(self) -> list[Callable[[], None]]:
-        return self.core.closers
 
 
 def forward(method: Callable[Concatenate[S, P], R], service: str) -> Callable[Concatenate[Any, P], R]:

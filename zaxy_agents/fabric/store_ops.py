@@ -21,7 +21,8 @@ class StoreService(FabricService):
         ttl: Any = None,
         actor: str = "langgraph",
     ) -> ItemStore:
-        """A store view over ``session`` (default ``langgraph-store``), replayed from the log and kept current.
+        """A store view over ``session`` (default ``langgraph-store``): derived state under
+        ``<eventloom>/.zaxy/itemstore`` kept current with the log (opening does not replay the history).
 
         ``index`` is LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``); ``ttl`` its ``TTLConfig``.
         Embeddings are cached under ``<eventloom>/.zaxy/embeddings`` so a restart does not re-embed.
@@ -34,6 +35,8 @@ class StoreService(FabricService):
             index=index,
             ttl=ttl,
             cache_dir=self.settings.derived_path / "embeddings",
+            state_dir=self.backend.derived_path / "itemstore",  # per deployment (a server's schema has its own)
+            identity=str(self.backend.derived_path),
             actor=actor,
         )
         self._closers.append(store.close)

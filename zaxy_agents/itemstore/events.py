@@ -4,6 +4,10 @@
                         vector index, the texts it embeds (``texts``: ``[{"path", "text"}]``).
 ``store.item.deleted``  namespace, key, reason (``"delete"`` or ``"ttl_expired"``).
 ``store.item.touched``  namespace, key, expires_at: a read refreshed the item's TTL.
+``store.item.chunk``    a slice of a value too large for one event (see :mod:`.values`).
+
+A put may also carry ``key_order`` (the value's key order where it is not sorted) or, for a chunked value,
+``value_chunks`` and a ``text`` preview instead of ``value``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ DEFAULT_STORE_SESSION = "langgraph-store"
 def put_payload(
     namespace: tuple[str, ...],
     key: str,
-    value: dict[str, Any],
+    value: dict[str, Any] | None,
     *,
     index: Literal[False] | list[str] | None,
     texts: list[tuple[str, str]] | None,

@@ -141,17 +141,3 @@ def range_holds(actual: Any, operator: str, operand: Any) -> bool:
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def index_key(value: Any) -> tuple[str, Any] | None:
-    """The equality-index key of a top-level scalar, or ``None`` when the value is not indexable.
-
-    Keys follow :func:`json_equal`: ``1`` and ``1.0`` share a key, ``True`` and ``1`` do not.
-    """
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        return None if value != value else ("n", value)  # NaN never equals anything
-    if isinstance(value, str):
-        return ("s", value)
-    return None

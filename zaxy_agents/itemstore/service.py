@@ -1,15 +1,20 @@
 """ItemStore: LangGraph store operations executed against the Eventloom.
 
 Every put and delete is a ``store.item.*`` event in one session (default ``langgraph-store``); the items,
-their order, field indexes and vectors are a view materialised from that session and kept current, also
-when other processes append. A batch follows InMemoryStore: reads see the state before the batch's writes,
-the last put per key wins, and all writes (plus TTL refreshes) are one atomic append with one fsync.
+their order and field indexes are derived state in an SQLite file kept current with that session, also when
+other processes append (see :mod:`.state`); opening costs the same whatever the history. Vectors live in
+memory, built on the first vector search from the on-disk embedding cache. A batch follows InMemoryStore:
+reads see the state before the batch's writes, the last put per key wins, and all writes (plus TTL refreshes)
+are one atomic append with one fsync.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
+import tempfile
 import threading
 import time
 from collections.abc import Iterable
@@ -30,18 +35,20 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from zaxy_agents.eventloom.follower import SessionFollower
+from zaxy_agents.errors import ClosedError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.redaction import redact_value
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.storage.derived_sqlite import DerivedDatabase, DerivedFollower
 
 from . import events as ev
+from . import values as vals
 from .embedding_cache import EmbeddingCache
 from .filters import validate_filter
 from .indexing import IndexSettings, item_texts, resolve_index
 from .namespaces import list_namespaces
 from .records import ItemRecord
-from .state import ItemState
+from .state import FORMAT_VERSION, SCHEMA, ItemState
 from .ttl import TOUCH_COALESCE_SHARE, TTLSweeper, check_ttl, check_ttl_config
 from .vectors import VectorIndex
 
@@ -57,10 +64,15 @@ class _PreparedPut:
     ttl: float | None
     texts: list[tuple[str, str]] | None = None
     vectors: np.ndarray | None = None
+    text: str | None = None  # the value's JSON text when it is too large for one event (written as chunks)
 
 
 class ItemStore:
-    """The domain service behind ``zaxy_agents.langgraph.ZaxyStore`` (one instance per store object)."""
+    """The domain service behind ``zaxy_agents.langgraph.ZaxyStore`` (one instance per store object).
+
+    ``state_dir`` holds the derived SQLite file (``None``: a private temporary file); ``identity`` names the
+    log (folder or server), so a file built from another log is never trusted.
+    """
 
     def __init__(
         self,
@@ -70,6 +82,8 @@ class ItemStore:
         index: Any = None,
         ttl: Any = None,
         cache_dir: Path | None = None,
+        state_dir: Path | None = None,
+        identity: str = "",
         actor: str = "langgraph",
     ) -> None:
         self.session = validate_session_id(session, field="session")
@@ -77,15 +91,30 @@ class ItemStore:
         self.actor = actor
         self.index: IndexSettings | None = resolve_index(index)
         self.ttl = check_ttl_config(ttl)
-        self.state = ItemState()
-        self.vectors = VectorIndex(self.index.dims) if self.index else None
+        self.closed = False
+        self._chunk_chars = vals.chunk_chars(log.max_payload_bytes)
+        self._temporary: tempfile.TemporaryDirectory[str] | None = None
+        if state_dir is None:
+            self._temporary = tempfile.TemporaryDirectory(prefix="zaxy-itemstore-")
+            state_dir = Path(self._temporary.name)
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+        self.db = DerivedDatabase(
+            state_dir / f"{self.session}.{digest}.sqlite3",
+            kind="itemstore",
+            format_version=FORMAT_VERSION,
+            session=self.session,
+            identity=identity,
+            schema=SCHEMA,
+        )
+        self.state = ItemState(self.db.conn)
+        self.vectors: VectorIndex | None = None  # built on the first vector search, then kept current
         self._cache = EmbeddingCache(self.index.model_id, cache_dir) if self.index else None
-        self._unembedded: set[int] = set()
+        self._chunks: tuple[tuple[tuple[str, ...], str], dict[int, str]] | None = None
         self._lock = threading.RLock()
-        self._follower = SessionFollower(log, self.session, self._apply)
+        self._follower = DerivedFollower(log, self.db, self._apply, self._reset)
         self.sweeper = TTLSweeper(self.sweep_expired)
         with self._lock:
-            self._follower.catch_up()
+            self._catch_up()
         if self.ttl.get("sweep_interval_minutes"):
             self.sweeper.start(float(self.ttl["sweep_interval_minutes"]))
 
@@ -93,12 +122,27 @@ class ItemStore:
     def omit_expired(self) -> bool:
         return bool(self.ttl.get("omit_expired", False))
 
+    def check_open(self) -> None:
+        if self.closed:
+            raise ClosedError(
+                "this store is closed",
+                field="store",
+                remediation="Open a new ZaxyStore (or use it inside its `with` block).",
+            )
+
+    def _catch_up(self) -> None:
+        if self._follower.catch_up():  # another process (or a rebuild) changed the items: vectors follow later
+            self.vectors = None
+            self.state.forget_indexes()
+
     # ------------------------------------------------------------------ batches
     def execute(self, ops: Iterable[Op]) -> list[Result]:
+        self.check_open()
         ops = list(ops)
         puts, queries = self._prepare(ops)
         with self._lock:
-            self._follower.catch_up()
+            self.check_open()
+            self._catch_up()
             now = time.time()
             touches: dict[tuple[tuple[str, ...], str], float] = {}
             results = [self._read(op, queries, now, touches) for op in ops]
@@ -106,7 +150,7 @@ class ItemStore:
             if drafts:
                 prepared = {(p.namespace, p.key): p for p in puts}
                 events = self.log.append_many(self.session, drafts)
-                self._follower.absorb(events, lambda event: self._apply_own(event, prepared))
+                self._absorb(events, prepared)
         return results
 
     async def aexecute(self, ops: Iterable[Op]) -> list[Result]:
@@ -134,8 +178,7 @@ class ItemStore:
         embedded = [p for p in puts if p.texts]
         if embedded and self.index and self._cache:
             matrix = self._cache.embed([t for p in embedded for _, t in p.texts or ()], self._embed_documents)
-            assert self.vectors is not None
-            self.vectors.check(matrix)
+            VectorIndex(self.index.dims).check(matrix)
             start = 0
             for p in embedded:
                 count = len(p.texts or ())
@@ -151,9 +194,13 @@ class ItemStore:
         value = ev.plain_value(op.value)
         if self.index:  # redact before indexing, so texts and vectors match what the log keeps and replays
             value, _paths = redact_value(value)
+        text = None
+        if len(vals.dumps(value)) > self._chunk_chars:  # too large for one event: written as chunks
+            value, text = vals.redacted_text(value)  # redacted whole, before it is cut
+            vals.check_size(text)
         index = op.index if op.index is False or op.index is None else [str(path) for path in op.index]
         texts = item_texts(value, self.index, index) if self.index else None
-        return _PreparedPut(namespace, key, value, index, check_ttl(op.ttl), texts=texts)
+        return _PreparedPut(namespace, key, value, index, check_ttl(op.ttl), texts=texts, text=text)
 
     def _embed_documents(self, texts: list[str]) -> np.ndarray:
         assert self.index is not None
@@ -181,22 +228,18 @@ class ItemStore:
                     self._refresh_ttl(record, now, touches)
             return [_search_item(record, score) for record, score in found]
         if isinstance(op, ListNamespacesOp):
-            return list_namespaces(self._live_namespaces(now), op.match_conditions, op.max_depth, op.limit, op.offset)
+            live = self.state.namespaces(now if self.omit_expired else None)
+            return list_namespaces(live, op.match_conditions, op.max_depth, op.limit, op.offset)
         return None  # PutOp: applied after the reads
-
-    def _live_namespaces(self, now: float) -> Iterable[tuple[str, ...]]:
-        if not self.omit_expired:
-            return self.state.namespaces
-        return [ns for ns, items in self.state.namespaces.items() if any(not r.expired(now) for r in items.values())]
 
     def _search(self, op: SearchOp, query: np.ndarray | None, now: float) -> list[tuple[ItemRecord, float | None]]:
         prefix = tuple(op.namespace_prefix)
         keep = (lambda record: not record.expired(now)) if self.omit_expired else None
-        if query is None or self.vectors is None:
+        if query is None or self.index is None:
             bounded = op.offset >= 0 and op.limit >= 0
             records = self.state.select(prefix, op.filter, stop=op.offset + op.limit if bounded else None, keep=keep)
             return [(record, None) for record in records[op.offset : op.offset + op.limit]]
-        self._embed_unembedded()
+        vectors = self._ensure_vectors()
         candidates: list[ItemRecord] | None = None
         namespaces = None
         if op.filter or keep:
@@ -204,48 +247,46 @@ class ItemStore:
             if not candidates:
                 return []
         elif prefix:
-            namespaces = np.fromiter(
-                (self.state.namespace_birth[ns] for ns in self.state.namespaces_under(prefix)), dtype=np.int64
-            )
+            namespaces = np.asarray(self.state.namespace_births(prefix), dtype=np.int64)
             if not namespaces.size:
                 return []
         uids = None if candidates is None else np.fromiter((r.uid for r in candidates), dtype=np.int64)
-        found, scores = self.vectors.search(query, op.offset + op.limit, uids=uids, namespaces=namespaces)
-        by_uid = self.state.by_uid
+        found, scores = vectors.search(query, op.offset + op.limit, uids=uids, namespaces=namespaces)
+        chosen = [int(uid) for uid in found[op.offset :]]
+        by_uid = self.state.by_uids(chosen)
         kept: list[tuple[ItemRecord, float | None]] = [
-            (by_uid[int(uid)], float(score)) for uid, score in zip(found[op.offset :], scores[op.offset :], strict=True)
+            (by_uid[uid], float(score)) for uid, score in zip(chosen, scores[op.offset :], strict=True)
         ]
         if len(kept) < op.limit:  # InMemoryStore fills up with items that have no vectors, in order
             pool = candidates if candidates is not None else self.state.scan(prefix)
             for record in pool:
                 if len(kept) >= op.limit:
                     break
-                if record.uid not in self.vectors:
+                if record.uid not in vectors:
                     kept.append((record, None))
         return kept
 
-    def _embed_unembedded(self) -> None:
-        """Embed items replayed from the log (other processes' puts, or a fresh open) on first vector query."""
-        if not self._unembedded or self.index is None or self._cache is None or self.vectors is None:
-            return
-        records = [self.state.by_uid[uid] for uid in self._unembedded if uid in self.state.by_uid]
+    def _ensure_vectors(self) -> VectorIndex:
+        """The vector index, built from the derived items through the embedding cache when missing."""
+        if self.vectors is not None:
+            return self.vectors
+        assert self.index is not None and self._cache is not None
+        vectors = VectorIndex(self.index.dims)
+        records = list(self.state.all_records())
         texts = [item_texts(record.value, self.index, record.index) for record in records]
         matrix = self._cache.embed([t for group in texts for _, t in group], self._embed_documents)
         start = 0
         for record, group in zip(records, texts, strict=True):
-            self._set_vectors(record, matrix[start : start + len(group)])
+            _set_vectors(vectors, record.uid, record.order, matrix[start : start + len(group)])
             start += len(group)
-        self._unembedded.clear()
-
-    def _set_vectors(self, record: ItemRecord, vectors: np.ndarray) -> None:
-        assert self.vectors is not None
-        namespace_birth, item_birth = record.order
-        self.vectors.set(record.uid, namespace_birth, (namespace_birth << 32) | item_birth, vectors)
+        self.vectors = vectors
+        return vectors
 
     def _refresh_ttl(self, record: ItemRecord, now: float, touches: dict[tuple[tuple[str, ...], str], float]) -> None:
         if record.ttl_minutes is None:
             return
         record.expires_at = now + record.ttl_minutes * 60
+        self.state.refresh(record)
         persisted = record.persisted_expires_at
         if persisted is None or record.expires_at - persisted >= TOUCH_COALESCE_SHARE * record.ttl_minutes * 60:
             touches[(record.namespace, record.key)] = record.expires_at
@@ -265,12 +306,21 @@ class ItemStore:
             payload = ev.put_payload(
                 put.namespace,
                 put.key,
-                put.value,
+                None if put.text is not None else put.value,
                 index=put.index,
-                texts=put.texts,
+                texts=put.texts if put.text is None else None,
                 ttl_minutes=put.ttl,
                 expires_at=expires,
             )
+            if put.text is not None:
+                chunks, payload["value_chunks"] = vals.chunk_payloads(
+                    list(put.namespace), put.key, put.text, self._chunk_chars
+                )
+                del payload["value"]
+                payload["text"] = put.text[: vals.PREVIEW_CHARS]
+                drafts.extend(self._draft(vals.ITEM_CHUNK, chunk) for chunk in chunks)
+            elif order := vals.key_order(put.value):
+                payload["key_order"] = order
             drafts.append(self._draft(ev.ITEM_PUT, payload))
         for (namespace, key), expires_at in touches.items():
             drafts.append(self._draft(ev.ITEM_TOUCHED, ev.touched_payload(namespace, key, expires_at)))
@@ -282,68 +332,131 @@ class ItemStore:
     def sweep_expired(self) -> int:
         """Delete every expired item (one ``store.item.deleted`` with reason ``ttl_expired`` each)."""
         with self._lock:
-            self._follower.catch_up()
-            now = time.time()
-            expired = [record for record in self.state.by_uid.values() if record.expired(now)]
+            self.check_open()
+            self._catch_up()
+            expired = self.state.expired(time.time())
             if not expired:
                 return 0
-            drafts = [
-                self._draft(ev.ITEM_DELETED, ev.deleted_payload(r.namespace, r.key, "ttl_expired")) for r in expired
-            ]
-            self._follower.absorb(self.log.append_many(self.session, drafts))
+            drafts = [self._draft(ev.ITEM_DELETED, ev.deleted_payload(ns, key, "ttl_expired")) for ns, key in expired]
+            self._absorb(self.log.append_many(self.session, drafts), {})
             return len(expired)
 
     def close(self) -> None:
+        """Stop the sweeper and release the derived file; every later call raises ``ClosedError``."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
         self.sweeper.stop(timeout=1.0)
+        with self._lock:
+            self.db.close()
+            if self._temporary is not None:
+                self._temporary.cleanup()
 
     # ------------------------------------------------------------------ applying events
-    def _apply_own(self, event: Any, prepared: dict[tuple[tuple[str, ...], str], _PreparedPut]) -> None:
-        record = self._apply(event.seq, event.type, event.timestamp, event.payload)
-        if record is not None and event.type == ev.ITEM_PUT and self.vectors is not None:
-            put = prepared.get((record.namespace, record.key))
-            if put is not None and put.vectors is not None and put.value is record.value:
-                self._set_vectors(record, put.vectors)
-                self._unembedded.discard(record.uid)
-            elif put is not None and not put.texts:
-                self.vectors.remove(record.uid)
-                self._unembedded.discard(record.uid)
+    def _absorb(self, events: list[Any], prepared: dict[tuple[tuple[str, ...], str], _PreparedPut]) -> None:
+        if self._follower.absorb(events, lambda event: self._apply_own(event, prepared)):
+            self.vectors = None
+            self.state.forget_indexes()
 
-    def _apply(self, seq: int, event_type: str, timestamp: str, payload: dict[str, Any]) -> ItemRecord | None:
+    def _reset(self) -> None:
+        self.state.clear()
+        self.vectors = None
+        self._chunks = None
+
+    def _apply_own(self, event: Any, prepared: dict[tuple[tuple[str, ...], str], _PreparedPut]) -> bool:
+        settled = self._apply(event.seq, event.type, event.timestamp, event.payload, own=True)
+        if self.vectors is None or event.type not in (ev.ITEM_PUT, ev.ITEM_DELETED):
+            return settled
+        uid, namespace, key = self._last_applied
+        if uid is None:
+            return settled
+        put = prepared.get((namespace, key))
+        if event.type == ev.ITEM_DELETED or put is None or put.vectors is None:
+            self.vectors.remove(uid)
+            if event.type == ev.ITEM_PUT and put is not None and put.texts:
+                self.vectors = None  # vectors unknown here: rebuilt through the cache on the next vector search
+            return settled
+        record = self.state.get(namespace, key)
+        if record is not None:
+            _set_vectors(self.vectors, uid, record.order, put.vectors)
+        return settled
+
+    _last_applied: tuple[int | None, tuple[str, ...], str] = (None, (), "")
+
+    def _apply(self, seq: int, event_type: str, timestamp: str, payload: dict[str, Any], *, own: bool = False) -> bool:
+        """Write one event into the derived state. False while a chunked value waits for its put."""
+        self._last_applied = (None, (), "")
+        if event_type == vals.ITEM_CHUNK:
+            return self._collect_chunk(seq, payload)
+        open_group, self._chunks = self._chunks, None  # anything but the next chunk ends an open group
         if event_type not in ev.STORE_EVENT_TYPES:
-            return None
+            return True
+        if not own and self.vectors is not None:
+            self.vectors = None  # replayed: rebuilt on the next vector search
         try:
             namespace, key = tuple(payload["namespace"]), str(payload["key"])
             if event_type == ev.ITEM_PUT:
-                record = self.state.upsert(
+                value_json = self._put_text(payload, open_group, namespace, key, own)
+                uid = self.state.upsert(
                     namespace,
                     key,
-                    payload["value"],
-                    ev.parse_time(timestamp),
+                    value_json,
+                    timestamp,
                     index=payload.get("index"),
                     seq=seq,
                     ttl_minutes=payload.get("ttl_minutes"),
                     expires_at=ev.parse_epoch(payload.get("expires_at")),
                 )
-                if self.vectors is not None:
-                    self.vectors.remove(record.uid)
-                    self._unembedded.add(record.uid)
-                return record
-            if event_type == ev.ITEM_DELETED:
-                record = self.state.remove(namespace, key)
-                if record is not None and self.vectors is not None:
-                    self.vectors.remove(record.uid)
-                    self._unembedded.discard(record.uid)
-                return record
-            record = self.state.get(namespace, key)
-            expires_at = ev.parse_epoch(payload.get("expires_at"))
-            if record is not None and expires_at is not None:
-                if record.expires_at is None or expires_at > record.expires_at:
-                    record.expires_at = expires_at
-                record.persisted_expires_at = expires_at
-            return record
-        except (KeyError, TypeError, ValueError, AttributeError):
-            logger.warning("skipping malformed %s event at %s seq %s", event_type, self.session, seq)
-            return None
+                self._last_applied = (uid, namespace, key)
+            elif event_type == ev.ITEM_DELETED:
+                self._last_applied = (self.state.remove(namespace, key), namespace, key)
+            else:
+                expires_at = ev.parse_epoch(payload.get("expires_at"))
+                if expires_at is not None:
+                    self.state.touch(namespace, key, expires_at)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            logger.warning("skipping malformed %s event at %s seq %s (%s)", event_type, self.session, seq, exc)
+        return True
+
+    def _put_text(
+        self,
+        payload: dict[str, Any],
+        group: tuple[tuple[tuple[str, ...], str], dict[int, str]] | None,
+        namespace: tuple[str, ...],
+        key: str,
+        own: bool,
+    ) -> str:
+        """The put's value as JSON text in the caller's key order (joined from its chunks when it has some)."""
+        descriptor = payload.get("value_chunks")
+        if descriptor is not None:
+            if group is None or group[0] != (namespace, key):
+                raise ValueError("a chunked put without its chunks")
+            text = vals.join_chunks(group[1], descriptor)
+            json.loads(text)  # a value that does not parse is malformed, never stored
+            return text
+        value = payload["value"]
+        if not isinstance(value, dict):
+            raise TypeError("value is not an object")
+        return vals.dumps(value if own else vals.restore_key_order(value, payload.get("key_order")))
+
+    def _collect_chunk(self, seq: int, payload: dict[str, Any]) -> bool:
+        try:
+            target = (tuple(payload["namespace"]), str(payload["key"]))
+            part, text = int(payload["part"]), vals.chunk_text(payload)
+        except (KeyError, TypeError, ValueError) as exc:
+            logger.warning("skipping malformed store.item.chunk at %s seq %s (%s)", self.session, seq, exc)
+            self._chunks = None
+            return True
+        if part == 0 or self._chunks is None or self._chunks[0] != target:
+            self._chunks = (target, {})
+        self._chunks[1][part] = text
+        return False
+
+
+def _set_vectors(vectors: VectorIndex, uid: int, order: tuple[int, int], rows: np.ndarray) -> None:
+    namespace_birth, item_birth = order
+    vectors.set(uid, namespace_birth, (namespace_birth << 32) | item_birth, rows)
 
 
 def _item(record: ItemRecord) -> Item:

@@ -1,122 +1,190 @@
-"""Live items, ordered and indexed: the state that ``store.item.*`` events materialise into.
+"""Live items, ordered and indexed, in an SQLite file: the state that ``store.item.*`` events materialise into.
+
+Opening reads nothing but the file's header, whatever the store's history; a get is one indexed lookup. The
+file is derived state (see :mod:`zaxy_agents.storage.derived_sqlite`): rebuilt from the log when missing,
+damaged, of another format, or built from a log that no longer matches.
 
 Ordering follows InMemoryStore: namespaces in the order they (re)appeared, items in the order their key was
 first put (an update keeps its place; a delete and re-put moves it to the end). Namespaces that lose their
-last item disappear (InMemoryStore keeps empty ones around and lists them; we do not).
+last item disappear (InMemoryStore keeps empty ones around and lists them; we do not). Values are kept as
+JSON text in the caller's key order.
+
+Filters run where the items lie: each top-level equality or range condition on a field becomes a condition
+on ``json_extract`` over an expression index created the first time the field is filtered on (at most
+``MAX_FIELD_INDEXES`` fields), which selects a superset of the matches; :func:`~.filters.matches` then decides
+exactly, so the semantics are the documented ones whatever SQLite's typing would say.
 """
 
 from __future__ import annotations
 
-import itertools
+import hashlib
+import json
+import re
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from .field_index import EqualityIndex, RangeIndex
-from .filters import RANGE_OPERATORS, index_key, is_number, matches
+from .filters import RANGE_OPERATORS, is_number, matches
 from .records import ItemRecord
 
-# A candidate set bigger than this share of all items is cheaper to find by an in-order scan that stops early.
-_SCAN_SHARE = 8
+FORMAT_VERSION = 1
+MAX_FIELD_INDEXES = 16
+_EXACT_INT = 2**53  # numbers beyond this are compared in Python only (SQLite would round them)
+_SAFE_FIELD = re.compile(r"^[A-Za-z0-9_\- ]{1,100}$")
+_SQL_OPERATORS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+_COLUMNS = (
+    "uid, ns, key, value, idx, created_at, updated_at, ns_birth, birth, seq, ttl, expires_at, persisted_expires_at"
+)
+
+SCHEMA = (
+    "CREATE TABLE namespaces (ns TEXT PRIMARY KEY, birth INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE items ("
+    " uid INTEGER PRIMARY KEY, ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, idx TEXT,"
+    " created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ns_birth INTEGER NOT NULL, birth INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, ttl REAL, expires_at REAL, persisted_expires_at REAL, UNIQUE (ns, key))",
+    "CREATE INDEX items_order ON items (ns_birth, birth)",
+    "CREATE INDEX items_expiry ON items (expires_at) WHERE expires_at IS NOT NULL",
+    "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "INSERT INTO counters VALUES ('birth', 0)",
+)
+
+
+def ns_text(namespace: tuple[str, ...]) -> str:
+    """LangGraph forbids ``.`` in namespace labels, so the dotted form is unambiguous (as in SqliteStore)."""
+    return ".".join(namespace)
+
+
+def ns_tuple(text: str) -> tuple[str, ...]:
+    return tuple(text.split(".")) if text else ()
 
 
 class ItemState:
-    def __init__(self) -> None:
-        self.namespaces: dict[tuple[str, ...], dict[str, ItemRecord]] = {}
-        self.namespace_birth: dict[tuple[str, ...], int] = {}
-        self.by_uid: dict[int, ItemRecord] = {}
-        self._births = itertools.count(1)
-        self._uids = itertools.count(1)
-        self._equality: dict[str, EqualityIndex] = {}
-        self._ranges: dict[str, RangeIndex] = {}
+    """Reads and writes of the items table. The caller holds the store's lock; writes run inside the
+    follower's transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._indexed_fields: set[str] | None = None
 
     def __len__(self) -> int:
-        return len(self.by_uid)
+        return int(self.conn.execute("SELECT count(*) FROM items").fetchone()[0])
 
-    # ------------------------------------------------------------------ mutation
+    def clear(self) -> None:
+        for table in ("items", "namespaces"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.conn.execute("UPDATE counters SET value = 0 WHERE name = 'birth'")
+
+    # ------------------------------------------------------------------ mutation (inside a transaction)
     def get(self, namespace: tuple[str, ...], key: str) -> ItemRecord | None:
-        items = self.namespaces.get(namespace)
-        return None if items is None else items.get(key)
+        row = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM items WHERE ns = ? AND key = ?", (ns_text(namespace), key)
+        ).fetchone()
+        return None if row is None else _record(row)
 
     def upsert(
         self,
         namespace: tuple[str, ...],
         key: str,
-        value: dict[str, Any],
-        at: datetime,
+        value_json: str,
+        at: str,
         *,
         index: Literal[False] | list[str] | None,
         seq: int,
         ttl_minutes: float | None,
         expires_at: float | None,
-    ) -> ItemRecord:
-        """Insert or update; an update keeps ``created_at``, uid and position."""
-        items = self.namespaces.get(namespace)
-        if items is None:
-            items = self.namespaces[namespace] = {}
-            self.namespace_birth[namespace] = next(self._births)
-        record = items.get(key)
-        if record is None:
-            record = ItemRecord(
-                uid=next(self._uids),
-                namespace=namespace,
-                key=key,
-                value=value,
-                created_at=at,
-                updated_at=at,
-                order=(self.namespace_birth[namespace], next(self._births)),
-                index=index,
-                seq=seq,
-            )
-            items[key] = record
-            self.by_uid[record.uid] = record
+    ) -> int:
+        """Insert or update; an update keeps ``created_at``, uid and position. Returns the uid."""
+        ns = ns_text(namespace)
+        idx = json.dumps(index)
+        updated = self.conn.execute(
+            "UPDATE items SET value = ?, idx = ?, updated_at = ?, seq = ?, ttl = ?, expires_at = ?,"
+            " persisted_expires_at = ? WHERE ns = ? AND key = ? RETURNING uid",
+            (value_json, idx, at, seq, ttl_minutes, expires_at, expires_at, ns, key),
+        ).fetchone()
+        if updated is not None:
+            return int(updated[0])
+        birth = self.conn.execute("SELECT birth FROM namespaces WHERE ns = ?", (ns,)).fetchone()
+        if birth is None:
+            ns_birth = self._next_birth()
+            self.conn.execute("INSERT INTO namespaces VALUES (?, ?)", (ns, ns_birth))
         else:
-            self._unindex(record)
-            record.value, record.updated_at, record.index, record.seq = value, at, index, seq
-        record.ttl_minutes = ttl_minutes
-        record.expires_at = record.persisted_expires_at = expires_at
-        self._index(record)
-        return record
+            ns_birth = int(birth[0])
+        row = self.conn.execute(
+            "INSERT INTO items (ns, key, value, idx, created_at, updated_at, ns_birth, birth, seq, ttl, expires_at,"
+            " persisted_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING uid",
+            (ns, key, value_json, idx, at, at, ns_birth, self._next_birth(), seq, ttl_minutes, expires_at, expires_at),
+        ).fetchone()
+        return int(row[0])
 
-    def remove(self, namespace: tuple[str, ...], key: str) -> ItemRecord | None:
-        items = self.namespaces.get(namespace)
-        if items is None or key not in items:
+    def _next_birth(self) -> int:
+        return int(
+            self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'birth' RETURNING value").fetchone()[
+                0
+            ]
+        )
+
+    def remove(self, namespace: tuple[str, ...], key: str) -> int | None:
+        """Delete an item (and its namespace when it was the last); returns its uid."""
+        ns = ns_text(namespace)
+        row = self.conn.execute("DELETE FROM items WHERE ns = ? AND key = ? RETURNING uid", (ns, key)).fetchone()
+        if row is None:
             return None
-        record = items.pop(key)
-        if not items:
-            del self.namespaces[namespace]
-            del self.namespace_birth[namespace]
-        del self.by_uid[record.uid]
-        self._unindex(record)
-        return record
+        if self.conn.execute("SELECT 1 FROM items WHERE ns = ? LIMIT 1", (ns,)).fetchone() is None:
+            self.conn.execute("DELETE FROM namespaces WHERE ns = ?", (ns,))
+        return int(row[0])
 
-    def _index(self, record: ItemRecord) -> None:
-        for equality in self._equality.values():
-            equality.add(record)
-        for ranges in self._ranges.values():
-            ranges.add(record)
+    def touch(self, namespace: tuple[str, ...], key: str, expires_at: float) -> None:
+        """A persisted TTL refresh: the expiry only moves forward."""
+        self.conn.execute(
+            "UPDATE items SET persisted_expires_at = ?,"
+            " expires_at = CASE WHEN expires_at IS NULL OR expires_at < ? THEN ? ELSE expires_at END"
+            " WHERE ns = ? AND key = ?",
+            (expires_at, expires_at, expires_at, ns_text(namespace), key),
+        )
 
-    def _unindex(self, record: ItemRecord) -> None:
-        for equality in self._equality.values():
-            equality.discard(record)
-        for ranges in self._ranges.values():
-            ranges.discard(record)
+    def refresh(self, record: ItemRecord) -> None:
+        """A read refreshed the expiry (kept in the derived state; the log gets coalesced touches)."""
+        self.conn.execute("UPDATE items SET expires_at = ? WHERE uid = ?", (record.expires_at, record.uid))
 
     # ------------------------------------------------------------------ reading
-    def namespaces_under(self, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-        """Live namespaces starting with ``prefix``, in birth order."""
-        if not prefix:
-            yield from self.namespaces
-            return
-        size = len(prefix)
-        for namespace in self.namespaces:
-            if namespace[:size] == prefix:
-                yield namespace
+    def by_uids(self, uids: list[int]) -> dict[int, ItemRecord]:
+        found: dict[int, ItemRecord] = {}
+        for start in range(0, len(uids), 500):
+            batch = uids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in self.conn.execute(f"SELECT {_COLUMNS} FROM items WHERE uid IN ({marks})", batch):
+                record = _record(row)
+                found[record.uid] = record
+        return found
+
+    def all_records(self) -> Iterator[ItemRecord]:
+        for row in self.conn.execute(f"SELECT {_COLUMNS} FROM items ORDER BY ns_birth, birth"):
+            yield _record(row)
+
+    def expired(self, now: float) -> list[tuple[tuple[str, ...], str]]:
+        rows = self.conn.execute("SELECT ns, key FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,))
+        return [(ns_tuple(ns), key) for ns, key in rows]
+
+    def namespaces(self, live_at: float | None = None) -> list[tuple[str, ...]]:
+        """Namespaces holding items (with ``live_at``: an item not expired at that time)."""
+        if live_at is None:
+            rows = self.conn.execute("SELECT ns FROM namespaces")
+        else:
+            rows = self.conn.execute(
+                "SELECT DISTINCT ns FROM items WHERE expires_at IS NULL OR expires_at > ?", (live_at,)
+            )
+        return [ns_tuple(row[0]) for row in rows]
+
+    def namespace_births(self, prefix: tuple[str, ...]) -> list[int]:
+        where, params = _prefix_condition(prefix)
+        return [int(row[0]) for row in self.conn.execute(f"SELECT birth FROM namespaces WHERE {where}", params)]
 
     def scan(self, prefix: tuple[str, ...]) -> Iterator[ItemRecord]:
         """Every item under ``prefix`` in order."""
-        for namespace in self.namespaces_under(prefix):
-            yield from self.namespaces[namespace].values()
+        where, params = _prefix_condition(prefix)
+        for row in self.conn.execute(f"SELECT {_COLUMNS} FROM items WHERE {where} ORDER BY ns_birth, birth", params):
+            yield _record(row)
 
     def select(
         self,
@@ -127,62 +195,88 @@ class ItemState:
         keep: Callable[[ItemRecord], bool] | None = None,
     ) -> list[ItemRecord]:
         """Items under ``prefix`` matching ``filter`` (and ``keep``), in order; at most ``stop`` of them."""
-        candidates = self._indexed_candidates(filter) if filter else None
-        if candidates is not None and (stop is None or len(candidates) * _SCAN_SHARE <= len(self.by_uid)):
-            size = len(prefix)
-            chosen = [
-                record
-                for record in map(self.by_uid.__getitem__, candidates)
-                if record.namespace[:size] == prefix
-                and matches(record.value, filter or {})
-                and (keep is None or keep(record))
-            ]
-            chosen.sort(key=_order)
-            return chosen if stop is None else chosen[:stop]
+        where, params = _prefix_condition(prefix)
+        if filter:
+            conditions, extra = self._filter_conditions(filter)
+            if conditions:
+                where = " AND ".join([where, *conditions])
+                params = [*params, *extra]
+        cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM items WHERE {where} ORDER BY ns_birth, birth", params)
         selected: list[ItemRecord] = []
-        for record in self.scan(prefix):
+        for row in cursor:
+            record = _record(row)
             if (not filter or matches(record.value, filter)) and (keep is None or keep(record)):
                 selected.append(record)
                 if stop is not None and len(selected) >= stop:
                     break
+        cursor.close()
         return selected
 
-    def _indexed_candidates(self, filter: Mapping[str, Any]) -> set[int] | None:
-        """uids that can possibly match, from the field indexes; ``None`` when no condition is indexable."""
-        postings: list[set[int]] = []
+    def _filter_conditions(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+        """SQL conditions that every match satisfies (a superset; ``matches`` decides exactly)."""
+        conditions: list[str] = []
+        params: list[Any] = []
         for field, expected in filter.items():
+            if not isinstance(field, str) or not _SAFE_FIELD.fullmatch(field):
+                continue
             if isinstance(expected, Mapping):
-                equal = expected.get("$eq") if set(expected) == {"$eq"} else None
-                if equal is not None and index_key(equal) is not None:
-                    postings.append(self._equality_index(field).lookup(equal))
+                if set(expected) == {"$eq"} and _sql_scalar(expected["$eq"]):
+                    conditions.append(f"{self._field(field)} = ?")
+                    params.append(expected["$eq"])
                     continue
-                bounds = {op: v for op, v in expected.items() if op in RANGE_OPERATORS and is_number(v)}
-                if bounds and all(v == v for v in bounds.values()):
-                    postings.append(self._range_index(field).lookup(bounds))
-            elif index_key(expected) is not None:
-                postings.append(self._equality_index(field).lookup(expected))
-        if not postings:
-            return None
-        postings.sort(key=len)
-        result = set(postings[0])
-        for other in postings[1:]:
-            result &= other
-            if not result:
-                break
-        return result
+                for operator, operand in expected.items():
+                    if operator in RANGE_OPERATORS and _sql_scalar(operand) and not isinstance(operand, bool):
+                        conditions.append(f"{self._field(field)} {_SQL_OPERATORS[operator]} ?")
+                        params.append(operand)
+            elif _sql_scalar(expected):
+                conditions.append(f"{self._field(field)} = ?")
+                params.append(expected)
+        return conditions, params
 
-    def _equality_index(self, field: str) -> EqualityIndex:
-        index = self._equality.get(field)
-        if index is None:
-            index = self._equality[field] = EqualityIndex(field, self.by_uid.values())
-        return index
+    def _field(self, field: str) -> str:
+        """``json_extract`` of a top-level field, over an expression index made on first use."""
+        expression = f"json_extract(value, '$.\"{field}\"')"
+        indexed = self._indexed_fields
+        if indexed is None:
+            names = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'field_%'")
+            indexed = self._indexed_fields = {row[0] for row in names}
+        name = "field_" + hashlib.sha256(field.encode()).hexdigest()[:16]
+        if name not in indexed and len(indexed) < MAX_FIELD_INDEXES:
+            self.conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON items ({expression})")
+            indexed.add(name)
+        return expression
 
-    def _range_index(self, field: str) -> RangeIndex:
-        index = self._ranges.get(field)
-        if index is None:
-            index = self._ranges[field] = RangeIndex(field, self.by_uid.values())
-        return index
+    def forget_indexes(self) -> None:
+        self._indexed_fields = None
 
 
-def _order(record: ItemRecord) -> tuple[int, int]:
-    return record.order
+def _sql_scalar(value: Any) -> bool:
+    """Scalars SQLite compares exactly like :func:`~.filters.json_equal` / ``range_holds`` (or more loosely)."""
+    if isinstance(value, (bool, str)):
+        return True
+    return is_number(value) and value == value and -_EXACT_INT <= value <= _EXACT_INT
+
+
+def _prefix_condition(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
+    if not prefix:
+        return "1", []
+    text = ns_text(prefix)
+    return "(ns = ? OR (ns > ? AND ns < ?))", [text, text + ".", text + "/"]  # '/' follows '.'
+
+
+def _record(row: tuple[Any, ...]) -> ItemRecord:
+    uid, ns, key, value, idx, created, updated, ns_birth, birth, seq, ttl, expires, persisted = row
+    return ItemRecord(
+        uid=uid,
+        namespace=ns_tuple(ns),
+        key=key,
+        value=json.loads(value),
+        created_at=datetime.fromisoformat(created),
+        updated_at=datetime.fromisoformat(updated),
+        order=(ns_birth, birth),
+        index=json.loads(idx) if idx else None,
+        seq=seq,
+        ttl_minutes=ttl,
+        expires_at=expires,
+        persisted_expires_at=persisted,
+    )

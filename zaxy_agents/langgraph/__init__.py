@@ -20,18 +20,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .checkpointer import ZaxyCheckpointer
+    from .checkpointer import AsyncZaxyCheckpointer, ZaxyCheckpointer
     from .cognitive import cognitive_tools
     from .context import MemoryContext, with_memory
     from .middleware import ZaxyMemoryMiddleware
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
     from .scoping import MemoryScope, memory_session
-    from .store import ZaxyStore
+    from .store import AsyncZaxyStore, ZaxyStore
     from .tools import ZaxyTool, memory_tools
 
 _EXPORTS = {
     "ZaxyCheckpointer": "checkpointer",
+    "AsyncZaxyCheckpointer": "checkpointer",
     "ZaxyStore": "store",
+    "AsyncZaxyStore": "store",
     "ZaxyMemoryMiddleware": "middleware",
     "ZaxyMemoryState": "nodes",
     "checkout_node": "nodes",
@@ -47,6 +49,8 @@ _EXPORTS = {
     "cognitive_tools": "cognitive",
 }
 __all__ = [
+    "AsyncZaxyCheckpointer",
+    "AsyncZaxyStore",
     "MemoryContext",
     "MemoryScope",
     "ZaxyCheckpointer",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -26,6 +26,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from zaxy_agents.checkpoints import next_version
 from zaxy_agents.fabric import MemoryFabric
 
+from .connect import open_fabric, remove_temporary, setup_backend
+
 
 class ZaxyCheckpointer(BaseCheckpointSaver[str]):
     """LangGraph checkpointer whose threads live in Eventloom sessions ``<session_prefix>.<thread_id>``.
@@ -37,6 +39,10 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
             ``EncryptedSerializer`` for sensitive state: redaction cannot see inside serialized values).
         capture_transcripts: also write each new message as a ``transcript.turn`` event (default on).
         session_prefix: prefix of the per-thread session ids.
+        concurrent_writes: what to do when another process (or another saver) wrote a checkpoint to the same
+            thread since this one last saw it, so that this ``put`` forks the thread: ``"warn"`` (default: save,
+            log a warning and append a ``checkpoint.concurrent_write`` event) or ``"error"`` (strict: refuse the
+            put with a ``ConflictError`` and write nothing).
     """
 
     def __init__(
@@ -46,12 +52,14 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         capture_transcripts: bool = True,
         session_prefix: str | None = None,
+        concurrent_writes: str = "warn",
     ) -> None:
         super().__init__(serde=serde)
         self._owns_fabric = fabric is None
+        self._temporary: str | None = None
         self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
         self._store = self._fabric.checkpoint_store(
-            session_prefix=session_prefix, capture_transcripts=capture_transcripts
+            session_prefix=session_prefix, capture_transcripts=capture_transcripts, concurrent_writes=concurrent_writes
         )
 
     @classmethod
@@ -62,17 +70,53 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         capture_transcripts: bool = True,
         session_prefix: str | None = None,
+        concurrent_writes: str = "warn",
         **fabric_settings: Any,
-    ) -> ZaxyCheckpointer:
+    ) -> Self:
         """Open the checkpointer on the Eventloom folder at ``eventloom_path`` (``durability=`` passes through)."""
         saver = cls(
             MemoryFabric.from_path(eventloom_path, **fabric_settings),
             serde=serde,
             capture_transcripts=capture_transcripts,
             session_prefix=session_prefix,
+            concurrent_writes=concurrent_writes,
         )
         saver._owns_fabric = True
         return saver
+
+    @classmethod
+    def from_conn_string(
+        cls,
+        conn_string: str | os.PathLike[str],
+        *,
+        eventloom_path: str | os.PathLike[str] | None = None,
+        serde: SerializerProtocol | None = None,
+        capture_transcripts: bool = True,
+        session_prefix: str | None = None,
+        concurrent_writes: str = "warn",
+        **fabric_settings: Any,
+    ) -> Self:
+        """``SqliteSaver.from_conn_string`` / ``PostgresSaver.from_conn_string``, for a one-line migration.
+
+        ``conn_string`` is an Eventloom folder, a ``postgresql://`` DSN (``eventloom_path`` then names the
+        local folder for derived state, default ``ZAXY_EVENTLOOM_PATH`` or ``./.eventloom``) or ``":memory:"``
+        (a temporary folder removed on close). Use it as LangGraph's: ``with ... as saver: saver.setup()``.
+        """
+        fabric, temporary = open_fabric(conn_string, eventloom_path, fabric_settings)
+        saver = cls(
+            fabric,
+            serde=serde,
+            capture_transcripts=capture_transcripts,
+            session_prefix=session_prefix,
+            concurrent_writes=concurrent_writes,
+        )
+        saver._owns_fabric, saver._temporary = True, temporary
+        return saver
+
+    def setup(self) -> None:
+        """Create what the backend needs (idempotent): the folder, or check the PostgreSQL schema is current."""
+        self._store.check_open()
+        setup_backend(self._fabric)
 
     @property
     def fabric(self) -> MemoryFabric:
@@ -183,17 +227,60 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
+        """Release what this saver opened; every later call raises ``ClosedError`` (as SqliteSaver raises)."""
+        if self._store.closed:
+            return
+        self._store.close()
         if self._owns_fabric:
             self._fabric.close()
+            remove_temporary(self._temporary)
 
-    def __enter__(self) -> ZaxyCheckpointer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def __aenter__(self) -> ZaxyCheckpointer:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
+
+
+class AsyncZaxyCheckpointer(ZaxyCheckpointer):
+    """The name ``AsyncSqliteSaver`` / ``AsyncPostgresSaver`` users reach for, with an awaitable :meth:`setup`::
+
+        async with AsyncZaxyCheckpointer.from_conn_string(DSN) as saver:
+            await saver.setup()
+
+    Every async method runs its file or database work in a worker thread (``ZaxyCheckpointer`` answers warm
+    reads inline, which is faster but blocks the event loop for the time of a read): what a server's event
+    loop wants, and what ``langgraph dev`` insists on.
+    """
+
+    async def setup(self) -> None:  # type: ignore[override]
+        await asyncio.to_thread(ZaxyCheckpointer.setup, self)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        iterator = self.list(config, filter=filter, before=before, limit=limit)
+        while True:
+            item = await asyncio.to_thread(next, iterator, None)
+            if item is None:
+                return
+            yield item
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(self.get_delta_channel_history, config=config, channels=channels)

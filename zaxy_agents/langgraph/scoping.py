@@ -19,7 +19,6 @@ crosses threads only where the developer says so.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX, thread_session
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.scope_patterns import check_patterns, expand, is_pattern
 from zaxy_agents.eventloom.validation import validate_session_id
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ SCOPE_KEY = "zaxy_scope"
 # LangGraph puts the compiled graph's checkpointer and durability mode into every node's config.
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
 _DURABILITY_KEY = "__pregel_durability"
-_PATTERN_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ class MemoryScope:
     def resolve(self, fabric: MemoryFabric, config: Mapping[str, Any] | None) -> ResolvedScope:
         configurable = dict((config or {}).get("configurable") or {})
         thread = configurable.get("thread_id")
-        thread_id = str(thread) if thread not in (None, "") else None
+        thread_id = str(thread) if thread is not None else None
         saver = _zaxy_checkpointer(configurable, fabric)
         explicit = configurable.get(SESSION_KEY)
         if explicit is not None:
@@ -112,32 +111,12 @@ def memory_session(
 
 
 def _check_patterns(values: Any, where: str) -> tuple[str, ...]:
-    if isinstance(values, str) or not isinstance(values, Sequence):
-        raise InvalidRequestError(
-            f"{where} must be a list of session ids or patterns, got {values!r}",
-            field=where,
-            remediation='Pass a list such as ["langgraph.*", "langgraph-store"].',
-        )
-    checked = []
-    for index, value in enumerate(values):
-        if not isinstance(value, str) or not value:
-            raise InvalidRequestError(f"{where}[{index}] must be a non-empty string", field=f"{where}[{index}]")
-        if not _PATTERN_CHARS.intersection(value):
-            validate_session_id(value, field=f"{where}[{index}]")
-        checked.append(value)
-    return tuple(checked)
+    return check_patterns(values, where)
 
 
 def _expand(fabric: MemoryFabric, patterns: Sequence[str], session: str) -> list[str]:
-    sessions = {session}
-    literal = [p for p in patterns if not _PATTERN_CHARS.intersection(p)]
-    sessions.update(literal)
-    wildcards = [p for p in patterns if _PATTERN_CHARS.intersection(p)]
-    if wildcards:
-        existing = [summary.session for summary in fabric.sessions()]
-        for pattern in wildcards:
-            sessions.update(fnmatch.filter(existing, pattern))
-    return sorted(sessions)
+    existing = (summary.session for summary in fabric.sessions()) if any(map(is_pattern, patterns)) else ()
+    return sorted(expand(patterns, existing) | {session})
 
 
 def _zaxy_checkpointer(configurable: Mapping[str, Any], fabric: MemoryFabric) -> Any:

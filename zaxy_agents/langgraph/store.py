@@ -7,14 +7,17 @@ See docs/langgraph.md for the semantics chosen where LangGraph's own stores disa
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from zaxy_agents.fabric import MemoryFabric
+
+from .connect import open_fabric, remove_temporary, setup_backend
 
 
 class ZaxyStore(BaseStore):
@@ -40,6 +43,7 @@ class ZaxyStore(BaseStore):
         session: str | None = None,
     ) -> None:
         self._owns_fabric = fabric is None
+        self._temporary: str | None = None
         self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
         self.index_config = index
         self.ttl_config = ttl
@@ -54,11 +58,38 @@ class ZaxyStore(BaseStore):
         ttl: TTLConfig | None = None,
         session: str | None = None,
         **fabric_settings: Any,
-    ) -> ZaxyStore:
+    ) -> Self:
         """Open the store on the Eventloom folder at ``eventloom_path`` (``durability=`` etc. pass through)."""
         store = cls(MemoryFabric.from_path(eventloom_path, **fabric_settings), index=index, ttl=ttl, session=session)
         store._owns_fabric = True
         return store
+
+    @classmethod
+    def from_conn_string(
+        cls,
+        conn_string: str | os.PathLike[str],
+        *,
+        eventloom_path: str | os.PathLike[str] | None = None,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        session: str | None = None,
+        **fabric_settings: Any,
+    ) -> Self:
+        """``SqliteStore.from_conn_string`` / ``PostgresStore.from_conn_string``, for a one-line migration.
+
+        ``conn_string`` is an Eventloom folder, a ``postgresql://`` DSN (``eventloom_path`` then names the local
+        folder for derived state) or ``":memory:"`` (a temporary folder removed on close). Use it as
+        LangGraph's: ``with ZaxyStore.from_conn_string(...) as store: store.setup()``.
+        """
+        fabric, temporary = open_fabric(conn_string, eventloom_path, fabric_settings)
+        store = cls(fabric, index=index, ttl=ttl, session=session)
+        store._owns_fabric, store._temporary = True, temporary
+        return store
+
+    def setup(self) -> None:
+        """Create what the backend needs (idempotent): the folder, or check the PostgreSQL schema is current."""
+        self._items.check_open()
+        setup_backend(self._fabric)
 
     @property
     def fabric(self) -> MemoryFabric:
@@ -79,8 +110,6 @@ class ZaxyStore(BaseStore):
         return self._items.sweep_expired()
 
     async def asweep_ttl(self) -> int:
-        import asyncio
-
         return await asyncio.to_thread(self._items.sweep_expired)
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
@@ -92,18 +121,43 @@ class ZaxyStore(BaseStore):
         return self._items.sweeper.stop(timeout)
 
     def close(self) -> None:
+        """Release what this store opened; every later call raises ``ClosedError`` (as SqliteStore raises)."""
+        if self._items.closed:
+            return
         self._items.close()
         if self._owns_fabric:
             self._fabric.close()
+            remove_temporary(self._temporary)
 
-    def __enter__(self) -> ZaxyStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def __aenter__(self) -> ZaxyStore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
+
+
+class AsyncZaxyStore(ZaxyStore):
+    """The name ``AsyncSqliteStore`` / ``AsyncPostgresStore`` users reach for, with an awaitable :meth:`setup`::
+
+        async with AsyncZaxyStore.from_conn_string(DSN) as store:
+            await store.setup()
+
+    ``abatch`` (so every ``a*`` method) runs in a worker thread, reads included (``ZaxyStore`` answers reads
+    inline, which is faster but blocks the event loop for the time of a read): what a server's event loop
+    wants, and what ``langgraph dev`` insists on.
+    """
+
+    async def setup(self) -> None:  # type: ignore[override]
+        await asyncio.to_thread(ZaxyStore.setup, self)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self._items.execute, list(ops))
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)

@@ -43,6 +43,7 @@ from zaxy_agents.checkpoints.transcript import MEMORY_SOURCE
 from zaxy_agents.errors import InvalidRequestError, UnauthorizedError, ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.tool_arguments import validation_problems
 
 from .context import render_for_model
 from .scoping import MemoryScope, ResolvedScope
@@ -148,11 +149,10 @@ class ZaxyTool(BaseTool):
 
 
 def _validation_error(exc: ValidationError) -> str:
-    first = exc.errors()[0] if exc.errors() else {}
-    field = ".".join(str(part) for part in first.get("loc", ())) or None
+    problems = validation_problems(exc.errors())
     error = InvalidRequestError(
-        "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in exc.errors()) or str(exc),
-        field=field,
+        "; ".join(f"{p['field'] or 'arguments'}: {p['message']}" for p in problems) or str(exc),
+        field=(problems[0]["field"] or None) if problems else None,
         remediation="Fix the arguments to match the tool's schema and call it again.",
     )
     return json.dumps(error.to_dict(), ensure_ascii=False)

@@ -67,7 +67,8 @@ class FabricRunner:
         def warm_up(fabric: Any) -> None:
             try:
                 fabric.project()
-                fabric.retriever  # noqa: B018 - builds the retriever (indexes restored from the snapshot)
+                fabric.retriever  # noqa: B018 - builds the retriever
+                fabric.projector.follow_graph()  # keeps an existing graph of record current, off the read path
             except Exception:
                 logger.exception("warm-up failed (the first call will retry)")
 

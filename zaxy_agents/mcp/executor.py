@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from zaxy_agents.errors import InvalidRequestError, UnauthorizedError, ZaxyError
+from zaxy_agents.tool_arguments import validation_problems
 
 from . import registry
 from .caller import Caller
@@ -52,16 +53,13 @@ def parse(spec: ToolSpec, arguments: dict[str, Any] | None) -> ToolArgs:
     try:
         return spec.args.model_validate(arguments or {})
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        first = errors[0]
-        field = _field_path(first.get("loc", ()))
+        problems = validation_problems(exc.errors(include_url=False))
+        field = problems[0]["field"]
         error = InvalidRequestError(
-            f"{field or 'arguments'}: {first.get('msg', 'invalid value')}",
+            f"{field or 'arguments'}: {problems[0]['message'] or 'invalid value'}",
             field=field or None,
             remediation=f"Fix the arguments to match the {spec.name} input schema (see tools/list).",
-            details={
-                "errors": [{"field": _field_path(e.get("loc", ())), "message": e.get("msg")} for e in errors[:10]]
-            },
+            details={"errors": problems[:10]},
         )
         raise error from None
 
@@ -126,13 +124,3 @@ def render(spec: ToolSpec | None, result: dict[str, Any]) -> str | None:
         return spec.render(result)
     except Exception:
         return None
-
-
-def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts: list[str] = []
-    for part in loc:
-        if isinstance(part, int):
-            parts.append(f"[{part}]")
-        elif isinstance(part, str) and part.isidentifier():
-            parts.append(("." if parts else "") + part)
-    return "".join(parts)

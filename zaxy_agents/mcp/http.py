@@ -8,6 +8,12 @@ token configured the server refuses to start unless ``--insecure-local`` binds a
 then stay unavailable over HTTP).
 Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 429.
 
+Failed authentications are throttled per (client address, token fingerprint): a client repeating a wrong (or
+missing) token gets 429 after a short burst, while every other token from the same address — on localhost that
+is every local client — keeps working; a valid token is never throttled by anyone's failures. With
+``--insecure-local`` (no token configured) a request without the session header uses the server's default
+session, so header-less clients such as the MCP Inspector CLI can connect.
+
 Stateless streamable HTTP (a fresh transport per request, JSON responses): nothing accumulates per client, and
 horizontal restarts lose nothing but in-flight calls. ``GET /healthz`` answers without auth and says nothing
 about memory.
@@ -76,6 +82,8 @@ class McpEndpoint:
         self._user = _digest(config.auth_token)
         self._admin = _digest(config.admin_token)
         self._session_bound = [(_digest(token), session) for token, session in config.session_tokens.items()]
+        tokens = self._user is not None or self._admin is not None or bool(self._session_bound)
+        self._open_local = config.insecure_local and not tokens
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -83,12 +91,21 @@ class McpEndpoint:
             return
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
         client = (scope.get("client") or ("unknown", 0))[0]
-        if self.failures.exhausted(client):
-            await _reject(send, 429, "rate_limited", "too many failed authentications", "Wait a minute and retry.", 60)
+        authorization = headers.get("authorization", "")
+        failure_key = (client, _fingerprint(authorization))
+        if self.failures.exhausted(failure_key):
+            await _reject(
+                send,
+                429,
+                "rate_limited",
+                "too many failed authentications with this token",
+                "Fix the token (the server's ZAXY_AUTH_TOKEN) and retry in a minute.",
+                60,
+            )
             return
-        admin, authenticated, bound = self._authenticate(headers.get("authorization", ""))
+        admin, authenticated, bound = self._authenticate(authorization)
         if not authenticated:
-            self.failures.allow(client)
+            self.failures.allow(failure_key)
             await _reject(
                 send,
                 401,
@@ -99,6 +116,8 @@ class McpEndpoint:
             )
             return
         session = headers.get(SESSION_HEADER, "")
+        if not session and self._open_local:
+            session = self.config.default_session  # --insecure-local: header-less clients use the default session
         try:
             validate_session_id(session, field=SESSION_HEADER)
         except InvalidRequestError as exc:
@@ -209,6 +228,13 @@ def serve_http(config: ServerConfig) -> None:
         server.run()
     finally:
         app.close()
+
+
+def _fingerprint(authorization: str) -> str:
+    """Which credential a request presented, without keeping it: a short digest of the Authorization header."""
+    if not authorization.strip():
+        return "none"
+    return hashlib.sha256(authorization.strip().encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _digest(token: str | None) -> bytes | None:

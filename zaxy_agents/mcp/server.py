@@ -163,6 +163,9 @@ class ZaxyMcpServer:
         """What memory_capabilities reports about the server (profile, unlisted tools, process role)."""
         listed = [spec.name for spec in registry.listed(self.config.profile)]  # type: ignore[arg-type]
         every = [spec.name for spec in registry.all_tools()]
+        process = self.backend.describe()
+        if transport == "http":  # the owner socket lives in the workspace: no filesystem paths over HTTP
+            process.pop("socket", None)
         return {
             "name": "zaxy",
             "version": __version__,
@@ -173,7 +176,7 @@ class ZaxyMcpServer:
             "default_session": self.config.default_session if transport == "stdio" else None,
             "session_header": SESSION_HEADER if transport == "http" else None,
             "lifecycle_capture": self.capture.enabled,
-            "process": self.backend.describe(),
+            "process": process,
             "workspace": self._describe_workspace(transport),
         }
 

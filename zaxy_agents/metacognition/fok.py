@@ -63,11 +63,7 @@ def predict(query: str, catalog: EntityCatalog, index: TermStatistics, sessions:
     """Classify ``query`` as likely / possible / unlikely to be answerable from memory in ``sessions``."""
     started = time.perf_counter()
     scope = set(sessions) if sessions is not None else None
-    names = [
-        catalog.versions[catalog.keys[key].current].name
-        for key in exact_matches(query, catalog, scope)
-        if catalog.current(key) is not None
-    ]
+    names = [current.name for key in exact_matches(query, catalog, scope) if (current := catalog.current(key))]
     documents, frequencies = index.term_statistics(query, sessions=sessions)
     coverage, known, rare = _coverage(documents, frequencies)
     reasons: list[str] = []

@@ -1,16 +1,18 @@
 """Turn (event, extraction) pairs into graph rows: stable ids, versions, supersession, validity windows.
 
 The planner is the only place that decides identity and time, and it is deterministic: replaying the same log
-into an empty planner yields byte-identical rows (and so the same graph digest). It keeps a small amount of
-state — the current version of every entity key, and which typed relation tables exist — which a store
-restores on open (:meth:`ProjectionPlanner.restore`).
+into an empty planner yields byte-identical rows (and so the same graph digest). What it must know — the current
+version of every entity key it touches, which sources and typed relation tables exist — is read from where the
+projection lies (:class:`PlannerState`: the catalog, or a graph store) for just the keys a chunk of events
+refers to (:meth:`ProjectionPlanner.prefetch`), so planning memory is bounded by the chunk, not the history.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .model import (
     EntityDraft,
@@ -90,6 +92,43 @@ class ProjectionBatch:
         )
 
 
+class PlannerState(Protocol):
+    """Where the planner reads the projection's state from (bulk lookups of just what a chunk touches)."""
+
+    def key_states(self, keys: Iterable[str]) -> dict[str, KeyState]: ...
+
+    def sources_present(self, ids: Iterable[str]) -> set[str]: ...
+
+
+def referenced(envelope: dict[str, Any], extraction: Extraction) -> tuple[set[str], set[str]]:
+    """The entity keys and source ids planning this event may read (see :meth:`ProjectionPlanner.prefetch`)."""
+    session = envelope["session"]
+    keys = {entity_key(session, draft.entity_type, draft.name) for draft in extraction.entities}
+    keys.update(entity_key(session, i.target.entity_type, i.target.name) for i in extraction.invalidations)
+    for relation in extraction.relations:
+        keys.add(entity_key(session, relation.source.entity_type, relation.source.name))
+        keys.add(entity_key(session, relation.target.entity_type, relation.target.name))
+    sources = {f"{session}\x1f{draft.source_path}" for draft in extraction.entities if draft.source_path}
+    return keys, sources
+
+
+def search_doc(envelope: dict[str, Any], extraction: Extraction) -> SearchDoc | None:
+    """What the retrieval indexes index for one event (``None`` when it has no searchable text)."""
+    if not extraction.searchable_text:
+        return None
+    return SearchDoc(
+        envelope["session"],
+        envelope["seq"],
+        envelope["hash"],
+        envelope["type"],
+        extraction.searchable_text,
+        extraction.speaker,
+        extraction.caption,
+        extraction.segment,
+        extraction.occurred_at or envelope["timestamp"],
+    )
+
+
 class ProjectionPlanner:
     """Stateful, deterministic planner shared by incremental catch-up and full rebuilds."""
 
@@ -101,10 +140,38 @@ class ProjectionPlanner:
         self._batch = ProjectionBatch()
         self._pending_entities: dict[str, dict[str, Any]] = {}
         self._pending_keys: dict[str, dict[str, Any]] = {}
+        self._looked_up: set[str] = set()
 
     def restore(self, keys: dict[str, KeyState], labels: set[str], sessions: set[str], sources: set[str]) -> None:
         """Resume from a store's persisted state (current versions, typed tables, sessions, sources)."""
         self.keys, self.labels, self.sessions, self.sources = keys, labels, sessions, sources
+
+    def prefetch(self, items: Iterable[tuple[dict[str, Any], Extraction]], state: PlannerState) -> None:
+        """Load the state of every key and source ``items`` refer to that this planner has not seen yet.
+
+        Keys planned since the last :meth:`forget` are already here (and newer than the state's copy, which
+        only holds committed batches), so only the others are read.
+        """
+        keys: set[str] = set()
+        sources: set[str] = set()
+        for envelope, extraction in items:
+            more_keys, more_sources = referenced(envelope, extraction)
+            keys |= more_keys
+            sources |= more_sources
+        missing = [key for key in keys if key not in self.keys and key not in self._looked_up]
+        if missing:
+            self.keys.update(state.key_states(missing))
+            self._looked_up.update(missing)
+        unknown = [source for source in sources if source not in self.sources and source not in self._looked_up]
+        if unknown:
+            self.sources |= state.sources_present(unknown)
+            self._looked_up.update(unknown)
+
+    def forget(self) -> None:
+        """Drop the key and source states read or planned so far (after their batch committed)."""
+        self.keys.clear()
+        self.sources.clear()
+        self._looked_up.clear()
 
     # ------------------------------------------------------------------ planning
     def add(self, envelope: dict[str, Any], extraction: Extraction) -> None:
@@ -163,20 +230,9 @@ class ProjectionPlanner:
                     "reason": reason[:1000],
                 }
             )
-        if extraction.searchable_text:
-            batch.searchable.append(
-                SearchDoc(
-                    session,
-                    seq,
-                    event_hash,
-                    envelope["type"],
-                    extraction.searchable_text,
-                    extraction.speaker,
-                    extraction.caption,
-                    extraction.segment,
-                    extraction.occurred_at or envelope["timestamp"],
-                )
-            )
+        doc = search_doc(envelope, extraction)
+        if doc is not None:
+            batch.searchable.append(doc)
         batch.cursors[session] = (seq, event_hash)
         batch.event_count += 1
 

@@ -1,23 +1,18 @@
-"""The projector: keeps the catalog, the retrieval indexes and the graph store in step with the log.
+"""The projector: keeps the catalog and the retrieval indexes (``derived.sqlite``) in step with the log.
 
-Flow per batch: log envelopes -> extractors -> planner -> (catalog + listeners, synchronously) -> graph writer
-(a background thread that coalesces queued batches into one transaction). Appends never wait on any of this:
-catch-up runs when a reader asks (or in a server's follower loop), and reads never wait on the graph write.
+Flow: log envelopes -> extractors -> planner -> one SQLite transaction per chunk of events holding the catalog
+rows, every derived index's rows and the per-session cursors they cover. Appends never wait on any of this:
+catch-up runs when a reader asks (or in a server's warm-up). The graph of record (Kuzu / PostgreSQL) is not on
+this path at all: :class:`~.graph_sync.GraphSync` brings it up to the catalog's cursors when something needs
+the graph, or continuously in a server.
 
 Consistency rules:
-- The store commits rows and cursors atomically, so after a crash it sits exactly at some earlier cursor.
-- The snapshot of catalog + listener state is saved only when the store has caught up with it, so the snapshot
-  is never ahead of the store. On open, a snapshot whose cursors differ from the store's is discarded and the
-  in-memory state is rebuilt by replaying the log (deterministic planner, same rows) without rewriting the
-  store; the store then catches up from its own cursor.
-- When the store is locked by another process (or unavailable) the projector runs in log-only mode: the
-  in-memory state is still built from the log, nothing is written, and ``degraded`` says why.
-- A session whose log no longer matches the stored cursor (file replaced, chain rewritten) is reported as a
-  mismatch and not projected until `zaxy reproject`.
-- A *shared* store (PostgreSQL: every worker writes to it) may be ahead of this process: a batch whose events
-  another worker already wrote is skipped by the store, and a session whose stored cursor does not line up
-  with the batch is continued from the store's own cursor (:mod:`.store_catchup`). A snapshot is then usable
-  when the store holds at least what it covers.
+- Progress is committed with the rows it covers: after a crash (SIGKILL, full disk) every table sits exactly at
+  an earlier cursor, and catch-up replays the gap. Nothing is saved at close and nothing is loaded at open.
+- Several processes may project the same memory: the write transaction re-reads the session's cursor, and a
+  chunk another process already projected is dropped, not written twice.
+- A session whose log no longer continues the projected cursor (file replaced, chain rewritten) is a mismatch
+  and is not projected until `zaxy reproject`.
 """
 
 from __future__ import annotations
@@ -26,129 +21,64 @@ import atexit
 import contextlib
 import hashlib
 import os
-import pickle
-import queue
-import shutil
+import sqlite3
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from zaxy_agents.errors import LockedError
 from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.sharing.election import pid_alive
+from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
-from .catalog import EntityCatalog
+from .graph_sync import GRAPH_FILE, GraphSync
+from .listeners import (
+    LISTENER_CURSOR_DDL,
+    is_derived_index,
+    listener_cursors,
+    load_memory_state,
+    replay_batches,
+    save_memory_state,
+    write_listener_cursors,
+)
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
 from .registry import ExtractorTable
-from .store_catchup import catch_up_session
+from .sqlite_catalog import NAME as CATALOG_NAME
+from .sqlite_catalog import SCHEMA_VERSION as CATALOG_VERSION
+from .sqlite_catalog import SqliteCatalog, create_tables, drop_tables
+from .state_codec import StateClasses, remove_debris
 
-SNAPSHOT_FILE = "projection-state.pkl"
-GRAPH_FILE = "graph.kuzu"
 DEFAULT_BATCH_EVENTS = 2000
-# Loading into an empty graph goes in one large batch: COPY into empty tables is cheap, while every COPY into a
-# non-empty relation table pays a commit cost (see kuzu_store). Bounded to keep planner memory reasonable.
-BULK_BATCH_EVENTS = 200_000
-SNAPSHOT_FORMAT = 1
-STORE_RETRY_SECONDS = 5.0  # how often a log-only projector retries a graph locked by another process
+REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
+OBSOLETE_FILES = ("projection-state.pkl",)
+ERASURE_EVENT = "eventloom.erased"
+REBUILD_KEY = "rebuilding"
 
-
-class ProjectionListener(Protocol):
-    """Something kept in step with the projection (retrieval indexes)."""
-
-    name: str
-
-    def on_batch(self, batch: ProjectionBatch, catalog: EntityCatalog) -> None: ...
-
-    def snapshot_state(self) -> Any: ...
-
-    def restore_state(self, state: Any) -> bool: ...
-
-    def reset(self) -> None: ...
+__all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector"]
 
 
 class ProjectionMismatch(Exception):
     """The log no longer matches what was projected for a session."""
 
 
-def _merge(batches: list[ProjectionBatch]) -> ProjectionBatch:
-    merged = ProjectionBatch()
-    for batch in batches:
-        for name, value in vars(batch).items():
-            if isinstance(value, list):
-                getattr(merged, name).extend(value)
-        merged.cursors.update(batch.cursors)
-        merged.event_count += batch.event_count
-    return merged
+class _CatalogState:
+    """The planner's view of the catalog inside a write transaction."""
 
+    def __init__(self, catalog: SqliteCatalog, db: sqlite3.Connection) -> None:
+        self.catalog, self.db = catalog, db
 
-class _GraphWriter:
-    """Background thread applying batches to the store, coalescing whatever is queued into one transaction.
+    def key_states(self, keys: Any) -> Any:
+        return self.catalog.key_states(keys, self.db)
 
-    On an embedded store the first failure stops writing (the store fell behind; reads keep working). On a
-    shared store failures are transient (a server restart): later batches continue from the store's cursor.
-    """
-
-    def __init__(self, store: ProjectionStore, write: Callable[[ProjectionBatch], None]) -> None:
-        self.store = store
-        self._write = write
-        self._retry = store.shared
-        self.error: str | None = None
-        self._queue: queue.Queue[ProjectionBatch | None] = queue.Queue()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._thread = threading.Thread(target=self._run, name="zaxy-graph-writer", daemon=True)
-        self._thread.start()
-
-    def submit(self, batch: ProjectionBatch) -> None:
-        if self.error is None or self._retry:
-            self._idle.clear()
-            self._queue.put(batch)
-
-    def flush(self, timeout: float | None = None) -> bool:
-        return self._idle.wait(timeout)
-
-    def pending(self) -> int:
-        return self._queue.qsize()
-
-    def stop(self) -> None:
-        self._queue.put(None)
-        self._thread.join(timeout=60)
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                self._idle.set()
-                return
-            batches = [item]
-            stop = False
-            while True:
-                try:
-                    extra = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if extra is None:
-                    stop = True
-                    break
-                batches.append(extra)
-            if self.error is None or self._retry:
-                try:
-                    self._write(batches[0] if len(batches) == 1 else _merge(batches))
-                    self.error = None
-                except Exception as exc:  # the store fell behind: stop writing (or retry later), reads keep working
-                    self.error = f"{type(exc).__name__}: {exc}"
-            if self._queue.empty():
-                self._idle.set()
-            if stop:
-                self._idle.set()
-                return
+    def sources_present(self, ids: Any) -> set[str]:
+        return self.catalog.sources_present(ids, self.db)
 
 
 class Projector:
-    """Owns the planner, the catalog, listeners and (optionally) the graph store for one Eventloom."""
+    """Owns the derived store, the planner, the catalog, the listeners and the graph sync for one Eventloom."""
 
     def __init__(
         self,
@@ -156,273 +86,486 @@ class Projector:
         derived_path: Path,
         *,
         extractors: ExtractorTable,
-        listeners: list[ProjectionListener] | None = None,
+        listeners: list[Any] | None = None,
         store_factory: Callable[[Path], ProjectionStore] | None = None,
+        shared_graph: bool = False,
+        graph_name: str = "kuzu",
+        state_classes: StateClasses | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
     ) -> None:
         self.log = log
         self.extractors = extractors
+        self.state_classes = state_classes or {}  # classes the in-memory listeners' saved state may hold
         self.derived_path = Path(derived_path)
         self.listeners = list(listeners or [])
         self.batch_events = batch_events
-        self.degraded: str | None = None
+        self.use_graph = use_graph
         self.mismatches: dict[str, str] = {}
+        self.problem: str | None = None  # why the last catch-up could not commit (busy, disk full...)
+        self._notices_taken = 0
         self._lock = threading.RLock()
-        self.store: ProjectionStore | None = None
-        self._writer: _GraphWriter | None = None
-        self._store_factory = store_factory
-        self._last_open_attempt = time.monotonic()
-        if use_graph:
-            self._open_store(store_factory)
-        self.catalog = EntityCatalog()
-        self.planner = ProjectionPlanner()
-        self._load_snapshot()
+        self.derived = DerivedStore(self.derived_path)
+        self._cleanup_obsolete()
+        self.catalog = SqliteCatalog(self.derived)
+        self._new_planner()
+        self._durable = [listener for listener in self.listeners if is_derived_index(listener)]
+        self._memory = [listener for listener in self.listeners if not is_derived_index(listener)]
+        self._memory_cursors: dict[str, tuple[int, str]] = {}
+        self._memory_dirty = False
+        self._open_components()
+        self.graph = GraphSync(
+            log,
+            self.derived,
+            self.catalog,
+            self.derived_path,
+            store_factory,
+            extractors,
+            shared=shared_graph,
+            name=graph_name,
+        )
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------ opening
-    def _open_store(self, store_factory: Callable[[Path], ProjectionStore] | None) -> None:
-        if store_factory is None:
-            self.degraded = "log-only: no graph store was given"
-            return
-        self._store_factory = store_factory
-        try:
-            self.store = store_factory(self.derived_path / GRAPH_FILE)
-        except LockedError as exc:
-            self.degraded = f"log-only: {exc.message}"
-            return
-        self._writer = _GraphWriter(self.store, self._write_batch)
+    def _cleanup_obsolete(self) -> None:
+        for name in OBSOLETE_FILES:
+            path = self.derived_path / name
+            if path.exists():
+                self.derived.warn(
+                    f"{path} was ignored (an obsolete format that could run code when loaded) and deleted"
+                )
+                path.unlink(missing_ok=True)
+        remove_debris(self.derived_path)
+
+    def _open_components(self) -> None:
+        """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
+        catalog_reset = self.derived.ensure_component(CATALOG_NAME, CATALOG_VERSION, create_tables, drop_tables)
+        with self.derived.write() as db:
+            db.execute(LISTENER_CURSOR_DDL)
+            if catalog_reset:  # indexes never hold more than the catalog: start them over with it
+                db.execute("DELETE FROM lst_cursors")
+                for listener in self._durable:
+                    if self.derived.meta(f"schema:index:{listener.name}") is not None:
+                        listener.drop_schema(db)
+                        listener.create_schema(db)
+        for listener in self._durable:
+            name = listener.name
+            if self.derived.ensure_component(
+                f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema
+            ):
+                with self.derived.write() as db:
+                    db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))
+            listener.attach(self.derived)
+        restored = load_memory_state(self.derived_path, self._memory, self.derived.warn, self.state_classes)
+        self._memory_cursors = restored or {}
+        self._memory_dirty = restored is None and bool(self._memory)
+        self._catch_up_listeners()
+
+    def _catch_up_listeners(self) -> None:
+        """Replay into each listener whatever the catalog holds that the listener does not (rare: a reset
+        index, memory listeners restored from an older state file)."""
+        cursors = self.catalog.cursors
+        for listener in self._durable:
+            done = listener_cursors(self.derived.reader(), listener.name)
+            gaps = {s: (done.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if done.get(s, 0) < seq}
+            for batch in replay_batches(self.log, self.catalog, gaps, self.extractors):
+                with self.derived.write() as db:
+                    listener.apply(batch, db, self.catalog)
+                    write_listener_cursors(db, listener.name, batch.cursors)
+                listener.committed()
+        if self._memory:
+            behind = {
+                s: (self._memory_cursors.get(s, (0, ""))[0] + 1, seq)
+                for s, (seq, _h) in cursors.items()
+                if self._memory_cursors.get(s, (0, ""))[0] < seq
+            }
+            ahead = [s for s, (seq, _h) in self._memory_cursors.items() if seq > cursors.get(s, (0, ""))[0]]
+            if ahead:  # the state file covers events the catalog lost: start the memory listeners over
+                for listener in self._memory:
+                    listener.reset()
+                self._memory_cursors = {}
+                behind = {s: (1, seq) for s, (seq, _h) in cursors.items()}
+            for batch in replay_batches(self.log, self.catalog, behind, self.extractors):
+                for listener in self._memory:
+                    listener.on_batch(batch, self.catalog)
+                self._memory_cursors.update(batch.cursors)
+                self._memory_dirty = True
+
+    # ------------------------------------------------------------------ state for readers
+    @property
+    def degraded(self) -> str | None:
+        return self.problem or self.graph.unavailable
 
     @property
-    def shared_store(self) -> bool:
-        """True when other processes write to the same store (PostgreSQL)."""
-        return self.store is not None and self.store.shared
+    def store(self) -> Any:
+        """The graph store, opened and brought up to date on first use (``None`` when unavailable here)."""
+        if not self.use_graph:
+            return None
+        if self.graph.open() is None:
+            return None
+        try:
+            self.graph.sync()
+        except Exception as exc:  # the graph lags (reported as writer_error); it is never left half-written
+            self.graph.error = f"{type(exc).__name__}: {exc}"
+        return self.graph.store
 
-    def _store_holds(self, cursors: dict[str, tuple[int, str]], store_cursors: dict[str, tuple[int, str]]) -> bool:
-        """Whether the store has everything ``cursors`` covers (exactly those cursors, for a private store)."""
-        if not self.shared_store:
-            return cursors == store_cursors
-        return all(store_cursors.get(session, (0, ""))[0] >= seq for session, (seq, _hash) in cursors.items())
+    @property
+    def graph_backend(self) -> str | None:
+        return self.graph.backend if self.use_graph else None
 
-    def _write_batch(self, batch: ProjectionBatch) -> None:
-        """Apply ``batch``; sessions a shared store reports as out of line continue from the store's cursor."""
-        assert self.store is not None
-        outcome = self.store.apply(batch)
-        for session, result in sorted((outcome or {}).items()):
-            if result == "behind":
-                problem = catch_up_session(
-                    self.store,
-                    self.log,
-                    self.extractors,
-                    session,
-                    batch.cursors[session][0],
-                    max(self.batch_events, DEFAULT_BATCH_EVENTS),
-                )
-                if problem is not None:
-                    raise ProjectionMismatch(problem)
+    def writer_error(self) -> str | None:
+        return self.graph.error
 
-    def _load_snapshot(self) -> None:
-        state = _read_snapshot(self.derived_path / SNAPSHOT_FILE)
-        store_cursors = self.store.cursors() if self.store is not None else None
-        usable = state is not None and (store_cursors is None or self._store_holds(state["cursors"], store_cursors))
-        if usable and state is not None:
-            catalog = EntityCatalog.from_state(state["catalog"])
-            restored = catalog is not None and all(
-                listener.restore_state(state["listeners"].get(listener.name)) for listener in self.listeners
-            )
-            if restored and catalog is not None:
-                self.catalog = catalog
-                self.planner.restore(*catalog.planner_state())
-                return
-        for listener in self.listeners:
-            listener.reset()
-        if store_cursors:
-            # The store is ahead of (or unrelated to) the snapshot: rebuild memory by replaying up to the store's
-            # cursors without rewriting the store, then let catch-up continue past them.
-            self._replay_into_memory(store_cursors)
-
-    def _locked_out(self) -> bool:
-        return self.store is None and bool(self.degraded) and self.degraded.startswith("log-only")
-
-    def _attach_store(self) -> None:
-        """Retry a graph that was locked by another process; on success, re-base memory on the store's cursors.
-
-        The planner can only continue the store from the state it had at the store's cursor, so memory is
-        rebuilt by replaying the log up to those cursors (the planner is deterministic), and the next catch-up
-        writes the rest. Rare (a lock held by a short-lived process), and never loses an event.
-        """
-        self._last_open_attempt = time.monotonic()
-        self._open_store(self._store_factory)
-        if self.store is None:
-            return
-        self.degraded = None
-        store_cursors = self.store.cursors()
-        if store_cursors != self.catalog.cursors:
-            self.catalog, self.planner, self.mismatches = EntityCatalog(), ProjectionPlanner(), {}
-            for listener in self.listeners:
-                listener.reset()
-            if store_cursors:
-                self._replay_into_memory(store_cursors)
-
-    def _replay_into_memory(self, cursors: dict[str, tuple[int, str]]) -> None:
-        for session, (seq, digest) in sorted(cursors.items()):
-            if not self._cursor_matches(session, seq, digest):
-                continue
-            self._plan_session(session, 1, seq, BULK_BATCH_EVENTS, write_store=False)
-        self._dispatch(write_store=False)
+    def take_notices(self) -> list[str]:
+        """What opening or maintaining derived state discarded since the last call (each reported once)."""
+        notices, self._notices_taken = self.derived.notices[self._notices_taken :], len(self.derived.notices)
+        return notices
 
     # ------------------------------------------------------------------ catch-up
     def catch_up(self, sessions: list[str] | None = None) -> int:
-        """Project everything appended since the last call; returns the number of events projected."""
+        """Project everything appended since the last call; returns the number of events projected here."""
         with self._lock:
-            if self._locked_out() and time.monotonic() - self._last_open_attempt >= STORE_RETRY_SECONDS:
-                self._attach_store()
-            names = sessions if sessions is not None else [s.session for s in self.log.sessions()]
-            batch_events = BULK_BATCH_EVENTS if not self.catalog.cursors else self.batch_events
-            projected = 0
-            for session in names:
-                if session in self.mismatches:
-                    continue
-                cursor = self.catalog.cursors.get(session)
-                if cursor is not None and not self._cursor_matches(session, *cursor):
-                    continue
-                head = self.log.head(session)
-                if head is None or (cursor is not None and head.seq <= cursor[0]):
-                    continue
-                projected += self._plan_session(session, (cursor[0] if cursor else 0) + 1, None, batch_events)
-            self._dispatch(write_store=True)
+            try:
+                projected = self._catch_up(sessions)
+            except DerivedStoreBusy as exc:
+                self.problem = f"projection paused: {exc}; reads serve the last projected state"
+                return 0
+            except sqlite3.DatabaseError as exc:
+                if is_damage(exc):
+                    self._recover_damage(exc)
+                    return self._catch_up(sessions)
+                self.problem = f"projection paused: {exc}; reads serve the last projected state"
+                return 0
+            self.problem = None
             return projected
 
-    def _cursor_matches(self, session: str, seq: int, digest: str) -> bool:
-        for envelope in self.log.replay_envelopes(session, seq, seq):
-            if envelope["hash"] == digest:
-                return True
-            self.mismatches[session] = f"event {seq} hash {envelope['hash'][:12]} != projected {digest[:12]}"
-            return False
-        self.mismatches[session] = f"log has fewer than {seq} events (projected up to {seq})"
-        return False
+    def _catch_up(self, sessions: list[str] | None) -> int:
+        if self.catalog.refresh():
+            self._new_planner()
+        names = sessions if sessions is not None else [summary.session for summary in self.log.sessions()]
+        projected = 0
+        for session in names:
+            if session in self.mismatches:
+                continue
+            head = self.log.head(session)
+            cursor = self.catalog.cursors.get(session)
+            if head is None:
+                if cursor is not None:
+                    self.mismatches[session] = f"the log of {session!r} is gone (projected up to {cursor[0]})"
+                continue
+            if cursor is not None and head.seq <= cursor[0]:
+                if head.seq < cursor[0]:
+                    self.mismatches[session] = f"log has fewer than {cursor[0]} events (projected up to {cursor[0]})"
+                elif head.hash != cursor[1]:
+                    self.mismatches[session] = f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
+                continue
+            projected += self._project_session(session, cursor)
+        return projected
 
-    def _plan_session(
-        self, session: str, from_seq: int, to_seq: int | None, batch_events: int, *, write_store: bool = True
-    ) -> int:
-        """Plan one session's events; hands over a batch every ``batch_events`` events (the caller flushes)."""
-        count = 0
-        for envelope in self.log.replay_envelopes(session, from_seq, to_seq):
-            self.planner.add(envelope, self.extractors.extract(envelope))
-            count += 1
-            if self.planner.pending_events() >= batch_events:
-                self._dispatch(write_store)
-        return count
+    def _project_session(self, session: str, cursor: tuple[int, str] | None) -> int:
+        """Plan and commit the session's new events, chunk by chunk."""
+        projected = 0
+        chunk: list[tuple[dict[str, Any], Any]] = []
+        expected = cursor
+        erased: list[int] = []  # erasure records met: the events they name must leave derived state too
+        for envelope in self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1):
+            if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
+                self.mismatches[session] = (
+                    f"event {envelope['seq']} does not continue projected event {expected[0]} ({expected[1][:12]})"
+                )
+                return projected
+            chunk.append((envelope, self.extractors.extract(envelope)))
+            if envelope["type"] == ERASURE_EVENT:
+                erased += _erased_seqs(envelope)
+            if len(chunk) >= self.batch_events or (erased and chunk):
+                batch = self._commit(session, expected, chunk)
+                if batch is None:
+                    return projected  # another process projected these: the next call continues from there
+                projected += len(chunk)
+                expected, chunk = batch.cursors[session], []
+                if erased and self._erasure_pending(session, expected[0]):
+                    self.erase(session, erased, None)
+                    return projected
+                erased = []
+        if chunk and self._commit(session, expected, chunk) is not None:
+            projected += len(chunk)
+        return projected
 
-    def _dispatch(self, write_store: bool) -> None:
-        batch = self.planner.take_batch()
-        if not batch.event_count:
+    def _erasure_pending(self, session: str, record_seq: int) -> bool:
+        """Whether an erasure record at ``record_seq`` still has to be applied here (not by ``erase`` already)."""
+        return int(self.derived.meta(f"erased:{session}") or 0) < record_seq
+
+    def _commit(
+        self,
+        session: str,
+        expected: tuple[int, str] | None,
+        chunk: list[tuple[dict[str, Any], Any]],
+        *,
+        to_graph: bool = True,
+    ) -> ProjectionBatch | None:
+        """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
+
+        Returns the committed batch, or ``None`` when another process projected the session meanwhile.
+        """
+        try:
+            with self.derived.write() as db:
+                rebuilding = db.execute("SELECT value FROM meta WHERE key = ?", (REBUILD_KEY,)).fetchone()
+                if rebuilding and rebuilding[0] != str(os.getpid()) and pid_alive(int(rebuilding[0])):
+                    raise DerivedStoreBusy(f"`zaxy reproject` (pid {rebuilding[0]}) is rebuilding this memory")
+                row = db.execute("SELECT seq, hash FROM cat_cursors WHERE session = ?", (session,)).fetchone()
+                if (tuple(row) if row else None) != (tuple(expected) if expected else None):
+                    self.catalog.refresh()
+                    return None
+                if self._planner_fresh:
+                    self.planner.labels = {r[0] for r in db.execute("SELECT label FROM cat_labels")}
+                    self._planner_fresh = False
+                if row is None:
+                    self.planner.sessions.discard(session)
+                else:
+                    self.planner.sessions.add(session)
+                self.planner.prefetch(chunk, _CatalogState(self.catalog, db))
+                for envelope, extraction in chunk:
+                    self.planner.add(envelope, extraction)
+                batch = self.planner.take_batch()
+                self.catalog.apply(db, batch)
+                for listener in self._durable:
+                    done = db.execute(
+                        "SELECT seq FROM lst_cursors WHERE listener = ? AND session = ?", (listener.name, session)
+                    ).fetchone()
+                    part = batch if done is None else _after(batch, session, int(done[0]))
+                    if part.event_count:
+                        listener.apply(part, db, self.catalog)
+                        write_listener_cursors(db, listener.name, part.cursors)
+        except BaseException:
+            self._new_planner()  # its overlay held uncommitted state
+            for listener in self._durable:
+                listener.rolled_back()
+            raise
+        self.planner.forget()
+        for listener in self._durable:
+            listener.committed()
+        self._feed_memory_listeners(batch)
+        if self.use_graph and to_graph:
+            self.graph.submit(batch)
+        return batch
+
+    def _new_planner(self) -> None:
+        self.planner = ProjectionPlanner()
+        self._planner_fresh = True
+
+    def _feed_memory_listeners(self, batch: ProjectionBatch) -> None:
+        if not self._memory:
             return
-        self.catalog.apply(batch)
-        for listener in self.listeners:
+        if any(self._memory_cursors.get(s, (0, ""))[0] != first - 1 for s, first in _starts(batch).items()):
+            self._catch_up_listeners()  # another process committed in between: replay what we did not see
+            return
+        for listener in self._memory:
             listener.on_batch(batch, self.catalog)
-        if write_store and self._writer is not None:
-            self._writer.submit(batch)
+        self._memory_cursors.update(batch.cursors)
+        self._memory_dirty = True
 
-    # ------------------------------------------------------------------ lifecycle
+    def _recover_damage(self, exc: BaseException) -> None:
+        """The derived file turned out damaged while in use: recreate it and rebuild from the log."""
+        self.derived.discard(f"{self.derived.path} is damaged ({exc}); it was deleted and is rebuilt from the log")
+        notices = self.derived.notices
+        self.derived = DerivedStore(self.derived_path)
+        self.derived.notices[:0] = notices
+        self.catalog = SqliteCatalog(self.derived)
+        self.graph.derived, self.graph.catalog = self.derived, self.catalog
+        self._new_planner()
+        for listener in self._memory:
+            listener.reset()
+        self._memory_cursors = {}
+        self._open_components()
+
+    # ------------------------------------------------------------------ graph
+    def follow_graph(self, *, create: bool = False) -> bool:
+        """Keep the graph of record current in the background (servers that own the memory).
+
+        An embedded graph is materialised on first use (a traversal, a graph search, status, the digest): a server
+        follows one that exists but does not create it unless ``create``, so a memory used only through checkout
+        and hooks never pays for a graph (disk, memory, writes). A shared graph (PostgreSQL) is always followed.
+        """
+        if not self.use_graph or (self.graph.private and not create and not self.graph.path.exists()):
+            return False
+        self.graph.follow()
+        return True
+
     def flush(self, timeout: float | None = 120.0) -> bool:
-        """Wait for the graph writer to drain; True when the store has every planned batch."""
-        return True if self._writer is None else self._writer.flush(timeout)
+        """Wait for the background graph writer to drain; True when it has nothing queued."""
+        return self.graph.flush(timeout)
 
     def lag(self) -> int:
-        """Batches planned but not yet written to the graph."""
-        return 0 if self._writer is None else self._writer.pending()
+        """Batches queued for the graph writer."""
+        return self.graph.pending()
 
+    # ------------------------------------------------------------------ lifecycle
     def save_snapshot(self) -> bool:
-        """Persist catalog + listener state, only when the store holds exactly the same cursors."""
+        """Persist the state of memory listeners (only they need it; everything else is committed already)."""
         with self._lock:
-            if self.store is None or self._writer is None or self._writer.error or not self.flush():
+            if not self._memory or not self._memory_dirty:
                 return False
-            if not self._store_holds(self.catalog.cursors, self.store.cursors()):
-                return False
-            state = {
-                "format": SNAPSHOT_FORMAT,
-                "cursors": dict(self.catalog.cursors),
-                "catalog": self.catalog.to_state(),
-                "listeners": {listener.name: listener.snapshot_state() for listener in self.listeners},
-            }
-            _write_snapshot(self.derived_path / SNAPSHOT_FILE, state)
+            save_memory_state(self.derived_path, self._memory, self._memory_cursors, self.state_classes)
+            self._memory_dirty = False
             return True
 
     def close(self) -> None:
         with self._lock:
-            if self._writer is not None:
+            with contextlib.suppress(Exception):
                 self.save_snapshot()
-                self._writer.stop()
-                self._writer = None
-            if self.store is not None:
-                self.store.close()
-                self.store = None
-
-    def writer_error(self) -> str | None:
-        return None if self._writer is None else self._writer.error
+            self.graph.close()
+            self.derived.close()
 
     # ------------------------------------------------------------------ rebuild
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> str:
-        """Throw the projection away and rebuild it from the log; returns the graph digest."""
+        """Throw every derived table and the graph away and rebuild them from the log; returns the digest."""
         with self._lock:
-            if self.store is None:
+            store = self.graph.reset() if self.use_graph else None
+            if self.use_graph and store is None:
                 raise LockedError(
-                    self.degraded or "no graph store is open",
+                    self.graph.unavailable or "no graph store is open",
                     field="projection",
                     remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
                 )
-            if self._writer is not None:
-                self._writer.stop()
-            (self.derived_path / SNAPSHOT_FILE).unlink(missing_ok=True)
-            if self.shared_store:
-                self.store.reset()
-            else:
-                factory = self._store_factory or type(self.store)
-                self.store.close()
-                _remove_graph(self.derived_path)
-                self.store = factory(self.derived_path / GRAPH_FILE)
-            self._writer = None  # rebuild writes synchronously, in large batches
-            self.catalog, self.planner, self.mismatches = EntityCatalog(), ProjectionPlanner(), {}
-            for listener in self.listeners:
+            with self.derived.write() as db:
+                self.derived.set_meta(db, REBUILD_KEY, str(os.getpid()))  # other processes wait, not interleave
+                drop_tables(db)
+                create_tables(db)
+                db.execute("DELETE FROM lst_cursors")
+                for listener in self._durable:
+                    listener.drop_schema(db)
+                    listener.create_schema(db)
+            for listener in self._durable:
+                listener.committed()
+            for listener in self._memory:
                 listener.reset()
+            self._memory_cursors, self._memory_dirty = {}, True
+            self.catalog.refresh()
+            self._new_planner()
+            self.mismatches = {}
             summaries = self.log.sessions()
-            total = sum(s.event_count for s in summaries)
+            total = sum(summary.event_count for summary in summaries)
             done = 0
+            for_graph: list[ProjectionBatch] = []
             for summary in summaries:
+                expected: tuple[int, str] | None = None
+                chunk: list[tuple[dict[str, Any], Any]] = []
                 for envelope in self.log.replay_envelopes(summary.session):
-                    self.planner.add(envelope, self.extractors.extract(envelope))
-                    done += 1
-                    if done % 1000 == 0 and progress:
-                        progress(done, total)
-                    if self.planner.pending_events() >= BULK_BATCH_EVENTS:
-                        self._apply_now()
-            self._apply_now()
+                    chunk.append((envelope, self.extractors.extract(envelope)))
+                    if len(chunk) >= self.batch_events:
+                        expected = self._rebuild_chunk(summary.session, expected, chunk, for_graph)
+                        done += len(chunk)
+                        chunk = []
+                        if progress:
+                            progress(done, total)
+                if chunk:
+                    self._rebuild_chunk(summary.session, expected, chunk, for_graph)
+                    done += len(chunk)
+            self._rebuild_graph(for_graph, force=True)
+            with self.derived.write() as db:
+                self.derived.set_meta(db, REBUILD_KEY, None)
             if progress:
                 progress(done, total)
-            self._writer = _GraphWriter(self.store, self._write_batch)
             self.save_snapshot()
             return self.digest()
 
-    def _apply_now(self) -> None:
-        batch = self.planner.take_batch()
-        if not batch.event_count:
+    def _rebuild_chunk(
+        self,
+        session: str,
+        expected: tuple[int, str] | None,
+        chunk: list[tuple[dict[str, Any], Any]],
+        for_graph: list[ProjectionBatch],
+    ) -> tuple[int, str]:
+        batch = self._commit(session, expected, chunk, to_graph=False)
+        if batch is None:
+            raise LockedError(
+                "another process projected this memory during the rebuild",
+                field="projection",
+                remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
+            )
+        if self.use_graph:
+            for_graph.append(batch)
+            self._rebuild_graph(for_graph)
+        return batch.cursors[session]
+
+    def _rebuild_graph(self, batches: list[ProjectionBatch], *, force: bool = False) -> None:
+        """Write accumulated rebuild batches to the graph in large transactions (Kuzu COPY commits are costly)."""
+        if not batches or (not force and sum(b.event_count for b in batches) < REBUILD_BATCH_EVENTS):
             return
-        self.catalog.apply(batch)
-        for listener in self.listeners:
-            listener.on_batch(batch, self.catalog)
-        self._write_batch(batch)
+        from .graph_sync import merge_batches
+
+        self.graph.write_rebuild_batch(merge_batches(batches))
+        batches.clear()
 
     def digest(self) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest)."""
-        if self.store is None:
-            raise LockedError(self.degraded or "no graph store", field="projection", remediation="See status.")
-        self.flush()
+        store = self.store
+        if store is None:
+            raise LockedError(self.graph.unavailable or "no graph store", field="projection", remediation="See status.")
         digest = hashlib.sha256()
-        for line in self.store.dump_lines():
+        for line in store.dump_lines():
             digest.update(line.encode())
             digest.update(b"\n")
         return digest.hexdigest()
+
+    # ------------------------------------------------------------------ erasure
+    def erase(self, session: str, seqs: list[int], envelopes: dict[int, Any] | None = None) -> None:
+        """Remove every derived row of ``session`` (catalog, indexes) and replay the session from the (scrubbed)
+        log; no byte of the removed rows stays in the files. The graph is rebuilt from the log."""
+        with self._lock:
+            head = self.log.head(session)
+            with self.derived.write() as db:
+                self.catalog.delete_session(db, session)
+                # Indexes remove the erased events' rows themselves and keep their cursor: the session's replay
+                # below re-plans the catalog only (see _commit), so nothing is indexed twice.
+                for listener in self._durable:
+                    listener.erase(db, session, seqs, envelopes)
+                # Every erasure record up to the head is covered by this replay of the scrubbed log.
+                self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
+            self.mismatches.pop(session, None)
+            self._new_planner()
+            for listener in self._memory:
+                listener.reset()
+            self._memory_cursors, self._memory_dirty = {}, True
+            self._catch_up(None)
+            self._catch_up_listeners()
+            self.derived.scrub()
+            if self.use_graph:
+                self.graph.reset(new_file=True)
+                self.graph.sync()
+
+
+def _erased_seqs(envelope: dict[str, Any]) -> list[int]:
+    """The seqs an ``eventloom.erased`` record names (its ranges; never content)."""
+    seqs: list[int] = []
+    ranges = envelope.get("payload", {}).get("ranges", [])
+    for item in ranges if isinstance(ranges, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("from_seq"), int) and isinstance(item.get("to_seq"), int):
+            seqs.extend(range(item["from_seq"], item["to_seq"] + 1))
+    return seqs
+
+
+def _after(batch: ProjectionBatch, session: str, done: int) -> ProjectionBatch:
+    """The part of a one-session batch beyond ``done`` (what an index that already holds up to there needs)."""
+    if batch.cursors[session][0] <= done:
+        return ProjectionBatch()
+    part = ProjectionBatch(cursors=dict(batch.cursors))
+    part.event_count = sum(1 for row in batch.events if row["seq"] > done)
+    part.events = [row for row in batch.events if row["seq"] > done]
+    part.searchable = [doc for doc in batch.searchable if doc.seq > done]
+    part.entities = [row for row in batch.entities if row["source_event_seq"] > done]
+    part.relations = [row for row in batch.relations if row["source_event_seq"] > done]
+    part.feedback = [row for row in batch.feedback if row["seq"] > done]
+    part.failures = [row for row in batch.failures if row["seq"] > done]
+    return part
+
+
+def _starts(batch: ProjectionBatch) -> dict[str, int]:
+    starts: dict[str, int] = {}
+    for row in batch.events:
+        if row["seq"] < starts.get(row["session_id"], row["seq"] + 1):
+            starts[row["session_id"]] = row["seq"]
+    return starts
 
 
 def _close_at_exit(ref: weakref.ReferenceType[Projector]) -> None:
@@ -431,30 +574,3 @@ def _close_at_exit(ref: weakref.ReferenceType[Projector]) -> None:
     if projector is not None:
         with contextlib.suppress(Exception):
             projector.close()
-
-
-def _read_snapshot(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as handle:
-            state = pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, ImportError):
-        return None
-    return state if isinstance(state, dict) and state.get("format") == SNAPSHOT_FORMAT else None
-
-
-def _write_snapshot(path: Path, state: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    with open(temporary, "wb") as handle:
-        pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-
-
-def _remove_graph(derived_path: Path) -> None:
-    for candidate in derived_path.glob(f"{GRAPH_FILE}*"):
-        if candidate.is_dir():
-            shutil.rmtree(candidate)
-        else:
-            candidate.unlink()

@@ -10,10 +10,10 @@ processes write it) also answers :meth:`session_state`, and its :meth:`apply` re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from .planner import ProjectionBatch
+from .planner import KeyState, ProjectionBatch
 from .records import EntityVersion, ProjectionStats, TraversalHit
 
 
@@ -71,3 +71,19 @@ class ProjectionStore(Protocol):
     def session_state(self, session: str) -> Any:
         """Shared stores only: the stored cursor, identities and sources of one session (see store_catchup)."""
         raise NotImplementedError(f"{type(self).__name__} is not a shared store")
+
+    # A private store (``shared = False``) is caught up from the log by re-planning from its own state:
+    def key_states(self, keys: Iterable[str]) -> dict[str, KeyState]:
+        """Private stores: current version and closed flag of each identity the store holds."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be continued from its own state")
+
+    def sources_present(self, ids: Iterable[str]) -> set[str]:
+        """Private stores: which of these source ids the store holds."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be continued from its own state")
+
+    def typed_labels(self) -> set[str]:
+        """The typed relation labels the store has tables for."""
+        raise NotImplementedError(f"{type(self).__name__} does not list its relation labels")
+
+    def checkpoint(self) -> None:
+        """Make what was written durable in the store's own files (default: nothing to do)."""

@@ -26,7 +26,7 @@ def _days_between(earlier: str, later: str) -> float:
 
 def salience(version: EntityVersion, catalog: EntityCatalog, reference: str | None = None) -> dict[str, float]:
     """Salience in [0, 1] and its factors (shown per fact in checkout diagnostics)."""
-    feedback = catalog.feedback.get(version.key)
+    feedback = catalog.feedback(version.key)
     positive_weight = feedback.weight if feedback else 0.0
     last_touch = max(version.valid_from, feedback.last_timestamp if feedback and feedback.positive else "")
     age = _days_between(last_touch, reference or catalog.latest_timestamp or last_touch)

@@ -88,6 +88,17 @@ def relative_periods(query: str, today: _dt.date) -> list[tuple[_dt.date, _dt.da
     return out
 
 
+def relative_period(expression: str, today: _dt.date) -> tuple[_dt.date, _dt.date] | None:
+    """The day range (first, last; inclusive) when the whole of ``expression`` is one relative date ("yesterday",
+    "last week", "three days ago", "last Tuesday"), else ``None`` (no words around it are tolerated)."""
+    text = " ".join(expression.lower().split())
+    for pattern in (_TODAY, _YESTERDAY, _CALENDAR, _AGO, _WEEKDAY):
+        if pattern.fullmatch(text):
+            periods = relative_periods(text, today)
+            return periods[0] if len(periods) == 1 else None
+    return None
+
+
 def _calendar_period(which: str, unit: str, today: _dt.date) -> tuple[_dt.date, _dt.date]:
     day = _dt.timedelta(days=1)
     if which == "past":  # "the past week": the last 7 (30, 365) days up to today

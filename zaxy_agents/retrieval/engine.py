@@ -152,7 +152,7 @@ class Retriever:
         def versions_to_events(scored: dict[str, float]) -> list[tuple[EventKey, float]]:
             best: dict[EventKey, float] = {}
             for identity, score in scored.items():
-                version = catalog.version_at(identity, as_of) if identity in catalog.keys else None
+                version = catalog.version_at(identity, as_of) if catalog.has_key(identity) else None
                 if version is None or (scope is not None and version.session not in scope):
                     continue
                 if version.entity_type in ANCHOR_TYPES:
@@ -166,7 +166,7 @@ class Retriever:
         def keyword_lane() -> list[tuple[EventKey, float]]:
             best: dict[EventKey, float] = {}
             for version_id, score in self.keyword.search(query, depth * 3):
-                version = catalog.versions.get(version_id)
+                version = catalog.version(version_id)
                 if version is None or (scope is not None and version.session not in scope):
                     continue
                 if as_of is not None and version.valid_from > as_of:
@@ -190,8 +190,8 @@ class Retriever:
             run("vector", lambda: self.vectors.search(query, depth, allowed=scope))
         if not seeds:
             for (session, seq), _score in ranked.get("keyword", [])[:5]:
-                for version_id in catalog.event_versions.get((session, seq), ()):
-                    seeds.setdefault(catalog.versions[version_id].key, 1.0)
+                for version in catalog.event_versions(session, seq):
+                    seeds.setdefault(version.key, 1.0)
         run("graph", lambda: versions_to_events(traverse(seeds, catalog, chosen.graph_depth)))
         run("ppr", lambda: versions_to_events(personalized_pagerank(seeds, catalog)))
 
@@ -249,7 +249,7 @@ class Retriever:
         catalog: EntityCatalog,
         as_of: str | None,
     ) -> RetrievalHit | None:
-        asserted = [catalog.versions[v] for v in catalog.event_versions.get(key, ())]
+        asserted = catalog.event_versions(*key)
         asserted = [v for v in asserted if v.asserted and v.entity_type not in ANCHOR_TYPES]
         matched = entity_for.get(key)
         entity = matched if matched is not None and matched.asserted else (asserted[-1] if asserted else matched)
@@ -298,5 +298,5 @@ def _invalidated_at(version: EntityVersion, catalog: EntityCatalog, as_of: str |
     """True when the version's window was closed by an invalidation rather than by a newer version."""
     if not version.invalidated:
         return False
-    state = catalog.keys.get(version.key)
+    state = catalog.key_state(version.key)
     return state is not None and state.current == version.id

@@ -26,7 +26,9 @@ def exact_matches(query: str, catalog: EntityCatalog, sessions: set[str] | None)
     for size in range(min(MAX_NGRAM, len(words)), 0, -1):
         for start in range(len(words) - size + 1):
             for key in catalog.keys_named(" ".join(words[start : start + size])):
-                version = catalog.versions[catalog.keys[key].current]
+                version = catalog.latest(key)
+                if version is None:
+                    continue
                 if sessions is not None and version.session not in sessions:
                     continue
                 if version.entity_type in {"participant"} or (size == 1 and len(words[start]) < 3):
@@ -47,7 +49,9 @@ def traverse(
         if hops >= depth or (hops > 0 and _is_hub(key, catalog)):
             continue
         for edge, other_id in _neighbours(key, catalog):
-            other = catalog.versions[other_id].key
+            other = _key_of(other_id, catalog)
+            if other is None:
+                continue
             score = weight * decay * edge.confidence
             if other in seen:
                 continue
@@ -72,7 +76,9 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
             if key not in seeds and _is_hub(key, catalog):
                 continue
             for edge, other_id in _neighbours(key, catalog):
-                other = catalog.versions[other_id].key
+                other = _key_of(other_id, catalog)
+                if other is None:
+                    continue
                 if other not in nodes:
                     if len(nodes) >= PPR_MAX_NODES:
                         continue
@@ -107,12 +113,16 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
 
 def _is_hub(key: str, catalog: EntityCatalog) -> bool:
     """Speakers and very high-degree nodes connect everything to everything: never expand through them."""
-    degree = len(catalog.out_edges.get(key, ())) + len(catalog.in_edges.get(key, ()))
-    return degree > HUB_DEGREE or key.split("\x1f", 2)[1] == "participant"
+    return key.split("\x1f", 2)[1] == "participant" or catalog.degree(key) > HUB_DEGREE
+
+
+def _key_of(version_id: str, catalog: EntityCatalog) -> str | None:
+    version = catalog.version(version_id)
+    return None if version is None else version.key
 
 
 def _neighbours(key: str, catalog: EntityCatalog):
-    for edge in catalog.out_edges.get(key, ()):
+    for edge in catalog.out_edges(key):
         yield edge, edge.target_id
-    for edge in catalog.in_edges.get(key, ()):
+    for edge in catalog.in_edges(key):
         yield edge, edge.source_id

@@ -34,6 +34,7 @@ class Capability(StrEnum):
     """Optional parts of a backend, by name (a backend lists those it overrides)."""
 
     PERSISTENT = "persistent"  # memory outlives the process (every backend except memory://)
+    SHARED_GRAPH = "shared_graph"  # open_graph() is written by many processes at once (catch-up per session)
     SHARED_VECTORS = "shared_vectors"  # open_vectors(): vectors stored once in the backend, shared by workers
     GROUP_COMMIT = "group_commit"  # group_commit_log(): a handle whose appends skip the per-append flush
     MIGRATIONS = "migrations"  # migrate(): a versioned schema that `zaxy backend migrate` upgrades
@@ -48,6 +49,7 @@ class StorageBackend(ABC):
     """
 
     name: ClassVar[str]  # the registry name: files | postgresql | memory | ...
+    graph_name: ClassVar[str]  # what its graph store is called in status reports: kuzu | postgresql | memory
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
 
     def __init__(self, settings: ZaxySettings) -> None:

@@ -85,8 +85,8 @@ def _mentioned_keys(context: CheckoutContext) -> set[str]:
     for hit in context.hits:
         if hit.entity is not None:
             keys.add(hit.entity.key)
-        for version_id in catalog.event_versions.get((hit.session, hit.seq), ()):
-            keys.add(catalog.versions[version_id].key)
+        for version in catalog.event_versions(hit.session, hit.seq):
+            keys.add(version.key)
         if hit.event_type in (OUTCOME_EXPLAINED_EVENT, CAUSAL_EDGE_EVENT):
             payload = context.log.get(hit.session, hit.seq).payload
             for field in ("cause", "effect", "source", "target"):
@@ -94,7 +94,7 @@ def _mentioned_keys(context: CheckoutContext) -> set[str]:
                 if point is not None:
                     keys.add(entity_key(hit.session, point.entity_type, point.name))
     for fact in context.facts:
-        version = catalog.versions.get(fact.id)
-        if version is not None:
-            keys.add(version.key)
-    return {key for key in keys if key in catalog.keys}
+        fact_version = catalog.version(fact.id)
+        if fact_version is not None:
+            keys.add(fact_version.key)
+    return {key for key in keys if catalog.has_key(key)}

@@ -29,7 +29,7 @@ _MEMO: dict[tuple[Any, ...], tuple[weakref.ref[EntityCatalog], dict[str, Any]]] 
 def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
-    memo_key = (id(catalog), catalog.event_count, context.as_of, tuple(sessions))
+    memo_key = (id(catalog), catalog.generation, context.as_of, tuple(sessions))
     cached = _MEMO.get(memo_key)
     if cached is not None and cached[0]() is catalog:
         counts = cached[1]

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
+from zaxy_agents.tool_arguments import as_of_field
 
 Purpose = Literal["general", "coding", "review", "release", "security", "research", "coordinate"]
 SCOPE_HELP = (
@@ -28,7 +29,7 @@ class CheckoutArgs(ToolArgs):
     ref: optional(
         str, "Check memory out as of a memory ref (refs/tags/v1) or a seq of the session.", max_length=128
     ) = None
-    as_of: optional(str, "Check memory out as of an ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("Check memory out") = None
     k: int = Field(default=8, ge=1, le=50, description="How many evidence items to retrieve.")
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from typing import Any
 
 from pydantic import Field
@@ -29,14 +32,19 @@ def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
     server = dict(call.caller.server)
     process = server.get("process", {})
     reasons = [reason for reason in (capabilities.get("degraded"), process.get("degraded")) if reason]
-    if call.caller.restricted:
-        capabilities.pop("eventloom_path", None)
-    return {
+    result = {
         **capabilities,
         "degraded": "; ".join(reasons) if reasons else None,
         "session": call.session,
         "server": server,
     }
+    if call.caller.restricted:  # HTTP clients learn nothing about the server's filesystem
+        result.pop("eventloom_path", None)
+        process = result["server"].get("process")
+        if isinstance(process, dict):
+            result["server"]["process"] = {key: value for key, value in process.items() if key != "socket"}
+        result = _without_paths(result, _local_paths(call.fabric))
+    return result
 
 
 class FokArgs(ToolArgs):
@@ -56,3 +64,22 @@ class FokArgs(ToolArgs):
 def memory_feeling_of_knowing(call: ToolCall[FokArgs]) -> dict[str, Any]:
     args = call.args
     return call.fabric.feeling_of_knowing(args.query, session=call.session, scope=call.caller.allow_scope(args.scope))
+
+
+def _local_paths(fabric: Any) -> re.Pattern[str]:
+    """Filesystem locations a restricted caller must not see (as whole path tokens, longest first)."""
+    folder = fabric.settings.eventloom_dir
+    found = {folder, os.path.abspath(folder), os.path.realpath(folder), tempfile.gettempdir()}
+    found |= {os.path.dirname(os.path.abspath(folder)), os.path.expanduser("~")}
+    paths = sorted((path for path in found if path and path not in (".", "/")), key=len, reverse=True)
+    return re.compile(r"(?<![\w.~/-])(?:" + "|".join(map(re.escape, paths)) + r")(?=[/\s'\"),:;]|$)")
+
+
+def _without_paths(value: Any, paths: re.Pattern[str]) -> Any:
+    if isinstance(value, str):
+        return paths.sub("<path>", value)
+    if isinstance(value, dict):
+        return {key: _without_paths(item, paths) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_paths(item, paths) for item in value]
+    return value

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
+from zaxy_agents.tool_arguments import as_of_field
 
 RetrievalProfile = Literal["balanced", "precision", "recall", "temporal", "cognitive"]
 
@@ -17,7 +18,7 @@ class QueryArgs(ToolArgs):
     scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
     k: int = Field(default=10, ge=1, le=50, description="How many hits to return.")
     profile: RetrievalProfile = Field(default="balanced", description="Lane weighting of the fused retrieval.")
-    as_of: optional(str, "Search memory as it was at an ISO-8601 instant.", max_length=40) = None
+    as_of: as_of_field("Search memory") = None
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated results.")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import EntityDraft, EntityRef, Extraction, RelationDraft
+from ..model import EntityDraft, EntityRef, Extraction, Invalidation, RelationDraft
 from ..registry import register
 from .common import bounded, event_time, flatten_text, pick, pick_text
 
@@ -42,6 +42,19 @@ def transcript_turn(envelope: dict[str, Any]) -> Extraction:
         segment=segment or None,
         occurred_at=when,
     )
+
+
+@register("transcript.item_removed")
+def transcript_item_removed(envelope: dict[str, Any]) -> Extraction:
+    """A framework session removed its newest item (OpenAI Agents ``pop_item``): the turn is no longer current."""
+    message_id = pick_text(envelope["payload"], "message_id", required="the removed turn's message_id")
+    return Extraction(invalidations=[Invalidation(EntityRef(message_id, "turn"), "removed from the conversation")])
+
+
+@register("transcript.cleared")
+def transcript_cleared(envelope: dict[str, Any]) -> Extraction:
+    """A framework session was cleared: its history starts again (the turns stay in the log)."""
+    return Extraction()
 
 
 @register("hook.user_prompt_submitted")

@@ -121,6 +121,15 @@ def declared_capabilities(subject: Subject) -> None:
             if capability in backend.capabilities:
                 expect(overridden(backend, StorageBackend, method), f"{capability} declared, {method} not overridden")
         expect(bool(backend.name) and bool(backend.location), "a backend has a name and a printable location")
+        graph = backend.open_graph()
+        try:
+            shared = Capability.SHARED_GRAPH in backend.capabilities
+            expect(
+                graph.shared == shared, f"SHARED_GRAPH declared {shared}, the graph store says shared={graph.shared}"
+            )
+        finally:
+            graph.close()
+            backend.close()
 
 
 def group_commit(subject: Subject) -> None:

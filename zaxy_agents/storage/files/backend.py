@@ -27,6 +27,7 @@ GRAPH_FILE = "graph.kuzu"
 
 class FilesBackend(StorageBackend):
     name = "files"
+    graph_name = "kuzu"
     capabilities = frozenset({Capability.PERSISTENT, Capability.GROUP_COMMIT, Capability.GRAPH_SCHEMA_PLAN})
     status_name = "jsonl"  # what `zaxy backend status` has always called it
 

@@ -28,6 +28,7 @@ from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from zaxy_agents.errors import IntegrityError, StorageFullError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
 from zaxy_agents.eventloom.drafts import PreparedDraft
+from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
@@ -201,8 +202,11 @@ class SessionFile:
                 pass
             os.close(self._fd)  # the file was replaced or removed: reopen by path
             self._fd, self._tail = None, None
-        os.makedirs(self.root, exist_ok=True)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        ensure_eventloom_dir(self.root)
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except PermissionError:
+            raise permission_denied(self.root, "write to") from None
         self._fd_inode = os.fstat(self._fd).st_ino
         return self._fd
 

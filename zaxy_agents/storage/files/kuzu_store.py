@@ -13,11 +13,12 @@ write transaction at a time, hence the writer lock.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,10 @@ import kuzu
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
-from zaxy_agents.projection.catalog import EntityCatalog
-from zaxy_agents.projection.planner import ProjectionBatch
+from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
+from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
 from .kuzu_schema import (
     BATCH_ROW_KEYS,
@@ -43,6 +44,9 @@ from .kuzu_schema import (
 
 _WORDS = re.compile(r"\w+")
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)
+REL_COPY = True  # relationships always by COPY: a per-row CREATE into a two-way rel table costs 2-4 MB of pages
+LOOKUP_CHUNK = 2000  # identities looked up per query when the planner continues from the graph
+BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Kuzu's default is 80 % of the machine's memory
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
 _REGISTRY_LOCK = threading.Lock()
 _DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
@@ -56,9 +60,10 @@ def _open_database(path: Path) -> kuzu.Database:
         if entry is not None:
             _DATABASES[key] = (entry[0], entry[1] + 1)
             return entry[0]
-        path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_eventloom_dir(path.parent.parent)  # the graph lives in <eventloom>/.zaxy
+        path.parent.mkdir(exist_ok=True)
         try:
-            database = kuzu.Database(key)
+            database = kuzu.Database(key, buffer_pool_size=BUFFER_POOL_BYTES)
         except RuntimeError as exc:
             if "lock" in str(exc).lower():
                 raise LockedError(
@@ -145,6 +150,18 @@ class KuzuProjectionStore(ProjectionStore):
                 done.append(migration.name)
             return done
 
+    def reset(self) -> None:
+        """Drop every table and re-create the schema, keeping the database (and its file lock) open.
+
+        ``zaxy reproject`` rebuilds through this: closing the file and removing it would let another process
+        take the graph between the close and the re-open, and the rebuild would then fail half-way.
+        """
+        with self._write_lock:
+            tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
+            for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
+                self._connection().execute(f"DROP TABLE `{name}`")
+        self.migrate()
+
     def migrations(self) -> list[dict[str, Any]]:
         rows = self._rows("MATCH (m:Migration) RETURN m.name, m.checksum, m.statement_count ORDER BY m.name")
         return [{"name": n, "checksum": c, "statement_count": k} for n, c, k in rows]
@@ -194,7 +211,8 @@ class KuzuProjectionStore(ProjectionStore):
                 )
                 connection.execute("COMMIT")
             except Exception:
-                connection.execute("ROLLBACK")
+                with contextlib.suppress(RuntimeError):  # a failed COMMIT (disk full) already ended it
+                    connection.execute("ROLLBACK")
                 raise
 
     def _insert(
@@ -207,7 +225,7 @@ class KuzuProjectionStore(ProjectionStore):
     ) -> None:
         if not rows:
             return
-        if bulk:
+        if bulk or (endpoints is not None and REL_COPY):
             self._copy(table, columns, rows, is_rel=endpoints is not None)
             return
         connection = self._connection()
@@ -257,42 +275,33 @@ class KuzuProjectionStore(ProjectionStore):
         )
         return {session: (int(seq), str(digest)) for session, seq, digest in rows}
 
-    def load_catalog(self) -> EntityCatalog:
-        """Rebuild the in-memory catalog from the stored graph (used when its snapshot is stale)."""
-        catalog = EntityCatalog()
-        batch = ProjectionBatch()
-        entity_columns = [name for name, _ in NODE_COLUMNS["Entity"]]
-        result = self._connection().execute(
-            "MATCH (e:Entity) RETURN " + ", ".join(f"e.{c}" for c in entity_columns) + " ORDER BY e.source_event_seq"
-        )
-        batch.entities = [dict(zip(entity_columns, row, strict=True)) for row in result.get_all()]
-        key_columns = [name for name, _ in NODE_COLUMNS["EntityKey"]]
-        batch.entity_keys = [
-            dict(zip(key_columns, row, strict=True))
-            for row in self._rows("MATCH (k:EntityKey) RETURN " + ", ".join(f"k.{c}" for c in key_columns))
-        ]
-        rel_columns = [name for name, _ in EDGE_AUDIT_COLUMNS]
-        batch.relations = [
-            {"from": a, "to": b, **dict(zip(rel_columns, rest, strict=True))}
-            for a, b, *rest in self._rows(
-                "MATCH (a:Entity)-[r:RELATES]->(b:Entity) RETURN a.id, b.id, "
-                + ", ".join(f"r.{c}" for c in rel_columns)
-                + " ORDER BY r.source_event_seq, r.id"
+    # ------------------------------------------------------------------ planner state (graph catch-up)
+    def key_states(self, keys: Iterable[str]) -> dict[str, KeyState]:
+        """Current version and closed flag of each identity the graph holds (the planner continues from them)."""
+        wanted = list(keys)
+        found: dict[str, KeyState] = {}
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            rows = self._rows(
+                "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) RETURN k.id, k.current_version, k.closed",
+                {"ids": wanted[start : start + LOOKUP_CHUNK]},
             )
-        ]
-        feedback_columns = [name for name, _ in NODE_COLUMNS["Feedback"]]
-        batch.feedback = [
-            dict(zip(feedback_columns, row, strict=True))
-            for row in self._rows("MATCH (f:Feedback) RETURN " + ", ".join(f"f.{c}" for c in feedback_columns))
-        ]
-        batch.sessions = [{"id": row[0]} for row in self._rows("MATCH (s:Session) RETURN s.id")]
-        batch.sources = [{"id": row[0]} for row in self._rows("MATCH (s:Source) RETURN s.id")]
-        batch.new_labels = sorted(self.typed_labels())
-        batch.cursors = self.cursors()
-        catalog.apply(batch)
-        catalog.event_count = int(self._rows("MATCH (e:Event) RETURN count(e)")[0][0])
-        catalog.failure_count = int(self._rows("MATCH (f:ExtractionFailure) RETURN count(f)")[0][0])
-        return catalog
+            found.update((key, KeyState(current, "", bool(closed))) for key, current, closed in rows)
+        return found
+
+    def sources_present(self, ids: Iterable[str]) -> set[str]:
+        wanted = list(ids)
+        present: set[str] = set()
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            rows = self._rows(
+                "UNWIND $ids AS i MATCH (s:Source {id: i}) RETURN s.id", {"ids": wanted[start : start + LOOKUP_CHUNK]}
+            )
+            present.update(row[0] for row in rows)
+        return present
+
+    def checkpoint(self) -> None:
+        """Merge the write-ahead log into the database file (after which the file alone is the graph)."""
+        with self._write_lock:
+            self._connection().execute("CHECKPOINT")
 
     def entity_history(
         self, name: str, entity_type: str | None = None, session: str | None = None

@@ -22,6 +22,7 @@ class MemoryBackend(StorageBackend):
     """No optional capability: nothing persists, nothing is shared, there is no schema to migrate."""
 
     name = "memory"
+    graph_name = "memory"
 
     def __init__(self, settings: ZaxySettings) -> None:
         super().__init__(settings)

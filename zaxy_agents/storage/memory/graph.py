@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from zaxy_agents.projection.planner import ProjectionBatch
+from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
@@ -94,6 +94,20 @@ class MemoryGraphStore(ProjectionStore):
 
     def migrations(self) -> list[dict[str, Any]]:
         return []
+
+    def key_states(self, keys: Iterable[str]) -> dict[str, KeyState]:
+        stored = self.nodes["EntityKey"]
+        return {
+            key: KeyState(stored[key]["current_version"], "", bool(stored[key]["closed"]))
+            for key in keys
+            if key in stored
+        }
+
+    def sources_present(self, ids: Iterable[str]) -> set[str]:
+        return {source for source in ids if source in self.nodes["Source"]}
+
+    def typed_labels(self) -> set[str]:
+        return set(self.edges) - set(REL_TABLES)
 
     def _versions(self, where: Any) -> list[EntityVersion]:
         rows = [row for row in self.nodes["Entity"].values() if where(row)]

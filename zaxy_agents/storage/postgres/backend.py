@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 
 class PostgresBackend(StorageBackend):
     name = "postgresql"
+    graph_name = "postgresql"
     capabilities = frozenset(
         {
             Capability.PERSISTENT,
+            Capability.SHARED_GRAPH,
             Capability.SHARED_VECTORS,
             Capability.GROUP_COMMIT,
             Capability.MIGRATIONS,

@@ -1,0 +1,237 @@
+"""What opening LangGraph memory costs as history grows: ZaxyStore vs SqliteStore, ZaxyCheckpointer vs SqliteSaver.
+
+Each measurement runs in a fresh Python process (libraries imported first, then timed): open the store and
+get one item; open the saver and ``get_state`` of a long thread; ``list(None, limit=10)`` over many threads.
+RSS is the process's resident size after the open + first read minus before it. Ratios are Zaxy / baseline
+(lower is better), measured in the same run on the same machine.
+
+Usage: python benchmarks/langgraph_open_bench.py [--items 10000,100000] [--checkpoints 2500] [--threads 1000]
+       [--repeats 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CHILD = r"""
+import json, os, sys, time
+sys.path.insert(0, {root!r})
+kind, path, arg = sys.argv[1], sys.argv[2], sys.argv[3]
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+# Import everything first (a server has): only opening and reading are timed.
+import zaxy_agents.itemstore, zaxy_agents.checkpoints, zaxy_agents.fabric, zaxy_agents.storage.files.jsonl_log  # noqa
+if kind.endswith("store"):
+    from langgraph.store.sqlite import SqliteStore
+    from zaxy_agents.langgraph import ZaxyStore
+else:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from zaxy_agents.langgraph import ZaxyCheckpointer
+    from benchmarks.langgraph_open_bench import chat_graph
+    chat_graph(InMemorySaver()).get_state({{"configurable": {{"thread_id": "warm"}}}})
+before = rss()
+t0 = time.perf_counter()
+if kind == "zaxy_store":
+    store = ZaxyStore.from_path(path); value = store.get(("bench", "u1"), arg)
+elif kind == "sqlite_store":
+    import sqlite3
+    store = SqliteStore(sqlite3.connect(path, check_same_thread=False, isolation_level=None))
+    value = store.get(("bench", "u1"), arg)
+elif kind in ("zaxy_state", "zaxy_list"):
+    saver = ZaxyCheckpointer.from_path(path)
+else:
+    import sqlite3
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+if kind.endswith("_state"):
+    value = len(chat_graph(saver).get_state({{"configurable": {{"thread_id": arg}}}}).values["messages"])
+elif kind.endswith("_list"):
+    value = len(list(saver.list(None, limit=10)))
+elapsed = time.perf_counter() - t0
+print(json.dumps({{"seconds": elapsed, "rss_bytes": rss() - before, "value": str(value)[:60]}}))
+"""
+
+
+def chat_graph(checkpointer: Any) -> Any:
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    def chat(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"echo {state['messages'][-1].content}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("chat", chat)
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def _child(kind: str, path: Path, arg: str, repeats: int) -> dict[str, float]:
+    runs = []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD.format(root=str(ROOT)), kind, str(path), arg],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        runs.append(json.loads(out.stdout))
+    return {
+        "ms": statistics.median(r["seconds"] for r in runs) * 1e3,
+        "rss_mb": statistics.median(r["rss_bytes"] for r in runs) / 2**20,
+        "value": runs[0]["value"],
+    }
+
+
+def _item(i: int) -> dict[str, Any]:
+    return {"text": f"memory {i}: the user prefers option {i % 7} for project {i % 13}", "score": i % 1000}
+
+
+def build_stores(root: Path, items: int, delete_all: bool = False) -> tuple[Path, Path]:
+    import sqlite3
+
+    from langgraph.store.base import PutOp
+    from langgraph.store.sqlite import SqliteStore
+
+    from zaxy_agents.langgraph import ZaxyStore
+
+    zaxy_path, sqlite_path = root / f"zaxy-{items}-{delete_all}", root / f"sqlite-{items}-{delete_all}.db"
+    conn = sqlite3.connect(sqlite_path, check_same_thread=False, isolation_level=None)
+    sqlite_store = SqliteStore(conn)
+    sqlite_store.setup()
+    with ZaxyStore.from_path(zaxy_path, durability="batch") as zaxy_store:
+        for start in range(0, items, 5000):
+            ops = [
+                PutOp(("bench", f"u{i % 50}"), f"item-{i}", _item(i)) for i in range(start, min(items, start + 5000))
+            ]
+            zaxy_store.batch(ops)
+            sqlite_store.batch(ops)
+            if delete_all:
+                deletes = [PutOp(op.namespace, op.key, None) for op in ops]
+                zaxy_store.batch(deletes)
+                sqlite_store.batch(deletes)
+    conn.close()
+    return zaxy_path, sqlite_path
+
+
+def bench_store(root: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
+    curve = {}
+    for items in sizes:
+        zaxy_path, sqlite_path = build_stores(root, items)
+        _child("zaxy_store", zaxy_path, "item-1", 1)  # the first open after the writer builds nothing new
+        curve[items] = {
+            "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
+            "sqlite": _child("sqlite_store", sqlite_path, "item-1", repeats),
+        }
+    empty_items = max(sizes) // 2  # puts then deletes: max(sizes) events, 0 live items
+    zaxy_path, sqlite_path = build_stores(root, empty_items, delete_all=True)
+    empty = {
+        "events": 2 * empty_items,
+        "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
+        "sqlite": _child("sqlite_store", sqlite_path, "item-1", repeats),
+    }
+    fresh = build_stores(root, 1)
+    empty["zaxy_empty_store"] = _child("zaxy_store", fresh[0], "item-0", repeats)
+    return {"curve": curve, "zero_live": empty}
+
+
+def bench_checkpointer(root: Path, checkpoints: int, threads: int, repeats: int) -> dict[str, Any]:
+    import sqlite3
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from zaxy_agents.langgraph import ZaxyCheckpointer
+
+    zaxy_path, sqlite_path = root / "zaxy-checkpoints", root / "checkpoints.db"
+    conn = sqlite3.connect(sqlite_path, check_same_thread=False)
+    with ZaxyCheckpointer.from_path(zaxy_path, durability="batch") as zaxy_saver:
+        graphs = [chat_graph(zaxy_saver), chat_graph(SqliteSaver(conn))]
+        turns = checkpoints // 2  # input checkpoint + the step's checkpoint per turn
+        for turn in range(turns):
+            for graph in graphs:
+                graph.invoke({"messages": [HumanMessage(f"question {turn}")]}, {"configurable": {"thread_id": "long"}})
+        for thread in range(threads):
+            for graph in graphs:
+                graph.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": f"t{thread}"}})
+    conn.close()
+    return {
+        "checkpoints": 2 * (checkpoints // 2),
+        "threads": threads,
+        "get_state": {
+            "zaxy": _child("zaxy_state", zaxy_path, "long", repeats),
+            "sqlite": _child("sqlite_state", sqlite_path, "long", repeats),
+        },
+        "list_limit_10": {
+            "zaxy": _child("zaxy_list", zaxy_path, "", repeats),
+            "sqlite": _child("sqlite_list", sqlite_path, "", repeats),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", default="10000,100000")
+    parser.add_argument("--checkpoints", type=int, default=2500)
+    parser.add_argument("--threads", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", choices=["store", "checkpointer"])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.items.split(",")]
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        if args.only != "checkpointer":
+            report["store"] = bench_store(root, sizes, args.repeats)
+        if args.only != "store":
+            report["checkpointer"] = bench_checkpointer(root, args.checkpoints, args.threads, args.repeats)
+        report["wall_seconds"] = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    if "store" in report:
+        print("store: open + first get in a fresh process (median ms, RSS added MB), Zaxy / SqliteStore")
+        for items, row in report["store"]["curve"].items():
+            z, s = row["zaxy"], row["sqlite"]
+            print(
+                f"  {items:>9,} items  zaxy {z['ms']:8.2f} ms {z['rss_mb']:6.1f} MB   sqlite {s['ms']:8.2f} ms "
+                f"{s['rss_mb']:6.1f} MB   ratio {z['ms'] / s['ms']:5.2f}x time, {_ratio(z, s):5.2f}x RSS"
+            )
+        empty = report["store"]["zero_live"]
+        z, s, e = empty["zaxy"], empty["sqlite"], empty["zaxy_empty_store"]
+        print(
+            f"  0 live items after {empty['events']:,} events: zaxy {z['ms']:.2f} ms (an empty store {e['ms']:.2f} ms)"
+            f", sqlite {s['ms']:.2f} ms"
+        )
+    if "checkpointer" in report:
+        c = report["checkpointer"]
+        print(
+            f"checkpointer: fresh process, Zaxy / SqliteSaver ({c['checkpoints']} checkpoints, {c['threads']} threads)"
+        )
+        for op in ("get_state", "list_limit_10"):
+            z, s = c[op]["zaxy"], c[op]["sqlite"]
+            print(f"  {op:14s} zaxy {z['ms']:8.2f} ms   sqlite {s['ms']:8.2f} ms   ratio {z['ms'] / s['ms']:5.2f}x")
+    print(f"(wall {report['wall_seconds']:.0f} s)")
+
+
+def _ratio(ours: dict[str, float], theirs: dict[str, float]) -> float:
+    return ours["rss_mb"] / theirs["rss_mb"] if theirs["rss_mb"] > 0 else float("inf")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,343 @@
+"""A whole memory at 1k -> 1M events: ingest, open, first cited answer, close, RSS and disk, with baselines.
+
+Each size builds a memory from a realistic stream (events of 200-2,000 bytes, ~1 KB mean; sessions of 1,000
+events; see ``realistic_stream.py``) and measures, in the same run:
+
+* ingest: appending the stream (the log-append baseline), then projecting it batched (catalog + indexes in
+  ``derived.sqlite``), then bringing the embedded graph up to date (off the read path);
+* a **fresh process**: imports + open + first cited checkout (wall), its peak RSS, and its close;
+* the CLI end to end (``zaxy memory checkout ... --json``);
+* warm checkout latency (p50 / p95) in one process;
+* one-at-a-time append + project (the MCP / hook / LangGraph path) on top of the memory;
+* optionally ``zaxy reproject`` (``--reproject``) and ``zaxy serve`` readiness (``--serve``);
+* disk: log, derived state, graph;
+* the baseline: an SQLite FTS5 index over the same texts (build; fresh process open + query, RSS).
+
+Usage: python benchmarks/scale_bench.py [--sizes 1000,10000,100000] [--one-by-one 500] [--reproject] [--serve]
+       [--workdir DIR] [--keep] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.realistic_stream import RealisticStream
+
+PYTHON = sys.executable
+REPO = str(Path(__file__).resolve().parents[1])
+
+PEAK_RSS = r"""
+def peak_rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:  # the peak inherited from the forking parent is reset (Linux >= 4.0)
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+except OSError:
+    pass
+"""
+
+FIRST_ANSWER = (
+    PEAK_RSS
+    + r"""
+import json, sys, time
+started = time.perf_counter()
+from zaxy_agents.fabric import MemoryFabric
+imported = time.perf_counter()
+fabric = MemoryFabric.from_path(sys.argv[1])
+packet = fabric.checkout(sys.argv[2], session=sys.argv[3], max_tokens=2000)
+answered = time.perf_counter()
+fabric.close()
+closed = time.perf_counter()
+print(json.dumps({
+    "import_s": imported - started, "open_and_answer_s": answered - imported, "first_answer_s": answered - started,
+    "close_s": closed - answered, "rss_mb": peak_rss_mb(),
+    "cited": "eventloom://" in packet.prompt, "answer": packet.prompt,
+}))
+"""
+)
+
+WARM_QUERIES = r"""
+import json, sys, time
+from zaxy_agents.fabric import MemoryFabric
+questions = json.loads(sys.argv[2])
+with MemoryFabric.from_path(sys.argv[1]) as fabric:
+    fabric.checkout("warm up", session=questions[0][1])
+    samples, hits = [], 0
+    for question, session, citation in questions:
+        started = time.perf_counter()
+        packet = fabric.checkout(question, session=session, max_tokens=2000)
+        samples.append((time.perf_counter() - started) * 1000)
+        hits += citation in packet.prompt
+print(json.dumps({"samples_ms": samples, "recall": hits / len(questions)}))
+"""
+
+FTS_OPEN = (
+    PEAK_RSS
+    + r"""
+import json, sqlite3, sys, time
+started = time.perf_counter()
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT 10", (sys.argv[2],)).fetchall()
+print(json.dumps({"open_and_answer_s": time.perf_counter() - started,
+                  "rss_mb": peak_rss_mb(), "hits": len(rows)}))
+"""
+)
+
+
+def _run_json(code: str, *args: str, timeout: float = 3600) -> dict[str, Any]:
+    result = subprocess.run(
+        [PYTHON, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=timeout,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"child failed: {result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    pick = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)  # noqa: E731
+    return {"p50_ms": pick(0.5), "p95_ms": pick(0.95), "max_ms": round(ordered[-1], 2)}
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def _questions(facts: list[tuple[str, str, str]], count: int, rng: random.Random) -> list[tuple[str, str, str]]:
+    """(question, session, citation prefix of the current value) for facts that were asserted."""
+    picked = rng.sample(facts, min(count, len(facts)))
+    return [
+        (f"what is the {predicate} of {subject}?", session, citation)
+        for subject, predicate, session, citation in picked
+    ]  # type: ignore[misc]
+
+
+def build(root: Path, size: int, results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    from zaxy_agents.fabric import MemoryFabric
+
+    stream = RealisticStream(seed=size)
+    facts: dict[tuple[str, str, str], str] = {}
+    texts: list[str] = []
+    appended = 0.0
+    with MemoryFabric.from_path(root, durability="batch") as fabric:
+        for session, drafts in stream.sessions(size):
+            for start in range(0, len(drafts), 1000):
+                chunk = drafts[start : start + 1000]
+                started = time.perf_counter()
+                events = fabric.append_many(session, chunk)
+                appended += time.perf_counter() - started
+                for draft, event in zip(chunk, events, strict=True):
+                    payload = draft["payload"]
+                    texts.append(json.dumps(payload))
+                    if draft["type"] == "fact.asserted":
+                        facts[(payload["subject"], payload["predicate"], session)] = event.citation
+        results["append_events_per_s"] = round(size / appended)
+        started = time.perf_counter()
+        fabric.project()
+        projected = time.perf_counter() - started
+        results["ingest_project_events_per_s"] = round(size / projected)
+        results["ingest_total_events_per_s"] = round(size / (projected + appended))
+        started = time.perf_counter()
+        fabric.projector.store  # noqa: B018 - brings the graph up to date
+        results["graph_catch_up_events_per_s"] = round(size / (time.perf_counter() - started))
+        started = time.perf_counter()
+    results["close_after_ingest_s"] = round(time.perf_counter() - started, 3)
+    _fts_baseline(root.parent / f"fts-{size}.sqlite", texts, results)
+    return [(subject, predicate, session, citation) for (subject, predicate, session), citation in facts.items()]
+
+
+def _fts_baseline(path: Path, texts: list[str], results: dict[str, Any]) -> None:
+    started = time.perf_counter()
+    db = sqlite3.connect(path)
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(text)")
+    db.executemany("INSERT INTO docs(text) VALUES (?)", [(text,) for text in texts])
+    db.commit()
+    db.close()
+    results["fts5_build_events_per_s"] = round(len(texts) / (time.perf_counter() - started))
+    results["fts5_bytes"] = _size(path)
+
+
+def measure(root: Path, size: int, facts: list[tuple[str, str, str, str]], args: argparse.Namespace) -> dict:
+    results: dict[str, Any] = {}
+    rng = random.Random(size)
+    questions = _questions(facts, 40, rng)
+    question, session, citation = questions[0]
+    first = _run_json(FIRST_ANSWER, str(root), question, session)
+    results["fresh_process"] = {
+        k: round(v, 3) if isinstance(v, float) else v for k, v in first.items() if k != "answer"
+    }
+    results["fresh_process"]["current_fact_cited"] = citation in first["answer"]
+    runs = []
+    for _ in range(3):
+        started = time.perf_counter()
+        cli = subprocess.run(
+            [
+                PYTHON,
+                "-m",
+                "zaxy_agents.cli.entry",
+                "memory",
+                "checkout",
+                question,
+                "--session-id",
+                session,
+                "--eventloom-path",
+                str(root),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        runs.append(time.perf_counter() - started)
+        assert cli.returncode == 0, cli.stderr[-2000:]
+    results["cli_checkout_s"] = round(statistics.median(runs), 3)
+    warm = _run_json(WARM_QUERIES, str(root), json.dumps(questions))
+    results["warm_checkout"] = _percentiles(warm["samples_ms"])
+    results["warm_checkout"]["current_fact_recall"] = round(warm["recall"], 3)
+    fts = root.parent / f"fts-{size}.sqlite"
+    words = question.rstrip("?").split()[-1]
+    results["fts5_fresh_process"] = {
+        k: round(v, 4) if isinstance(v, float) else v for k, v in _run_json(FTS_OPEN, str(fts), words).items()
+    }
+    derived = root / ".zaxy"
+    results["disk_bytes"] = {
+        "log": sum(p.stat().st_size for p in root.glob("*.jsonl")),
+        "derived_sqlite": _size(derived / "derived.sqlite") + _size(derived / "derived.sqlite-wal"),
+        "listeners_state": _size(derived / "listeners.state"),
+        "graph_kuzu": _size(derived / "graph.kuzu"),
+    }
+    disk = results["disk_bytes"]
+    results["derived_over_log"] = round(
+        (disk["derived_sqlite"] + disk["listeners_state"] + disk["graph_kuzu"]) / max(disk["log"], 1), 2
+    )
+    if args.one_by_one:
+        results["one_by_one"] = one_by_one(root, args.one_by_one)
+    if args.reproject:
+        started = time.perf_counter()
+        cli = subprocess.run(
+            [PYTHON, "-m", "zaxy_agents.cli.entry", "reproject", "--eventloom-path", str(root), "--json"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
+        assert cli.returncode == 0, cli.stderr[-2000:]
+        results["reproject_s"] = round(time.perf_counter() - started, 2)
+    if args.serve:
+        results["serve"] = serve_ready(root, question, session)
+    return results
+
+
+ONE_BY_ONE = r"""
+import json, sys, time
+from benchmarks.realistic_stream import RealisticStream
+from zaxy_agents.fabric import MemoryFabric
+count = int(sys.argv[2])
+drafts = [RealisticStream(seed=99).draft(i) for i in range(count)]
+with MemoryFabric.from_path(sys.argv[1]) as fabric:
+    fabric.project()
+    fabric.projector.follow_graph()
+    started = time.perf_counter()
+    for draft in drafts:
+        fabric.append("live", draft["type"], draft["payload"])
+        fabric.project(["live"])
+    elapsed = time.perf_counter() - started
+    lag = fabric.projector.graph.lag_events()
+    started = time.perf_counter()
+    fabric.projector.flush(None)
+    drained = time.perf_counter() - started
+print(json.dumps({"events_per_s": count / elapsed, "graph_lag_events_at_end": lag, "graph_drain_s": drained}))
+"""
+
+
+def one_by_one(root: Path, count: int) -> dict[str, Any]:
+    result = _run_json(ONE_BY_ONE, str(root), str(count))
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}
+
+
+def serve_ready(root: Path, question: str, session: str) -> dict[str, Any]:
+    """Time from spawning `zaxy serve` (stdio MCP) to the first memory_checkout answer, over a real client."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def run() -> dict[str, float]:
+        params = StdioServerParameters(
+            command=PYTHON,
+            args=["-m", "zaxy_agents.cli.entry", "serve", "--eventloom-path", str(root)],
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            cwd=REPO,
+        )
+        started = time.perf_counter()
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            initialised = time.perf_counter()
+            await client.call_tool("memory_checkout", {"query": question, "session_id": session})
+            answered = time.perf_counter()
+        return {"initialize_s": initialised - started, "first_checkout_s": answered - started}
+
+    return {k: round(v, 3) for k, v in asyncio.run(run()).items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--one-by-one", type=int, default=500)
+    parser.add_argument("--reproject", action="store_true")
+    parser.add_argument("--serve", action="store_true")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the memories (and reuse them when present)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="zaxy-scale-"))
+    report: dict[str, Any] = {}
+    try:
+        for size in (int(part) for part in args.sizes.split(",")):
+            root = workdir / f"memory-{size}"
+            results: dict[str, Any] = {"events": size}
+            facts_file = workdir / f"facts-{size}.json"
+            if args.keep and facts_file.exists() and root.exists():
+                facts = [tuple(item) for item in json.loads(facts_file.read_text())]
+            else:
+                shutil.rmtree(root, ignore_errors=True)
+                facts = build(root, size, results)
+                facts_file.write_text(json.dumps(facts))
+            results.update(measure(root, size, facts, args))  # type: ignore[arg-type]
+            report[str(size)] = results
+            if not args.json:
+                print(json.dumps(results, indent=2), flush=True)
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,463 @@
+"""The graph of record (embedded Kuzu file, or the shared PostgreSQL graph), kept in step off the read path.
+
+Reads (checkout, retrieval, causal...) never touch the graph: they are served from ``derived.sqlite``. The graph
+is opened when something needs it — a traversal, a graph keyword search, the rebuild digest, a server that keeps
+it current — and then brought up to the catalog's cursors: from batches this process just committed (fast path)
+or by re-planning the log from the graph's own cursors (the planner is deterministic, and its state — the
+current version of each identity — is read from the graph itself), in large coalesced transactions.
+
+Kuzu 0.11.3 is not crash-safe around bulk writes: a SIGKILL during a COPY transaction was measured to leave a
+graph whose cursors claim rows it lost, or that segfaults when opened. So an embedded graph is trusted only if
+``derived.sqlite`` recorded it clean — marked dirty (durably) before every write transaction, clean with the
+file's identity (inode, size, mtime) after the CHECKPOINT that follows it. Anything else (a kill or a full disk
+mid-write, a planted or foreign file, a leftover WAL) and the graph file is deleted and rebuilt from the log,
+never opened. ``graph.lock`` (an advisory lock) says which process owns the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from zaxy_agents.errors import LockedError
+from zaxy_agents.eventloom.protocol import EventLog
+
+from .planner import ProjectionBatch, ProjectionPlanner
+from .protocol import ProjectionStore
+from .registry import ExtractorTable
+from .store_catchup import catch_up_session
+
+GRAPH_FILE = "graph.kuzu"
+GRAPH_LOCK = "graph.lock"
+STATE_KEY = "graph:state"
+SYNC_EVENTS = 20_000  # events per graph transaction when catching up from the log (COPY commits are costly)
+PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at once
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory lock, the Kuzu lock alone protects the file
+    fcntl = None  # type: ignore[assignment]
+
+
+class GraphMismatch(Exception):
+    """The graph does not line up with the log (rebuilt for a private graph, reported for a shared one)."""
+
+
+def merge_batches(batches: list[ProjectionBatch]) -> ProjectionBatch:
+    merged = ProjectionBatch()
+    for batch in batches:
+        for name, value in vars(batch).items():
+            if isinstance(value, list):
+                getattr(merged, name).extend(value)
+        merged.cursors.update(batch.cursors)
+        merged.event_count += batch.event_count
+    return merged
+
+
+def batch_starts(batch: ProjectionBatch) -> dict[str, int]:
+    """First seq of each session in a batch."""
+    starts: dict[str, int] = {}
+    for row in batch.events:
+        session, seq = row["session_id"], row["seq"]
+        if seq < starts.get(session, seq + 1):
+            starts[session] = seq
+    return starts
+
+
+class GraphSync:
+    """Owns the graph store of one memory: trust, lock, lazy open, background writer, catch-up from the log."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        derived: Any,
+        catalog: Any,
+        folder: Path,
+        store_factory: Callable[[Path], ProjectionStore] | None,
+        extractors: ExtractorTable,
+        *,
+        shared: bool = False,
+        name: str = "kuzu",
+        batch_events: int = SYNC_EVENTS,
+    ) -> None:
+        self.log = log
+        self.derived = derived
+        self.catalog = catalog
+        self.folder = Path(folder)
+        self.path = self.folder / GRAPH_FILE
+        self._factory = store_factory
+        self.extractors = extractors
+        self.name = name
+        self.private = not shared  # a store only this process writes (trust marks, lock); shared: a server store
+        self.batch_events = batch_events
+        self.store: Any = None
+        self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
+        self.unavailable: str | None = None  # why the graph cannot be opened here (held by another process)
+        self.mismatches: dict[str, str] = {}
+        self._cursors: dict[str, tuple[int, str]] = {}
+        self._lock = threading.RLock()  # one writer at a time; readers wait for the sync they asked for
+        self._lock_handle: Any = None
+        self._queue: queue.Queue[ProjectionBatch | str | None] = queue.Queue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
+        self.following = False
+
+    @property
+    def backend(self) -> str:
+        return self.name
+
+    # ------------------------------------------------------------------ opening
+    def open(self) -> Any:
+        """The graph store, opened (and made trustworthy) on first use; ``None`` when another process holds it."""
+        with self._lock:
+            if self.store is not None:
+                return self.store
+            if self.private and not self._claim_lock():
+                self.unavailable = (
+                    f"graph unavailable: {self.path} is held by another process (checkout and retrieval read the "
+                    "derived state; graph queries wait for it)"
+                )
+                return None
+            try:
+                if self.private:
+                    self._check_trust()
+                    self.store = self._new_store()
+                    self._record_clean()
+                else:
+                    self.store = self._new_store()
+            except LockedError as exc:
+                self._release_lock()
+                self.unavailable = exc.message
+                return None
+            self.unavailable = None
+            self._cursors = self.store.cursors()
+            return self.store
+
+    def _new_store(self) -> ProjectionStore:
+        if self._factory is None:
+            raise LockedError(
+                "no graph store is configured", field="projection", remediation="Open it through a backend."
+            )
+        return self._factory(self.path)
+
+    def _claim_lock(self) -> bool:
+        if self._lock_handle is not None:
+            return True
+        if fcntl is None:
+            return True
+        self.folder.mkdir(parents=True, exist_ok=True)
+        handle = open(self.folder / GRAPH_LOCK, "a+")  # noqa: SIM115 - held while the graph is open
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        self._lock_handle = handle
+        return True
+
+    def _release_lock(self) -> None:
+        if self._lock_handle is not None:
+            with contextlib.suppress(OSError):
+                self._lock_handle.close()
+            self._lock_handle = None
+
+    def _files(self) -> list[Path]:
+        return sorted(self.folder.glob(f"{GRAPH_FILE}*"))
+
+    def _state(self) -> dict[str, Any] | None:
+        raw = self.derived.meta(STATE_KEY)
+        try:
+            state = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        return state if isinstance(state, dict) else None
+
+    def _stat(self) -> list[int] | None:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+    def _check_trust(self) -> None:
+        """Delete a graph file this store did not leave clean (never open it: Kuzu may crash on it)."""
+        files = self._files()
+        if not files:
+            return
+        state = self._state()
+        reason = None
+        if state is None:
+            reason = "no record of it in derived.sqlite (planted, foreign, or from an older version)"
+        elif not state.get("clean"):
+            reason = "a write to it was interrupted (crash, kill or full disk)"
+        elif state.get("stat") != self._stat():
+            reason = "it changed since it was last closed"
+        elif any(path.name != GRAPH_FILE and path.stat().st_size for path in files):
+            reason = "it has a leftover write-ahead log"
+        if reason is not None:
+            self.derived.warn(f"{self.path} was not used: {reason}; it was deleted and is rebuilt from the log")
+            self._remove_files()
+
+    def _remove_files(self) -> None:
+        for path in self._files():
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        with self.derived.write() as db:
+            self.derived.set_meta(db, STATE_KEY, None)
+
+    def _mark(self, clean: bool) -> None:
+        self._clean = clean
+        state = {"clean": clean, "stat": self._stat() if clean else None}
+        with self.derived.write() as db:
+            self.derived.set_meta(db, STATE_KEY, json.dumps(state))
+
+    def _record_clean(self) -> None:
+        if self.private:
+            self._mark(True)
+
+    # ------------------------------------------------------------------ writing
+    def _write(self, batch: ProjectionBatch) -> None:
+        """One transaction (rows + cursors); a private graph is marked dirty around it."""
+        assert self.store is not None
+        if self.private:
+            self._mark(False)
+            try:
+                self.store.apply(batch)
+                self.store.checkpoint()
+            except Exception:
+                # The file may be damaged (Kuzu is not crash-safe around a failed bulk write): close it and leave
+                # it marked dirty, so the next open deletes and rebuilds it instead of opening it.
+                with contextlib.suppress(Exception):
+                    self.store.close()
+                self.store = None
+                raise
+            self._mark(True)
+            self._cursors.update(batch.cursors)
+            return
+        outcome = self.store.apply(batch) or {}
+        for session, result in sorted(outcome.items()):
+            if result == "behind":
+                problem = catch_up_session(
+                    self.store, self.log, self.extractors, session, batch.cursors[session][0], self.batch_events
+                )
+                if problem is not None:
+                    self.mismatches[session] = problem
+        self._cursors = self.store.cursors()
+
+    def _lines_up(self, batch: ProjectionBatch) -> bool:
+        starts = batch_starts(batch)
+        return all(self._cursors.get(s, (0, ""))[0] == first - 1 for s, first in starts.items())
+
+    def sync(self) -> None:
+        """Bring the graph up to the catalog's cursors now (from the log), in this thread."""
+        with self._lock:
+            if self.open() is None:
+                return
+            self._drain_queue()
+            self._sync_from_log()
+
+    def _drain_queue(self) -> None:
+        batches = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, ProjectionBatch):
+                batches.append(item)
+        if batches:
+            merged = merge_batches(batches)
+            if self._lines_up(merged):
+                self._write(merged)
+
+    def _sync_from_log(self) -> None:
+        target = self.catalog.cursors
+        if not self.private:
+            self._cursors = self.store.cursors()
+            for session, (seq, _digest) in sorted(target.items()):
+                if self._cursors.get(session, (0, ""))[0] < seq and session not in self.mismatches:
+                    problem = catch_up_session(self.store, self.log, self.extractors, session, seq, self.batch_events)
+                    if problem is not None:
+                        self.mismatches[session] = problem
+            self._cursors = self.store.cursors()
+            return
+        gaps = {
+            session: (self._cursors.get(session, (0, ""))[0] + 1, seq)
+            for session, (seq, _digest) in sorted(target.items())
+            if self._cursors.get(session, (0, ""))[0] < seq
+        }
+        if not gaps:
+            return
+        try:
+            self._plan_into_graph(gaps)
+        except GraphMismatch as exc:
+            self.derived.warn(f"{self.path} does not match the log ({exc}); it is rebuilt from the log")
+            self._rebuild_private()
+
+    def _plan_into_graph(self, gaps: dict[str, tuple[int, int]]) -> None:
+        planner = ProjectionPlanner()
+        planner.restore({}, set(self.store.typed_labels()), set(self._cursors), set())
+        chunk: list[tuple[dict[str, Any], Any]] = []
+
+        def plan_chunk() -> None:
+            planner.prefetch(chunk, self.store)
+            for envelope, extraction in chunk:
+                planner.add(envelope, extraction)
+            chunk.clear()
+            if planner.pending_events() >= self.batch_events:
+                self._write(planner.take_batch())
+                planner.forget()
+
+        for session, (first, last) in gaps.items():
+            expected = self._cursors.get(session, (0, None))[1]
+            for envelope in self.log.replay_envelopes(session, first, last):
+                if expected is not None and envelope["seq"] == first and envelope["prev_hash"] != expected:
+                    raise GraphMismatch(f"session {session!r} changed after seq {first - 1}")
+                chunk.append((envelope, self.extractors.extract(envelope)))
+                if len(chunk) >= PREFETCH_EVENTS:
+                    plan_chunk()
+            if chunk:
+                plan_chunk()
+        if planner.pending_events():
+            self._write(planner.take_batch())
+            planner.forget()
+
+    def _rebuild_private(self) -> None:
+        """Delete the graph file and replay the whole projection into a new one."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        self._remove_files()
+        self.store = self._new_store()
+        self._record_clean()
+        self._cursors = {}
+        self._sync_from_log()
+
+    # ------------------------------------------------------------------ background writer (owners)
+    def follow(self) -> None:
+        """Keep the graph current in a background thread (servers): opened now, synced, then fed each batch."""
+        with self._lock:
+            self.following = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="zaxy-graph-writer", daemon=True)
+                self._thread.start()
+            self._idle.clear()
+            self._queue.put("sync")
+
+    def submit(self, batch: ProjectionBatch) -> None:
+        """A batch the catalog just committed (written by the background writer when following)."""
+        if self._thread is not None and self.store is not None:
+            self._idle.clear()
+            self._queue.put(batch)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            items = [item]
+            while True:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in items
+            try:
+                with self._lock:
+                    if self.open() is not None:
+                        batches = [i for i in items if isinstance(i, ProjectionBatch)]
+                        merged = merge_batches(batches) if batches else None
+                        if merged is not None and self._lines_up(merged):
+                            self._write(merged)
+                            merged = None
+                        if merged is not None or "sync" in items:
+                            self._sync_from_log()
+                        self.error = None
+            except Exception as exc:  # the graph lags (reported); reads are unaffected; the next sync retries
+                self.error = f"{type(exc).__name__}: {exc}"
+            if self._queue.empty():
+                self._idle.set()
+            if stop:
+                self._idle.set()
+                return
+
+    def flush(self, timeout: float | None = 120.0) -> bool:
+        """Wait until the background writer has nothing queued (True) or ``timeout`` passed."""
+        return self._idle.wait(timeout)
+
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    def lag_events(self) -> int | None:
+        """Events the catalog holds that the graph does not (``None`` when the graph is not open here)."""
+        if self.store is None:
+            return None
+        target = self.catalog.cursors
+        return sum(max(0, seq - self._cursors.get(s, (0, ""))[0]) for s, (seq, _h) in target.items())
+
+    @property
+    def cursors(self) -> dict[str, tuple[int, str]]:
+        return dict(self._cursors)
+
+    # ------------------------------------------------------------------ rebuild and close
+    def reset(self, *, new_file: bool = False) -> Any:
+        """An empty graph for a rebuild; ``None`` if another process holds it.
+
+        The tables are emptied in place, without letting go of the file (``graph.lock`` stays held too), so no
+        other process can take the graph mid-rebuild. ``new_file`` (after an erasure) deletes the file instead:
+        Kuzu leaves dropped rows' bytes in its pages.
+        """
+        self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
+        with self._lock:
+            if self.open() is None:
+                return None
+            if self.private:
+                emptied = False
+                if not new_file:
+                    self._mark(False)
+                    try:
+                        self.store.reset()
+                        self.store.checkpoint()
+                        emptied = True
+                    except Exception:  # a store that cannot be emptied in place is re-created
+                        emptied = False
+                if not emptied:
+                    self.store.close()
+                    self.store = None
+                    self._remove_files()
+                    self.store = self._new_store()
+                self._record_clean()
+            else:
+                self.store.reset()
+            self._cursors, self.mismatches, self.error = {}, {}, None
+            return self.store
+
+    def write_rebuild_batch(self, batch: ProjectionBatch) -> None:
+        with self._lock:
+            self._write(batch)
+
+    def _stop_thread(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=300)
+            self._thread = None
+
+    def close(self) -> None:
+        self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
+        with self._lock:
+            if self.store is not None:
+                self.store.close()
+                self.store = None
+                if self.private and self._clean:
+                    with contextlib.suppress(Exception):
+                        self._mark(True)  # the file changes on close (Kuzu touches it): record it again
+            self._release_lock()

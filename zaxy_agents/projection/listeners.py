@@ -1,0 +1,151 @@
+"""Projection listeners (the retrieval indexes) and how they are kept in step with the catalog.
+
+Two kinds:
+
+* **Derived indexes** (:class:`DerivedIndex`) keep their rows in ``derived.sqlite`` and write them inside the
+  projector's transaction, so they are always exactly at the catalog's cursors. Their tables carry a schema
+  version; a reset index is rebuilt from the log alone (:func:`replay_batches`), without re-planning the catalog.
+* **Memory listeners** (the older protocol: ``on_batch`` / ``snapshot_state`` / ``restore_state`` /
+  ``reset``) live in memory. Their state is saved in a data-only file (:mod:`.state_codec`) with the cursors it
+  covers, only when it changed; on open the gap up to the catalog's cursors is replayed from the log.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from .planner import ProjectionBatch, search_doc
+from .registry import ExtractorTable
+from .state_codec import StateClasses, StateFileError, dumps, loads, write_atomically
+
+MEMORY_STATE_FILE = "listeners.state"
+MEMORY_STATE_FORMAT = 1
+REPLAY_CHUNK = 2000
+
+Cursors = dict[str, tuple[int, str]]
+
+
+@runtime_checkable
+class DerivedIndex(Protocol):
+    """A retrieval index whose rows live in ``derived.sqlite`` (agreed with the retrieval indexes)."""
+
+    name: str
+    schema_version: int
+
+    def create_schema(self, db: sqlite3.Connection) -> None: ...
+
+    def drop_schema(self, db: sqlite3.Connection) -> None: ...
+
+    def attach(self, store: Any) -> None: ...
+
+    def apply(self, batch: ProjectionBatch, db: sqlite3.Connection, catalog: Any) -> None: ...
+
+    def committed(self) -> None: ...
+
+    def rolled_back(self) -> None: ...
+
+    def erase(
+        self, db: sqlite3.Connection, session: str, seqs: list[int], envelopes: dict[int, Any] | None
+    ) -> None: ...
+
+
+class MemoryListener(Protocol):
+    """A listener kept in memory (older protocol)."""
+
+    name: str
+
+    def on_batch(self, batch: ProjectionBatch, catalog: Any) -> None: ...
+
+    def snapshot_state(self) -> Any: ...
+
+    def restore_state(self, state: Any) -> bool: ...
+
+    def reset(self) -> None: ...
+
+
+def is_derived_index(listener: Any) -> bool:
+    return callable(getattr(type(listener), "create_schema", None))
+
+
+LISTENER_CURSOR_DDL = (
+    "CREATE TABLE IF NOT EXISTS lst_cursors(listener TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "PRIMARY KEY(listener, session)) WITHOUT ROWID"
+)
+
+
+def write_listener_cursors(db: sqlite3.Connection, name: str, cursors: Cursors) -> None:
+    db.executemany(
+        "INSERT OR REPLACE INTO lst_cursors(listener, session, seq) VALUES (?, ?, ?)",
+        [(name, session, seq) for session, (seq, _hash) in sorted(cursors.items())],
+    )
+
+
+def listener_cursors(db: sqlite3.Connection, name: str) -> dict[str, int]:
+    return dict(db.execute("SELECT session, seq FROM lst_cursors WHERE listener = ?", (name,)).fetchall())
+
+
+# ---------------------------------------------------------------------- replay for a lagging listener
+def replay_batches(
+    log: Any, catalog: Any, gaps: dict[str, tuple[int, int]], extractors: ExtractorTable
+) -> Iterator[ProjectionBatch]:
+    """Batches carrying what listeners read (``searchable`` docs and ``entities`` rows) for the events in
+    ``gaps`` (``session -> (first seq, last seq)``), rebuilt from the log and the catalog — no planning."""
+    for session, (first, last) in sorted(gaps.items()):
+        start = first
+        while start <= last:
+            stop = min(last, start + REPLAY_CHUNK - 1)
+            batch = ProjectionBatch()
+            for envelope in log.replay_envelopes(session, start, stop):
+                doc = search_doc(envelope, extractors.extract(envelope))
+                if doc is not None:
+                    batch.searchable.append(doc)
+                batch.cursors[session] = (envelope["seq"], envelope["hash"])
+                batch.event_count += 1
+            batch.entities = catalog.entity_rows(session, start, stop)
+            if batch.event_count:
+                yield batch
+            start = stop + 1
+
+
+# ---------------------------------------------------------------------- memory listeners' state file
+def load_memory_state(folder: Path, listeners: list[Any], warn: Any, classes: StateClasses) -> Cursors | None:
+    """Restore memory listeners from their data-only state file; returns the cursors it covers, or ``None``
+    (missing, unreadable — warned — or not matching these listeners) after resetting them all."""
+    path = folder / MEMORY_STATE_FILE
+    if not listeners:
+        return {}
+    state = None
+    if path.exists():
+        try:
+            state = loads(path.read_bytes(), classes)
+        except (OSError, StateFileError) as exc:
+            warn(f"{path} could not be read ({exc}); the retrieval indexes are rebuilt from the log")
+            state = None
+        if state is not None and (not isinstance(state, dict) or state.get("format") != MEMORY_STATE_FORMAT):
+            warn(f"{path} has another format; the retrieval indexes are rebuilt from the log")
+            state = None
+    if state is not None:
+        try:
+            saved = state["listeners"]
+            restored = all(listener.restore_state(saved.get(listener.name)) for listener in listeners)
+            cursors = {str(s): (int(q), str(h)) for s, (q, h) in state["cursors"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            warn(f"{path} does not fit these indexes ({type(exc).__name__}); they are rebuilt from the log")
+            restored, cursors = False, {}
+        if restored:
+            return cursors
+    for listener in listeners:
+        listener.reset()
+    return None
+
+
+def save_memory_state(folder: Path, listeners: list[Any], cursors: Cursors, classes: StateClasses) -> None:
+    state = {
+        "format": MEMORY_STATE_FORMAT,
+        "cursors": {session: [seq, digest] for session, (seq, digest) in cursors.items()},
+        "listeners": {listener.name: listener.snapshot_state() for listener in listeners},
+    }
+    write_atomically(folder / MEMORY_STATE_FILE, dumps(state, classes))

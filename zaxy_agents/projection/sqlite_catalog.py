@@ -1,0 +1,552 @@
+"""The projection catalog as tables of ``derived.sqlite``: written batch by batch, read where it lies.
+
+Layout choices (sizes matter: derived state must stay within ~2x the log): identities get an integer id
+(``kid``) that versions and edges reference; event hashes are stored as 32-byte blobs; versions are numbered in
+assertion order (``vid``), which is the order of an identity's history and of a session's type log. Reads go
+through small caches that are dropped whenever anything committed (:meth:`SqliteCatalog.refresh`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from zaxy_agents.projection.catalog import FeedbackAggregate
+from zaxy_agents.projection.planner import KeyState, ProjectionBatch
+from zaxy_agents.projection.records import EntityVersion, RelationRecord
+from zaxy_agents.storage.derived.store import DerivedStore
+
+SCHEMA_VERSION = 1
+NAME = "catalog"
+FAILURE_SAMPLES = 20
+CACHE_LIMIT = 20_000
+_IN_CHUNK = 500  # keys per IN (...) lookup
+
+TABLES = (
+    "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, session TEXT NOT NULL, "
+    "norm TEXT NOT NULL, current TEXT NOT NULL, valid_from TEXT NOT NULL, closed INTEGER NOT NULL)",
+    "CREATE INDEX cat_keys_norm ON cat_keys(norm)",
+    "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kid INTEGER NOT NULL, "
+    "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, summary TEXT NOT NULL, "
+    "properties TEXT NOT NULL, valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
+    "seq INTEGER NOT NULL, hash BLOB NOT NULL, event_type TEXT NOT NULL, importance REAL NOT NULL, "
+    "source_path TEXT, asserted INTEGER NOT NULL)",
+    "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
+    "CREATE INDEX cat_versions_event ON cat_versions(session, seq)",
+    "CREATE INDEX cat_versions_type ON cat_versions(session, entity_type)",
+    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id TEXT NOT NULL, "
+    "target_id TEXT NOT NULL, source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, "
+    "relation_type TEXT NOT NULL, session TEXT NOT NULL, inferred INTEGER NOT NULL, confidence REAL NOT NULL, "
+    "method TEXT NOT NULL, ev_session TEXT NOT NULL, ev_seq INTEGER NOT NULL, ev_hash BLOB NOT NULL, "
+    "valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)",
+    "CREATE INDEX cat_edges_out ON cat_edges(source_kid)",
+    "CREATE INDEX cat_edges_in ON cat_edges(target_kid)",
+    "CREATE TABLE cat_feedback(key TEXT PRIMARY KEY, positive INTEGER NOT NULL, negative INTEGER NOT NULL, "
+    "weight REAL NOT NULL, last TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE cat_failures(rid INTEGER PRIMARY KEY, id TEXT, session TEXT, seq INTEGER, event_type TEXT, "
+    "reason TEXT)",
+    "CREATE TABLE cat_labels(label TEXT PRIMARY KEY) WITHOUT ROWID",
+    "CREATE TABLE cat_sources(id TEXT PRIMARY KEY) WITHOUT ROWID",
+    "CREATE TABLE cat_failure_counts(session TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE cat_counters(name TEXT PRIMARY KEY, value) WITHOUT ROWID",
+)
+TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES if statement.startswith("CREATE TABLE"))
+
+_VERSION_COLUMNS = (
+    "v.id, k.key, v.session, v.name, v.entity_type, v.summary, v.properties, v.valid_from, v.valid_to, "
+    "v.invalidated, v.seq, v.hash, v.event_type, v.importance, v.source_path, v.asserted"
+)
+_VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid"
+_EDGE_COLUMNS = (
+    "id, source_id, target_id, relation_type, session, inferred, confidence, method, ev_session, ev_seq, ev_hash, "
+    "valid_from, valid_to, seq, hash"
+)
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    for statement in TABLES:
+        db.execute(statement)
+
+
+def drop_tables(db: sqlite3.Connection) -> None:
+    for table in TABLE_NAMES:
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _version(row: tuple[Any, ...]) -> EntityVersion:
+    return EntityVersion(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        bool(row[9]),
+        row[10],
+        row[11].hex(),
+        row[12],
+        row[13],
+        row[14],
+        bool(row[15]),
+    )
+
+
+def _edge(row: tuple[Any, ...]) -> RelationRecord:
+    return RelationRecord(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        bool(row[5]),
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        row[10].hex(),
+        row[11],
+        row[12],
+        row[13],
+        row[14].hex(),
+    )
+
+
+def _chunks(items: list[str]) -> Iterable[list[str]]:
+    for start in range(0, len(items), _IN_CHUNK):
+        yield items[start : start + _IN_CHUNK]
+
+
+class SqliteCatalog:
+    """The :class:`~zaxy_agents.projection.catalog.EntityCatalog` over ``derived.sqlite`` (reads and writes)."""
+
+    def __init__(self, store: DerivedStore) -> None:
+        self.store = store
+        self._seen_generation = -1
+        self._clear()
+        store.on_commit(self._clear)
+
+    # ------------------------------------------------------------------ caches
+    def _clear(self) -> None:
+        self._versions: dict[str, EntityVersion | None] = {}
+        self._keys: dict[str, KeyState | None] = {}
+        self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
+        self._cursors: dict[str, tuple[int, str]] | None = None
+        self._counters: dict[str, Any] | None = None
+
+    def refresh(self) -> bool:
+        """Drop every cache when another process committed since the last call; True when it had."""
+        generation = self.store.generation()
+        if generation == self._seen_generation:
+            return False
+        self._seen_generation = generation
+        self._clear()
+        return True
+
+    @property
+    def generation(self) -> int:
+        return self.store.generation()
+
+    def _rows(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.store.reader().execute(sql, parameters).fetchall()
+
+    # ------------------------------------------------------------------ identities and versions
+    def version(self, version_id: str) -> EntityVersion | None:
+        cache = self._versions
+        if version_id in cache:
+            return cache[version_id]
+        rows = self._rows(f"{_VERSION_FROM} WHERE v.id = ?", (version_id,))
+        found = _version(rows[0]) if rows else None
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        cache[version_id] = found
+        return found
+
+    def key_state(self, key: str) -> KeyState | None:
+        cache = self._keys
+        if key in cache:
+            return cache[key]
+        rows = self._rows("SELECT current, valid_from, closed FROM cat_keys WHERE key = ?", (key,))
+        found = KeyState(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        cache[key] = found
+        return found
+
+    def has_key(self, key: str) -> bool:
+        return self.key_state(key) is not None
+
+    def current(self, key: str) -> EntityVersion | None:
+        state = self.key_state(key)
+        if state is None or state.closed:
+            return None
+        return self.version(state.current)
+
+    def latest(self, key: str) -> EntityVersion | None:
+        state = self.key_state(key)
+        return None if state is None else self.version(state.current)
+
+    def version_at(self, key: str, moment: str | None) -> EntityVersion | None:
+        if moment is None:
+            return self.current(key)
+        rows = self._rows(
+            f"{_VERSION_FROM} WHERE k.key = ? AND v.valid_from <= ? AND (v.valid_to IS NULL OR v.valid_to > ?) "
+            "ORDER BY v.vid DESC LIMIT 1",
+            (key, moment, moment),
+        )
+        return _version(rows[0]) if rows else None
+
+    def is_current(self, version_id: str) -> bool:
+        version = self.version(version_id)
+        if version is None:
+            return False
+        state = self.key_state(version.key)
+        return state is not None and not state.closed and state.current == version_id
+
+    def history(self, key: str) -> list[EntityVersion]:
+        return [_version(row) for row in self._rows(f"{_VERSION_FROM} WHERE k.key = ? ORDER BY v.vid", (key,))]
+
+    def event_versions(self, session: str, seq: int) -> list[EntityVersion]:
+        rows = self._rows(f"{_VERSION_FROM} WHERE v.session = ? AND v.seq = ? ORDER BY v.vid", (session, seq))
+        return [_version(row) for row in rows]
+
+    def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
+        rows = self._rows(
+            "SELECT k.key FROM (SELECT kid, vid FROM cat_versions WHERE session = ? AND entity_type = ? "
+            "ORDER BY vid DESC LIMIT ?) r JOIN cat_keys k ON k.kid = r.kid ORDER BY r.vid DESC",
+            (session, entity_type, scan),
+        )
+        return list(dict.fromkeys(row[0] for row in rows))
+
+    def type_keys(self, session: str, entity_type: str) -> list[str]:
+        rows = self._rows(
+            "SELECT k.key FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid "
+            "WHERE v.session = ? AND v.entity_type = ? ORDER BY v.vid",
+            (session, entity_type),
+        )
+        return list(dict.fromkeys(row[0] for row in rows))
+
+    def keys_named(self, name: str) -> set[str]:
+        norm = " ".join(name.casefold().split())
+        return {row[0] for row in self._rows("SELECT key FROM cat_keys WHERE norm = ?", (norm,))}
+
+    # ------------------------------------------------------------------ graph
+    def _adjacent(self, key: str, direction: str) -> list[RelationRecord]:
+        cached = self._edges.get((key, direction))
+        if cached is not None:
+            return cached
+        column = "source_kid" if direction == "out" else "target_kid"
+        rows = self._rows(
+            f"SELECT {_EDGE_COLUMNS} FROM cat_edges WHERE {column} = (SELECT kid FROM cat_keys WHERE key = ?) "
+            "ORDER BY eid",
+            (key,),
+        )
+        edges = [_edge(row) for row in rows]
+        if len(self._edges) >= CACHE_LIMIT // 10:
+            self._edges.clear()
+        self._edges[(key, direction)] = edges
+        return edges
+
+    def out_edges(self, key: str) -> list[RelationRecord]:
+        return self._adjacent(key, "out")
+
+    def in_edges(self, key: str) -> list[RelationRecord]:
+        return self._adjacent(key, "in")
+
+    def degree(self, key: str) -> int:
+        cached_out, cached_in = self._edges.get((key, "out")), self._edges.get((key, "in"))
+        if cached_out is not None and cached_in is not None:
+            return len(cached_out) + len(cached_in)
+        rows = self._rows(
+            "SELECT (SELECT count(*) FROM cat_edges WHERE source_kid = k.kid) + "
+            "(SELECT count(*) FROM cat_edges WHERE target_kid = k.kid) FROM cat_keys k WHERE k.key = ?",
+            (key,),
+        )
+        return int(rows[0][0]) if rows else 0
+
+    def inferred_edges(self) -> list[RelationRecord]:
+        return [_edge(row) for row in self._rows(f"SELECT {_EDGE_COLUMNS} FROM cat_edges WHERE inferred ORDER BY eid")]
+
+    # ------------------------------------------------------------------ aggregates
+    def feedback(self, key: str) -> FeedbackAggregate | None:
+        rows = self._rows("SELECT positive, negative, weight, last FROM cat_feedback WHERE key = ?", (key,))
+        return FeedbackAggregate(*rows[0]) if rows else None
+
+    @property
+    def cursors(self) -> dict[str, tuple[int, str]]:
+        if self._cursors is None:
+            self._cursors = {s: (int(q), h) for s, q, h in self._rows("SELECT session, seq, hash FROM cat_cursors")}
+        return self._cursors
+
+    @property
+    def sessions(self) -> list[str]:
+        return sorted(self.cursors)
+
+    def _counter(self, name: str, default: Any) -> Any:
+        if self._counters is None:
+            self._counters = dict(self._rows("SELECT name, value FROM cat_counters"))
+        return self._counters.get(name, default)
+
+    @property
+    def latest_timestamp(self) -> str:
+        return str(self._counter("latest_timestamp", ""))
+
+    @property
+    def event_count(self) -> int:
+        return sum(seq for seq, _ in self.cursors.values())
+
+    @property
+    def failure_count(self) -> int:
+        return int(self._rows("SELECT coalesce(sum(n), 0) FROM cat_failure_counts")[0][0])
+
+    @property
+    def failure_samples(self) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT id, session, seq, event_type, reason FROM cat_failures ORDER BY rid")
+        return [{"id": i, "session_id": s, "seq": q, "event_type": t, "reason": r} for i, s, q, t, r in rows]
+
+    def labels(self) -> set[str]:
+        return {row[0] for row in self._rows("SELECT label FROM cat_labels")}
+
+    def counts(self, session: str | None = None) -> dict[str, int]:
+        where, parameters = ("WHERE session = ?", (session,)) if session is not None else ("", ())
+        one = lambda sql: int(self._rows(sql, parameters)[0][0])  # noqa: E731
+        edges_where = f"{where} {'AND' if where else 'WHERE'} inferred"
+        return {
+            "entities": one(f"SELECT count(*) FROM cat_versions {where}"),
+            "current_entities": one(f"SELECT count(*) FROM cat_keys {where} {'AND' if where else 'WHERE'} NOT closed"),
+            "edges": one(f"SELECT count(*) FROM cat_edges {where}"),
+            "inferred_edges": one(f"SELECT count(*) FROM cat_edges {edges_where}"),
+        }
+
+    def entity_rows(self, session: str, first: int, last: int) -> list[dict[str, Any]]:
+        """The versions events ``first..last`` of ``session`` created, as planner rows (for index replays)."""
+        rows = self._rows(
+            f"{_VERSION_FROM} WHERE v.session = ? AND v.seq BETWEEN ? AND ? ORDER BY v.vid", (session, first, last)
+        )
+        return [
+            {
+                "id": r[0],
+                "key": r[1],
+                "session_id": r[2],
+                "name": r[3],
+                "entity_type": r[4],
+                "summary": r[5],
+                "properties": r[6],
+                "valid_from": r[7],
+                "valid_to": r[8],
+                "invalidated": bool(r[9]),
+                "source_event_seq": r[10],
+                "source_event_hash": r[11].hex(),
+                "source_event_type": r[12],
+                "source_thread": r[2],
+                "importance": r[13],
+                "source_path": r[14],
+                "asserted": bool(r[15]),
+            }
+            for r in rows
+        ]
+
+    # ------------------------------------------------------------------ planner state (what planning reads)
+    def key_states(self, keys: Iterable[str], db: sqlite3.Connection | None = None) -> dict[str, KeyState]:
+        """Current state of each identity that exists (bulk lookup for the planner, inside its transaction)."""
+        connection = db or self.store.reader()
+        found: dict[str, KeyState] = {}
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            for key, current, valid_from, closed in connection.execute(
+                f"SELECT key, current, valid_from, closed FROM cat_keys WHERE key IN ({marks})", chunk
+            ):
+                found[key] = KeyState(current, valid_from, bool(closed))
+        return found
+
+    def sources_present(self, ids: Iterable[str], db: sqlite3.Connection | None = None) -> set[str]:
+        connection = db or self.store.reader()
+        present: set[str] = set()
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            present.update(
+                row[0] for row in connection.execute(f"SELECT id FROM cat_sources WHERE id IN ({marks})", chunk)
+            )
+        return present
+
+    # ------------------------------------------------------------------ writes
+    def apply(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
+        """Write one planned batch (inside the projector's transaction): versions, identities, closures,
+        edges, feedback, failures, labels, sources, counters and the cursors it covers."""
+        kids = self._write_keys(db, batch)
+        db.executemany(
+            "INSERT INTO cat_versions(id, kid, session, name, entity_type, summary, properties, valid_from, "
+            "valid_to, invalidated, seq, hash, event_type, importance, source_path, asserted) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    row["id"],
+                    kids[row["key"]],
+                    row["session_id"],
+                    row["name"],
+                    row["entity_type"],
+                    row["summary"] or "",
+                    row["properties"] or "",
+                    row["valid_from"],
+                    row["valid_to"],
+                    int(bool(row["invalidated"])),
+                    int(row["source_event_seq"]),
+                    bytes.fromhex(row["source_event_hash"]),
+                    row["source_event_type"],
+                    float(row["importance"]),
+                    row.get("source_path"),
+                    int(row.get("asserted") is not False),
+                )
+                for row in batch.entities
+            ],
+        )
+        if batch.key_updates:
+            starts = self._valid_from(db, batch, [row["current_version"] for row in batch.key_updates])
+            db.executemany(
+                "UPDATE cat_keys SET current = ?, valid_from = ?, closed = ? WHERE key = ?",
+                [
+                    (row["current_version"], starts[row["current_version"]], int(bool(row["closed"])), row["id"])
+                    for row in batch.key_updates
+                ],
+            )
+        if batch.closures:
+            db.executemany(
+                "UPDATE cat_versions SET valid_to = ?, invalidated = ? WHERE id = ?",
+                [(row["valid_to"], int(bool(row["invalidated"])), row["id"]) for row in batch.closures],
+            )
+        if batch.relations:
+            self._write_edges(db, batch)
+        for row in batch.feedback:
+            positive = bool(row["positive"])
+            db.execute(
+                "INSERT INTO cat_feedback(key, positive, negative, weight, last) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET positive = positive + excluded.positive, "
+                "negative = negative + excluded.negative, weight = weight + excluded.weight, "
+                "last = max(last, excluded.last)",
+                (
+                    row["entity_key"],
+                    int(positive),
+                    int(not positive),
+                    float(row["weight"]) if positive else 0.0,
+                    row["timestamp"],
+                ),
+            )
+        if batch.failures:
+            db.executemany(
+                "INSERT INTO cat_failures(id, session, seq, event_type, reason) VALUES (?, ?, ?, ?, ?)",
+                [(r["id"], r["session_id"], r["seq"], r["event_type"], r["reason"]) for r in batch.failures[-20:]],
+            )
+            db.execute(
+                "DELETE FROM cat_failures WHERE rid <= (SELECT max(rid) FROM cat_failures) - ?", (FAILURE_SAMPLES,)
+            )
+            per_session: dict[str, int] = {}
+            for row in batch.failures:
+                per_session[row["session_id"]] = per_session.get(row["session_id"], 0) + 1
+            db.executemany(
+                "INSERT INTO cat_failure_counts(session, n) VALUES (?, ?) ON CONFLICT(session) DO UPDATE "
+                "SET n = n + excluded.n",
+                sorted(per_session.items()),
+            )
+        if batch.new_labels:
+            db.executemany(
+                "INSERT OR IGNORE INTO cat_labels(label) VALUES (?)", [(label,) for label in batch.new_labels]
+            )
+        if batch.sources:
+            db.executemany("INSERT OR IGNORE INTO cat_sources(id) VALUES (?)", [(row["id"],) for row in batch.sources])
+        latest = max((row["timestamp"] for row in batch.events), default="")
+        if latest:
+            db.execute(
+                "INSERT INTO cat_counters(name, value) VALUES ('latest_timestamp', ?) ON CONFLICT(name) DO UPDATE "
+                "SET value = max(value, excluded.value)",
+                (latest,),
+            )
+        db.executemany(
+            "INSERT OR REPLACE INTO cat_cursors(session, seq, hash) VALUES (?, ?, ?)",
+            [(session, seq, digest) for session, (seq, digest) in sorted(batch.cursors.items())],
+        )
+
+    def _write_keys(self, db: sqlite3.Connection, batch: ProjectionBatch) -> dict[str, int]:
+        """Insert the new identities; returns ``key -> kid`` for every key the batch's versions use."""
+        starts = {row["id"]: row["valid_from"] for row in batch.entities}
+        db.executemany(
+            "INSERT INTO cat_keys(key, session, norm, current, valid_from, closed) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    row["id"],
+                    row["session_id"],
+                    row["norm_name"],
+                    row["current_version"],
+                    starts.get(row["current_version"], ""),
+                    int(bool(row["closed"])),
+                )
+                for row in batch.entity_keys
+            ],
+        )
+        return self._kids(db, {row["key"] for row in batch.entities})
+
+    @staticmethod
+    def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for chunk in _chunks(sorted(keys)):
+            marks = ",".join("?" * len(chunk))
+            found.update(db.execute(f"SELECT key, kid FROM cat_keys WHERE key IN ({marks})", chunk).fetchall())
+        return found
+
+    @staticmethod
+    def _valid_from(db: sqlite3.Connection, batch: ProjectionBatch, version_ids: list[str]) -> dict[str, str]:
+        starts = {row["id"]: row["valid_from"] for row in batch.entities}
+        missing = [v for v in set(version_ids) if v not in starts]
+        for chunk in _chunks(missing):
+            marks = ",".join("?" * len(chunk))
+            starts.update(db.execute(f"SELECT id, valid_from FROM cat_versions WHERE id IN ({marks})", chunk))
+        return starts
+
+    @staticmethod
+    def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> None:
+        endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
+        kid_of: dict[str, int] = {}
+        for chunk in _chunks(sorted(endpoints)):
+            marks = ",".join("?" * len(chunk))
+            kid_of.update(db.execute(f"SELECT id, kid FROM cat_versions WHERE id IN ({marks})", chunk).fetchall())
+        db.executemany(
+            "INSERT INTO cat_edges(id, source_id, target_id, source_kid, target_kid, relation_type, session, "
+            "inferred, confidence, method, ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    row["id"],
+                    row["from"],
+                    row["to"],
+                    kid_of[row["from"]],
+                    kid_of[row["to"]],
+                    row["relation_type"],
+                    row["session_id"],
+                    int(bool(row["inferred"])),
+                    float(row["confidence"]),
+                    row["inference_method"],
+                    row["evidence_session"],
+                    int(row["evidence_seq"]),
+                    bytes.fromhex(row["evidence_hash"]),
+                    row["valid_from"],
+                    row["valid_to"],
+                    int(row["source_event_seq"]),
+                    bytes.fromhex(row["source_event_hash"]),
+                )
+                for row in batch.relations
+            ],
+        )
+
+    def delete_session(self, db: sqlite3.Connection, session: str) -> None:
+        """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""
+        db.execute("DELETE FROM cat_edges WHERE session = ?", (session,))
+        db.execute("DELETE FROM cat_versions WHERE session = ?", (session,))
+        db.execute("DELETE FROM cat_feedback WHERE key >= ? AND key < ?", (f"{session}\x1f", f"{session}\x20"))
+        db.execute("DELETE FROM cat_keys WHERE session = ?", (session,))
+        db.execute("DELETE FROM cat_failures WHERE session = ?", (session,))
+        db.execute("DELETE FROM cat_failure_counts WHERE session = ?", (session,))
+        db.execute("DELETE FROM cat_sources WHERE id >= ? AND id < ?", (f"{session}\x1f", f"{session}\x20"))
+        db.execute("DELETE FROM cat_cursors WHERE session = ?", (session,))
