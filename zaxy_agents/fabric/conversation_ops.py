@@ -60,8 +60,6 @@ class ConversationService(FabricService):
         self.checkouts = checkouts
         self.working_sets = working_sets
 
-        def _pending_writes_log(self) -> Any: ...
-
     # ------------------------------------------------------------------ ledgers
     @property
     def _conversation_lock(self) -> threading.RLock:
