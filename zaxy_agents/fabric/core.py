@@ -32,7 +32,7 @@ from .lifecycle_ops import LifecycleService
 from .log_ops import LogService
 from .metacognition_ops import MetacognitionService
 from .projection_ops import ProjectionService
-from .retrieval_ops import RetrievalService, retrieval_listeners
+from .retrieval_ops import RetrievalService, listener_state_classes, retrieval_listeners
 from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
 from .workingset_ops import WorkingSetService
@@ -67,7 +67,7 @@ class MemoryFabric:
             resolve_embedder(embedder if embedder is not None else settings.embedder),
         )
         self.events = LogService(core)
-        self.projection = ProjectionService(core, listeners=lambda: retrieval_listeners(core))
+        self.projection = ProjectionService(core, lambda: retrieval_listeners(core), listener_state_classes)
         self.retrieval = RetrievalService(core, self.projection)
         self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval)
         self.working_sets = WorkingSetService(core)

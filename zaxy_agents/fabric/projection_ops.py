@@ -23,9 +23,17 @@ if TYPE_CHECKING:
 class ProjectionService(FabricService):
     """Service: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    def __init__(self, core: FabricCore, listeners: Callable[[], list[Any]]) -> None:
+    def __init__(
+        self,
+        core: FabricCore,
+        listeners: Callable[[], list[Any]],
+        state_classes: Callable[[], dict[str, type]],
+    ) -> None:
+        """``listeners``: builds the indexes kept in step with the projection; ``state_classes``: the classes
+        their saved state may hold (both from the retrieval service's module)."""
         super().__init__(core)
         self.listeners = listeners
+        self.state_classes = state_classes
         self._projector: Projector | None = None
 
     @property
@@ -33,8 +41,6 @@ class ProjectionService(FabricService):
         """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
         if self._projector is None:
             from zaxy_agents.projection.projector import Projector
-
-            from .retrieval_ops import listener_state_classes
 
             self._projector = Projector(
                 self.log,
@@ -44,7 +50,7 @@ class ProjectionService(FabricService):
                 store_factory=self._open_graph,
                 shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
                 graph_name=self.backend.graph_name,
-                state_classes=listener_state_classes(),
+                state_classes=self.state_classes(),
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
