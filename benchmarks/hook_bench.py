@@ -3,9 +3,13 @@
 Baselines: ``python -c pass`` (the floor for any Python hook) and ``zaxy --help`` (the full Typer/Rich CLI).
 Cases use payloads recorded from the real Claude Code CLI: PostToolUse (Bash), UserPromptSubmit, and
 SessionStart ``compact`` (which also reads the log tail and renders the recovery packet) against a log of
-``--log-events`` events. Every iteration runs each command once, in turn, so machine noise hits all of them
-alike. Bytecode is compiled first: an installed wheel ships it, and this environment may set
-PYTHONDONTWRITEBYTECODE, which would otherwise charge every call for compiling Zaxy's sources.
+``--log-events`` events. The same hooks also run against a second workspace whose session log is held
+locked by another process for the whole run (issue #25.7): they wait at most the hook's lock budget (200 ms),
+spool their events and exit 0; after the run the lock is released, one more hook drains the spool, and the
+benchmark checks every spooled event reached the log. Every iteration runs each command once, in turn, so
+machine noise hits all of them alike. Bytecode is compiled first: an installed wheel ships it, and this
+environment may set PYTHONDONTWRITEBYTECODE, which would otherwise charge every call for compiling Zaxy's
+sources.
 
 Usage: python benchmarks/hook_bench.py [--runs 40] [--log-events 5000] [--json]
 """
@@ -65,6 +69,18 @@ def seed_log(workspace: Path, events: int) -> None:
             fabric.append_many(session, drafts[start : start + 1000])
 
 
+HOLDER = (
+    "import fcntl, sys, time\nh = open(sys.argv[1], 'a')\nfcntl.flock(h, fcntl.LOCK_EX)\n"
+    "print('locked', flush=True)\ntime.sleep(3600)\n"
+)
+
+
+def hold_lock(log_file: Path) -> subprocess.Popen[str]:
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(log_file)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
@@ -80,6 +96,10 @@ def main() -> None:
         (workspace / ".git").mkdir(parents=True)
         home.mkdir()
         seed_log(workspace, args.log_events)
+        locked = root / "shop-locked"
+        (locked / ".git").mkdir(parents=True)
+        seed_log(locked, args.log_events)
+        locked_log = locked / ".eventloom" / f"{default_session_id('claude-code', str(locked.resolve()))}.jsonl"
         env = {**os.environ, "HOME": str(home), "ZAXY_EVENTLOOM_PATH": "", "ZAXY_HOOKS_DISABLED": "", "NO_COLOR": "1"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         hook = [*zaxy, "hook-event"]
@@ -92,16 +112,38 @@ def main() -> None:
                 [*hook, "SessionStart"],
                 payload("SessionStart-compact", workspace, home),
             ),
+            "lock held: hook PostToolUse (Bash)": ([*hook, "PostToolUse"], payload("PostToolUse-Bash", locked, home)),
+            "lock held: hook UserPromptSubmit": (
+                [*hook, "UserPromptSubmit"],
+                payload("UserPromptSubmit", locked, home),
+            ),
+            "lock held: SessionStart compact": ([*hook, "SessionStart"], payload("SessionStart-compact", locked, home)),
         }
+        cwd_of = {name: (locked if name.startswith("lock held") else workspace) for name in cases}
+        lines_before = len(locked_log.read_bytes().splitlines())
+        holder = hold_lock(locked_log)
         samples: dict[str, list[float]] = {name: [] for name in cases}
         packet_chars = 0
         for _ in range(args.runs):
             for name, (argv, stdin) in cases.items():
                 start = time.perf_counter()
-                done = subprocess.run(argv, input=stdin, env=env, cwd=workspace, capture_output=True, check=True)
+                done = subprocess.run(argv, input=stdin, env=env, cwd=cwd_of[name], capture_output=True, check=True)
                 samples[name].append((time.perf_counter() - start) * 1e3)
-                if "SessionStart" in name:
+                if name == "hook SessionStart compact + packet":
                     packet_chars = len(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+        holder.kill()
+        holder.wait()
+        spooled = sum(1 for _ in (locked / ".eventloom" / ".spool").rglob("*.jsonl"))
+        start = time.perf_counter()
+        argv, stdin = cases["lock held: hook PostToolUse (Bash)"]
+        subprocess.run(argv, input=stdin, env=env, cwd=locked, capture_output=True, check=True)
+        drain_ms = (time.perf_counter() - start) * 1e3
+        lines_after = [json.loads(line) for line in locked_log.read_bytes().splitlines()]
+        drained = [event for event in lines_after if event["type"] == "eventloom.spool_drained"]
+        assert drained and drained[0]["payload"]["events"] + 1 + lines_before <= len(lines_after)
+        written = len(lines_after) - lines_before - 2  # minus the drain record and the draining hook's own events
+        drain = {"spool_files": spooled, "events_drained": drained[0]["payload"]["events"], "drain_call_ms": drain_ms}
+        assert written >= drain["events_drained"] and not any((locked / ".eventloom" / ".spool").rglob("*.jsonl"))
     results = {name: percentiles(values) for name, values in samples.items()}
     floor = results["baseline: python -c pass"]
     cli = results["baseline: zaxy --help"]
@@ -109,7 +151,14 @@ def main() -> None:
         stats["x_python_p50"] = stats["p50_ms"] / floor["p50_ms"]
         stats["over_python_p50_ms"] = stats["p50_ms"] - floor["p50_ms"]
         stats["x_zaxy_help_p50"] = stats["p50_ms"] / cli["p50_ms"]
-    report = {"runs": args.runs, "log_events": args.log_events, "packet_chars": packet_chars, "results": results}
+    report = {
+        "runs": args.runs,
+        "log_events": args.log_events,
+        "packet_chars": packet_chars,
+        "lock_budget_ms": 200,
+        "drain": drain,
+        "results": results,
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -123,6 +172,10 @@ def main() -> None:
             f"{name:38} {stats['p50_ms']:8.1f} {stats['p95_ms']:8.1f} {stats['x_python_p50']:9.2f} "
             f"{stats['over_python_p50_ms']:8.1f} {stats['x_zaxy_help_p50']:9.2f}"
         )
+    print(
+        f"lock released: {drain['spool_files']} spool files, {drain['events_drained']} events drained in order by the "
+        f"next hook call ({drain['drain_call_ms']:.0f} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -138,6 +138,7 @@ def bench_store(root: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
         }
     empty_items = max(sizes) // 2  # puts then deletes: max(sizes) events, 0 live items
     zaxy_path, sqlite_path = build_stores(root, empty_items, delete_all=True)
+    _child("zaxy_store", zaxy_path, "item-1", 1)
     empty = {
         "events": 2 * empty_items,
         "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
@@ -156,18 +157,22 @@ def bench_checkpointer(root: Path, checkpoints: int, threads: int, repeats: int)
 
     from zaxy_agents.langgraph import ZaxyCheckpointer
 
+    # The long thread and the many short threads live in separate stores (SqliteSaver's list(None) would
+    # otherwise sort the long thread's multi-megabyte rows too).
     zaxy_path, sqlite_path = root / "zaxy-checkpoints", root / "checkpoints.db"
-    conn = sqlite3.connect(sqlite_path, check_same_thread=False)
-    with ZaxyCheckpointer.from_path(zaxy_path, durability="batch") as zaxy_saver:
-        graphs = [chat_graph(zaxy_saver), chat_graph(SqliteSaver(conn))]
-        turns = checkpoints // 2  # input checkpoint + the step's checkpoint per turn
-        for turn in range(turns):
-            for graph in graphs:
-                graph.invoke({"messages": [HumanMessage(f"question {turn}")]}, {"configurable": {"thread_id": "long"}})
-        for thread in range(threads):
-            for graph in graphs:
-                graph.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": f"t{thread}"}})
-    conn.close()
+    zaxy_many, sqlite_many = root / "zaxy-threads", root / "threads.db"
+    turns = checkpoints // 2  # input checkpoint + the step's checkpoint per turn
+    for zaxy_at, sqlite_at, work in (
+        (zaxy_path, sqlite_path, [("long", f"question {turn}") for turn in range(turns)]),
+        (zaxy_many, sqlite_many, [(f"t{thread}", "hello") for thread in range(threads)]),
+    ):
+        conn = sqlite3.connect(sqlite_at, check_same_thread=False)
+        with ZaxyCheckpointer.from_path(zaxy_at, durability="batch") as zaxy_saver:
+            graphs = [chat_graph(zaxy_saver), chat_graph(SqliteSaver(conn))]
+            for thread_id, text in work:
+                for graph in graphs:
+                    graph.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread_id}})
+        conn.close()
     return {
         "checkpoints": 2 * (checkpoints // 2),
         "threads": threads,
@@ -176,8 +181,8 @@ def bench_checkpointer(root: Path, checkpoints: int, threads: int, repeats: int)
             "sqlite": _child("sqlite_state", sqlite_path, "long", repeats),
         },
         "list_limit_10": {
-            "zaxy": _child("zaxy_list", zaxy_path, "", repeats),
-            "sqlite": _child("sqlite_list", sqlite_path, "", repeats),
+            "zaxy": _child("zaxy_list", zaxy_many, "", repeats),
+            "sqlite": _child("sqlite_list", sqlite_many, "", repeats),
         },
     }
 

@@ -29,6 +29,10 @@ PUBLIC = {
     "zaxy_agents.fabric.sharing",  # graph-owner election for server processes
     "zaxy_agents.fabric.hook_state",  # the hook error log
     "zaxy_agents.fabric.location",  # whether the memory is the Eventloom folder (before opening it)
+    "zaxy_agents.fabric.health",  # the files backend's self-checks (zaxy doctor)
+    "zaxy_agents.fabric.capture_ops",  # edit_key: the capture dedupe key, shared with the transcript readers
+    "zaxy_agents.checkout.replay",  # the replay lane's bounds (tool arguments)
+    "zaxy_agents.retrieval.embeddings",  # resolve_embedder: what an embedder setting names (zaxy doctor)
     "zaxy_agents.instants",  # parsing and checking instants (--as-of)
     "zaxy_agents.eventloom.scope_patterns",
     "zaxy_agents.config",

@@ -46,4 +46,11 @@ def test_light_append_honours_the_postgres_backend(
     with postgres_backend.open() as log:
         assert log.verify("s").ok and log.get("s", 2).citation == stored["citation"]
     assert [e["seq"] for e in light_tail("s", 5)] == [1, 2] and light_tail("missing", 5) == []
-    assert light_working_set("s").head_seq == 2
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with postgres_backend.open() as log:
+        log.append("s", "task.created", {"task_id": "T-1", "title": "served from the server"})
+    working = light_working_set("s")
+    assert working.head_seq == 3 and working.open_tasks[0].text == "[open] served from the server (T-1)"
+    assert not (tmp_path / ".eventloom").exists()  # the standing-state cache never lands in the working folder
+    assert list((tmp_path / "cache" / "zaxy").glob("postgres-*/.zaxy/workingset/s.json"))

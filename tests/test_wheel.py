@@ -47,4 +47,8 @@ def test_the_wheel_ships_every_asset(tmp_path: Path) -> None:
         assert expected, f"{root}/ is empty in the source tree"
         assert expected <= names, f"missing from the wheel: {sorted(expected - names)[:5]}"
     assert "zaxy_agents/_assets/examples/minimal-graph/agent.py" in names
+    licenses = [name for name in names if ".dist-info/" in name and name.rsplit("/", 1)[-1] == "LICENSE"]
+    assert licenses, "the LICENSE file is not in the wheel"
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "Apache-2.0" in metadata
     assert not [name for name in names if "_assets/" in name and ("__pycache__" in name or ".eventloom" in name)]

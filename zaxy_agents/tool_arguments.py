@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from zaxy_agents.causal.taxonomy import CausalRelation
@@ -22,9 +22,33 @@ from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.instants import parse_instant
 
 Citation = Annotated[str, Field(min_length=20, max_length=300)]
-CandidateId = Annotated[str, Field(min_length=29, max_length=29, pattern=r"^cand_[0-9a-f]{24}$")]
+PurposePreset = Literal["general", "coding", "review", "release", "security", "research", "coordinate"]
+ShortText = Annotated[str, Field(min_length=1, max_length=500)]
+CANDIDATE_ID = r"^(cand_[0-9a-f]{24}|consolidation:(episode|claim|procedure):[0-9a-f]{16})$"  # ours | the seed's
+CandidateId = Annotated[str, Field(min_length=29, max_length=64, pattern=CANDIDATE_ID)]
 Operation = Literal["candidate", "propose_from_log", "review", "status"]
-SOURCES_HELP = "eventloom:// citations of the events the summary is based on (at least one)."
+SOURCES_HELP = (
+    "The events the summary is based on (at least one): {seq, hash} objects (this session unless session is "
+    "given) or eventloom:// citations."
+)
+
+
+class SourceEvent(BaseModel):
+    """A cited source event: ``{seq, hash (64 hex), session?}`` (the seeds' shape)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    seq: int = Field(ge=1, description="The event's seq.")
+    hash: str = Field(min_length=64, max_length=64, pattern=r"^[0-9a-f]{64}$", description="Its full 64-hex hash.")
+    session: optional(str, "Its session, when not this one.", max_length=128) = None
+
+
+SourceRef = Citation | SourceEvent
+
+
+def source_value(source: Any) -> str | dict[str, Any]:
+    """A validated source reference as the fabric takes it (a citation string or a plain dict)."""
+    return source.model_dump(exclude_none=True) if isinstance(source, BaseModel) else source
 
 
 def _instant(value: str) -> str:
@@ -71,18 +95,59 @@ def optional(annotation: Any, description: str, **bounds: Any) -> Any:
     return Annotated[Annotated[annotation, Field(**bounds)] | SkipJsonSchema[None], Field(description=description)]
 
 
+# ---------------------------------------------------------------------- purpose
+class PurposeObject(BaseModel):
+    """A structured purpose (seed 003): what the memory is for, beyond a preset name."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: optional(str, "Who is acting; a preset name (coding, review, ...) picks that preset.", max_length=120) = None
+    task: optional(str, "The task at hand; its words are emphasised.", max_length=1000) = None
+    risk: optional(Literal["low", "medium", "high", "critical"], "High or critical keeps more evidence.") = None
+    time_horizon: optional(str, "e.g. this session, this release, long term.", max_length=120) = None
+    expected_action: optional(str, "What the memory will be used to do (e.g. handoff, merge).", max_length=500) = None
+    evidence_policy: optional(str, "e.g. cited_only.", max_length=200) = None
+    retention_policy: optional(str, "e.g. session, project.", max_length=200) = None
+    ontology_lens: optional(str, "Domain vocabulary to emphasise.", max_length=500) = None
+    profile: optional(Literal["balanced", "precision", "recall", "temporal", "cognitive"], "Retrieval profile.") = None
+    emphasis_terms: optional(list[ShortText], "Words whose hits are boosted.", max_length=32) = None
+    recall_floor: optional(int, "Evidence items kept even under a tight budget.", ge=0, le=50) = None
+    suppress_event_types: optional(list[ShortText], "Event types to leave out.", max_length=32) = None
+    suppress_entity_types: optional(list[ShortText], "Entity types to leave out.", max_length=32) = None
+
+
+PurposeArgument = optional(
+    PurposePreset | PurposeObject,
+    "What the memory is for: a preset (general, coding, review, release, security, research, coordinate) or an "
+    "object {role, task, risk, time_horizon, expected_action, evidence_policy, retention_policy, ontology_lens}.",
+)
+
+
+def purpose_value(purpose: Any) -> str | dict[str, Any] | None:
+    """A validated purpose argument as the fabric takes it (a preset name or a plain dict)."""
+    return purpose.model_dump(exclude_none=True) if isinstance(purpose, BaseModel) else purpose
+
+
 # ---------------------------------------------------------------------- causal memory
 class CausalFields(BaseModel):
-    entity: str = Field(min_length=1, max_length=500, description="Entity name, as a checkout or query showed it.")
-    entity_type: optional(str, "Its entity_type (default: every entity with that name).", max_length=64) = None
-    relation_types: optional(
-        list[CausalRelation], "Only these relations (default: all seven).", min_length=1, max_length=7
+    entity_name: str = Field(min_length=1, max_length=500, description="Entity name, as a checkout or query showed it.")
+    relation_type: optional(
+        CausalRelation | Annotated[list[CausalRelation], Field(min_length=1, max_length=7)],
+        "Only this causal relation (caused, enabled, blocked, prevented, regressed, fixed, explained), or a list "
+        "of them (default: all seven).",
     ) = None
+    entity_type: optional(str, "Its entity_type (default: every entity with that name).", max_length=64) = None
     depth: int = Field(default=2, ge=1, le=6, description="Hops to follow.")
     as_of: as_of_field("Read memory") = None
     include_stale: bool = Field(
         default=False, description="Also return edges whose cause or effect has since been invalidated (flagged)."
     )
+
+    @property
+    def relation_types(self) -> list[str] | None:
+        """The relation filter as a list (the fabric's form)."""
+        value = self.relation_type
+        return [value] if isinstance(value, str) else (list(value) if value is not None else None)
 
 
 # ---------------------------------------------------------------------- consolidation
@@ -90,24 +155,28 @@ class CandidateFields(BaseModel):
     candidate_type: CandidateType = Field(description="episode, claim or procedure.")
     title: str = Field(min_length=1, max_length=200, description="Short title (with the type, its identity).")
     summary: str = Field(min_length=1, max_length=4000, description="The proposed summary.")
-    source_events: list[Citation] = Field(min_length=1, max_length=200, description=SOURCES_HELP)
+    source_events: list[SourceRef] = Field(min_length=1, max_length=200, description=SOURCES_HELP)
     confidence: float = Field(ge=0.0, le=1.0, description="How sure you are, 0..1.")
     method: str = Field(default="agent", min_length=1, max_length=120, description="How it was derived.")
     purpose: str = Field(default="general", min_length=1, max_length=120, description="Why it is proposed.")
+    actor: str = Field(default="zaxy-consolidation", min_length=1, max_length=256, description="Who proposes it.")
 
 
 class ProposeFields(BaseModel):
     window_size: int = Field(default=8, ge=2, le=100, description="Actionable events per segment window.")
     purpose: str = Field(default="general", min_length=1, max_length=120, description="Recorded with each candidate.")
     max_events: int = Field(default=500, ge=1, le=100_000, description="Scan at most this many recent events.")
+    limit: optional(int, "Create at most this many candidates (oldest segments first).", ge=1, le=200) = None
     dry_run: bool = Field(default=False, description="Show the proposals without appending them.")
+    actor: str = Field(default="zaxy-consolidation", min_length=1, max_length=256, description="Who proposes them.")
 
 
 class ReviewFields(BaseModel):
-    candidate_id: CandidateId = Field(description="The cand_... id to review.")
-    decision: Decision = Field(description="accepted, rejected, deferred or conflicted.")
+    candidate_id: CandidateId = Field(description="The id of the candidate to review.")
+    status: Decision = Field(description="The disposition: accepted, rejected, deferred or conflicted.")
     rationale: str = Field(min_length=1, max_length=2000, description="Why.")
-    reviewer: optional(str, "Who reviewed it.", max_length=256) = None
+    actor: str = Field(default="zaxy-reviewer", min_length=1, max_length=256, description="Who records the review.")
+    reviewer: optional(str, "Who reviewed it (when not the actor).", max_length=256) = None
     conflicts_with: optional(list[Citation], "For conflicted: citations of the conflicting events.", max_length=50) = (
         None
     )
@@ -134,21 +203,24 @@ class ConsolidationFields(BaseModel):
     candidate_type: optional(CandidateType, "candidate: episode, claim or procedure.") = None
     title: optional(str, "candidate: short title.", min_length=1, max_length=200) = None
     summary: optional(str, "candidate: the proposed summary.", min_length=1, max_length=4000) = None
-    source_events: optional(list[Citation], "candidate: " + SOURCES_HELP, min_length=1, max_length=200) = None
+    source_events: optional(list[SourceRef], "candidate: " + SOURCES_HELP, min_length=1, max_length=200) = None
     confidence: optional(float, "candidate: how sure, 0..1.", ge=0.0, le=1.0) = None
     method: optional(str, "candidate: how it was derived.", min_length=1, max_length=120) = None
     purpose: optional(str, "candidate / propose_from_log: why.", min_length=1, max_length=120) = None
+    actor: optional(str, "candidate / propose_from_log / review: who.", min_length=1, max_length=256) = None
     window_size: optional(int, "propose_from_log: actionable events per window.", ge=2, le=100) = None
     max_events: optional(int, "propose_from_log: recent events to scan.", ge=1, le=100_000) = None
     dry_run: optional(bool, "propose_from_log: do not append.") = None
-    candidate_id: optional(CandidateId, "review: the cand_... id.") = None
-    decision: optional(Decision, "review: accepted, rejected, deferred or conflicted.") = None
+    candidate_id: optional(CandidateId, "review: the candidate id.") = None
+    status: optional(Decision, "review: accepted, rejected, deferred or conflicted.") = None
     rationale: optional(str, "review: why.", min_length=1, max_length=2000) = None
-    reviewer: optional(str, "review: who.", max_length=256) = None
+    reviewer: optional(str, "review: who reviewed it.", max_length=256) = None
     conflicts_with: optional(list[Citation], "review (conflicted): conflicting events.", max_length=50) = None
     as_of: as_of_field("status: report the state") = None
     include_candidates: optional(bool, "status: list the candidates.") = None
-    limit: optional(int, "status: at most this many candidates.", ge=0, le=200) = None
+    limit: optional(int, "status: candidates listed; propose_from_log: candidates created (at most).", ge=0, le=200) = (
+        None
+    )
 
     @model_validator(mode="after")
     def _fields_fit_the_operation(self) -> ConsolidationFields:

@@ -5,7 +5,7 @@ tools — on a session where a deploy failed and was later fixed. The agent find
 happened as an ``outcome.explained`` event citing it (Zaxy turns that into a proposed, non-authoritative causal
 edge), checks the explanation is in causal memory, and proposes the fix as a procedure candidate citing the
 failure and the fix. The candidate is not memory until someone reviews it:
-``zaxy memory consolidation review <id> -s ops --decision accepted --rationale "..."``.
+``zaxy memory consolidation review <id> -s ops --status accepted --rationale "..."``.
 
 Run it: ``python agent.py`` (offline, scripted model) or ``ZAXY_EXAMPLE_MODEL=openai:gpt-4o-mini python agent.py``.
 """
@@ -57,14 +57,14 @@ def offline(messages):  # stand-in model (no key, no network): reads the tool re
         explanation = {
             "cause": {"name": cause["entity"], "entity_type": cause["entity_type"]},
             "effect": {"name": failure["entity"], "entity_type": failure["entity_type"]},
-            "relation": "caused",
+            "relation_type": "caused",
             "confidence": 0.85,
             "evidence": failure["citation"],
             "explanation": "the registry answered 401 while the CI token was expired",
         }
         return call("memory_append", {"type": "outcome.explained", "payload": explanation})
     if len(results) == 2:
-        return call("memory_causal_predecessors", {"entity": failure["entity"], "entity_type": "command_run"})
+        return call("memory_causal_predecessors", {"entity_name": failure["entity"], "entity_type": "command_run"})
     if len(results) == 3:
         steps = " then ".join(fix["text"].split(" ok")[0] for fix in fixes)
         procedure = {
@@ -76,10 +76,10 @@ def offline(messages):  # stand-in model (no key, no network): reads the tool re
             "method": "agent_incident_review",
         }
         return call("memory_consolidation_candidate", procedure)
-    edge, candidate = results[2]["hits"][0], results[3]
+    edge, candidate = results[2]["results"][0], results[3]
     return AIMessage(
         f"The deploy failed because {edge['source']['name']} ({edge['relation_type']}, confidence "
-        f"{edge['confidence']}, evidence {edge['evidence']}); a proposed, non-authoritative explanation. "
+        f"{edge['confidence']}, evidence {edge['evidence']['citation']}); a proposed, non-authoritative explanation. "
         f"I proposed procedure {candidate['candidate_id']} for review."
     )
 
@@ -103,16 +103,16 @@ def main() -> None:
         print("tools:", ", ".join(m.name for m in state["messages"] if isinstance(m, ToolMessage)))
         print("answer:", state["messages"][-1].text)
         why = memory.causal_predecessors(SESSION, "make deploy #2", entity_type="command_run")
-        for hit in why["hits"]:
+        for hit in why["results"]:
             print(
                 f"causal edge: {hit['source']['name']} -[{hit['relation_type']}]-> {hit['target']['name']} "
-                f"(evidence {hit['evidence']}, {hit['review_status']}, {hit['authority_status']})"
+                f"(evidence {hit['evidence']['citation']}, {hit['review_status']}, {hit['authority_status']})"
             )
         for candidate in memory.consolidation_status(SESSION)["candidates"]:
             print(f"candidate: {candidate['candidate_id']} {candidate['title']!r} ({candidate['review_status']})")
             print(
                 f"  review it: zaxy memory consolidation review {candidate['candidate_id']} -s {SESSION} "
-                '--decision accepted --rationale "matches the runbook"'
+                '--status accepted --rationale "matches the runbook"'
             )
 
 

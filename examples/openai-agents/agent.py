@@ -16,7 +16,7 @@ def offline(items, tools):  # stand-in model (no key, no network): records decis
         return next((line for line in packet.splitlines() if line.startswith("- [")), "Noted.")
     if last["content"].startswith("Decision:"):
         decision = {"decision": last["content"].removeprefix("Decision: "), "topic": "http retries"}
-        return ("memory_append", {"type": "decision.recorded", "payload": decision})
+        return ("memory_append", {"event_type": "decision.recorded", "payload": decision})
     return ("memory_checkout", {"query": last["content"], "max_tokens": 600})
 
 

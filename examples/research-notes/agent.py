@@ -65,7 +65,7 @@ def main() -> None:
         print("feedback recorded (sources that were used):")
         for event in memory.replay(LIBRARY):
             if event.type == "memory.reinforced":
-                print(f"  {event.payload['entity']} <- {event.payload['citation']}")
+                print(f"  {event.payload['entity_name']} <- {event.payload['citation']}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.capture.conftest import FIXTURES, Env
@@ -91,15 +94,47 @@ def test_codex_install_project_and_user_scopes(env: Env) -> None:
     code, report = env.zaxy_json("hooks", "codex")
     hooks_file = env.workspace / ".codex" / "hooks.json"
     assert code == 0 and report["path"] == str(hooks_file)
-    assert normalised(hooks_file) == golden("codex.hooks.json")
+    assert normalised(hooks_file) == golden("codex.hooks.json")  # shared: `zaxy` on PATH, no machine path
+    assert {"SubagentStart", "SubagentStop"} <= set(json.loads(hooks_file.read_text())["hooks"])
     code, report = env.zaxy_json("hooks", "codex", "--scope", "user")
     assert code == 0 and report["path"] == str(env.codex_home / "hooks.json")
+    command = report["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.startswith(shell_command(zaxy_command())) and "--eventloom-path" not in command
 
 
-def test_eventloom_path_is_baked_only_when_asked(env: Env) -> None:
+def test_a_zaxy_inside_the_workspace_is_named_relative_to_it_in_shared_files(env: Env) -> None:
+    """The README's set-up installs zaxy into the project's .venv: shared files then say `.venv/bin/zaxy` relative
+    to the root each client gives (Claude Code's $CLAUDE_PROJECT_DIR, the git top level for Codex)."""
+    (env.workspace / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    python = env.workspace / ".venv" / "bin" / "python"
+    for client in ("claude-code", "codex"):
+        result = subprocess.run(
+            [str(python), "-m", "zaxy_agents.cli.entry", "hooks", client, "--scope", "project", "--json"],
+            cwd=env.workspace,
+            env={**os.environ, **env.vars()},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        command = json.loads(result.stdout)["hooks"]["Stop"][0]["hooks"][0]["command"]
+        root = {
+            "claude-code": '"$CLAUDE_PROJECT_DIR"',
+            "codex": '"$(git rev-parse --show-toplevel 2>/dev/null || pwd)"',
+        }
+        assert command == f"{root[client]}/.venv/bin/zaxy hook-event Stop --client {client}"
+        assert str(env.root) not in command
+
+
+def test_eventloom_path_is_baked_only_when_asked_and_never_ties_shared_files_to_this_machine(env: Env) -> None:
     code, report = env.zaxy_json("hooks", "claude-code", "--eventloom-path", "memory")
     command = report["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert code == 0 and command.endswith(f"--eventloom-path {env.workspace / 'memory'}")
+    assert code == 0 and command.endswith("--eventloom-path memory")  # relative to the workspace root
+    elsewhere = str(env.root / "elsewhere")
+    for scope in ("project", "user"):
+        code, body = env.zaxy_json("hooks", "claude-code", "--scope", scope, "--eventloom-path", elsewhere, "--print")
+        assert code == 2 and body["error"]["field"] == "--eventloom-path"
+    code, report = env.zaxy_json("hooks", "claude-code", "--eventloom-path", elsewhere, "--force")
+    assert code == 0 and report["hooks"]["Stop"][0]["hooks"][0]["command"].endswith(elsewhere)  # local: this machine
 
 
 def test_status_reports_installation_sessions_and_stale_commands(env: Env) -> None:

@@ -11,11 +11,18 @@ from ruamel.yaml import YAML
 from tests.capture.conftest import Env
 from zaxy_agents.capture.config_files import zaxy_command
 
+WORKSPACE_ARGS = {"cursor": ["--workspace", "${workspaceFolder}"], "vscode": ["--workspace", "${workspaceFolder}"]}
 
-def expected_entry(where: Env, client: str, **extra: object) -> dict:
-    """The entry shares the workspace's Eventloom and the client's hook session (MCP tools and hooks agree)."""
-    argv = zaxy_command()
-    args = [*argv[1:], "serve", "--eventloom-path", str(where.eventloom), "--session-id", where.session(client)]
+
+def expected_entry(where: Env, client: str, *, shared: bool = False, **extra: object) -> dict:
+    """`serve --client C`: the server finds the workspace, its Eventloom and the client's hook session itself.
+
+    A team-shared (project) file names `zaxy` on PATH here (this test's zaxy lives outside the workspace); a machine
+    file names the absolute executable."""
+    argv = ["zaxy"] if shared else zaxy_command()
+    args = [*argv[1:], "serve", "--client", client, *WORKSPACE_ARGS.get(client, [])]
+    if client == "claude-desktop":
+        args += ["--workspace", str(where.workspace)]
     return {"command": argv[0], "args": args, **extra}
 
 
@@ -33,14 +40,18 @@ def test_project_json_clients_print_and_install(
     code, info = env.zaxy_json("ide-config", client)
     target = env.workspace / relative_path
     assert code == 0 and info["path"] == str(target) and not target.exists()
-    assert json.loads(info["snippet"]) == {container: {"zaxy": expected_entry(env, client, **extra)}}
+    assert json.loads(info["snippet"]) == {container: {"zaxy": expected_entry(env, client, shared=True, **extra)}}
+    assert str(env.workspace) not in info["snippet"] and info["shared"]  # nothing machine-specific in a shared file
     target.parent.mkdir(exist_ok=True)
     target.write_text(json.dumps({container: {"other": {"command": "npx", "args": ["other-mcp"]}}, "inputs": []}))
     code, info = env.zaxy_json("ide-config", client, "--install")
     assert code == 0 and info["action"] == "added"
     written = json.loads(target.read_text())
     assert written == {
-        container: {"other": {"command": "npx", "args": ["other-mcp"]}, "zaxy": expected_entry(env, client, **extra)},
+        container: {
+            "other": {"command": "npx", "args": ["other-mcp"]},
+            "zaxy": expected_entry(env, client, shared=True, **extra),
+        },
         "inputs": [],
     }
     code, info = env.zaxy_json("ide-config", client, "--install")
@@ -95,7 +106,7 @@ def test_codex_toml_merge_keeps_comments_and_other_servers(env: Env) -> None:
     assert document["mcp_servers"]["github"] == {"command": "gh-mcp"}
     assert document["mcp_servers"]["zaxy"] == {
         **expected_entry(env, "codex"),
-        "startup_timeout_sec": 20,
+        "startup_timeout_sec": 90,
         "tool_timeout_sec": 60,
     }
     assert "env" not in document["mcp_servers"]["zaxy"]

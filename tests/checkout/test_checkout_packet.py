@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -87,15 +88,22 @@ def test_composed_questions_get_a_slot_plan(project: MemoryFabric) -> None:
     assert packet.quality.answerability == "refresh_recommended"
 
 
-def test_guidance_carries_feedback_templates(project: MemoryFabric) -> None:
+def test_guidance_carries_feedback_payloads(project: MemoryFabric) -> None:
     packet = project.checkout("billing db host", session="proj")
-    template = packet.guidance.feedback_templates[0]
-    assert template["tool"] == "memory_feedback" and template["arguments"]["signal"] == "used"
+    assert packet.guidance.feedback.tool == "memory_feedback" and packet.diagnostics.feedback_recommended
+    payload = packet.guidance.feedback.payloads[0]  # memory_feedback arguments, in the seed's names
+    assert payload["feedback"] == "used" and payload["actor"] == "assistant"
+    fact = next(fact for fact in packet.current_facts if fact.citation == payload["citation"])
+    assert (fact.entity_name, fact.content, fact.source_lane) == (payload["entity_name"], fact.summary, "graph")
     event = project.feedback(
-        **{k: v for k, v in template["arguments"].items() if k != "session_id"},
-        session=template["arguments"]["session_id"],
+        payload["session_id"],
+        payload["entity_name"],
+        payload["entity_type"],
+        payload["feedback"],
+        citation=payload["citation"],
+        actor=payload["actor"],
     )
-    assert event.type == "memory.reinforced"
+    assert event.type == "memory.reinforced" and event.payload["entity_name"] == payload["entity_name"]
 
 
 def test_feedback_reinforces_salience_and_negative_is_audit_only(project: MemoryFabric) -> None:
@@ -168,7 +176,21 @@ def test_bad_requests_are_structured(memory: MemoryFabric) -> None:
     assert info.value.field == "k"
 
 
-def test_documented_fixture_matches_the_model() -> None:
+def test_documented_fixture_matches_the_model(tmp_path) -> None:
+    """docs/examples/checkout-packet.json; regenerate with ZAXY_UPDATE_SNAPSHOTS=1 after a deliberate change."""
     fixture = REPO_ROOT / "docs" / "examples" / "checkout-packet.json"
+    if os.environ.get("ZAXY_UPDATE_SNAPSHOTS"):
+        with MemoryFabric.from_path(tmp_path / "eventloom") as memory:
+            for kind, payload in (
+                ("task.created", {"task_id": "Migrate billing to Postgres", "status": "open"}),
+                ("decision.recorded", {"decision": "Use pgbouncer for connection pooling", "topic": "pooling"}),
+                ("fact.asserted", {"subject": "billing db", "predicate": "host", "object": "db-old.internal"}),
+                ("command.completed", {"command": "alembic upgrade head", "exit_code": 1, "output": "refused"}),
+                ("fact.asserted", {"subject": "billing db", "predicate": "host", "object": "db-new.internal"}),
+            ):
+                memory.append("proj", kind, payload)
+            live = memory.checkout("what is the billing db host?", session="proj", max_tokens=1200)
+        fixture.write_text(live.model_dump_json(indent=2) + "\n")
     packet = CheckoutPacket.model_validate_json(fixture.read_text())
+    assert json.loads(fixture.read_text())["current_facts"][0]["entity_name"] == packet.current_facts[0].name
     assert packet.current_facts and packet.provenance and packet.prompt.startswith("# Memory Checkout")

@@ -43,9 +43,9 @@ def test_fok_and_capabilities(tmp_path: Path) -> None:
     run_zaxy("memory", "append", "billing-worker retries failed invoices nightly", "--subject", "billing-worker",
              "-s", "proj", *loom)  # fmt: skip
     code, likely = run_zaxy_json("memory", "fok", "what does billing-worker do?", "-s", "proj", *loom)
-    assert code == 0 and likely["prediction"] == "likely" and likely["marker"].startswith("eventloom://proj/")
+    assert code == 0 and likely["verdict"] == "likely" and likely["marker"].startswith("eventloom://proj/")
     code, unlikely = run_zaxy_json("memory", "fok", "the mascot's favourite colour", "-s", "proj", "--no-record", *loom)
-    assert code == 0 and unlikely["prediction"] == "unlikely" and "marker" not in unlikely
+    assert code == 0 and unlikely["verdict"] == "unlikely" and "marker" not in unlikely
     human = run_zaxy("memory", "fok", "billing-worker", "-s", "proj", "--no-record", *loom)
     assert human.returncode == 0 and human.stdout.startswith("likely")
     code, capabilities = run_zaxy_json("memory", "capabilities", *loom)

@@ -29,8 +29,8 @@ def test_cognitive_features_on_each_backend(backend, tmp_path: Path) -> None:
             evidence=failure.citation,
         )
         assert explained["causal_edge"] is not None
-        hits = memory.causal_predecessors("s", "make deploy #1")["hits"]
-        assert [(h["source"]["name"], h["evidence"], h["evidence_resolves"]) for h in hits] == [
+        hits = memory.causal_predecessors("s", "make deploy #1")["results"]
+        assert [(h["source"]["name"], h["evidence"]["citation"], h["evidence_resolves"]) for h in hits] == [
             ("expired token", failure.citation, True)
         ]
         for session in ("a", "b"):

@@ -45,7 +45,8 @@ def test_uncited_or_malformed_causal_edges_are_rejected_and_nothing_is_written(m
     anchor = memory.append("s", "note.added", {"text": "x"})
     cases = [
         ({}, "payload.evidence"),
-        ({"evidence": {"seq": 1, "hash": "abc"}}, "payload.evidence.hash"),
+        ({"evidence": {"seq": 1, "hash": "abc"}}, "payload.evidence.source_event_hash"),
+        ({"evidence": {"source_event_seq": 1, "reason": "no hash"}}, "payload.evidence.source_event_hash"),
         ({"evidence": {"seq": 1, "hash": anchor.hash}, "relation_type": "correlated"}, "payload.relation_type"),
         ({"evidence": {"seq": 1, "hash": anchor.hash}, "graph_relation_type": "causal_fixed"}, "payload"),
         (
@@ -90,8 +91,12 @@ def test_outcome_explained_produces_one_cited_edge_only_with_everything(memory: 
         assert memory.head("s").seq == event.seq, payload  # no edge appended
     explained = memory.append("s", "outcome.explained", complete)
     edge = next(iter(memory.replay("s", explained.seq + 1)))
-    assert edge.type == "causal.edge.generated" and edge.actor == "zaxy.causal"
-    assert edge.payload["evidence"] == {"seq": failure.seq, "hash": failure.hash, "session": "s"}
+    assert edge.type == "causal.edge.generated" and edge.actor == "zaxy-causal"
+    assert edge.payload["evidence"] == {  # the seed's shape (seed 000 task 3)
+        "source_event_seq": failure.seq,
+        "source_event_hash": failure.hash,
+        "reason": "outcome.explained explicitly cited causal evidence",
+    }
     assert edge.payload["explained_by"]["seq"] == explained.seq
     assert edge.payload["review_status"] == "proposed" and edge.payload["authority_status"] == "non_authoritative"
     assert edge.payload["graph_relation_type"] == "causal_caused"
@@ -99,34 +104,38 @@ def test_outcome_explained_produces_one_cited_edge_only_with_everything(memory: 
     by_citation = memory.append("s", "outcome.explained", {**complete, "evidence": failure.citation})
     produced = next(iter(memory.replay("s", by_citation.seq + 1)))
     assert produced.type == "causal.edge.generated"
-    assert produced.payload["evidence"] == {"seq": failure.seq, "hash": failure.hash, "session": "s"}
+    assert (produced.payload["evidence"]["source_event_seq"], produced.payload["evidence"]["source_event_hash"]) == (
+        failure.seq,
+        failure.hash,
+    )
 
 
 def test_predecessors_walk_incoming_edges_and_successors_outgoing(memory: MemoryFabric) -> None:
     events = _chain(memory)
     successors = memory.causal_successors("s", "expired token", depth=2)
     assert [
-        (h["source"]["name"], h["relation_type"], h["target"]["name"], h["path_length"]) for h in successors["hits"]
+        (h["source"]["name"], h["relation_type"], h["target"]["name"], h["path_length"]) for h in successors["results"]
     ] == [
         ("expired token", "caused", "failed deploy", 1),
         ("failed deploy", "blocked", "release", 2),
     ]
     predecessors = memory.causal_predecessors("s", "release", depth=2)
-    found = {(h["source"]["name"], h["relation_type"], h["path_length"]) for h in predecessors["hits"]}
+    found = {(h["source"]["name"], h["relation_type"], h["path_length"]) for h in predecessors["results"]}
     assert found == {("failed deploy", "blocked", 1), ("expired token", "caused", 2), ("rotation", "fixed", 2)}
-    assert memory.causal_predecessors("s", "expired token")["hits"] == []
-    assert memory.causal_successors("s", "release")["hits"] == []
-    hit = predecessors["hits"][0]
-    assert hit["evidence"] == events["release"].citation and hit["evidence_resolves"]
-    assert hit["method"] == "outcome_explained_v1" and hit["confidence"] == 0.6
+    assert memory.causal_predecessors("s", "expired token")["results"] == []
+    assert memory.causal_successors("s", "release")["results"] == []
+    hit = predecessors["results"][0]
+    assert hit["evidence"]["citation"] == events["release"].citation and hit["evidence_resolves"]
+    assert hit["evidence"]["source_event_seq"] == events["release"].seq and hit["evidence"]["resolves"]
+    assert hit["method"] == "explicit_outcome_explanation_v1" and hit["confidence"] == 0.6
     assert hit["review_status"] == "proposed" and hit["authority_status"] == "non_authoritative"
     assert memory.resolve(hit["citation"]).type == "causal.edge.generated"
     # path confidence multiplies along the path; filters and depth bound the walk
-    two_hops = [h for h in predecessors["hits"] if h["path_length"] == 2 and h["source"]["name"] == "expired token"]
+    two_hops = [h for h in predecessors["results"] if h["path_length"] == 2 and h["source"]["name"] == "expired token"]
     assert two_hops[0]["path_confidence"] == pytest.approx(0.6 * 0.8)
     fixed = memory.causal_predecessors("s", "failed deploy", relation_type="fixed")
-    assert [h["source"]["name"] for h in fixed["hits"]] == ["rotation"]
-    assert len(memory.causal_predecessors("s", "release", depth=1)["hits"]) == 1
+    assert [h["source"]["name"] for h in fixed["results"]] == ["rotation"]
+    assert len(memory.causal_predecessors("s", "release", depth=1)["results"]) == 1
 
 
 def test_as_of_and_stale_edges(memory: MemoryFabric) -> None:
@@ -135,16 +144,16 @@ def test_as_of_and_stale_edges(memory: MemoryFabric) -> None:
     moment = next(iter(memory.replay("s", before.seq))).timestamp
     flaky = memory.append("s", "fact.asserted", {"key": "flaky runner", "fact": "runner 3 is flaky"})
     _explain(memory, "s", "flaky runner", "failed deploy", "caused", flaky, confidence=0.3)
-    now = {h["source"]["name"] for h in memory.causal_predecessors("s", "failed deploy")["hits"]}
+    now = {h["source"]["name"] for h in memory.causal_predecessors("s", "failed deploy")["results"]}
     assert now == {"expired token", "rotation", "flaky runner"}
-    then = {h["source"]["name"] for h in memory.causal_predecessors("s", "failed deploy", as_of=moment)["hits"]}
+    then = {h["source"]["name"] for h in memory.causal_predecessors("s", "failed deploy", as_of=moment)["results"]}
     assert then == {"expired token", "rotation"}
     memory.invalidate("s", "flaky runner", "fact", reason="the runner was fine")
     result = memory.causal_predecessors("s", "failed deploy")
-    assert {h["source"]["name"] for h in result["hits"]} == {"expired token", "rotation"}
+    assert {h["source"]["name"] for h in result["results"]} == {"expired token", "rotation"}
     assert result["stale_excluded"] == 1
     stale = memory.causal_predecessors("s", "failed deploy", include_stale=True)
-    flagged = [h for h in stale["hits"] if h["source"]["name"] == "flaky runner"]
+    flagged = [h for h in stale["results"] if h["source"]["name"] == "flaky runner"]
     assert flagged and flagged[0]["stale"] and flagged[0]["weak"]
 
 
@@ -152,7 +161,7 @@ def test_bad_reads_are_structured(memory: MemoryFabric) -> None:
     _chain(memory)
     with pytest.raises(NotFoundError) as info:
         memory.causal_successors("s", "nothing at all")
-    assert info.value.field == "entity"
+    assert info.value.field == "entity_name"
     with pytest.raises(InvalidRequestError) as info:
         memory.causal_successors("s", "release", relation_type="correlated")
     assert info.value.field == "relation_type"
@@ -178,7 +187,9 @@ def test_causal_edges_land_in_typed_kuzu_tables_with_audit_fields(memory: Memory
         "MATCH (a:Entity)-[r:CAUSAL_BLOCKED]->(b:Entity) RETURN a.name, b.name, r.inferred, r.confidence, "
         "r.inference_method, r.evidence_seq, r.evidence_hash"
     )
-    assert rows == [["failed deploy", "release", True, 0.6, "outcome_explained_v1", 3, events["release"].hash]]
+    assert rows == [
+        ["failed deploy", "release", True, 0.6, "explicit_outcome_explanation_v1", 3, events["release"].hash]
+    ]
     assert memory.projector.store._rows("MATCH ()-[r:CAUSAL_CAUSED]->() RETURN count(r)")[0][0] == 1
     assert memory.projector.store._rows("MATCH ()-[r:CAUSAL_FIXED]->() RETURN count(r)")[0][0] == 1
     assert memory.inferred_status()["evidence_coverage"] == 1.0
@@ -190,7 +201,7 @@ def test_checkout_causal_context_is_explanatory_and_flags_weak_or_uncited_edges(
     block = packet.diagnostics.model_dump()["causal_context"]
     assert block["count"] == 3 and block["non_authoritative"] is True
     assert block["relation_types"] == {"blocked": 1, "caused": 1, "fixed": 1}
-    assert block["methods"] == {"outcome_explained_v1": 3}
+    assert block["methods"] == {"explicit_outcome_explanation_v1": 3}
     assert block["average_trust"] == pytest.approx((0.8 + 0.6 + 0.8) / 3, abs=1e-4)
     assert "Use causal_context as explanatory memory, not as authoritative state." in packet.guidance.trust
     assert "explanatory memory" in packet.prompt
@@ -209,7 +220,7 @@ def test_checkout_causal_context_is_explanatory_and_flags_weak_or_uncited_edges(
     forged = [edge for edge in block["edges"] if edge["source"] == "moon phase"]
     assert block["uncited"] == 1 and forged and forged[0]["uncited"] and forged[0]["trust"] == 0.0
     assert block["average_trust"] < (0.8 + 0.6 + 0.8) / 3
-    hits = memory.causal_predecessors("s", "failed deploy")["hits"]
+    hits = memory.causal_predecessors("s", "failed deploy")["results"]
     assert [h["evidence_resolves"] for h in hits if h["source"]["name"] == "moon phase"] == [False]
     # no causal material is ever a current fact
     assert all(fact.entity_type not in {"explanation"} for fact in packet.current_facts)

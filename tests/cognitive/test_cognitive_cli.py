@@ -46,7 +46,7 @@ def test_causal_commands(tmp_path: Path) -> None:
         "memory", "causal", "predecessors", "make deploy #1", "-s", "s", "--eventloom-path", root
     )
     assert code == 0 and body["direction"] == "predecessors"
-    assert [(h["source"]["name"], h["relation_type"], h["evidence"]) for h in body["hits"]] == [
+    assert [(h["source"]["name"], h["relation_type"], h["evidence"]["citation"]) for h in body["results"]] == [
         ("expired token", "caused", failure)
     ]
     code, body = run_zaxy_json(
@@ -63,11 +63,11 @@ def test_causal_commands(tmp_path: Path) -> None:
         "--eventloom-path",
         root,
     )
-    assert code == 0 and body["hits"][0]["target"]["name"] == "make deploy #1"
+    assert code == 0 and body["results"][0]["target"]["name"] == "make deploy #1"
     human = run_zaxy("memory", "causal", "successors", "expired token", "-s", "s", "--eventloom-path", root)
     assert human.returncode == 0 and "make deploy #1" in human.stdout and "non-authoritative" in human.stdout
     code, body = run_zaxy_json("memory", "causal", "successors", "nobody", "-s", "s", "--eventloom-path", root)
-    assert code == 3 and body["error"]["code"] == "not_found" and body["error"]["field"] == "entity"
+    assert code == 3 and body["error"]["code"] == "not_found" and body["error"]["field"] == "entity_name"
     bad = run_zaxy(
         "memory", "causal", "successors", "expired token", "-s", "s", "-r", "vibes", "--eventloom-path", root
     )
@@ -137,7 +137,7 @@ def test_consolidation_commands_and_mining(tmp_path: Path) -> None:
         "--eventloom-path",
         root,
     )
-    assert code == 0 and body["decision"] == "accepted" and body["authority_status"] == "non_authoritative"
+    assert code == 0 and body["status"] == "accepted" and body["authority_status"] == "non_authoritative"
     code, body = run_zaxy_json(
         "memory",
         "consolidation",

@@ -65,17 +65,17 @@ def _explain_a_failure(fabric: MemoryFabric) -> dict[str, Any]:
 
 def test_explain_then_walk_causal_memory(fabric: MemoryFabric) -> None:
     failure = _explain_a_failure(fabric)
-    why = call(fabric, "memory_causal_predecessors", {"entity": "make #1", "entity_type": "command_run"})
+    why = call(fabric, "memory_causal_predecessors", {"entity_name": "make #1", "entity_type": "command_run"})
     assert why.status == "success" and why.artifact["recall"] is True
-    hits = body(why)["hits"]
-    assert [(h["source"]["name"], h["relation_type"], h["evidence"]) for h in hits] == [
+    hits = body(why)["results"]
+    assert [(h["source"]["name"], h["relation_type"], h["evidence"]["citation"]) for h in hits] == [
         ("expired token", "caused", failure["citation"])
     ]
-    what = body(call(fabric, "memory_causal_successors", {"entity": "expired token", "relation_types": ["caused"]}))
-    assert what["hits"][0]["target"]["name"] == "make #1" and what["session"] == SESSION
-    bad = call(fabric, "memory_causal_successors", {"entity": "expired token", "relation_types": ["vibes"]})
+    what = body(call(fabric, "memory_causal_successors", {"entity_name": "expired token", "relation_type": "caused"}))
+    assert what["results"][0]["target"]["name"] == "make #1" and what["session"] == SESSION
+    bad = call(fabric, "memory_causal_successors", {"entity_name": "expired token", "relation_type": ["vibes"]})
     assert bad.status == "error" and body(bad)["error"]["code"] == "invalid_request"
-    missing = call(fabric, "memory_causal_predecessors", {"entity": "nobody"})
+    missing = call(fabric, "memory_causal_predecessors", {"entity_name": "nobody"})
     assert missing.status == "error" and body(missing)["error"]["code"] == "not_found"
 
 
@@ -89,11 +89,11 @@ def test_causal_reads_follow_a_citation_only_into_the_recall_scope(fabric: Memor
         confidence=0.8,
         evidence=failure.citation,
     )
-    args = {"entity": "make #1", "citation": failure.citation}
+    args = {"entity_name": "make #1", "citation": failure.citation}
     denied = call(fabric, "memory_causal_predecessors", args)
     assert denied.status == "error" and body(denied)["error"]["code"] == "unauthorized"
     allowed = body(call(fabric, "memory_causal_predecessors", args, {**THREAD, "zaxy_scope": ["ops"]}))
-    assert allowed["session"] == "ops" and allowed["hits"][0]["source"]["name"] == "expired token"
+    assert allowed["session"] == "ops" and allowed["results"][0]["source"]["name"] == "expired token"
 
 
 def test_consolidation_through_the_tools_and_the_review_gate(fabric: MemoryFabric) -> None:
@@ -105,10 +105,10 @@ def test_consolidation_through_the_tools_and_the_review_gate(fabric: MemoryFabri
     forged = call(
         fabric, "memory_append", {"type": "consolidation.candidate.reviewed", "payload": {"candidate_id": procedure}}
     )
-    assert forged.status == "error" and body(forged)["error"]["field"] == "type"
+    assert forged.status == "error" and body(forged)["error"]["field"] == "type"  # LangGraph's memory_append
     packet = call(fabric, "memory_checkout", {"query": "how do we ship a fix?"})
     assert "accepted, non-authoritative" not in str(packet.content)
-    review = {"operation": "review", "candidate_id": procedure, "decision": "accepted", "rationale": "our loop"}
+    review = {"operation": "review", "candidate_id": procedure, "status": "accepted", "rationale": "our loop"}
     reviewed = body(call(fabric, "memory_consolidation", review))
     assert reviewed["operation"] == "review" and reviewed["authority_status"] == "non_authoritative"
     packet = call(fabric, "memory_checkout", {"query": "how do we ship a fix?"})
@@ -131,7 +131,7 @@ def test_consolidation_through_the_tools_and_the_review_gate(fabric: MemoryFabri
         )
     )
     assert claim["created"] and claim["candidate"]["review_status"] == "pending"
-    foreign = call(fabric, "memory_consolidation", {"operation": "status", "decision": "accepted"})
+    foreign = call(fabric, "memory_consolidation", {"operation": "status", "status": "accepted"})
     assert foreign.status == "error" and "do not apply" in body(foreign)["error"]["message"]
     incomplete = call(fabric, "memory_consolidation", {"operation": "candidate", "title": "x"})
     assert incomplete.status == "error" and "needs" in body(incomplete)["error"]["message"]
@@ -150,10 +150,10 @@ def _first_citation(fabric: MemoryFabric) -> str:
 def test_as_of_reads_memory_as_it_was(fabric: MemoryFabric) -> None:
     failure = _explain_a_failure(fabric)
     before = fabric.log.get(SESSION, failure["seq"]).timestamp  # the failure, before its explanation
-    now = body(call(fabric, "memory_causal_successors", {"entity": "expired token"}))
-    assert [hit["target"]["name"] for hit in now["hits"]] == ["make #1"]
-    then = body(call(fabric, "memory_causal_successors", {"entity": "expired token", "as_of": before}))
-    assert (then["as_of"], then["hits"], then["start"]) == (before, [], [])  # the edge did not exist yet
+    now = body(call(fabric, "memory_causal_successors", {"entity_name": "expired token"}))
+    assert [hit["target"]["name"] for hit in now["results"]] == ["make #1"]
+    then = body(call(fabric, "memory_causal_successors", {"entity_name": "expired token", "as_of": before}))
+    assert (then["as_of"], then["results"], then["start"]) == (before, [], [])  # the edge did not exist yet
     for kind, payload in STEPS:
         call(fabric, "memory_append", {"type": kind, "payload": payload})
     call(fabric, "memory_consolidation_propose_from_log", {})

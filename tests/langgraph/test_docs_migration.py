@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from tests.backends import postgres_schema
 from tests.conftest import REPO_ROOT
+from zaxy_agents.storage.conformance.harness import postgres_schema
 
 RUN = "result = graph.invoke({'messages': [('user', 'hi')]}, {'configurable': {'thread_id': 't'}})"
 ARUN = "result = await graph.ainvoke({'messages': [('user', 'hi')]}, {'configurable': {'thread_id': 't'}})"

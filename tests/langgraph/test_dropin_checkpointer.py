@@ -13,10 +13,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from tests.backends import postgres_schema
 from zaxy_agents.errors import ClosedError, ConflictError, InvalidRequestError
 from zaxy_agents.langgraph import ZaxyCheckpointer
 from zaxy_agents.langgraph.checkpointer import AsyncZaxyCheckpointer
+from zaxy_agents.storage.conformance.harness import postgres_schema
 
 
 def echo_graph(saver: Any, gate: tuple[threading.Event, threading.Event] | None = None) -> Any:
@@ -222,3 +222,43 @@ def test_state_values_of_many_megabytes_round_trip(eventloom: Path) -> None:
     with ZaxyCheckpointer.from_path(eventloom) as saver:
         state = builder.compile(checkpointer=saver).get_state({"configurable": {"thread_id": "t"}})
         assert state.values["messages"][-1].content == report
+
+
+def test_another_process_writing_the_same_thread_is_reported(eventloom: Path) -> None:
+    """Two real processes: while this one is inside a step of thread t, another process runs a whole turn of t."""
+    import subprocess
+    import sys
+
+    child = (
+        "import sys\n"
+        "from langchain_core.messages import HumanMessage\n"
+        "from tests.langgraph.test_dropin_checkpointer import echo_graph\n"
+        "from zaxy_agents.langgraph import ZaxyCheckpointer\n"
+        f"with ZaxyCheckpointer.from_path({str(eventloom)!r}) as saver:\n"
+        "    echo_graph(saver).invoke({'messages': [HumanMessage('from the other process')]},"
+        " {'configurable': {'thread_id': 't'}}, durability='sync')\n"
+    )
+
+    def chat(state: MessagesState) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return {"messages": [AIMessage("echo here")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("chat", chat)
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    with ZaxyCheckpointer.from_path(eventloom) as saver:
+        say(echo_graph(saver), "t", "first", durability="sync")
+        say(builder.compile(checkpointer=saver), "t", "from this process", durability="sync")
+        warnings = [
+            e.payload for e in saver.fabric.replay(saver.session_of("t")) if e.type == "checkpoint.concurrent_write"
+        ]
+        assert len(warnings) == 1
+        theirs = saver.get_tuple(
+            {"configurable": {"thread_id": "t", "checkpoint_id": warnings[0]["latest_checkpoint_id"]}}
+        )
+        assert (
+            theirs is not None
+            and theirs.checkpoint["channel_values"]["messages"][-1].content == "echo from the other process"
+        )

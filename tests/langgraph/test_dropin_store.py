@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from langgraph.store.sqlite import SqliteStore
 
-from tests.backends import postgres_schema
 from zaxy_agents.errors import ClosedError, InvalidRequestError
 from zaxy_agents.itemstore.values import MAX_VALUE_BYTES
 from zaxy_agents.langgraph import AsyncZaxyStore, ZaxyStore
+from zaxy_agents.storage.conformance.harness import postgres_schema
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 ORDERED = {"zeta": 1, "alpha": {"y": [{"b": 1, "a": 2}], "x": None}, "mid": [3, {"k2": 0, "k1": 1}], "Ä": "ü"}

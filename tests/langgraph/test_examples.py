@@ -103,5 +103,25 @@ def test_zaxy_init_copies_a_template_that_runs(tmp_path: Path) -> None:
     code, error = run_zaxy_json("init", "--template", "nope", str(tmp_path / "x"))
     assert code == 3 and error["error"]["code"] == "not_found"
     human = run_zaxy("init", "--template", "research-notes", str(tmp_path / "notes-agent"))
-    assert human.returncode == 0 and "python agent.py" in human.stdout and "Traceback" not in human.stderr
+    assert human.returncode == 0 and "Traceback" not in human.stderr
+    assert f"{sys.executable} agent.py" in human.stdout  # the Python that has zaxy-agents, not a bare `python`
     assert len(files(tmp_path / "notes-agent")) == 8 and "notes/retry-guide.md" in files(tmp_path / "notes-agent")
+
+
+def test_template_readmes_run_as_written_with_the_readme_set_up(tmp_path: Path) -> None:
+    """Each README's first command, verbatim, from its folder: the main README's `.venv`, not a bare `python`."""
+    venv_python = REPO_ROOT / ".venv" / "bin" / "python"
+    if not venv_python.exists():
+        import pytest
+
+        pytest.skip("no .venv at the repository root: create it with the main README's set-up command")
+    for name in ("minimal-graph",):
+        readme = (EXAMPLES / name / "README.md").read_text()
+        first = re.search(r"```bash\n([^\n#]+)", readme).group(1).strip()
+        assert first == "../../.venv/bin/python agent.py"
+        env = {key: value for key, value in os.environ.items() if key != "ZAXY_EXAMPLE_MODEL"}
+        env["ZAXY_EVENTLOOM_PATH"] = str(tmp_path / "loom")
+        done = subprocess.run(first, shell=True, cwd=EXAMPLES / name, env=env, capture_output=True, text=True)
+        assert done.returncode == 0 and "db-staging-2" in done.stdout, done.stderr
+    for readme in EXAMPLES.glob("*/README.md"):
+        assert not re.search(r"^python agent\.py", readme.read_text(), re.MULTILINE), readme

@@ -81,7 +81,7 @@ def test_memory_carries_across_threads_with_citations_and_feedback(fabric: Memor
     assert [m.type for m in answer["messages"]] == ["human", "ai"]  # the packet never became a message
 
     [reinforced] = [e for e in fabric.replay("langgraph.mon") if e.type == "memory.reinforced"]
-    assert reinforced.payload["citation"] == decision.citation and reinforced.payload["entity"] == "formatting"
+    assert reinforced.payload["citation"] == decision.citation and reinforced.payload["entity_name"] == "formatting"
 
     # The tool call is typed memory; memory tool results are not echoed into the transcript.
     [lint] = [e for e in fabric.replay("langgraph.mon") if e.type == "tool.call.completed"]

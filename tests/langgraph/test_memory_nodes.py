@@ -184,8 +184,8 @@ def test_feedback_reinforces_cited_memory_once_and_ignores_out_of_scope_or_bogus
     graph, _ = build(fabric, cite_all, scope=["proj"], feedback=True, checkpointer=InMemorySaver())
     graph.invoke({"messages": [HumanMessage("How do we pool?")]}, config("fb"))
     [reinforced] = events(fabric, "proj", "memory.reinforced")
-    assert reinforced.payload["entity"] == "pooling" and reinforced.payload["entity_type"] == "decision"
-    assert reinforced.payload["citation"] == decision.citation and reinforced.payload["signal"] == "used"
+    assert reinforced.payload["entity_name"] == "pooling" and reinforced.payload["entity_type"] == "decision"
+    assert reinforced.payload["citation"] == decision.citation and reinforced.payload["feedback"] == "used"
     assert events(fabric, "other", "memory.reinforced") == []
 
     before_feedback = next(s for s in graph.get_state_history(config("fb")) if s.next == ("feedback",))

@@ -97,18 +97,10 @@ def _run(awaitable: Any) -> Any:
 def test_example_runs_offline_with_zaxy_mcp_tools_through_the_sdk(tmp_path: Path) -> None:
     """The example's agent records a decision through Zaxy's MCP server (the SDK's MCPServerStdio running
     `zaxy serve`) and answers the next question from a cited memory_checkout."""
-    from tests.conftest import REPO_ROOT
+    from tests.langgraph.test_examples import EXAMPLES, run_agent
 
-    env = {**os.environ, "ZAXY_EVENTLOOM_PATH": str(tmp_path / ".eventloom"), "OPENAI_AGENTS_DISABLE_TRACING": "1"}
-    env.pop("ZAXY_BACKEND", None)
-    env.pop("ZAXY_EXAMPLE_MODEL", None)
-    result = subprocess.run(
-        [sys.executable, "agent.py"], cwd=REPO_ROOT / "examples" / "openai-agents", capture_output=True, text=True,
-        timeout=300, env=env,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    answer, count = result.stdout.splitlines()
+    answer, count = run_agent(EXAMPLES / "openai-agents", tmp_path).splitlines()
     assert answer.startswith("- [decision] http retries: retry HTTP calls 3 times with exponential backoff")
     assert "(eventloom://team-decisions/events/1#" in answer and count == "8 items in session openai-agents.ana"
-    with MemoryFabric.from_path(tmp_path / ".eventloom") as memory:
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
         assert next(e.type for e in memory.replay("team-decisions")) == "decision.recorded"

@@ -98,18 +98,8 @@ def test_memory_instructions_bring_other_conversations_with_citations(tmp_path: 
 
 
 def test_example_runs_offline(tmp_path: Path) -> None:
-    import os
+    from tests.langgraph.test_examples import EXAMPLES, run_agent
 
-    from tests.conftest import REPO_ROOT
-
-    env = {**os.environ, "ZAXY_EVENTLOOM_PATH": str(tmp_path / ".eventloom")}
-    env.pop("ZAXY_BACKEND", None)
-    env.pop("ZAXY_EXAMPLE_MODEL", None)
-    result = subprocess.run(
-        [sys.executable, "agent.py"], cwd=REPO_ROOT / "examples" / "pydantic-ai", capture_output=True, text=True,
-        timeout=300, env=env,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    answer, count = result.stdout.splitlines()
+    answer, count = run_agent(EXAMPLES / "pydantic-ai", tmp_path).splitlines()
     assert answer.startswith("- [current, transcript.turn] Our staging database is db-staging-2. (eventloom://")
     assert "pydantic-ai.monday/events/1#" in answer and count == "2 messages in pydantic-ai.tuesday"

@@ -23,32 +23,32 @@ def fabric(tmp_path: Path):
 
 def test_predictions_follow_names_and_vocabulary(fabric) -> None:
     likely = fabric.feeling_of_knowing("What does ledger-service run on?", session="ops", record=False)
-    assert likely["prediction"] == "likely" and likely["signals"]["entity_matches"] == ["ledger-service"]
+    assert likely["verdict"] == "likely" and likely["signals"]["entity_matches"] == ["ledger-service"]
     words = fabric.feeling_of_knowing("is the nightly reconciliation flaky", session="ops", record=False)
-    assert words["prediction"] == "likely" and words["signals"]["term_coverage"] == 1.0
+    assert words["verdict"] == "likely" and words["signals"]["term_coverage"] == 1.0
     partial = fabric.feeling_of_knowing("nightly weather forecast for Lisbon", session="ops", record=False)
-    assert partial["prediction"] == "possible" and 0 < partial["signals"]["term_coverage"] < 0.35
+    assert partial["verdict"] == "possible" and 0 < partial["signals"]["term_coverage"] < 0.35
     unknown = fabric.feeling_of_knowing("favourite colour of the mascot", session="ops", record=False)
-    assert unknown["prediction"] == "unlikely" and unknown["score"] == 0.0
+    assert unknown["verdict"] == "unlikely" and unknown["score"] == 0.0
 
 
 def test_scope_limits_what_counts_as_known(fabric) -> None:
-    assert fabric.feeling_of_knowing("mobile-app release cadence", session="ops", record=False)["prediction"] == (
+    assert fabric.feeling_of_knowing("mobile-app release cadence", session="ops", record=False)["verdict"] == (
         "unlikely"
     )
     scoped = fabric.feeling_of_knowing("mobile-app release cadence", session="ops", scope=["other"], record=False)
-    assert scoped["prediction"] == "likely" and scoped["scope"] == ["ops", "other"]
+    assert scoped["verdict"] == "likely" and scoped["scope"] == ["ops", "other"]
     empty = fabric.feeling_of_knowing("anything at all", session="brand-new", record=False)
-    assert empty["prediction"] == "unlikely" and empty["reasons"] == ["memory is empty in this scope"]
+    assert empty["verdict"] == "unlikely" and empty["reasons"] == ["memory is empty in this scope"]
 
 
 def test_reports_lag_instead_of_catching_up_and_records_a_silent_marker(fabric) -> None:
     fabric.feeling_of_knowing("ledger", session="ops", record=False)
     fabric.append("ops", "fact.asserted", {"subject": "indexer", "fact": "indexer uses OpenSearch"})
     stale = fabric.feeling_of_knowing("OpenSearch cluster", session="ops")
-    assert stale["projection_lag"] == 1 and stale["prediction"] == "unlikely"  # in-memory state, lag reported
+    assert stale["projection_lag"] == 1 and stale["verdict"] == "unlikely"  # in-memory state, lag reported
     marker = fabric.resolve(stale["marker"])
-    assert marker.type == "metacognition.fok.predicted" and marker.payload["prediction"] == "unlikely"
+    assert marker.type == "metacognition.fok.predicted" and marker.payload["verdict"] == "unlikely"
     hits = fabric.query("OpenSearch cluster unlikely", sessions=["ops"]).hits
     assert all(hit.event_type != "metacognition.fok.predicted" for hit in hits)
     with pytest.raises(InvalidRequestError):

@@ -66,19 +66,19 @@ async def test_causal_tools_walk_both_ways_with_citations(tmp_path: Path) -> Non
         async with connected(app) as client:
             failure, _ = await _explained_failure(client)
             why = await ok(client, "memory_causal_predecessors", {"entity": "make deploy #1"})
-            assert [(h["source"]["name"], h["relation_type"], h["evidence"]) for h in why["hits"]] == [
+            assert [(h["source"]["name"], h["relation_type"], h["evidence"]["citation"]) for h in why["results"]] == [
                 ("expired token", "caused", failure["citation"])
             ]
-            assert why["hits"][0]["authority_status"] == "non_authoritative"
+            assert why["results"][0]["authority_status"] == "non_authoritative"
             what = await ok(
                 client, "memory_causal_successors", {"entity": "expired token", "relation_types": ["caused"]}
             )
-            assert what["hits"][0]["target"]["name"] == "make deploy #1" and what["direction"] == "successors"
-            assert (await ok(client, "memory_causal_successors", {"entity": "make deploy #1"}))["hits"] == []
+            assert what["results"][0]["target"]["name"] == "make deploy #1" and what["direction"] == "successors"
+            assert (await ok(client, "memory_causal_successors", {"entity": "make deploy #1"}))["results"] == []
             bad = await error(client, "memory_causal_successors", {"entity": "x", "relation_types": ["vibes"]})
             assert bad["code"] == "invalid_request" and bad["field"].startswith("relation_types")
             missing = await error(client, "memory_causal_predecessors", {"entity": "nobody"})
-            assert missing["code"] == "not_found" and missing["field"] == "entity"
+            assert missing["code"] == "not_found" and missing["field"] == "entity_name"
             uncited = await error(
                 client,
                 "memory_append",
@@ -119,7 +119,7 @@ async def test_consolidation_tools_and_the_umbrella(tmp_path: Path) -> None:
                 "memory_consolidation",
                 {"operation": "review", "candidate_id": procedure, "decision": "accepted", "rationale": "our loop"},
             )
-            assert reviewed["decision"] == "accepted" and reviewed["authority_status"] == "non_authoritative"
+            assert reviewed["status"] == "accepted" and reviewed["authority_status"] == "non_authoritative"
             packet = await ok(client, "memory_checkout", {"query": "how do we ship?"})
             assert (
                 "[procedure, accepted, non-authoritative] Procedure: read_file → edit .py → $ pytest"
@@ -147,7 +147,7 @@ async def test_consolidation_tools_and_the_umbrella(tmp_path: Path) -> None:
             statuses = await ok(client, "memory_consolidation_status", {"limit": 10})
             assert (statuses["total"], statuses["pending"], statuses["accepted"]) == (3, 2, 1)
             incomplete = await error(client, "memory_consolidation", {"operation": "review", "candidate_id": procedure})
-            assert incomplete["code"] == "invalid_request" and "decision" in incomplete["message"]
+            assert incomplete["code"] == "invalid_request" and "status" in incomplete["message"]
             foreign = await error(client, "memory_consolidation", {"operation": "status", "decision": "accepted"})
             assert "do not apply" in foreign["message"]
             uncited = await error(
@@ -185,7 +185,7 @@ async def test_reviews_need_the_admin_token_over_http(tmp_path: Path) -> None:
         raw = await app.call_tool(
             "memory_append", {"type": "consolidation.candidate.reviewed", "payload": {"decision": "accepted"}}, agent
         )
-        assert raw.isError and raw.structuredContent["error"]["field"] == "type"  # no way around the gate
+        assert raw.isError and raw.structuredContent["error"]["field"] == "event_type"  # no way around the gate
         assert not (await app.call_tool("memory_consolidation_review", review, admin)).isError
         other = await app.call_tool("memory_consolidation_status", {"session_id": "alice"}, agent)
         assert other.structuredContent["error"]["code"] == "unauthorized"
@@ -215,6 +215,6 @@ def test_stdio_server_round_trip(tmp_path: Path) -> None:
             },
         )
         why = client.ok("memory_causal_predecessors", {"entity": "make deploy #1", "depth": 1})
-        assert why["hits"][0]["evidence"] == failure["citation"]
+        assert why["results"][0]["evidence"]["citation"] == failure["citation"]
         status = client.ok("memory_consolidation", {"operation": "status"})
         assert status["total"] == 0 and status["operation"] == "status"

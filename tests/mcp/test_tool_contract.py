@@ -63,14 +63,20 @@ def test_every_input_schema_is_strict_and_bounded() -> None:
 def test_enumerations_match_the_engine() -> None:
     checkout = registry.get("memory_checkout").input_schema()["properties"]
     query = registry.get("memory_query").input_schema()["properties"]
-    assert set(checkout["purpose"]["enum"]) == set(PRESETS)
+    preset, structured = checkout["purpose"]["anyOf"]
+    assert set(preset["enum"]) == set(PRESETS) and structured["type"] == "object"
     assert set(query["profile"]["enum"]) == set(PROFILES)
     from zaxy_agents.fabric.checkout_ops import FEEDBACK_SIGNALS
 
-    assert set(registry.get("memory_feedback").input_schema()["properties"]["signal"]["enum"]) == set(FEEDBACK_SIGNALS)
+    feedback = registry.get("memory_feedback").input_schema()["properties"]["feedback"]
+    assert set(feedback["enum"]) == set(FEEDBACK_SIGNALS)
 
 
 def _unbounded(tool: str, schema: dict[str, Any], path: str):
+    if "anyOf" in schema:  # a seed argument with two forms (a preset or an object, a string or a list)
+        for branch in schema["anyOf"]:
+            yield from _unbounded(tool, branch, path)
+        return
     kind = schema.get("type")
     if kind == "object":
         name = path.rsplit(".", 1)[-1]

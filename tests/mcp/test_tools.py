@@ -157,11 +157,11 @@ async def test_feeling_of_knowing_predicts_from_memory_and_leaves_a_marker(app) 
         )
         likely = await ok(client, "memory_feeling_of_knowing", {"query": "how often does payments-service retry?"})
         unlikely = await ok(client, "memory_feeling_of_knowing", {"query": "favourite colour of the mascot"})
-        assert likely["prediction"] == "likely" and unlikely["prediction"] == "unlikely"
+        assert likely["verdict"] == "likely" and unlikely["verdict"] == "unlikely"
         assert likely["experimental"] is True and likely["signals"]["entity_matches"] == ["payments-service"]
         replay = await ok(client, "memory_replay", {})
         markers = [e for e in replay["events"] if e["type"] == "metacognition.fok.predicted"]
-        assert [m["payload"]["prediction"] for m in markers] == ["likely", "unlikely"]
+        assert [m["payload"]["verdict"] for m in markers] == ["likely", "unlikely"]
         assert markers[0]["citation"] == likely["marker"]
 
 

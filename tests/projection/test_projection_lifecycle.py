@@ -106,22 +106,33 @@ def test_derived_state_behind_the_log_catches_up(tmp_path: Path, open_graph_fabr
         assert status["graph_cursors"] == {"a": 41}
 
 
-def test_replaced_log_is_reported_as_a_mismatch(tmp_path: Path) -> None:
+def test_derived_state_that_does_not_match_the_log_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
+    """A replaced log (or one that is gone) never lets derived state serve what it no longer backs."""
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root) as fabric:
-        fabric.append_many("a", [{"type": "note.added", "payload": {"i": i}} for i in range(5)])
+        fabric.append_many("a", [{"type": "fact.asserted", "payload": {"fact": f"old fact {i}"}} for i in range(5)])
+        fabric.append("b", "fact.asserted", {"fact": "the b fact"})
         fabric.project()
+        assert fabric.projector.store is not None
     (root / "a.jsonl").unlink()
+    (root / "b.jsonl").unlink()
     with MemoryFabric.from_path(root) as fabric:
-        fabric.append_many("a", [{"type": "note.added", "payload": {"other": i}} for i in range(6)])
+        fabric.append_many("a", [{"type": "fact.asserted", "payload": {"fact": f"new fact {i}"}} for i in range(6)])
         status = fabric.memory_status()
-        assert "mismatch" in status["sessions"]["a"]
-    code, body = run_zaxy_json("memory", "status", "--eventloom-path", str(root))
-    assert code == 1 and "mismatch" in body["sessions"]["a"]
-    code, body = run_zaxy_json("reproject", "--eventloom-path", str(root))
-    assert code == 0 and len(body["digest"]) == 64
+        assert status["sessions"]["a"]["last_projected_seq"] == 6 and "b" not in status["sessions"]
+        assert status["entities"] == 6 and status["graph_cursors"] == {"a": 6}
+        notices = "\n".join(status["derived_state_notices"])
+        assert "session 'a' did not match the log" in notices and "derived.sqlite" in notices
+        assert "session 'b' did not match the log (its log is gone" in notices
+        packet = fabric.checkout("which facts?", session="a")
+        assert "old fact" not in packet.prompt
     code, body = run_zaxy_json("memory", "status", "--eventloom-path", str(root))
     assert code == 0 and body["sessions"]["a"]["last_projected_seq"] == 6
+    digest = run_zaxy_json("reproject", "--eventloom-path", str(root))[1]["digest"]
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "a.jsonl").write_bytes((root / "a.jsonl").read_bytes())
+    assert run_zaxy_json("reproject", "--eventloom-path", str(fresh))[1]["digest"] == digest
 
 
 def test_a_held_graph_leaves_reads_working(tmp_path: Path) -> None:

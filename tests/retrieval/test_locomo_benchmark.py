@@ -101,7 +101,7 @@ def test_benchmark_reports_both_bm25_baselines(tmp_path: Path) -> None:
 
 def test_benchmark_rejects_bad_arguments(tmp_path: Path) -> None:
     code, body = run_zaxy_json("benchmark", "locomo", "--dataset", str(tmp_path / "missing.json"))
-    assert code == 2 and body["error"]["field"] == "--dataset"
+    assert code == 3 and body["error"]["field"] == "--dataset"  # a missing input file is not_found
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     code, body = run_zaxy_json("benchmark", "locomo", "--dataset", str(bad), "--k", "x")

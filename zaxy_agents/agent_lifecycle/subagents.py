@@ -1,5 +1,9 @@
 """A subagent finished: record its outcome, and close or hand over the work it left open.
 
+The seed's contract (seed 003): ``subagent.cleaned`` is recorded in the subagent's session with the integrity
+status of that session's hash chain (verified before the clean-up is written), ``subagent.completed`` in the
+parent session, and the caller gets a handoff bundle with the summary and the integrity status.
+
 Open items are open tasks (current task versions whose status is not done). A subagent that ran in its own
 session leaves them there: ``close`` marks them closed in that session, ``handover`` re-opens each in the parent
 session (citing where it came from) and closes the subagent's copy. A subagent that shared the parent's session
@@ -104,6 +108,36 @@ def cleanup_drafts(
     }
     parent.append({"type": "subagent.completed", "actor": "agent", "payload": completion})
     return own, parent, completion
+
+
+def integrity_report(report: Any) -> dict[str, Any]:
+    """A :class:`VerifyReport` (``None``: no log) as the integrity block of ``subagent.cleaned`` and the handoff."""
+    if report is None:
+        return {"status": "empty", "event_count": 0, "head_hash": None}
+    status = "empty" if report.event_count == 0 else ("verified" if report.ok else "broken")
+    return {
+        "status": status,
+        "event_count": report.event_count,
+        "head_hash": report.head_hash,
+        **({"first_broken_seq": report.first_broken_seq, "reason": report.reason} if not report.ok else {}),
+    }
+
+
+def cleaned_draft(
+    *, parent_session: str, subagent_id: str, status: str, summary: str, integrity: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "type": "subagent.cleaned",
+        "actor": "agent",
+        "payload": {
+            "parent_session_id": parent_session,
+            "subagent_id": subagent_id,
+            "status": status,
+            "summary": summary,
+            "integrity_status": integrity["status"],
+            "integrity": integrity,
+        },
+    }
 
 
 def _status(version: Any) -> str:

@@ -14,6 +14,7 @@ MAX_TOOLS = 32
 MAX_CHANGES_SCANNED = 500
 MAX_ITEMS_PER_LIST = 10
 TOOL_STATUSES = ("ok", "error")
+TURN_ROLES = ("user", "assistant", "system", "tool")
 # Bookkeeping the memory server writes about itself: counted apart, never reported as a change.
 BOOKKEEPING_PREFIXES = ("metacognition.", "memory.ref.", "checkpoint.", "eventloom.", "extraction.")
 TRACKED_TYPES = ("fact", "decision", "task", "file", "command_run", "skill", "memory_item", "document_chunk")
@@ -25,22 +26,38 @@ def turn_drafts(
     assistant_text: str | None,
     tools_used: list[dict[str, Any]] | None,
     turn_id: str | None,
+    role: str | None = None,
+    content: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Drafts for one finished turn: the user and assistant turns, then one ``tool.call.completed`` per tool."""
+    """Drafts for one finished turn: the ``role``/``content`` turn (the seed's form), the user and assistant turns,
+    then one ``tool.call.completed`` per tool."""
     drafts: list[dict[str, Any]] = []
-    for role, text in (("user", user_text), ("assistant", assistant_text)):
-        if text is None or not text.strip():
+    if (role is None) != (content is None):
+        raise InvalidRequestError(
+            "role and content go together", field="content" if content is None else "role", remediation="Pass both."
+        )
+    if role is not None and role not in TURN_ROLES:
+        raise InvalidRequestError(
+            f"unknown role {role!r}", field="role", remediation=f"Use one of {', '.join(TURN_ROLES)}."
+        )
+    turns = [
+        (role, content, "content"),
+        ("user", user_text, "user_text"),
+        ("assistant", assistant_text, "assistant_text"),
+    ]
+    for speaker, text, field in turns:
+        if speaker is None or text is None or not text.strip():
             continue
         if len(text) > MAX_TURN_TEXT:
             raise InvalidRequestError(
-                f"{role}_text is longer than {MAX_TURN_TEXT} characters",
-                field=f"{role}_text",
+                f"{field} is longer than {MAX_TURN_TEXT} characters",
+                field=field,
                 remediation="Pass the turn's text itself, not attached files; trim long tool output.",
             )
-        payload: dict[str, Any] = {"role": role, "speaker": role, "text": text}
+        payload: dict[str, Any] = {"role": speaker, "speaker": speaker, "text": text}
         if turn_id:
             payload["segment"] = turn_id
-        drafts.append({"type": "transcript.turn", "actor": role, "payload": payload})
+        drafts.append({"type": "transcript.turn", "actor": speaker, "payload": payload})
     for index, tool in enumerate((tools_used or [])[:MAX_TOOLS]):
         name = tool.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -108,7 +125,7 @@ def changes_since(log: EventLog, catalog: EntityCatalog, session: str, since_seq
                 counts,
                 "invalidated",
                 {
-                    "name": payload.get("entity"),
+                    "name": payload.get("entity_name", payload.get("entity")),
                     "entity_type": payload.get("entity_type"),
                     "reason": payload.get("reason"),
                     "citation": format_citation(session, envelope["seq"], envelope["hash"]),

@@ -11,6 +11,8 @@ Transcripts live at ``~/.claude/projects/<cwd with every non-alphanumeric charac
   the recorded ``toolUseResult``; never content); of anything else -> ``tool.call.completed``/``failed``
 * ``system`` ``compact_boundary`` + the following ``isCompactSummary`` user line -> ``transcript.compacted``
   (the client's summary and trigger)
+* an ``assistant`` line that is the client's own error (``isApiErrorMessage``, model ``<synthetic>``: "Not
+  logged in", API failures) -> ``client.error`` (``error``, ``message``), never an assistant turn
 
 Sidechain (subagent) lines are skipped: their transcripts are separate files.
 """
@@ -21,7 +23,16 @@ from typing import Any
 
 from .edits import claude_edit_summaries
 from .hook_mapping import EDIT_TOOLS, SHELL_TOOLS, exit_code_from_text
-from .transcript_common import Captured, command_event, compaction_event, edit_events, is_harness_text, tool_event, turn
+from .transcript_common import (
+    Captured,
+    client_error,
+    command_event,
+    compaction_event,
+    edit_events,
+    is_harness_text,
+    tool_event,
+    turn,
+)
 
 CLIENT = "claude-code"
 SOURCE_KIND = "claude-transcript"
@@ -70,6 +81,7 @@ class ClaudeTranscriptMapper:
     def __init__(self) -> None:
         self.pending: dict[str, dict[str, Any]] = {}
         self.compact_trigger: str | None = None
+        self.prompt_id: str | None = None  # of the last user prompt: what a client error answers
 
     def feed(self, record: dict[str, Any]) -> list[Captured]:
         if record.get("isSidechain"):
@@ -80,9 +92,15 @@ class ClaudeTranscriptMapper:
             self.compact_trigger = metadata.get("trigger") if isinstance(metadata, dict) else None
             return []
         message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        if kind == "assistant" and (record.get("isApiErrorMessage") or message.get("model") == "<synthetic>"):
+            # "Not logged in", API failures: the client speaking about itself, not the assistant
+            error = record.get("error") or "api_error"
+            return [client_error(CLIENT, error, _text_of(message.get("content")), prompt_id=self.prompt_id)]
         if kind == "assistant":
             return self._assistant(message)
         if kind == "user":
+            if isinstance(record.get("promptId"), str):
+                self.prompt_id = record["promptId"]
             return self._user(record, message)
         return []
 

@@ -39,7 +39,7 @@ from .transcript_common import (
 
 CLIENT = "codex"
 SOURCE_KIND = "codex-rollout"
-SHELL_FUNCTIONS = frozenset({"exec_command", "shell", "local_shell", "container.exec", "shell_command"})
+SHELL_FUNCTIONS = frozenset({"exec_command", "exec", "shell", "local_shell", "container.exec", "shell_command"})
 _EXIT_IN_OUTPUT = re.compile(r"(?:Process exited with code|Exit code:?)\s+(-?\d+)")
 
 
@@ -61,6 +61,7 @@ class CodexRolloutMapper:
     def __init__(self) -> None:
         self.pending: dict[str, dict[str, Any]] = {}
         self.emitted: set[str] = set()
+        self.cwd: str | None = None  # resolves relative patch paths (one dedupe key per edited file)
 
     def feed(self, record: dict[str, Any]) -> list[Captured]:
         kind = record.get("type")
@@ -68,6 +69,8 @@ class CodexRolloutMapper:
         return self._map(kind, payload)
 
     def _map(self, kind: object, payload: dict[str, Any]) -> list[Captured]:
+        if kind in ("session_meta", "turn_context") and isinstance(payload.get("cwd"), str):
+            self.cwd = payload["cwd"]
         if kind == "session_meta":
             fields = {k: payload.get(k) for k in ("cwd", "cli_version", "originator", "source") if payload.get(k)}
             session_id = payload.get("id") or payload.get("session_id")
@@ -125,32 +128,39 @@ class CodexRolloutMapper:
             del self.pending[call_id]
             command_string = command if isinstance(command, str) else " ".join(map(str, command or []))
             if command_string.lstrip().startswith("apply_patch"):
-                return edit_events(CLIENT, "apply_patch", parse_apply_patch(command_string), call_id)
+                return edit_events(CLIENT, "apply_patch", parse_apply_patch(command_string), call_id, cwd=self.cwd)
             match = _EXIT_IN_OUTPUT.search(text) if isinstance(text, str) else None
             return [command_event(CLIENT, command, int(match.group(1)) if match else None, text, call_id)]
         if name == "apply_patch":
-            return edit_events(CLIENT, "apply_patch", parse_apply_patch(call["input"] or call["arguments"]), call_id)
+            patch = call["input"] or call["arguments"]
+            return edit_events(CLIENT, "apply_patch", parse_apply_patch(patch), call_id, cwd=self.cwd)
         keys = list(_json_object(call["arguments"])) if call["arguments"] is not None else []
         return [tool_event(CLIENT, name, keys, call_id)]
 
     def _event_msg(self, message: dict[str, Any]) -> list[Captured]:
         message_type = message.get("type")
-        if message_type == "item_completed" and isinstance(message.get("item"), dict):
+        if message_type in ("item_completed", "itemCompleted") and isinstance(message.get("item"), dict):
             item = message["item"]
-            item_type, call_id = item.get("type"), item.get("id")
-            if item_type == "CommandExecution":
+            item_type, call_id = str(item.get("type", "")).lower(), item.get("id")
+            if item_type in ("commandexecution", "command_execution"):  # PascalCase, or camelCase app-server items
                 return self._once(
                     call_id,
                     lambda: [
                         command_event(
-                            CLIENT, item.get("command"), item.get("exit_code"), item.get("aggregated_output"), call_id
+                            CLIENT,
+                            item.get("command"),
+                            _first_of(item, "exit_code", "exitCode"),
+                            _first_of(item, "aggregated_output", "aggregatedOutput"),
+                            call_id,
                         )
                     ],
                 )
-            if item_type == "FileChange":
+            if item_type in ("filechange", "file_change"):
                 return self._once(
                     call_id,
-                    lambda: edit_events(CLIENT, "apply_patch", codex_file_changes(item.get("changes")), call_id),
+                    lambda: edit_events(
+                        CLIENT, "apply_patch", codex_file_changes(item.get("changes")), call_id, cwd=self.cwd
+                    ),
                 )
             return []
         call_id = message.get("call_id")
@@ -159,13 +169,12 @@ class CodexRolloutMapper:
             self.pending[call_id]["command"] = message.get("command")
             return []
         if message_type == "exec_command_end":
-            output = message.get("aggregated_output") or message.get("formatted_output") or message.get("stdout")
+            output = _first_of(message, "aggregated_output", "aggregatedOutput", "formatted_output", "stdout")
             if not output and message.get("stderr"):
                 output = message.get("stderr")
             command = message.get("command") or self._pending_command(call_id)
-            return self._once(
-                call_id, lambda: [command_event(CLIENT, command, message.get("exit_code"), output, call_id)]
-            )
+            exit_code = _first_of(message, "exit_code", "exitCode")
+            return self._once(call_id, lambda: [command_event(CLIENT, command, exit_code, output, call_id)])
         if message_type == "patch_apply_begin" and isinstance(call_id, str):
             self.pending.setdefault(call_id, {"name": "apply_patch", "arguments": None, "input": None, "action": None})
             self.pending[call_id]["changes"] = message.get("changes")
@@ -177,7 +186,7 @@ class CodexRolloutMapper:
                 summaries = parse_apply_patch(call["input"] or _json_object(call["arguments"]).get("input"))
             if not summaries or message.get("success") is False:
                 return []
-            return self._once(call_id, lambda: edit_events(CLIENT, "apply_patch", summaries, call_id))
+            return self._once(call_id, lambda: edit_events(CLIENT, "apply_patch", summaries, call_id, cwd=self.cwd))
         return []
 
     def _pending_command(self, call_id: object) -> object:
@@ -197,6 +206,14 @@ class CodexRolloutMapper:
             self.emitted.add(call_id)
             self.pending.pop(call_id, None)
         return build()
+
+
+def _first_of(record: dict[str, Any], *keys: str) -> Any:
+    """The first present value among ``keys`` (rollouts name fields in snake_case or camelCase)."""
+    for key in keys:
+        if record.get(key) is not None:
+            return record[key]
+    return None
 
 
 def _json_object(raw: object) -> dict[str, Any]:

@@ -81,3 +81,52 @@ def zaxy_command() -> list[str]:
 def shell_command(argv: list[str]) -> str:
     """``argv`` as one shell command line (hook commands are run through a shell)."""
     return " ".join(shlex.quote(part) for part in argv)
+
+
+# How a shared (committed) config finds the workspace's root when the client offers no variable for it.
+ROOT_SHELL = '"$(git rev-parse --show-toplevel 2>/dev/null || pwd)"'
+
+
+def workspace_relative(path: str, workspace_root: str) -> str | None:
+    """``path`` relative to the workspace (``.venv/bin/zaxy``), or ``None`` when it lies outside it."""
+    absolute, root = os.path.abspath(path), os.path.abspath(workspace_root)
+    try:
+        inside = os.path.commonpath([absolute, root]) == root
+    except ValueError:  # different drives
+        return None
+    return os.path.relpath(absolute, root) if inside else None
+
+
+class PortableCommand:
+    """The ``zaxy`` command for a config file, as portable as the file.
+
+    A machine file (user or local scope) names the absolute executable. A team-shared file never does: a
+    ``zaxy`` inside the workspace (its ``.venv``) is named relative to the workspace root (``root_prefix``: the
+    client's variable where it has one, e.g. ``${workspaceFolder}``, else the git top level found at run time),
+    and a ``zaxy`` elsewhere is named ``zaxy`` and found on ``PATH`` (``path_warning`` says when it is not).
+    """
+
+    def __init__(self, argv: list[str], *, relative: str | None, path_warning: str | None) -> None:
+        self.argv, self.relative, self.path_warning = argv, relative, path_warning
+
+
+def portable_zaxy(workspace_root: str, *, shared: bool, argv: list[str] | None = None) -> PortableCommand:
+    """The command for a config file of a workspace (``argv``: this installation's ``zaxy``, for tests)."""
+    import shutil
+
+    argv = list(argv or zaxy_command())
+    if not shared:
+        return PortableCommand(argv, relative=None, path_warning=None)
+    relative = workspace_relative(argv[0], workspace_root)
+    if relative is not None:
+        return PortableCommand([relative, *argv[1:]], relative=relative, path_warning=None)
+    found = shutil.which("zaxy")
+    warning = None
+    if found is None:
+        warning = (
+            "`zaxy` is not on PATH here: the team-shared entry runs `zaxy` from PATH (install it with "
+            "`pipx install zaxy-agents`), or keep a machine-specific entry out of the repository"
+        )
+    elif os.path.realpath(found) != os.path.realpath(argv[0]):
+        warning = f"`zaxy` on PATH is {found}, not the one running now ({argv[0]})"
+    return PortableCommand(["zaxy"], relative=None, path_warning=warning)

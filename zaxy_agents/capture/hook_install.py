@@ -2,8 +2,10 @@
 
 Merge rules: foreign hooks and every other setting are preserved byte-for-byte in meaning (JSON is re-written
 with two-space indentation); Zaxy's entries are recognised by their command (``... hook-event ...`` of a
-``zaxy`` executable); an existing Zaxy entry that differs from the manifest is replaced only with ``force``,
-otherwise nothing is written and a conflict names the events. Manifests live in ``hooks/<client>.json``.
+``zaxy`` executable). Commands are as portable as their file: absolute in machine files (``local``, ``user``),
+workspace-relative or found on PATH in team-shared ones (``project``), see :func:`hook_command`; an existing
+Zaxy entry that differs from the manifest is replaced only with ``force``, otherwise nothing is written and a
+conflict names the events. Manifests live in ``hooks/<client>.json``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from typing import Any
 from zaxy_agents.assets import read_asset_text
 from zaxy_agents.errors import ConflictError, InvalidRequestError
 
-from .config_files import atomic_write_text, dump_json, load_json_object, shell_command, zaxy_command
+from .config_files import (
+    ROOT_SHELL,
+    atomic_write_text,
+    dump_json,
+    load_json_object,
+    portable_zaxy,
+    shell_command,
+    workspace_relative,
+)
 
 SCOPES = {
     "claude-code": ("local", "project", "user"),
@@ -57,17 +67,57 @@ def is_zaxy_handler(handler: object) -> bool:
     return " hook-event " in f" {command} " and ("zaxy" in command)
 
 
-def manifest_hooks(client: str, eventloom_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The manifest's ``hooks`` object with the absolute zaxy command filled in."""
+SHARED_SCOPE = "project"  # a file in the repository, shared with the team
+# Where a shared hook command finds the workspace root: Claude Code gives hooks $CLAUDE_PROJECT_DIR; Codex runs
+# them through a shell in the session's directory, so the git top level (else that directory) is used.
+ROOT_IN_HOOK = {"claude-code": '"$CLAUDE_PROJECT_DIR"', "codex": ROOT_SHELL}
+
+
+def hook_command(client: str, scope: str, workspace_root: str, argv: list[str] | None = None) -> str:
+    """The zaxy command of a hook: absolute in a machine file (local/user scope); in a shared file relative to
+    the workspace root when zaxy lives inside the workspace, else ``zaxy`` found on PATH."""
+    command = portable_zaxy(workspace_root, shared=scope == SHARED_SCOPE, argv=argv)
+    if command.relative is None:
+        return shell_command(command.argv)
+    return f"{ROOT_IN_HOOK[client]}/{shell_command([command.relative])} {shell_command(command.argv[1:])}".rstrip()
+
+
+def hook_eventloom_path(scope: str, workspace_root: str, eventloom_path: str) -> str:
+    """The ``--eventloom-path`` baked into hooks: relative to the workspace when inside it (the sink resolves a
+    relative folder against the workspace root); a folder elsewhere only in a local-scope (machine) file."""
+    relative = workspace_relative(eventloom_path, workspace_root)
+    if relative is not None:
+        return relative
+    if scope != "local":
+        raise InvalidRequestError(
+            f"--eventloom-path {eventloom_path} is outside the workspace: a {scope}-scope settings file must not "
+            "name a folder of this machine (and a user-scope one would tie every project to one memory)",
+            field="--eventloom-path",
+            remediation="Use a folder inside the workspace, set eventloom_path in <workspace>/.zaxy/hooks.json, "
+            "or install with --scope local.",
+        )
+    return os.path.abspath(eventloom_path)
+
+
+def manifest_hooks(
+    client: str,
+    eventloom_path: str | None = None,
+    *,
+    scope: str | None = None,
+    workspace_root: str | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """The manifest's ``hooks`` object with the zaxy command filled in for ``scope`` (see :func:`hook_command`)."""
     manifest = json.loads(read_asset_text("hooks", f"{client}.json"))
-    argv = zaxy_command()
+    scope = scope or DEFAULT_SCOPE[client]
+    root = workspace_root or os.getcwd()
+    zaxy = hook_command(client, scope, root)
     hooks: dict[str, list[dict[str, Any]]] = manifest["hooks"]
     for groups in hooks.values():
         for group in groups:
             for handler in group["hooks"]:
-                command = handler["command"].replace("{{ZAXY}}", shell_command(argv))
+                command = handler["command"].replace("{{ZAXY}}", zaxy)
                 if eventloom_path:
-                    command += " --eventloom-path " + shell_command([os.path.abspath(eventloom_path)])
+                    command += " --eventloom-path " + shell_command([hook_eventloom_path(scope, root, eventloom_path)])
                 handler["command"] = command
     return hooks
 
@@ -168,12 +218,13 @@ def install(
     """Merge Zaxy's hooks into the scope's settings file (or only compute it when ``write`` is off)."""
     check_scope(client, scope)
     path = settings_path(client, scope, workspace_root)
-    wanted = manifest_hooks(client, eventloom_path)
+    wanted = manifest_hooks(client, eventloom_path, scope=scope, workspace_root=workspace_root)
     existing = load_json_object(path)
     merged, actions = merge_hooks(existing or {}, wanted, force=force)
     changed = any(action != "unchanged" for action in actions.values())
     if write and changed:
         atomic_write_text(path, dump_json(merged))
+    warning = portable_zaxy(workspace_root, shared=scope == SHARED_SCOPE).path_warning
     return {
         "client": client,
         "scope": scope,
@@ -182,6 +233,8 @@ def install(
         "created": existing is None and bool(write and changed),
         "events": actions,
         "hooks": wanted,
+        "shared": scope == SHARED_SCOPE,
+        "warnings": [warning] if warning else [],
     }
 
 
@@ -218,9 +271,20 @@ def installed(client: str, workspace_root: str) -> list[dict[str, Any]]:
                 commands.update(entry["handler"]["command"] for entry in found)
         executables = {_first_word(command) for command in commands}
         row["executables"] = sorted(executables)
-        row["stale"] = [exe for exe in sorted(executables) if exe and not os.path.exists(exe)]
+        row["stale"] = [exe for exe in sorted(executables) if exe and not _runnable(exe, workspace_root)]
         rows.append(row)
     return rows
+
+
+def _runnable(executable: str, workspace_root: str) -> bool:
+    """Whether a hook's executable exists: absolute, relative to the workspace root, or on PATH."""
+    import shutil
+
+    for variable in (ROOT_SHELL.strip('"'), "$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}"):
+        executable = executable.replace(variable, workspace_root)
+    if "/" not in executable:
+        return shutil.which(executable) is not None
+    return os.path.exists(executable if os.path.isabs(executable) else os.path.join(workspace_root, executable))
 
 
 def _first_word(command: str) -> str:

@@ -18,6 +18,8 @@ PostToolUse other tools     ``tool.call.completed`` (tool name and argument *key
 PostToolUseFailure          the same types with ``ok: false`` (Bash exit code parsed from the error)
 PreCompact / PostCompact    ``hook.precompact`` / ``hook.postcompact`` (client compact summary, bounded)
 Stop / SubagentStop         ``hook.stopped`` / ``hook.subagent_stopped`` (last assistant message, bounded)
+SubagentStart               ``hook.subagent_started`` (agent id and type)
+StopFailure (Claude Code)   ``client.error`` (the client's error, e.g. not logged in: never an assistant turn)
 SessionEnd                  ``hook.session_ended`` (reason)
 ==========================  ===========================================================================
 
@@ -41,7 +43,9 @@ MESSAGE_MAX_CHARS = 2_000
 OUTPUT_MAX_CHARS = 2_000
 COMMAND_MAX_CHARS = 2_000
 
-SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "container.exec", "unified_exec"})
+SHELL_TOOLS = frozenset(
+    {"Bash", "bash", "shell", "exec", "exec_command", "local_shell", "container.exec", "unified_exec", "shell_command"}
+)
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 PATCH_TOOLS = frozenset({"apply_patch"})
 SESSION_START_TYPES = {
@@ -54,11 +58,14 @@ _SIMPLE_EVENTS = {
     "PreCompact": "hook.precompact",
     "PostCompact": "hook.postcompact",
     "Stop": "hook.stopped",
+    "SubagentStart": "hook.subagent_started",
     "SubagentStop": "hook.subagent_stopped",
     "SessionEnd": "hook.session_ended",
 }
 IGNORED_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "PreModelRequest"})
 _EXIT_CODE = re.compile(r"(?:Exit code|exited with code|exit status)[:\s]+(-?\d+)", re.IGNORECASE)
+# Codex's formatted tool output starts with "Exit code: N" / "Process exited with code N" lines.
+_EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)\s*$", re.MULTILINE)
 
 
 class HookDraft:
@@ -120,6 +127,13 @@ def map_hook(client: str, event_name: str, hook: dict[str, Any]) -> list[HookDra
         return drafts
     if event_name in ("PostToolUse", "PostToolUseFailure"):
         return map_tool_use(client, base, hook, ok=event_name == "PostToolUse")
+    if event_name == "StopFailure":  # the turn ended on an error of the client (not logged in, API failure)
+        payload = {**base, "error": str(hook.get("error") or "unknown")[:200]}
+        if isinstance(hook.get("prompt_id"), str):
+            payload["prompt_id"] = hook["prompt_id"]
+        if hook.get("last_assistant_message"):
+            payload["message"] = bounded(hook["last_assistant_message"], MESSAGE_MAX_CHARS)
+        return [HookDraft("client.error", payload, client)]
     simple = _SIMPLE_EVENTS.get(event_name)
     if simple is not None:
         return [HookDraft(simple, {**base, **_simple_fields(event_name, hook)}, client)]
@@ -134,7 +148,7 @@ def _simple_fields(event_name: str, hook: dict[str, Any]) -> dict[str, Any]:
             fields["custom_instructions"] = bounded(hook["custom_instructions"], MESSAGE_MAX_CHARS)
         if hook.get("compact_summary"):
             fields["compact_summary"] = bounded(hook["compact_summary"], SUMMARY_MAX_CHARS)
-    elif event_name in ("Stop", "SubagentStop"):
+    elif event_name in ("Stop", "SubagentStart", "SubagentStop"):
         if hook.get("last_assistant_message"):
             fields["last_assistant_message"] = bounded(hook["last_assistant_message"], MESSAGE_MAX_CHARS)
         for key in ("agent_id", "agent_type"):
@@ -202,7 +216,10 @@ def command_result(command: str, response: object, ok: bool, hook: dict[str, Any
         if exit_code is None and ok and not response.get("interrupted") and ("stdout" in response):
             exit_code = 0  # Claude Code: PostToolUse (not ...Failure) means the command succeeded
     elif isinstance(response, str) and response:
-        result["output"] = bounded(response, OUTPUT_MAX_CHARS)  # Codex: output only, no exit code
+        result["output"] = bounded(response, OUTPUT_MAX_CHARS)  # Codex: output, an exit code only in its header
+        header = _EXIT_HEADER.search(response[:400])
+        if header is not None:
+            exit_code = int(header.group(1))
     if not ok and exit_code is None:
         exit_code = exit_code_from_text(hook.get("error"))
     result["exit_code"] = exit_code

@@ -6,8 +6,11 @@ stdlib-only fabric path (no graph, no server, no daemon, no LLM), and on Session
 cited context packet as ``hookSpecificOutput.additionalContext``.
 
 It always exits 0 so the host tool is never broken or blocked: any failure goes to the local hook error log
-(``zaxy hooks status`` shows it). Opt-out (``ZAXY_HOOKS_DISABLED=1`` or ``zaxy hooks disable``) makes it do
-nothing. Stdlib only; dispatched from ``cli/entry.py`` before Typer, Rich or pydantic are imported.
+(``zaxy hooks status`` shows it), and a log lock held by another process is waited for at most 200 ms
+(``ZAXY_HOOKS_LOCK_TIMEOUT_MS``) before the events go to the session's spool, which the next writer drains in
+order (:mod:`zaxy_agents.storage.files.spool`). Opt-out (``ZAXY_HOOKS_DISABLED=1`` or ``zaxy hooks
+disable``) makes it do nothing. Stdlib only; dispatched from ``cli/entry.py`` before Typer, Rich or pydantic
+are imported.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 ENV_MAX_CHARS = "ZAXY_HOOKS_MAX_CHARS"
+ENV_LOCK_TIMEOUT_MS = "ZAXY_HOOKS_LOCK_TIMEOUT_MS"
+DEFAULT_LOCK_TIMEOUT_MS = 200  # a held log lock costs the IDE at most this, then the events are spooled
 DEFAULT_MAX_CHARS = {"claude-code": 6_000, "codex": 5_000}
 USAGE = "usage: zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path PATH] [--max-chars N]"
 
@@ -142,11 +147,26 @@ def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dic
             drafts.append(HookDraft(REMINDER_TYPE, reminder, "zaxy"))
     try:
         if drafts:
-            light_append_many(session, [draft.as_dict() for draft in drafts], eventloom_path=workspace.eventloom_path)
+            light_append_many(
+                session,
+                [draft.as_dict() for draft in drafts],
+                eventloom_path=workspace.eventloom_path,
+                lock_timeout=_lock_budget(),
+                spool=True,
+            )
     finally:
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False).encode("utf-8"))
             stdout.flush()
+
+
+def _lock_budget() -> float:
+    """Seconds the hook waits for the log lock before spooling (``ZAXY_HOOKS_LOCK_TIMEOUT_MS``, default 200)."""
+    raw = os.environ.get(ENV_LOCK_TIMEOUT_MS, "").strip()
+    try:
+        return max(0, min(int(raw), 5_000)) / 1000 if raw else DEFAULT_LOCK_TIMEOUT_MS / 1000
+    except ValueError:
+        return DEFAULT_LOCK_TIMEOUT_MS / 1000
 
 
 def _base(drafts: list[Any]) -> dict[str, Any]:

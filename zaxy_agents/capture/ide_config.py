@@ -1,11 +1,20 @@
 """``zaxy ide-config <client>``: the MCP server entry for ``zaxy serve`` in each client's own config shape.
 
 Templates live in ``integrations/`` (one per client, in the client's real file format); ``{{name}}``,
-``{{command}}`` and the ``"{{args}}"`` list element are filled with the server name, the absolute ``zaxy``
-executable and ``serve --eventloom-path <workspace>/.eventloom``. Merging keeps every other server and
-setting (TOML via ``tomlkit`` and YAML via ``ruamel.yaml`` keep the user's comments and formatting); an
-existing entry of the same name is replaced only with ``force``. Nothing secret is ever written: the entry
-carries no environment values.
+``{{command}}`` and the ``"{{args}}"`` list element are filled with the server name, the ``zaxy`` command and
+``serve --client <client>`` (plus ``--workspace`` where the client has a variable for it). The server finds
+the workspace, its Eventloom and the client's session itself (``zaxy serve --client``), so:
+
+* a team-shared file (project scope: ``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``,
+  ``.codex/config.toml``) holds no machine-specific path: a ``zaxy`` inside the workspace is named relative to
+  it (``${workspaceFolder}`` for VS Code and Cursor, the git top level found at start for Claude Code and Codex),
+  any other ``zaxy`` is found on ``PATH``;
+* a user-scope file is workspace-neutral: the same entry serves whichever project the client opened, and never
+  ties one project's memory to every project (Claude Desktop, which has no project, names one explicitly).
+
+Merging keeps every other server and setting (TOML via ``tomlkit`` and YAML via ``ruamel.yaml`` keep the user's
+comments and formatting); an existing entry of the same name is replaced only with ``force``. Nothing secret is
+ever written: the entry carries no environment values.
 """
 
 from __future__ import annotations
@@ -21,7 +30,15 @@ from typing import Any
 from zaxy_agents.assets import read_asset_text
 from zaxy_agents.errors import ConflictError, InvalidRequestError
 
-from .config_files import atomic_write_text, dump_json, load_json_object, shell_command, zaxy_command
+from .config_files import (
+    ROOT_SHELL,
+    atomic_write_text,
+    dump_json,
+    load_json_object,
+    portable_zaxy,
+    shell_command,
+    workspace_relative,
+)
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "hermes")
 
@@ -86,15 +103,45 @@ def config_path(client: str, scope: str, workspace_root: str) -> Path:
     return hermes_home / "config.yaml"
 
 
-def server_args(eventloom_path: str | None, session: str | None = None) -> list[str]:
-    """``serve`` with the workspace's Eventloom and memory session, so MCP tools and the client's hooks share one
-    session (and a server started from another working directory still finds the right folder)."""
-    args = ["serve"]
+WORKSPACE_VARIABLE = {"vscode": "${workspaceFolder}", "cursor": "${workspaceFolder}"}
+
+
+def server_args(client: str, scope: str, workspace_root: str, eventloom_path: str | None = None) -> list[str]:
+    """``serve --client <client>`` and where the workspace is, as portable as the file it goes into.
+
+    ``eventloom_path`` (an explicit folder) is written relative to the workspace when it lies inside it; a folder
+    elsewhere would tie a shared or user-scope file to this machine and is refused there.
+    """
+    args = ["serve", "--client", client]
+    if client in WORKSPACE_VARIABLE:
+        args += ["--workspace", WORKSPACE_VARIABLE[client]]
+    elif client == "claude-desktop":  # no project in Claude Desktop: it serves the workspace named here
+        args += ["--workspace", os.path.abspath(workspace_root)]
     if eventloom_path:
-        args += ["--eventloom-path", os.path.abspath(eventloom_path)]
-    if session:
-        args += ["--session-id", session]
+        relative = workspace_relative(eventloom_path, workspace_root)
+        if relative is None and client != "claude-desktop" and scope in ("project", "user"):
+            raise InvalidRequestError(
+                f"--eventloom-path {eventloom_path} is outside the workspace: a {scope}-scope config must not name "
+                "a folder of this machine",
+                field="--eventloom-path",
+                remediation="Use a folder inside the workspace (written relative to it), set eventloom_path in "
+                "<workspace>/.zaxy/hooks.json, or leave it out.",
+            )
+        args += ["--eventloom-path", relative if relative is not None else os.path.abspath(eventloom_path)]
     return args
+
+
+def server_command(client: str, scope: str, workspace_root: str, args: list[str]) -> tuple[str, list[str], str | None]:
+    """``(command, args, warning)`` of the entry: portable in a shared file, absolute in a machine file."""
+    shared = scope == "project" and client != "claude-desktop"
+    command = portable_zaxy(workspace_root, shared=shared)
+    if command.relative is None:
+        return command.argv[0], [*command.argv[1:], *args], command.path_warning
+    rest = [*command.argv[1:], *args]
+    if client in WORKSPACE_VARIABLE:
+        return f"{WORKSPACE_VARIABLE[client]}/{command.relative}", rest, None
+    # Claude Code and Codex expand no variable in an MCP command: find the workspace root when the server starts.
+    return "sh", ["-c", f"exec {ROOT_SHELL}/{shell_command([command.relative])} {shell_command(rest)}"], None
 
 
 def _fill(value: Any, name: str, command: str, args: list[str]) -> Any:
@@ -110,15 +157,19 @@ def _fill(value: Any, name: str, command: str, args: list[str]) -> Any:
     return value
 
 
-def server_entry(client: str, name: str, eventloom_path: str | None, session: str | None = None) -> dict[str, Any]:
-    """The plain-dict server entry (what goes under the client's container key)."""
+def server_entry(
+    client: str, name: str, scope: str, workspace_root: str, eventloom_path: str | None = None
+) -> tuple[dict[str, Any], str | None]:
+    """The plain-dict server entry (what goes under the client's container key) and a PATH warning, if any."""
     spec = check_client(client)
     text = read_asset_text("integrations", spec.template)
-    argv = zaxy_command()
     template = _parse(spec.format, text)
     entries = template[spec.container]
     entry = _plain(next(iter(entries.values())))
-    return _fill(entry, name, argv[0], [*argv[1:], *server_args(eventloom_path, session)])
+    command, args, warning = server_command(
+        client, scope, workspace_root, server_args(client, scope, workspace_root, eventloom_path)
+    )
+    return _fill(entry, name, command, args), warning
 
 
 def _plain(value: Any) -> Any:
@@ -182,12 +233,20 @@ def _yaml_dump(value: Any) -> str:
 
 
 def cli_commands(client: str, name: str, entry: dict[str, Any]) -> list[str]:
-    """Equivalent commands of the client's own CLI, where it has one."""
+    """Equivalent commands of the client's own CLI, where it has one.
+
+    ``claude mcp add --scope local`` and ``codex mcp add`` write machine files (not the repository), so they name
+    this installation's absolute ``zaxy``; the server still finds the workspace when it starts.
+    """
     argv = [entry["command"], *entry.get("args", [])]
+    machine = [*portable_zaxy("/", shared=False).argv, "serve", "--client", client]
     if client == "claude-code":
-        return [f"claude mcp add --scope project {shell_command([name])} -- {shell_command(argv)}"]
+        return [
+            f"claude mcp add --scope project {shell_command([name])} -- {shell_command(argv)}",
+            f"claude mcp add --scope local {shell_command([name])} -- {shell_command(machine)}",
+        ]
     if client == "codex":
-        return [f"codex mcp add {shell_command([name])} -- {shell_command(argv)}"]
+        return [f"codex mcp add {shell_command([name])} -- {shell_command(machine)}"]
     if client == "vscode":
         payload = json.dumps({"name": name, **entry}, separators=(",", ":"))
         return [f"code --add-mcp {shell_command([payload])}"]
@@ -199,17 +258,19 @@ def describe(
     scope: str | None,
     workspace_root: str,
     name: str,
-    eventloom_path: str | None,
-    session: str | None = None,
+    eventloom_path: str | None = None,
 ) -> dict[str, Any]:
-    """What ``zaxy ide-config`` prints: target path, entry, snippet and the client's own install command."""
+    """What ``zaxy ide-config`` prints: target path, entry, snippet and the client's own install command.
+
+    ``eventloom_path``: only an explicitly chosen folder (the server finds the workspace's own by itself).
+    """
     spec = check_client(client)
     scope = scope or spec.scopes[0]
     if scope not in spec.scopes:
         raise InvalidRequestError(
             f"{client} has no {scope!r} scope", field="--scope", remediation=f"Use one of: {', '.join(spec.scopes)}."
         )
-    entry = server_entry(client, name, eventloom_path, session)
+    entry, warning = server_entry(client, name, scope, workspace_root, eventloom_path)
     info: dict[str, Any] = {
         "client": client,
         "scope": scope,
@@ -220,6 +281,8 @@ def describe(
         "entry": entry,
         "snippet": snippet(client, name, entry),
         "commands": cli_commands(client, name, entry),
+        "shared": scope == "project" and client != "claude-desktop",
+        "warnings": [warning] if warning else [],
     }
     if client == "claude-desktop":
         info["documented_paths"] = DESKTOP_PATHS

@@ -11,6 +11,8 @@ import re
 import shlex
 from typing import Any
 
+from zaxy_agents.fabric.capture_ops import edit_key
+
 from .hook_mapping import OUTPUT_MAX_CHARS, PROMPT_MAX_CHARS, bounded
 
 TEXT_MAX_CHARS = PROMPT_MAX_CHARS
@@ -75,14 +77,29 @@ def command_event(client: str, command: object, exit_code: object, output: objec
     return Captured("command.completed", payload, client, tool_key(call_id))
 
 
-def edit_events(client: str, tool: str, summaries: list[dict[str, Any]], call_id: object) -> list[Captured]:
+def edit_events(
+    client: str, tool: str, summaries: list[dict[str, Any]], call_id: object, *, cwd: str | None = None
+) -> list[Captured]:
     events = []
     for summary in summaries:
         payload = {"client": client, "tool": tool, **summary}
         if isinstance(call_id, str) and call_id:
             payload["tool_use_id"] = call_id
-        events.append(Captured("file.edit.applied", payload, client, tool_key(call_id)))
+        events.append(Captured("file.edit.applied", payload, client, edit_key(call_id, summary.get("path"), cwd)))
     return events
+
+
+def client_error(client: str, error: object, message: object, *, prompt_id: object = None) -> Captured:
+    """An error of the client itself (not logged in, API failure): never the assistant speaking. Keyed by the
+    prompt it answered, so the live hook's record (StopFailure, same ``prompt_id``) is not repeated."""
+    payload: dict[str, Any] = {"client": client, "error": str(error or "unknown")[:200]}
+    if message:
+        payload["message"] = bounded(message, OUTPUT_MAX_CHARS)
+    key = None
+    if isinstance(prompt_id, str) and prompt_id:
+        payload["prompt_id"] = prompt_id
+        key = f"error:{prompt_id}"
+    return Captured("client.error", payload, client, key)
 
 
 def tool_event(client: str, tool: str, argument_keys: list[str], call_id: object, *, ok: bool = True) -> Captured:

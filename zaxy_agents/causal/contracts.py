@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from zaxy_agents.projection.contracts import EntityPointer, EvidenceCitation
+from zaxy_agents.projection.contracts import CitedEdgeEvidence, EntityPointer, EvidenceCitation
 from zaxy_agents.projection.model import normalise_name
 
 from .taxonomy import GRAPH_PREFIX, CausalRelation
@@ -24,8 +24,8 @@ class CausalEdgePayload(BaseModel):
         "A causal edge needs source and target {name, entity_type}, relation_type from the taxonomy "
         "(caused, enabled, blocked, prevented, regressed, fixed, explained), graph_relation_type "
         "'causal_<relation_type>', confidence in [0,1], causal_method, review_status 'proposed', "
-        "authority_status 'non_authoritative' and evidence {seq, hash (64 hex), session?} citing a source "
-        "event; see docs/cognitive.md."
+        "authority_status 'non_authoritative' and evidence {source_event_seq, source_event_hash (64 hex), "
+        "reason?, session?} citing a source event; see docs/cognitive.md."
     )
 
     source: EntityPointer
@@ -36,7 +36,7 @@ class CausalEdgePayload(BaseModel):
     causal_method: str = Field(min_length=1, max_length=120)
     review_status: Literal["proposed"]
     authority_status: Literal["non_authoritative"]
-    evidence: EvidenceCitation
+    evidence: CitedEdgeEvidence
     explained_by: EvidenceCitation | None = None
     explanation: str | None = Field(default=None, max_length=2000)
     source_event_seq: int | None = Field(default=None, ge=1)

@@ -1,5 +1,11 @@
 """Reading ``outcome.explained`` payloads strictly: a cause, an effect, a taxonomy relation, a confidence and
-evidence — ``{seq, hash (64 hex), session?}`` or an ``eventloom://`` citation (its hash prefix pins the event).
+evidence. Two shapes are read (logs exist in both):
+
+- the seeds' (seed 000 task 3, what the fabric writes): ``relation_type``, ``evidence: {source_event_seq,
+  source_event_hash (64 hex), reason?, session?}``;
+- this project's earlier one: ``relation``, ``evidence: {seq, hash, session?}`` or an ``eventloom://`` citation
+  (its hash prefix pins the event), ``explanation``.
+
 Anything less is free-form text and justifies no causal edge."""
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ def endpoint(value: Any) -> Endpoint | None:
 def parse_explanation(payload: dict[str, Any]) -> Explanation | None:
     """The structured explanation in an ``outcome.explained`` payload, or ``None`` when anything is missing."""
     cause, effect = endpoint(payload.get("cause")), endpoint(payload.get("effect"))
-    relation, confidence, evidence = payload.get("relation"), payload.get("confidence"), payload.get("evidence")
+    relation = payload.get("relation_type", payload.get("relation"))
+    confidence, evidence = payload.get("confidence"), payload.get("evidence")
     if cause is None or effect is None or relation not in CAUSAL_RELATIONS:
         return None
     if (cause.entity_type, normalise_name(cause.name)) == (effect.entity_type, normalise_name(effect.name)):
@@ -73,7 +80,9 @@ def parse_explanation(payload: dict[str, Any]) -> Explanation | None:
             return None
         seq, digest, session = parsed.seq, None, parsed.session
     elif isinstance(evidence, dict):
-        seq, digest, session = evidence.get("seq"), evidence.get("hash"), evidence.get("session")
+        seq = evidence.get("source_event_seq", evidence.get("seq"))
+        digest = evidence.get("source_event_hash", evidence.get("hash"))
+        session = evidence.get("session")
         if not isinstance(digest, str) or not HASH_RE.fullmatch(digest):
             return None
         if session is not None and (not isinstance(session, str) or not SESSION_RE.fullmatch(session)):
@@ -83,6 +92,8 @@ def parse_explanation(payload: dict[str, Any]) -> Explanation | None:
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         return None
     text = payload.get("explanation")
+    if not isinstance(text, str) and isinstance(evidence, dict):
+        text = evidence.get("reason")
     return Explanation(
         cause,
         effect,

@@ -1,7 +1,8 @@
 """The conservative causal producer: an ``outcome.explained`` event yields one ``causal.edge.generated``
 event only when it names a cause, an effect, a taxonomy relation and a confidence, and its evidence resolves to
 an earlier event with exactly that hash (or hash prefix, for a citation). Anything less yields nothing. The edge
-always records the evidence's full hash."""
+is written in the seed's shape (actor ``zaxy-causal``, method ``explicit_outcome_explanation_v1``, evidence
+``{source_event_seq, source_event_hash, reason}``) and always records the evidence's full hash."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from .contracts import CAUSAL_EDGE_EVENT, OUTCOME_EXPLAINED_EVENT, CausalEdgePay
 from .explanations import parse_explanation
 from .taxonomy import AUTHORITY_STATUS, REVIEW_STATUS, graph_relation
 
-OUTCOME_METHOD = "outcome_explained_v1"
+OUTCOME_METHOD = "explicit_outcome_explanation_v1"  # the seed's name (logs before it say outcome_explained_v1)
+CAUSAL_ACTOR = "zaxy-causal"
+DEFAULT_REASON = "outcome.explained explicitly cited causal evidence"
 
 
 @register_producer(OUTCOME_EXPLAINED_EVENT)
@@ -45,7 +48,12 @@ def causal_edge_from_explanation(event: Event, log: EventLog) -> list[dict[str, 
             "causal_method": OUTCOME_METHOD,
             "review_status": REVIEW_STATUS,
             "authority_status": AUTHORITY_STATUS,
-            "evidence": {"seq": evidence.seq, "hash": evidence.hash, "session": evidence.session},
+            "evidence": {
+                "source_event_seq": evidence.seq,
+                "source_event_hash": evidence.hash,
+                "reason": explanation.text or DEFAULT_REASON,
+                **({"session": evidence.session} if evidence.session != event.session else {}),
+            },
             "explained_by": {"seq": event.seq, "hash": event.hash, "session": event.session},
             "explanation": explanation.text or None,
             "source_event_seq": event.seq,
@@ -54,7 +62,7 @@ def causal_edge_from_explanation(event: Event, log: EventLog) -> list[dict[str, 
     return [
         {
             "type": CAUSAL_EDGE_EVENT,
-            "actor": "zaxy.causal",
+            "actor": CAUSAL_ACTOR,
             "payload": payload.model_dump(mode="json", exclude_none=True),
         }
     ]

@@ -36,12 +36,15 @@ class CausalHit:
     path_confidence: float
     method: str
     citation: str
-    evidence: str
+    evidence: str  # the evidence event's citation
     evidence_resolves: bool
     path_length: int
     stale: bool
     valid_from: str
     edge_id: str
+    evidence_session: str = ""
+    evidence_seq: int = 0
+    evidence_hash: str = ""
 
     @property
     def weak(self) -> bool:
@@ -64,7 +67,13 @@ class CausalHit:
             "path_confidence": round(self.path_confidence, 6),
             "method": self.method,
             "citation": self.citation,
-            "evidence": self.evidence,
+            "evidence": {
+                "source_event_seq": self.evidence_seq,
+                "source_event_hash": self.evidence_hash,
+                "session": self.evidence_session,
+                "citation": self.evidence,
+                "resolves": self.evidence_resolves,
+            },
             "evidence_resolves": self.evidence_resolves,
             "review_status": REVIEW_STATUS,
             "authority_status": AUTHORITY_STATUS,
@@ -95,7 +104,7 @@ class CausalWalk:
             "count": len(self.hits),
             "stale_excluded": self.stale_excluded,
             "authority_status": AUTHORITY_STATUS,
-            "hits": [hit.to_dict() for hit in self.hits],
+            "results": [hit.to_dict() for hit in self.hits],
         }
 
 
@@ -183,6 +192,9 @@ def _hit(
         stale=stale,
         valid_from=edge.valid_from,
         edge_id=edge.id,
+        evidence_session=edge.evidence_session,
+        evidence_seq=edge.evidence_seq,
+        evidence_hash=edge.evidence_hash,
     )
 
 

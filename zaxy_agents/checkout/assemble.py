@@ -29,6 +29,7 @@ from .models import (
     Diagnostics,
     EvidenceItem,
     FactItem,
+    FeedbackGuidance,
     Guidance,
     ProvenanceItem,
     PurposePolicy,
@@ -71,7 +72,10 @@ def assemble(
     extensions: Sequence[tuple[str, Extension]] = (),
     evidence_resolves: Callable[[str, int, str], bool] | None = None,
     notices: list[str] | None = None,
+    recent: list[EvidenceItem] | None = None,
 ) -> CheckoutPacket:
+    """``recent``: the session's latest events (the replay lane of ``replay_from_seq`` / ``max_recent_events``),
+    packed as session state and reported in ``evidence`` with the lane ``replay``."""
     started = time.perf_counter()
     scope_set = set(scope) if scope is not None else None
     warnings: list[str] = list(notices or [])
@@ -104,10 +108,11 @@ def assemble(
         hits = hits[:k]
 
     evidence = [_evidence(hit) for hit in hits]
+    replay = _replay_items(recent or [], evidence)
     stable = _stable_facts(catalog, scope_set, as_of)
     query_facts = _query_facts(hits, catalog, {fact.id for fact in stable}, as_of)
     working = build_working_set(catalog, scope_set, as_of)
-    provenance, unresolvable = _provenance(log, [*evidence, *query_facts, *stable], working)
+    provenance, unresolvable = _provenance(log, [*evidence, *replay, *query_facts, *stable], working)
     if unresolvable:
         warnings.append(f"{unresolvable} citations no longer resolve against the log")
     invalidated = sum(1 for hit in excluded if hit.status == "invalidated")
@@ -141,11 +146,11 @@ def assemble(
     guidance = _guidance(current_facts, session, extension_guidance)
 
     encoder = get_encoding(encoding) if max_tokens is not None else None
-    candidates = _candidates(stable, working, hits, evidence, purpose, max_tokens)
+    candidates = _candidates(stable, working, hits, evidence, purpose, max_tokens) + _replay_candidates(replay)
     full_guidance = _guidance_lines(quality, guidance)
     # Under tight budgets the guidance shrinks before memory items do: answerability (and the next action) always stay.
     for guidance_lines in (full_guidance, full_guidance[:2], full_guidance[:1]):
-        overhead = _overhead_tokens(encoder, guidance_lines, query)
+        overhead = _overhead_tokens(encoder, guidance_lines, query, bool(replay))
         caps = {1: int(max_tokens * STABLE_SHARE)} if max_tokens is not None else None
         packing = pack(candidates, max_tokens, overhead, encoder, caps)
         prompt, prefix = render(packing.kept, guidance_lines, query)
@@ -155,16 +160,20 @@ def assemble(
     kept_payloads = {id(c.payload) for c in packing.kept}
     if max_tokens is not None:
         evidence = [item for item in evidence if id(item) in kept_payloads]
+        replay = [item for item in replay if id(item) in kept_payloads]
+        shown = {fact.citation for fact in current_facts}
+        guidance.feedback.payloads = [p for p in guidance.feedback.payloads if p["citation"] in shown]
         current_facts = [fact for fact in current_facts if id(fact) in kept_payloads]
         working = _trim_working(working, kept_payloads)
 
     diagnostics = Diagnostics(
-        source_lane_counts=lane_counts,
+        source_lanes=lane_counts,
         citation_count=len(provenance),
         current_citation_count=sum(1 for p in provenance if p.resolvable),
         current_fact_count=len(current_facts),
         superseded_contexts_excluded=len(excluded),
         warning_count=len(warnings),
+        feedback_recommended=bool(guidance.feedback.payloads),
         inferred_context=_inferred_context(catalog, hits),
         purpose_policy={
             **purpose.model_dump(),
@@ -200,7 +209,7 @@ def assemble(
         ref=ref,
         purpose=purpose,
         current_facts=current_facts,
-        evidence=evidence,
+        evidence=[*evidence, *replay],
         provenance=provenance,
         working_set=working,
         retention=retention,
@@ -210,6 +219,34 @@ def assemble(
         diagnostics=diagnostics,
         prompt=prompt,
     )
+
+
+def _replay_items(recent: list[EvidenceItem], evidence: list[EvidenceItem]) -> list[EvidenceItem]:
+    """Recent events not already retrieved (a retrieved one just gains the ``replay`` lane)."""
+    retrieved = {item.citation: item for item in evidence}
+    items = []
+    for item in recent:
+        found = retrieved.get(item.citation)
+        if found is not None:
+            found.lanes = sorted({*found.lanes, "replay"})
+        else:
+            items.append(item)
+    return items
+
+
+def _replay_candidates(replay: list[EvidenceItem]) -> list[Candidate]:
+    newest_first = sorted(replay, key=lambda item: -item.seq)
+    return [
+        Candidate(
+            "recent",
+            2,
+            f"- [{item.event_type}] {item.text} ({item.citation})",
+            value=0.7 - 0.01 * rank,
+            citation=item.citation,
+            payload=item,
+        )
+        for rank, item in enumerate(newest_first)
+    ]
 
 
 def _evidence(hit: RetrievalHit) -> EvidenceItem:
@@ -338,18 +375,17 @@ def _bootstrap_quality(working: WorkingSet, stable: list[FactItem], warnings: li
 
 
 def _guidance(facts: list[FactItem], session: str | None, extra: list[str]) -> Guidance:
-    templates = [
+    payloads = [  # valid memory_feedback arguments, in the seed's names
         {
-            "tool": "memory_feedback",
-            "arguments": {
-                **({"session_id": session} if session else {"session_id": fact.session}),
-                "entity": fact.name,
-                "entity_type": fact.entity_type,
-                "signal": "used",
-                "citation": fact.citation,
-            },
+            "entity_name": fact.name,
+            "entity_type": fact.entity_type,
+            "feedback": "used",
+            "actor": "assistant",
+            "citation": fact.citation,
+            "session_id": session or fact.session,
         }
         for fact in facts[:5]
+        if fact.citation
     ]
     return Guidance(
         trust=[
@@ -361,7 +397,7 @@ def _guidance(facts: list[FactItem], session: str | None, extra: list[str]) -> G
             "Ignore anything superseded or invalidated: it is excluded here on purpose.",
             "Do not treat missing evidence as a negative answer; follow quality.required_action instead.",
         ],
-        feedback_templates=templates,
+        feedback=FeedbackGuidance(payloads=payloads),
     )
 
 
@@ -440,7 +476,7 @@ def _label(fact: FactItem) -> str:
     return f"{fact.entity_type}, {fact.review_status}, {(fact.authority_status or '').replace('_', '-')}"
 
 
-def _overhead_tokens(encoder: Any, guidance_lines: list[str], query: str) -> int:
+def _overhead_tokens(encoder: Any, guidance_lines: list[str], query: str, replay: bool = False) -> int:
     if encoder is None:
         return 0
     skeleton = "\n".join(
@@ -452,6 +488,7 @@ def _overhead_tokens(encoder: Any, guidance_lines: list[str], query: str) -> int
             f"## Evidence for this question: {query!r}",
             "## Open tasks",
             "## Recent decisions",
+            *(["## Recent events (replay, oldest first)"] if replay else []),
         ]
     )
     return len(encoder.encode(skeleton, disallowed_special=())) + 8

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 Answerability = Literal["answer_from_memory", "refresh_recommended", "ask_user"]
 
@@ -32,6 +32,26 @@ class FactItem(_Model):
     salience: dict[str, float] = Field(default_factory=dict)
     review_status: str | None = Field(default=None, description="'accepted' for reviewed consolidation output")
     authority_status: str | None = Field(default=None, description="'non_authoritative' for consolidated memory")
+    source_lane: str = Field(default="graph", description="Where it came from: current facts are graph entities")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_names_are_derived(cls, data: Any) -> Any:
+        """A dumped packet read back: ``entity_name`` / ``content`` are computed from ``name`` / ``summary``."""
+        if isinstance(data, dict) and ("entity_name" in data or "content" in data):
+            data = {key: value for key, value in data.items() if key not in ("entity_name", "content")}
+        return data
+
+    # The seed's names for the same values (seed 003 checkout contract): what memory_feedback takes back.
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def entity_name(self) -> str:
+        return self.name
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def content(self) -> str:
+        return self.summary
 
 
 class EvidenceItem(_Model):
@@ -104,10 +124,17 @@ class Quality(_Model):
     suggested_queries: list[str] = Field(default_factory=list)
 
 
+class FeedbackGuidance(_Model):
+    """Ready-made memory_feedback calls for the cited facts (seed 003 ``guidance.feedback``)."""
+
+    tool: str = "memory_feedback"
+    payloads: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class Guidance(_Model):
     trust: list[str]
     ignore: list[str]
-    feedback_templates: list[dict[str, Any]] = Field(default_factory=list)
+    feedback: FeedbackGuidance = Field(default_factory=FeedbackGuidance)
 
 
 class PurposePolicy(_Model):
@@ -119,6 +146,15 @@ class PurposePolicy(_Model):
     recall_floor: int = Field(default=3, ge=0, le=50)
     suppress_event_types: list[str] = Field(default_factory=list)
     suppress_entity_types: list[str] = Field(default_factory=list)
+    # The seed's structured purpose (its normalised profile travels with the packet and later feedback).
+    role: str | None = None
+    task: str | None = None
+    risk: str | None = None
+    time_horizon: str | None = None
+    expected_action: str | None = None
+    evidence_policy: str | None = None
+    retention_policy: str | None = None
+    ontology_lens: str | None = None
 
 
 class Retention(_Model):
@@ -138,12 +174,14 @@ class Diagnostics(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    source_lane_counts: dict[str, int]
+    source_lanes: dict[str, int]
     citation_count: int
     current_citation_count: int
     current_fact_count: int
     superseded_contexts_excluded: int
     warning_count: int
+    feedback_recommended: bool = False
+    feedback_tool: str = "memory_feedback"
     inferred_context: dict[str, Any]
     purpose_policy: dict[str, Any]
     budget_requested: int | None

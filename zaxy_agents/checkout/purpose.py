@@ -64,8 +64,29 @@ PRESETS: dict[str, PurposePolicy] = {
 }
 
 
+SEED_FIELDS = (
+    "role",
+    "task",
+    "risk",
+    "time_horizon",
+    "expected_action",
+    "evidence_policy",
+    "retention_policy",
+    "ontology_lens",
+)
+HIGH_RISK = {"high", "critical"}
+MAX_EMPHASIS_TERMS = 24
+_STOP_WORDS = frozenset({"and", "are", "for", "from", "into", "the", "this", "with", "that", "what"})
+
+
 def resolve_purpose(purpose: str | dict[str, Any] | PurposePolicy | None) -> PurposePolicy:
-    """A preset name, a structured policy (dict or model), or None for the general policy."""
+    """A preset name, a structured policy (dict or model), or None for the general policy.
+
+    A dict may use the seed's purpose fields: ``role`` names the preset it starts from, the words of ``task``
+    and ``ontology_lens`` become emphasis terms, ``risk`` high/critical raises the recall floor by 2, and every
+    seed field is kept in the normalised policy; explicit policy fields (``profile``, ``emphasis_terms``, ...)
+    override.
+    """
     if purpose is None:
         return PRESETS["general"]
     if isinstance(purpose, PurposePolicy):
@@ -80,6 +101,8 @@ def resolve_purpose(purpose: str | dict[str, Any] | PurposePolicy | None) -> Pur
             )
         return policy
     try:
+        if isinstance(purpose, dict) and any(purpose.get(name) is not None for name in SEED_FIELDS):
+            return _seed_purpose(purpose)
         return PurposePolicy.model_validate({"name": "custom", **purpose})
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -89,3 +112,18 @@ def resolve_purpose(purpose: str | dict[str, Any] | PurposePolicy | None) -> Pur
             remediation="Pass a preset name or {profile, emphasis_terms, recall_floor, suppress_event_types, "
             "suppress_entity_types}.",
         ) from exc
+
+
+def _seed_purpose(purpose: dict[str, Any]) -> PurposePolicy:
+    role = purpose.get("role")
+    base = PRESETS.get(role) if isinstance(role, str) else None
+    policy = (base or PRESETS["general"]).model_dump()
+    policy["name"] = base.name if base is not None else "custom"
+    words = " ".join(str(purpose.get(name) or "") for name in ("task", "ontology_lens")).lower().split()
+    terms = [w.strip(".,:;!?()[]\"'") for w in words]
+    extra = [t for t in dict.fromkeys(terms) if len(t) > 2 and t not in _STOP_WORDS]
+    policy["emphasis_terms"] = list(dict.fromkeys([*policy["emphasis_terms"], *extra]))[:MAX_EMPHASIS_TERMS]
+    if purpose.get("risk") in HIGH_RISK:
+        policy["recall_floor"] = min(50, policy["recall_floor"] + 2)
+    overrides = {key: value for key, value in purpose.items() if value is not None}
+    return PurposePolicy.model_validate({**policy, **overrides, "name": policy["name"]})

@@ -20,6 +20,7 @@ SECTION_TITLES = {
     "blockers": "## Blockers and failures",
     "artifacts": "## Recent files",
     "source_anchors": "## Sources",
+    "recent": "## Recent events (replay, oldest first)",
     "evidence": "## Evidence for this question",
 }
 STATE_SECTIONS = ("goals", "tasks", "decisions", "blockers", "artifacts", "source_anchors")
@@ -39,6 +40,9 @@ def render(kept: list[Candidate], guidance_lines: list[str], query: str) -> tupl
         lines = by_section.get(section, [])
         if lines:
             parts += [SECTION_TITLES[section], *[c.line for c in sorted(lines, key=lambda c: -c.value)], ""]
+    recent = sorted(by_section.get("recent", []), key=lambda c: c.value)
+    if recent:
+        parts += [SECTION_TITLES["recent"], *[c.line for c in recent], ""]
     evidence = sorted(by_section.get("evidence", []), key=lambda c: -c.value)
     if evidence:
         parts += [

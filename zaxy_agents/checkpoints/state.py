@@ -19,18 +19,65 @@ from .codec import from_json, unb64
 logger = logging.getLogger(__name__)
 
 
-@dataclass(slots=True, eq=False)
 class CheckpointRecord:
-    ns: str
-    id: str
-    parent_id: str | None
-    body: dict[str, Any] | None  # decoded JSON body without channel_values (None: see body_serialized)
-    body_serialized: dict[str, str] | None  # {"type", "data"} from the serde, for non-JSON bodies
-    metadata: dict[str, Any] | None
-    metadata_serialized: dict[str, str] | None
-    versions: dict[str, Any]  # channel -> version, from the body (empty when the body is serialized)
-    run_id: str | None
-    seq: int
+    """One live checkpoint. Its body and metadata stay in their stored (``__map__``) form until first read:
+    a thread replayed to answer for its latest checkpoint decodes one body, not every body of its history."""
+
+    __slots__ = (
+        "_body",
+        "_body_stored",
+        "_metadata",
+        "_metadata_stored",
+        "_versions",
+        "body_serialized",
+        "id",
+        "metadata_serialized",
+        "ns",
+        "parent_id",
+        "run_id",
+        "seq",
+    )
+
+    def __init__(
+        self,
+        *,
+        ns: str,
+        id: str,
+        parent_id: str | None,
+        body_stored: Any,
+        body_serialized: dict[str, str] | None,
+        metadata_stored: Any,
+        metadata_serialized: dict[str, str] | None,
+        run_id: str | None,
+        seq: int,
+    ) -> None:
+        self.ns, self.id, self.parent_id, self.run_id, self.seq = ns, id, parent_id, run_id, seq
+        self._body_stored, self._metadata_stored = body_stored, metadata_stored
+        self.body_serialized, self.metadata_serialized = body_serialized, metadata_serialized
+        self._body: dict[str, Any] | None = None
+        self._metadata: dict[str, Any] | None = None
+        self._versions: dict[str, Any] | None = None
+
+    @property
+    def body(self) -> dict[str, Any] | None:
+        """The decoded JSON body without channel_values (``None``: see ``body_serialized``)."""
+        if self._body is None and self._body_stored is not None:
+            self._body = from_json(self._body_stored)
+        return self._body
+
+    @property
+    def metadata(self) -> dict[str, Any] | None:
+        if self._metadata is None and self._metadata_stored is not None:
+            self._metadata = from_json(self._metadata_stored)
+        return self._metadata
+
+    @property
+    def versions(self) -> dict[str, Any]:
+        """channel -> version, from the body (empty when the body is serialized)."""
+        if self._versions is None:
+            body = self.body
+            self._versions = dict(body.get("channel_versions", {})) if body is not None else {}
+        return self._versions
 
 
 @dataclass(slots=True)
@@ -134,17 +181,14 @@ class ThreadState:
 
     def _apply_saved(self, seq: int, payload: dict[str, Any]) -> None:
         ns = payload.get("checkpoint_ns", "")
-        body = from_json(payload["checkpoint"]) if "checkpoint" in payload else None
-        metadata = from_json(payload["metadata"]) if "metadata" in payload else None
         record = CheckpointRecord(
             ns=ns,
             id=payload["checkpoint_id"],
             parent_id=payload.get("parent_checkpoint_id"),
-            body=body,
+            body_stored=payload.get("checkpoint"),
             body_serialized=payload.get("checkpoint_serialized"),
-            metadata=metadata,
+            metadata_stored=payload.get("metadata"),
             metadata_serialized=payload.get("metadata_serialized"),
-            versions=dict(body.get("channel_versions", {})) if body is not None else {},
             run_id=payload.get("run_id"),
             seq=seq,
         )

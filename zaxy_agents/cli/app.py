@@ -12,6 +12,7 @@ from . import (
     checkout_commands,
     consolidation_commands,
     demo,
+    doctor_command,
     eventloom_commands,
     hooks_commands,
     ide_config_commands,
@@ -32,6 +33,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _version(value: bool) -> None:
+    if value:
+        from zaxy_agents import __version__
+
+        typer.echo(f"zaxy {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True
+    ),
+) -> None:
+    """Zaxy Agents: cited, replayable memory for AI agents."""
+
+
 log_commands.register(app)
 demo.register(app)
 projection_commands.register(app, memory_app)
@@ -49,3 +68,4 @@ ide_config_commands.register(app)
 backend_commands.register(app)
 eventloom_commands.register(app)
 init_commands.register(app)
+doctor_command.register(app)

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.errors import InvalidRequestError, NotFoundError
 
 from .common import JsonFlag, console, emit_json, handled
 
@@ -51,7 +51,7 @@ def locomo_command(
     with handled(json_output):
         ks = _parse_ks(k)
         if not dataset.is_file():
-            raise InvalidRequestError(
+            raise NotFoundError(  # a missing input file is "not found" (3) everywhere, like `eventloom import`
                 f"dataset {dataset} does not exist",
                 field="--dataset",
                 remediation="Pass the path of a LoCoMo-format JSON file.",

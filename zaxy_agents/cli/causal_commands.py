@@ -115,10 +115,10 @@ def _render(result: dict[str, Any], json_output: bool) -> None:
     if json_output:
         emit_json(result)
         return
-    table = Table(title=f"{result['direction']} of {result['entity']!r} (non-authoritative, proposed)")
+    table = Table(title=f"{result['direction']} of {result['entity_name']!r} (non-authoritative, proposed)")
     for column in ("hops", "source", "relation", "target", "confidence", "method", "evidence", "citation"):
         table.add_column(column, overflow="fold")
-    for hit in result["hits"]:
+    for hit in result["results"]:
         flags = (" weak" if hit["weak"] else "") + ("" if hit["evidence_resolves"] else " uncited")
         table.add_row(
             str(hit["path_length"]),
@@ -127,7 +127,7 @@ def _render(result: dict[str, Any], json_output: bool) -> None:
             hit["target"]["name"],
             f"{hit['confidence']:.2f}",
             hit["method"],
-            hit["evidence"],
+            hit["evidence"]["citation"],
             hit["citation"],
         )
     console.print(table)

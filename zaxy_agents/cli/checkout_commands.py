@@ -232,14 +232,15 @@ def fok_command(
         if json_output:
             emit_json(result)
             return
-        colour = {"likely": "green", "possible": "yellow", "unlikely": "red"}[result["prediction"]]
+        colour = {"likely": "green", "possible": "yellow", "unlikely": "red"}[result["verdict"]]
         signals = result["signals"]
         console.print(
-            f"[bold {colour}]{result['prediction']}[/] (score {result['score']}, {result['took_us']:.0f} µs): "
+            f"[bold {colour}]{result['verdict']}[/] (score {result['score']}, {result['took_us']:.0f} µs): "
             + "; ".join(result["reasons"])
         )
         console.print(
-            f"[dim]terms known {signals['known_terms']}/{signals['terms']}, coverage {signals['term_coverage']:.0%}, "
+            f"[dim]terms known {signals['known_terms']}/{signals['query_term_count']}, "
+            f"coverage {signals['term_coverage']:.0%}, "
             f"entity matches {', '.join(signals['entity_matches']) or 'none'}, "
             f"projection lag {result['projection_lag']}[/]"
         )

@@ -22,6 +22,7 @@ EXIT_UNAVAILABLE = 4
 EXIT_INTEGRITY = 5
 EXIT_INTERNAL = 70
 EXIT_PERMISSION = 77  # sysexits.h EX_NOPERM
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 
 EXIT_BY_CODE = {
     "invalid_request": EXIT_INVALID,

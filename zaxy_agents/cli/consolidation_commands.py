@@ -99,7 +99,9 @@ def propose_from_log_command(
 def review_command(
     session_id: SessionId,
     candidate_id: Annotated[str, typer.Argument(help="cand_... id.")],
-    decision: Annotated[str, typer.Option("--decision", help="accepted, rejected, deferred or conflicted.")],
+    decision: Annotated[
+        str, typer.Option("--status", "--decision", help="accepted, rejected, deferred or conflicted.")
+    ],
     rationale: Annotated[str, typer.Option("--rationale", help="Why.")],
     reviewer: Annotated[str | None, typer.Option("--reviewer")] = None,
     conflicts_with: Annotated[

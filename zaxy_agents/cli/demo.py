@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
-from rich.table import Table
 
 from .common import EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
 
@@ -162,13 +162,12 @@ def _render(result: dict, events: list) -> None:
             title="Zaxy Agents demo",
         )
     )
-    table = Table(title="cited replay")
-    for column in ("seq", "type", "payload", "citation"):
-        table.add_column(column, overflow="fold")
+    console.print("[bold]cited replay[/] (each event, then what it says)")
+    width = max(40, min(console.width, 120) - 8)
     for event in events:
+        console.print(f"  {event.seq:>2}  {event.type:<18} [cyan]{event.citation}[/]", highlight=False, soft_wrap=True)
         text = ", ".join(f"{k}={v}" for k, v in event.payload.items())
-        table.add_row(str(event.seq), event.type, text[:70], event.citation)
-    console.print(table)
+        console.print(f"      [dim]{word_cut(text, width)}[/]", highlight=False, markup=True)
     console.print(f"resolved {result['resolved_citation']['citation']} -> {result['resolved_citation']['type']}")
     _render_checkout(result["checkout"])
     if result["redacted_paths"]:
@@ -178,3 +177,32 @@ def _render(result: dict, events: list) -> None:
         f"tampered copy: {'[green]detected[/]' if tamper['detected'] else '[red]NOT detected[/]'} at seq "
         f"{tamper['first_broken_seq']} ({tamper['reason']})"
     )
+    console.print(Panel("\n".join(next_steps()), title="what next", expand=False), highlight=False)
+
+
+def word_cut(text: str, width: int) -> str:
+    """``text`` on one line, cut at a word boundary to ``width`` characters (never mid-word)."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return escape(flat)
+    cut = flat[: width - 1]
+    if " " in cut:
+        cut = cut[: cut.rfind(" ")]
+    return escape(cut.rstrip(",;:")) + " …"
+
+
+def next_steps() -> list[str]:
+    """Where a newcomer goes from here (commands this installation really has)."""
+    from zaxy_agents.cli.app import app
+
+    names = {command.name for command in app.registered_commands} | {group.name for group in app.registered_groups}
+    steps = []
+    if "ui" in names:
+        steps.append("zaxy ui                      browse this memory: events, facts, citations")
+    steps += [
+        "zaxy hooks claude-code       capture your Claude Code sessions (or: codex)",
+        "zaxy ide-config claude-code  give your agent the MCP tools (checkout first)",
+        "docs/langgraph.md            LangGraph: store= and checkpointer=, templates",
+        "zaxy demo --keep             keep this memory and explore it (zaxy replay)",
+    ]
+    return steps

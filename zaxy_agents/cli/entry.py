@@ -15,9 +15,18 @@ def main(argv: list[str] | None = None) -> None:
         from zaxy_agents.capture.hook_sink import run
 
         sys.exit(run(args[1:]))
-    from zaxy_agents.cli.app import app
+    if args in (["--version"], ["-V"]):  # answered without importing Typer
+        from zaxy_agents import __version__
 
-    app(args=args, prog_name="zaxy")
+        sys.stdout.write(f"zaxy {__version__}\n")
+        sys.exit(0)
+    try:
+        from zaxy_agents.cli.app import app
+
+        app(args=args, prog_name="zaxy")
+    except KeyboardInterrupt:  # Ctrl-C anywhere: say so instead of exiting silently (commands explain their state)
+        sys.stderr.write("zaxy: interrupted\n")
+        sys.exit(130)
 
 
 if __name__ == "__main__":

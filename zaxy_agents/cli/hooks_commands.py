@@ -80,6 +80,8 @@ def _install(
             return
         verb = "wrote" if report["written"] else "already up to date:"
         console.print(f"{verb} [bold]{report['path']}[/] ({client}, scope {scope})")
+        for warning in report["warnings"]:
+            console.print(f"[yellow]note:[/] {warning}", soft_wrap=True)
         for event, action in report["events"].items():
             console.print(f"  {event}: {action}")
         console.print(f"memory session [cyan]{report['session']}[/] in {report['eventloom_path']}")

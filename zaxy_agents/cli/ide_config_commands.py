@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .common import EventloomPath, JsonFlag, console, emit_json, handled
+from .common import JsonFlag, console, emit_json, handled
+
+ExplicitEventloom = Annotated[
+    Path | None,
+    typer.Option(
+        "--eventloom-path",
+        help="A memory folder other than the workspace's .eventloom (written relative to the workspace; "
+        "refused outside it in shared and user-scope files).",
+        show_default=False,
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +34,7 @@ def ide_config_command(
         str | None, typer.Option("--scope", help="project or user, where the client has both (see docs).")
     ] = None,
     name: Annotated[str, typer.Option("--name", help="Server name in the client's config.")] = "zaxy",
-    eventloom_path: EventloomPath = None,
+    eventloom_path: ExplicitEventloom = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Print (default) or --install the MCP server entry pointing at this workspace's memory."""
@@ -31,9 +42,9 @@ def ide_config_command(
     from zaxy_agents.capture.workspace import resolve_workspace
 
     with handled(json_output):
-        workspace = resolve_workspace(os.getcwd(), str(eventloom_path.resolve()) if eventloom_path else None)
+        workspace = resolve_workspace(os.getcwd())
         info = ide_config.describe(
-            client, scope, workspace.root, name, workspace.eventloom_path, session=workspace.session_for(client)
+            client, scope, workspace.root, name, str(eventloom_path.resolve()) if eventloom_path else None
         )
         if install:
             from zaxy_agents.capture.gitignore import ignore_eventloom
@@ -43,6 +54,8 @@ def ide_config_command(
         if json_output:
             emit_json(info)
             return
+        for warning in info["warnings"]:
+            console.print(f"[yellow]note:[/] {warning}", soft_wrap=True)
         if install:
             verb = {"added": "added to", "replaced": "replaced in", "unchanged": "already in"}[info["action"]]
             console.print(f"MCP server [bold]{name}[/] {verb} {info['path']}")

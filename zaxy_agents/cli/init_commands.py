@@ -6,6 +6,8 @@ The templates are the runnable agents of the top-level ``examples/`` folder (shi
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -67,7 +69,12 @@ def init_command(
             emit_json({"template": template, "path": str(target.resolve()), "files": written})
             return
         console.print(f"created [bold]{target}[/] from template [cyan]{template}[/] ({len(written)} files)")
-        console.print(f"next: [bold]cd {target} && python agent.py[/]  (offline; see README.md for a real model)")
+        python = shlex.quote(sys.executable)  # the interpreter that has zaxy-agents (a bare `python` may not)
+        console.print(
+            f"next: [bold]cd {shlex.quote(str(target))} && {python} agent.py[/]  (offline; README.md: a real model)",
+            soft_wrap=True,
+            highlight=False,
+        )
 
 
 def templates() -> dict[str, dict[str, Any]]:

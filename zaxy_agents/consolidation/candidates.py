@@ -7,7 +7,14 @@ from typing import Any
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.projection.contracts import validate_payload
 
-from .contracts import AUTHORITY_STATUS, CANDIDATE_EVENT, REVIEW_EVENT, CandidatePayload, ReviewPayload, candidate_id
+from .contracts import (
+    AUTHORITY_STATUS,
+    CANDIDATE_EVENT,
+    REVIEW_EVENT,
+    CandidatePayload,
+    WrittenReviewPayload,
+    candidate_id,
+)
 
 
 def source_citations(sources: list[Event]) -> list[dict[str, Any]]:
@@ -65,12 +72,12 @@ def review_payload(
         "title": created["title"],
         "summary": created["summary"],
         "source_events": created["source_events"],
-        "decision": decision,
+        "status": decision,
         "rationale": rationale.strip(),
         **({"reviewer": reviewer} if reviewer else {}),
         "authority_status": AUTHORITY_STATUS,
         "revokes_acceptance": revokes_acceptance,
         "conflicts_with": source_citations(conflicts_with),
     }
-    validate_payload(ReviewPayload, REVIEW_EVENT, payload)
+    validate_payload(WrittenReviewPayload, REVIEW_EVENT, payload)
     return payload

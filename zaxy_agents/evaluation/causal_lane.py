@@ -284,7 +284,7 @@ def _score_query(
         depth=query.depth,
         as_of=marks[query.as_of] if query.as_of else None,
     )
-    hits = result["hits"]
+    hits = result["results"]
     metric = "predecessor_hit" if query.direction == "predecessors" else "successor_hit"
     for expected in query.expected:
         pair = [h for h in hits if h["source"]["name"] == expected.source and h["target"]["name"] == expected.target]
@@ -298,7 +298,7 @@ def _score_query(
             )
             score.check(
                 "citation_coverage",
-                hit["evidence_resolves"] and hit["evidence"] == names[expected.evidence].citation,
+                hit["evidence_resolves"] and hit["evidence"]["citation"] == names[expected.evidence].citation,
                 f"{label}: {expected.source} -> {expected.target} cites {names[expected.evidence].citation}",
             )
     for hit in hits:

@@ -18,6 +18,17 @@ from zaxy_agents.errors import InvalidRequestError
 from .hook_state import read_hook_errors
 from .service import FabricService
 
+
+def edit_key(call_id: object, path: object, cwd: object = None) -> str | None:
+    """The capture dedupe key of one file edit: one per file of a tool call (a patch touching 4 files is 4 edits,
+    never 1), ``tool:<id>#<absolute path>`` with relative paths resolved against the client's ``cwd``."""
+    if not (isinstance(call_id, str) and call_id and isinstance(path, str) and path):
+        return None
+    if not os.path.isabs(path) and isinstance(cwd, str) and cwd:
+        path = os.path.join(cwd, path)
+    return f"tool:{call_id}#{os.path.normpath(path)}"
+
+
 if TYPE_CHECKING:
     pass
 
@@ -74,7 +85,12 @@ class CaptureService(FabricService):
             if isinstance(source, dict) and isinstance(source.get("file"), str) and isinstance(source.get("line"), int):
                 lines[source["file"]] = max(lines.get(source["file"], 0), source["line"])
             if isinstance(payload.get("tool_use_id"), str):
-                refs.add(f"tool:{payload['tool_use_id']}")
+                if envelope.get("type") == "file.edit.applied":  # one ref per file of a multi-file edit
+                    refs.add(edit_key(payload["tool_use_id"], payload.get("path"), payload.get("cwd")) or "")
+                else:
+                    refs.add(f"tool:{payload['tool_use_id']}")
+            if envelope.get("type") == "client.error" and isinstance(payload.get("prompt_id"), str):
+                refs.add(f"error:{payload['prompt_id']}")
             for key in ("prompt_id", "client_turn_id", "client_ref"):
                 if isinstance(payload.get(key), str) and envelope.get("type") in (
                     "hook.user_prompt_submitted",
@@ -97,3 +113,30 @@ class CaptureService(FabricService):
     def hook_errors(self, workspace: str | None = None, limit: int = 5) -> dict[str, Any]:
         """Recent ``zaxy hook-event`` failures recorded for this Eventloom folder (and ``workspace``)."""
         return read_hook_errors(self.settings.eventloom_dir, workspace, limit)
+
+    def capture_signals(self, session: str, *, workspace: str | None = None, scan: int = 500) -> dict[str, Any]:
+        """What the log says about capture into ``session``: the last hook and MCP-lifecycle events (within the
+        last ``scan`` events), hook errors, and events still waiting in the hook spool (a held lock)."""
+        from zaxy_agents.storage.files.spool import pending_files
+
+        last_hook: dict[str, Any] | None = None
+        last_lifecycle: dict[str, Any] | None = None
+        head = self.log.head(session) if self.log.has_session(session) else None
+        if head is not None:
+            for envelope in self.log.replay_envelopes(session, max(1, head.seq - scan + 1), head.seq):
+                kind = str(envelope.get("type", ""))
+                payload = envelope.get("payload") or {}
+                brief = {"type": kind, "seq": envelope["seq"], "timestamp": envelope.get("timestamp")}
+                if kind.startswith("hook.") or payload.get("hook_event_name"):
+                    last_hook = {**brief, "client": payload.get("client")}
+                elif kind == "tool.call.completed" and payload.get("capture") == "lifecycle":
+                    last_lifecycle = {**brief, "tool": payload.get("tool")}
+        spooled = pending_files(self.settings.eventloom_dir, session)
+        return {
+            "session": session,
+            "events": head.seq if head is not None else 0,
+            "last_hook_event": last_hook,
+            "last_mcp_activity": last_lifecycle,
+            "hook_errors": self.hook_errors(workspace),
+            "spool_pending_files": len(spooled),
+        }

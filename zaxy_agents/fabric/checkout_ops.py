@@ -7,8 +7,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.checkout.assemble import assemble
+from zaxy_agents.checkout.assembly import assemble_context
 from zaxy_agents.checkout.models import CheckoutPacket
 from zaxy_agents.checkout.purpose import PRESETS, resolve_purpose
+from zaxy_agents.checkout.replay import MAX_RECENT_EVENTS, recent_events
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, SUPPORTED_ENCODINGS
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.models import Event
@@ -16,12 +18,16 @@ from zaxy_agents.eventloom.scope_patterns import check_patterns, expand, is_patt
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
+from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.retrieval.profiles import PROFILES
 
+from .feedback_fields import feedback_details, invalid_at_for
 from .service import FabricCore, FabricService
 
+DEFAULT_REPLAY = 8  # recent events when only replay_from_seq is given
+
 if TYPE_CHECKING:
-    from zaxy_agents.checkout.models import PurposePolicy
+    from zaxy_agents.checkout.models import EvidenceItem, PurposePolicy
 
     from .log_ops import LogService
     from .projection_ops import ProjectionService
@@ -62,6 +68,8 @@ class CheckoutService(FabricService):
         as_of: str | None = None,
         k: int = 8,
         encoding: str = DEFAULT_ENCODING,
+        replay_from_seq: int | None = None,
+        max_recent_events: int | None = None,
     ) -> CheckoutPacket:
         """The front door: current facts, cited evidence, working set, answerability and guidance, budgeted.
 
@@ -69,12 +77,15 @@ class CheckoutService(FabricService):
         recall from, as ids or ``fnmatch`` patterns (``"langgraph.*"``) like the LangGraph middleware's
         (default: just ``session``; with neither, all sessions).
         ``ref`` checks memory out as of a memory ref (``refs/tags/v1``) or a seq of ``session``.
+        ``max_recent_events`` / ``replay_from_seq`` add the session's latest events (from that seq on; 8 when only
+        the seq is given) as the ``replay`` lane.
         """
         _check_query(query, max_tokens, k)
         as_of = parse_instant(as_of)
         policy = resolve_purpose(purpose)
         sessions = self._scope(session, scope)
         moment, ref_label = self._resolve_ref(session, ref, as_of)
+        recent = self._recent(session, replay_from_seq, max_recent_events, moment, policy.suppress_event_types)
         # Lag is measured against the log as it was when the checkout started: events another writer appends
         # meanwhile (a checkpointer saving the previous step) are newer than the question, not missing memory.
         heads = self._event_counts(sessions)
@@ -101,6 +112,7 @@ class CheckoutService(FabricService):
             extensions=self.features.checkout_extensions,
             evidence_resolves=self.evidence_check,
             notices=projector.take_notices(),
+            recent=recent,
         )
 
     def bootstrap(
@@ -119,43 +131,45 @@ class CheckoutService(FabricService):
 
     def context_assemble(
         self,
-        queries: list[str],
+        queries: str | list[str],
         *,
         session: str | None = None,
         scope: list[str] | None = None,
         max_tokens: int = 4000,
         purpose: str | dict[str, Any] | None = None,
         encoding: str = DEFAULT_ENCODING,
+        limit: int = 8,
+        replay_from_seq: int | None = None,
+        max_recent_events: int = 5,
     ) -> dict[str, Any]:
-        """One budgeted context block for several questions: each checked out, citations de-duplicated."""
-        if not queries or not all(isinstance(q, str) and q.strip() for q in queries) or len(queries) > 8:
+        """One budgeted, prompt-ready bundle for one or several questions (each checked out on its share of the
+        budget, citations de-duplicated), starting with the session's active working set, plus the session's
+        latest events (the replay lane) and assembly metadata: each item's lane, the policy, per-lane counts."""
+        questions = [queries] if isinstance(queries, str) else list(queries or [])
+        if not questions or not all(isinstance(q, str) and q.strip() for q in questions) or len(questions) > 8:
             raise InvalidRequestError(
-                "queries must be 1-8 non-empty strings",
-                field="queries",
-                remediation="Pass the questions the next turn needs answered.",
+                "the query must be 1-8 non-empty strings",
+                field="query",
+                remediation="Pass the question (or the questions) the next turn needs answered.",
             )
-        share = max(200, max_tokens // len(queries))
+        share = max(200, max_tokens // len(questions))
         packets = [
-            self.checkout(q, session=session, scope=scope, max_tokens=share, purpose=purpose, encoding=encoding)
-            for q in queries
+            self.checkout(
+                q,
+                session=session,
+                scope=scope,
+                max_tokens=share,
+                purpose=purpose,
+                encoding=encoding,
+                k=limit,
+                **({"replay_from_seq": replay_from_seq, "max_recent_events": max_recent_events} if i == 0 else {}),
+            )
+            for i, q in enumerate(questions)
         ]
-        seen: set[str] = set()
-        blocks = []
-        for packet in packets:
-            lines = [
-                line
-                for line in packet.prompt.splitlines()
-                if "eventloom://" not in line or _citation_in(line) not in seen
-            ]
-            seen.update(_citation_in(line) for line in packet.prompt.splitlines() if "eventloom://" in line)
-            blocks.append("\n".join(lines))
-        return {
-            "context": "\n\n".join(blocks),
-            "citations": sorted(seen),
-            "answerability": {p.query: p.quality.answerability for p in packets},
-            "budget_requested": max_tokens,
-            "budget_used": sum(p.diagnostics.budget_used for p in packets),
-        }
+        replay = {"from_seq": replay_from_seq, "max_recent_events": max_recent_events if session else 0}
+        return assemble_context(
+            questions, packets, max_tokens=max_tokens, share=share, limit=limit, replay=replay, encoding=encoding
+        )
 
     def feedback(
         self,
@@ -169,47 +183,64 @@ class CheckoutService(FabricService):
         note: str | None = None,
         actor: str = "agent",
         message_id: str | None = None,
+        **details: Any,
     ) -> Event:
         """Record how a cited fact was used: positive signals reinforce salience, negative ones are audit-only.
 
-        ``message_id`` names the agent message that used the fact (feedback derived from an answer's citations
-        is recorded once per message and citation).
+        Written in the seed's shape: ``{entity_name, entity_type, feedback, weight, citation?, reason?, ...}``.
+        ``details`` are the seed's optional context fields (``importance``, ``query``, ``source``, ``score``,
+        ``purpose``, ``outcome``; ``reason`` is the same as ``note``). ``message_id`` names the agent message that
+        used the fact (feedback derived from an answer's citations is recorded once per message and citation).
         """
         if signal not in FEEDBACK_SIGNALS:
             raise InvalidRequestError(
-                f"unknown feedback signal {signal!r}",
+                f"unknown feedback value {signal!r}",
                 field="signal",
                 remediation=f"Use one of {', '.join(FEEDBACK_SIGNALS)}.",
             )
         if not 0.0 < weight <= 10.0:
             raise InvalidRequestError("weight must be in (0, 10]", field="weight", remediation="Use 1.0 by default.")
+        extra = feedback_details(details, reason=note)
         self._require_entity(session, entity, entity_type)
         if citation is not None:
             self.log.resolve(citation)
         payload = {
-            "entity": entity,
+            "entity_name": entity,
             "entity_type": entity_type,
-            "signal": signal,
+            "feedback": signal,
             "weight": weight,
             **({"citation": citation} if citation else {}),
-            **({"note": note} if note else {}),
+            **extra,
             **({"message_id": message_id} if message_id else {}),
         }
         kind = "memory.reinforced" if FEEDBACK_SIGNALS[signal] else "memory.feedback"
         return self.events.append(session, kind, payload, actor=actor)
 
-    def invalidate(self, session: str, entity: str, entity_type: str, *, reason: str, actor: str = "agent") -> Event:
-        """Close the validity window of an entity's current version (nothing is deleted)."""
-        if not reason or not reason.strip():
+    def invalidate(
+        self,
+        session: str,
+        entity: str,
+        entity_type: str,
+        *,
+        reason: str | None = None,
+        invalid_at: str | None = None,
+        actor: str = "agent",
+    ) -> Event:
+        """Close the validity window of an entity's current version at ``invalid_at`` (default: now); nothing is
+        deleted. ``invalid_at`` may not be in the future nor before the current version's ``valid_from``."""
+        if reason is not None and not reason.strip():
             raise InvalidRequestError(
-                "a reason is required to invalidate memory",
+                "reason must not be blank",
                 field="reason",
-                remediation="Say why the fact is no longer true.",
+                remediation="Say why the fact is no longer true, or omit it.",
             )
-        self._require_entity(session, entity, entity_type)
-        return self.events.append(
-            session, "memory.invalidated", {"entity": entity, "entity_type": entity_type, "reason": reason}, actor=actor
-        )
+        current = self._require_entity(session, entity, entity_type)
+        payload: dict[str, Any] = {"entity_name": entity, "entity_type": entity_type}
+        if invalid_at is not None:
+            payload["invalid_at"] = invalid_at_for(invalid_at, current.valid_from)
+        if reason:
+            payload["reason"] = reason
+        return self.events.append(session, "memory.invalidated", payload, actor=actor)
 
     def capabilities(self) -> dict[str, Any]:
         """What this memory can do right now, including degraded modes (never silently degraded)."""
@@ -231,15 +262,46 @@ class CheckoutService(FabricService):
         }
 
     # ------------------------------------------------------------------ internals
-    def _require_entity(self, session: str, entity: str, entity_type: str) -> None:
+    def _recent(
+        self,
+        session: str | None,
+        from_seq: int | None,
+        limit: int | None,
+        until: str | None,
+        skip_types: list[str],
+    ) -> list[EvidenceItem]:
+        if from_seq is None and not limit:
+            return []
+        if limit is not None and not 0 <= limit <= MAX_RECENT_EVENTS:
+            raise InvalidRequestError(
+                f"max_recent_events must be between 0 and {MAX_RECENT_EVENTS}",
+                field="max_recent_events",
+                remediation="Ask for a handful of recent events (default 5 for context_assemble).",
+            )
+        if from_seq is not None and from_seq < 1:
+            raise InvalidRequestError("replay_from_seq must be >= 1", field="replay_from_seq", remediation="Use 1.")
+        if session is None:
+            return []
+        return recent_events(
+            self.log,
+            session,
+            limit=limit if limit is not None else DEFAULT_REPLAY,
+            from_seq=from_seq,
+            until=until,
+            skip_types=skip_types,
+        )
+
+    def _require_entity(self, session: str, entity: str, entity_type: str) -> EntityVersion:
         validate_session_id(session)
         self.projection.project([session])
-        if self.projection.projector.catalog.current(entity_key(session, entity_type, entity)) is None:
+        current = self.projection.projector.catalog.current(entity_key(session, entity_type, entity))
+        if current is None:
             raise NotFoundError(
                 f"no current {entity_type} {entity!r} in session {session!r}",
                 field="entity",
                 remediation="Use the entity name and type exactly as a checkout returned them (current facts only).",
             )
+        return current
 
     def _resolve_ref(
         self, session: str | None, ref: str | int | None, as_of: str | None
@@ -255,11 +317,10 @@ class CheckoutService(FabricService):
         return target.timestamp, f"{ref}@{target.citation}"
 
     def _event_counts(self, sessions: list[str] | None) -> dict[str, int]:
-        return {
-            summary.session: summary.event_count
-            for summary in self.log.sessions()
-            if sessions is None or summary.session in sessions
-        }
+        if sessions is not None:  # only the sessions asked about: O(scope), not O(every session in the folder)
+            heads = {session: self.log.head(session) for session in sessions}
+            return {session: head.seq for session, head in heads.items() if head is not None}
+        return {summary.session: summary.event_count for summary in self.log.sessions()}
 
     def _scope(self, session: str | None, scope: list[str] | None) -> list[str] | None:
         return _scope_of(session, scope, lambda: (summary.session for summary in self.log.sessions()))
@@ -296,9 +357,3 @@ def _check_query(query: str, max_tokens: int | None, k: int) -> None:
         )
     if not 1 <= k <= 50:
         raise InvalidRequestError("k must be between 1 and 50", field="k", remediation="Use 8 by default.")
-
-
-def _citation_in(line: str) -> str:
-    start = line.find("eventloom://")
-    end = line.find(")", start)
-    return line[start : end if end > 0 else None]

@@ -126,14 +126,18 @@ class CognitiveService(FabricService):
             raise InvalidRequestError(
                 "confidence must be a number in [0, 1]", field="confidence", remediation="Use e.g. 0.8."
             )
-        source = self._resolve_source(evidence, "evidence")
-        payload = {
+        source = self._resolve_source(evidence, "evidence", session)
+        payload = {  # the seed's shape (seed 000 task 3); evidence.session only for another session's event
             "cause": source_point.to_dict(),
             "effect": target_point.to_dict(),
-            "relation": relation,
+            "relation_type": relation,
             "confidence": float(confidence),
-            "evidence": {"seq": source.seq, "hash": source.hash, "session": source.session},
-            **({"explanation": explanation} if explanation else {}),
+            "evidence": {
+                "source_event_seq": source.seq,
+                "source_event_hash": source.hash,
+                **({"session": source.session} if source.session != session else {}),
+                **({"reason": explanation} if explanation else {}),
+            },
         }
         event = self.events.append(session, OUTCOME_EXPLAINED_EVENT, payload, actor=actor)
         edge = self._produced_edge(event)
@@ -168,7 +172,7 @@ class CognitiveService(FabricService):
                 field="source_events",
                 remediation="Pass the eventloom:// citations of the events the summary is based on.",
             )
-        sources = [self._resolve_source(item, f"source_events[{i}]") for i, item in enumerate(source_events)]
+        sources = [self._resolve_source(item, f"source_events[{i}]", session) for i, item in enumerate(source_events)]
         payload = candidate_payload(
             candidate_type=candidate_type,
             title=title,
@@ -190,12 +194,17 @@ class CognitiveService(FabricService):
         purpose: str = "general",
         max_events: int = 500,
         dry_run: bool = False,
-        actor: str = "zaxy.consolidation",
+        actor: str = "zaxy-consolidation",
+        limit: int | None = None,
     ) -> dict[str, Any]:
-        """Deterministic episode/claim/procedure proposals from the session's recent actionable events."""
+        """Deterministic episode/claim/procedure proposals from the session's recent actionable events (at most
+        ``limit`` candidates, oldest segments first). Reports the seed's ``session_id``, ``segment_count``,
+        ``candidate_count`` and ``events`` (the appended candidate events) with the segments and proposals."""
         validate_session_id(session)
         _check_range("window_size", window_size, 2, 100)
         _check_range("max_events", max_events, 1, 100_000)
+        if limit is not None:
+            _check_range("limit", limit, 1, 200)
         head = self.log.head(session)
         if head is None:
             raise NotFoundError(
@@ -209,9 +218,13 @@ class CognitiveService(FabricService):
         for segment in selection.segments:
             for proposal in propose(segment):
                 payloads.append(_proposal_payload(proposal, LOG_SEGMENT_METHOD, purpose))
-        created = [] if dry_run else self._append_candidates(session, payloads, actor)
+        created = [] if dry_run else self._append_candidates(session, payloads, actor, limit)
         created_ids = {event.payload["candidate_id"] for event in created}
         return {
+            "session_id": session,
+            "segment_count": len(selection.segments),
+            "candidate_count": len(created),
+            "events": [{"event_type": e.type, "seq": e.seq, "hash": e.hash, "citation": e.citation} for e in created],
             "session": session,
             "window_size": window_size,
             "scanned_from_seq": from_seq,
@@ -268,7 +281,9 @@ class CognitiveService(FabricService):
                     field="candidate_id",
                     remediation=f"Review {record.superseded_by} instead.",
                 )
-        conflicts = [self._resolve_source(c, f"conflicts_with[{i}]") for i, c in enumerate(conflicts_with or [])]
+        conflicts = [
+            self._resolve_source(c, f"conflicts_with[{i}]", session) for i, c in enumerate(conflicts_with or [])
+        ]
         creation = self.log.resolve(record.citation)
         payload = review_payload(
             candidate=creation,
@@ -281,7 +296,7 @@ class CognitiveService(FabricService):
         event = self.events.append(session, REVIEW_EVENT, payload, actor=actor)
         return {
             "candidate_id": candidate_id,
-            "decision": decision,
+            "status": decision,
             "citation": event.citation,
             "revoked_acceptance": payload["revokes_acceptance"],
             "authority_status": "non_authoritative",
@@ -407,7 +422,7 @@ class CognitiveService(FabricService):
         if not keys:
             raise NotFoundError(
                 f"no entity {entity!r}{f' of type {entity_type}' if entity_type else ''} in session {session!r}",
-                field="entity",
+                field="entity_name",
                 remediation="Use an entity name (and type) exactly as a checkout or query returned it.",
             )
         result = walk(
@@ -422,7 +437,7 @@ class CognitiveService(FabricService):
         )
         return {
             "session": session,
-            "entity": entity,
+            "entity_name": entity,
             "relation_types": relations or list(CAUSAL_RELATIONS),
             **result.to_dict(),
         }
@@ -437,15 +452,16 @@ class CognitiveService(FabricService):
                 return event
         return None
 
-    def _resolve_source(self, source: str | dict[str, Any], field: str) -> Event:
-        """A citation string or ``{seq, hash (64 hex), session?}`` -> the event (which must exist, same hash)."""
+    def _resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event:
+        """A citation string or ``{seq, hash (64 hex), session?}`` (the seed's shape; ``session`` defaults to
+        ``default_session``) -> the event (which must exist, with that hash)."""
         if isinstance(source, str):
             return self.log.resolve(parse_citation(source, field=field))
         if isinstance(source, dict) and isinstance(source.get("seq"), int) and isinstance(source.get("hash"), str):
-            session = source.get("session")
+            session = source.get("session", default_session)
             if not isinstance(session, str):
                 raise InvalidRequestError(
-                    f"{field} needs a session", field=field, remediation="Add 'session' or pass a citation string."
+                    f"{field}.session must be a session id", field=f"{field}.session", remediation="Omit it or fix it."
                 )
             event = self.log.get(validate_session_id(session, field=f"{field}.session"), source["seq"])
             if event.hash != source["hash"]:
@@ -461,8 +477,10 @@ class CognitiveService(FabricService):
             remediation="Pass the citation a checkout, query or append returned.",
         )
 
-    def _append_candidates(self, session: str, payloads: list[dict[str, Any]], actor: str) -> list[Event]:
-        """Append the candidates that do not exist yet (by id), in one atomic batch."""
+    def _append_candidates(
+        self, session: str, payloads: list[dict[str, Any]], actor: str, limit: int | None = None
+    ) -> list[Event]:
+        """Append the candidates that do not exist yet (by id; at most ``limit``), in one atomic batch."""
         self.projection.project([session])
         catalog = self.projection.projector.catalog
         fresh: dict[str, dict[str, Any]] = {}
@@ -472,15 +490,17 @@ class CognitiveService(FabricService):
                 fresh.setdefault(identifier, payload)
         if not fresh:
             return []
+        if limit is not None:
+            fresh = dict(list(fresh.items())[:limit])
         drafts = [{"type": CANDIDATE_EVENT, "actor": actor, "payload": payload} for payload in fresh.values()]
         return self.events.append_many(session, drafts)
 
     def _candidate_record(self, session: str, candidate_id: str) -> CandidateRecord:
-        if not isinstance(candidate_id, str) or not candidate_id.startswith("cand_"):
+        if not isinstance(candidate_id, str) or not candidate_id.startswith(("cand_", "consolidation:")):
             raise InvalidRequestError(
                 f"not a candidate id: {candidate_id!r}",
                 field="candidate_id",
-                remediation="Use a cand_... id from consolidation status or a proposal.",
+                remediation="Use a candidate id (cand_... or consolidation:<type>:...) from status or a proposal.",
             )
         self.projection.project([session])
         catalog = self.projection.projector.catalog

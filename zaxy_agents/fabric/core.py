@@ -27,6 +27,7 @@ from .checkout_ops import CheckoutService
 from .checkpoint_ops import CheckpointService
 from .cognitive_ops import CognitiveService
 from .conversation_ops import ConversationService
+from .disclosure_ops import DisclosureService
 from .features import Features, builtin_features
 from .lifecycle_ops import LifecycleService
 from .log_ops import LogService
@@ -76,9 +77,10 @@ class MemoryFabric:
         self.checkpoints = CheckpointService(core)
         self.storage = BackendService(core, applied_migrations)
         self.metacognition = MetacognitionService(core, self.events, self.projection, self.retrieval)
-        self.lifecycle = LifecycleService(core, self.events, self.projection)
+        self.lifecycle = LifecycleService(core, self.events, self.projection, self.checkouts)
         self.conversation = ConversationService(core, self.events, self.projection, self.checkouts, self.working_sets)
         self.cognitive = CognitiveService(core, self.events, self.projection)
+        self.disclosure = DisclosureService(core, self.retrieval)
 
     @classmethod
     def from_path(
@@ -175,6 +177,7 @@ class MemoryFabric:
     captured_state = forward(CaptureService.captured_state, "capture")
     last_event = forward(CaptureService.last_event, "capture")
     hook_errors = forward(CaptureService.hook_errors, "capture")
+    capture_signals = forward(CaptureService.capture_signals, "capture")
     # stores: StoreService
     item_store = forward(StoreService.item_store, "stores")
     # checkpoints: CheckpointService
@@ -193,6 +196,7 @@ class MemoryFabric:
     subagent_cleanup = forward(LifecycleService.subagent_cleanup, "lifecycle")
     record_skill = forward(LifecycleService.record_skill, "lifecycle")
     # conversation: ConversationService
+    item_history = forward(ConversationService.item_history, "conversation")
     capture_messages = forward(ConversationService.capture_messages, "conversation")
     record_checkout = forward(ConversationService.record_checkout, "conversation")
     compaction_recovery = forward(ConversationService.compaction_recovery, "conversation")
@@ -209,6 +213,10 @@ class MemoryFabric:
     consolidation_review = forward(CognitiveService.consolidation_review, "cognitive")
     consolidation_status = forward(CognitiveService.consolidation_status, "cognitive")
     mine_procedures = forward(CognitiveService.mine_procedures, "cognitive")
+    # disclosure: DisclosureService
+    search_index = forward(DisclosureService.search_index, "disclosure")
+    timeline = forward(DisclosureService.timeline, "disclosure")
+    get_events = forward(DisclosureService.get_events, "disclosure")
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:

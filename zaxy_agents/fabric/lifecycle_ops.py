@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.agent_lifecycle.skills import skill_payload
-from zaxy_agents.agent_lifecycle.subagents import cleanup_drafts, open_tasks
+from zaxy_agents.agent_lifecycle.subagents import cleaned_draft, cleanup_drafts, integrity_report, open_tasks
 from zaxy_agents.agent_lifecycle.turns import changes_since, turn_drafts
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.validation import validate_session_id
@@ -16,6 +16,7 @@ from .service import FabricCore, FabricService
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.models import Event
 
+    from .checkout_ops import CheckoutService
     from .log_ops import LogService
     from .projection_ops import ProjectionService
 
@@ -23,10 +24,13 @@ if TYPE_CHECKING:
 class LifecycleService(FabricService):
     """Service: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    def __init__(self, core: FabricCore, events: LogService, projection: ProjectionService) -> None:
+    def __init__(
+        self, core: FabricCore, events: LogService, projection: ProjectionService, checkouts: CheckoutService
+    ) -> None:
         super().__init__(core)
         self.events = events
         self.projection = projection
+        self.checkouts = checkouts
 
     # ------------------------------------------------------------------ checkout marks
     def mark_checkout(self, session: str, seq: int) -> None:
@@ -47,11 +51,23 @@ class LifecycleService(FabricService):
         tools_used: list[dict[str, Any]] | None = None,
         turn_id: str | None = None,
         since_seq: int | None = None,
+        role: str | None = None,
+        content: str | None = None,
+        assemble_tokens: int | None = None,
     ) -> dict[str, Any]:
-        """Record a finished turn (user and assistant text, tools used) and report what changed since the last
-        checkout of ``session`` (or since ``since_seq``; with neither, since just before this turn)."""
+        """Record a finished turn (``role``/``content``, user and assistant text, tools used) and report what
+        changed since the last checkout of ``session`` (or since ``since_seq``; with neither, since just before
+        this turn). With ``assemble_tokens`` the context for the next model call is assembled too (the turn's text
+        as the question, the session's latest events replayed), as the seed's ``context_after_turn`` does."""
         validate_session_id(session)
-        drafts = turn_drafts(user_text=user_text, assistant_text=assistant_text, tools_used=tools_used, turn_id=turn_id)
+        drafts = turn_drafts(
+            user_text=user_text,
+            assistant_text=assistant_text,
+            tools_used=tools_used,
+            turn_id=turn_id,
+            role=role,
+            content=content,
+        )
         head = self.log.head(session)
         before = head.seq if head is not None else 0
         if since_seq is not None and not 0 <= since_seq <= before:
@@ -70,7 +86,14 @@ class LifecycleService(FabricService):
         events = self.events.append_many(session, drafts)
         self.projection.project([session])
         changes = changes_since(self.log, self.projection.projector.catalog, session, since)
-        return {"recorded": [event.citation for event in events], "since": {"seq": since, "basis": basis}, **changes}
+        result = {"recorded": [event.citation for event in events], "since": {"seq": since, "basis": basis}, **changes}
+        question = next((text for text in (content, user_text, assistant_text) if text and text.strip()), None)
+        if assemble_tokens is not None and question is not None:
+            assembled = self.checkouts.context_assemble(question[:4000], session=session, max_tokens=assemble_tokens)
+            result["context"] = {
+                key: assembled[key] for key in ("prompt", "context_counts", "citations", "budget", "assembly_policy")
+            }
+        return result
 
     # ------------------------------------------------------------------ subagents
     def subagent_cleanup(
@@ -84,7 +107,11 @@ class LifecycleService(FabricService):
         task_ids: list[str] | None = None,
         open_items: str = "handover",
     ) -> dict[str, Any]:
-        """Record a subagent's completion in ``session`` and close or hand over the tasks it left open."""
+        """Record a subagent's completion in ``session`` and close or hand over the tasks it left open.
+
+        ``subagent.cleaned`` goes to the subagent's session (``session`` when it had none) with the integrity of
+        that session's chain, verified first; ``subagent.completed`` to ``session``. Returns the handoff bundle.
+        """
         validate_session_id(session)
         source = (
             session if subagent_session is None else validate_session_id(subagent_session, field="subagent_session")
@@ -102,12 +129,33 @@ class LifecycleService(FabricService):
             disposition=open_items,
             tasks=tasks,
         )
-        written = self.events.append_many(source, own) if own and source != session else []
-        recorded = self.events.append_many(session, (own if source == session else []) + parent)
+        # A subagent that never wrote has no log: its integrity is "empty", not an error.
+        integrity = integrity_report(self.log.verify(source) if self.log.head(source) is not None else None)
+        cleaned = cleaned_draft(
+            parent_session=session, subagent_id=subagent_id, status=status, summary=summary, integrity=integrity
+        )
+        if source != session:
+            written = self.events.append_many(source, [*own, cleaned])
+            recorded = self.events.append_many(session, parent)
+            cleaned_event, task_events = written[-1], written[:-1] + recorded[:-1]
+        else:
+            recorded = self.events.append_many(session, [*own, cleaned, *parent])
+            cleaned_event = recorded[len(own)]
+            task_events = recorded[: len(own)] + recorded[len(own) + 1 : -1]
         return {
             **completion,
             "event": recorded[-1].citation,
-            "task_events": [event.citation for event in written + recorded[:-1]],
+            "cleaned_event": cleaned_event.citation,
+            "task_events": [event.citation for event in task_events],
+            "integrity": integrity,
+            "handoff": {
+                "summary": summary,
+                "integrity_status": integrity["status"],
+                "parent_session_id": session,
+                "subagent_session_id": source,
+                "closed": completion["closed"],
+                "handed_over": completion["handed_over"],
+            },
         }
 
     # ------------------------------------------------------------------ skills

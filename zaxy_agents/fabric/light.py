@@ -41,11 +41,20 @@ def light_append(
 
 
 def light_append_many(
-    session: str, drafts: list[dict[str, Any]], *, eventloom_path: str | Path | None = None
+    session: str,
+    drafts: list[dict[str, Any]],
+    *,
+    eventloom_path: str | Path | None = None,
+    lock_timeout: float | None = None,
+    spool: bool = False,
 ) -> list[dict[str, Any]]:
     """Append several ``{"type", "payload", "actor"}`` drafts with one lock, one write and one fsync.
 
     Every draft is validated and redacted before anything is written: one bad draft writes nothing.
+    ``lock_timeout`` bounds the wait for the log lock (files backend); past it, with ``spool``, the drafts
+    go to the session's spool for the next writer to drain in order (``[]`` is returned), without it
+    :class:`~zaxy_agents.storage.files.jsonl_file.LogLockTimeout` is raised (``LightLog.append_prepared``).
+    The hook sink uses both, so a held lock never stalls the IDE.
     """
     settings = ZaxySettings.resolve(eventloom_path)
     validate_session_id(session)
@@ -63,7 +72,7 @@ def light_append_many(
         return []
     log = DEFAULT_REGISTRY.open_light(settings)
     try:
-        envelopes = log.append_prepared(session, prepared)
+        envelopes = log.append_prepared(session, prepared, lock_timeout=lock_timeout, spool=spool)
     finally:
         log.close()
     return [

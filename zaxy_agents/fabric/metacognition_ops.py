@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import validate_session_id
-from zaxy_agents.metacognition.fok import predict
+from zaxy_agents.metacognition.fok import CUE_NAMES, predict
 
 from .service import FabricCore, FabricService
 
@@ -31,14 +32,21 @@ class MetacognitionService(FabricService):
         self.retrieval = retrieval
 
     def feeling_of_knowing(
-        self, query: str, *, session: str, scope: list[str] | None = None, record: bool = True
+        self,
+        query: str,
+        *,
+        session: str,
+        scope: list[str] | None = None,
+        record: bool = True,
+        cues: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """Predict (likely / possible / unlikely) whether memory can answer ``query``, from in-memory state only.
 
         No retrieval, embedding or graph call: sessions already projected in this process are not caught up
         (``projection_lag`` says how far behind the log they are); a session never projected here is projected
         once. With ``record`` a ``metacognition.fok.predicted`` marker is appended to ``session`` so predictions
-        can later be compared with what checkouts found.
+        can later be compared with what checkouts found (seed shape: query hash, verdict, raw score).
+        ``cues`` (``mission``, ``workspace``, ``tool``, ``phase``) are probed alongside the question.
         """
         if not isinstance(query, str) or not query.strip() or len(query) > MAX_FOK_QUERY_CHARS:
             raise InvalidRequestError(
@@ -47,6 +55,7 @@ class MetacognitionService(FabricService):
                 remediation="Pass the question you are about to answer.",
             )
         validate_session_id(session)
+        cues = _checked_cues(cues)
         for index, name in enumerate(scope or []):
             validate_session_id(name, field=f"scope[{index}]")
         sessions = sorted(set(scope or []) | {session})
@@ -56,19 +65,38 @@ class MetacognitionService(FabricService):
         if cold:
             self.projection.project(cold)
         lag = sum(head.seq - catalog.cursors.get(name, (0, ""))[0] for name, head in heads.items() if head is not None)
-        result = predict(query, catalog, self.retrieval.retriever.verbatim, sessions).to_dict()
+        result = predict(query, catalog, self.retrieval.retriever.verbatim, sessions, cues).to_dict()
         result.update({"query": query, "scope": sessions, "projection_lag": lag, "experimental": True})
         if record:
             marker = self.events.append(
                 session,
                 FOK_EVENT,
                 {
+                    "query_sha256": hashlib.sha256(query.encode()).hexdigest(),
                     "query": query[:500],
-                    "prediction": result["prediction"],
+                    "verdict": result["verdict"],
                     "score": result["score"],
                     "signals": result["signals"],
                     "scope": sessions,
+                    **({"cues": cues} if cues else {}),
                 },
             )
             result["marker"] = marker.citation
         return result
+
+
+def _checked_cues(cues: dict[str, str] | None) -> dict[str, str] | None:
+    if not cues:
+        return None
+    for name, value in cues.items():
+        if name not in CUE_NAMES:
+            raise InvalidRequestError(
+                f"unknown cue {name!r}", field=f"cues.{name}", remediation=f"Use {', '.join(CUE_NAMES)}."
+            )
+        if not isinstance(value, str) or len(value) > 500:
+            raise InvalidRequestError(
+                f"cue {name} must be a string of at most 500 characters",
+                field=f"cues.{name}",
+                remediation="Pass a short name (the mission, workspace, tool or phase).",
+            )
+    return {name: value for name, value in cues.items() if value.strip()} or None

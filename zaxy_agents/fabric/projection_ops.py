@@ -108,6 +108,7 @@ class ProjectionService(FabricService):
             "extraction_failure_samples": catalog.failure_samples[-5:],
             "graph_write_lag_batches": projector.lag(),
             "graph_cursors": {s: c[0] for s, c in store_cursors.items()},
+            "derived_state_notices": list(projector.derived.notices),
             "sessions": sessions,
         }
 

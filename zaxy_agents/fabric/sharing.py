@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from zaxy_agents.config import ZaxySettings
 from zaxy_agents.sharing.election import (
+    INFO_FILE,
+    LOCK_FILE,
     PROTOCOL_VERSION,
     OwnerLease,
     pid_alive,
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "INFO_FILE",
+    "LOCK_FILE",
     "PROTOCOL_VERSION",
     "OwnerLease",
     "OwnerLost",
@@ -30,8 +34,11 @@ __all__ = [
     "PeerServer",
     "claim_ownership",
     "find_owner",
+    "pid_alive",
+    "read_owner",
     "serve_peers",
     "sharing_supported",
+    "try_claim",
 ]
 
 

@@ -31,6 +31,7 @@ from .records import ItemRecord
 FORMAT_VERSION = 1
 MAX_FIELD_INDEXES = 16
 _EXACT_INT = 2**53  # numbers beyond this are compared in Python only (SQLite would round them)
+_MAX_IN = 500  # more matching namespaces than this: a range condition on the dotted name instead
 _SAFE_FIELD = re.compile(r"^[A-Za-z0-9_\- ]{1,100}$")
 _SQL_OPERATORS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _COLUMNS = (
@@ -180,9 +181,24 @@ class ItemState:
         where, params = _prefix_condition(prefix)
         return [int(row[0]) for row in self.conn.execute(f"SELECT birth FROM namespaces WHERE {where}", params)]
 
+    def _prefix(self, prefix: tuple[str, ...]) -> tuple[str, list[Any]] | None:
+        """The prefix as ``ns_birth IN (...)`` (so SQLite walks the order index and stops early), or ``None``
+        when no namespace matches."""
+        if not prefix:
+            return "1", []
+        births = self.namespace_births(prefix)
+        if not births:
+            return None
+        if len(births) > _MAX_IN:
+            return _prefix_condition(prefix)
+        return f"ns_birth IN ({','.join('?' * len(births))})", births
+
     def scan(self, prefix: tuple[str, ...]) -> Iterator[ItemRecord]:
         """Every item under ``prefix`` in order."""
-        where, params = _prefix_condition(prefix)
+        chosen = self._prefix(prefix)
+        if chosen is None:
+            return
+        where, params = chosen
         for row in self.conn.execute(f"SELECT {_COLUMNS} FROM items WHERE {where} ORDER BY ns_birth, birth", params):
             yield _record(row)
 
@@ -195,11 +211,14 @@ class ItemState:
         keep: Callable[[ItemRecord], bool] | None = None,
     ) -> list[ItemRecord]:
         """Items under ``prefix`` matching ``filter`` (and ``keep``), in order; at most ``stop`` of them."""
-        where, params = _prefix_condition(prefix)
+        chosen = self._prefix(prefix)
+        if chosen is None:
+            return []
+        where, params = chosen
         if filter:
             conditions, extra = self._filter_conditions(filter)
-            if conditions:
-                where = " AND ".join([where, *conditions])
+            if conditions:  # let SQLite pick the field index (``+`` keeps it off the order index), then sort
+                where = " AND ".join([where.replace("ns_birth IN", "+ns_birth IN", 1), *conditions])
                 params = [*params, *extra]
         cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM items WHERE {where} ORDER BY ns_birth, birth", params)
         selected: list[ItemRecord] = []

@@ -27,6 +27,7 @@ from zaxy_agents.tool_arguments import (
     ProposeFields,
     ReviewFields,
     StatusFields,
+    source_value,
 )
 
 from .tools import ToolContext, ZaxyTool, memory_tools
@@ -63,7 +64,7 @@ class _CausalTool(ZaxyTool):
         read = fabric.causal_successors if self.direction == "successors" else fabric.causal_predecessors
         return read(
             context.session_of(args.citation),
-            args.entity,
+            args.entity_name,
             entity_type=args.entity_type,
             relation_type=args.relation_types,
             depth=args.depth,
@@ -115,11 +116,11 @@ def _candidate(context: ToolContext, args: CandidateArgs) -> dict[str, Any]:
         candidate_type=args.candidate_type,
         title=args.title,
         summary=args.summary,
-        source_events=list(args.source_events),
+        source_events=[source_value(source) for source in args.source_events],
         confidence=args.confidence,
         method=args.method,
         purpose=args.purpose,
-        actor="agent",
+        actor=args.actor,
     )
 
 
@@ -130,6 +131,8 @@ def _propose(context: ToolContext, args: ProposeArgs) -> dict[str, Any]:
         purpose=args.purpose,
         max_events=args.max_events,
         dry_run=args.dry_run,
+        limit=args.limit,
+        actor=args.actor,
     )
 
 
@@ -137,11 +140,11 @@ def _review(context: ToolContext, args: ReviewArgs) -> dict[str, Any]:
     return context.fabric.consolidation_review(
         context.session,
         args.candidate_id,
-        decision=args.decision,
+        decision=args.status,
         rationale=args.rationale,
         reviewer=args.reviewer,
         conflicts_with=list(args.conflicts_with or []),
-        actor="agent",
+        actor=args.actor,
     )
 
 

@@ -9,6 +9,9 @@ Events are queued and appended by one background thread with the stdlib light ap
 processes too); a full queue drops the event and counts it. Capture appends go straight to the log, never
 through a tool call, so the capture is never itself captured. ``MCP_LIFECYCLE_CAPTURE_ENABLED=false`` turns it
 off.
+
+When the server shuts down it records ``session.ended`` (``reason: "mcp_server_shutdown"``) for its default
+session, after the queued events, with the same best-effort rules (seed 003).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger("zaxy.mcp")
 CAPTURE_EVENT = "tool.call.completed"
+SESSION_ENDED_EVENT = "session.ended"
+LOCK_TIMEOUT_S = 2.0  # a held log lock never blocks capture (or shutdown): the event is spooled instead
 QUEUE_LIMIT = 1000
 MAX_ARGUMENT_KEYS = 32
 
@@ -32,7 +38,8 @@ class LifecycleCapture:
         self.recorded = 0
         self.dropped = 0
         self.failed = 0
-        self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue(maxsize=QUEUE_LIMIT)
+        self._queue: queue.Queue[tuple[str, str, dict[str, Any]] | None] = queue.Queue(maxsize=QUEUE_LIMIT)
+        self.started = time.monotonic()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -62,9 +69,27 @@ class LifecycleCapture:
         }
         if error_code:
             payload["error_code"] = error_code
+        self._put(session, CAPTURE_EVENT, payload)
+
+    def record_session_ended(self, session: str, *, transport: str, client: str | None = None) -> None:
+        """``session.ended`` for the server's default session when it shuts down (seed 003; best effort)."""
+        if not self.enabled:
+            return
+        payload: dict[str, Any] = {
+            "reason": "mcp_server_shutdown",
+            "transport": transport,
+            "tool_calls_recorded": self.recorded,
+            "uptime_s": round(time.monotonic() - self.started, 3),
+            "capture": "lifecycle",
+        }
+        if client:
+            payload["client"] = client
+        self._put(session, SESSION_ENDED_EVENT, payload)
+
+    def _put(self, session: str, event_type: str, payload: dict[str, Any]) -> None:
         self._ensure_thread()
         try:
-            self._queue.put_nowait((session, payload))
+            self._queue.put_nowait((session, event_type, payload))
         except queue.Full:
             self.dropped += 1
 
@@ -75,16 +100,22 @@ class LifecycleCapture:
                 self._thread.start()
 
     def _run(self) -> None:
-        from zaxy_agents.fabric.light import light_append
+        from zaxy_agents.fabric.light import light_append_many
 
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            session, payload = item
+            session, event_type, payload = item
             try:
-                light_append(session, CAPTURE_EVENT, payload, actor="zaxy-mcp", eventloom_path=self.eventloom_path)
-                self.recorded += 1
+                light_append_many(
+                    session,
+                    [{"type": event_type, "payload": payload, "actor": "zaxy-mcp"}],
+                    eventloom_path=self.eventloom_path,
+                    lock_timeout=LOCK_TIMEOUT_S,
+                    spool=True,
+                )
+                self.recorded += event_type == CAPTURE_EVENT
             except Exception:  # best-effort: a capture failure never affects a call
                 self.failed += 1
                 logger.debug("lifecycle capture failed", exc_info=True)

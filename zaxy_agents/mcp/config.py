@@ -92,9 +92,8 @@ class ServerConfig:
             )
         resolved_workspace = None
         if client is not None or workspace is not None:
-            resolved_workspace = _resolve_workspace(workspace, eventloom_path)
-            if eventloom_path is None:
-                eventloom_path = resolved_workspace.eventloom_path
+            resolved_workspace = _resolve_workspace(workspace, eventloom_path, client)
+            eventloom_path = resolved_workspace.eventloom_path  # a relative folder is relative to the workspace
         if client is not None:
             validate_session_id(client, field="--client")
             if "." in client:
@@ -170,10 +169,13 @@ class ServerConfig:
             )
 
 
-def _resolve_workspace(workspace: str | os.PathLike[str] | None, eventloom_path: object) -> Any:
+def _resolve_workspace(workspace: str | os.PathLike[str] | None, eventloom_path: object, client: str | None) -> Any:
+    """The workspace from ``--workspace``, else the project folder Claude Code gives its MCP servers
+    (``CLAUDE_PROJECT_DIR``), else the working directory; the root is found upwards like git finds ``.git``."""
     from zaxy_agents.capture.workspace import resolve_workspace
 
-    start = os.fspath(workspace) if workspace is not None else os.getcwd()
+    project_dir = os.environ.get("CLAUDE_PROJECT_DIR") if client == "claude-code" else None
+    start = os.fspath(workspace) if workspace is not None else (project_dir or os.getcwd())
     if workspace is not None and not os.path.isdir(start):
         raise InvalidRequestError(
             f"--workspace {start!r} is not a folder",

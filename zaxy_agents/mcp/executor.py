@@ -50,10 +50,18 @@ def resolve(name: str) -> ToolSpec:
 
 def parse(spec: ToolSpec, arguments: dict[str, Any] | None) -> ToolArgs:
     """Validate ``arguments`` against the tool's strict model; the first problem names its field."""
+    given = arguments or {}
+    # Errors name the argument as the caller spelled it (an alias keeps its own name in the message).
+    spelled = {name: alias for alias, name in spec.args.ARGUMENT_ALIASES.items() if alias in given}
     try:
-        return spec.args.model_validate(arguments or {})
+        return spec.args.model_validate(spec.args.canonical_arguments(given))
     except ValidationError as exc:
-        problems = validation_problems(exc.errors(include_url=False))
+        errors = exc.errors(include_url=False)
+        for error in errors:
+            loc = tuple(error.get("loc", ()))
+            if loc and loc[0] in spelled:
+                error["loc"] = (spelled[loc[0]], *loc[1:])
+        problems = validation_problems(errors)
         field = problems[0]["field"]
         error = InvalidRequestError(
             f"{field or 'arguments'}: {problems[0]['message'] or 'invalid value'}",

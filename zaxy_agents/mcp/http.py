@@ -227,7 +227,7 @@ def serve_http(config: ServerConfig) -> None:
         sys.stderr.flush()
         server.run()
     finally:
-        app.close()
+        app.close(transport="http")
 
 
 def _fingerprint(authorization: str) -> str:

@@ -85,6 +85,7 @@ class ToolSpec:
             "admin_over_http": self.admin,
             "description": self.description,
             "inputSchema": self.input_schema(),
+            **({"aliases": dict(self.args.ARGUMENT_ALIASES)} if self.args.ARGUMENT_ALIASES else {}),
         }
 
 

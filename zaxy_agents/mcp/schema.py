@@ -8,7 +8,7 @@ optional arguments are shown as their plain type (not ``anyOf [..., null]``), wh
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -35,10 +35,32 @@ class ToolArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    # Earlier names of this project's arguments -> the seed's (canonical) names. Aliases are accepted by the
+    # server but not published in tools/list; the contract snapshot lists them (docs/seed-differences.md).
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {}
+
     session_id: SessionName | SkipJsonSchema[None] = Field(
         default=None,
         description="Session (thread) whose memory to use. Defaults to the server's session.",
     )
+
+    @classmethod
+    def canonical_arguments(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` with aliases renamed to their canonical names; both at once is an error naming the alias."""
+        if not cls.ARGUMENT_ALIASES or not isinstance(arguments, dict):
+            return arguments
+        renamed = dict(arguments)
+        for alias, name in cls.ARGUMENT_ALIASES.items():
+            if alias not in renamed:
+                continue
+            if name in renamed:
+                raise InvalidRequestError(
+                    f"{alias} and {name} are the same argument",
+                    field=alias,
+                    remediation=f"Pass only {name} ({alias} is its earlier name).",
+                )
+            renamed[name] = renamed.pop(alias)
+        return renamed
 
     @classmethod
     def input_schema(cls) -> dict[str, Any]:

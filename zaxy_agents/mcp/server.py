@@ -53,7 +53,13 @@ class ZaxyMcpServer:
     def start(self) -> None:
         self.backend.start()
 
-    def close(self) -> None:
+    def close(self, transport: str = "stdio") -> None:
+        """Record ``session.ended`` for the default session (stdio: the one client this process served), flush
+        lifecycle capture, then hand the graph over."""
+        if transport == "stdio":
+            self.capture.record_session_ended(
+                self.config.default_session, transport=transport, client=self.config.client
+            )
         self.capture.close()
         self.backend.close()
 
@@ -176,6 +182,7 @@ class ZaxyMcpServer:
             "default_session": self.config.default_session if transport == "stdio" else None,
             "session_header": SESSION_HEADER if transport == "http" else None,
             "lifecycle_capture": self.capture.enabled,
+            "lifecycle_stats": self.capture.stats(),
             "process": process,
             "workspace": self._describe_workspace(transport),
         }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from zaxy_agents.errors import InvalidRequestError
 
@@ -35,8 +35,47 @@ class EvidenceCitation(BaseModel):
     session: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
 
 
+class EdgeEvidence(BaseModel):
+    """The evidence of an inferred or causal edge, in the seeds' shape: ``{source_event_seq, source_event_hash,
+    reason?}`` (plus ``session`` when the event is in another session). This project's earlier shape
+    ``{seq, hash, session?}`` is read too (old logs), and is what :attr:`seq` / :attr:`hash` return."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_event_seq: int = Field(ge=1)
+    source_event_hash: str | None = Field(default=None, pattern=HASH_PATTERN)
+    session: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
+    reason: str | None = Field(default=None, max_length=2000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_shape(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ("seq" in data or "hash" in data):
+            data = dict(data)
+            if "source_event_seq" not in data and "seq" in data:
+                data["source_event_seq"] = data.pop("seq")
+            if "source_event_hash" not in data and "hash" in data:
+                data["source_event_hash"] = data.pop("hash")
+        return data
+
+    @property
+    def seq(self) -> int:
+        return self.source_event_seq
+
+    @property
+    def hash(self) -> str | None:
+        return self.source_event_hash
+
+
+class CitedEdgeEvidence(EdgeEvidence):
+    """Edge evidence that must pin the event by its full hash (causal edges)."""
+
+    source_event_hash: str = Field(pattern=HASH_PATTERN)
+
+
 class InferenceEdgePayload(BaseModel):
-    """``inference.edge.generated``: a non-deterministic edge with its method, confidence and evidence."""
+    """``inference.edge.generated``: a non-deterministic edge with its method, confidence and (optional, seed 002)
+    evidence. Evidence without a hash, or none, projects an uncited edge (reported by ``inferred-status``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -45,7 +84,7 @@ class InferenceEdgePayload(BaseModel):
     relation_type: str
     confidence: float = Field(ge=0.0, le=1.0)
     inference_method: str = Field(min_length=1, max_length=120)
-    evidence: EvidenceCitation
+    evidence: EdgeEvidence | None = None
     source_event_seq: int | None = Field(default=None, ge=1)
 
     @field_validator("relation_type")

@@ -22,6 +22,7 @@ import os
 import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ class GraphSync:
         derived: Any,
         catalog: Any,
         folder: Path,
-        store_factory: Callable[[Path], ProjectionStore] | None,
+        store_factory: Callable[[Path], ProjectionStore],
         extractors: ExtractorTable,
         *,
         shared: bool = False,
@@ -92,10 +93,12 @@ class GraphSync:
         self.catalog = catalog
         self.folder = Path(folder)
         self.path = self.folder / GRAPH_FILE
-        self._factory = store_factory
+        self._factory = store_factory  # from the storage backend (the fabric passes backend.open_graph)
         self.extractors = extractors
         self.name = name
-        self.private = not shared  # a store only this process writes (trust marks, lock); shared: a server store
+        # A private graph is a local store only this process writes (embedded Kuzu): it gets the trust protocol.
+        # A shared one lives on a server that other workers write too (PostgreSQL: Capability.SHARED_GRAPH).
+        self.private = not shared
         self.batch_events = batch_events
         self.store: Any = None
         self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
@@ -108,6 +111,7 @@ class GraphSync:
         self._idle = threading.Event()
         self._idle.set()
         self._thread: threading.Thread | None = None
+        self.coalesce_events = 0  # > 0: the writer waits for this many events before a transaction (rebuilds)
         self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
         self.following = False
 
@@ -130,10 +134,9 @@ class GraphSync:
             try:
                 if self.private:
                     self._check_trust()
-                    self.store = self._new_store()
+                self.store = self._factory(self.path)
+                if self.private:
                     self._record_clean()
-                else:
-                    self.store = self._new_store()
             except LockedError as exc:
                 self._release_lock()
                 self.unavailable = exc.message
@@ -141,13 +144,6 @@ class GraphSync:
             self.unavailable = None
             self._cursors = self.store.cursors()
             return self.store
-
-    def _new_store(self) -> ProjectionStore:
-        if self._factory is None:
-            raise LockedError(
-                "no graph store is configured", field="projection", remediation="Open it through a backend."
-            )
-        return self._factory(self.path)
 
     def _claim_lock(self) -> bool:
         if self._lock_handle is not None:
@@ -255,6 +251,18 @@ class GraphSync:
                     self.mismatches[session] = problem
         self._cursors = self.store.cursors()
 
+    def invalidate(self) -> None:
+        """The graph holds rows the log no longer backs: a private graph is rebuilt on its next use; a shared
+        one is reported (its other workers own it too)."""
+        with self._lock:
+            if not self.private:
+                return
+            self._mark(False)
+            if self.store is not None:
+                with contextlib.suppress(Exception):
+                    self.store.close()
+                self.store = None
+
     def _lines_up(self, batch: ProjectionBatch) -> bool:
         starts = batch_starts(batch)
         return all(self._cursors.get(s, (0, ""))[0] == first - 1 for s, first in starts.items())
@@ -339,7 +347,7 @@ class GraphSync:
             self.store.close()
             self.store = None
         self._remove_files()
-        self.store = self._new_store()
+        self.store = self._factory(self.path)
         self._record_clean()
         self._cursors = {}
         self._sync_from_log()
@@ -355,6 +363,22 @@ class GraphSync:
             self._idle.clear()
             self._queue.put("sync")
 
+    def start_writer(self) -> None:
+        """Start the background writer without a catch-up (a rebuild feeds it every batch itself)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="zaxy-graph-writer", daemon=True)
+                self._thread.start()
+
+    def stop_writer(self) -> None:
+        if not self.following:
+            self._stop_thread()
+
+    def wait_below(self, queued: int) -> None:
+        """Back-pressure: wait while ``queued`` or more batches wait for the writer (bounded memory)."""
+        while self._thread is not None and self._queue.qsize() >= queued and self.error is None:
+            time.sleep(0.005)
+
     def submit(self, batch: ProjectionBatch) -> None:
         """A batch the catalog just committed (written by the background writer when following)."""
         if self._thread is not None and self.store is not None:
@@ -369,7 +393,9 @@ class GraphSync:
                 try:
                     items.append(self._queue.get_nowait())
                 except queue.Empty:
-                    break
+                    if self._complete(items):
+                        break
+                    items.append(self._queue.get())  # coalescing: wait for more before writing
             stop = None in items
             try:
                 with self._lock:
@@ -390,8 +416,16 @@ class GraphSync:
                 self._idle.set()
                 return
 
+    def _complete(self, items: list[Any]) -> bool:
+        """Whether the collected items make a transaction (enough events, or a sync / flush / stop asked)."""
+        if self.coalesce_events <= 0 or any(not isinstance(item, ProjectionBatch) for item in items):
+            return True
+        return sum(item.event_count for item in items) >= self.coalesce_events
+
     def flush(self, timeout: float | None = 120.0) -> bool:
         """Wait until the background writer has nothing queued (True) or ``timeout`` passed."""
+        if self._thread is not None and not self._idle.is_set():
+            self._queue.put("flush")  # ends a coalescing wait
         return self._idle.wait(timeout)
 
     def pending(self) -> int:
@@ -434,16 +468,12 @@ class GraphSync:
                     self.store.close()
                     self.store = None
                     self._remove_files()
-                    self.store = self._new_store()
+                    self.store = self._factory(self.path)
                 self._record_clean()
             else:
                 self.store.reset()
             self._cursors, self.mismatches, self.error = {}, {}, None
             return self.store
-
-    def write_rebuild_batch(self, batch: ProjectionBatch) -> None:
-        with self._lock:
-            self._write(batch)
 
     def _stop_thread(self) -> None:
         if self._thread is not None:

@@ -132,6 +132,7 @@ class Invalidation:
 
     target: EntityRef
     reason: str = ""
+    at: str | None = None  # when it stopped being true (the seed's invalid_at); default: the event's timestamp
 
 
 @dataclass(slots=True)

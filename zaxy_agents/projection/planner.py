@@ -204,7 +204,8 @@ class ProjectionPlanner:
         for draft in extraction.entities:
             self._plan_entity(draft, provenance, event_id, envelope["timestamp"])
         for invalidation in extraction.invalidations:
-            self._close(invalidation.target, session, provenance, envelope["timestamp"], invalidation.reason)
+            closed_at = invalidation.at or envelope["timestamp"]
+            self._close(invalidation.target, session, provenance, closed_at, invalidation.reason)
         for index, relation in enumerate(extraction.relations):
             self._plan_relation(relation, index, provenance, envelope["timestamp"])
         for index, signal in enumerate(extraction.feedback):
@@ -327,7 +328,9 @@ class ProjectionPlanner:
                 }
             )
             return
-        self._set_valid_to(state.current, timestamp, provenance["seq"], invalidated=True, reason=reason)
+        # A window never closes before it opened: an invalid_at earlier than the version's start closes it there.
+        valid_to = max(timestamp, state.valid_from)
+        self._set_valid_to(state.current, valid_to, provenance["seq"], invalidated=True, reason=reason)
         state.closed = True
         self._update_key(key, state.current, closed=True)
 
@@ -384,7 +387,7 @@ class ProjectionPlanner:
                 "inference_method": relation.inference_method,
                 "evidence_session": relation.evidence_session or session,
                 "evidence_seq": relation.evidence_seq if relation.evidence_seq is not None else provenance["seq"],
-                "evidence_hash": relation.evidence_hash or provenance["hash"],
+                "evidence_hash": relation.evidence_hash if relation.evidence_hash is not None else provenance["hash"],
                 "valid_from": timestamp,
                 "valid_to": None,
                 "source_event_seq": provenance["seq"],

@@ -86,8 +86,8 @@ class Projector:
         derived_path: Path,
         *,
         extractors: ExtractorTable,
+        store_factory: Callable[[Path], ProjectionStore],
         listeners: list[Any] | None = None,
-        store_factory: Callable[[Path], ProjectionStore] | None = None,
         shared_graph: bool = False,
         graph_name: str = "kuzu",
         state_classes: StateClasses | None = None,
@@ -101,7 +101,6 @@ class Projector:
         self.listeners = list(listeners or [])
         self.batch_events = batch_events
         self.use_graph = use_graph
-        self.mismatches: dict[str, str] = {}
         self.problem: str | None = None  # why the last catch-up could not commit (busy, disk full...)
         self._notices_taken = 0
         self._lock = threading.RLock()
@@ -210,6 +209,12 @@ class Projector:
         return self.graph.store
 
     @property
+    def mismatches(self) -> dict[str, str]:
+        """Sessions a shared graph store holds differently from the log (derived state itself never keeps a
+        mismatch: it rebuilds the session)."""
+        return self.graph.mismatches
+
+    @property
     def graph_backend(self) -> str | None:
         return self.graph.backend if self.use_graph else None
 
@@ -242,25 +247,50 @@ class Projector:
     def _catch_up(self, sessions: list[str] | None) -> int:
         if self.catalog.refresh():
             self._new_planner()
-        names = sessions if sessions is not None else [summary.session for summary in self.log.sessions()]
+        if sessions is not None:
+            names = sessions
+        else:  # every session of the log, and every session derived state holds (its log may be gone)
+            names = sorted({summary.session for summary in self.log.sessions()} | set(self.catalog.cursors))
         projected = 0
         for session in names:
-            if session in self.mismatches:
-                continue
             head = self.log.head(session)
             cursor = self.catalog.cursors.get(session)
             if head is None:
                 if cursor is not None:
-                    self.mismatches[session] = f"the log of {session!r} is gone (projected up to {cursor[0]})"
+                    self._reset_session(session, f"its log is gone (projected up to {cursor[0]})", replay=False)
                 continue
             if cursor is not None and head.seq <= cursor[0]:
                 if head.seq < cursor[0]:
-                    self.mismatches[session] = f"log has fewer than {cursor[0]} events (projected up to {cursor[0]})"
+                    projected += self._reset_session(session, f"the log has {head.seq} events, {cursor[0]} projected")
                 elif head.hash != cursor[1]:
-                    self.mismatches[session] = f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
+                    projected += self._reset_session(
+                        session, f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
+                    )
                 continue
             projected += self._project_session(session, cursor)
         return projected
+
+    def _reset_session(self, session: str, reason: str, *, replay: bool = True) -> int:
+        """Derived state of ``session`` does not match its log (replaced, rewritten, gone): drop every row derived
+        from it — with a warning — and, when the log is there, project it again from scratch."""
+        self.derived.warn(
+            f"{self.derived.path}: the derived state of session {session!r} did not match the log ({reason}); "
+            + ("it was rebuilt from the log" if replay else "it was removed")
+        )
+        old = self.catalog.cursors.get(session)
+        with self.derived.write() as db:
+            self.catalog.delete_session(db, session)
+            for listener in self._durable:
+                listener.erase(db, session, list(range(1, old[0] + 1)) if old else [], None)
+            db.execute("DELETE FROM lst_cursors WHERE session = ?", (session,))
+        self._new_planner()
+        for listener in self._memory:
+            listener.reset()
+        self._memory_cursors, self._memory_dirty = {}, True
+        self._catch_up_listeners()
+        if self.use_graph:
+            self.graph.invalidate()
+        return self._project_session(session, None) if replay else 0
 
     def _project_session(self, session: str, cursor: tuple[int, str] | None) -> int:
         """Plan and commit the session's new events, chunk by chunk."""
@@ -270,10 +300,9 @@ class Projector:
         erased: list[int] = []  # erasure records met: the events they name must leave derived state too
         for envelope in self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1):
             if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
-                self.mismatches[session] = (
-                    f"event {envelope['seq']} does not continue projected event {expected[0]} ({expected[1][:12]})"
+                return projected + self._reset_session(
+                    session, f"event {envelope['seq']} does not continue projected event {expected[0]}"
                 )
-                return projected
             chunk.append((envelope, self.extractors.extract(envelope)))
             if envelope["type"] == ERASURE_EVENT:
                 erased += _erased_seqs(envelope)
@@ -300,8 +329,6 @@ class Projector:
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
-        *,
-        to_graph: bool = True,
     ) -> ProjectionBatch | None:
         """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
 
@@ -345,7 +372,7 @@ class Projector:
         for listener in self._durable:
             listener.committed()
         self._feed_memory_listeners(batch)
-        if self.use_graph and to_graph:
+        if self.use_graph:
             self.graph.submit(batch)
         return batch
 
@@ -442,26 +469,33 @@ class Projector:
             self._memory_cursors, self._memory_dirty = {}, True
             self.catalog.refresh()
             self._new_planner()
-            self.mismatches = {}
             summaries = self.log.sessions()
             total = sum(summary.event_count for summary in summaries)
             done = 0
-            for_graph: list[ProjectionBatch] = []
-            for summary in summaries:
-                expected: tuple[int, str] | None = None
-                chunk: list[tuple[dict[str, Any], Any]] = []
-                for envelope in self.log.replay_envelopes(summary.session):
-                    chunk.append((envelope, self.extractors.extract(envelope)))
-                    if len(chunk) >= self.batch_events:
-                        expected = self._rebuild_chunk(summary.session, expected, chunk, for_graph)
+            if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
+                self.graph.coalesce_events = REBUILD_BATCH_EVENTS
+                self.graph.start_writer()
+            try:
+                for summary in summaries:
+                    expected: tuple[int, str] | None = None
+                    chunk: list[tuple[dict[str, Any], Any]] = []
+                    for envelope in self.log.replay_envelopes(summary.session):
+                        chunk.append((envelope, self.extractors.extract(envelope)))
+                        if len(chunk) >= self.batch_events:
+                            expected = self._rebuild_chunk(summary.session, expected, chunk)
+                            done += len(chunk)
+                            chunk = []
+                            if progress:
+                                progress(done, total)
+                    if chunk:
+                        self._rebuild_chunk(summary.session, expected, chunk)
                         done += len(chunk)
-                        chunk = []
-                        if progress:
-                            progress(done, total)
-                if chunk:
-                    self._rebuild_chunk(summary.session, expected, chunk, for_graph)
-                    done += len(chunk)
-            self._rebuild_graph(for_graph, force=True)
+                self.graph.flush(None)
+            finally:
+                self.graph.coalesce_events = 0
+                self.graph.stop_writer()
+            if self.graph.error:
+                raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
             with self.derived.write() as db:
                 self.derived.set_meta(db, REBUILD_KEY, None)
             if progress:
@@ -470,32 +504,18 @@ class Projector:
             return self.digest()
 
     def _rebuild_chunk(
-        self,
-        session: str,
-        expected: tuple[int, str] | None,
-        chunk: list[tuple[dict[str, Any], Any]],
-        for_graph: list[ProjectionBatch],
+        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
     ) -> tuple[int, str]:
-        batch = self._commit(session, expected, chunk, to_graph=False)
+        batch = self._commit(session, expected, chunk)
         if batch is None:
             raise LockedError(
                 "another process projected this memory during the rebuild",
                 field="projection",
                 remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
             )
-        if self.use_graph:
-            for_graph.append(batch)
-            self._rebuild_graph(for_graph)
+        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
+            self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
         return batch.cursors[session]
-
-    def _rebuild_graph(self, batches: list[ProjectionBatch], *, force: bool = False) -> None:
-        """Write accumulated rebuild batches to the graph in large transactions (Kuzu COPY commits are costly)."""
-        if not batches or (not force and sum(b.event_count for b in batches) < REBUILD_BATCH_EVENTS):
-            return
-        from .graph_sync import merge_batches
-
-        self.graph.write_rebuild_batch(merge_batches(batches))
-        batches.clear()
 
     def digest(self) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest)."""
@@ -522,7 +542,6 @@ class Projector:
                     listener.erase(db, session, seqs, envelopes)
                 # Every erasure record up to the head is covered by this replay of the scrubbed log.
                 self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
-            self.mismatches.pop(session, None)
             self._new_planner()
             for listener in self._memory:
                 listener.reset()

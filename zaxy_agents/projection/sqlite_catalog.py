@@ -9,6 +9,7 @@ through small caches that are dropped whenever anything committed (:meth:`Sqlite
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,10 +18,11 @@ from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import DerivedStore
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
 NAME = "catalog"
 FAILURE_SAMPLES = 20
 CACHE_LIMIT = 20_000
+COMPRESS_ABOVE = 160  # bytes of summary + properties from which zlib is tried
 _IN_CHUNK = 500  # keys per IN (...) lookup
 
 TABLES = (
@@ -29,8 +31,8 @@ TABLES = (
     "norm TEXT NOT NULL, current TEXT NOT NULL, valid_from TEXT NOT NULL, closed INTEGER NOT NULL)",
     "CREATE INDEX cat_keys_norm ON cat_keys(norm)",
     "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kid INTEGER NOT NULL, "
-    "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, summary TEXT NOT NULL, "
-    "properties TEXT NOT NULL, valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
+    "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, body BLOB NOT NULL, "
+    "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
     "seq INTEGER NOT NULL, hash BLOB NOT NULL, event_type TEXT NOT NULL, importance REAL NOT NULL, "
     "source_path TEXT, asserted INTEGER NOT NULL)",
     "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
@@ -55,7 +57,7 @@ TABLES = (
 TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES if statement.startswith("CREATE TABLE"))
 
 _VERSION_COLUMNS = (
-    "v.id, k.key, v.session, v.name, v.entity_type, v.summary, v.properties, v.valid_from, v.valid_to, "
+    "v.id, k.key, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, "
     "v.invalidated, v.seq, v.hash, v.event_type, v.importance, v.source_path, v.asserted"
 )
 _VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid"
@@ -75,24 +77,43 @@ def drop_tables(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
+def _pack(summary: str, properties: str) -> bytes:
+    """Summary and properties JSON in one blob, zlib-compressed when that pays (summaries of turns and
+    commands are up to 600 characters of prose: they are the bulk of the catalog)."""
+    head = summary.encode()
+    raw = len(head).to_bytes(4, "little") + head + properties.encode()
+    if len(raw) > COMPRESS_ABOVE:
+        packed = zlib.compress(raw, 6)
+        if len(packed) < len(raw):
+            return b"z" + packed
+    return b"r" + raw
+
+
+def _unpack(body: bytes) -> tuple[str, str]:
+    raw = zlib.decompress(body[1:]) if body[:1] == b"z" else body[1:]
+    size = int.from_bytes(raw[:4], "little")
+    return raw[4 : 4 + size].decode(), raw[4 + size :].decode()
+
+
 def _version(row: tuple[Any, ...]) -> EntityVersion:
+    summary, properties = _unpack(row[5])
     return EntityVersion(
         row[0],
         row[1],
         row[2],
         row[3],
         row[4],
-        row[5],
+        summary,
+        properties,
         row[6],
         row[7],
-        row[8],
-        bool(row[9]),
-        row[10],
-        row[11].hex(),
+        bool(row[8]),
+        row[9],
+        row[10].hex(),
+        row[11],
         row[12],
         row[13],
-        row[14],
-        bool(row[15]),
+        bool(row[14]),
     )
 
 
@@ -327,27 +348,28 @@ class SqliteCatalog:
         rows = self._rows(
             f"{_VERSION_FROM} WHERE v.session = ? AND v.seq BETWEEN ? AND ? ORDER BY v.vid", (session, first, last)
         )
+        versions = [_version(row) for row in rows]
         return [
             {
-                "id": r[0],
-                "key": r[1],
-                "session_id": r[2],
-                "name": r[3],
-                "entity_type": r[4],
-                "summary": r[5],
-                "properties": r[6],
-                "valid_from": r[7],
-                "valid_to": r[8],
-                "invalidated": bool(r[9]),
-                "source_event_seq": r[10],
-                "source_event_hash": r[11].hex(),
-                "source_event_type": r[12],
-                "source_thread": r[2],
-                "importance": r[13],
-                "source_path": r[14],
-                "asserted": bool(r[15]),
+                "id": v.id,
+                "key": v.key,
+                "session_id": v.session,
+                "name": v.name,
+                "entity_type": v.entity_type,
+                "summary": v.summary,
+                "properties": v.properties_json,
+                "valid_from": v.valid_from,
+                "valid_to": v.valid_to,
+                "invalidated": v.invalidated,
+                "source_event_seq": v.source_event_seq,
+                "source_event_hash": v.source_event_hash,
+                "source_event_type": v.source_event_type,
+                "source_thread": v.session,
+                "importance": v.importance,
+                "source_path": v.source_path,
+                "asserted": v.asserted,
             }
-            for r in rows
+            for v in versions
         ]
 
     # ------------------------------------------------------------------ planner state (what planning reads)
@@ -379,9 +401,9 @@ class SqliteCatalog:
         edges, feedback, failures, labels, sources, counters and the cursors it covers."""
         kids = self._write_keys(db, batch)
         db.executemany(
-            "INSERT INTO cat_versions(id, kid, session, name, entity_type, summary, properties, valid_from, "
+            "INSERT INTO cat_versions(id, kid, session, name, entity_type, body, valid_from, "
             "valid_to, invalidated, seq, hash, event_type, importance, source_path, asserted) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     row["id"],
@@ -389,8 +411,7 @@ class SqliteCatalog:
                     row["session_id"],
                     row["name"],
                     row["entity_type"],
-                    row["summary"] or "",
-                    row["properties"] or "",
+                    _pack(row["summary"] or "", row["properties"] or ""),
                     row["valid_from"],
                     row["valid_to"],
                     int(bool(row["invalidated"])),

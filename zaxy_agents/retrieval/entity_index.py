@@ -20,7 +20,7 @@ NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # retrieval cues, not memories.
 VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
 # Generated summaries awaiting (or refused) review are not memories: they are never recalled (docs/cognitive.md).
-UNREVIEWED = frozenset({"consolidation_candidate"})
+UNREVIEWED = frozenset({"consolidation_candidate", "consolidation_review"})
 
 
 class EntityKeywordIndex:

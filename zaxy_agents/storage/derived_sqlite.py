@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 
 logger = logging.getLogger(__name__)
 
@@ -170,15 +170,12 @@ class DerivedFollower:
         self.session = db.expected["session"]
         self.apply = apply
         self.reset = reset
-        self._probe = getattr(log, "change_token", None)
+        self._token_is_head = LogCapability.CHANGE_TOKEN not in log.capabilities
         self._token: Any = _NEVER
         self._seen_seq = -1  # the position this process last knew the database to be at
 
     def token(self) -> Any:
-        if self._probe is not None:
-            return self._probe(self.session)
-        head = self.log.head(self.session)
-        return None if head is None else (head.seq, head.hash)
+        return self.log.change_token(self.session)
 
     def catch_up(self) -> bool:
         """Bring the database up to the log. True when anything changed that this process did not apply
@@ -231,12 +228,11 @@ class DerivedFollower:
 
     def _confirm(self, last: Any) -> Any:
         """The log's change token right after our append, if nobody appended since (else: unknown)."""
-        if self._probe is None:
+        if self._token_is_head:
             return (last.seq, last.hash)
-        last_written = getattr(self.log, "last_written", None)
-        if last_written is not None:
-            written = last_written(self.session)
-            if written is not None and written[1] == last.seq and self.token() == written[0]:
+        written = self.log.last_written(self.session)
+        if written is not None:
+            if written[1] == last.seq and self.token() == written[0]:
                 return written[0]
             return _NEVER
         token = self.token()

@@ -117,8 +117,13 @@ class LightLog(Protocol):
 
     cache_root: str | None  # a folder every process of this memory shares for log-derived caches (None: none)
 
-    def append_prepared(self, session: str, prepared: list[Any]) -> list[dict[str, Any]]:
-        """Append validated, redacted drafts with one lock and one flush; the stored envelopes."""
+    def append_prepared(
+        self, session: str, prepared: list[Any], *, lock_timeout: float | None = None, spool: bool = False
+    ) -> list[dict[str, Any]]:
+        """Append validated, redacted drafts with one lock and one flush; the stored envelopes. ``lock_timeout``:
+        how long a backend with a per-session lock may wait for it; past it, with ``spool``, the drafts wait in
+        the backend's spool for the next writer (``[]`` is returned), else the backend's timeout error is raised.
+        Backends that never wait on a lock ignore both."""
         ...
 
     def head(self, session: str) -> tuple[int, str] | None:

@@ -145,7 +145,9 @@ class LogLight:
         self._owner = owner
         self.cache_root = None if owner is None else owner.cache_root
 
-    def append_prepared(self, session: str, prepared: list[Any]) -> list[dict[str, Any]]:
+    def append_prepared(
+        self, session: str, prepared: list[Any], *, lock_timeout: float | None = None, spool: bool = False
+    ) -> list[dict[str, Any]]:
         return self._log.append_prepared(session, prepared)
 
     def head(self, session: str) -> tuple[int, str] | None:

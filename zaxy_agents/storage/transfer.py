@@ -138,6 +138,12 @@ def import_paths(log: EventLog, paths: Iterable[str | os.PathLike[str]]) -> list
     for path in paths:
         item = Path(path)
         files = sorted(item.glob("*.jsonl")) if item.is_dir() else [item]
+        if item.is_dir() and not files:
+            raise NotFoundError(
+                f"{item} holds no <session>.jsonl logs",
+                field="paths",
+                remediation="Pass JSONL log files, or a folder holding them (e.g. an .eventloom folder).",
+            )
         results.extend(import_file(log, file) for file in files)
     return results
 

@@ -6,7 +6,7 @@ append an ``outcome.explained`` event with memory_append (see docs/cognitive.md)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import ToolArgs
@@ -14,7 +14,7 @@ from zaxy_agents.tool_arguments import CausalFields
 
 
 class CausalArgs(CausalFields, ToolArgs):
-    pass
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"entity": "entity_name", "relation_types": "relation_type"}
 
 
 def _walk(call: ToolCall[CausalArgs], direction: str) -> dict[str, Any]:
@@ -22,7 +22,7 @@ def _walk(call: ToolCall[CausalArgs], direction: str) -> dict[str, Any]:
     read = call.fabric.causal_successors if direction == "successors" else call.fabric.causal_predecessors
     return read(
         call.session,
-        args.entity,
+        args.entity_name,
         entity_type=args.entity_type,
         relation_type=args.relation_types,
         depth=args.depth,
@@ -32,7 +32,7 @@ def _walk(call: ToolCall[CausalArgs], direction: str) -> dict[str, Any]:
 
 
 def _summary(result: dict[str, Any]) -> str:
-    return f"{result.get('direction')} hits={result.get('count')} stale_excluded={result.get('stale_excluded')}"
+    return f"{result.get('direction')} results={result.get('count')} stale_excluded={result.get('stale_excluded')}"
 
 
 @tool(

@@ -8,7 +8,7 @@ need the admin token (an agent must not accept its own proposals on a shared ser
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from zaxy_agents.errors import UnauthorizedError
 from zaxy_agents.mcp.registry import ToolCall, tool
@@ -19,6 +19,7 @@ from zaxy_agents.tool_arguments import (
     ProposeFields,
     ReviewFields,
     StatusFields,
+    source_value,
 )
 
 
@@ -31,7 +32,7 @@ class ProposeArgs(ProposeFields, ToolArgs):
 
 
 class ReviewArgs(ReviewFields, ToolArgs):
-    pass
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"decision": "status"}
 
 
 class StatusArgs(StatusFields, ToolArgs):
@@ -52,10 +53,11 @@ def _candidate(call: ToolCall[Any], args: CandidateArgs) -> dict[str, Any]:
         candidate_type=args.candidate_type,
         title=args.title,
         summary=args.summary,
-        source_events=list(args.source_events),
+        source_events=[source_value(source) for source in args.source_events],
         confidence=args.confidence,
         method=args.method,
         purpose=args.purpose,
+        actor=args.actor,
     )
 
 
@@ -66,6 +68,8 @@ def _propose(call: ToolCall[Any], args: ProposeArgs) -> dict[str, Any]:
         purpose=args.purpose,
         max_events=args.max_events,
         dry_run=args.dry_run,
+        limit=args.limit,
+        actor=args.actor,
     )
 
 
@@ -79,10 +83,11 @@ def _review(call: ToolCall[Any], args: ReviewArgs) -> dict[str, Any]:
     return call.fabric.consolidation_review(
         call.session,
         args.candidate_id,
-        decision=args.decision,
+        decision=args.status,
         rationale=args.rationale,
         reviewer=args.reviewer,
         conflicts_with=list(args.conflicts_with or []),
+        actor=args.actor,
     )
 
 
@@ -109,7 +114,7 @@ def memory_consolidation_candidate(call: ToolCall[CandidateArgs]) -> dict[str, A
     "memory_consolidation_propose_from_log",
     profile="full",
     order=230,
-    summarize=lambda r: f"segments={len(r.get('segments', []))} created={r.get('created')}",
+    summarize=lambda r: f"segments={r.get('segment_count')} created={r.get('candidate_count')}",
     description="""Propose episode, claim and procedure candidates from this session's recent actionable events
     (tool calls, commands, file edits, task completions, coordination findings), segment by segment. Deterministic:
     the same log always yields the same proposals, and proposing again creates nothing new.""",
@@ -123,7 +128,7 @@ def memory_consolidation_propose_from_log(call: ToolCall[ProposeArgs]) -> dict[s
     profile="full",
     order=240,
     admin=True,
-    summarize=lambda r: f"decision={r.get('decision')} revoked={r.get('revoked_acceptance')}",
+    summarize=lambda r: f"status={r.get('status')} revoked={r.get('revoked_acceptance')}",
     description="""Record a review disposition of a candidate: accepted, rejected, deferred or conflicted, with a
     rationale. An acceptance is not an authority promotion: the memory appears in stable memory labelled accepted /
     non-authoritative; a later non-acceptance revokes it. Stale or superseded candidates cannot be accepted.
@@ -148,6 +153,8 @@ def memory_consolidation_status(call: ToolCall[StatusArgs]) -> dict[str, Any]:
 
 class ConsolidationArgs(ConsolidationFields, ToolArgs):
     """One tool for every consolidation operation; each operation takes the fields of its own tool."""
+
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"decision": "status"}
 
 
 @tool(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.mcp.registry import ToolCall, tool
@@ -26,7 +26,9 @@ REPLAY_MAX_CHARS = 200_000
 
 
 class AppendArgs(ToolArgs):
-    type: str = Field(
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"type": "event_type"}
+
+    event_type: str = Field(
         min_length=3,
         max_length=128,
         pattern=EVENT_TYPE_PATTERN,
@@ -42,8 +44,19 @@ class AppendArgs(ToolArgs):
         "key (or subject + predicate) supersedes the old one. Secrets are redacted before hashing.",
     )
     actor: str = Field(default="agent", min_length=1, max_length=256, description="Who produced the event.")
+    thread: optional(
+        SessionName, "The session (thread) to append to; same as session_id. Defaults to the server's session."
+    ) = None
 
     _bounded = payload_validator("payload")
+
+    @model_validator(mode="after")
+    def _thread_is_the_session(self) -> AppendArgs:
+        if self.thread is not None:
+            if self.session_id is not None and self.session_id != self.thread:
+                raise ValueError("thread and session_id name different sessions; pass one of them")
+            self.session_id = self.thread
+        return self
 
 
 @tool(
@@ -53,17 +66,17 @@ class AppendArgs(ToolArgs):
     summarize=lambda r: f"{r.get('type')} seq={r.get('seq')}",
     description="""Remember something: append one event (a fact, decision, task change, command result...) to
     the session's hash-chained log. Returns its eventloom:// citation. Nothing is ever overwritten: a newer fact
-    supersedes an older one with the same identity.""",
+    supersedes an older one with the same identity. memory_checkout is the front door for reading memory back.""",
 )
 def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
     args = call.args
-    if args.type in GATED_TYPES:
+    if args.event_type in GATED_TYPES:
         raise InvalidRequestError(
-            f"{args.type} events are written by {GATED_TYPES[args.type]}, not appended directly",
-            field="type",
-            remediation=f"Call {GATED_TYPES[args.type]} (it checks the candidate and the review gate).",
+            f"{args.event_type} events are written by {GATED_TYPES[args.event_type]}, not appended directly",
+            field="event_type",
+            remediation=f"Call {GATED_TYPES[args.event_type]} (it checks the candidate and the review gate).",
         )
-    event = call.fabric.append(call.session, args.type, args.payload, actor=args.actor)
+    event = call.fabric.append(call.session, args.event_type, args.payload, actor=args.actor)
     return {
         "citation": event.citation,
         "session": event.session,
@@ -76,9 +89,11 @@ def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
 
 
 class VerbatimArgs(ToolArgs):
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"k": "limit"}
+
     query: str = Field(min_length=1, max_length=4000, description="Words to look for in raw event text.")
     scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
-    k: int = Field(default=10, ge=1, le=50, description="How many events to return.")
+    limit: int = Field(default=10, ge=1, le=50, description="How many events to return.")
 
 
 @tool(
@@ -88,12 +103,39 @@ class VerbatimArgs(ToolArgs):
     read_only=True,
     summarize=lambda r: f"hits={len(r.get('hits', []))}",
     description="""Lexical search over the raw text of logged events only (no graph, no embeddings): exact
-    wording, error messages, identifiers. Every hit is cited.""",
+    wording, error messages, identifiers, quoted phrases. Every hit is cited, with its raw content, source kind
+    (transcript, document, command, ...) and source metadata (document path and lines, transcript turn).""",
 )
 def memory_verbatim(call: ToolCall[VerbatimArgs]) -> dict[str, Any]:
     args = call.args
     sessions = sorted({call.session, *(call.caller.allow_scope(args.scope) or [])})
-    return call.fabric.verbatim(args.query, sessions=sessions, k=args.k).model_dump(mode="json", exclude_none=True)
+    found = call.fabric.verbatim(args.query, sessions=sessions, k=args.limit)
+    response = found.model_dump(mode="json", exclude_none=True)
+    for hit in response["hits"]:
+        event = next(iter(call.fabric.replay(hit["session"], hit["seq"], hit["seq"])), None)
+        hit["content"] = hit["text"]
+        hit["source_kind"] = SOURCE_KINDS.get(hit["event_type"], hit["event_type"].split(".")[0])
+        hit["source"] = source_metadata(event.payload) if event is not None else {}
+    return response
+
+
+SOURCE_KINDS = {
+    "transcript.turn": "transcript",
+    "document.chunk": "document",
+    "command.completed": "command",
+    "tool.call.completed": "tool_call",
+    "file.edit.applied": "file_edit",
+}
+SOURCE_KEYS = ("path", "source_path", "line_start", "line_end", "chunk_index", "title", "role", "speaker", "message_id")
+
+
+def source_metadata(payload: dict[str, Any]) -> dict[str, Any]:
+    """Where a hit's text came from: document path and line range, transcript role/turn, capture source."""
+    metadata = {key: payload[key] for key in SOURCE_KEYS if isinstance(payload.get(key), str | int)}
+    captured = payload.get("source")
+    if isinstance(captured, dict):  # captured transcripts: {kind, file, line}
+        metadata.update({f"source_{key}": value for key, value in captured.items() if isinstance(value, str | int)})
+    return metadata
 
 
 class ReplayArgs(ToolArgs):

@@ -7,14 +7,16 @@ import re
 import tempfile
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
 
 
 class CapabilitiesArgs(ToolArgs):
-    pass
+    current_task: optional(
+        str, "What you are about to work on (shapes the recommended next call).", max_length=4000
+    ) = None
 
 
 @tool(
@@ -23,11 +25,19 @@ class CapabilitiesArgs(ToolArgs):
     order=70,
     read_only=True,
     summarize=lambda r: f"profile={r.get('server', {}).get('profile')} degraded={bool(r.get('degraded'))}",
-    description="""What this memory server can do right now: backends, degraded modes (never hidden), how this
-    process reaches the graph, the active tool profile and the tools callable by name but not listed, retrieval
-    profiles, purposes and extractors.""",
+    description="""What this memory can do right now and what to do next: the active tool profile (and tools
+    callable by name but not listed), when to refresh memory, whether capture into this session is healthy (hooks,
+    MCP lifecycle, spool; one fix per problem), the recommended next call, backends and degraded modes (never
+    hidden). Call it when unsure which tools exist, then memory_checkout, the front door.""",
 )
 def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
+    return capabilities_manifest(call, call.args.current_task)
+
+
+def capabilities_manifest(call: ToolCall[Any], current_task: str | None) -> dict[str, Any]:
+    """memory_capabilities' response (memory_bootstrap embeds it as ``manifest``)."""
+    from zaxy_agents.mcp.awareness import awareness
+
     capabilities = call.fabric.capabilities()
     server = dict(call.caller.server)
     process = server.get("process", {})
@@ -37,6 +47,7 @@ def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
         "degraded": "; ".join(reasons) if reasons else None,
         "session": call.session,
         "server": server,
+        **awareness(call, current_task),
     }
     if call.caller.restricted:  # HTTP clients learn nothing about the server's filesystem
         result.pop("eventloom_path", None)
@@ -47,8 +58,20 @@ def memory_capabilities(call: ToolCall[CapabilitiesArgs]) -> dict[str, Any]:
     return result
 
 
+class Cues(BaseModel):
+    """Context cues (seed 004 encoding specificity): probed alongside the question's terms."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    mission: optional(str, "The mission or task.", max_length=500) = None
+    workspace: optional(str, "The repository or workspace.", max_length=500) = None
+    tool: optional(str, "The tool in use.", max_length=500) = None
+    phase: optional(str, "The session phase (planning, execution, review, reflection).", max_length=500) = None
+
+
 class FokArgs(ToolArgs):
     query: str = Field(min_length=1, max_length=1000, description="The question you are about to answer.")
+    cues: optional(Cues, "Context cues: mission, workspace, tool, phase.") = None
     scope: optional(list[SessionName], "Other sessions that count as memory too.", max_length=MAX_SCOPE) = None
 
 
@@ -56,14 +79,18 @@ class FokArgs(ToolArgs):
     "memory_feeling_of_knowing",
     profile="core",
     order=80,
-    summarize=lambda r: f"prediction={r.get('prediction')} score={r.get('score')}",
-    description="""Experimental, sub-millisecond: does memory probably know the answer? Returns likely, possible
-    or unlikely from in-memory signals only (entity names in the question, how many of its words memory has seen)
-    with no retrieval. Use it to decide whether a checkout is worth it or to ask the user directly.""",
+    summarize=lambda r: f"verdict={r.get('verdict')} score={r.get('score')}",
+    description="""Experimental, sub-millisecond: would memory_checkout (the front door) likely find an answer?
+    Returns the verdict likely, possible or unlikely from in-memory signals only (entity names in the question,
+    how many of its words and cues memory has seen) with no retrieval. A hint, never evidence: use it to decide
+    whether a checkout is worth it or to ask the user directly.""",
 )
 def memory_feeling_of_knowing(call: ToolCall[FokArgs]) -> dict[str, Any]:
     args = call.args
-    return call.fabric.feeling_of_knowing(args.query, session=call.session, scope=call.caller.allow_scope(args.scope))
+    cues = args.cues.model_dump(exclude_none=True) if args.cues is not None else None
+    return call.fabric.feeling_of_knowing(
+        args.query, session=call.session, scope=call.caller.allow_scope(args.scope), cues=cues
+    )
 
 
 def _local_paths(fabric: Any) -> re.Pattern[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -14,11 +14,13 @@ RetrievalProfile = Literal["balanced", "precision", "recall", "temporal", "cogni
 
 
 class QueryArgs(ToolArgs):
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"k": "limit", "as_of": "temporal_filter"}
+
     query: str = Field(min_length=1, max_length=4000, description="What to look for.")
+    temporal_filter: as_of_field("Search memory (only what was valid then)") = None
+    limit: int = Field(default=10, ge=1, le=50, description="How many hits to return.")
     scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
-    k: int = Field(default=10, ge=1, le=50, description="How many hits to return.")
     profile: RetrievalProfile = Field(default="balanced", description="Lane weighting of the fused retrieval.")
-    as_of: as_of_field("Search memory") = None
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated results.")
 
 
@@ -28,9 +30,9 @@ class QueryArgs(ToolArgs):
     order=30,
     read_only=True,
     summarize=lambda r: f"hits={len(r.get('hits', []))} superseded_excluded={r.get('superseded_excluded')}",
-    description="""Search memory when a checkout was not enough (its next step may say so): fused exact, keyword,
-    vector, graph and verbatim retrieval. Each hit is cited, has a status (current, superseded, invalidated,
-    event) and explains its score.""",
+    description="""Search memory when a checkout was not enough (memory_checkout is the front door; its next step
+    may say so): fused exact, keyword, vector, graph and verbatim retrieval. Each hit is cited, has a status
+    (current, superseded, invalidated, event) and explains its score.""",
 )
 def memory_query(call: ToolCall[QueryArgs]) -> dict[str, Any]:
     args = call.args
@@ -38,9 +40,9 @@ def memory_query(call: ToolCall[QueryArgs]) -> dict[str, Any]:
     response = call.fabric.query(
         args.query,
         sessions=sessions,
-        k=args.k,
+        k=args.limit,
         profile=args.profile,
-        as_of=args.as_of,
+        as_of=args.temporal_filter,
         include_superseded=args.include_superseded,
     )
     return response.model_dump(mode="json", exclude_none=True)

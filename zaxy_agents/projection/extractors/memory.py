@@ -7,20 +7,22 @@ from typing import Any
 from ..contracts import InferenceEdgePayload
 from ..model import EntityDraft, EntityRef, Extraction, FeedbackSignal, Invalidation, RelationDraft
 from ..registry import ExtractionFailed, register
-from .common import bounded, event_time, flatten_text, pick, pick_text
+from .common import bounded, event_time, flatten_text, normalise_time, pick, pick_text
 
 POSITIVE_SIGNALS = {"used", "helpful", "confirmed", "reinforced"}
 
 
 def _target(payload: dict[str, Any]) -> EntityRef:
-    name = pick_text(payload, "entity", "name", "entity_name", required="the target entity name")
+    """The entity a feedback or invalidation names: ``entity_name`` (seed shape) or ``entity`` (earlier shape)."""
+    name = pick_text(payload, "entity_name", "entity", "name", required="the target entity name")
     return EntityRef(name, pick_text(payload, "entity_type", "type") or "fact")
 
 
 @register("memory.reinforced", "memory.feedback")
 def feedback(envelope: dict[str, Any]) -> Extraction:
+    """``{entity_name, entity_type, feedback, weight?, ...}`` (seed shape) or ``{entity, entity_type, signal}``."""
     payload = envelope["payload"]
-    signal = pick_text(payload, "signal", "feedback") or ("used" if envelope["type"] == "memory.reinforced" else "")
+    signal = pick_text(payload, "feedback", "signal") or ("used" if envelope["type"] == "memory.reinforced" else "")
     weight = payload.get("weight", 1.0)
     positive = envelope["type"] == "memory.reinforced" and signal in POSITIVE_SIGNALS
     return Extraction(feedback=[FeedbackSignal(_target(payload), signal or "unspecified", float(weight), positive)])
@@ -28,8 +30,12 @@ def feedback(envelope: dict[str, Any]) -> Extraction:
 
 @register("memory.invalidated")
 def invalidated(envelope: dict[str, Any]) -> Extraction:
+    """``{entity_name, entity_type, invalid_at?, reason?}``: closes the window at ``invalid_at`` (else now)."""
     payload = envelope["payload"]
-    return Extraction(invalidations=[Invalidation(_target(payload), pick_text(payload, "reason"))])
+    at = normalise_time(payload.get("invalid_at"))
+    if at is not None and at > envelope["timestamp"]:
+        at = envelope["timestamp"]  # memory cannot be invalidated ahead of its own log
+    return Extraction(invalidations=[Invalidation(_target(payload), pick_text(payload, "reason"), at)])
 
 
 @register("inference.edge.generated")
@@ -43,9 +49,11 @@ def inferred_edge_extraction(
 ) -> Extraction:
     """An inferred edge between two referenced entities, carrying its method, confidence and evidence citation.
 
-    ``edge`` is any validated edge payload with ``source``/``target`` pointers and an ``evidence`` citation
-    (inference edges here, causal edges in ``zaxy_agents.causal``).
+    ``edge`` is any validated edge payload with ``source``/``target`` pointers and an ``evidence`` block
+    (inference edges here, causal edges in ``zaxy_agents.causal``). Missing evidence, or evidence without a hash,
+    is recorded as such (seq 0 / empty hash): the edge is then reported uncited, never given evidence it lacks.
     """
+    evidence = edge.evidence
     relation = RelationDraft(
         EntityRef(edge.source.name, edge.source.entity_type),
         EntityRef(edge.target.name, edge.target.entity_type),
@@ -53,9 +61,9 @@ def inferred_edge_extraction(
         inferred=True,
         confidence=confidence,
         inference_method=method,
-        evidence_session=edge.evidence.session or envelope["session"],
-        evidence_seq=edge.evidence.seq,
-        evidence_hash=edge.evidence.hash,
+        evidence_session=(evidence.session if evidence is not None else None) or envelope["session"],
+        evidence_seq=evidence.seq if evidence is not None else 0,
+        evidence_hash=(evidence.hash or "") if evidence is not None else "",
     )
     references = [
         EntityDraft(edge.source.name, edge.source.entity_type, mode="reference"),

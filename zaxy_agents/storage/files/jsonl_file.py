@@ -25,10 +25,13 @@ from _thread import allocate_lock  # what threading.Lock is, without importing t
 from array import array
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
-from zaxy_agents.errors import IntegrityError, StorageFullError
+from zaxy_agents.errors import IntegrityError, LockedError, StorageFullError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
 from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
+
+from .spool import drained_record, pending_files, read_spool
+from .spool import remove as remove_spool
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
@@ -40,6 +43,52 @@ PENDING_SUFFIX = ".pending"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
 _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
+SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
+
+
+class LogLockTimeout(LockedError):
+    """The log lock was not free within the caller's budget; nothing was written."""
+
+    def __init__(self, session: str, timeout: float | None) -> None:
+        super().__init__(
+            f"the log of session {session!r} stayed locked by another process for {timeout} s",
+            field="session",
+            remediation="Retry later; `zaxy doctor` names what holds the lock.",
+        )
+
+
+def _flock(fd: int, deadline: float | None, session: str, timeout: float | None) -> None:
+    """Take the exclusive lock, waiting forever (``deadline`` None) or until ``deadline`` (monotonic)."""
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise LogLockTimeout(session, timeout) from None
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.02)
+
+
+def _recent_ids(fd: int, size: int, count: int) -> set[str]:
+    """Event ids of the last ``count`` lines before ``size`` (reads backwards; used only while draining)."""
+    ids: set[str] = set()
+    position, data = size, b""
+    while position > 0 and data.count(b"\n") <= count:
+        start = max(0, position - _INDEX_CHUNK)
+        data = os.pread(fd, position - start, start) + data
+        position = start
+    lines = data.split(b"\n")
+    for line in lines[-(count + 1) :] if position > 0 else lines:
+        marker = line.find(b'"id":"')
+        if marker != -1:
+            ids.add(line[marker + 6 : line.find(b'"', marker + 6)].decode("ascii", "replace"))
+    return ids
 
 
 _second_prefix: tuple[int, str] = (-1, "")  # (epoch second, its formatted prefix): appends reuse it
@@ -109,17 +158,27 @@ class SessionFile:
         return None if tail is None else ((tail.inode, tail.size), tail.seq)
 
     # ------------------------------------------------------------------ writing
-    def append(self, drafts: list[PreparedDraft]) -> list[dict[str, Any]]:
+    def append(self, drafts: list[PreparedDraft], *, lock_timeout: float | None = None) -> list[dict[str, Any]]:
         """Assign seqs, hash, write all ``drafts`` in one write (and one fsync in ``fsync`` mode).
 
         All or nothing: when the write or its fsync fails (a full disk, an I/O error) the file is cut back to
         where it was, so no part of the batch stays behind, and :class:`StorageFullError` (or the ``OSError``)
         is raised.
+
+        ``lock_timeout``: wait at most this many seconds for the log lock, then raise :class:`LogLockTimeout`
+        having written nothing (the hook path spools instead; see :mod:`.spool`). Events a hook spooled earlier
+        are drained first, in order. The returned envelopes include recovery and drained events.
         """
-        with self._thread_lock:
-            fd = self._locked_writer_fd()
+        deadline = None if lock_timeout is None else time.monotonic() + lock_timeout
+        if not self._thread_lock.acquire(timeout=-1 if lock_timeout is None else max(0.0, lock_timeout)):
+            raise LogLockTimeout(self.session, lock_timeout)
+        try:
+            fd = self._locked_writer_fd(deadline, lock_timeout)
             try:
                 tail, recoveries = self._locked_tail(fd)
+                spool_files = pending_files(self.root, self.session)
+                if spool_files:
+                    drafts = [*self._spooled(fd, tail, spool_files), *drafts]
                 drafts = [*(_torn_recovery_draft(torn) for torn in recoveries), *drafts]
                 seq, prev = tail.seq, tail.hash
                 envelopes: list[dict[str, Any]] = []
@@ -135,7 +194,7 @@ class SessionFile:
                     chunks.append(line)
                 try:
                     _write_all(fd, b"".join(chunks))
-                    if self.durability == "fsync" or recoveries:
+                    if self.durability == "fsync" or recoveries or spool_files:  # sidecars/spools go once durable
                         os.fdatasync(fd)
                     else:
                         self.dirty = True
@@ -146,19 +205,30 @@ class SessionFile:
                 for torn in recoveries:  # their records are durable now: the sidecars stop being pending
                     _finish_sidecar(self.root, torn)
                 self._tail = _Tail(tail.inode, offset, seq, prev)
+                if spool_files:
+                    remove_spool(spool_files)
                 return envelopes
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
 
-    def _locked_writer_fd(self) -> int:
-        """The writer fd with the flock held, for the file currently at ``path``.
+    def _spooled(self, fd: int, tail: _Tail, paths: list[str]) -> list[PreparedDraft]:
+        """The spooled drafts not yet in the log (a drain cut short after its write left them), then the record."""
+        spooled = read_spool(paths)
+        present = _recent_ids(fd, tail.size, len(spooled) + SPOOL_DEDUPE_MARGIN) if spooled else set()
+        fresh = [draft for draft in spooled if draft.event_id not in present]
+        return [*fresh, drained_record(paths, fresh, len(spooled) - len(fresh))]
+
+    def _locked_writer_fd(self, deadline: float | None = None, timeout: float | None = None) -> int:
+        """The writer fd with the flock held, for the file currently at ``path`` (waiting until ``deadline``).
 
         A repair or an erasure replaces the file (write + rename) while holding the flock of the old one; a writer
         that was waiting for that flock must not append to the replaced inode, so it checks after locking.
         """
         while True:
             fd = self._writer_fd()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd, deadline, self.session, timeout)
             try:
                 if os.stat(self.path).st_ino == self._fd_inode:
                     return fd

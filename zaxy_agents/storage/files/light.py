@@ -21,10 +21,22 @@ class FilesLightLog:
         self.root = settings.eventloom_dir
         self.cache_root: str | None = self.root  # every process of this memory shares the folder
 
-    def append_prepared(self, session: str, prepared: list[PreparedDraft]) -> list[dict[str, Any]]:
+    def append_prepared(
+        self, session: str, prepared: list[PreparedDraft], *, lock_timeout: float | None = None, spool: bool = False
+    ) -> list[dict[str, Any]]:
+        """Past ``lock_timeout`` the drafts go to the session's spool (drained in order by the next writer)."""
+        from .jsonl_file import LogLockTimeout
+
         handle = SessionFile(self.root, session, durability="fsync")
         try:
-            return handle.append(prepared)
+            return handle.append(prepared, lock_timeout=lock_timeout)
+        except LogLockTimeout:
+            if not spool:
+                raise
+            from .spool import write_spool
+
+            write_spool(self.root, session, prepared)
+            return []
         finally:
             handle.close()
 

@@ -18,4 +18,17 @@ class PostgresLightLog(LogLight):
 
     def __init__(self, settings: ZaxySettings) -> None:
         super().__init__(PostgresEventLog(settings.backend, max_payload_bytes=settings.max_payload_bytes))
-        self.cache_root = settings.eventloom_dir  # the hooks of one workspace share its local folder
+        self.cache_root = _cache_folder(settings)
+
+
+def _cache_folder(settings: ZaxySettings) -> str:
+    """Standing-state caches of hooks on a server backend: in the user's cache folder, one per server and schema
+    (never in whatever folder the process runs in); a cache is used only while the log still holds its event."""
+    import os
+    from hashlib import sha256
+
+    from .dsn import PostgresOptions, redact_dsn
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    identity = f"{redact_dsn(settings.backend)}\x1f{PostgresOptions.from_env().schema}"
+    return os.path.join(base, "zaxy", "postgres-" + sha256(identity.encode()).hexdigest()[:16])
