@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-PAGES = ["eventloom.md", "graph-schema.md", "retrieval.md", "checkout.md", "../README.md"]
+PAGES = ["eventloom.md", "graph-schema.md", "retrieval.md", "checkout.md", "derived-state.md", "../README.md"]
 
 
 def _first_example(page: str) -> str:

@@ -122,3 +122,18 @@ def test_a_graph_left_dirty_is_rebuilt_not_opened(tmp_path: Path) -> None:
         digest = fabric.projection_digest()
         assert any("was interrupted" in notice for notice in fabric.projector.derived.notices)
         assert digest == fabric.reproject()
+
+
+def test_debris_of_a_killed_save_is_removed_on_open(tmp_path: Path) -> None:
+    """A process killed while writing derived state leaves at most a temporary file: the next open removes it
+    (the previous state is what was committed, so nothing is lost)."""
+    root = tmp_path / "loom"
+    _memory(root)
+    derived = root / ".zaxy"
+    dead = 2**22 + 12345  # no such process
+    debris = [derived / f"listeners.state.{dead}.tmp", derived / f"projection-state.pkl.{dead}.1795637.tmp"]
+    for path in debris:
+        path.write_bytes(os.urandom(1 << 16))
+    with MemoryFabric.from_path(root) as fabric:
+        assert "api port 9090" in fabric.checkout("what port does the api use?", session="s").prompt
+    assert not any(path.exists() for path in debris)

@@ -98,6 +98,7 @@ def test_derived_state_behind_the_log_catches_up(tmp_path: Path, open_graph_fabr
     with open_graph_fabric(root) as fabric:
         fabric.append("a", "fact.asserted", {"fact": "after"})
         fabric.project()
+        assert fabric.projector.store is not None  # the graph is materialised (and ahead of the old file)
         expected = fabric.memory_status()
     derived.write_bytes(old)  # an earlier state (its last commits lost): the graph is ahead of it
     with open_graph_fabric(root) as fabric:
@@ -272,3 +273,16 @@ def test_erase_replays_the_session_and_an_erasure_record_reaches_other_stores(tm
         other.project()
         assert erased == [("a", [3, 4])]  # applied once
         assert other.memory_status()["entities"] == after["entities"]
+
+
+def test_status_never_builds_a_graph_that_was_never_used(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 30)
+        status = fabric.memory_status()
+        assert status["graph_materialised"] is False and status["graph_cursors"] == {}
+        assert status["sessions"]["a"]["projection_lag"] == 0 and status["entities"] > 0
+        assert not (root / ".zaxy" / "graph.kuzu").exists()
+        assert fabric.traverse("a", "T-1", "task") is not None  # a graph operation materialises it
+        status = fabric.memory_status()
+        assert status["graph_materialised"] is True and status["graph_cursors"] == {"a": 30}

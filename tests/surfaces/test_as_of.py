@@ -126,7 +126,7 @@ def test_langgraph_tools(tmp_path: Path) -> None:
         builder.add_edge(START, "tools")
         graph = builder.compile()
         for name, arguments in (
-            ("memory_causal_successors", {"entity": "db.host"}),
+            ("memory_causal_successors", {"entity_name": "db.host"}),
             ("memory_consolidation_status", {}),
         ):
             request = AIMessage("", tool_calls=[{"name": name, "args": {**arguments, "as_of": "banana"}, "id": "c1"}])

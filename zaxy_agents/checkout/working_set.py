@@ -26,10 +26,7 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     current: list[EntityVersion] = []
     for session in scoped:
         for entity_type in WORKING_TYPES:
-            for key in catalog.recent_keys(session, entity_type, scan=SCAN_PER_TYPE):
-                version = catalog.version_at(key, as_of)
-                if version is not None:
-                    current.append(version)
+            current += catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, as_of)
     current.sort(key=lambda v: (v.valid_from, v.source_event_seq), reverse=True)
     working = WorkingSet()
     succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker

@@ -80,7 +80,9 @@ class ProjectionService(FabricService):
         """Counts, cursors, lag and degradation, as `zaxy memory status --json` reports them."""
         projector = self.projector
         projector.catch_up()
-        store = projector.store  # opened and brought up to date: the graph cursors below are what it holds
+        # An existing graph is opened and brought up to date, so the graph cursors below are what it holds; one
+        # that was never materialised is not built just to be counted.
+        store = projector.store if projector.graph_exists() else None
         catalog = projector.catalog
         sessions = {}
         for summary in self.log.sessions():
@@ -108,6 +110,7 @@ class ProjectionService(FabricService):
             "extraction_failure_samples": catalog.failure_samples[-5:],
             "graph_write_lag_batches": projector.lag(),
             "graph_cursors": {s: c[0] for s, c in store_cursors.items()},
+            "graph_materialised": projector.graph_exists(),
             "derived_state_notices": list(projector.derived.notices),
             "sessions": sessions,
         }

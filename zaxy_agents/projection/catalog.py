@@ -52,6 +52,9 @@ class EntityCatalog(Protocol):
     def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
         """Identities of one type in one session, most recently asserted first (bounded scan, no duplicates)."""
 
+    def recent_versions(self, session: str, entity_type: str, scan: int, as_of: str | None) -> list[EntityVersion]:
+        """``version_at(key, as_of)`` of each of :meth:`recent_keys` that has one, in the same order."""
+
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         """Every identity of one type in one session, in order of first assertion."""
 

@@ -208,6 +208,10 @@ class Projector:
             self.graph.error = f"{type(exc).__name__}: {exc}"
         return self.graph.store
 
+    def graph_exists(self) -> bool:
+        """Whether the graph of record is materialised (an embedded graph is created on first graph use)."""
+        return self.use_graph and (not self.graph.private or self.graph.path.exists())
+
     @property
     def mismatches(self) -> dict[str, str]:
         """Sessions a shared graph store holds differently from the log (derived state itself never keeps a

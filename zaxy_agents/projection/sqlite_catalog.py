@@ -83,7 +83,7 @@ def _pack(summary: str, properties: str) -> bytes:
     head = summary.encode()
     raw = len(head).to_bytes(4, "little") + head + properties.encode()
     if len(raw) > COMPRESS_ABOVE:
-        packed = zlib.compress(raw, 6)
+        packed = zlib.compress(raw, 1)
         if len(packed) < len(raw):
             return b"z" + packed
     return b"r" + raw
@@ -156,6 +156,8 @@ class SqliteCatalog:
         self._versions: dict[str, EntityVersion | None] = {}
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
+        self._events: dict[tuple[str, int], list[EntityVersion]] = {}
+        self._feedback: dict[str, FeedbackAggregate | None] = {}
         self._cursors: dict[str, tuple[int, str]] | None = None
         self._counters: dict[str, Any] | None = None
 
@@ -232,8 +234,15 @@ class SqliteCatalog:
         return [_version(row) for row in self._rows(f"{_VERSION_FROM} WHERE k.key = ? ORDER BY v.vid", (key,))]
 
     def event_versions(self, session: str, seq: int) -> list[EntityVersion]:
+        cached = self._events.get((session, seq))
+        if cached is not None:
+            return cached
         rows = self._rows(f"{_VERSION_FROM} WHERE v.session = ? AND v.seq = ? ORDER BY v.vid", (session, seq))
-        return [_version(row) for row in rows]
+        found = [_version(row) for row in rows]
+        if len(self._events) >= CACHE_LIMIT:
+            self._events.clear()
+        self._events[(session, seq)] = found
+        return found
 
     def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
         rows = self._rows(
@@ -242,6 +251,19 @@ class SqliteCatalog:
             (session, entity_type, scan),
         )
         return list(dict.fromkeys(row[0] for row in rows))
+
+    def recent_versions(self, session: str, entity_type: str, scan: int, as_of: str | None) -> list[EntityVersion]:
+        if as_of is not None:
+            found = (self.version_at(key, as_of) for key in self.recent_keys(session, entity_type, scan))
+            return [version for version in found if version is not None]
+        rows = self._rows(  # one query: the recent identities joined to their current (open) version
+            f"SELECT {_VERSION_COLUMNS} FROM (SELECT kid, max(vid) AS last FROM (SELECT kid, vid FROM cat_versions "
+            "WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?) GROUP BY kid) r "
+            "JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current "
+            "WHERE NOT k.closed ORDER BY r.last DESC",
+            (session, entity_type, scan),
+        )
+        return [_version(row) for row in rows]
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(
@@ -294,8 +316,14 @@ class SqliteCatalog:
 
     # ------------------------------------------------------------------ aggregates
     def feedback(self, key: str) -> FeedbackAggregate | None:
+        if key in self._feedback:
+            return self._feedback[key]
         rows = self._rows("SELECT positive, negative, weight, last FROM cat_feedback WHERE key = ?", (key,))
-        return FeedbackAggregate(*rows[0]) if rows else None
+        found = FeedbackAggregate(*rows[0]) if rows else None
+        if len(self._feedback) >= CACHE_LIMIT:
+            self._feedback.clear()
+        self._feedback[key] = found
+        return found
 
     @property
     def cursors(self) -> dict[str, tuple[int, str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
 import json
+import math
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -43,6 +44,8 @@ from .kuzu_schema import (
 )
 
 _WORDS = re.compile(r"\w+")
+_json_string = json.encoder.encode_basestring  # C accelerated, like json.dumps(..., ensure_ascii=False)
+_JSON_SCALAR = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)
 REL_COPY = True  # relationships always by COPY: a per-row CREATE into a two-way rel table costs 2-4 MB of pages
 LOOKUP_CHUNK = 2000  # identities looked up per query when the planner continues from the graph
@@ -464,25 +467,48 @@ class KuzuProjectionStore(ProjectionStore):
         return stats
 
     def dump_lines(self) -> Iterator[str]:
-        """Canonical, sorted text of every node and edge (the input of the rebuild digest)."""
-        encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+        """Canonical, sorted text of every node and edge (the input of the rebuild digest).
+
+        Each line is ``json.dumps([table, *row], separators=(",", ":"), ensure_ascii=False)``; it is assembled
+        column by column (one C-level encoding pass per column, then a join per row), several times faster than
+        encoding row by row, with byte-identical output.
+        """
         for table, columns in NODE_COLUMNS.items():
             names = [name for name, _ in columns]
-            rows = self._arrow_rows(f"MATCH (n:{table}) RETURN " + ", ".join(f"n.{c}" for c in names))
-            yield from sorted(encode([table, *row]) for row in rows)
+            yield from self._canonical(table, "MATCH (n:" + table + ") RETURN " + ", ".join(f"n.{c}" for c in names))
         for table in sorted(set(REL_TABLES) | self.typed_labels()):
             source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
             projection = "".join(f", r.{name}" for name, _ in columns)
-            rows = self._arrow_rows(f"MATCH (a:{source})-[r:`{table}`]->(b:{target}) RETURN a.id, b.id{projection}")
-            yield from sorted(encode([table, *row]) for row in rows)
+            yield from self._canonical(
+                table, f"MATCH (a:{source})-[r:`{table}`]->(b:{target}) RETURN a.id, b.id{projection}"
+            )
 
-    def _arrow_rows(self, query: str) -> list[list[Any]]:
-        """Query results as row lists via Arrow (much faster than row-by-row iteration for full scans)."""
+    def _canonical(self, table: str, query: str) -> list[str]:
         result = self._connection().execute(query)
-        table = result.get_as_arrow()
+        arrow = result.get_as_arrow()
         result.close()
-        columns = [column.to_pylist() for column in table.columns]
-        return [list(row) for row in zip(*columns, strict=True)] if columns else []
+        if not arrow.num_rows:
+            return []
+        prefix = "[" + _json_string(table) + ","
+        columns = [[_json_value(value) for value in column.to_pylist()] for column in arrow.columns]
+        return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
+
+
+def _json_value(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, default=str)`` for the scalar types a graph row holds."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value) if math.isfinite(value) else _JSON_SCALAR(value)
+    return _json_string(str(value))
 
 
 def _relation(audit: dict[str, Any], source_id: str, target_id: str) -> RelationRecord:
