@@ -39,10 +39,12 @@ PUBLIC = {
     "zaxy_agents.errors",
     "zaxy_agents.assets",
     "zaxy_agents.tool_arguments",
+    "zaxy_agents.coordinate.arguments",  # Coordinate tools' argument models (shared by MCP and LangGraph)
     "zaxy_agents.labels",  # how decorators label functions for explicit tables
     "zaxy_agents.eventloom.models",
     "zaxy_agents.eventloom.citations",
     "zaxy_agents.eventloom.validation",
+    "zaxy_agents.eventloom.redaction",  # redaction policy names (the LangGraph store/checkpointer redaction= argument)
     "zaxy_agents.eventloom.canonical",
     "zaxy_agents.checkpoints",  # thread-session naming constants
     "zaxy_agents.checkpoints.transcript",

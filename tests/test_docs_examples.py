@@ -12,7 +12,15 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-PAGES = ["eventloom.md", "graph-schema.md", "retrieval.md", "checkout.md", "derived-state.md", "../README.md"]
+PAGES = [
+    "eventloom.md",
+    "graph-schema.md",
+    "retrieval.md",
+    "checkout.md",
+    "derived-state.md",
+    "coordinate.md",
+    "../README.md",
+]
 
 
 def _first_example(page: str) -> str:

@@ -16,7 +16,9 @@ from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 def test_light_append_chains_with_the_full_log(tmp_path: Path) -> None:
     with JsonlEventLog(tmp_path) as log:
         first = log.append("s", "note.added", {"n": 1})
-    stored = light_append("s", "hook.user_prompt_submitted", {"prompt": "hi", "token": "abc"}, eventloom_path=tmp_path)
+    stored = light_append(
+        "s", "hook.user_prompt_submitted", {"prompt": "hi", "token": "abc123def"}, eventloom_path=tmp_path
+    )
     assert stored["seq"] == 2 and stored["prev_hash"] == first.hash
     assert stored["payload"]["token"] == "[REDACTED]"
     assert stored["citation"] == f"eventloom://s/events/2#{stored['hash'][:12]}"
@@ -40,7 +42,9 @@ def test_light_append_honours_the_postgres_backend(
         monkeypatch.setenv(name, value)
     with postgres_backend.open() as log:
         first = log.append("s", "note.added", {"n": 1})
-    stored = light_append("s", "hook.user_prompt_submitted", {"prompt": "hi", "token": "abc"}, eventloom_path=tmp_path)
+    stored = light_append(
+        "s", "hook.user_prompt_submitted", {"prompt": "hi", "token": "abc123def"}, eventloom_path=tmp_path
+    )
     assert stored["seq"] == 2 and stored["prev_hash"] == first.hash and stored["payload"]["token"] == "[REDACTED]"
     assert not list(tmp_path.iterdir())  # nothing went to the embedded folder
     with postgres_backend.open() as log:

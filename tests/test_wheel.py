@@ -47,6 +47,9 @@ def test_the_wheel_ships_every_asset(tmp_path: Path) -> None:
         assert expected, f"{root}/ is empty in the source tree"
         assert expected <= names, f"missing from the wheel: {sorted(expected - names)[:5]}"
     assert "zaxy_agents/_assets/examples/minimal-graph/agent.py" in names
+    page = REPO_ROOT / "zaxy_agents" / "ui" / "static"  # the Memory Inspector's page ships in the package
+    shipped = {f"zaxy_agents/ui/static/{p.relative_to(page).as_posix()}" for p in page.rglob("*") if p.is_file()}
+    assert shipped and shipped <= names, sorted(shipped - names)
     licenses = [name for name in names if ".dist-info/" in name and name.rsplit("/", 1)[-1] == "LICENSE"]
     assert licenses, "the LICENSE file is not in the wheel"
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()

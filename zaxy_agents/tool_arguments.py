@@ -196,6 +196,26 @@ OPERATION_FIELDS: dict[str, type[BaseModel]] = {
 }
 
 
+def check_operation_fields(call: Any, umbrella: type[BaseModel], table: dict[str, type[BaseModel]]) -> Any:
+    """An umbrella tool's call: every given field belongs to the operation, every field it requires is given."""
+    fields = table[call.operation].model_fields
+    given = {name for name in umbrella.model_fields if getattr(call, name) is not None}
+    foreign = sorted(given - set(fields) - {"operation"})
+    if foreign:
+        raise ValueError(f"{', '.join(foreign)} do not apply to operation {call.operation!r}")
+    missing = [name for name, info in fields.items() if info.is_required() and name not in given]
+    if missing:
+        raise ValueError(f"operation {call.operation!r} needs {', '.join(missing)}")
+    return call
+
+
+def operation_arguments(call: Any, model: type[BaseModel]) -> Any:
+    """An umbrella call as ``model`` (the surface's own argument model of the operation), validated again."""
+    return model.model_validate(
+        {name: getattr(call, name) for name in model.model_fields if getattr(call, name, None) is not None}
+    )
+
+
 class ConsolidationFields(BaseModel):
     """One tool for every consolidation operation; each operation takes the fields of its own tool."""
 
@@ -224,18 +244,138 @@ class ConsolidationFields(BaseModel):
 
     @model_validator(mode="after")
     def _fields_fit_the_operation(self) -> ConsolidationFields:
-        fields = OPERATION_FIELDS[self.operation].model_fields
-        given = {name for name in ConsolidationFields.model_fields if getattr(self, name) is not None}
-        foreign = sorted(given - set(fields) - {"operation"})
-        if foreign:
-            raise ValueError(f"{', '.join(foreign)} do not apply to operation {self.operation!r}")
-        missing = [name for name, info in fields.items() if info.is_required() and name not in given]
-        if missing:
-            raise ValueError(f"operation {self.operation!r} needs {', '.join(missing)}")
-        return self
+        return check_operation_fields(self, ConsolidationFields, OPERATION_FIELDS)
 
     def for_operation(self, model: type[BaseModel]) -> Any:
         """This call as ``model`` (the surface's own argument model of the operation), validated again."""
-        return model.model_validate(
-            {name: getattr(self, name) for name in model.model_fields if getattr(self, name, None) is not None}
-        )
+        return operation_arguments(self, model)
+
+
+# ---------------------------------------------------------------------- metacognition (seed 003 beta.2)
+ClaimKey = Annotated[str, Field(min_length=1, max_length=300)]
+Priority = Literal["low", "medium", "high"]
+ConfidenceOperation = Literal["claim", "trajectory", "reverification", "known_unknowns", "record_known_unknown"]
+CLAIM_KEY_HELP = (
+    "What it is about: <entity_type>:<name> for a memory entity (e.g. fact:launch date), or a stable key of yours."
+)
+UNKNOWN_SOURCES_HELP = (
+    "The events that show the gap (at least one): {seq, hash} objects (this session unless session is given) "
+    "or eventloom:// citations."
+)
+
+
+class RecordKnownUnknownFields(BaseModel):
+    question: str = Field(min_length=1, max_length=1000, description="The question memory cannot answer yet.")
+    reason: str = Field(min_length=1, max_length=2000, description="Why it is unknown (what is missing or unclear).")
+    source_events: list[SourceRef] = Field(min_length=1, max_length=50, description=UNKNOWN_SOURCES_HELP)
+    claim_key: optional(ClaimKey, "The claim it is about. " + CLAIM_KEY_HELP) = None
+    priority: Priority = Field(default="medium", description="low, medium or high.")
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
+
+
+class KnownUnknownsFields(BaseModel):
+    status: Literal["open", "resolved", "all"] = Field(default="open", description="Which ones to list.")
+    as_of: as_of_field("List them") = None
+    limit: int = Field(default=50, ge=0, le=200, description="At most this many (newest first).")
+
+
+class TrajectoryFields(BaseModel):
+    claim_key: ClaimKey = Field(description=CLAIM_KEY_HELP)
+    as_of: as_of_field("Read the trajectory") = None
+
+
+class ReverificationFields(BaseModel):
+    as_of: as_of_field("Report the needs") = None
+    max_age_days: optional(
+        int, "Evidence older than this many days needs a re-check (default 90).", ge=1, le=36_500
+    ) = None
+    include_resolved: bool = Field(default=False, description="Also list resolved requests.")
+    limit: int = Field(default=50, ge=0, le=200, description="At most this many of each list.")
+
+
+class ClaimConfidenceFields(BaseModel):
+    claim_key: ClaimKey = Field(description=CLAIM_KEY_HELP)
+    as_of: as_of_field("Read the claim") = None
+    confidence: optional(float, "Record an assessment point first: your confidence, 0..1.", ge=0.0, le=1.0) = None
+    rationale: optional(str, "With confidence: why.", min_length=1, max_length=2000) = None
+    source_events: optional(
+        list[SourceRef], "With confidence: the events the assessment rests on.", min_length=1, max_length=50
+    ) = None
+    method: str = Field(default="agent_assessment", min_length=1, max_length=120, description="How it was assessed.")
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who assesses it.")
+
+
+CONFIDENCE_OPERATION_FIELDS: dict[str, type[BaseModel]] = {
+    "claim": ClaimConfidenceFields,
+    "trajectory": TrajectoryFields,
+    "reverification": ReverificationFields,
+    "known_unknowns": KnownUnknownsFields,
+    "record_known_unknown": RecordKnownUnknownFields,
+}
+
+
+class ConfidenceFields(BaseModel):
+    """One tool for the confidence and metacognition operations; each takes the fields of its own tool."""
+
+    operation: ConfidenceOperation = Field(
+        description="claim, trajectory, reverification, known_unknowns or record_known_unknown."
+    )
+    claim_key: optional(ClaimKey, "claim / trajectory / record_known_unknown: " + CLAIM_KEY_HELP) = None
+    question: optional(str, "record_known_unknown: the question.", min_length=1, max_length=1000) = None
+    reason: optional(str, "record_known_unknown: why it is unknown.", min_length=1, max_length=2000) = None
+    source_events: optional(
+        list[SourceRef], "record_known_unknown / claim: cited events.", min_length=1, max_length=50
+    ) = None
+    priority: optional(Priority, "record_known_unknown: low, medium or high.") = None
+    confidence: optional(float, "claim: record an assessment point, 0..1.", ge=0.0, le=1.0) = None
+    rationale: optional(str, "claim: why (with confidence).", min_length=1, max_length=2000) = None
+    method: optional(str, "claim: how it was assessed.", min_length=1, max_length=120) = None
+    actor: optional(str, "claim / record_known_unknown: who.", min_length=1, max_length=256) = None
+    status: optional(Literal["open", "resolved", "all"], "known_unknowns: which ones.") = None
+    max_age_days: optional(int, "reverification: age that needs a re-check.", ge=1, le=36_500) = None
+    include_resolved: optional(bool, "reverification: list resolved requests too.") = None
+    as_of: as_of_field("claim / trajectory / reverification / known_unknowns: read memory") = None
+    limit: optional(int, "known_unknowns / reverification: at most this many.", ge=0, le=200) = None
+
+    @model_validator(mode="after")
+    def _fields_fit_the_operation(self) -> ConfidenceFields:
+        return check_operation_fields(self, ConfidenceFields, CONFIDENCE_OPERATION_FIELDS)
+
+    def for_operation(self, model: type[BaseModel]) -> Any:
+        return operation_arguments(self, model)
+
+
+# ---------------------------------------------------------------------- belief-update proposals (seed 002/003 beta.1)
+BeliefPhase = Literal["planning", "execution", "review", "reflection"]
+BeliefStatus = Literal["pending", "accepted", "rejected", "deferred", "conflicted"]
+ProposalId = Annotated[str, Field(min_length=28, max_length=28, pattern=r"^bel_[0-9a-f]{24}$")]
+
+
+class ProposeBeliefFields(BaseModel):
+    claim: str = Field(min_length=1, max_length=2000, description="The belief as it should read after the update.")
+    rationale: str = Field(min_length=1, max_length=2000, description="Why memory's current belief should change.")
+    confidence: float = Field(ge=0.0, le=1.0, description="How sure you are, 0..1.")
+    citations: list[SourceRef] = Field(
+        min_length=1,
+        max_length=50,
+        description="The events the proposal rests on (at least one): {seq, hash} objects or eventloom:// citations.",
+    )
+    phase: BeliefPhase = Field(default="reflection", description="planning, execution, review or reflection.")
+    claim_key: optional(ClaimKey, "The claim it would change. " + CLAIM_KEY_HELP) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who proposes it.")
+
+
+class ReviewBeliefFields(BaseModel):
+    proposal_id: ProposalId = Field(description="The id of the proposal to review (bel_...).")
+    status: Literal["accepted", "rejected", "deferred", "conflicted"] = Field(
+        description="The disposition: accepted, rejected, deferred or conflicted (never a promotion)."
+    )
+    rationale: str = Field(min_length=1, max_length=2000, description="Why.")
+    reviewer: optional(str, "Who reviewed it (when not the actor).", max_length=256) = None
+    actor: str = Field(default="zaxy-reviewer", min_length=1, max_length=256, description="Who records the review.")
+
+
+class BeliefListFields(BaseModel):
+    status: optional(BeliefStatus, "Only proposals in this review state.") = None
+    as_of: as_of_field("List them") = None
+    limit: int = Field(default=50, ge=0, le=200, description="At most this many (newest first).")

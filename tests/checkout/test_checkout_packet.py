@@ -64,6 +64,10 @@ def test_answerability_refresh_when_coverage_is_partial(project: MemoryFabric) -
     packet = project.checkout("kubernetes ingress certificate renewal for billing", session="proj")
     assert packet.quality.answerability in {"refresh_recommended", "ask_user"}
     assert packet.quality.query_coverage < 0.6
+    if packet.quality.answerability == "refresh_recommended":  # seed 003: a broader checkout of the current state
+        action = packet.quality.required_action
+        assert action.tool == "memory_checkout"
+        assert action.query == "current decisions, blockers, and next actions for: " + packet.query
 
 
 def test_warnings_block_answer_from_memory(project: MemoryFabric, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,6 +78,8 @@ def test_warnings_block_answer_from_memory(project: MemoryFabric, monkeypatch: p
     packet = project.checkout("what is the billing db host?", session="proj")
     assert packet.warnings and packet.quality.answerability == "refresh_recommended"
     assert packet.diagnostics.warning_count == len(packet.warnings)
+    assert packet.quality.required_action.tool == "memory_checkout"  # the same checkout, once the lane is back
+    assert packet.quality.required_action.query == packet.query
 
 
 def test_composed_questions_get_a_slot_plan(project: MemoryFabric) -> None:
@@ -86,6 +92,26 @@ def test_composed_questions_get_a_slot_plan(project: MemoryFabric) -> None:
     assert "exact" in packet.quality.missing_slots  # nothing mentions retry_policy
     assert "retry_policy" in packet.quality.suggested_queries
     assert packet.quality.answerability == "refresh_recommended"
+    # seed 003: the required action carries the missing slots and suggested queries (a retried checkout), and
+    # the slot plan is in the diagnostics too
+    action = packet.quality.required_action
+    assert action.tool == "memory_checkout" and action.query == packet.quality.suggested_queries[0]
+    assert action.missing_slots == packet.quality.missing_slots
+    assert action.suggested_queries == packet.quality.suggested_queries
+    assert packet.diagnostics.slot_plan == [slot.model_dump() for slot in packet.quality.slot_plan]
+
+
+def test_guidance_recommends_a_follow_up_checkout_and_retention_names_the_purpose(project: MemoryFabric) -> None:
+    packet = project.checkout("billing db host", session="proj", purpose="security")
+    follow_up = packet.guidance.recommended_checkout  # seed 003: "a recommended follow-up memory_checkout call"
+    assert follow_up["tool"] == "memory_checkout"
+    assert follow_up["arguments"] == {"query": "billing db host", "session_id": "proj"}
+    assert "compaction" in follow_up["reason"]
+    policy = packet.retention.purpose_policy  # seed 003: excluded rows summarised in retention.purpose_policy too
+    assert policy["name"] == "security" and policy["suppressed"] == packet.retention.suppressed_by_purpose
+    assert policy["suppressed"] == packet.diagnostics.purpose_policy["suppressed"]
+    bootstrap = project.checkout("", session="proj").guidance.recommended_checkout
+    assert bootstrap["arguments"]["query"] == "current task, project direction, and recent decisions"
 
 
 def test_guidance_carries_feedback_payloads(project: MemoryFabric) -> None:
@@ -194,3 +220,43 @@ def test_documented_fixture_matches_the_model(tmp_path) -> None:
     packet = CheckoutPacket.model_validate_json(fixture.read_text())
     assert json.loads(fixture.read_text())["current_facts"][0]["entity_name"] == packet.current_facts[0].name
     assert packet.current_facts and packet.provenance and packet.prompt.startswith("# Memory Checkout")
+
+
+def test_inferred_context_reports_counts_trust_and_low_trust_guidance(memory: MemoryFabric) -> None:
+    """Seed 002: inferred context and edge counts, labels, methods, average trust, low-trust guidance."""
+    source = {"name": "task-7", "entity_type": "task"}
+    decision = {"name": "Use Memory Checkout as the model-facing state contract", "entity_type": "decision"}
+    memory.append("s", "task.created", {"task_id": "task-7", "title": "task-7 checkout contract"})
+    cited = memory.append("s", "decision.recorded", {"decision": decision["name"], "topic": "checkout"})
+    memory.append(  # the seed's example edge, with cited evidence
+        "s",
+        "inference.edge.generated",
+        {
+            "source": source,
+            "target": decision,
+            "relation_type": "likely_informed",
+            "confidence": 0.82,
+            "inference_method": "operator_review_v1",
+            "evidence": {"source_event_seq": cited.seq, "source_event_hash": cited.hash, "reason": "confirmed"},
+        },
+    )
+    memory.append(
+        "s",
+        "inference.edge.generated",
+        {
+            "source": source,
+            "target": {"name": "rewrite the planner", "entity_type": "decision"},
+            "relation_type": "maybe_blocked",
+            "confidence": 0.4,
+            "inference_method": "unknown",
+            "evidence": {"source_event_seq": 99, "reason": "a guess"},  # no hash: uncited
+        },
+    )
+    packet = memory.checkout("task-7 checkout contract", session="s")
+    inferred = packet.diagnostics.inferred_context
+    assert inferred["edge_count"] == 2 and inferred["context_count"] >= 1
+    assert inferred["relation_labels"] == ["likely_informed", "maybe_blocked"]
+    assert inferred["methods"] == ["operator_review_v1", "unknown"]
+    assert inferred["uncited"] == 1 and inferred["low_trust"] == 1
+    assert inferred["average_trust"] == round((0.82 * 1.0 + 0.4 * (0.5 + 0.5 / 3)) / 2, 4)
+    assert any("low trust" in line for line in packet.guidance.trust)

@@ -36,7 +36,11 @@ def test_backend_option_selects_postgres_and_migrate_is_idempotent(postgres_back
     assert {record["component"] for record in body["migrations"]} == {"eventloom", "projection"}
     assert set(body["features"]) == {"pg_trgm", "pgvector"}
     code, body = run_zaxy_json("backend", "migrate", "--backend", postgres_backend.dsn, env=schema_only)
-    assert code == 0 and body["applied"] == ["0001_events_and_session_heads", "0001_graph_tables"]
+    assert code == 0 and body["applied"] == [
+        "0001_events_and_session_heads",
+        "0001_graph_tables",
+        "0002_seed_provenance_backbone",
+    ]
     assert body["status"]["schema_ok"]
     code, body = run_zaxy_json("backend", "migrate", "--backend", postgres_backend.dsn, env=schema_only)
     assert code == 0 and body["applied"] == []

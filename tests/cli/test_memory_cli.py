@@ -69,3 +69,21 @@ def test_demo_checks_out_the_current_fact_and_excludes_the_superseded_one(tmp_pa
 def test_serve_refuses_an_unknown_profile(tmp_path: Path) -> None:
     result = run_zaxy("serve", "--profile", "huge", "--eventloom-path", str(tmp_path / "loom"))
     assert result.returncode == 2 and "profile" in result.stderr
+
+
+def test_append_with_subject_and_predicate_supersedes_from_the_cli(tmp_path: Path) -> None:
+    """Issue 17: `--subject` alone cannot state which property changed; `--predicate` makes subject + predicate
+    the fact's identity, so the newer host supersedes the older one."""
+    root = ["--eventloom-path", str(tmp_path / "loom"), "-s", "proj"]
+    fact = ["--subject", "billing db", "--predicate", "host"]
+    code, old = run_zaxy_json("memory", "append", "db-old.internal", *fact, *root)
+    assert code == 0, old
+    code, new = run_zaxy_json("memory", "append", "db-new.internal", *fact, *root)
+    assert code == 0 and new["event"]["payload"]["predicate"] == "host"
+    code, packet = run_zaxy_json("memory", "checkout", "which host is the billing db on?", *root)
+    assert code == 0
+    hosts = [fact["citation"] for fact in packet["current_facts"] if fact["name"] == "billing db host"]
+    assert hosts == [new["citation"]] and old["citation"] not in packet["prompt"]
+    assert packet["retention"]["superseded_excluded"] >= 1
+    code, bad = run_zaxy_json("memory", "append", "x", "--predicate", "host", *root)
+    assert code == 2 and bad["error"]["field"] == "--predicate"

@@ -39,8 +39,10 @@ def test_cognitive_features_on_each_backend(backend, tmp_path: Path) -> None:
         assert [p["candidate_type"] for p in proposed["proposals"]] == ["episode", "procedure"]
         procedure = proposed["proposals"][1]["candidate_id"]
         memory.consolidation_review("a", procedure, decision="accepted", rationale="our loop")
-        stable = [f for f in memory.checkout("", session="a").current_facts if f.entity_type == "procedure"]
-        assert [(f.review_status, f.authority_status) for f in stable] == [("accepted", "non_authoritative")]
+        packet = memory.checkout("", session="a")
+        assert not [f for f in packet.current_facts if f.entity_type == "procedure"]  # a disposition, no promotion
+        reviewed = [f for f in packet.reviewed_memory if f.entity_type == "procedure"]
+        assert [(f.review_status, f.authority_status) for f in reviewed] == [("accepted", "non_authoritative")]
         mined = memory.mine_procedures(min_support=2)
         assert mined["created"] == 1 and mined["procedures"][0]["steps"] == ["read_file", "edit .py", "$ pytest"]
         assert memory.consolidation_status("a", include_candidates=False)["accepted"] == 1

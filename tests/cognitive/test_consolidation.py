@@ -34,8 +34,10 @@ def _by_type(memory: MemoryFabric, session: str) -> dict[str, dict]:
 
 
 def _stable(memory: MemoryFabric, session: str, **kwargs) -> list:
+    """Reviewed memory in the packet; never among its current facts (acceptance is a disposition, not a promotion)."""
     packet = memory.checkout(kwargs.pop("query", ""), session=session, **kwargs)
-    return [fact for fact in packet.current_facts if fact.entity_type in REVIEWED]
+    assert not [fact for fact in packet.current_facts if fact.entity_type in REVIEWED]
+    return [fact for fact in packet.reviewed_memory if fact.entity_type in REVIEWED]
 
 
 def test_candidate_contract_requires_citations_and_forbids_authority(memory: MemoryFabric) -> None:
@@ -96,6 +98,7 @@ def test_propose_from_log_types_sources_and_determinism(memory: MemoryFabric, tm
     _write(memory, "w")
     result = memory.consolidation_propose_from_log("w", window_size=8)
     assert [s["first_seq"] for s in result["segments"]] == [2] and result["segments"][0]["closed"]
+    assert result["segments"][0]["segment_id"] == "segment:w:000002-000008"  # seed 001's segment id
     assert [p["candidate_type"] for p in result["proposals"]] == ["episode", "claim", "procedure"]
     assert result["created"] == 3
     procedure = _by_type(memory, "w")["procedure"]
@@ -154,7 +157,7 @@ def test_review_gate_and_the_stable_tier(memory: MemoryFabric) -> None:
     memory.consolidation_review("w", episode["candidate_id"], decision="deferred", rationale="later")
     stable = _stable(memory, "w")
     assert [(f.name, f.tier, f.review_status, f.authority_status) for f in stable] == [
-        (procedure["title"], 1, "accepted", "non_authoritative")
+        (procedure["title"], 2, "accepted", "non_authoritative")
     ]
     prompt = memory.checkout("", session="w").prompt
     assert f"- [procedure, accepted, non-authoritative] {procedure['title']}" in prompt

@@ -1,4 +1,4 @@
-"""The runnable example at the top of docs/cognitive.md runs as written."""
+"""The runnable examples of docs/cognitive.md run as written."""
 
 from __future__ import annotations
 
@@ -16,3 +16,21 @@ def test_cognitive_doc_example_runs(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "[procedure, accepted, non-authoritative] Rotate the CI token, then redeploy" in result.stdout
+
+
+def test_metacognition_doc_example_runs(tmp_path: Path) -> None:
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    section = text.split("## Metacognition", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0.3"
+
+
+def test_belief_update_doc_example_runs(tmp_path: Path) -> None:
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    section = text.split("## Belief-update proposals", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"

@@ -80,5 +80,7 @@ def test_mine_procedures_proposes_review_pending_candidates_citing_traces(memory
     bootstrap = memory.checkout("", session="procedures", scope=["procedures"])
     assert not [f for f in bootstrap.current_facts if f.entity_type == "procedure"]  # pending: not memory yet
     memory.consolidation_review("procedures", longest["candidate_id"], decision="accepted", rationale="our workflow")
-    stable = [f for f in memory.checkout("", session="procedures").current_facts if f.entity_type == "procedure"]
-    assert [(f.name, f.authority_status) for f in stable] == [(longest["title"], "non_authoritative")]
+    packet = memory.checkout("", session="procedures")
+    assert not [f for f in packet.current_facts if f.entity_type == "procedure"]  # a disposition, no promotion
+    reviewed = [f for f in packet.reviewed_memory if f.entity_type == "procedure"]
+    assert [(f.name, f.authority_status) for f in reviewed] == [(longest["title"], "non_authoritative")]

@@ -24,8 +24,8 @@ def main() -> None:
     if point == "after-truncate":
         original = jsonl_file.SessionFile._recover_torn_tail
 
-        def recover(self, fd, size):  # type: ignore[no-untyped-def]
-            original(self, fd, size)
+        def recover(self, fd, size, cut):  # type: ignore[no-untyped-def]
+            original(self, fd, size, cut)
             _die()
 
         jsonl_file.SessionFile._recover_torn_tail = recover  # type: ignore[method-assign]

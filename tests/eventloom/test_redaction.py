@@ -39,7 +39,7 @@ def test_ordinary_key_names(key: str) -> None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("use sk-abcdefghijklmnopqrstuvwx now", "openai_key"),
+        ("use sk-abc1defghijklmnopqrstuvwx now", "openai_key"),
         ("AKIAIOSFODNN7EXAMPLE", "aws_access_key_id"),
         (f"token {JWT}", "jwt"),
         (PEM, "private_key"),

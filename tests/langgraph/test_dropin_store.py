@@ -55,11 +55,12 @@ def test_key_order_survives_reopen_and_another_process(eventloom: Path) -> None:
 
 def test_values_of_many_megabytes_round_trip(eventloom: Path) -> None:
     value = big_value(3)
-    value["api_key"] = "hunter2-secret"  # redacted as a whole before it is cut into chunks
+    value["api_key"] = "hunter2-secret"  # key names never change a value (the store's `values` redaction policy)
+    value["dsn"] = "postgres://app:hunter2-secret@db/shop"  # a secret shape: redacted whole, before chunking
     with ZaxyStore.from_path(eventloom) as store:
         store.put(("big",), "report", value)
         stored = store.get(("big",), "report").value
-    expected = {**value, "api_key": "[REDACTED]"}
+    expected = {**value, "dsn": "postgres://app:[REDACTED:url_credentials]@db/shop"}
     assert stored == expected and list(stored) == list(expected)
     with ZaxyStore.from_path(eventloom) as store:
         assert store.get(("big",), "report").value == expected
@@ -68,7 +69,7 @@ def test_values_of_many_megabytes_round_trip(eventloom: Path) -> None:
         assert max(len(json.dumps(e.payload)) for e in events) < 1024 * 1024
         put = events[-1].payload
         assert put["value_chunks"]["parts"] == len(events) - 1 and put["text"].startswith('{"title":"report"')
-        assert "hunter2" not in "".join(json.dumps(e.payload) for e in events)
+        assert "app:hunter2" not in "".join(json.dumps(e.payload) for e in events)
     _remove_derived(eventloom)
     assert json.loads(_read_in_child(eventloom, ("big",), "report")) == expected
 

@@ -103,7 +103,9 @@ def test_checkout_runs_once_per_user_message_unless_every_call(fabric: MemoryFab
 
 def test_capture_records_turns_and_tool_results_once_and_rerunning_a_step_adds_nothing(fabric: MemoryFabric) -> None:
     def tool_user(messages: Sequence[BaseMessage]) -> AIMessage:
-        return AIMessage("", tool_calls=[{"name": "lookup", "args": {"key": "db", "token": "x"}, "id": "call-1"}])
+        return AIMessage(
+            "", tool_calls=[{"name": "lookup", "args": {"key": "db", "token": "t0k-9f8e7d6c"}, "id": "call-1"}]
+        )
 
     saver = InMemorySaver()
     graph, _ = build(fabric, tool_user, checkpointer=saver)

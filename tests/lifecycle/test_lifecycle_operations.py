@@ -66,20 +66,71 @@ def test_subagent_cleanup_closes_or_hands_over_open_tasks(fabric) -> None:
         fabric.subagent_cleanup("main", subagent_id="h", status="exploded", summary="ok")
 
 
-def test_skill_lifecycle_versions_reinforces_and_retires(fabric) -> None:
-    fabric.record_skill("s", "registered", "release", description="tag, build, publish", version="1")
-    fabric.record_skill("s", "updated", "release", description="tag, build, sign, publish", version="2")
-    fabric.record_skill("s", "invoked", "release", outcome="success")
-    fabric.record_skill("s", "invoked", "release", outcome="failure", note="registry down")
+def test_skill_lifecycle_follows_the_seed(fabric) -> None:
+    run = fabric.append("s", "command.completed", {"command": "make release", "exit_code": 0})
+    key = entity_key("s", "skill", "release")
+    fabric.record_skill(
+        "s",
+        "proposed",
+        "release",
+        summary="Cut a release",
+        procedure=["tag", "build", "publish"],
+        applicability="tagged commits on main",
+        citations=[run.citation],
+        failure_modes=["registry down"],
+        rollback="yank the release",
+    )
+    fabric.record_skill("s", "validated", "release")
+    fabric.record_skill("s", "revised", "release", version="2", procedure=["tag", "build", "sign", "publish"])
+    fabric.record_skill("s", "applied", "release", task="release 1.4")
+    fabric.record_skill("s", "outcome_recorded", "release", success_score=0.9, feedback="shipped")
+    fabric.record_skill("s", "outcome_recorded", "release", success_score=0.2, feedback="registry down")
+    fabric.project(["s"])
+    catalog = fabric.projector.catalog
+    current = catalog.current(key).properties
+    assert (current["status"], current["version"], current["supersedes_version"]) == ("revised", "2", "1")
+    assert current["procedure"] == ["tag", "build", "sign", "publish"]  # carried: applicability, citations, ...
+    assert (current["applicability"], current["citations"], current["rollback"]) == (
+        "tagged commits on main",
+        [run.citation],
+        "yank the release",
+    )
+    assert [v.properties["status"] for v in catalog.history(key)] == [
+        "proposed",
+        "validated",
+        "revised",
+    ]
+    assert (catalog.feedback(key).positive, catalog.feedback(key).negative) == (1, 1)
+    fabric.record_skill("s", "contradicted", "release", contradiction_reason="signing broke the mirror")
+    fabric.record_skill("s", "deprecated", "release", reason="replaced by CI")
+    fabric.project(["s"])
+    assert catalog.current(key).properties["status"] == "deprecated"
+    assert catalog.history(key)[-2].properties["contradiction_reason"] == "signing broke the mirror"
+    for action, fields, field in (
+        ("validated", {}, "skill_id"),  # unknown skill
+        ("registered", {"summary": "x"}, "action"),  # the earlier action names are not written any more
+        ("revised", {"version": "2"}, "version"),  # not a new version
+        ("contradicted", {}, "contradiction_reason"),
+        ("outcome_recorded", {}, "success_score"),
+        ("proposed", {"summary": "x", "citations": ["eventloom://s/events/99#000000000000"]}, "citations[0]"),
+    ):
+        with pytest.raises((InvalidRequestError, NotFoundError)) as info:
+            fabric.record_skill("s", action, "nope" if field == "skill_id" else "release", **fields)
+        assert info.value.field == field, action
+
+
+def test_earlier_skill_logs_replay_as_before(fabric) -> None:
+    """skill.registered / invoked / updated / retired (written before the seed's lifecycle) still project."""
+    log = fabric.log
+    log.append("s", "skill.registered", {"skill": "release", "description": "tag, build, publish", "version": "1"})
+    log.append("s", "skill.updated", {"skill": "release", "description": "tag, build, sign, publish", "version": "2"})
+    log.append("s", "skill.invoked", {"skill": "release", "outcome": "success"})
+    log.append("s", "skill.invoked", {"skill": "release", "outcome": "failure", "note": "registry down"})
     fabric.project(["s"])
     catalog = fabric.projector.catalog
     key = entity_key("s", "skill", "release")
     assert catalog.current(key).properties["version"] == "2" and len(catalog.history(key)) == 2
     assert (catalog.feedback(key).positive, catalog.feedback(key).negative) == (1, 1)
-    fabric.record_skill("s", "retired", "release", note="replaced by CI")
+    log.append("s", "skill.retired", {"skill": "release", "note": "replaced by CI"})
     fabric.project(["s"])
     assert catalog.current(key) is None
-    with pytest.raises(NotFoundError):
-        fabric.record_skill("s", "invoked", "release")
-    with pytest.raises(InvalidRequestError):
-        fabric.record_skill("s", "updated", "release", outcome="success")

@@ -25,15 +25,16 @@ VOLATILE_NUMBERS = {"took_ms", "took_us", "duration_ms", "pid", "owner_pid"}
 async def _responses(root: Path) -> dict[str, Any]:
     app = make_app(root, profile="full", capture=False)
     calls: list[tuple[str, str, dict[str, Any]]] = [
-        ("memory_append", "memory_append", {"type": "fact.asserted", "payload": {"key": "db", "fact": "db is MySQL"}}),
+        ("memory_append", "memory_append",
+         {"event_type": "fact.asserted", "payload": {"key": "db", "fact": "db is MySQL"}}),
         ("memory_checkout", "memory_checkout", {"query": "which db?", "max_tokens": 600}),
         ("memory_append (superseding)", "memory_append",
-         {"type": "fact.asserted", "payload": {"key": "db", "fact": "db is Postgres 16"}}),
+         {"event_type": "fact.asserted", "payload": {"key": "db", "fact": "db is Postgres 16"}}),
         ("memory_checkout (after supersession)", "memory_checkout", {"query": "which db?", "max_tokens": 600}),
-        ("memory_query", "memory_query", {"query": "db", "k": 3, "include_superseded": True}),
+        ("memory_query", "memory_query", {"query": "db", "limit": 3, "include_superseded": True}),
         ("memory_feeling_of_knowing", "memory_feeling_of_knowing", {"query": "which db do we run?"}),
         ("context_after_turn", "context_after_turn",
-         {"user_text": "move to Postgres", "assistant_text": "Done.", "tools_used": [{"name": "Edit"}]}),
+         {"role": "user", "content": "move to Postgres"}),
         ("error: invalid_request", "memory_checkout", {"query": "x", "max_tokens": 10}),
         ("error: unknown_tool", "memory_forget_everything", {}),
     ]  # fmt: skip

@@ -51,6 +51,20 @@ def _keep(**paths: str) -> Callable[[dict[str, Any], Context], None]:
     return keep
 
 
+def _checked_out(response: dict[str, Any], ctx: Context) -> None:
+    assert response["prompt"].startswith("# Memory Checkout")
+    assert response["guidance"]["recommended_checkout"]["tool"] == "memory_checkout"
+    ctx["feedback"] = response["guidance"]["feedback"]["payloads"][0]
+
+
+def _retry_checkout(response: dict[str, Any], ctx: Context) -> None:
+    quality = response["quality"]
+    assert quality["answerability"] == "refresh_recommended", quality
+    action = quality["required_action"]
+    assert action["tool"] == "memory_checkout" and "exact" in action["missing_slots"], action
+    assert action["query"] in action["suggested_queries"]
+
+
 def _explained(response: dict[str, Any], ctx: Context) -> None:
     (edge,) = response["results"]
     assert edge["method"] == "explicit_outcome_explanation_v1", edge  # seed 000 task 3
@@ -74,6 +88,130 @@ def _cleaned_event(replay: dict[str, Any]) -> None:
 def _cleaned(response: dict[str, Any], ctx: Context) -> None:
     assert response["handoff"]["integrity_status"] == "verified"
     assert response["cleaned_event"].startswith(f"eventloom://{SUBAGENT}/")
+
+
+MISSION = "seed-mission"
+_IN_MISSION = {"mission_id": MISSION}
+
+
+def _finding(response: dict[str, Any], ctx: Context) -> None:
+    assert (response["review_status"], response["authority_status"]) == ("pending", "non_authoritative")
+    ctx["finding_id"] = response["finding_id"]
+
+
+def _accepted_state(response: dict[str, Any], ctx: Context) -> None:
+    assert [row["finding_id"] for row in response["accepted_state"]] == [ctx["finding_id"]]
+    assert response["purpose"]["preset"] == "coordinate"
+
+
+COORDINATE_ROWS: tuple[Row, ...] = (
+    # --- seed 003: Coordinate (issue 21) ---------------------------------------------------------------------
+    Row(
+        "coordination_start",
+        "coordination_start",
+        {**_IN_MISSION, "title": "Seed mission", "objective": "Exercise the seed tools", "reviewers": ["sre"]},
+        ("mission_id", "session", "citation"),
+    ),
+    Row(
+        "coordination_worker_create",
+        "coordination_worker_create",
+        {**_IN_MISSION, "worker_id": "w1", "purpose": "look"},
+        ("worker_session", "citation"),
+    ),
+    Row(
+        "coordination_assign",
+        "coordination_assign",
+        {**_IN_MISSION, "worker_id": "w1", "task": "Find the cause"},
+        ("assignment_id", "citation"),
+    ),
+    Row(
+        "coordination_report_finding (pending, non-authoritative)",
+        "coordination_report_finding",
+        {**_IN_MISSION, "worker_id": "w1", "subject": "cause", "claim": "pool exhausted", "confidence": 0.8},
+        ("finding_id", "review_status", "authority_status", "citation"),
+        check=_finding,
+    ),
+    Row(
+        "coordination_review_finding",
+        "coordination_review_finding",
+        lambda ctx: {
+            **_IN_MISSION,
+            "finding_id": ctx["finding_id"],
+            "status": "accepted",
+            "rationale": "checked",
+            "reviewer": "sre",
+        },
+        ("status", "citation"),
+    ),
+    Row(
+        "coordination_promote",
+        "coordination_promote",
+        lambda ctx: {**_IN_MISSION, "finding_id": ctx["finding_id"], "promoted_by": "sre"},
+        ("authority_status", "citation"),
+    ),
+    Row(
+        "coordination_merge_brief",
+        "coordination_merge_brief",
+        _IN_MISSION,
+        ("findings.promoted[]", "counts", "conflicts", "workers[]"),
+    ),
+    Row(
+        "coordination_checkout (promoted parent state by default)",
+        "coordination_checkout",
+        _IN_MISSION,
+        ("prompt", "accepted_state[]", "purpose", "diagnostics.accepted_count"),
+        check=_accepted_state,
+    ),
+    Row(
+        "coordination_performance_ledger",
+        "coordination_performance_ledger",
+        _IN_MISSION,
+        ("workers[].accepted_rate", "workers[].missing_evidence", "workers[].test_backed_rate"),
+    ),
+    Row(
+        "coordination_handoff (handoff_id, handoff_event_ref)",
+        "coordination_handoff",
+        {**_IN_MISSION, "summary": "Raise the pool", "next_steps": ["watch"], "risks": ["load"]},
+        ("handoff_id", "handoff_event_ref.seq", "handoff_event_ref.hash"),
+        keep=_keep(handoff_id="handoff_id"),
+    ),
+    Row(
+        "coordination_proof_trace (handoff_id)",
+        "coordination_proof_trace",
+        lambda ctx: {**_IN_MISSION, "handoff_id": ctx["handoff_id"]},
+        ("steps[]", "claims[]", "verified", "handoff.handoff_event_ref"),
+        check=lambda r, ctx: _verified(r),
+    ),
+    Row(
+        "coordination_report_finding (a second one, for the approval round trip)",
+        "coordination_report_finding",
+        {**_IN_MISSION, "worker_id": "w1", "subject": "cache", "claim": "cache cold"},
+        ("finding_id",),
+        keep=_keep(second_id="finding_id"),
+    ),
+    Row(
+        "coordination_approval_packet (packet_id, items)",
+        "coordination_approval_packet",
+        _IN_MISSION,
+        ("packet_id", "items[]"),
+        keep=_keep(packet_id="packet_id"),
+    ),
+    Row(
+        "coordination_apply_approval (decisions as review events, promote only where asked)",
+        "coordination_apply_approval",
+        lambda ctx: {
+            **_IN_MISSION,
+            "packet_id": ctx["packet_id"],
+            "actor": "sre",
+            "decisions": [{"finding_id": ctx["second_id"], "status": "accepted", "rationale": "ok", "promote": True}],
+        },
+        ("reviews[]", "promotions[]"),
+    ),
+)
+
+
+def _verified(response: dict[str, Any]) -> None:
+    assert response["verified"] is True
 
 
 ROWS: tuple[Row, ...] = (
@@ -163,16 +301,39 @@ ROWS: tuple[Row, ...] = (
             "quality.answerability",
             "quality.confidence",
             "quality.reasons",
+            "quality.required_action",
             "guidance.feedback.tool",
             "guidance.feedback.payloads[].entity_name",
             "guidance.feedback.payloads[].entity_type",
             "guidance.feedback.payloads[].feedback",
             "guidance.feedback.payloads[].actor",
             "guidance.feedback.payloads[].citation",
+            "guidance.trust",
+            "guidance.ignore",
+            "guidance.recommended_checkout.tool",
+            "guidance.recommended_checkout.arguments.query",
+            "diagnostics.purpose_policy.suppressed",
+            "diagnostics.inferred_context",
+            "retention.purpose_policy.suppressed",
             "purpose.expected_action",
             "prompt",
         ),
-        check=lambda r, ctx: ctx.update(feedback=r["guidance"]["feedback"]["payloads"][0]),
+        check=_checked_out,
+    ),
+    Row(
+        "memory_checkout: a composed question with a missing slot (slot_plan, missing_slots, suggested_queries)",
+        "memory_checkout",
+        {"query": 'how many tests failed in the pytest run, and which file sets "retry_policy"?', "limit": 5},
+        (
+            "diagnostics.slot_plan[].slot",
+            "diagnostics.slot_plan[].satisfied",
+            "quality.required_action.tool",
+            "quality.required_action.query",
+            "quality.required_action.reason",
+            "quality.required_action.missing_slots",
+            "quality.required_action.suggested_queries",
+        ),
+        check=_retry_checkout,
     ),
     Row(
         "memory_query (query, temporal_filter, limit)",
@@ -340,6 +501,9 @@ ROWS: tuple[Row, ...] = (
         "memory_consolidation_propose_from_log",
         {"session_id": SESSION, "actor": "zaxy-consolidation", "purpose": "coding", "limit": 5, "max_events": 100},
         ("session_id", "segment_count", "candidate_count", "events"),
+        check=lambda r, ctx: (
+            all(s["segment_id"].startswith(f"segment:{SESSION}:") for s in r["segments"]) or pytest.fail(r["segments"])
+        ),  # seed 001: segment:<session>:<first seq>-<last seq>
     ),
     Row(
         "memory_consolidation_review (candidate_id, status, rationale, session_id, actor)",
@@ -359,6 +523,37 @@ ROWS: tuple[Row, ...] = (
         "memory_consolidation_status",
         {"session_id": SESSION},
         ("pending", "accepted", "rejected", "conflicted", "stale", "superseded", "valid_to_closed"),
+    ),
+    Row(
+        "memory_checkout: consolidation and causal diagnostics (seeds 000, 001, 003)",
+        "memory_checkout",
+        {"query": "why did command:pytest cause the test failure?", "limit": 8},
+        tuple(
+            f"diagnostics.consolidation_candidates.{name}"
+            for name in (
+                "candidate_count",
+                "candidate_types",
+                "pending_count",
+                "accepted_count",
+                "rejected_count",
+                "conflicted_count",
+                "stale_count",
+                "superseded_count",
+                "valid_to_count",
+                "authority_status",
+            )
+        )
+        + tuple(
+            f"diagnostics.causal_context.{name}"
+            for name in (
+                "context_count",
+                "edge_count",
+                "relation_types",
+                "methods",
+                "average_trust",
+                "authority_status",
+            )
+        ),
     ),
     Row(
         "memory_consolidation (operation, ...)",
@@ -383,7 +578,20 @@ ROWS: tuple[Row, ...] = (
             "rollback": "Revert the test commit.",
         },
         ("event", "type", "skill_id", "version", "status"),
-        pending="seeds (issue 16, skills lifecycle piece)",
+    ),
+    Row(
+        "memory_skill: outcome_recorded (success_score, feedback, evidence)",
+        "memory_skill",
+        {
+            "action": "outcome_recorded",
+            "skill_id": "python-test-first",
+            "task": "fix tests",
+            "success_score": 0.9,
+            "feedback": "the failing test caught the bug",
+            "evidence": "pytest passed after the fix",
+        },
+        ("event", "type", "version"),
+        check=lambda r, ctx: r["type"] == "skill.outcome_recorded" or pytest.fail(r),
     ),
     Row(
         "context_after_turn (role, content)",
@@ -411,49 +619,84 @@ ROWS: tuple[Row, ...] = (
         ("events[]",),
         check=lambda r, ctx: _cleaned_event(r),
     ),
+    # --- seed 003 beta.2: metacognition (issue 20) -----------------------------------------------------------
+    Row(
+        "memory_record_known_unknown (question, reason, source_events, claim_key)",
+        "memory_record_known_unknown",
+        lambda ctx: {
+            "question": "Which runner does the nightly job use?",
+            "reason": "the nightly config is not in memory",
+            "source_events": [{"seq": ctx["failure_seq"], "hash": ctx["failure_hash"]}],
+            "claim_key": "fact:ci runner",
+            "session_id": SESSION,
+        },
+        ("unknown_id", "citation", "status", "authority_status"),
+        check=lambda r, ctx: (r["status"], r["authority_status"]) == ("open", "non_authoritative") or pytest.fail(r),
+    ),
+    Row(
+        "memory_known_unknowns (session_id)",
+        "memory_known_unknowns",
+        {"session_id": SESSION},
+        ("items[].question", "items[].status", "items[].citation", "open_count"),
+    ),
+    Row(
+        "memory_claim_confidence (claim_key; with an assessment point)",
+        "memory_claim_confidence",
+        lambda ctx: {
+            "claim_key": "fact:ci runner",
+            "confidence": 0.6,
+            "rationale": "one source",
+            "source_events": [ctx["failure_citation"]],
+        },
+        ("claim_key", "current_facts", "assessed_confidence", "supported", "doubts", "recorded"),
+    ),
+    Row(
+        "memory_confidence_trajectory (claim_key)",
+        "memory_confidence_trajectory",
+        {"claim_key": "fact:ci runner"},
+        ("points[].confidence", "points[].citation", "current_confidence", "trend"),
+    ),
+    Row(
+        "memory_reverification_needs (session_id)",
+        "memory_reverification_needs",
+        {"session_id": SESSION},
+        ("requests", "derived", "conflict_clusters", "authority_status"),
+    ),
+    Row(
+        "memory_confidence (operation, ...)",
+        "memory_confidence",
+        {"operation": "trajectory", "claim_key": "fact:ci runner"},
+        ("operation", "points[].confidence"),
+    ),
+    Row(
+        "memory_propose_belief_update (claim, rationale, confidence, citations, phase)",
+        "memory_propose_belief_update",
+        lambda ctx: {
+            "claim": "CI runs on m6 instances",
+            "rationale": "the failing run's log names m6",
+            "confidence": 0.55,
+            "citations": [ctx["failure_citation"]],
+            "phase": "reflection",
+        },
+        ("proposal_id", "citation", "review_status", "authority_status", "proposal.claim", "proposal.citations"),
+        check=lambda r, ctx: (
+            (r["review_status"], r["authority_status"]) == ("pending", "non_authoritative") or pytest.fail(r)
+        ),
+    ),
     # --- tools of other open issues: one row each, enabled when they land -----------------------------------
     *(
         Row(f"{name} (another issue)", name, pending=issue)
         for issue, names in (
-            ("synthesis (memory_synthesis_*)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
+            ("issue 20 (synthesis)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
             (
                 "issue 20 (metacognition, belief updates, procedures planning)",
-                (
-                    "memory_record_known_unknown",
-                    "memory_known_unknowns",
-                    "memory_confidence_trajectory",
-                    "memory_reverification_needs",
-                    "memory_claim_confidence",
-                    "memory_confidence",
-                    "memory_plan_from_procedures",
-                    "memory_propose_belief_update",
-                ),
+                ("memory_plan_from_procedures",),
             ),
-            (
-                "issue 21 (Coordinate)",
-                tuple(
-                    f"coordination_{verb}"
-                    for verb in (
-                        "start",
-                        "worker_create",
-                        "assign",
-                        "report_finding",
-                        "merge_brief",
-                        "checkout",
-                        "performance_ledger",
-                        "approval_packet",
-                        "apply_approval",
-                        "review_finding",
-                        "promote",
-                        "handoff",
-                        "record_synthesis_artifact",
-                        "proof_trace",
-                    )
-                ),
-            ),
+            ("synthesis (memory_synthesis_*, which it binds to)", ("coordination_record_synthesis_artifact",)),
         )
         for name in names
     ),
+    *COORDINATE_ROWS,
 )
 
 SEED_TOOLS = sorted({row.tool for row in ROWS})

@@ -206,12 +206,13 @@ async def _lifecycle_scenario(app) -> None:
         bootstrap = await ok(client, "memory_bootstrap", {})
         assert "T9" in bootstrap["prompt"]
 
-        await ok(client, "memory_skill", {"action": "registered", "skill": "deploy", "description": "make deploy"})
-        await ok(client, "memory_skill", {"action": "invoked", "skill": "deploy", "outcome": "success"})
-        await ok(client, "memory_skill", {"action": "retired", "skill": "deploy"})
-        gone = await error(client, "memory_skill", {"action": "invoked", "skill": "deploy"})
+        await ok(client, "memory_skill", {"action": "proposed", "skill": "deploy", "description": "make deploy"})
+        applied = await ok(client, "memory_skill", {"action": "applied", "skill_id": "deploy", "task": "T9"})
+        assert (applied["type"], applied["version"]) == ("skill.applied", "1")
+        await ok(client, "memory_skill", {"action": "deprecated", "skill_id": "deploy", "reason": "CI does it"})
+        gone = await error(client, "memory_skill", {"action": "applied", "skill_id": "nothing"})
         assert gone["code"] == "not_found"
-        needs_description = await error(client, "memory_skill", {"action": "registered", "skill": "x"})
-        assert needs_description["field"] == "description"
+        needs_summary = await error(client, "memory_skill", {"action": "proposed", "skill_id": "x"})
+        assert needs_summary["field"] == "summary"
         hits = await ok(client, "memory_verbatim", {"query": "raise the cap"})
         assert turn["recorded"][0] in [hit["citation"] for hit in hits["hits"]]

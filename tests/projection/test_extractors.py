@@ -59,8 +59,14 @@ def test_task_links_observations() -> None:
     edit = builtin_features().extractors.extract(
         envelope("file.edit.applied", {"path": "src/a.py", "operation": "edit", "task_id": "T-9"})
     )
-    assert [r.relation_type for r in edit.relations] == ["observed_file_edit"]
-    assert edit.entities[-1].source_path == "src/a.py"
+    assert [r.relation_type for r in edit.relations] == ["edited_file", "observed_file_edit"]
+    file, observation = edit.entities[-2:]
+    assert (file.entity_type, file.source_path, observation.entity_type) == ("file", "src/a.py", "file_edit")
+    assert edit.relations[1].target.name == observation.name  # the task observed the edit (seed 002)
+    camel = builtin_features().extractors.extract(
+        envelope("command.completed", {"command": "make", "exit_code": 0, "taskId": "T-9"})
+    )
+    assert [(r.source.name, r.relation_type) for r in camel.relations] == [("T-9", "observed_command")]
     call = builtin_features().extractors.extract(
         envelope("tool.call.completed", {"tool": "grep", "argument_keys": ["pattern"], "task_id": "T-9"})
     )

@@ -95,18 +95,29 @@ def test_sources_and_typed_edges(graph_fabric: MemoryFabric) -> None:
     )
     fabric.append("s", "file.edit.applied", {"path": "docs/guide.md", "operation": "edit", "task_id": "T-1"})
     graph = graph_tables(fabric)
-    versions, sources = by_id(graph["Entity"]), by_id(graph["Source"])
+    versions, sources, events = by_id(graph["Entity"]), by_id(graph["Source"]), by_id(graph["Event"])
     cites = [
         (versions[c["from"]]["entity_type"], sources[c["to"]]["path"], c["line_start"], c["line_end"], c["checksum"])
         for c in graph["CITES_SOURCE"]
+        if c["from"] in versions
     ]
     assert ("document_chunk", "docs/guide.md", 1, 12, "c0ffee") in cites
+    assert all(c["source_event_seq"] is not None for c in graph["CITES_SOURCE"])
+    event_cites = [
+        (events[c["from"]]["type"], sources[c["to"]]["path"], c["line_start"], c["line_end"])
+        for c in graph["CITES_SOURCE"]
+        if c["from"] in events
+    ]  # the events cite the source too (seed 002)
+    assert event_cites == [
+        ("document.chunk", "docs/guide.md", 1, 12),
+        ("file.edit.applied", "docs/guide.md", None, None),
+    ]
     assert len(graph["Source"]) == 1
     typed = [
         (versions[r["from"]]["name"], versions[r["to"]]["name"], r["inferred"], r["confidence"], r["inference_method"])
         for r in graph["OBSERVED_FILE_EDIT"]
     ]
-    assert typed == [("T-1", "docs/guide.md", False, 1.0, "deterministic")]
+    assert typed == [("T-1", "docs/guide.md edit #2", False, 1.0, "deterministic")]
     assert [r["relation_type"] for r in graph["RELATES"]].count("observed_file_edit") == 1
 
 

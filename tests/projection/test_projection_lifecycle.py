@@ -257,9 +257,10 @@ def test_erase_replays_the_session_and_an_erasure_record_reaches_other_stores(tm
             k: before[k] for k in ("entities", "edges", "sessions")
         }
         assert fabric.projection_digest() == digest
-        fabric.append("a", "eventloom.erased", {"ranges": [{"from_seq": 3, "to_seq": 4}], "event_count": 2})
-        fabric.projector.erase("a", [3, 4], None)  # the erasing process: its own record is then covered
-        assert fabric.projector.derived.meta("erased:a") == "61"
+        report = fabric.erase_range("a", 3, 4, actor="test")  # records, scrubs, then calls projector.erase
+        assert report["erased"] == 2 and report["record"].startswith("eventloom://a/events/61#")
+        assert fabric.projector.derived.meta("erased:a") == "61"  # its own record is then covered
+        erased_status = fabric.memory_status()
     copy = tmp_path / "other"
     copy.mkdir()
     for log in root.glob("*.jsonl"):  # another store that never saw the erasure: it meets the record
@@ -272,7 +273,7 @@ def test_erase_replays_the_session_and_an_erasure_record_reaches_other_stores(tm
         assert erased == [("a", [3, 4])]
         other.project()
         assert erased == [("a", [3, 4])]  # applied once
-        assert other.memory_status()["entities"] == after["entities"]
+        assert other.memory_status()["entities"] == erased_status["entities"]
 
 
 def test_status_never_builds_a_graph_that_was_never_used(tmp_path: Path) -> None:

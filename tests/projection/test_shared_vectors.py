@@ -10,6 +10,7 @@ import pytest
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.retrieval.ann import ann_available
+from zaxy_agents.retrieval.derived import open_standalone
 from zaxy_agents.retrieval.embeddings import HashingEmbedder
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.storage.conformance.harness import PostgresHarness
@@ -66,9 +67,11 @@ def test_a_text_is_embedded_once_and_every_worker_searches_it(
 
 
 @pytest.mark.skipif(not ann_available(), reason="usearch (the 'ann' extra) is not installed")
-def test_the_approximate_path_finds_the_exact_neighbours_with_exact_scores() -> None:
+def test_the_approximate_path_finds_the_exact_neighbours_with_exact_scores(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     table = {f"text {i}": rng.normal(size=48).astype(np.float32) for i in range(400)}  # no score ties
+    keys = [("s" if i % 4 else "t", i) for i in range(len(table))]
+    texts = dict(zip(keys, table, strict=True))
 
     class TableEmbedder(HashingEmbedder):
         def embed_documents(self, texts):  # type: ignore[no-untyped-def]
@@ -79,9 +82,14 @@ def test_the_approximate_path_finds_the_exact_neighbours_with_exact_scores() -> 
 
     embedder = TableEmbedder(48)
     exact, approximate = VectorIndex(embedder, ann_threshold=10**9), VectorIndex(embedder, ann_threshold=50)
-    for index in (exact, approximate):
-        index.pending = [(("s" if i % 4 else "t", i), text) for i, text in enumerate(table)]
-        index.embed_pending()
+    opened = []
+    for name, index in (("exact", exact), ("approximate", approximate)):
+        opened.append(open_standalone(tmp_path / name, index))
+        index.text_source = lambda wanted: {key: texts[key] for key in wanted}
+        index.key_source = lambda: keys
+        assert index.embed_pending() == 400 and index.count == 400
+    assert approximate.search("text 0", 10) == exact.search("text 0", 10)  # no graph yet: exact, never waiting
+    assert approximate.build_ann() == 400
     truth_scores = {key: score for key, score in exact.search("text 0", 400)}
     found = wanted = 0
     for query in list(table)[:40]:
@@ -95,4 +103,6 @@ def test_the_approximate_path_finds_the_exact_neighbours_with_exact_scores() -> 
     assert found / wanted >= 0.9  # HNSW recall@10 on hard (random 48-d) data
     got = dict(approximate.search("text 0", 10))
     assert all(abs(got[key] - truth_scores[key]) < 1e-5 for key in got)  # candidates are re-ranked exactly
-    assert approximate._ann is not None and approximate._ann.size == 400
+    for index, listeners in zip((exact, approximate), opened, strict=True):
+        index.close()  # stops a background build, if one started
+        listeners.store.close()

@@ -9,6 +9,7 @@ import pytest
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.model import SearchDoc
+from zaxy_agents.retrieval.derived import open_standalone
 from zaxy_agents.retrieval.embeddings import WordLlamaEmbedder
 from zaxy_agents.retrieval.expansion import QueryExpander
 from zaxy_agents.retrieval.profiles import PROFILES
@@ -49,14 +50,15 @@ def test_expansion_finds_evidence_that_shares_no_word_with_the_question(
         assert not found.warnings
         assert "guitar" in found.hits[0].text
         assert found.hits[0].score_explanation["lane_ranks"]["verbatim"] == 1
-    # Reopened from its snapshot, the index still knows the surface words behind its terms.
+    # Reopened from disk, the index still knows the surface words behind its terms.
     with MemoryFabric.from_path(tmp_path / "loom", embedder=embedder) as fabric:
         assert fabric.project() == 0
         assert "guitar" in _texts(fabric)[0]
 
 
-def test_expansion_takes_close_words_of_the_searched_sessions_only(embedder: WordLlamaEmbedder) -> None:
+def test_expansion_takes_close_words_of_the_searched_sessions_only(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
     index = VerbatimIndex()
+    listeners = open_standalone(tmp_path / "index", index)
     stamp = "2026-01-01T00:00:00Z"
     for seq, (speaker, text) in enumerate(TURNS, start=1):
         index.add(SearchDoc("chat", seq, f"h{seq}", "transcript.turn", text, speaker, None, None, stamp))
@@ -70,3 +72,4 @@ def test_expansion_takes_close_words_of_the_searched_sessions_only(embedder: Wor
     assert expander.expand(QUESTION, 0.0, ["chat"]) == {}
     # Names are not expanded: a speaker's name is not a topic.
     assert expander.expand("Caroline?", 0.4, None) == {}
+    listeners.store.close()

@@ -107,7 +107,7 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
         for tool, arguments in (
             ("memory_checkout", {"query": "database host"}),
             ("memory_query", {"query": "database host"}),
-            ("memory_causal_successors", {"entity": "db.host"}),
+            ("memory_causal_successors", {"entity_name": "db.host"}),
             ("memory_consolidation_status", {}),
             ("memory_consolidation", {"operation": "status"}),
         ):

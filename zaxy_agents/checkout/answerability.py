@@ -6,6 +6,8 @@ Rules (docs/checkout.md):
 - ``refresh_recommended`` when something matched but it is weak, uncited, superseded-only, partially covered,
   or the packet carries warnings (degraded lanes, projection lag).
 - ``ask_user`` when memory holds nothing relevant.
+- The verdict is on what the packed prompt holds: relevant items a tight ``max_tokens`` left out are not
+  evidence in the prompt; when nothing relevant fits, the verdict is ``refresh_recommended`` (raise the budget).
 
 Composed questions get a slot plan (source, numeric, temporal, exact, semantic); unsatisfied slots become
 ``missing_slots`` with ``suggested_queries``.
@@ -20,6 +22,9 @@ from zaxy_agents.retrieval.text import _TEMPORAL_RE, _WHEN_RE, Analyzer
 from .models import EvidenceItem, Quality, RequiredAction, Slot
 
 COVERAGE_FOR_ANSWER = 0.6
+# seed 003's degraded-checkout example: the refresh asks for the current state around a partly covered question
+REFRESH_QUERY = "current decisions, blockers, and next actions for: {query}"
+RELEVANT = frozenset({"current", "event"})
 _ANALYZER = Analyzer()
 _QUOTED = re.compile(r"[\"“`']([^\"”`']{2,80})[\"”`']")
 _IDENTIFIER = re.compile(
@@ -82,9 +87,13 @@ def assess(
     superseded_excluded: int,
     warnings: list[str],
     unresolvable: int,
+    left_out: int = 0,
 ) -> Quality:
-    """Compute the quality block (answerability, bounded confidence, reasons, required action, slots)."""
-    relevant = [item for item in evidence if item.status in {"current", "event"}]
+    """Compute the quality block (answerability, bounded confidence, reasons, required action, slots).
+
+    ``evidence`` and ``current_fact_count`` are what the prompt shows; ``left_out``: relevant evidence items the
+    token budget left out of it."""
+    relevant = [item for item in evidence if item.status in RELEVANT]
     coverage = query_coverage(query, relevant)
     slots = slot_plan(query, relevant) if query else []
     composed = len([s for s in slots if s.slot != "semantic"]) >= 1 and len(slots) >= 2
@@ -103,13 +112,23 @@ def assess(
         reasons.append(f"{len(warnings)} warnings")
     if unresolvable:
         reasons.append(f"{unresolvable} citations do not resolve")
+    if left_out:
+        reasons.append(f"{left_out} matching evidence items left out by max_tokens")
 
     confidence = 0.15 + 0.55 * coverage + 0.15 * min(1.0, len(relevant) / 3) + 0.15 * (current_fact_count > 0)
     confidence -= 0.15 * min(len(warnings), 2) + 0.2 * bool(unresolvable) + 0.1 * len(missing)
     confidence = round(max(0.0, min(1.0, confidence)), 3)
 
     if not relevant:
-        if superseded_excluded:
+        if left_out:
+            answerability = "refresh_recommended"
+            action = RequiredAction(
+                tool="memory_checkout",
+                query=query,
+                reason=f"max_tokens left out all {left_out} matching items; raise it",
+            )
+            confidence = min(confidence, 0.2)
+        elif superseded_excluded:
             answerability = "refresh_recommended"
             action = RequiredAction(
                 tool="memory_query",
@@ -133,7 +152,18 @@ def assess(
             if unresolvable
             else (f"missing {', '.join(missing)}" if missing else f"query only {coverage:.0%} covered")
         )
-        action = RequiredAction(tool="memory_query", query=target, reason=why)
+        if missing:
+            action = RequiredAction(
+                tool="memory_checkout",
+                query=target,
+                reason=why,
+                missing_slots=missing,
+                suggested_queries=suggestions,
+            )
+        elif warnings or unresolvable:  # the same checkout again, once the lane or the log is back
+            action = RequiredAction(tool="memory_checkout", query=query, reason=why)
+        else:  # seed 003's degraded example: a broader checkout of the current state around the question
+            action = RequiredAction(tool="memory_checkout", query=REFRESH_QUERY.format(query=query[:3900]), reason=why)
     else:
         answerability, action = "answer_from_memory", None
     return Quality(

@@ -15,14 +15,15 @@ from typing import Any
 from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
+from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 from zaxy_agents.retrieval.engine import RetrievalHit, Retriever
 
-from .answerability import assess
-from .budget import Candidate, elided_summary, pack
+from .answerability import RELEVANT, assess
+from .budget import Candidate, Packing, elided_summary, pack
 from .extensions.context import CheckoutContext, Extension
 from .models import (
     CheckoutPacket,
@@ -34,6 +35,7 @@ from .models import (
     ProvenanceItem,
     PurposePolicy,
     Quality,
+    RequiredAction,
     Retention,
     WorkingSet,
 )
@@ -45,10 +47,17 @@ from .working_set import build_working_set
 FACT_TYPES = frozenset(
     {"fact", "decision", "task", "memory_item", "document_chunk", "file", "checkpoint", "procedure", "claim", "episode"}
 )
-# Procedures, claims and episodes come from reviewed consolidation: only accepted ones pass the review gate.
-STABLE_TYPES = ("decision", "fact", "procedure", "claim", "episode")
+STABLE_TYPES = ("decision", "fact")
 STABLE_LIMIT = 12
+# Procedures, claims and episodes come from reviewed consolidation: only accepted ones pass the review gate, and
+# even then acceptance is a disposition, not a promotion (seed 001): they are listed in ``reviewed_memory``, in a
+# section of their own labelled non-authoritative, never among the current facts or in the stable tier.
 REVIEWED_TYPES = frozenset({"procedure", "claim", "episode"})
+# the follow-up checkout a bootstrap packet (no question yet) recommends (seed 003's CLI example)
+LOW_TRUST = 0.5  # an inferred edge below this trust gets a guidance line
+FOLLOW_UP_QUERY = "current task, project direction, and recent decisions"
+FOLLOW_UP_REASON = "Refresh memory before major follow-up work, after compaction/resume, or when task scope changes."
+MAX_VERDICT_ROUNDS = 4
 STABLE_SHARE = 0.3  # the stable tier may use at most this share of max_tokens (it must not starve evidence)
 
 
@@ -73,6 +82,7 @@ def assemble(
     evidence_resolves: Callable[[str, int, str], bool] | None = None,
     notices: list[str] | None = None,
     recent: list[EvidenceItem] | None = None,
+    damaged: dict[str, str] | None = None,
 ) -> CheckoutPacket:
     """``recent``: the session's latest events (the replay lane of ``replay_from_seq`` / ``max_recent_events``),
     packed as session state and reported in ``evidence`` with the lane ``replay``."""
@@ -107,12 +117,26 @@ def assemble(
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
         hits = hits[:k]
 
-    evidence = [_evidence(hit) for hit in hits]
-    replay = _replay_items(recent or [], evidence)
     stable = _stable_facts(catalog, scope_set, as_of)
-    query_facts = _query_facts(hits, catalog, {fact.id for fact in stable}, as_of)
+    reviewed = _reviewed_memory(catalog, scope_set, as_of)
     working = build_working_set(catalog, scope_set, as_of)
-    provenance, unresolvable = _provenance(log, [*evidence, *replay, *query_facts, *stable], working)
+    # Read-side verification: every event this packet would cite is re-read from the log and checked against
+    # its hash first; one that fails is excluded and named in an integrity_error warning (so answerability
+    # cannot be answer_from_memory on it).
+    check = check_cited(log.lines_at, _cited(hits, [*stable, *reviewed], working, recent or []))
+    hits = [hit for hit in hits if check.servable(hit.session, hit.seq, hit.hash)]
+    stable = [fact for fact in stable if _servable(check, fact.citation)]
+    working = _servable_working(working, check)
+    warnings += check.warnings() + _known_damage(log, scope_set, damaged or {})
+    evidence = [_evidence(hit) for hit in hits]
+    replay = _replay_items([item for item in recent or [] if _servable(check, item.citation)], evidence)
+    query_facts = [
+        fact
+        for fact in _query_facts(hits, catalog, {fact.id for fact in stable}, as_of, reviewed)
+        if _servable(check, fact.citation)
+    ]
+    reviewed = [fact for fact in reviewed if _servable(check, fact.citation)]
+    provenance, unresolvable = _provenance(check, [*evidence, *replay, *query_facts, *stable, *reviewed], working)
     if unresolvable:
         warnings.append(f"{unresolvable} citations no longer resolve against the log")
     invalidated = sum(1 for hit in excluded if hit.status == "invalidated")
@@ -122,10 +146,11 @@ def assemble(
         scope_set,
         catalog,
         hits,
-        [*stable, *query_facts],
+        [*stable, *query_facts, *reviewed],
         as_of,
         log,
         evidence_resolves if evidence_resolves is not None else EvidenceCheck(log),
+        warnings,
     )
     extension_blocks: dict[str, Any] = {}
     extension_guidance: list[str] = []
@@ -139,42 +164,62 @@ def assemble(
         extension_guidance += lines
 
     current_facts = [*stable, *query_facts]
-    if query:
-        quality = assess(query, evidence, len(current_facts), len(excluded), warnings, unresolvable)
-    else:
-        quality = _bootstrap_quality(working, stable, warnings)
-    guidance = _guidance(current_facts, session, extension_guidance)
+    inferred = _inferred_context(catalog, hits)
+    if inferred["low_trust"]:  # seed 002: low-trust guidance for inferred graph context
+        extension_guidance.append(
+            f"{inferred['low_trust']} inferred edge(s) near this context are weakly evidenced (low trust): "
+            "treat them as leads to verify, not as memory."
+        )
+    guidance = _guidance(current_facts, session, extension_guidance, query)
+
+    def quality_of(shown: set[str] | None) -> Quality:
+        """The verdict on what the prompt holds (``shown``: its citations; ``None``: everything retrieved)."""
+        if not query:
+            state = [item for item in [*working.items(), *stable] if shown is None or item.citation in shown]
+            return _bootstrap_quality(bool(state), bool(working.items() or stable), warnings)
+        in_prompt = [item for item in evidence if shown is None or item.citation in shown]
+        facts_shown = sum(1 for fact in current_facts if shown is None or fact.citation in shown)
+        left_out = sum(
+            1 for item in evidence if item.status in RELEVANT and shown is not None and item.citation not in shown
+        )
+        return assess(query, in_prompt, facts_shown, len(excluded), warnings, unresolvable, left_out)
 
     encoder = get_encoding(encoding) if max_tokens is not None else None
-    candidates = _candidates(stable, working, hits, evidence, purpose, max_tokens) + _replay_candidates(replay)
-    full_guidance = _guidance_lines(quality, guidance)
-    # Under tight budgets the guidance shrinks before memory items do: answerability (and the next action) always stay.
-    for guidance_lines in (full_guidance, full_guidance[:2], full_guidance[:1]):
-        overhead = _overhead_tokens(encoder, guidance_lines, query, bool(replay))
-        caps = {1: int(max_tokens * STABLE_SHARE)} if max_tokens is not None else None
-        packing = pack(candidates, max_tokens, overhead, encoder, caps)
-        prompt, prefix = render(packing.kept, guidance_lines, query)
-        budget_used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
-        if max_tokens is None or budget_used <= max_tokens:
+    candidates = _candidates(stable, reviewed, working, hits, evidence, purpose) + _replay_candidates(replay)
+    # Answerability and every count describe what the packed prompt holds: pack under the guidance of a verdict,
+    # judge what was kept, and pack again under the new verdict until the two agree.
+    quality = quality_of(None)
+    for _ in range(MAX_VERDICT_ROUNDS):
+        packing, prompt, prefix, budget_used = _fit(
+            candidates, quality, guidance, query, bool(replay), max_tokens, encoder
+        )
+        shown = {candidate.citation for candidate in packing.kept}
+        judged = quality_of(shown) if max_tokens is not None else quality
+        if judged == quality:
             break
-    kept_payloads = {id(c.payload) for c in packing.kept}
-    if max_tokens is not None:
-        evidence = [item for item in evidence if id(item) in kept_payloads]
-        replay = [item for item in replay if id(item) in kept_payloads]
-        shown = {fact.citation for fact in current_facts}
-        guidance.feedback.payloads = [p for p in guidance.feedback.payloads if p["citation"] in shown]
-        current_facts = [fact for fact in current_facts if id(fact) in kept_payloads]
-        working = _trim_working(working, kept_payloads)
+        quality = judged
+    else:
+        packing, prompt, prefix, budget_used, quality = _settle(
+            packing, quality_of, guidance, query, bool(replay), max_tokens, encoder
+        )
+    shown = {candidate.citation for candidate in packing.kept}
+    evidence = [item for item in evidence if item.citation in shown]
+    replay = [item for item in replay if item.citation in shown]
+    current_facts = [fact for fact in current_facts if fact.citation in shown]
+    reviewed = [fact for fact in reviewed if fact.citation in shown]
+    guidance.feedback.payloads = [p for p in guidance.feedback.payloads if p["citation"] in shown]
+    working = _trim_working(working, shown)
+    provenance = [item for item in provenance if item.citation in shown]
 
     diagnostics = Diagnostics(
         source_lanes=lane_counts,
-        citation_count=len(provenance),
+        citation_count=len(provenance),  # the citations the prompt shows (each item once)
         current_citation_count=sum(1 for p in provenance if p.resolvable),
         current_fact_count=len(current_facts),
         superseded_contexts_excluded=len(excluded),
         warning_count=len(warnings),
         feedback_recommended=bool(guidance.feedback.payloads),
-        inferred_context=_inferred_context(catalog, hits),
+        inferred_context=inferred,
         purpose_policy={
             **purpose.model_dump(),
             "suppressed": suppressed,
@@ -191,6 +236,9 @@ def assemble(
         projection_lag=projection_lag,
         degraded=degraded,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
+        # seed 003: "checkout diagnostics also include a slot_plan contract" (also under quality, next to the
+        # missing slots it explains); null when the question is not composed
+        slot_plan=[slot.model_dump() for slot in quality.slot_plan] if quality.slot_plan is not None else None,
         **extension_blocks,
     )
     retention = Retention(
@@ -200,6 +248,12 @@ def assemble(
         invalidated_excluded=invalidated,
         suppressed_by_purpose=suppressed,
         elided_by_budget=len(packing.elided),
+        purpose_policy={
+            "name": purpose.name,
+            "suppressed": suppressed,
+            "suppress_event_types": list(purpose.suppress_event_types),
+            "suppress_entity_types": list(purpose.suppress_entity_types),
+        },
     )
     return CheckoutPacket(
         query=query,
@@ -209,6 +263,7 @@ def assemble(
         ref=ref,
         purpose=purpose,
         current_facts=current_facts,
+        reviewed_memory=reviewed,
         evidence=[*evidence, *replay],
         provenance=provenance,
         working_set=working,
@@ -287,47 +342,113 @@ def _fact(version: EntityVersion, catalog: EntityCatalog, tier: int, score: floa
 
 
 def _query_facts(
-    hits: list[RetrievalHit], catalog: EntityCatalog, stable_ids: set[str], as_of: str | None
+    hits: list[RetrievalHit],
+    catalog: EntityCatalog,
+    stable_ids: set[str],
+    as_of: str | None,
+    reviewed: list[FactItem],
 ) -> list[FactItem]:
-    facts, seen = [], set(stable_ids)
+    """Current facts the question matched (tier 3). An accepted reviewed memory it matched joins ``reviewed``
+    instead: it is never a current fact."""
+    facts, seen = [], {*stable_ids, *(fact.id for fact in reviewed)}
     for hit in hits:
         entity = hit.entity
         if entity is None or hit.status != "current" or entity.entity_type not in FACT_TYPES or entity.id in seen:
             continue
-        if entity.entity_type in REVIEWED_TYPES and not admissible(catalog, entity, as_of):
-            continue
         seen.add(entity.id)
+        if entity.entity_type in REVIEWED_TYPES:
+            if admissible(catalog, entity, as_of):
+                reviewed.append(_fact(entity, catalog, tier=3, score=hit.score))
+            continue
         facts.append(_fact(entity, catalog, tier=3, score=hit.score))
     return facts
 
 
 def _stable_facts(catalog: EntityCatalog, scope: set[str] | None, as_of: str | None) -> list[FactItem]:
-    """Query-independent tier 1: the most important current decisions, facts and accepted procedures."""
+    """Query-independent tier 1: the most important current decisions and facts."""
+    return [_fact(version, catalog, tier=1) for version in _ranked(catalog, scope, as_of, STABLE_TYPES)]
+
+
+def _reviewed_memory(catalog: EntityCatalog, scope: set[str] | None, as_of: str | None) -> list[FactItem]:
+    """Query-independent accepted consolidation output (procedures, claims, episodes) that passes the review
+    gate: shown labelled non-authoritative, outside the stable tier and the current facts."""
+    return [
+        _fact(version, catalog, tier=2) for version in _ranked(catalog, scope, as_of, tuple(sorted(REVIEWED_TYPES)))
+    ]
+
+
+def _ranked(
+    catalog: EntityCatalog, scope: set[str] | None, as_of: str | None, entity_types: tuple[str, ...]
+) -> list[EntityVersion]:
     versions: list[EntityVersion] = []
     for session in sorted(scope if scope is not None else catalog.sessions):
-        for entity_type in STABLE_TYPES:
+        for entity_type in entity_types:
             for key in catalog.recent_keys(session, entity_type, scan=200)[:STABLE_LIMIT]:
                 version = catalog.version_at(key, as_of)
                 if version is not None and (entity_type not in REVIEWED_TYPES or admissible(catalog, version, as_of)):
                     versions.append(version)
     ranked = sorted(versions, key=lambda v: (-v.importance, v.entity_type, v.name, v.id))[:STABLE_LIMIT]
-    return [_fact(version, catalog, tier=1) for version in sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))]
+    return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))
 
 
-def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[list[ProvenanceItem], int]:
+def _cited(
+    hits: list[RetrievalHit], stable: list[FactItem], working: WorkingSet, recent: list[EvidenceItem]
+) -> list[tuple[str, int, str]]:
+    """``(session, seq, hash or hash prefix)`` of every event the packet may cite."""
+    cited = [(hit.session, hit.seq, hit.hash) for hit in hits]
+    citations = [*(fact.citation for fact in stable), *(item.citation for item in working.items())]
+    for citation in [*citations, *(item.citation for item in recent)]:
+        parsed = parse_citation(citation)
+        cited.append((parsed.session, parsed.seq, parsed.hash_prefix))
+    for hit in hits:  # a current fact a hit asserted cites its entity version's event
+        if hit.entity is not None:
+            parsed = parse_citation(hit.entity.citation)
+            cited.append((parsed.session, parsed.seq, parsed.hash_prefix))
+    return cited
+
+
+def _servable(check: CitedCheck, citation: str) -> bool:
+    parsed = parse_citation(citation)
+    return check.servable(parsed.session, parsed.seq, parsed.hash_prefix)
+
+
+def _servable_working(working: WorkingSet, check: CitedCheck) -> WorkingSet:
+    return WorkingSet(
+        **{
+            name: [item for item in getattr(working, name) if _servable(check, item.citation)]
+            for name in WorkingSet.model_fields
+        }
+    )
+
+
+def _known_damage(log: EventLog, scope: set[str] | None, damaged: dict[str, str]) -> list[str]:
+    """Warnings for what reading the log already excluded in the scope: events that do not match their hash
+    (left out of the projection) and sessions that cannot be read past some event."""
+    warnings = []
+    for session, problems in sorted(log.integrity_problems.items()):
+        if scope is None or session in scope:
+            warnings += [
+                f"integrity_error: session {session} event {seq} excluded: {why}" for seq, why in problems.items()
+            ]
+    for session, why in sorted(damaged.items()):
+        if scope is None or session in scope:
+            warnings.append(f"integrity_error: session {session} is damaged, later events are not used: {why}")
+    return warnings
+
+
+def _provenance(check: CitedCheck, items: list[Any], working: WorkingSet) -> tuple[list[ProvenanceItem], int]:
+    """Every citation of the packet, parsed, with its event type from the read-side check (all of them were
+    checked and the unservable ones excluded before this point)."""
     citations: dict[str, str | None] = {}
     for item in items:
         citations.setdefault(item.citation, getattr(item, "event_type", None))
     for item in working.items():
         citations.setdefault(item.citation, None)
     provenance, unresolvable = [], 0
-    parsed_all = {citation: parse_citation(citation) for citation in citations}
-    found = log.hashes_and_types([(p.session, p.seq) for p in parsed_all.values()])  # one query on a server
     for citation, event_type in citations.items():
-        parsed = parsed_all[citation]
-        stored = found.get((parsed.session, parsed.seq))
-        resolvable = stored is not None and parsed.matches(stored[0])
-        event_type = stored[1] if resolvable and stored is not None else event_type
+        parsed = parse_citation(citation)
+        envelope = check.envelopes.get((parsed.session, parsed.seq))
+        resolvable = envelope is not None and envelope["hash"].startswith(parsed.hash_prefix)
         unresolvable += not resolvable
         provenance.append(
             ProvenanceItem(
@@ -335,7 +456,7 @@ def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[l
                 session=parsed.session,
                 seq=parsed.seq,
                 hash_prefix=parsed.hash_prefix,
-                event_type=event_type,
+                event_type=envelope["type"] if resolvable and envelope is not None else event_type,
                 resolvable=resolvable,
             )
         )
@@ -343,24 +464,58 @@ def _provenance(log: EventLog, items: list[Any], working: WorkingSet) -> tuple[l
 
 
 def _inferred_context(catalog: EntityCatalog, hits: list[RetrievalHit]) -> dict[str, Any]:
+    """Seed 002's ``inferred_context``: the inferred edges around the retrieved entities and how far to trust them.
+
+    An edge's trust is its confidence scaled by its coverage: the share of a named (not ``unknown``) inference
+    method, Eventloom provenance of the edge (source event seq and hash) and cited evidence (seq and hash) it has
+    (trust = confidence x (0.5 + 0.5 x coverage)). Diagnostics only: ranking does not use it.
+    """
     edges = {}
+    contexts = 0
     for hit in hits:
         if hit.entity is None:
             continue
-        for edge in [*catalog.out_edges(hit.entity.key), *catalog.in_edges(hit.entity.key)]:
-            if edge.inferred:
-                edges[edge.id] = edge
-    confidences = [edge.confidence for edge in edges.values()]
+        near = [e for e in (*catalog.out_edges(hit.entity.key), *catalog.in_edges(hit.entity.key)) if e.inferred]
+        contexts += bool(near)
+        edges.update((edge.id, edge) for edge in near)
+    coverage = {key: _edge_coverage(edge) for key, edge in edges.items()}
+    trust = {key: edge.confidence * (0.5 + 0.5 * coverage[key]) for key, edge in edges.items()}
+    mean = lambda values: round(sum(values) / len(values), 4) if values else None  # noqa: E731
     return {
         "count": len(edges),
+        "context_count": contexts,
+        "edge_count": len(edges),
         "relation_labels": sorted({edge.relation_type for edge in edges.values()}),
         "methods": sorted({edge.inference_method for edge in edges.values()}),
-        "average_trust": round(sum(confidences) / len(confidences), 4) if confidences else None,
+        "average_confidence": mean([edge.confidence for edge in edges.values()]),
+        "average_trust": mean(list(trust.values())),
+        "average_coverage": mean(list(coverage.values())),
+        "uncited": sum(1 for edge in edges.values() if not (edge.evidence_seq and edge.evidence_hash)),
+        "low_trust": sum(1 for value in trust.values() if value < LOW_TRUST),
     }
 
 
-def _bootstrap_quality(working: WorkingSet, stable: list[FactItem], warnings: list[str]) -> Quality:
-    has_state = bool(working.items() or stable)
+def _edge_coverage(edge: Any) -> float:
+    factors = (
+        bool(edge.inference_method) and edge.inference_method != "unknown",
+        bool(edge.source_event_seq and edge.source_event_hash),
+        bool(edge.evidence_seq and edge.evidence_hash),
+    )
+    return sum(factors) / len(factors)
+
+
+def _bootstrap_quality(has_state: bool, held: bool, warnings: list[str]) -> Quality:
+    """``has_state``: the prompt shows cited session state; ``held``: memory holds some (the budget may have
+    left it all out)."""
+    if held and not has_state:
+        return Quality(
+            answerability="refresh_recommended",
+            confidence=0.2,
+            reasons=["bootstrap: session state exists but max_tokens left all of it out"],
+            required_action=RequiredAction(
+                tool="memory_bootstrap", query="", reason="raise max_tokens: the budget left all session state out"
+            ),
+        )
     if has_state and not warnings:
         return Quality(
             answerability="answer_from_memory", confidence=0.7, reasons=["bootstrap: cited session state is available"]
@@ -374,7 +529,7 @@ def _bootstrap_quality(working: WorkingSet, stable: list[FactItem], warnings: li
     return Quality(answerability="ask_user", confidence=0.1, reasons=["bootstrap: no memory for this scope yet"])
 
 
-def _guidance(facts: list[FactItem], session: str | None, extra: list[str]) -> Guidance:
+def _guidance(facts: list[FactItem], session: str | None, extra: list[str], query: str) -> Guidance:
     payloads = [  # valid memory_feedback arguments, in the seed's names
         {
             "entity_name": fact.name,
@@ -398,6 +553,11 @@ def _guidance(facts: list[FactItem], session: str | None, extra: list[str]) -> G
             "Do not treat missing evidence as a negative answer; follow quality.required_action instead.",
         ],
         feedback=FeedbackGuidance(payloads=payloads),
+        recommended_checkout={  # seed 003: the follow-up checkout (with the reason of the seed's example)
+            "tool": "memory_checkout",
+            "arguments": {"query": query or FOLLOW_UP_QUERY, **({"session_id": session} if session else {})},
+            "reason": FOLLOW_UP_REASON,
+        },
     )
 
 
@@ -414,11 +574,11 @@ def _guidance_lines(quality: Quality, guidance: Guidance) -> list[str]:
 
 def _candidates(
     stable: list[FactItem],
+    reviewed: list[FactItem],
     working: WorkingSet,
     hits: list[RetrievalHit],
     evidence: list[EvidenceItem],
     purpose: PurposePolicy,
-    max_tokens: int | None,
 ) -> list[Candidate]:
     # The stable tier is packed first (floor) and its lines carry no scores, so its bytes depend only on memory
     # and the budget, never on the question.
@@ -433,6 +593,17 @@ def _candidates(
             payload=fact,
         )
         for index, fact in enumerate(stable)
+    ]
+    candidates += [
+        Candidate(
+            "reviewed",
+            2,
+            f"- [{_label(fact)}] {fact.name}: {fact.summary} ({fact.citation})",
+            value=0.9 - index / 100,
+            citation=fact.citation,
+            payload=fact,
+        )
+        for index, fact in enumerate(reviewed)
     ]
     for section, items in (
         ("goals", working.goals),
@@ -494,7 +665,62 @@ def _overhead_tokens(encoder: Any, guidance_lines: list[str], query: str, replay
     return len(encoder.encode(skeleton, disallowed_special=())) + 8
 
 
-def _trim_working(working: WorkingSet, kept: set[int]) -> WorkingSet:
+def _trim_working(working: WorkingSet, shown: set[str]) -> WorkingSet:
     return WorkingSet(
-        **{name: [item for item in getattr(working, name) if id(item) in kept] for name in WorkingSet.model_fields}
+        **{
+            name: [item for item in getattr(working, name) if item.citation in shown]
+            for name in WorkingSet.model_fields
+        }
     )
+
+
+def _fit(
+    candidates: list[Candidate],
+    quality: Quality,
+    guidance: Guidance,
+    query: str,
+    replay: bool,
+    max_tokens: int | None,
+    encoder: Any,
+) -> tuple[Packing, str, str, int]:
+    """Pack and render under ``quality``'s guidance. Under tight budgets the guidance shrinks before memory items
+    do: answerability (and the next action) always stay."""
+    full = _guidance_lines(quality, guidance)
+    best: tuple[tuple[float, int], Packing, str, str, int] | None = None
+    for guidance_lines in (full, full[:2], full[:1]):
+        overhead = _overhead_tokens(encoder, guidance_lines, query, replay)
+        caps = {1: int(max_tokens * STABLE_SHARE)} if max_tokens is not None else None
+        packing = pack(candidates, max_tokens, overhead, encoder, caps)
+        prompt, prefix = render(packing.kept, guidance_lines, query)
+        used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
+        if max_tokens is None:
+            return packing, prompt, prefix, used
+        # the fullest guidance that leaves the most memory in the prompt
+        rank = (sum(c.value for c in packing.kept), len(guidance_lines))
+        if used <= max_tokens and (best is None or rank > best[0]):
+            best = (rank, packing, prompt, prefix, used)
+    if best is None:  # nothing fits even with one guidance line: the shortest prompt
+        return packing, prompt, prefix, used
+    return best[1], best[2], best[3], best[4]
+
+
+def _settle(
+    packing: Packing,
+    quality_of: Callable[[set[str] | None], Quality],
+    guidance: Guidance,
+    query: str,
+    replay: bool,
+    max_tokens: int | None,
+    encoder: Any,
+) -> tuple[Packing, str, str, int, Quality]:
+    """When packing and verdict did not agree within the rounds: keep the packed items, state the verdict on them
+    (answerability line only) and drop the least valuable items until the prompt fits."""
+    kept = sorted(packing.kept, key=lambda c: -c.value)
+    while True:
+        quality = quality_of({c.citation for c in kept})
+        prompt, prefix = render(kept, _guidance_lines(quality, guidance)[:1], query)
+        used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
+        if max_tokens is None or used <= max_tokens or not kept:
+            dropped = [c for c in packing.kept if c not in kept]
+            return Packing(kept, [*packing.elided, *dropped], used), prompt, prefix, used, quality
+        kept.pop()

@@ -9,6 +9,7 @@ lane) or ``replay`` (the session's latest events).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .models import CheckoutPacket, EvidenceItem, FactItem, WorkingItem
@@ -43,10 +44,15 @@ def assemble_context(
     seen.update(citation for _, citation in working)
     blocks = []
     for packet in packets:
-        lines = [
-            line for line in packet.prompt.splitlines() if "eventloom://" not in line or _citation_in(line) not in seen
-        ]
-        seen.update(_citation_in(line) for line in packet.prompt.splitlines() if "eventloom://" in line)
+        cited = _item_citations(packet)  # citations come from the packet's events, never from its guidance text
+        lines = []
+        for line in packet.prompt.splitlines():
+            citation = _citation_in(line)
+            if citation is None or citation not in cited:
+                lines.append(line)
+            elif citation not in seen:
+                lines.append(line)
+                seen.add(citation)
         blocks.append("\n".join(lines))
     head = [HEADER, *(line for line, _ in working)] if working else [HEADER, "- (no open work recorded)"]
     prompt = "\n".join(head) + "\n\n" + "\n\n".join(blocks)
@@ -93,47 +99,35 @@ def _working_lines(packet: CheckoutPacket) -> list[tuple[str, str]]:
 
 
 def _items(queries: list[str], packets: list[CheckoutPacket]) -> list[dict[str, Any]]:
+    """Every fact and evidence item once (by citation), with the lane and question it was assembled for."""
     items: list[dict[str, Any]] = []
     shown: set[str] = set()
     for query, packet in zip(queries, packets, strict=True):
-        for fact in packet.current_facts:
-            if fact.citation in shown:
-                continue
-            shown.add(fact.citation)
-            items.append(
-                {
-                    "content": fact.summary,
-                    "citation": fact.citation,
-                    "metadata": {
-                        "assembly_lane": "graph",
-                        "query": query,
-                        "entity_name": fact.name,
-                        "entity_type": fact.entity_type,
-                        "tier": fact.tier,
-                    },
-                }
-            )
-        for evidence in packet.evidence:
-            if evidence.citation in shown:
-                continue
-            shown.add(evidence.citation)
-            items.append(
-                {
-                    "content": evidence.text,
-                    "citation": evidence.citation,
-                    "metadata": {
-                        "assembly_lane": assembly_lane(evidence),
-                        "query": query,
-                        "event_type": evidence.event_type,
-                        "status": evidence.status,
-                        "lanes": evidence.lanes,
-                    },
-                }
-            )
+        rows = [
+            (fact.summary, fact.citation, {"assembly_lane": "graph", "entity_name": fact.name,
+                                           "entity_type": fact.entity_type, "tier": fact.tier})
+            for fact in packet.current_facts
+        ] + [
+            (item.text, item.citation, {"assembly_lane": assembly_lane(item), "event_type": item.event_type,
+                                        "status": item.status, "lanes": item.lanes})
+            for item in packet.evidence
+        ]  # fmt: skip
+        for content, citation, metadata in rows:
+            if citation not in shown:
+                shown.add(citation)
+                items.append({"content": content, "citation": citation, "metadata": {**metadata, "query": query}})
     return items
 
 
-def _citation_in(line: str) -> str:
-    start = line.find("eventloom://")
-    end = line.find(")", start)
-    return line[start : end if end > 0 else None]
+_LINE_CITATION = re.compile(r"\((eventloom://[A-Za-z0-9_.-]+/events/[1-9][0-9]*#[0-9a-f]{12,64})\)$")
+
+
+def _citation_in(line: str) -> str | None:
+    """The citation a packet line ends with (``- text (eventloom://...)``), else ``None``."""
+    match = _LINE_CITATION.search(line.rstrip())
+    return match.group(1) if match else None
+
+
+def _item_citations(packet: CheckoutPacket) -> set[str]:
+    items = [*packet.current_facts, *packet.reviewed_memory, *packet.evidence, *packet.working_set.items()]
+    return {item.citation for item in items}

@@ -4,12 +4,32 @@ Every candidate is one rendered line that carries its own citation, so packing d
 cuts a citation. A recall floor keeps the best evidence items first; the rest go by value per token. What was
 left out is summarised (counts per section and the elided citations), so truncated recall is never mistaken
 for empty recall.
+
+One item appears once per packet, in its best section: candidates that cite the same event (a decision is a
+stable fact, a recent decision and evidence for the question) are one item, packed in the first section of
+:data:`SECTION_ORDER` that has room; the others are alternates, used only when the better one did not fit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+# Best section first: standing memory, reviewed consolidation, structured session state (a task with its status,
+# a goal, a decision, a blocker, a file), evidence for the question (ranked for it: documents and turns are read
+# there, not as bare source anchors), source anchors, replay.
+SECTION_ORDER = (
+    "stable",
+    "reviewed",
+    "goals",
+    "tasks",
+    "decisions",
+    "blockers",
+    "artifacts",
+    "evidence",
+    "source_anchors",
+    "recent",
+)
 
 
 @dataclass
@@ -44,23 +64,39 @@ def pack(
     """
     for candidate in candidates:
         candidate.tokens = len(encoder.encode(candidate.line + "\n", disallowed_special=())) if encoder else 0
+    primary, alternates = _by_item(candidates)
     if budget is None:
-        return Packing(list(candidates), [], overhead + sum(c.tokens for c in candidates))
+        return Packing(primary, [], overhead + sum(c.tokens for c in primary))
     remaining = budget - overhead
     caps = dict(tier_caps or {})
     kept: list[Candidate] = []
-    floor = sorted((c for c in candidates if c.floor), key=lambda c: -c.value)
-    rest = sorted((c for c in candidates if not c.floor), key=lambda c: -(c.value / max(c.tokens, 1)))
-    for candidate in [*floor, *rest]:
+    shown: set[str] = set()
+    floor = sorted((c for c in primary if c.floor), key=lambda c: -c.value)
+    rest = sorted((c for c in primary if not c.floor), key=lambda c: -(c.value / max(c.tokens, 1)))
+    for candidate in [*floor, *rest, *alternates]:
         cap = caps.get(candidate.tier)
+        if candidate.citation in shown:
+            continue
         if candidate.tokens <= remaining and (cap is None or candidate.tokens <= cap):
             kept.append(candidate)
+            shown.add(candidate.citation)
             remaining -= candidate.tokens
             if cap is not None:
                 caps[candidate.tier] = cap - candidate.tokens
-    kept_ids = {id(c) for c in kept}
-    elided = [c for c in candidates if id(c) not in kept_ids]
+    elided = [c for c in primary if c.citation not in shown]
     return Packing(kept, elided, budget - remaining)
+
+
+def _by_item(candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """(the best-section candidate of each cited item, the other candidates best section first)."""
+    order = {section: index for index, section in enumerate(SECTION_ORDER)}
+    ranked = sorted(candidates, key=lambda c: order.get(c.section, len(order)))  # stable: ties keep their order
+    best: dict[str, Candidate] = {}
+    for candidate in ranked:
+        best.setdefault(candidate.citation, candidate)
+    primary = [c for c in candidates if best[c.citation] is c]
+    chosen = {id(c) for c in primary}
+    return primary, [c for c in ranked if id(c) not in chosen]
 
 
 def elided_summary(elided: list[Candidate]) -> dict[str, Any]:

@@ -101,9 +101,14 @@ class WorkingSet(_Model):
 
 
 class RequiredAction(_Model):
+    """The call to make before answering (seed 003). For a composed question with slots still missing it carries
+    the seed's ``missing_slots`` and ``suggested_queries`` so the model can retry the checkout."""
+
     tool: str
     query: str
     reason: str
+    missing_slots: list[str] | None = None
+    suggested_queries: list[str] | None = None
 
 
 class Slot(_Model):
@@ -135,6 +140,9 @@ class Guidance(_Model):
     trust: list[str]
     ignore: list[str]
     feedback: FeedbackGuidance = Field(default_factory=FeedbackGuidance)
+    # seed 003: "a recommended follow-up memory_checkout call" ({tool, arguments, reason}, as memory_capabilities'
+    # recommended_next_call)
+    recommended_checkout: dict[str, Any] | None = None
 
 
 class PurposePolicy(_Model):
@@ -166,6 +174,8 @@ class Retention(_Model):
     invalidated_excluded: int
     suppressed_by_purpose: int
     elided_by_budget: int
+    # seed 003 ``retention.purpose_policy``: which purpose suppressed what (the full policy is in diagnostics)
+    purpose_policy: dict[str, Any] | None = None
 
 
 class Diagnostics(BaseModel):
@@ -195,6 +205,7 @@ class Diagnostics(BaseModel):
     projection_lag: int = 0
     degraded: str | None = None
     took_ms: float = 0.0
+    slot_plan: list[dict[str, Any]] | None = None  # seed 003 (composed questions only)
 
 
 class CheckoutPacket(_Model):
@@ -205,6 +216,11 @@ class CheckoutPacket(_Model):
     ref: str | None
     purpose: PurposePolicy
     current_facts: list[FactItem]
+    reviewed_memory: list[FactItem] = Field(
+        default_factory=list,
+        description="Accepted consolidation output (procedures, claims, episodes): a review disposition, not a "
+        "promotion; labelled non-authoritative and never among current_facts",
+    )
     evidence: list[EvidenceItem]
     provenance: list[ProvenanceItem]
     working_set: WorkingSet

@@ -14,6 +14,7 @@ from .budget import Candidate
 HEADER = "# Memory Checkout"
 SECTION_TITLES = {
     "stable": "## Stable memory (tier 1: current decisions and facts)",
+    "reviewed": "## Reviewed consolidation (accepted dispositions: non-authoritative, not current facts)",
     "goals": "## Goals",
     "tasks": "## Open tasks",
     "decisions": "## Recent decisions",
@@ -36,6 +37,9 @@ def render(kept: list[Candidate], guidance_lines: list[str], query: str) -> tupl
     if stable:
         parts += [SECTION_TITLES["stable"], *[c.line for c in stable], ""]
     prefix = "\n".join(parts)
+    reviewed = sorted(by_section.get("reviewed", []), key=lambda c: c.line)
+    if reviewed:
+        parts += [SECTION_TITLES["reviewed"], *[c.line for c in reviewed], ""]
     for section in STATE_SECTIONS:
         lines = by_section.get(section, [])
         if lines:

@@ -7,6 +7,7 @@ MCP server's own lifecycle captures are skipped: they are audit, not memory.
 
 from __future__ import annotations
 
+from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.extractors.common import flatten_text
 
@@ -36,21 +37,24 @@ def recent_events(
     start = max(from_seq or 1, head.seq - limit * SCAN_FACTOR + 1, 1)
     skipped = set(skip_types or ())
     items: list[EvidenceItem] = []
-    for event in log.replay(session, start, head.seq):
-        if until is not None and event.timestamp > until:
+    # replay_envelopes skips an event whose bytes do not match its hash (read-side verification); erased events
+    # have nothing to show.
+    for event in log.replay_envelopes(session, start, head.seq):
+        kind, payload = event["type"], event["payload"]
+        if until is not None and event["timestamp"] > until:
             break
-        if event.type.startswith(SKIPPED_PREFIXES) or event.type in skipped:
+        if "erased" in event or kind.startswith(SKIPPED_PREFIXES) or kind in skipped:
             continue
-        if event.type == "tool.call.completed" and event.payload.get("capture") == "lifecycle":
+        if kind == "tool.call.completed" and payload.get("capture") == "lifecycle":
             continue
-        text = flatten_text(event.payload, TEXT_LIMIT * 2)
+        text = flatten_text(payload, TEXT_LIMIT * 2)
         items.append(
             EvidenceItem(
-                citation=event.citation,
-                session=event.session,
-                seq=event.seq,
-                event_type=event.type,
-                text=one_line(text or event.type, TEXT_LIMIT),
+                citation=format_citation(session, event["seq"], event["hash"]),
+                session=session,
+                seq=event["seq"],
+                event_type=kind,
+                text=one_line(text or kind, TEXT_LIMIT),
                 status="event",
                 score=0.0,
                 lanes=["replay"],

@@ -17,11 +17,13 @@ from . import (
     hooks_commands,
     ide_config_commands,
     init_commands,
+    integrity_commands,
     lane_commands,
     log_commands,
     projection_commands,
     retrieval_commands,
     serve_command,
+    ui_command,
 )
 from .memory_app import memory_app
 
@@ -69,3 +71,5 @@ backend_commands.register(app)
 eventloom_commands.register(app)
 init_commands.register(app)
 doctor_command.register(app)
+integrity_commands.register(app, memory_app)
+ui_command.register(app)

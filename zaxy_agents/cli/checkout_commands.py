@@ -93,6 +93,14 @@ def append_command(
     session_id: Session = ...,  # type: ignore[assignment]
     kind: Annotated[str, typer.Option("--kind", "-k", help="fact, decision, task or note.")] = "fact",
     subject: Annotated[str | None, typer.Option("--subject", help="fact: what it is about.")] = None,
+    predicate: Annotated[
+        str | None,
+        typer.Option(
+            "--predicate",
+            help="fact: which property of --subject it states (subject + predicate is its "
+            "identity: re-asserting supersedes).",
+        ),
+    ] = None,
     key: Annotated[str | None, typer.Option("--key", help="fact: identity; re-asserting a key supersedes.")] = None,
     rationale: Annotated[str | None, typer.Option("--rationale", help="decision: why.")] = None,
     task_id: Annotated[str | None, typer.Option("--task-id", help="task: its id (default: the title).")] = None,
@@ -106,7 +114,14 @@ def append_command(
 ) -> None:
     """Remember something: a fact, decision, task or note (or any --type with a --payload). Prints its citation."""
     with handled(json_output):
-        kind_type, body = _append_body(text, kind, subject, key, rationale, task_id, event_type, payload)
+        kind_type, body = _append_body(
+            text,
+            kind,
+            {"subject": subject, "predicate": predicate, "key": key, "rationale": rationale},
+            task_id,
+            event_type,
+            payload,
+        )
         with open_fabric(eventloom_path) as fabric:
             event = fabric.append(session_id, kind_type, body, actor=actor)
         if json_output:
@@ -120,9 +135,7 @@ def append_command(
 def _append_body(
     text: str | None,
     kind: str,
-    subject: str | None,
-    key: str | None,
-    rationale: str | None,
+    extras: dict[str, str | None],
     task_id: str | None,
     event_type: str | None,
     payload: str | None,
@@ -148,7 +161,10 @@ def _append_body(
         raise InvalidRequestError("nothing to remember", field="TEXT", remediation="Pass the text to remember.")
     kind_type, field_name = KINDS[kind]
     body: dict[str, Any] = {field_name: text}
-    extras = {"subject": subject, "key": key, "rationale": rationale}
+    if extras.get("predicate") and not extras.get("subject"):
+        raise InvalidRequestError(
+            "--predicate needs --subject", field="--predicate", remediation="Say what the fact is about: --subject S."
+        )
     if kind == "task":
         body["task_id"] = task_id or text
     body.update({name: value for name, value in extras.items() if value})

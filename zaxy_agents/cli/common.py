@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 
@@ -89,17 +92,55 @@ def _plain(value: Any) -> Any:
 
 @contextmanager
 def handled(json_mode: bool) -> Iterator[None]:
-    """Turn ZaxyErrors into a structured message and a stable exit code; never print a traceback for them."""
+    """Turn ZaxyErrors into a structured message and a stable exit code; never print a traceback.
+
+    Anything else that escapes a command is a bug: it is reported as ``internal_error`` (exit 70) with the
+    exception's type and message; ``ZAXY_DEBUG=1`` re-raises it with its traceback.
+    """
     try:
         yield
-    except ZaxyError as exc:
-        if json_mode:
-            emit_json(exc.to_dict())
+    except (typer.Exit, typer.Abort, click.ClickException, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if isinstance(exc, ZaxyError):
+            error = exc
+        elif os.environ.get("ZAXY_DEBUG", "").strip() not in ("", "0"):
+            raise
+        elif isinstance(exc, OSError) and exc.errno in _OS_ERRORS:
+            code, remediation = _OS_ERRORS[exc.errno]
+            where = f" ({str(exc.filename)[:200]})" if exc.filename else ""
+            error = ZaxyError(f"{exc.strerror}{where}", code=code, remediation=remediation)
         else:
-            field = f" (field: {exc.field})" if exc.field else ""
-            err_console.print(f"[bold red]error[/] [red]{exc.code}[/]{field}: {exc.message}")
-            err_console.print(f"[dim]fix:[/] {exc.remediation}")
-        raise typer.Exit(EXIT_BY_CODE.get(exc.code, EXIT_INTERNAL)) from None
+            error = ZaxyError(
+                f"{type(exc).__name__}: {str(exc)[:300]}",
+                code="internal_error",
+                remediation="This is a bug; rerun with ZAXY_DEBUG=1 for the traceback and report it.",
+            )
+        _report(error, json_mode)
+        raise typer.Exit(EXIT_BY_CODE.get(error.code, EXIT_INTERNAL)) from None
+
+
+_PATHS = "Check the paths you passed (--eventloom-path, files, folders) and run the command again."
+_OS_ERRORS = {  # an environment problem a user can fix, not a bug
+    errno.ENAMETOOLONG: ("invalid_request", _PATHS),
+    errno.ENOTDIR: ("invalid_request", _PATHS),
+    errno.EISDIR: ("invalid_request", _PATHS),
+    errno.ELOOP: ("invalid_request", _PATHS),
+    errno.ENOENT: ("not_found", _PATHS),
+    errno.EACCES: ("permission_denied", "Use paths this user may read and write, or fix their permissions."),
+    errno.EPERM: ("permission_denied", "Use paths this user may read and write, or fix their permissions."),
+    errno.EROFS: ("permission_denied", "The file system is read-only: point Zaxy at a writable folder."),
+    errno.ENOSPC: ("storage_full", "Free disk space where the memory lives, then run the command again."),
+}
+
+
+def _report(exc: ZaxyError, json_mode: bool) -> None:
+    if json_mode:
+        emit_json(exc.to_dict())
+    else:
+        field = f" (field: {exc.field})" if exc.field else ""
+        err_console.print(f"[bold red]error[/] [red]{exc.code}[/]{field}: {exc.message}", markup=True, highlight=False)
+        err_console.print(f"[dim]fix:[/] {exc.remediation}")
 
 
 def open_fabric(
@@ -159,8 +200,6 @@ def locate_eventloom(eventloom_path: Path | None, *, reads: bool) -> Path:
     """
     import os
 
-    from zaxy_agents.config import not_a_folder, permission_denied
-
     explicit = eventloom_path is not None
     if explicit:
         path = Path(os.path.expanduser(os.fspath(eventloom_path)))
@@ -170,6 +209,21 @@ def locate_eventloom(eventloom_path: Path | None, *, reads: bool) -> Path:
 
         path = Path(resolve_workspace(os.getcwd()).eventloom_path)
         field = "eventloom_path"
+    try:
+        return _checked_location(path, field, explicit, reads)
+    except OSError as exc:  # a name too long, a loop of symlinks...: the path cannot be used at all
+        raise InvalidRequestError(
+            f"the Eventloom path cannot be used: {exc.strerror or exc}",
+            field=field,
+            remediation="Point --eventloom-path / ZAXY_EVENTLOOM_PATH at an ordinary folder path.",
+        ) from None
+
+
+def _checked_location(path: Path, field: str, explicit: bool, reads: bool) -> Path:
+    import os
+
+    from zaxy_agents.config import not_a_folder, permission_denied
+
     if path.exists() and not path.is_dir():
         raise not_a_folder(str(path), field)
     if path.is_dir():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from .common import BackendOption, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
+from .common import EXIT_CHECK_FAILED, BackendOption, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
 
 if TYPE_CHECKING:
     from zaxy_agents.fabric import TransferResult
@@ -61,13 +61,18 @@ def import_command(
 
 
 def _report(verb: str, results: list[TransferResult], json_output: bool) -> None:
+    failed = [result for result in results if result.error]
     if json_output:
-        emit_json({verb: results})
+        emit_json({verb: [r for r in results if not r.error], "failed": failed})
+        if failed:
+            raise typer.Exit(EXIT_CHECK_FAILED)
         return
     table = Table(title=f"{verb} {len(results)} session(s)")
     for column in ("session", "events", "imported", "skipped", "bytes", "sha256", "path"):
         table.add_column(column, overflow="fold")
     for result in results:
+        if result.error:
+            continue
         table.add_row(
             result.session,
             str(result.events),
@@ -78,6 +83,12 @@ def _report(verb: str, results: list[TransferResult], json_output: bool) -> None
             result.path,
         )
     console.print(table)
+    for result in failed:
+        console.print(
+            f"[red]not {verb}[/] {result.session}: {result.error} (see `zaxy repair --session-id {result.session}`)"
+        )
+    if failed:
+        raise typer.Exit(EXIT_CHECK_FAILED)
     for result in results:
         for warning in result.warnings:
             console.print(f"[yellow]warning:[/] {result.session}: {warning}")

@@ -207,9 +207,10 @@ def status_command(json_output: JsonFlag = False) -> None:
         workspace = _workspace()
         clients = {}
         with open_fabric(Path(workspace.eventloom_path)) as fabric:
+            damaged = fabric.damaged_sessions()
             for client in hook_install.SCOPES:
                 session = workspace.session_for(client)
-                last = fabric.last_event(session)
+                last = None if session in damaged else fabric.last_event(session)
                 clients[client] = {
                     "session": session,
                     "installed": hook_install.installed(client, workspace.root),
@@ -227,6 +228,7 @@ def status_command(json_output: JsonFlag = False) -> None:
             "workspace": workspace.to_dict(),
             "clients": clients,
             "workspace_sessions": sessions,
+            "damaged_sessions": damaged,
             "errors": errors,
         }
         if json_output:
@@ -256,6 +258,8 @@ def _print_status(report: dict[str, Any]) -> None:
             console.print(f"  {info['events']} events, last write {info['last_write']} ({last['type']})")
         else:
             console.print("  no events captured yet")
+    for session, why in report.get("damaged_sessions", {}).items():
+        console.print(f"\n[red]damaged session {session}[/]: {why}\n  fix: zaxy repair --session-id {session}")
     errors = report["errors"]
     if errors["count"]:
         console.print(f"\n[red]{errors['count']} hook errors[/] (in {', '.join(errors['files'])}); most recent:")

@@ -1,4 +1,4 @@
-"""`zaxy benchmark causal | consolidation`: the internal causal and consolidation guardrail lanes.
+"""`zaxy benchmark causal | consolidation | metacognition | coordinate`: the internal guardrail lanes.
 
 Each builds deterministic fixtures in a scratch Eventloom through the real engine, prints a summary and exits
 1 when any metric is below 1.0.
@@ -18,6 +18,8 @@ from .common import EXIT_CHECK_FAILED, JsonFlag, console, emit_json, handled
 def register(benchmark_app: typer.Typer) -> None:
     benchmark_app.command("causal")(causal_command)
     benchmark_app.command("consolidation")(consolidation_command)
+    benchmark_app.command("coordinate")(coordinate_command)
+    benchmark_app.command("metacognition")(metacognition_command)
 
 
 def causal_command(json_output: JsonFlag = False) -> None:
@@ -33,6 +35,22 @@ def consolidation_command(json_output: JsonFlag = False) -> None:
     from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
 
     _run(run_consolidation_lane, json_output)
+
+
+def coordinate_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: Coordinate's authority rules refused on write, forged events ignored on read, accepted
+    state exactly the promoted findings."""
+    from zaxy_agents.evaluation.coordinate_lane import run_coordinate_lane
+
+    _run(run_coordinate_lane, json_output)
+
+
+def metacognition_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: known-unknown guardrail, recall boundary, conflict clusters, append-only trajectories,
+    re-verification requests, contract gate."""
+    from zaxy_agents.evaluation.metacognition_lane import run_metacognition_lane
+
+    _run(run_metacognition_lane, json_output)
 
 
 def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:

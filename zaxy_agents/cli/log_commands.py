@@ -70,7 +70,12 @@ def replay_command(
             table.add_column(column, overflow="fold")
         for event in events:
             table.add_row(
-                str(event.seq), event.timestamp, event.type, event.actor, _preview(event.payload), event.citation
+                str(event.seq),
+                event.timestamp,
+                event.type,
+                event.actor,
+                _erased(event.erased) if event.erased else _preview(event.payload),
+                event.citation,
             )
         console.print(table)
 
@@ -115,8 +120,18 @@ def sessions_command(
         for column in ("session", "events", "bytes", "modified"):
             table.add_column(column)
         for summary in summaries:
-            table.add_row(summary.session, str(summary.event_count), str(summary.size_bytes), summary.modified or "")
+            events = f"damaged: {summary.damaged}" if summary.damaged else str(summary.event_count)
+            table.add_row(summary.session, events, str(summary.size_bytes), summary.modified or "")
         console.print(table)
+        for summary in summaries:
+            if summary.damaged:
+                console.print(f"[red]{summary.session} is damaged[/]: run `zaxy repair --session-id {summary.session}`")
+
+
+def _erased(marker: dict) -> str:
+    record = marker.get("record_seq")
+    what = "unreadable bytes set aside" if marker.get("tombstone") == "damaged" else "erased"
+    return f"[{what}; see event {record}]"
 
 
 def _preview(payload: dict, limit: int = 80) -> str:

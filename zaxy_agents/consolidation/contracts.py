@@ -87,7 +87,7 @@ class CandidatePayload(BaseModel):
     purpose: str = Field(default="general", min_length=1, max_length=120)
     review_status: Literal["pending"]
     authority_status: Literal["non_authoritative"]
-    segment_id: str | None = Field(default=None, max_length=64)
+    segment_id: str | None = Field(default=None, max_length=200)  # seed 001: segment:<session>:<seq>-<seq>
     details: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.eventloom.models import Event
-from zaxy_agents.procedures.steps import Step, collapse, step_of
-from zaxy_agents.projection.model import stable_id
+from zaxy_agents.procedures.steps import Step, collapse, is_self_generated, step_of
 
 ACTIONABLE_TYPES = frozenset({"tool.call.completed", "command.completed", "file.edit.applied", "task.completed"})
 FINDING_PREFIX = "coordination.finding"
@@ -36,7 +35,8 @@ class Segment:
 
     @property
     def segment_id(self) -> str:
-        return "seg_" + stable_id(self.session, *(f"{e.seq}:{e.hash}" for e in self.events), length=16)
+        """Seed 001: ``segment:<session>:<first seq>-<last seq>`` (six-digit seqs), stable for the same log window."""
+        return f"segment:{self.session}:{self.events[0].seq:06d}-{self.events[-1].seq:06d}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,7 +70,7 @@ class Selection:
 
 def select_segments(events: list[Event], *, window_size: int, from_start: bool) -> Selection:
     """Cut the actionable events of one session into stable segments (see the module docstring)."""
-    actionable = [event for event in events if is_actionable(event.type)]
+    actionable = [event for event in events if is_actionable(event.type) and not is_self_generated(event)]
     groups: list[tuple[list[Event], bool]] = []
     current: list[Event] = []
     for event in actionable:

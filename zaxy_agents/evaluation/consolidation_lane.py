@@ -214,8 +214,9 @@ def _score_authority(fabric: MemoryFabric, score: LaneScore) -> None:
     procedure, claim, episode = by_type["procedure"], by_type["claim"], by_type["episode"]
 
     def facts(**kwargs: Any) -> list[Any]:
+        """Reviewed memory the packet shows (never among its current facts: acceptance is no promotion)."""
         packet = fabric.checkout(kwargs.pop("query", ""), session=session, **kwargs)
-        return [f for f in packet.current_facts if f.entity_type in {"procedure", "claim", "episode"}]
+        return [f for f in packet.reviewed_memory if f.entity_type in {"procedure", "claim", "episode"}]
 
     pending_packet = fabric.checkout("how do we fix the flaky test database?", session=session)
     score.check(
@@ -239,14 +240,20 @@ def _score_authority(fabric: MemoryFabric, score: LaneScore) -> None:
     score.check(
         "authority_boundary",
         [f.name for f in accepted] == [procedure["title"]],
-        "only the accepted candidate reaches stable memory",
+        "only the accepted candidate reaches the packet (as reviewed memory, not a current fact)",
     )
     score.check(
         "authority_boundary",
         all(f.review_status == "accepted" and f.authority_status == "non_authoritative" for f in accepted),
         "the accepted memory is labelled accepted and non-authoritative",
     )
-    prompt = fabric.checkout("", session=session).prompt
+    packet = fabric.checkout("", session=session)
+    score.check(
+        "authority_boundary",
+        not [f for f in packet.current_facts if f.entity_type in {"procedure", "claim", "episode"}],
+        "acceptance is a disposition, not a promotion: the accepted candidate is no current fact",
+    )
+    prompt = packet.prompt
     score.check(
         "authority_boundary", "[procedure, accepted, non-authoritative]" in prompt, "the prompt line carries the label"
     )

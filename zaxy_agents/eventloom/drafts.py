@@ -9,7 +9,7 @@ from __future__ import annotations
 from zaxy_agents.errors import InvalidRequestError
 
 from .canonical import canonical_json
-from .redaction import REDACTION_VERSION, has_secret_keys, redact_value, text_has_markers
+from .redaction import OFF, REDACTION_VERSION, STANDARD, has_secret_keys, policy_for, redact_value, rules_for
 from .validation import (
     check_payload_size,
     check_payload_values,
@@ -33,13 +33,16 @@ def prepare_draft(
     validate_payload_shape(payload, field=f"{field_prefix}payload")
     assert isinstance(payload, dict)
     check_payload_values(payload, max_payload_bytes, field=f"{field_prefix}payload")
+    policy = policy_for(str(event_type))
     try:
-        redacted, paths, payload_json = payload, [], None
-        if not has_secret_keys(payload):
-            payload_json = canonical_json(payload)
-        if payload_json is None or text_has_markers(payload_json):  # only then can redaction change anything
-            redacted, paths = redact_value(payload)
-            if paths or payload_json is None:
+        redacted, paths = payload, []
+        payload_json = canonical_json(payload)
+        # Only the rules whose markers occur in the payload's JSON can match a string inside it (one pass over the
+        # text instead of every rule on every string); key names only matter under the standard policy.
+        rules = rules_for(payload_json) if policy != OFF else ()
+        if rules or (policy == STANDARD and has_secret_keys(payload)):
+            redacted, paths = redact_value(payload, policy=policy, rules=rules)
+            if paths:
                 payload_json = canonical_json(redacted)
         payload_size = len(payload_json.encode("utf-8"))  # lone surrogates fail here (UnicodeEncodeError)
     except (TypeError, ValueError) as exc:
@@ -67,7 +70,7 @@ class PreparedDraft:
     costs the hook fast path ~20 ms of start-up.
     """
 
-    __slots__ = ("actor", "event_id", "payload", "payload_json", "security", "timestamp", "type")
+    __slots__ = ("actor", "event_id", "payload", "payload_json", "salt", "security", "timestamp", "type")
 
     def __init__(
         self,
@@ -78,6 +81,7 @@ class PreparedDraft:
         event_id: str | None = None,
         timestamp: str | None = None,
         payload_json: str | None = None,
+        salt: str | None = None,
     ) -> None:
         self.type = type
         self.actor = actor
@@ -86,3 +90,4 @@ class PreparedDraft:
         self.event_id = event_id
         self.timestamp = timestamp
         self.payload_json = payload_json  # canonical JSON of ``payload`` when the caller already computed it
+        self.salt = salt  # 32 hex digits; random when None (only tests fix it)

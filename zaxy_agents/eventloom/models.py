@@ -33,6 +33,11 @@ class Event(BaseModel):
     hash: str
     id: str
     security: SecurityBlock | None = None
+    spec: int | None = Field(default=None, description="hash specification (absent: 1); see docs/eventloom.md")
+    salt: str | None = None
+    batch: list[int] | None = Field(default=None, description="[position, size] in a multi-event write")
+    content_digest: str | None = Field(default=None, description="only on an erased event")
+    erased: dict[str, Any] | None = Field(default=None, description="set when the content was erased")
 
     @property
     def citation(self) -> str:
@@ -40,11 +45,15 @@ class Event(BaseModel):
         return format_citation(self.session, self.seq, self.hash)
 
     def envelope(self) -> dict[str, Any]:
-        """The plain-dict envelope exactly as stored (``security`` omitted when absent)."""
+        """The plain-dict envelope exactly as stored (optional fields omitted when absent)."""
         data = self.model_dump(mode="json")
-        if data.get("security") is None:
-            data.pop("security", None)
+        for key in _OPTIONAL_ENVELOPE_FIELDS:
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
+
+
+_OPTIONAL_ENVELOPE_FIELDS = ("security", "spec", "salt", "batch", "content_digest", "erased")
 
 
 class EventDraft(BaseModel):
@@ -77,6 +86,7 @@ class SessionSummary(BaseModel):
     head_hash: str | None = None
     size_bytes: int = 0
     modified: str | None = None
+    damaged: str | None = Field(default=None, description="why the session cannot be read (see `zaxy repair`)")
 
 
 class VerifyReport(BaseModel):

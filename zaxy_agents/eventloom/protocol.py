@@ -39,7 +39,14 @@ class LogCapability(StrEnum):
 
 @runtime_checkable
 class EventLog(Protocol):
-    """Append-only, hash-chained, per-session event storage."""
+    """Append-only, hash-chained, per-session event storage.
+
+    Reads are checked against the hash chain (docs/eventloom.md, "Read-side verification"): ``replay``, ``get``
+    and ``resolve`` raise ``IntegrityError`` for an edited event; ``replay_envelopes`` skips it and records it in
+    ``integrity_problems`` (session -> {seq: why}).
+    """
+
+    integrity_problems: dict[str, dict[int, str]]
 
     capabilities: ClassVar[frozenset[LogCapability]] = frozenset()
     max_payload_bytes: int
@@ -90,6 +97,10 @@ class EventLog(Protocol):
             remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
         )
 
+    def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        """The stored, newline-terminated lines of the ``(session, seq)`` keys that exist (read-side checks)."""
+        ...
+
     def resolve(self, citation: str | Citation) -> Event:
         """The event a citation names, refused when its hash prefix does not match (the same on every backend)."""
         return resolve_citation(citation, self.get)
@@ -101,6 +112,14 @@ class EventLog(Protocol):
     def sessions(self) -> list[SessionSummary]: ...
 
     def verify(self, session: str) -> VerifyReport: ...
+
+    def session_names(self) -> list[str]:
+        """Every session, including those whose log cannot be read (``sessions()`` reports them as damaged)."""
+        ...
+
+    def repair(self, session: str, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
+        """Set unreadable bytes aside and let a log whose last event does not verify continue (`zaxy repair`)."""
+        ...
 
     def sync(self) -> None: ...
 

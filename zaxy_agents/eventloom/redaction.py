@@ -1,57 +1,165 @@
 """Secret redaction applied to payloads *before* hashing, so secrets never reach the log.
 
-Two detectors: by key name (``password``, ``api_key``, ``github_token``, ...: the whole value is replaced)
-and by value shape (OpenAI-style ``sk-`` keys, AWS access key ids, JWTs, PEM private keys, GitHub and Slack
-tokens, ``Bearer`` credentials: only the matching span is replaced). The JSON paths that were redacted are
-returned so the event's ``security`` block can record them. Stdlib only (hook fast path).
+Two detectors:
+
+* **by shape** (:mod:`.secret_rules`): vendor tokens (``sk-``, ``AKIA``, ``ghp_``, ``AIza``, ``sk_live_``, ...),
+  private keys, JWTs, credentials inside URLs, ``Authorization`` headers, ``KEY=value`` assignments naming a
+  credential (``.env`` content, shell exports, command output) and ``<private>...</private>`` spans: only the
+  secret part of the matching span is replaced, by ``[REDACTED:<kind>]``;
+* **by key name** (``password``, ``api_key``, ``github_token``, ...): the value is replaced by ``[REDACTED]`` —
+  but only a *string that could be a credential*: an int, a boolean, an empty or placeholder value or a short
+  plain word (``{"token": 42}``, ``{"token": "abc"}``, ``{"secret": "none"}``) is never changed.
+
+Which detectors run is the **redaction policy**, per surface:
+
+* ``standard`` (hooks, transcripts, MCP, CLI, the Python API): both detectors;
+* ``values`` (the drop-in LangGraph store and checkpointer, whose ``checkpoint.*`` / ``store.*`` events default to
+  it): shapes only, so key names never change a value and what was put reads back (filters keep matching);
+* ``off``: nothing is redacted (data that must be stored verbatim; use encryption instead).
+
+A surface sets its policy with ``with redaction_policy("values"): ...`` (``ZaxyStore(redaction=...)`` and
+``ZaxyCheckpointer(redaction=...)`` do); ``ZAXY_REDACTION`` sets the process default for events of other types.
+The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only (hook
+fast path): the rules are compiled on first use.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
+from contextvars import ContextVar
+
+from zaxy_agents.errors import InvalidRequestError
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
     from typing import Any
 
-REDACTION_VERSION = 1
+REDACTION_VERSION = 2
 REDACTED = "[REDACTED]"
+STANDARD, VALUES, OFF = "standard", "values", "off"
+POLICIES = (STANDARD, VALUES, OFF)
+ENV_REDACTION = "ZAXY_REDACTION"
+DATA_TYPE_PREFIXES = ("checkpoint.", "store.")  # drop-in storage: values round-trip unless secret-shaped
 
 _SECRET_KEY = re.compile(
     r"(^|_)(password|passwd|passphrase|secret|token|api_?key|access_?key|secret_?key|private_?key|"
     r"auth_?token|authorization|credentials?|cookie|session_?token|refresh_?token|access_?token|"
     r"client_?secret|bearer)$"
 )
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+_POLICY: ContextVar[str | None] = ContextVar("zaxy_redaction_policy", default=None)
 
-_VALUE_PATTERN_SOURCES: tuple[tuple[str, str, int], ...] = (
-    (
-        "private_key",
-        r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|$)",
-        re.DOTALL,
-    ),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0),
-    ("openai_key", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", 0),
-    ("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", 0),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", 0),
-    ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}", 0),
-)
+
+def check_policy(name: object, *, field: str = "redaction") -> str:
+    if name not in POLICIES:
+        raise InvalidRequestError(
+            f"unknown redaction policy {name!r}",
+            field=field,
+            remediation="Use 'standard' (key names and secret shapes), 'values' (secret shapes only) or 'off'.",
+        )
+    return str(name)
+
+
+class redaction_policy:
+    """Events appended inside this context (this thread or task, and the threads ``asyncio.to_thread`` starts from
+    it) are redacted with the policy ``name``; ``None`` changes nothing. Use a fresh one per ``with``."""
+
+    __slots__ = ("_name", "_token")
+
+    def __init__(self, name: str | None) -> None:
+        self._name = None if name is None else check_policy(name)
+        self._token: Any = None
+
+    def __enter__(self) -> None:
+        if self._name is not None:
+            self._token = _POLICY.set(self._name)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _POLICY.reset(self._token)
+            self._token = None
+
+
+def policy_for(event_type: str) -> str:
+    """The policy an event of ``event_type`` is redacted with right now."""
+    chosen = _POLICY.get()
+    if chosen is not None:
+        return chosen
+    if event_type.startswith(DATA_TYPE_PREFIXES):
+        return VALUES
+    configured = os.environ.get(ENV_REDACTION, "").strip().lower()
+    return check_policy(configured, field=ENV_REDACTION) if configured else STANDARD
 
 
 @functools.lru_cache(maxsize=1)
-def _value_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Compiled on first use: most payloads never contain a marker, and compiling costs hook start-up."""
-    return tuple((kind, re.compile(source, flags)) for kind, source, flags in _VALUE_PATTERN_SOURCES)
+def _rules() -> tuple[Any, ...]:
+    """The rules, compiled on first use (compiling costs hook start-up; most payloads never need them)."""
+    from .secret_rules import compile_rules
+
+    return compile_rules()
 
 
-# Cheap pre-filter (one C-level scan): only strings containing a marker run the full regex set.
-_MARKER = re.compile(r"-----BEGIN|eyJ|sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox|[Bb]earer|BEARER")
+def _fires(rule: tuple[Any, ...], text: str, lowered: str) -> bool:
+    """Whether ``rule`` can match in ``text``: one of its markers occurs, or (no markers) its pattern matches."""
+    markers = rule[1]
+    if not markers:
+        return rule[2].search(text) is not None
+    haystack = lowered if rule[5] else text
+    for marker in markers:  # noqa: SIM110 (a plain loop: a generator per rule costs more than the checks)
+        if marker in haystack:
+            return True
+    return False
 
 
-# Substrings that every _MARKER match contains (C-speed ``in`` checks on a payload's whole JSON text).
-_MARKER_SUBSTRINGS = ("-----BEGIN", "eyJ", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
-_MARKER_SUBSTRINGS += ("github_pat_", "xox", "earer", "EARER")
+def rules_for(text: str) -> tuple[Any, ...]:
+    """The rules that can match in ``text``: a string, or a payload's whole JSON text (markers and the self-gating
+    patterns are plain ASCII token shapes, unchanged by JSON encoding, so no other rule can match any string
+    inside it)."""
+    lowered = text.lower()
+    return tuple(rule for rule in _rules() if _fires(rule, text, lowered))
+
+
+def text_has_markers(text: str) -> bool:
+    """Whether a string (or a payload's whole JSON text, see :func:`rules_for`) may contain a secret."""
+    lowered = text.lower()
+    return any(_fires(rule, text, lowered) for rule in _rules())
+
+
+def redact_text(text: str, rules: tuple[Any, ...] | None = None) -> tuple[str, list[str]]:
+    """Replace secret-shaped spans inside ``text``; returns the new text and the detector names that fired.
+    ``rules`` narrows the detectors to those :func:`rules_for` found in a text that contains this one."""
+    kinds: list[str] = []
+    lowered = text.lower()
+    for rule in _rules() if rules is None else rules:
+        if not _fires(rule, text, lowered):
+            continue
+        kind, _markers, pattern, pick, word_start, _fold = rule
+        new_text = pattern.sub(functools.partial(_replace, kind, pick, word_start), text)
+        if new_text != text:
+            kinds.append(kind)
+            text = new_text
+    return text, kinds
+
+
+def _replace(kind: str, pick: Any, word_start: bool, match: re.Match[str]) -> str:
+    """The match with its secret part masked (the value ``pick`` chose, its ``secret`` group, or all of it)."""
+    whole = match.group(0)
+    offset = match.start()
+    if word_start and offset and _WORD_CHAR.match(match.string, offset - 1):
+        return whole  # inside a longer word: not this token
+    if pick is not None:
+        secret = pick(match)
+        if secret is None:
+            return whole
+        start = match.start("value") + match.group("value").find(secret)
+        end = start + len(secret)
+    elif "secret" in match.re.groupindex:
+        start, end = match.span("secret")
+    else:
+        return f"[REDACTED:{kind}]"
+    return whole[: start - offset] + f"[REDACTED:{kind}]" + whole[end - offset :]
 
 
 def has_secret_keys(value: Any) -> bool:
@@ -77,11 +185,6 @@ def has_secret_keys(value: Any) -> bool:
     return False
 
 
-def text_has_markers(text: str) -> bool:
-    """Whether a string (or a payload's whole JSON text) may contain a secret-shaped value."""
-    return any(marker in text for marker in _MARKER_SUBSTRINGS)
-
-
 def _normalise_key(key: str) -> str:
     snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key)
     return re.sub(r"[^a-z0-9]+", "_", snake.lower()).strip("_")
@@ -93,27 +196,43 @@ def is_secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.search(_normalise_key(key)))
 
 
-def redact_text(text: str) -> tuple[str, list[str]]:
-    """Replace secret-shaped spans inside ``text``; returns the new text and the detector names that fired."""
-    if _MARKER.search(text) is None:
-        return text, []
-    kinds: list[str] = []
-    for kind, pattern in _value_patterns():
-        text, count = pattern.subn(f"[REDACTED:{kind}]", text)
-        if count:
-            kinds.append(kind)
-    return text, kinds
+def secret_under_key(value: object) -> bool:
+    """Whether a value under a credential-named key is itself credential-like (only strings ever are): never an
+    int, a boolean, null, an empty or placeholder string or a short plain word."""
+    if not isinstance(value, str) or not value or value.startswith(REDACTED[:9]):
+        return False
+    from .secret_rules import credential_like, is_placeholder
+
+    if is_placeholder(value):
+        return False
+    return credential_like(value, minimum=4) or len(value) >= 13 or (len(value) >= 8 and not value.isalpha())
 
 
-def redact_value(value: Any, path: str = "payload") -> tuple[Any, list[str]]:
+def redact_value(
+    value: Any, path: str = "payload", policy: str = STANDARD, *, rules: tuple[Any, ...] | None = None
+) -> tuple[Any, list[str]]:
     """Return a redacted copy of a JSON value and the list of redacted JSON paths.
 
     Untouched containers are returned as-is (no copy), which keeps the common no-secret case cheap. Raises
     ``TypeError`` for a non-string object key (the walk is the only full pass over the payload, so the check
-    lives here).
+    lives here). ``rules`` narrows the shape detectors to those :func:`rules_for` found in the whole payload's
+    JSON (``()``: no string in it can hold a secret shape, only key names can redact), so each string is checked
+    against a few rules instead of all of them.
     """
+    if policy == OFF:
+        return value, []
+    return _redact(value, path, policy == STANDARD, False, rules)
+
+
+def _redact(
+    value: Any, path: str, by_key: bool, under_secret_key: bool, rules: tuple[Any, ...] | None
+) -> tuple[Any, list[str]]:
     if isinstance(value, str):
-        new_text, kinds = redact_text(value)
+        if under_secret_key and secret_under_key(value):
+            return REDACTED, [path]
+        if rules == ():
+            return value, []
+        new_text, kinds = redact_text(value, rules)
         return (new_text, [path]) if kinds else (value, [])
     if isinstance(value, dict):
         paths: list[str] = []
@@ -121,11 +240,8 @@ def redact_value(value: Any, path: str = "payload") -> tuple[Any, list[str]]:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"object key {key!r} at {path} is not a string")
-            child_path = f"{path}.{key}"
-            if isinstance(key, str) and is_secret_key(key) and item not in (None, "", REDACTED):
-                new_item, child_paths = REDACTED, [child_path]
-            else:
-                new_item, child_paths = redact_value(item, child_path)
+            secret_key = by_key and is_secret_key(key)
+            new_item, child_paths = _redact(item, f"{path}.{key}", by_key, secret_key, rules)
             if child_paths:
                 paths.extend(child_paths)
                 if changed is None:
@@ -136,7 +252,7 @@ def redact_value(value: Any, path: str = "payload") -> tuple[Any, list[str]]:
         paths = []
         changed_list: list[Any] | None = None
         for index, item in enumerate(value):
-            new_item, child_paths = redact_value(item, f"{path}[{index}]")
+            new_item, child_paths = _redact(item, f"{path}[{index}]", by_key, under_secret_key, rules)
             if child_paths:
                 paths.extend(child_paths)
                 if changed_list is None:

@@ -28,6 +28,12 @@ class BackendService(FabricService):
     @staticmethod
     def graph_schema_plan(settings: ZaxySettings | None = None) -> dict[str, Any]:
         """The graph store's migrations as data (``zaxy schema-plan``), without opening any database."""
+        if settings is not None and not isinstance(settings, ZaxySettings):  # a static method: the guard skips it
+            raise InvalidRequestError(
+                f"graph_schema_plan(): settings must be ZaxySettings or None, not {type(settings).__name__}",
+                field="settings",
+                remediation="Pass ZaxySettings.resolve(...) or nothing (the settings of the environment).",
+            )
         settings = settings or ZaxySettings.resolve()
         location = DEFAULT_REGISTRY.location_of(settings)
         return DEFAULT_REGISTRY.entry_for(location).backend_class().graph_schema_plan()

@@ -39,8 +39,10 @@ class CaptureService(FabricService):
     """Service: the capture part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def _cursor_file(self, name: str) -> str:
-        if not name.replace("-", "").replace("_", "").isalnum():
-            raise InvalidRequestError(f"invalid cursor name {name!r}", field="name", remediation="Use [A-Za-z0-9_-].")
+        if not (0 < len(name) <= 64 and name.isascii() and name.replace("-", "").replace("_", "").isalnum()):
+            raise InvalidRequestError(
+                f"invalid cursor name {name[:80]!r}", field="name", remediation="Use 1-64 of [A-Za-z0-9_-]."
+            )
         return os.path.join(self.settings.eventloom_dir, DERIVED_DIR_NAME, "capture", f"{name}.json")
 
     def capture_cursors(self, name: str) -> dict[str, Any]:
@@ -59,7 +61,13 @@ class CaptureService(FabricService):
         fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=os.path.dirname(path))
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(cursors, handle, ensure_ascii=False, sort_keys=True)
+                try:
+                    text = json.dumps(cursors, ensure_ascii=False, sort_keys=True)
+                except (TypeError, ValueError) as exc:
+                    raise InvalidRequestError(
+                        f"cursors are not plain JSON: {exc}", field="cursors", remediation="Use string keys only."
+                    ) from None
+                handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temp, path)

@@ -29,6 +29,7 @@ DEFAULT_REPLAY = 8  # recent events when only replay_from_seq is given
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import EvidenceItem, PurposePolicy
 
+    from .integrity_ops import IntegrityService
     from .log_ops import LogService
     from .projection_ops import ProjectionService
     from .retrieval_ops import RetrievalService
@@ -49,12 +50,19 @@ class CheckoutService(FabricService):
     """Service: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def __init__(
-        self, core: FabricCore, events: LogService, projection: ProjectionService, retrieval: RetrievalService
+        self,
+        core: FabricCore,
+        events: LogService,
+        projection: ProjectionService,
+        retrieval: RetrievalService,
+        integrity: IntegrityService,
     ) -> None:
+        """``integrity``: ``capabilities`` reports the sessions that cannot be read."""
         super().__init__(core)
         self.events = events
         self.projection = projection
         self.retrieval = retrieval
+        self.integrity = integrity
 
     def checkout(
         self,
@@ -113,6 +121,7 @@ class CheckoutService(FabricService):
             evidence_resolves=self.evidence_check,
             notices=projector.take_notices(),
             recent=recent,
+            damaged=projector.damaged,
         )
 
     def bootstrap(
@@ -252,6 +261,7 @@ class CheckoutService(FabricService):
                 "graph": projector.graph_backend,
             },
             "degraded": projector.degraded or projector.writer_error(),
+            "damaged_sessions": self.integrity.damaged_sessions(),
             "eventloom_path": str(self.settings.eventloom_path),
             "embedder": vectors.model_id,
             "retrieval_profiles": sorted(PROFILES),

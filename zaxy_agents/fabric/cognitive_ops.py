@@ -126,7 +126,7 @@ class CognitiveService(FabricService):
             raise InvalidRequestError(
                 "confidence must be a number in [0, 1]", field="confidence", remediation="Use e.g. 0.8."
             )
-        source = self._resolve_source(evidence, "evidence", session)
+        source = self.resolve_source(evidence, "evidence", session)
         payload = {  # the seed's shape (seed 000 task 3); evidence.session only for another session's event
             "cause": source_point.to_dict(),
             "effect": target_point.to_dict(),
@@ -172,7 +172,7 @@ class CognitiveService(FabricService):
                 field="source_events",
                 remediation="Pass the eventloom:// citations of the events the summary is based on.",
             )
-        sources = [self._resolve_source(item, f"source_events[{i}]", session) for i, item in enumerate(source_events)]
+        sources = [self.resolve_source(item, f"source_events[{i}]", session) for i, item in enumerate(source_events)]
         payload = candidate_payload(
             candidate_type=candidate_type,
             title=title,
@@ -282,7 +282,7 @@ class CognitiveService(FabricService):
                     remediation=f"Review {record.superseded_by} instead.",
                 )
         conflicts = [
-            self._resolve_source(c, f"conflicts_with[{i}]", session) for i, c in enumerate(conflicts_with or [])
+            self.resolve_source(c, f"conflicts_with[{i}]", session) for i, c in enumerate(conflicts_with or [])
         ]
         creation = self.log.resolve(record.citation)
         payload = review_payload(
@@ -452,7 +452,7 @@ class CognitiveService(FabricService):
                 return event
         return None
 
-    def _resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event:
+    def resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event:
         """A citation string or ``{seq, hash (64 hex), session?}`` (the seed's shape; ``session`` defaults to
         ``default_session``) -> the event (which must exist, with that hash)."""
         if isinstance(source, str):

@@ -13,6 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import ZaxySettings
+from zaxy_agents.coordinate.service import CoordinateService
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
@@ -22,18 +23,24 @@ from zaxy_agents.storage.protocols import StorageBackend
 from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
 from .backend_ops import BackendService
+from .belief_ops import BeliefService
 from .capture_ops import CaptureService
 from .checkout_ops import CheckoutService
 from .checkpoint_ops import CheckpointService
 from .cognitive_ops import CognitiveService
+from .confidence_ops import ConfidenceService
 from .conversation_ops import ConversationService
 from .disclosure_ops import DisclosureService
+from .erase_ops import EraseService
 from .features import Features, builtin_features
+from .guard import guard_public_methods
+from .inspector_ops import InspectorService
+from .integrity_ops import IntegrityService
 from .lifecycle_ops import LifecycleService
 from .log_ops import LogService
 from .metacognition_ops import MetacognitionService
 from .projection_ops import ProjectionService
-from .retrieval_ops import RetrievalService, listener_state_classes, retrieval_listeners
+from .retrieval_ops import RetrievalService, retrieval_listeners
 from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
 from .workingset_ops import WorkingSetService
@@ -67,11 +74,14 @@ class MemoryFabric:
             EvidenceCheck(log),
             resolve_embedder(embedder if embedder is not None else settings.embedder),
         )
+        # Built in dependency order: each service gets the core and the services it uses, never the fabric.
         self.events = LogService(core)
-        self.projection = ProjectionService(core, lambda: retrieval_listeners(core), listener_state_classes)
+        self.projection = ProjectionService(core, lambda: retrieval_listeners(core))
         self.retrieval = RetrievalService(core, self.projection)
-        self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval)
         self.working_sets = WorkingSetService(core)
+        self.erasure = EraseService(core, self.projection, self.working_sets)
+        self.integrity = IntegrityService(core, self.projection, self.erasure)
+        self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval, self.integrity)
         self.capture = CaptureService(core)
         self.stores = StoreService(core)
         self.checkpoints = CheckpointService(core)
@@ -80,7 +90,11 @@ class MemoryFabric:
         self.lifecycle = LifecycleService(core, self.events, self.projection, self.checkouts)
         self.conversation = ConversationService(core, self.events, self.projection, self.checkouts, self.working_sets)
         self.cognitive = CognitiveService(core, self.events, self.projection)
+        self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
+        self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)
+        self.coordination = CoordinateService(core.log, self.events.append_many)
         self.disclosure = DisclosureService(core, self.retrieval)
+        self.inspector = InspectorService(core, self.events, self.projection)
 
     @classmethod
     def from_path(
@@ -217,6 +231,36 @@ class MemoryFabric:
     search_index = forward(DisclosureService.search_index, "disclosure")
     timeline = forward(DisclosureService.timeline, "disclosure")
     get_events = forward(DisclosureService.get_events, "disclosure")
+    # confidence: ConfidenceService (metacognition records and reads)
+    record_known_unknown = forward(ConfidenceService.record_known_unknown, "confidence")
+    resolve_known_unknown = forward(ConfidenceService.resolve_known_unknown, "confidence")
+    request_reverification = forward(ConfidenceService.request_reverification, "confidence")
+    resolve_reverification = forward(ConfidenceService.resolve_reverification, "confidence")
+    known_unknowns = forward(ConfidenceService.known_unknowns, "confidence")
+    confidence_trajectory = forward(ConfidenceService.confidence_trajectory, "confidence")
+    reverification_needs = forward(ConfidenceService.reverification_needs, "confidence")
+    claim_confidence = forward(ConfidenceService.claim_confidence, "confidence")
+    # beliefs: BeliefService
+    propose_belief_update = forward(BeliefService.propose_belief_update, "beliefs")
+    review_belief_update = forward(BeliefService.review_belief_update, "beliefs")
+    belief_proposals = forward(BeliefService.belief_proposals, "beliefs")
+    # integrity: IntegrityService
+    repair = forward(IntegrityService.repair, "integrity")
+    damaged_sessions = forward(IntegrityService.damaged_sessions, "integrity")
+    # erasure: EraseService
+    erase_events = forward(EraseService.erase_events, "erasure")
+    erase_session = forward(EraseService.erase_session, "erasure")
+    erase_range = forward(EraseService.erase_range, "erasure")
+    erase_citation = forward(EraseService.erase_citation, "erasure")
+    finish_erasures = forward(EraseService.finish_erasures, "erasure")
+    # inspector: InspectorService (zaxy ui)
+    session_overview = forward(InspectorService.session_overview, "inspector")
+    chain_status = forward(InspectorService.chain_status, "inspector")
+    timeline_page = forward(InspectorService.timeline_page, "inspector")
+    prove_event = forward(InspectorService.prove_event, "inspector")
+    session_entities = forward(InspectorService.session_entities, "inspector")
+    entity_detail = forward(InspectorService.entity_detail, "inspector")
+    erase_preview = forward(InspectorService.erase_preview, "inspector")
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -231,3 +275,6 @@ class MemoryFabric:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+guard_public_methods(MemoryFabric)  # the Python API checks its arguments like every other surface (guard.py)

@@ -102,7 +102,7 @@ class DisclosureService(FabricService):
         self, text: str, *, sessions: list[str] | None = None, k: int = 10, as_of: str | None = None
     ) -> dict[str, Any]:
         """Step 1: the hits of a fused search as cheap index rows (``tokens``: the cost of opening each)."""
-        response = self.retrieval.query(text, sessions=sessions, k=k, as_of=as_of)  # type: ignore[attr-defined]
+        response = self.retrieval.query(text, sessions=sessions, k=k, as_of=as_of)
         rows = []
         for hit in response.hits:
             envelope = self._envelope(hit.session, hit.seq)

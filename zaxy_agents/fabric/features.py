@@ -12,20 +12,47 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
+from zaxy_agents.beliefs import context as beliefs_context
+from zaxy_agents.beliefs import contracts as beliefs_contracts
+from zaxy_agents.beliefs import extractor as beliefs_extractor
 from zaxy_agents.causal import contracts as causal_contracts
 from zaxy_agents.causal import extractor as causal_extractor
 from zaxy_agents.causal import producer as causal_producer
 from zaxy_agents.checkout.extensions import BUILTIN_EXTENSIONS, Extension
 from zaxy_agents.consolidation import contracts as consolidation_contracts
 from zaxy_agents.consolidation import extractor as consolidation_extractor
+from zaxy_agents.coordinate import contracts as coordinate_contracts
+from zaxy_agents.coordinate import extractor as coordinate_extractor
+from zaxy_agents.metacognition import context as metacognition_context
+from zaxy_agents.metacognition import contracts as metacognition_contracts
+from zaxy_agents.metacognition import extractor as metacognition_extractor
 from zaxy_agents.projection.contracts import BUILTIN_CONTRACTS, ContractTable
 from zaxy_agents.projection.extractors import BUILTIN_MODULES, generic
 from zaxy_agents.projection.producers import ProducerTable
 from zaxy_agents.projection.registry import ExtractorTable
 
-EXTRACTOR_MODULES = (*BUILTIN_MODULES, causal_extractor, consolidation_extractor)
+EXTRACTOR_MODULES = (
+    *BUILTIN_MODULES,
+    beliefs_extractor,
+    causal_extractor,
+    consolidation_extractor,
+    coordinate_extractor,
+    metacognition_extractor,
+)
 PRODUCER_MODULES = (causal_producer,)
-CONTRACT_MAPS = (BUILTIN_CONTRACTS, causal_contracts.CONTRACTS, consolidation_contracts.CONTRACTS)
+CONTRACT_MAPS = (
+    BUILTIN_CONTRACTS,
+    beliefs_contracts.CONTRACTS,
+    causal_contracts.CONTRACTS,
+    consolidation_contracts.CONTRACTS,
+    coordinate_contracts.CONTRACTS,
+    metacognition_contracts.CONTRACTS,
+)
+CHECKOUT_EXTENSIONS = (
+    *BUILTIN_EXTENSIONS,
+    ("metacognition", metacognition_context.metacognition),
+    ("belief_update_proposals", beliefs_context.belief_update_proposals),
+)
 
 
 @dataclass(frozen=True)
@@ -49,5 +76,5 @@ def builtin_features() -> Features:
         extractors=extractors,
         contracts=ContractTable(*CONTRACT_MAPS),
         producers=ProducerTable.from_modules(PRODUCER_MODULES, extractors),
-        checkout_extensions=BUILTIN_EXTENSIONS,
+        checkout_extensions=CHECKOUT_EXTENSIONS,
     )

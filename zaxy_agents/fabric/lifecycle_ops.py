@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.agent_lifecycle.skills import skill_payload
 from zaxy_agents.agent_lifecycle.subagents import cleaned_draft, cleanup_drafts, integrity_report, open_tasks
 from zaxy_agents.agent_lifecycle.turns import changes_since, turn_drafts
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.errors import InvalidRequestError, ZaxyError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.projection.model import entity_key
 
@@ -163,25 +163,24 @@ class LifecycleService(FabricService):
         self,
         session: str,
         action: str,
-        skill: str,
+        skill_id: str,
         *,
-        description: str | None = None,
-        version: str | None = None,
-        outcome: str | None = None,
-        note: str | None = None,
         actor: str = "agent",
+        **fields: Any,
     ) -> Event:
-        """Append one skill lifecycle event; invoking, updating or retiring needs a current (registered) skill."""
+        """Append one skill lifecycle event (seed 003): proposed, validated, revised, deprecated, contradicted,
+        applied or outcome_recorded. ``fields``: version, name, summary, procedure, applicability, citations,
+        task, success_score, feedback, evidence, reason, failure_modes, rollback, contradiction_reason,
+        supersedes_version. Every action but ``proposed`` needs a current skill; citations must resolve."""
         validate_session_id(session)
-        event_type, payload = skill_payload(
-            action, skill, description=description, version=version, outcome=outcome, note=note
-        )
-        if action != "registered":
-            self.projection.project([session])
-            if self.projection.projector.catalog.current(entity_key(session, "skill", payload["skill"])) is None:
-                raise NotFoundError(
-                    f"no current skill {payload['skill']!r} in session {session!r}",
-                    field="skill",
-                    remediation="Register the skill first (action 'registered'); retired skills cannot be used.",
-                )
+        self.projection.project([session])
+        version = self.projection.projector.catalog.current(entity_key(session, "skill", str(skill_id).strip()))
+        current = version.properties if version is not None else None
+        for index, citation in enumerate(fields.get("citations") or []):
+            try:
+                self.log.resolve(citation)
+            except ZaxyError as exc:
+                exc.field = f"citations[{index}]"
+                raise
+        event_type, payload = skill_payload(action, skill_id, current, **fields)
         return self.events.append(session, event_type, payload, actor=actor)

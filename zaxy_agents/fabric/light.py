@@ -130,8 +130,10 @@ def light_working_set(
     read are decoded: a stored line is canonical JSON whose last key is ``type`` (docs/eventloom.md), so the
     type is read off the line's end and other events are skipped undecoded.
     """
+    from zaxy_agents.eventloom.canonical import sha256
     from zaxy_agents.workingset.cache import fold_session
     from zaxy_agents.workingset.digest import DEFAULT_WINDOW, merge
+    from zaxy_agents.workingset.verified import verified
 
     settings = ZaxySettings.resolve(eventloom_path)
     folds = []
@@ -152,7 +154,7 @@ def light_working_set(
         log.close()
     own = folds[0]
     head_seq, head_hash = own.head if own.head is not None else (0, "")
-    return merge(
+    working = merge(
         session,
         [fold.standing for fold in folds if fold.head is not None or fold is own],
         [fold.recent for fold in folds],
@@ -160,6 +162,7 @@ def light_working_set(
         head_citation=format_citation(session, head_seq, head_hash) if own.head is not None else None,
         window_from_seq=own.window_from_seq,
     )
+    return verified(working, lambda keys: _lines_at(settings, keys), sha=sha256)
 
 
 def light_packet(
@@ -209,6 +212,7 @@ class _FoldReader:
     def envelopes(self, from_seq: int, to_seq: int) -> Any:
         from json import loads
 
+        from zaxy_agents.eventloom.canonical import stored_line_sound
         from zaxy_agents.workingset.digest import RELEVANT_TYPES
 
         for line in self._lines(from_seq, to_seq):
@@ -218,10 +222,29 @@ class _FoldReader:
                 kind is not None
                 and b'"' not in kind
                 and kind.decode() not in RELEVANT_TYPES
+                and kind != ERASURE_TYPE_BYTES
                 and b'"supersedes":' not in line
             ):
                 continue
-            yield loads(line.decode())
+            envelope = loads(line.decode())
+            # Read-side verification: an event whose bytes no longer match its hash is never folded in (the
+            # packet's items are re-checked against the log before they are served, see verified()); erased
+            # events and tombstones hold nothing to fold.
+            readable = isinstance(envelope, dict) and "erased" not in envelope and "tombstone" not in envelope
+            if readable and stored_line_sound(line, envelope):
+                yield envelope
+
+
+ERASURE_TYPE_BYTES = b"eventloom.erased"
+
+
+def _lines_at(settings: ZaxySettings, keys: list[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+    """The stored lines of ``(session, seq)`` keys (for the read-side check of a packet's citations)."""
+    log = DEFAULT_REGISTRY.open_light(settings)
+    try:
+        return log.lines_at(keys)
+    finally:
+        log.close()
 
 
 def _recent_lines(settings: ZaxySettings, session: str, count: int) -> tuple[tuple[int, str] | None, int, Any]:

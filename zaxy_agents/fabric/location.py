@@ -16,3 +16,9 @@ if TYPE_CHECKING:
 def memory_in_folder(settings: ZaxySettings) -> bool:
     """True when the configured backend keeps the memory in the Eventloom folder itself (the files backend)."""
     return DEFAULT_REGISTRY.location_of(settings) == settings.eventloom_dir
+
+
+def printable_location(settings: ZaxySettings) -> str:
+    """Where ``settings`` keep memory, safe to print (no password), without opening anything: for surfaces that
+    say where they serve from before a fabric is open."""
+    return DEFAULT_REGISTRY.describe(settings)[1]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.citations import Citation
+from zaxy_agents.eventloom.erasure import RESERVED_TYPES
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
 from zaxy_agents.eventloom.refs import RefTarget
 
@@ -24,6 +26,7 @@ class LogService(FabricService):
         Contracted payloads (inferred edges, causal edges, consolidation records) are validated first; built-in
         producers may then append the inference events this event justifies.
         """
+        _refuse_reserved(type, "type")
         self.features.contracts.validate(type, {} if payload is None else payload)
         event = self.log.append(session, type, payload, actor=actor)
         self._run_producers([event])
@@ -33,6 +36,10 @@ class LogService(FabricService):
         """Append several events atomically (one lock, one write, one fsync); contracts checked for all first."""
         items = list(drafts)
         for index, draft in enumerate(items):
+            kind = (
+                draft.type if isinstance(draft, EventDraft) else draft.get("type") if isinstance(draft, dict) else None
+            )
+            _refuse_reserved(kind, f"events[{index}].type")
             if isinstance(draft, EventDraft):
                 self.features.contracts.validate(draft.type, draft.payload, field_prefix=f"events[{index}].")
             elif isinstance(draft, dict) and isinstance(draft.get("type"), str):
@@ -71,3 +78,14 @@ class LogService(FabricService):
 
     def get_ref(self, session: str, name: str) -> RefTarget:
         return self.refs.get(session, name)
+
+
+def _refuse_reserved(kind: object, field: str) -> None:
+    """Erasure, repair and torn-tail records are written by the log itself: a forged one could vouch for removed
+    content, so they cannot be appended."""
+    if kind in RESERVED_TYPES:
+        raise InvalidRequestError(
+            f"{kind} events are written by the log itself",
+            field=field,
+            remediation="Use erase_events / `zaxy memory erase` to erase, `zaxy repair` to repair.",
+        )

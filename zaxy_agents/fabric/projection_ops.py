@@ -23,22 +23,22 @@ if TYPE_CHECKING:
 class ProjectionService(FabricService):
     """Service: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    def __init__(
-        self,
-        core: FabricCore,
-        listeners: Callable[[], list[Any]],
-        state_classes: Callable[[], dict[str, type]],
-    ) -> None:
-        """``listeners``: builds the indexes kept in step with the projection; ``state_classes``: the classes
-        their saved state may hold (both from the retrieval service's module)."""
+    def __init__(self, core: FabricCore, listeners: Callable[[], list[Any]]) -> None:
+        """``listeners``: builds the indexes kept in step with the projection (the retrieval service's module)."""
         super().__init__(core)
         self.listeners = listeners
-        self.state_classes = state_classes
         self._projector: Projector | None = None
 
     @property
     def projector(self) -> Projector:
-        """Opened on first use (Kuzu is only loaded by commands that need the graph)."""
+        """Opened on first use (Kuzu is only loaded by commands that need the graph). Threads may ask at once
+        (LangGraph runs parallel nodes in threads): one of them opens it, the others wait for that one."""
+        if self._projector is not None:
+            return self._projector
+        with self.core.lazy_open:
+            return self._open_projector()
+
+    def _open_projector(self) -> Projector:
         if self._projector is None:
             from zaxy_agents.projection.projector import Projector
 
@@ -50,10 +50,13 @@ class ProjectionService(FabricService):
                 store_factory=self._open_graph,
                 shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
                 graph_name=self.backend.graph_name,
-                state_classes=self.state_classes(),
                 use_graph=self.settings.use_graph,
             )
             self._closers.append(self._close_projector)
+        return self._projector
+
+    def opened_projector(self) -> Projector | None:
+        """The projector if something opened it already (repair reports what it found; nothing opens it for that)."""
         return self._projector
 
     def _open_graph(self, _graph_path: Path) -> ProjectionStore:
@@ -96,6 +99,11 @@ class ProjectionService(FabricService):
                 **(
                     {"mismatch": projector.mismatches[summary.session]}
                     if summary.session in projector.mismatches
+                    else {}
+                ),
+                **(
+                    {"damaged": summary.damaged or projector.damaged[summary.session]}
+                    if summary.damaged or summary.session in projector.damaged
                     else {}
                 ),
             }

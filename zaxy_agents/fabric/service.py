@@ -9,6 +9,7 @@ only order there is.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -49,6 +50,10 @@ class FabricCore:
         self.evidence_check = evidence_check
         self.embedder = embedder
         self.closers: list[Callable[[], None]] = []  # derived layers, closed last-opened first
+        # Guards the first opening of this fabric's lazily opened layers (projector, retriever): threads using a
+        # fresh fabric at once (a LangGraph Send fan-out) wait for the one that opens them. Re-entrant: opening
+        # the retriever opens the projector.
+        self.lazy_open = threading.RLock()
 
 
 def core_attribute(name: str) -> Any:

@@ -10,21 +10,28 @@ protocol.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Any
 
 from zaxy_agents.errors import NotFoundError
 from zaxy_agents.workingset import DEFAULT_MAX_CHARS, DEFAULT_WINDOW, Packet, WorkingSet, render_packet
 from zaxy_agents.workingset.cache import FoldSource, fold_session
 from zaxy_agents.workingset.digest import merge
+from zaxy_agents.workingset.verified import verified
 
-from .service import FabricService
-
-if TYPE_CHECKING:
-    pass
+from .service import FabricCore, FabricService
 
 
 class WorkingSetService(FabricService):
     """Service: the working-set part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    def __init__(self, core: FabricCore) -> None:
+        super().__init__(core)
+        self._standing_folds: dict[str, Any] = {}  # per-session standing folds, in this process
+        self._fold_lock = threading.Lock()
+
+    def forget_folds(self, session: str) -> None:
+        """Drop the in-process fold of ``session`` (an erasure: it may hold erased content)."""
+        self._standing_folds.pop(session, None)
 
     def working_set(
         self,
@@ -51,21 +58,21 @@ class WorkingSetService(FabricService):
         for name in [session, *[other for other in sessions or () if other != session]]:
             if name != session and not self.log.has_session(name):
                 continue
-            with self._fold_lock():
+            with self._fold_lock:
                 folds.append(
                     fold_session(
                         name,
                         self._fold_source(name),
                         window=window,
                         cache_dir=self._fold_cache_dir(),
-                        memo=self.__dict__.setdefault("_standing_folds", {}),
+                        memo=self._standing_folds,
                     )
                 )
         own = folds[0]
         if own.head is None:
             return WorkingSet(session)
         head = self.log.head(session)
-        return merge(
+        working = merge(
             session,
             [fold.standing for fold in folds],
             [fold.recent for fold in folds],
@@ -74,16 +81,11 @@ class WorkingSetService(FabricService):
             head_citation=head.citation if head is not None else None,
             window_from_seq=own.window_from_seq,
         )
+        return verified(working, self.log.lines_at)
 
     def _fold_cache_dir(self) -> str | None:
         """Where the backend shares log-derived caches between processes (files: beside the logs; else memory)."""
         return self.backend.cache_root
-
-    def _fold_lock(self) -> threading.Lock:
-        lock = self.__dict__.get("_standing_fold_lock")
-        if lock is None:
-            lock = self.__dict__.setdefault("_standing_fold_lock", threading.Lock())
-        return lock
 
     def _fold_source(self, session: str) -> FoldSource:
         log = self.log
@@ -97,7 +99,10 @@ class WorkingSetService(FabricService):
                 return str(envelope["hash"])
             return None
 
-        return FoldSource(head, hash_at, lambda start, end: log.replay_envelopes(session, start, end))
+        def envelopes(start: int, end: int) -> Any:
+            return (e for e in log.replay_envelopes(session, start, end) if "erased" not in e)
+
+        return FoldSource(head, hash_at, envelopes)
 
     def recovery_packet(
         self,

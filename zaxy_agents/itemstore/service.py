@@ -37,7 +37,7 @@ from langgraph.store.base import (
 
 from zaxy_agents.errors import ClosedError
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.eventloom.redaction import redact_value
+from zaxy_agents.eventloom.redaction import policy_for, redact_value
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.storage.derived_sqlite import DerivedDatabase, DerivedFollower
 
@@ -193,7 +193,7 @@ class ItemStore:
             return _PreparedPut(namespace, key, None, None, None)
         value = ev.plain_value(op.value)
         if self.index:  # redact before indexing, so texts and vectors match what the log keeps and replays
-            value, _paths = redact_value(value)
+            value, _paths = redact_value(value, policy=policy_for(ev.ITEM_PUT))
         text = None
         if len(vals.dumps(value)) > self._chunk_chars:  # too large for one event: written as chunks
             value, text = vals.redacted_text(value)  # redacted whole, before it is cut

@@ -22,7 +22,7 @@ from typing import Any
 
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.key_order import key_order, restore_key_order
-from zaxy_agents.eventloom.redaction import redact_text, redact_value, text_has_markers
+from zaxy_agents.eventloom.redaction import policy_for, redact_text, redact_value, text_has_markers
 
 __all__ = ["key_order", "restore_key_order"]
 
@@ -57,7 +57,7 @@ def check_size(text: str) -> None:
 
 def redacted_text(value: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The whole value redacted (as the log would redact an inline value) and its JSON text."""
-    value, _paths = redact_value(value)
+    value, _paths = redact_value(value, policy=policy_for("store.item.put"))  # the store's policy (values by default)
     return value, dumps(value)
 
 

@@ -20,9 +20,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .beliefs import belief_tools
     from .checkpointer import AsyncZaxyCheckpointer, ZaxyCheckpointer
     from .cognitive import cognitive_tools
     from .context import MemoryContext, with_memory
+    from .metacognition import metacognition_tools
     from .middleware import ZaxyMemoryMiddleware
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
     from .scoping import MemoryScope, memory_session
@@ -47,6 +49,8 @@ _EXPORTS = {
     "ZaxyTool": "tools",
     "memory_tools": "tools",
     "cognitive_tools": "cognitive",
+    "metacognition_tools": "metacognition",
+    "belief_tools": "beliefs",
 }
 __all__ = [
     "AsyncZaxyCheckpointer",
@@ -58,6 +62,7 @@ __all__ = [
     "ZaxyMemoryState",
     "ZaxyStore",
     "ZaxyTool",
+    "belief_tools",
     "capture_node",
     "checkout_node",
     "cognitive_tools",
@@ -65,6 +70,7 @@ __all__ = [
     "feedback_node",
     "memory_session",
     "memory_tools",
+    "metacognition_tools",
     "with_memory",
 ]
 

@@ -24,6 +24,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from zaxy_agents.checkpoints import next_version
+from zaxy_agents.eventloom.redaction import check_policy, redaction_policy
 from zaxy_agents.fabric import MemoryFabric
 
 from .connect import open_fabric, remove_temporary, setup_backend
@@ -39,6 +40,10 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
             ``EncryptedSerializer`` for sensitive state: redaction cannot see inside serialized values).
         capture_transcripts: also write each new message as a ``transcript.turn`` event (default on).
         session_prefix: prefix of the per-thread session ids.
+        redaction: the secret-redaction policy of this saver's writes. Default ``None``: ``values`` for checkpoint
+            data and metadata (secret-shaped text is redacted; key names never change a value, so ``{"token": 42}``
+            and ``list(filter={"token": "abc"})`` round-trip) and ``standard`` for captured transcript turns;
+            ``"standard"`` or ``"off"`` apply to everything it writes. See docs/eventloom.md#redaction.
         concurrent_writes: what to do when another process (or another saver) wrote a checkpoint to the same
             thread since this one last saw it, so that this ``put`` forks the thread: ``"warn"`` (default: save,
             log a warning and append a ``checkpoint.concurrent_write`` event) or ``"error"`` (strict: refuse the
@@ -52,9 +57,11 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         capture_transcripts: bool = True,
         session_prefix: str | None = None,
+        redaction: str | None = None,
         concurrent_writes: str = "warn",
     ) -> None:
         super().__init__(serde=serde)
+        self._redaction = None if redaction is None else check_policy(redaction)
         self._owns_fabric = fabric is None
         self._temporary: str | None = None
         self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
@@ -70,6 +77,7 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         capture_transcripts: bool = True,
         session_prefix: str | None = None,
+        redaction: str | None = None,
         concurrent_writes: str = "warn",
         **fabric_settings: Any,
     ) -> Self:
@@ -79,6 +87,7 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
             serde=serde,
             capture_transcripts=capture_transcripts,
             session_prefix=session_prefix,
+            redaction=redaction,
             concurrent_writes=concurrent_writes,
         )
         saver._owns_fabric = True
@@ -94,6 +103,7 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         capture_transcripts: bool = True,
         session_prefix: str | None = None,
         concurrent_writes: str = "warn",
+        redaction: str | None = None,
         **fabric_settings: Any,
     ) -> Self:
         """``SqliteSaver.from_conn_string`` / ``PostgresSaver.from_conn_string``, for a one-line migration.
@@ -109,6 +119,7 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
             capture_transcripts=capture_transcripts,
             session_prefix=session_prefix,
             concurrent_writes=concurrent_writes,
+            redaction=redaction,
         )
         saver._owns_fabric, saver._temporary = True, temporary
         return saver
@@ -152,24 +163,30 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return self._store.put(config, checkpoint, metadata, new_versions, self.serde)  # type: ignore[arg-type,return-value]
+        with redaction_policy(self._redaction):
+            return self._store.put(config, checkpoint, metadata, new_versions, self.serde)  # type: ignore[arg-type,return-value]
 
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        self._store.put_writes(config, writes, task_id, task_path, self.serde)  # type: ignore[arg-type]
+        with redaction_policy(self._redaction):
+            self._store.put_writes(config, writes, task_id, task_path, self.serde)  # type: ignore[arg-type]
 
     def delete_thread(self, thread_id: str) -> None:
-        self._store.delete_thread(thread_id)
+        with redaction_policy(self._redaction):
+            self._store.delete_thread(thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._store.delete_for_runs(run_ids, self.serde)
+        with redaction_policy(self._redaction):
+            self._store.delete_for_runs(run_ids, self.serde)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._store.copy_thread(source_thread_id, target_thread_id, self.serde)
+        with redaction_policy(self._redaction):
+            self._store.copy_thread(source_thread_id, target_thread_id, self.serde)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._store.prune(thread_ids, strategy, self.serde)
+        with redaction_policy(self._redaction):
+            self._store.prune(thread_ids, strategy, self.serde)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

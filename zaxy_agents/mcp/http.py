@@ -6,7 +6,8 @@ token (any session header), the admin token (also unlocks replay and invalidate)
 ``ZAXY_SESSION_TOKENS_FILE`` (only their own session: a client holding one can never name another). Without any
 token configured the server refuses to start unless ``--insecure-local`` binds a loopback address (admin tools
 then stay unavailable over HTTP).
-Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 429.
+Rejections happen before the MCP layer, as JSON ``{"error": {...}}`` bodies with 400 / 401 / 413 / 429; a POST
+body that is not JSON the server can read gets a JSON-RPC ``-32700`` (400) before the SDK sees it (http_body.py).
 
 Failed authentications are throttled per (client address, token fingerprint): a client repeating a wrong (or
 missing) token gets 429 after a short burst, while every other token from the same address — on localhost that
@@ -21,8 +22,6 @@ about memory.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import sys
 import threading
@@ -33,7 +32,9 @@ from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import validate_session_id
 
 from .config import SESSION_HEADER, ServerConfig
+from .http_body import BodyRefused, read_checked_body
 from .server import ZaxyMcpServer
+from .tokens import BearerTokens, fingerprint
 
 FAILED_AUTH_PER_MINUTE = 30
 
@@ -79,11 +80,8 @@ class McpEndpoint:
         self.config = config
         self.limiter = RateLimiter(config.rate_limit_per_minute)
         self.failures = RateLimiter(FAILED_AUTH_PER_MINUTE)
-        self._user = _digest(config.auth_token)
-        self._admin = _digest(config.admin_token)
-        self._session_bound = [(_digest(token), session) for token, session in config.session_tokens.items()]
-        tokens = self._user is not None or self._admin is not None or bool(self._session_bound)
-        self._open_local = config.insecure_local and not tokens
+        self.tokens = BearerTokens(config.auth_token, config.admin_token, config.session_tokens)
+        self._open_local = config.insecure_local and not self.tokens.configured
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -92,7 +90,7 @@ class McpEndpoint:
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
         client = (scope.get("client") or ("unknown", 0))[0]
         authorization = headers.get("authorization", "")
-        failure_key = (client, _fingerprint(authorization))
+        failure_key = (client, fingerprint(authorization))
         if self.failures.exhausted(failure_key):
             await _reject(
                 send,
@@ -136,26 +134,23 @@ class McpEndpoint:
         if not allowed:
             await _reject(send, 429, "rate_limited", "rate limit exceeded", "Slow down and retry later.", wait)
             return
+        if scope.get("method") == "POST":
+            try:
+                receive = await read_checked_body(receive, headers)
+            except BodyRefused as refused:
+                await _send_json(send, refused.status, refused.body)
+                return
         scope["zaxy_caller"] = {"session": session, "admin": admin}
         await self.manager.handle_request(scope, receive, send)
 
     def _authenticate(self, header: str) -> tuple[bool, bool, str | None]:
-        """``(is_admin, authenticated, the session a session-bound token is limited to)``; tokens are compared in
-        constant time (as SHA-256 digests), every configured token is checked."""
-        if self._user is None and self._admin is None and not self._session_bound:
+        """``(is_admin, authenticated, the session a session-bound token is limited to)``."""
+        if not self.tokens.configured:
             return False, self.config.insecure_local, None
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        grant = self.tokens.from_header(header)
+        if grant is None:
             return False, False, None
-        presented = _digest(token.strip())
-        assert presented is not None
-        admin = self._admin is not None and hmac.compare_digest(presented, self._admin)
-        user = self._user is not None and hmac.compare_digest(presented, self._user)
-        bound = None
-        for digest, session in self._session_bound:
-            if hmac.compare_digest(presented, digest):
-                bound = session
-        return admin, admin or user or bound is not None, None if admin or user else bound
+        return grant.admin, True, grant.session
 
 
 def build_app(app: ZaxyMcpServer, config: ServerConfig) -> Any:
@@ -230,17 +225,6 @@ def serve_http(config: ServerConfig) -> None:
         app.close(transport="http")
 
 
-def _fingerprint(authorization: str) -> str:
-    """Which credential a request presented, without keeping it: a short digest of the Authorization header."""
-    if not authorization.strip():
-        return "none"
-    return hashlib.sha256(authorization.strip().encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _digest(token: str | None) -> bytes | None:
-    return None if token is None else hashlib.sha256(token.encode()).digest()
-
-
 async def _reject(
     send: Any,
     status: int,
@@ -250,10 +234,16 @@ async def _reject(
     retry_after: float | None = None,
     extra_headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "remediation": remediation}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = []
     if retry_after is not None:
         headers.append((b"retry-after", str(max(1, round(retry_after))).encode()))
     headers.extend(extra_headers or [])
+    body = {"error": {"code": code, "message": message, "remediation": remediation}}
+    await _send_json(send, status, body, headers)
+
+
+async def _send_json(send: Any, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()) -> None:
+    encoded = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(encoded)).encode()), *headers]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": encoded})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from zaxy_agents.errors import InvalidRequestError
@@ -88,6 +88,21 @@ class PayloadBounds:
         if size > MAX_PAYLOAD_BYTES:
             raise ValueError(f"{field} is {size} bytes as JSON; at most {MAX_PAYLOAD_BYTES} are allowed")
         return value
+
+
+def session_field(field: str) -> Any:
+    """A validator making ``field`` (the seed's name for the call's session on some tools: ``thread``,
+    ``parent_session_id``) the session of the call; naming a different ``session_id`` too is an error."""
+
+    def check(self: Any) -> Any:
+        value = getattr(self, field)
+        if value is not None:
+            if self.session_id is not None and self.session_id != value:
+                raise ValueError(f"{field} and session_id name different sessions; pass one of them")
+            self.session_id = value
+        return self
+
+    return model_validator(mode="after")(check)
 
 
 def payload_validator(*fields: str) -> Any:

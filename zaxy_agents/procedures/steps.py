@@ -18,6 +18,8 @@ STEP_TYPES = frozenset({"tool.call.completed", "command.completed", "file.edit.a
 FAILED_STATUSES = frozenset({"failed", "failure", "error", "errored", "cancelled", "canceled", "timeout", "timed_out"})
 SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_-]{0,30}$")
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Zaxy's MCP tools as a host names them: ``memory_append``, ``context_assemble``, ``mcp__zaxy__memory_checkout``.
+ZAXY_TOOL = re.compile(r"^(?:mcp__[\w-]+?__)?(?:memory_[a-z_]+|context_assemble)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +31,23 @@ class Step:
     ok: bool
 
 
-def step_of(event: Event) -> Step | None:
-    """The step an event represents, or ``None`` for events that are not steps."""
+def is_self_generated(event: Event) -> bool:
+    """Zaxy's own activity: the MCP server's lifecycle capture (``capture: "lifecycle"``) or a host's record of a
+    call to one of Zaxy's tools (``memory_*`` / ``context_assemble``, also as ``mcp__<server>__memory_*``). Consulting
+    memory is never evidence of the user's work, so it is never a procedure step nor part of an episode."""
+    if event.type not in {"tool.call.completed", "tool.call.failed"}:
+        return False
     payload = event.payload
+    if payload.get("capture") == "lifecycle":
+        return True
+    return bool(ZAXY_TOOL.match(_text(payload, "tool", "tool_name", "name")))
+
+
+def step_of(event: Event) -> Step | None:
+    """The step an event represents, or ``None`` for events that are not steps (nor Zaxy's own tool calls)."""
+    payload = event.payload
+    if is_self_generated(event):
+        return None
     if event.type == "tool.call.completed":
         tool = _text(payload, "tool", "tool_name", "name")
         if not tool:

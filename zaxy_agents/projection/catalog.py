@@ -60,6 +60,21 @@ class EntityCatalog(Protocol):
 
     def keys_named(self, name: str) -> set[str]: ...
 
+    def session_keys(
+        self,
+        session: str,
+        *,
+        entity_type: str | None = None,
+        contains: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[str]:
+        """Identities of one session (of one type; whose normalised name holds ``contains``), most recently
+        asserted first: a page of what the session knows, for browsing (the Memory Inspector)."""
+
+    def entity_type_counts(self, session: str) -> dict[str, int]:
+        """How many identities each entity type has in one session."""
+
     # graph
     def out_edges(self, key: str) -> list[RelationRecord]: ...
 

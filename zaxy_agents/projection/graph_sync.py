@@ -329,6 +329,7 @@ class GraphSync:
 
         for session, (first, last) in gaps.items():
             expected = self._cursors.get(session, (0, None))[1]
+            planner.mark_present(session, first - 1)
             for envelope in self.log.replay_envelopes(session, first, last):
                 if expected is not None and envelope["seq"] == first and envelope["prev_hash"] != expected:
                     raise GraphMismatch(f"session {session!r} changed after seq {first - 1}")

@@ -116,6 +116,9 @@ def load_memory_state(folder: Path, listeners: list[Any], warn: Any, classes: St
     (missing, unreadable — warned — or not matching these listeners) after resetting them all."""
     path = folder / MEMORY_STATE_FILE
     if not listeners:
+        if path.exists():  # written by a version whose indexes lived in memory: never read any more
+            warn(f"{path} was ignored (the retrieval indexes live in derived.sqlite now) and deleted")
+            path.unlink(missing_ok=True)
         return {}
     state = None
     if path.exists():

@@ -31,6 +31,7 @@ RESERVED_RELATION_LABELS = frozenset(
         "PREVIOUS_VERSION",
         "CITES_SOURCE",
         "RELATES",
+        "PROJECTED_RELATION",
         "SESSION",
         "EVENT",
         "ENTITY",

@@ -58,7 +58,9 @@ class ProjectionBatch:
     previous_version: list[dict[str, Any]] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     cites_source: list[dict[str, Any]] = field(default_factory=list)
+    event_cites_source: list[dict[str, Any]] = field(default_factory=list)  # Event -> Source (seed 002)
     relations: list[dict[str, Any]] = field(default_factory=list)
+    projected_relations: list[dict[str, Any]] = field(default_factory=list)  # Event -> relation target
     new_labels: list[str] = field(default_factory=list)
     feedback: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
@@ -85,7 +87,9 @@ class ProjectionBatch:
                 self.previous_version,
                 self.sources,
                 self.cites_source,
+                self.event_cites_source,
                 self.relations,
+                self.projected_relations,
                 self.feedback,
                 self.failures,
             )
@@ -141,6 +145,9 @@ class ProjectionPlanner:
         self._pending_entities: dict[str, dict[str, Any]] = {}
         self._pending_keys: dict[str, dict[str, Any]] = {}
         self._looked_up: set[str] = set()
+        # Per session, the seq of the last event planned (or known present): an event whose predecessor was
+        # skipped (edited or unreadable, see the read-side checks) gets no NEXT/PREVIOUS edge to a missing node.
+        self._last_seq: dict[str, int] = {}
 
     def restore(self, keys: dict[str, KeyState], labels: set[str], sessions: set[str], sources: set[str]) -> None:
         """Resume from a store's persisted state (current versions, typed tables, sessions, sources)."""
@@ -166,6 +173,10 @@ class ProjectionPlanner:
         if unknown:
             self.sources |= state.sources_present(unknown)
             self._looked_up.update(unknown)
+
+    def mark_present(self, session: str, seq: int) -> None:
+        """The event ``seq`` of ``session`` is in the graph already (the next one planned may link to it)."""
+        self._last_seq[session] = seq
 
     def forget(self) -> None:
         """Drop the key and source states read or planned so far (after their batch committed)."""
@@ -195,12 +206,15 @@ class ProjectionPlanner:
             }
         )
         batch.has_event.append({"from": session, "to": event_id})
-        if seq > 1:
+        known = self._last_seq.get(session)
+        self._last_seq[session] = seq
+        if seq > 1 and (known is None or known >= seq - 1):  # no gap since the last one
             previous_id = event_node_id(session, seq - 1)
             batch.next_event.append({"from": previous_id, "to": event_id})
             batch.previous_event.append({"from": event_id, "to": previous_id})
         provenance = {"session": session, "seq": seq, "hash": event_hash, "type": envelope["type"]}
 
+        citations_before = len(batch.cites_source)
         for draft in extraction.entities:
             self._plan_entity(draft, provenance, event_id, envelope["timestamp"])
         for invalidation in extraction.invalidations:
@@ -208,6 +222,7 @@ class ProjectionPlanner:
             self._close(invalidation.target, session, provenance, closed_at, invalidation.reason)
         for index, relation in enumerate(extraction.relations):
             self._plan_relation(relation, index, provenance, envelope["timestamp"])
+        self._plan_event_citations(batch.cites_source[citations_before:], event_id)
         for index, signal in enumerate(extraction.feedback):
             batch.feedback.append(
                 {
@@ -274,6 +289,7 @@ class ProjectionPlanner:
             "importance": draft.importance,
             "source_path": draft.source_path,
             "asserted": draft.mode == "assert",
+            "event_id": event_id,
         }
         batch = self._batch
         batch.entities.append(row)
@@ -311,6 +327,29 @@ class ProjectionPlanner:
                     "line_start": draft.line_start,
                     "line_end": draft.line_end,
                     "checksum": draft.checksum,
+                    "source_event_seq": provenance["seq"],
+                    "source_event_hash": provenance["hash"],
+                }
+            )
+
+    def _plan_event_citations(self, citations: list[dict[str, Any]], event_id: str) -> None:
+        """The event cites every source its entities cite: one edge per source, spanning their line ranges."""
+        by_source: dict[str, list[dict[str, Any]]] = {}
+        for row in citations:
+            by_source.setdefault(row["to"], []).append(row)
+        for source_id, rows in by_source.items():
+            starts = [r["line_start"] for r in rows if r["line_start"] is not None]
+            ends = [r["line_end"] for r in rows if r["line_end"] is not None]
+            checksums = [r["checksum"] for r in rows if r["checksum"] is not None]
+            self._batch.event_cites_source.append(
+                {
+                    "from": event_id,
+                    "to": source_id,
+                    "line_start": min(starts) if starts else None,
+                    "line_end": max(ends) if ends else None,
+                    "checksum": min(checksums) if checksums else None,
+                    "source_event_seq": rows[0]["source_event_seq"],
+                    "source_event_hash": rows[0]["source_event_hash"],
                 }
             )
 
@@ -374,23 +413,30 @@ class ProjectionPlanner:
         if label not in self.labels:
             self.labels.add(label)
             self._batch.new_labels.append(label)
-        self._batch.relations.append(
+        row = {
+            "id": stable_id(session, provenance["seq"], index, relation.relation_type),
+            "from": endpoints[0],
+            "to": endpoints[1],
+            "label": label,
+            "relation_type": relation.relation_type,
+            "session_id": session,
+            "inferred": relation.inferred,
+            "confidence": float(relation.confidence),
+            "inference_method": relation.inference_method,
+            "evidence_session": relation.evidence_session or session,
+            "evidence_seq": relation.evidence_seq if relation.evidence_seq is not None else provenance["seq"],
+            "evidence_hash": relation.evidence_hash if relation.evidence_hash is not None else provenance["hash"],
+            "valid_from": timestamp,
+            "valid_to": None,
+            "source_event_seq": provenance["seq"],
+            "source_event_hash": provenance["hash"],
+        }
+        self._batch.relations.append(row)
+        self._batch.projected_relations.append(
             {
-                "id": stable_id(session, provenance["seq"], index, relation.relation_type),
-                "from": endpoints[0],
-                "to": endpoints[1],
-                "label": label,
-                "relation_type": relation.relation_type,
-                "session_id": session,
-                "inferred": relation.inferred,
-                "confidence": float(relation.confidence),
-                "inference_method": relation.inference_method,
-                "evidence_session": relation.evidence_session or session,
-                "evidence_seq": relation.evidence_seq if relation.evidence_seq is not None else provenance["seq"],
-                "evidence_hash": relation.evidence_hash if relation.evidence_hash is not None else provenance["hash"],
-                "valid_from": timestamp,
-                "valid_to": None,
-                "source_event_seq": provenance["seq"],
-                "source_event_hash": provenance["hash"],
+                **{key: value for key, value in row.items() if key not in ("from", "label")},
+                "from": event_node_id(session, provenance["seq"]),
+                "source": relation.source.name,
+                "target": relation.target.name,
             }
         )

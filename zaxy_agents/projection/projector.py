@@ -24,11 +24,11 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import LockedError
+from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
@@ -102,6 +102,7 @@ class Projector:
         self.batch_events = batch_events
         self.use_graph = use_graph
         self.problem: str | None = None  # why the last catch-up could not commit (busy, disk full...)
+        self.damaged: dict[str, str] = {}  # sessions that cannot be read past some event (see _contained)
         self._notices_taken = 0
         self._lock = threading.RLock()
         self.derived = DerivedStore(self.derived_path)
@@ -257,22 +258,36 @@ class Projector:
             names = sorted({summary.session for summary in self.log.sessions()} | set(self.catalog.cursors))
         projected = 0
         for session in names:
-            head = self.log.head(session)
-            cursor = self.catalog.cursors.get(session)
-            if head is None:
-                if cursor is not None:
-                    self._reset_session(session, f"its log is gone (projected up to {cursor[0]})", replay=False)
-                continue
-            if cursor is not None and head.seq <= cursor[0]:
-                if head.seq < cursor[0]:
-                    projected += self._reset_session(session, f"the log has {head.seq} events, {cursor[0]} projected")
-                elif head.hash != cursor[1]:
-                    projected += self._reset_session(
-                        session, f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
-                    )
-                continue
-            projected += self._project_session(session, cursor)
+            with self._contained(session):
+                projected += self._catch_up_session(session)
         return projected
+
+    def _catch_up_session(self, session: str) -> int:
+        head = self.log.head(session)
+        cursor = self.catalog.cursors.get(session)
+        if head is None:
+            if cursor is not None:
+                self._reset_session(session, f"its log is gone (projected up to {cursor[0]})", replay=False)
+            return 0
+        if cursor is not None and head.seq <= cursor[0]:
+            if head.seq < cursor[0]:
+                return self._reset_session(session, f"the log has {head.seq} events, {cursor[0]} projected")
+            if head.hash != cursor[1]:
+                return self._reset_session(
+                    session, f"event {head.seq} hash {head.hash[:12]} != projected {cursor[1][:12]}"
+                )
+            return 0
+        return self._project_session(session, cursor)
+
+    @contextlib.contextmanager
+    def _contained(self, session: str) -> Iterator[None]:
+        """One damaged session never takes the others down: its failure is recorded in :attr:`damaged` (the
+        events before the damage stay projected; ``zaxy repair`` makes the rest readable)."""
+        try:
+            yield
+            self.damaged.pop(session, None)
+        except IntegrityError as exc:
+            self.damaged[session] = exc.message
 
     def _reset_session(self, session: str, reason: str, *, replay: bool = True) -> int:
         """Derived state of ``session`` does not match its log (replaced, rewritten, gone): drop every row derived
@@ -302,7 +317,9 @@ class Projector:
         chunk: list[tuple[dict[str, Any], Any]] = []
         expected = cursor
         erased: list[int] = []  # erasure records met: the events they name must leave derived state too
-        for envelope in self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1):
+        damage_box: list[IntegrityError] = []
+        envelopes = self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1)
+        for envelope in _until_damage(envelopes, damage_box):
             if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
                 return projected + self._reset_session(
                     session, f"event {envelope['seq']} does not continue projected event {expected[0]}"
@@ -322,6 +339,8 @@ class Projector:
                 erased = []
         if chunk and self._commit(session, expected, chunk) is not None:
             projected += len(chunk)
+        if damage_box:  # the events read before the damage are committed above; report the damage
+            raise damage_box[0]
         return projected
 
     def _erasure_pending(self, session: str, record_seq: int) -> bool:
@@ -480,10 +499,12 @@ class Projector:
                 self.graph.coalesce_events = REBUILD_BATCH_EVENTS
                 self.graph.start_writer()
             try:
+                self.damaged = {}
                 for summary in summaries:
                     expected: tuple[int, str] | None = None
                     chunk: list[tuple[dict[str, Any], Any]] = []
-                    for envelope in self.log.replay_envelopes(summary.session):
+                    damage_box: list[IntegrityError] = []
+                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
                         chunk.append((envelope, self.extractors.extract(envelope)))
                         if len(chunk) >= self.batch_events:
                             expected = self._rebuild_chunk(summary.session, expected, chunk)
@@ -491,9 +512,11 @@ class Projector:
                             chunk = []
                             if progress:
                                 progress(done, total)
-                    if chunk:
+                    if chunk:  # what was read before any damage is projected
                         self._rebuild_chunk(summary.session, expected, chunk)
                         done += len(chunk)
+                    if damage_box:
+                        self.damaged[summary.session] = damage_box[0].message
                 self.graph.flush(None)
             finally:
                 self.graph.coalesce_events = 0
@@ -556,6 +579,15 @@ class Projector:
             if self.use_graph:
                 self.graph.reset(new_file=True)
                 self.graph.sync()
+
+
+def _until_damage(envelopes: Iterator[dict[str, Any]], box: list[IntegrityError]) -> Iterator[dict[str, Any]]:
+    """``envelopes`` until a line that cannot be read: the error is put in ``box`` instead of escaping, so the
+    caller can still commit what came before it."""
+    try:
+        yield from envelopes
+    except IntegrityError as exc:
+        box.append(exc)
 
 
 def _erased_seqs(envelope: dict[str, Any]) -> list[int]:

@@ -75,6 +75,8 @@ class ExtractorTable:
 
     def extract(self, envelope: dict[str, Any]) -> Extraction:
         """Run the extractor for one envelope; failures degrade to the generic entity plus a diagnostic."""
+        if "erased" in envelope:  # an erased event (or a tombstone): its content is gone, nothing to project
+            return Extraction()
         function = self.extractor_for(envelope["type"])
         if function is None:
             return self._generic(envelope)

@@ -277,6 +277,34 @@ class SqliteCatalog:
         norm = " ".join(name.casefold().split())
         return {row[0] for row in self._rows("SELECT key FROM cat_keys WHERE norm = ?", (norm,))}
 
+    def session_keys(
+        self,
+        session: str,
+        *,
+        entity_type: str | None = None,
+        contains: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[str]:
+        typed = " AND entity_type = ?" if entity_type is not None else ""
+        named = " WHERE instr(k.norm, ?) > 0" if contains else ""
+        parameters: list[Any] = [session, *([entity_type] if entity_type is not None else [])]
+        parameters += [*([contains] if contains else []), limit, offset]
+        rows = self._rows(
+            f"SELECT k.key FROM (SELECT kid, max(vid) AS last FROM cat_versions WHERE session = ?{typed} "
+            f"GROUP BY kid) r JOIN cat_keys k ON k.kid = r.kid{named} ORDER BY r.last DESC LIMIT ? OFFSET ?",
+            parameters,
+        )
+        return [row[0] for row in rows]
+
+    def entity_type_counts(self, session: str) -> dict[str, int]:
+        rows = self._rows(
+            "SELECT entity_type, count(DISTINCT kid) FROM cat_versions WHERE session = ? GROUP BY entity_type "
+            "ORDER BY entity_type",
+            (session,),
+        )
+        return {str(kind): int(count) for kind, count in rows}
+
     # ------------------------------------------------------------------ graph
     def _adjacent(self, key: str, direction: str) -> list[RelationRecord]:
         cached = self._edges.get((key, direction))

@@ -71,8 +71,6 @@ class _Encoder:
             if all(isinstance(key, str) for key in value):
                 return {"$di": {key: self.encode(item) for key, item in value.items()}}
             return {"$dp": [[self.encode(key), self.encode(item)] for key, item in value.items()]}
-        if type(value).__name__ == "Postings" and self.names.get(type(value)) == "Postings":
-            return self._postings(value)
         name = self.names.get(type(value))
         if name is not None:
             fields = (
@@ -82,15 +80,6 @@ class _Encoder:
             )
             return {"$ob": [name, self.encode(fields)]}
         raise TypeError(f"cannot store {type(value).__name__} in a state file")
-
-    def _postings(self, value: Any) -> Any:
-        """An inverted index as four flat arrays (term order, offsets, doc ids, frequencies), not 2 per term."""
-        terms = list(value.post)
-        lengths = np.fromiter((len(value.post[t][0]) for t in terms), dtype=np.int64, count=len(terms))
-        docs = b"".join(value.post[t][0].tobytes() for t in terms)
-        freqs = b"".join(value.post[t][1].tobytes() for t in terms)
-        rest = {k: v for k, v in vars(value).items() if k != "post"}
-        return {"$po": [terms, self.encode(lengths), self._blob(docs), self._blob(freqs), len(docs), self.encode(rest)]}
 
 
 class _Decoder:
@@ -140,8 +129,6 @@ class _Decoder:
             except ValueError as exc:
                 raise StateFileError("array length does not match its type") from exc
             return result
-        if tag == "$po" and isinstance(body, list) and len(body) == 6:
-            return self._postings(body)
         if tag == "$ob" and isinstance(body, list) and len(body) == 2 and body[0] in self.classes:
             cls = self.classes[body[0]]
             fields = self.decode(body[1])
@@ -156,36 +143,6 @@ class _Decoder:
             vars(instance).update(fields)
             return instance
         raise StateFileError(f"unknown value tag {tag!r}")
-
-    def _postings(self, body: list[Any]) -> Any:
-        terms, lengths, docs_at, freqs_at, size, rest = body
-        lengths = self.decode(lengths)
-        rest = self.decode(rest)
-        if (
-            not isinstance(terms, list)
-            or not all(isinstance(t, str) for t in terms)
-            or not isinstance(lengths, np.ndarray)
-            or len(lengths) != len(terms)
-            or not isinstance(rest, dict)
-            or not isinstance(size, int)
-            or int(lengths.sum()) * 4 != size
-        ):
-            raise StateFileError("bad postings")
-        docs, freqs = bytes(self._slice(docs_at, size)), bytes(self._slice(freqs_at, size))
-        post = {}
-        position = 0
-        for term, length in zip(terms, lengths.tolist(), strict=True):
-            end = position + 4 * length
-            doc_ids, counts = array("i"), array("i")
-            doc_ids.frombytes(docs[position:end])
-            counts.frombytes(freqs[position:end])
-            post[term] = (doc_ids, counts)
-            position = end
-        cls = self.classes["Postings"]
-        instance = cls.__new__(cls)
-        vars(instance).update(rest)
-        instance.post = post
-        return instance
 
     @staticmethod
     def _hashable(key: Any) -> Any:

@@ -19,6 +19,7 @@ from zaxy_agents.projection.salience import salience
 
 from .embeddings import retrieval_role
 from .entity_index import EntityKeywordIndex
+from .event_texts import EventTexts
 from .expansion import QueryExpander
 from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
@@ -52,6 +53,7 @@ class RetrievalHit:
     components: dict[str, float] = field(default_factory=dict)
     entity: EntityVersion | None = None
     salience: dict[str, float] | None = None
+    match: str | None = None  # exact-source class on the verbatim surface (retrieval/exact_source.py)
 
     @property
     def citation(self) -> str:
@@ -65,6 +67,7 @@ class RetrievalHit:
             "weights": {lane: profile.weights.get(lane, 0.0) for lane in self.lanes},
             "boosts": self.boosts,
             **({"verbatim_components": self.components} if self.components else {}),
+            **({"exact_match": self.match} if self.match else {}),
         }
 
 
@@ -89,11 +92,13 @@ class Retriever:
         verbatim: VerbatimIndex,
         keyword: EntityKeywordIndex,
         vectors: VectorIndex,
+        texts: EventTexts,
     ) -> None:
         self._catalog_source = catalog_source  # an object with a ``catalog`` attribute (the projector)
         self.verbatim = verbatim
         self.keyword = keyword
         self.vectors = vectors
+        self.texts = texts
         self._expander: QueryExpander | None = None
 
     @property
@@ -121,7 +126,7 @@ class Retriever:
         ranked: dict[str, list[tuple[EventKey, float]]] = {}
         entity_for: dict[EventKey, EntityVersion] = {}
         components: dict[EventKey, dict[str, float]] = {}
-        texts: dict[EventKey, tuple[str, str, str]] = {}  # hash, type, text
+        from_log: dict[EventKey, str] = {}  # events the verbatim lane found -> event type; text read from the log
 
         def run(lane: str, function: Any) -> None:
             if lane not in lanes or not chosen.weights.get(lane):
@@ -146,7 +151,7 @@ class Retriever:
             for hit in hits:
                 key = (hit.session, hit.seq)
                 components[key] = hit.components
-                texts[key] = (hit.hash, hit.event_type, hit.text)
+                from_log[key] = hit.event_type
             return [((hit.session, hit.seq), hit.score) for hit in hits]
 
         def versions_to_events(scored: dict[str, float]) -> list[tuple[EventKey, float]]:
@@ -165,7 +170,7 @@ class Retriever:
 
         def keyword_lane() -> list[tuple[EventKey, float]]:
             best: dict[EventKey, float] = {}
-            for version_id, score in self.keyword.search(query, depth * 3):
+            for version_id, score in self.keyword.search(query, depth * 3, sessions):
                 version = catalog.version(version_id)
                 if version is None or (scope is not None and version.session not in scope):
                     continue
@@ -204,7 +209,7 @@ class Retriever:
             for rank, (key, score) in enumerate(results, start=1):
                 hit = fused.get(key)
                 if hit is None:
-                    hit = fused[key] = self._hit(key, entity_for, texts, catalog, as_of)
+                    hit = fused[key] = self._hit(key, entity_for, from_log, catalog, as_of)
                     if hit is None:
                         continue
                 hit.lanes[lane] = score
@@ -222,16 +227,52 @@ class Retriever:
                 warnings.append(f"vector re-rank failed: {type(exc).__name__}: {exc}")
         excluded = [h for h in hits if h.status in {"superseded", "invalidated"}]
         kept = hits if include_superseded else [h for h in hits if h.status not in {"superseded", "invalidated"}]
+        kept, excluded = self._read_texts(kept, excluded, k, from_log, warnings)
         return RetrievalResult(
             query=query,
             profile=chosen,
-            hits=kept[:k],
+            hits=kept,
             excluded=excluded,
             lane_counts={lane: len(results) for lane, results in ranked.items()},
             warnings=warnings,
             took_ms=(time.perf_counter() - started) * 1000,
             as_of=as_of,
         )
+
+    def _read_texts(
+        self,
+        kept: list[RetrievalHit],
+        excluded: list[RetrievalHit],
+        k: int,
+        from_log: dict[EventKey, str],
+        warnings: list[str],
+    ) -> tuple[list[RetrievalHit], list[RetrievalHit]]:
+        """Give the returned hits their text and hash from the log (the indexes keep no copy). A hit whose event
+        the log cannot give back is left out (the next one takes its place): nothing is served that its
+        citation cannot back."""
+        missing: set[EventKey] = set()
+
+        def fill(hits: list[RetrievalHit]) -> None:
+            wanted = [(h.session, h.seq) for h in hits if (h.session, h.seq) in from_log]
+            found = self.texts.read(wanted) if wanted else {}
+            for hit in hits:
+                key = (hit.session, hit.seq)
+                if key in found:
+                    hit.hash, hit.event_type, hit.text = found[key]
+                elif key in from_log:
+                    missing.add(key)
+
+        chosen: list[RetrievalHit] = []
+        position = 0
+        while len(chosen) < k and position < len(kept):
+            batch = kept[position : position + k - len(chosen)]
+            position += len(batch)
+            fill(batch)
+            chosen += [hit for hit in batch if (hit.session, hit.seq) not in missing]
+        fill(excluded)
+        if missing:
+            warnings.append(f"{len(missing)} indexed event(s) could not be read back from the log and were left out")
+        return chosen, [hit for hit in excluded if (hit.session, hit.seq) not in missing]
 
     def _expansion_for(self, query: str, weight: float, sessions: list[str] | None) -> dict[str, float]:
         """Expansion terms from the configured re-rank embedder (one expander per embedder, kept across
@@ -245,7 +286,7 @@ class Retriever:
         self,
         key: EventKey,
         entity_for: dict[EventKey, EntityVersion],
-        texts: dict[EventKey, tuple[str, str, str]],
+        from_log: dict[EventKey, str],
         catalog: EntityCatalog,
         as_of: str | None,
     ) -> RetrievalHit | None:
@@ -257,9 +298,8 @@ class Retriever:
         stale = [v for v in asserted if not v.valid_at(as_of) and not (as_of is not None and v.valid_from > as_of)]
         if stale and entity is not None and entity.valid_at(as_of):
             entity = stale[-1]
-        known = texts.get(key)
-        if known is not None:
-            digest, event_type, text = known
+        if key in from_log:
+            digest, event_type, text = "", from_log[key], ""  # read from the log if the hit is returned
         elif entity is not None:
             digest, event_type, text = entity.source_event_hash, entity.source_event_type, entity.summary
         else:

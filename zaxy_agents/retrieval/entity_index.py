@@ -1,83 +1,280 @@
-"""Keyword lane over projected entities: BM25 over each version's name and summary, incremental.
+"""Keyword lane over projected entities: BM25 over each version's name and summary, on disk, incremental.
 
 Versions stay in the index after they are superseded; the engine filters by validity (current, or as of a
-time) using the catalog, and counts what it excluded so checkout can report it.
+time) using the catalog, and counts what it excluded so checkout can report it. The index lives in tables
+``entity_keyword_*`` of the derived-state database (postings per session, :mod:`.postings`; each version's
+field length in blocks, :mod:`.features`); a query reads the postings of its terms in the searched sessions
+and scores exactly the versions holding one of them (BM25 of a version without a query term is 0).
 """
 
 from __future__ import annotations
 
-import math
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .postings import Postings, bm25
+from . import features as feat
+from . import postings
+from .derived import DerivedStore
 from .text import Analyzer
 
+SCHEMA_VERSION = 1
+PREFIX = "entity_keyword"
+FIELD = 0
 NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # Entities whose whole content is raw text (turns, prompts, lifecycle markers) are the verbatim lane's
 # territory: indexing them here again would only duplicate that lane with a weaker scorer. Speakers are
 # retrieval cues, not memories.
 VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
 # Generated summaries awaiting (or refused) review are not memories: they are never recalled (docs/cognitive.md).
-UNREVIEWED = frozenset({"consolidation_candidate", "consolidation_review"})
+# Metacognitive records and belief-update proposals are diagnostics and review material, never recalled.
+UNREVIEWED = frozenset(
+    {
+        "consolidation_candidate",
+        "consolidation_review",
+        "known_unknown",
+        "confidence_assessment",
+        "reverification_request",
+        "belief_update_proposal",
+    }
+)
+RECORD = np.dtype([("len", "<f4"), ("erased", "u1"), ("pad", "u1", (3,))])
+
+_POSTINGS = postings.PostingStore(PREFIX)
+
+
+def _schema() -> list[str]:
+    p = PREFIX
+    return [
+        *postings.schema(p),
+        *feat.schema(p),
+        f"CREATE TABLE IF NOT EXISTS {p}_stats(id INTEGER PRIMARY KEY, docs REAL NOT NULL, next_doc REAL NOT NULL, "
+        "total REAL NOT NULL, nonempty REAL NOT NULL, wseq REAL NOT NULL)",
+        f"INSERT OR IGNORE INTO {p}_stats VALUES (1, 0, 0, 0, 0, 0)",
+        f"CREATE TABLE IF NOT EXISTS {p}_term(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_doc(id INTEGER PRIMARY KEY, version TEXT NOT NULL UNIQUE, "
+        "session INTEGER NOT NULL, seq INTEGER NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {p}_doc_event ON {p}_doc(session, seq)",
+        f"CREATE TABLE IF NOT EXISTS {p}_session(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+    ]
 
 
 class EntityKeywordIndex:
-    """A projection listener indexing entity versions (``Entity`` rows) for keyword search."""
+    """Keyword index of entity versions (``Entity`` rows of each projected batch); a ``DerivedIndex``."""
 
-    name = "entity_keyword"
+    name = PREFIX
+    schema_version = SCHEMA_VERSION
 
     def __init__(self) -> None:
         self.an = Analyzer()
-        self.reset()
+        self.store: DerivedStore | None = None
+        self.cache = feat.FeatureCache(PREFIX, RECORD)
+        self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
 
-    def reset(self) -> None:
-        self.version_ids: list[str] = []
-        self.position: dict[str, int] = {}
-        self.field = Postings()
+    # ------------------------------------------------------------------ derived-index protocol
+    def create_schema(self, db: sqlite3.Connection) -> None:
+        for statement in _schema():
+            db.execute(statement)
+
+    def drop_schema(self, db: sqlite3.Connection) -> None:
+        for statement in [*postings.drop(PREFIX), *feat.drop(PREFIX)]:
+            db.execute(statement)
+        for table in ("stats", "term", "doc", "session"):
+            db.execute(f"DROP TABLE IF EXISTS {PREFIX}_{table}")
+        self.cache.clear()
+
+    def attach(self, store: DerivedStore) -> None:
+        self.store = store
+
+    def committed(self) -> None:
+        if self._pending is not None:
+            self.cache.install(*self._pending)
+        self._pending = None
+
+    def rolled_back(self) -> None:
+        self._pending = None
+
+    def reader(self) -> sqlite3.Connection:
+        if self.store is None:
+            raise RuntimeError("the entity keyword index is not attached to a derived store")
+        return self.store.reader()
 
     def __len__(self) -> int:
-        return len(self.version_ids)
+        return int(self.reader().execute(f"SELECT docs FROM {PREFIX}_stats WHERE id = 1").fetchone()[0])
 
-    def on_batch(self, batch: Any, catalog: Any) -> None:
-        for row in batch.entities:
-            if row["entity_type"] in VERBATIM_TERRITORY or row["entity_type"] in UNREVIEWED:
-                continue  # raw text is the verbatim lane's; unreviewed summaries are not memories
-            if row.get("asserted") is False:
-                continue  # reference placeholders carry no content
-            index = len(self.version_ids)
-            self.version_ids.append(row["id"])
-            self.position[row["id"]] = index
+    # ------------------------------------------------------------------ indexing
+    def apply(self, batch: Any, db: sqlite3.Connection, catalog: Any = None) -> None:
+        rows = [
+            row
+            for row in batch.entities
+            if row["entity_type"] not in VERBATIM_TERRITORY
+            and row["entity_type"] not in UNREVIEWED
+            and row.get("asserted") is not False  # reference placeholders carry no content
+        ]
+        if not rows:
+            return
+        p = PREFIX
+        docs, next_doc, total, nonempty, wseq = db.execute(
+            f"SELECT docs, next_doc, total, nonempty, wseq FROM {p}_stats WHERE id = 1"
+        ).fetchone()
+        before = int(wseq)
+        sessions = self._sessions(db, {row["session_id"] for row in rows})
+        known = {r[0] for r in _in(db, f"SELECT version FROM {p}_doc WHERE version IN", [row["id"] for row in rows])}
+        writer = feat.FeatureWriter(p, db, RECORD)
+        found: dict[tuple[int, str], list[tuple[int, int]]] = {}
+        doc_rows = []
+        for row in rows:
+            if row["id"] in known:
+                continue  # already indexed (idempotent)
+            known.add(row["id"])
+            i = int(next_doc)
+            next_doc += 1
+            docs += 1
             terms = self.an(row["name"]) * int(NAME_WEIGHT) + self.an(row["summary"] or "")
-            self.field.add(index, terms)
-
-    def snapshot_state(self) -> dict[str, Any]:
-        return {"version_ids": self.version_ids, "position": self.position, "field": self.field}
-
-    def restore_state(self, state: Any) -> bool:
-        if not isinstance(state, dict) or "field" not in state:
-            return False
-        self.version_ids, self.position, self.field = state["version_ids"], state["position"], state["field"]
-        return True
-
-    def search(self, query: str, k: int = 50) -> list[tuple[str, float]]:
-        """Top-k version ids by BM25 (all versions; the caller filters by validity)."""
-        n = len(self.version_ids)
-        terms = list(dict.fromkeys(self.an(query)))
-        if not n or not terms:
-            return []
-        idf = np.array([math.log(1.0 + (n - self.field.df(t) + 0.5) / (self.field.df(t) + 0.5)) for t in terms])
-        scores = bm25(
-            self.field.tf_matrix(terms, n),
-            self.field.lens.view(),
-            self.field.total / max(self.field.nonempty, 1),
-            idf,
-            1.2,
-            0.75,
+            session = sessions[row["session_id"]]
+            for term, tf in Counter(terms).items():
+                found.setdefault((session, term), []).append((i, tf))
+            writer.set(i, "len", len(terms))
+            total += len(terms)
+            nonempty += bool(terms)
+            doc_rows.append((i, row["id"], session, int(row["source_event_seq"])))
+        if not doc_rows:
+            return
+        df: Counter[str] = Counter()
+        for (_, term), hits in found.items():
+            df[term] += len(hits)
+        db.executemany(
+            f"INSERT INTO {p}_term(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+            list(df.items()),
         )
-        hits = np.flatnonzero(scores > 0)
-        if hits.size == 0:
+        ids = self._term_ids(db, list(df))
+        runs = {(FIELD, ids[term][0], session): hits for (session, term), hits in found.items()}
+        _POSTINGS.append(db, runs, compact=before % postings.COMPACT_EVERY == 0)
+        db.executemany(f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?)", doc_rows)
+        wseq = before + 1
+        blocks = writer.flush(wseq)
+        db.execute(
+            f"UPDATE {p}_stats SET docs = ?, next_doc = ?, total = ?, nonempty = ?, wseq = ? WHERE id = 1",
+            (docs, next_doc, total, nonempty, wseq),
+        )
+        self._pending = (blocks, before, wseq)
+
+    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int], envelopes: Any = None) -> None:
+        """Remove the events (``envelopes``, their pre-erasure content, is not needed: the postings of a session
+        are scanned)."""
+        p = PREFIX
+        row = db.execute(f"SELECT id FROM {p}_session WHERE name = ?", (session,)).fetchone()
+        if row is None or not seqs:
+            return
+        session_id = row[0]
+        gone = sorted(
+            r[0]
+            for r in _in(db, f"SELECT id FROM {p}_doc WHERE session = {int(session_id)} AND seq IN", list(set(seqs)))
+        )
+        if not gone:
+            return
+        doomed = np.array(gone, dtype=np.int64)
+        for term_id, lost in _POSTINGS.remove_docs(db, session_id, doomed).items():
+            db.execute(f"UPDATE {p}_term SET df = df - ? WHERE id = ?", (lost[FIELD], term_id))
+        db.execute(f"DELETE FROM {p}_term WHERE df <= 0")
+        writer = feat.FeatureWriter(p, db, RECORD)
+        lengths = 0.0
+        nonempty = 0
+        for doc in gone:
+            length = float(writer.record(doc)["len"])
+            lengths += length
+            nonempty += length > 0
+            writer.set(doc, "len", 0.0)
+            writer.set(doc, "erased", 1)
+        marks = ",".join(str(d) for d in gone)
+        db.execute(f"DELETE FROM {p}_doc WHERE id IN ({marks})")
+        before = int(db.execute(f"SELECT wseq FROM {p}_stats WHERE id = 1").fetchone()[0])
+        blocks = writer.flush(before + 1)
+        db.execute(
+            f"UPDATE {p}_stats SET docs = docs - ?, total = total - ?, nonempty = nonempty - ?, wseq = ? WHERE id = 1",
+            (len(gone), lengths, nonempty, before + 1),
+        )
+        self._pending = (blocks, -2, before + 1)
+
+    # ------------------------------------------------------------------ querying
+    def search(self, query: str, k: int = 50, sessions: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """Top-k version ids by BM25 (all versions of ``sessions``, or of every session; the caller filters by
+        validity)."""
+        terms = list(dict.fromkeys(self.an(query)))
+        db = self.reader()
+        opened = not db.in_transaction
+        if opened:
+            db.execute("BEGIN")
+        try:
+            return self._search(db, terms, k, sessions)
+        finally:
+            if opened:
+                db.execute("COMMIT")
+
+    def _search(
+        self, db: sqlite3.Connection, terms: list[str], k: int, sessions: Sequence[str] | None
+    ) -> list[tuple[str, float]]:
+        p = PREFIX
+        docs, total, nonempty, wseq = db.execute(
+            f"SELECT docs, total, nonempty, wseq FROM {p}_stats WHERE id = 1"
+        ).fetchone()
+        if not docs or not terms or k <= 0:
             return []
-        top = hits[np.argsort(-scores[hits], kind="stable")[:k]]
-        return [(self.version_ids[i], float(scores[i])) for i in top]
+        self.cache.refresh(db, int(wseq))
+        scope = None
+        if sessions is not None:
+            scope = sorted(r[0] for r in _in(db, f"SELECT id FROM {p}_session WHERE name IN", list(sessions)))
+            if not scope:
+                return []
+        known = self._term_ids(db, terms)
+        names = [term for term in terms if term in known]
+        found = _POSTINGS.read(db, FIELD, [known[t][0] for t in names], scope)
+        if not found:
+            return []
+        matched = np.unique(np.concatenate([entry.docs for entry in found.values()]))
+        tf = np.zeros((len(names), matched.size))
+        for row, term in enumerate(names):
+            entry = found.get(known[term][0])
+            if entry is not None:
+                tf[row, np.searchsorted(matched, entry.docs)] = entry.tfs
+        df = np.array([known[t][1] for t in names], dtype=np.float64)
+        idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+        lengths = self.cache.gather(db, matched)["len"].astype(np.float64)
+        scores = postings.bm25(tf, lengths, total / max(nonempty, 1), idf, 1.2, 0.75)
+        positive = np.flatnonzero(scores > 0)
+        top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
+        marks = ",".join(str(int(matched[i])) for i in top)
+        versions = (
+            dict(db.execute(f"SELECT id, version FROM {p}_doc WHERE id IN ({marks})").fetchall()) if marks else {}
+        )
+        return [(versions[int(matched[i])], float(scores[i])) for i in top if int(matched[i]) in versions]
+
+    # ------------------------------------------------------------------ helpers
+    def _term_ids(self, db: sqlite3.Connection, terms: list[str]) -> dict[str, tuple[int, int]]:
+        return {
+            term: (term_id, df)
+            for term_id, term, df in _in(db, f"SELECT id, term, df FROM {PREFIX}_term WHERE term IN", terms)
+        }
+
+    def _sessions(self, db: sqlite3.Connection, names: set[str]) -> dict[str, int]:
+        out = {
+            name: session
+            for session, name in _in(db, f"SELECT id, name FROM {PREFIX}_session WHERE name IN", sorted(names))
+        }
+        for name in sorted(names - out.keys()):
+            cursor = db.execute(f"INSERT INTO {PREFIX}_session(name) VALUES (?)", (name,))
+            assert cursor.lastrowid is not None
+            out[name] = cursor.lastrowid
+        return out
+
+
+def _in(db: sqlite3.Connection, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Run ``sql (?, ?, ...)`` over ``values`` in chunks (SQLite bounds the number of variables)."""
+    out: list[tuple[Any, ...]] = []
+    for start in range(0, len(values), postings.CHUNK):
+        chunk = list(values[start : start + postings.CHUNK])
+        out += db.execute(f"{sql} ({','.join('?' * len(chunk))})", chunk).fetchall()
+    return out

@@ -6,15 +6,14 @@ the query is expanded with its nearest neighbours among the words that actually 
 (cosine of the embedder's word vectors): at most ``neighbours`` (2) index terms per query word, each at least
 ``min_similarity`` (0.35) close and occurring in the sessions searched, added to the verbatim lane's query with
 weight ``expansion_weight * cosine`` (a profile setting, 0.4; query words weigh 1), so BM25's IDF still applies
-and a question's own words still dominate. Proper nouns and words naming a speaker are
-not expanded. The vocabulary is the verbatim index's analyser memo (surface word -> index term, kept in its
-snapshot); its vectors are computed lazily at query time, only for words not seen before. Settings chosen on the
-LoCoMo tuning half and checked on the held-out half (docs/retrieval.md).
+and a question's own words still dominate. Proper nouns and words naming a speaker are not expanded. The
+vocabulary is the surface words of the indexed events (surface word -> index term, kept by the verbatim index in
+first-seen order); their vectors are computed lazily at query time, only for words not seen before. Settings
+chosen on the LoCoMo tuning half and checked on the held-out half (docs/retrieval.md).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,23 +44,22 @@ class QueryExpander:
         self.embedder = embedder
         self.index = index
         self.config = config or ExpansionConfig()
-        self._source: dict[str, str] | None = None  # the analyser memo the vectors below were built from
-        self._seen = 0  # memo entries already looked at
+        self._epoch: tuple[float, float] | None = None  # the index's (erasures, resets) the vectors were built on
+        self._seen = 0  # last vocabulary id already looked at
         self._terms: list[str] = []  # index term of each embedded word
         self._blocks: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
 
     def _refresh(self) -> None:
-        """Embed the words the analyser met since the last query (all of them after a restore)."""
-        vocabulary = self.index.an.vocabulary
-        if vocabulary is not self._source or len(vocabulary) < self._seen:
-            self._source, self._seen, self._terms, self._blocks, self._matrix = vocabulary, 0, [], [], None
-        if len(vocabulary) == self._seen:
+        """Embed the words the index learnt since the last query (all of them after an erasure or a reset)."""
+        epoch = self.index.vocabulary_epoch()
+        if epoch != self._epoch:
+            self._epoch, self._seen, self._terms, self._blocks, self._matrix = epoch, 0, [], [], None
+        rows = self.index.vocabulary_since(self._seen)
+        if not rows:
             return
-        # Copied in one C-level step first: other threads' queries may add words to the memo meanwhile.
-        tail = list(itertools.islice(vocabulary.items(), self._seen, None))
-        self._seen += len(tail)
-        fresh = [(word, term) for word, term in tail if _expandable(word)]
+        self._seen = rows[-1][0]
+        fresh = [(word, term) for _, word, term in rows if _expandable(word)]
         if fresh:
             self._blocks.append(np.asarray(self.embedder.embed_documents([w for w, _ in fresh]), dtype=np.float32))
             self._terms += [t for _, t in fresh]
@@ -74,11 +72,9 @@ class QueryExpander:
         analyser = self.index.an
         words = analyser.words(query)
         proper = {match.group(1).lower() for match in _PROPN_RE.finditer(query)}
-        seeds = [
-            word
-            for word in dict.fromkeys(words)
-            if _expandable(word) and word not in proper and analyser.term(word) not in self.index.speaker_terms
-        ]
+        candidates = [word for word in dict.fromkeys(words) if _expandable(word) and word not in proper]
+        named = self.index.speaker_terms(self.index.reader(), [analyser.term(word) for word in candidates])
+        seeds = [word for word in candidates if analyser.term(word) not in named]
         if not seeds or config.neighbours <= 0 or weight <= 0:
             return {}
         self._refresh()

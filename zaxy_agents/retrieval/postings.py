@@ -1,75 +1,285 @@
-"""Incremental BM25 building blocks shared by the lexical lanes (verbatim events, projected entities).
+"""Postings on disk for the lexical lanes: term -> (doc ids, term frequencies), per session, in SQLite.
 
-Both lanes index one event at a time and score every document at once with numpy, so they need postings that
-grow in place (``array('i')`` buffers viewed by numpy without a copy) and per-document features kept in arrays
-that grow by doubling. Nothing here is ever rebuilt when a document is added.
+Layout (``<prefix>_post``, one row per *run*): ``(field, term, session, first doc) -> (n, docs, tfs)``. ``docs``
+holds the gaps from the previous doc as uint16 (the first gap from ``first`` is 0) when every gap fits, else the
+doc ids as uint32; ``tfs`` is uint8 when every count fits, else uint16 — the width follows from the BLOB length
+and ``n`` (:func:`encode_run` / :func:`decode_runs`). A term's postings in the sessions a query searches are
+read with one range scan and decoded by numpy, runs of the same widths together, without per-posting Python. A
+query scoped to some sessions reads only their runs: its cost follows the postings of the searched sessions,
+not the memory.
+
+Writes are log-structured: each write appends one run per (field, term, session) it touches (``executemany``;
+O(postings written)), and every ``COMPACT_EVERY``-th write, the keys it touched that gathered ``MERGE_RUNS``
+small runs have them merged into runs of up to ``RUN_SIZE`` postings (found by one join against the keys, a
+read: no bookkeeping row is written per key). Small runs are always the newest (doc ids only grow), so a merge
+keeps doc order and rewrites only the tail of a key.
 """
 
 from __future__ import annotations
 
-from array import array
-from collections import Counter
-from typing import Any
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-
-class GrowingArray:
-    """A numpy array that grows by doubling, so per-event features are updated in place."""
-
-    def __init__(self, dtype: Any, fill: float = 0, width: int = 0) -> None:
-        self.fill, self.width = fill, width
-        shape = (16, width) if width else (16,)
-        self.a = np.full(shape, fill, dtype=dtype)
-        self.n = 0
-
-    def ensure(self, n: int) -> None:
-        if n > self.a.shape[0]:
-            new = np.full((max(n, 2 * self.a.shape[0]), *self.a.shape[1:]), self.fill, dtype=self.a.dtype)
-            new[: self.a.shape[0]] = self.a
-            self.a = new
-        self.n = max(self.n, n)
-
-    def append(self, v: Any) -> None:
-        self.ensure(self.n + 1)
-        self.a[self.n - 1] = v
-
-    def view(self) -> np.ndarray:
-        return self.a[: self.n]
+RUN_SIZE = 1024  # postings per merged run (6 KB)
+MERGE_RUNS = 8  # small runs of one key that trigger a merge
+COMPACT_EVERY = 8  # writes between two compaction checks
+DOC = np.dtype("<u4")
+TF = np.dtype("<u2")
+MAX_TF = 65535
+CHUNK = 500  # SQL variables per IN list
 
 
-class Postings:
-    """Incremental inverted index of one text field: term -> (doc ids, term frequencies)."""
+def schema(prefix: str) -> list[str]:
+    return [
+        f"CREATE TABLE IF NOT EXISTS {prefix}_post(field INTEGER NOT NULL, term INTEGER NOT NULL, "
+        "session INTEGER NOT NULL, first INTEGER NOT NULL, n INTEGER NOT NULL, docs BLOB NOT NULL, "
+        "tfs BLOB NOT NULL, PRIMARY KEY(field, term, session, first)) WITHOUT ROWID",
+    ]
 
-    def __init__(self) -> None:
-        # array('i') postings: appended in place, viewed by numpy without a copy at query time
-        self.post: dict[str, tuple[array, array]] = {}
-        self.lens = GrowingArray(np.float64)
-        self.total = 0.0
-        self.nonempty = 0
 
-    def add(self, doc: int, terms: list[str]) -> None:
-        self.lens.append(len(terms))
-        self.total += len(terms)
-        self.nonempty += bool(terms)
-        for t, f in Counter(terms).items():
-            p = self.post.get(t)
-            if p is None:
-                self.post[t] = p = (array("i"), array("i"))
-            p[0].append(doc)
-            p[1].append(f)
+def drop(prefix: str) -> list[str]:
+    return [f"DROP TABLE IF EXISTS {prefix}_post"]
 
-    def df(self, t: str) -> int:
-        p = self.post.get(t)
-        return len(p[0]) if p else 0
 
-    def tf_matrix(self, terms: list[str], n: int) -> np.ndarray:
-        out = np.zeros((len(terms), n))
-        for r, t in enumerate(terms):
-            p = self.post.get(t)
-            if p:
-                out[r, np.frombuffer(p[0], dtype=np.int32)] = np.frombuffer(p[1], dtype=np.int32)
-        return out
+def encode_run(docs: np.ndarray, tfs: np.ndarray) -> tuple[bytes, bytes]:
+    """The BLOBs of one run (``docs`` ascending int64, ``tfs`` counts): narrow encodings when they fit."""
+    gaps = np.diff(docs, prepend=docs[0])
+    encoded_docs = gaps.astype("<u2").tobytes() if gaps.max(initial=0) < 65536 else docs.astype(DOC).tobytes()
+    counts = np.minimum(tfs, MAX_TF)
+    encoded_tfs = counts.astype("u1").tobytes() if counts.max(initial=0) < 256 else counts.astype(TF).tobytes()
+    return encoded_docs, encoded_tfs
+
+
+def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    """Docs (int64) and tfs (float64) of ``(first, n, docs, tfs)`` runs, concatenated (not in run order: runs of
+    the same widths are decoded together)."""
+    doc_parts, tf_parts = [], []
+    by_width: dict[tuple[bool, bool], list[tuple[int, int, bytes, bytes]]] = {}
+    for run in runs:
+        by_width.setdefault((len(run[2]) == 2 * run[1], len(run[3]) == run[1]), []).append(run)
+    for (gaps, narrow_tf), group in by_width.items():
+        sizes = np.fromiter((run[1] for run in group), dtype=np.int64, count=len(group))
+        if gaps:
+            values = np.frombuffer(b"".join(run[2] for run in group), dtype="<u2").astype(np.int64)
+            total = np.cumsum(values)
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+            before = total[starts] - values[starts]  # the running sum up to each run's start
+            firsts = np.fromiter((run[0] for run in group), dtype=np.int64, count=len(group))
+            doc_parts.append(total - np.repeat(before, sizes) + np.repeat(firsts, sizes))
+        else:
+            doc_parts.append(np.frombuffer(b"".join(run[2] for run in group), dtype=DOC).astype(np.int64))
+        width = "u1" if narrow_tf else TF
+        tf_parts.append(np.frombuffer(b"".join(run[3] for run in group), dtype=width).astype(np.float64))
+    if not doc_parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(doc_parts), np.concatenate(tf_parts)
+
+
+@dataclass
+class TermPostings:
+    """One term's postings in one field, doc ids ascending within each session (not across sessions)."""
+
+    docs: np.ndarray  # uint32 -> int64 on read
+    tfs: np.ndarray  # float64
+
+
+class PostingStore:
+    """Reads and writes the runs of one index (table ``<prefix>_post``)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    # ------------------------------------------------------------------ writing
+    def append(
+        self, db: sqlite3.Connection, runs: dict[tuple[int, int, int], list[tuple[int, int]]], compact: bool = False
+    ) -> None:
+        """Append one run per key ``(field, term, session)``: ``[(doc, tf), ...]`` (see :meth:`append_arrays`)."""
+        keys = [(key, posting) for key, found in runs.items() for posting in found]
+        if not keys:
+            return
+        table = np.array([(*key, doc, tf) for key, (doc, tf) in keys], dtype=np.int64)
+        self.append_arrays(db, table[:, 0], table[:, 1], table[:, 2], table[:, 3], table[:, 4], compact=compact)
+
+    def append_arrays(
+        self, db: sqlite3.Connection, field: np.ndarray, term: np.ndarray, session: np.ndarray, doc: np.ndarray,
+        tf: np.ndarray, *, compact: bool = False,
+    ) -> None:  # fmt: skip
+        """Append postings given as parallel arrays (one per posting): one new run per (field, term, session),
+        docs ascending and greater than any doc already stored under that key; with ``compact``, then merge the
+        touched keys that gathered ``MERGE_RUNS`` small runs."""
+        if doc.size == 0:
+            return
+        order = np.lexsort((doc, session, term, field))
+        field, term, session = field[order], term[order], session[order]
+        docs = doc[order].astype(np.int64)
+        tfs = tf[order].astype(np.int64)
+        change = np.flatnonzero((np.diff(field) != 0) | (np.diff(term) != 0) | (np.diff(session) != 0)) + 1
+        starts = np.concatenate(([0], change)).tolist()
+        ends = [*starts[1:], int(doc.size)]
+        keys = np.stack((field[starts], term[starts], session[starts]), axis=1).tolist()
+        rows = []
+        for (f, t, s), start, end in zip(keys, starts, ends, strict=True):
+            for chunk in range(start, end, RUN_SIZE):
+                stop = min(chunk + RUN_SIZE, end)
+                rows.append((f, t, s, int(docs[chunk]), stop - chunk, *encode_run(docs[chunk:stop], tfs[chunk:stop])))
+        db.executemany(f"INSERT INTO {self.prefix}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        if compact:
+            self.compact(db, keys)
+
+    def compact(self, db: sqlite3.Connection, keys: list[list[int]]) -> None:
+        """Merge the small runs of those ``keys`` that have ``MERGE_RUNS`` of them or more."""
+        p = self.prefix
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS touched_keys(field INTEGER, term INTEGER, session INTEGER)")
+        db.execute("DELETE FROM touched_keys")
+        db.executemany("INSERT INTO touched_keys VALUES (?, ?, ?)", keys)
+        crowded = db.execute(
+            f"SELECT k.field, k.term, k.session FROM touched_keys k JOIN {p}_post r ON r.field = k.field "
+            f"AND r.term = k.term AND r.session = k.session AND r.n < {RUN_SIZE} "
+            f"GROUP BY k.field, k.term, k.session HAVING count(*) >= {MERGE_RUNS}"
+        ).fetchall()
+        db.execute("DELETE FROM touched_keys")
+        for key in crowded:
+            self._merge(db, key)
+
+    def _merge(self, db: sqlite3.Connection, key: tuple[int, int, int]) -> None:
+        p = self.prefix
+        rows = db.execute(
+            f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND n < ? "
+            "ORDER BY first",
+            (*key, RUN_SIZE),
+        ).fetchall()
+        docs, tfs = decode_runs(rows)
+        order = np.argsort(docs, kind="stable")
+        db.executemany(
+            f"DELETE FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first = ?",
+            [(*key, row[0]) for row in rows],
+        )
+        self._write_runs(db, key, docs[order], tfs[order].astype(np.int64))
+
+    def _write_runs(self, db: sqlite3.Connection, key: tuple[int, int, int], docs: np.ndarray, tfs: np.ndarray) -> None:
+        """Store ``docs``/``tfs`` (ascending) as full runs plus at most one small one."""
+        p = self.prefix
+        rows = [
+            (*key, int(docs[start]), int(min(RUN_SIZE, len(docs) - start)),
+             *encode_run(docs[start : start + RUN_SIZE], tfs[start : start + RUN_SIZE]))
+            for start in range(0, len(docs), RUN_SIZE)
+        ]  # fmt: skip
+        db.executemany(f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def remove(self, db: sqlite3.Connection, field: int, term: int, session: int, doomed: np.ndarray) -> int:
+        """Delete the postings of ``doomed`` docs (sorted) under one key; returns how many were removed."""
+        p = self.prefix
+        key = (field, term, session)
+        low, high = int(doomed[0]), int(doomed[-1])
+        rows = db.execute(
+            f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first <= ? "
+            "ORDER BY first",
+            (*key, high),
+        ).fetchall()
+        removed = 0
+        for run in rows:
+            docs, tfs = decode_runs([run])
+            if docs[-1] < low:
+                continue
+            keep = ~np.isin(docs, doomed)
+            if keep.all():
+                continue
+            removed += int((~keep).sum())
+            db.execute(
+                f"DELETE FROM {p}_post WHERE field = ? AND term = ? AND session = ? AND first = ?", (*key, run[0])
+            )
+            if keep.any():
+                kept_docs, kept_tfs = docs[keep], tfs[keep].astype(np.int64)
+                db.execute(
+                    f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (*key, int(kept_docs[0]), len(kept_docs), *encode_run(kept_docs, kept_tfs)),
+                )
+        return removed
+
+    def remove_docs(self, db: sqlite3.Connection, session: int, gone: np.ndarray) -> dict[int, list[int]]:
+        """Delete every posting of the ``gone`` docs (sorted, all of ``session``); returns ``{term: [postings
+        lost per field]}``. Scans the runs of the session's doc range: erasure is rare and needs no forward index."""
+        low, high = int(gone[0]), int(gone[-1])
+        affected: dict[tuple[int, int], None] = {}
+        rows = db.execute(
+            f"SELECT field, term, first, n, docs, tfs FROM {self.prefix}_post WHERE session = ? AND first <= ?",
+            (session, high),
+        )
+        for field, term, *run in rows.fetchall():
+            found, _ = decode_runs([tuple(run)])  # type: ignore[list-item]
+            if found.max() >= low and np.isin(found, gone).any():
+                affected[(field, term)] = None
+        lost: dict[int, list[int]] = {}
+        for field, term in affected:
+            counts = lost.setdefault(term, [0, 0])
+            while len(counts) <= field:
+                counts.append(0)
+            counts[field] += self.remove(db, field, term, session, gone)
+        return lost
+
+    # ------------------------------------------------------------------ reading
+    def read(
+        self, db: sqlite3.Connection, field: int, terms: Sequence[int], sessions: Sequence[int] | None
+    ) -> dict[int, TermPostings]:
+        """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None)."""
+        if not terms or (sessions is not None and not sessions):
+            return {}
+        blobs: dict[int, list[tuple[int, int, bytes, bytes]]] = {term: [] for term in terms}
+        p = self.prefix
+        term_list = ",".join(str(int(term)) for term in terms)
+        if sessions is None:
+            rows: Iterable[tuple[int, int, int, bytes, bytes]] = db.execute(
+                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list})", (field,)
+            )
+            self._collect(rows, blobs)
+        else:
+            for start in range(0, len(sessions), CHUNK):
+                session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
+                rows = db.execute(
+                    f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list}) "
+                    f"AND session IN ({session_list})",
+                    (field,),
+                )
+                self._collect(rows, blobs)
+        return {term: TermPostings(*decode_runs(runs)) for term, runs in blobs.items() if runs}
+
+    @staticmethod
+    def _collect(
+        rows: Iterable[tuple[int, int, int, bytes, bytes]], blobs: dict[int, list[tuple[int, int, bytes, bytes]]]
+    ) -> None:
+        for term, first, n, docs, tfs in rows:
+            blobs[term].append((first, n, docs, tfs))
+
+    def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
+        """Documents containing ``term`` in ``field`` within ``sessions`` (all when None)."""
+        p = self.prefix
+        if sessions is None:
+            row = db.execute(f"SELECT sum(n) FROM {p}_post WHERE field = ? AND term = ?", (field, term)).fetchone()
+            return int(row[0] or 0)
+        total = 0
+        for start in range(0, len(sessions), CHUNK):
+            session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
+            row = db.execute(
+                f"SELECT sum(n) FROM {p}_post WHERE field = ? AND term = ? AND session IN ({session_list})",
+                (field, term),
+            ).fetchone()
+            total += int(row[0] or 0)
+        return total
+
+    def occurs(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> bool:
+        p = self.prefix
+        if sessions is None:
+            sql = f"SELECT 1 FROM {p}_post WHERE field = ? AND term = ? LIMIT 1"
+            return db.execute(sql, (field, term)).fetchone() is not None
+        for start in range(0, len(sessions), CHUNK):
+            session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
+            sql = f"SELECT 1 FROM {p}_post WHERE field = ? AND term = ? AND session IN ({session_list}) LIMIT 1"
+            if db.execute(sql, (field, term)).fetchone() is not None:
+                return True
+        return False
 
 
 def bm25(tf: np.ndarray, lens: np.ndarray, avg: float, weights: np.ndarray, k1: float, b: float) -> np.ndarray:

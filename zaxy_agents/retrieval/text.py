@@ -91,6 +91,9 @@ def question_share(text: str) -> float:
     return q / tot if tot else 0.0
 
 
+MEMO_LIMIT = 200_000  # surface words memoised per analyser
+
+
 class Analyzer:
     """Lower-case word tokens with possessives stripped, stop words removed, irregular
     inflections mapped to their base form, then Snowball-stemmed. Results are memoised
@@ -99,17 +102,6 @@ class Analyzer:
     def __init__(self, stem: bool = True, stopwords: bool = True, irregular: bool = True) -> None:
         self.stem, self.stop, self.irregular = stem, stopwords, irregular
         self._cache: dict[str, str] = {}
-
-    @property
-    def vocabulary(self) -> dict[str, str]:
-        """Every surface word analysed so far -> its index term, in first-seen order (the memo itself)."""
-        return self._cache
-
-    def restore_vocabulary(self, vocabulary: dict[str, str]) -> None:
-        """Adopt a memo saved with an index snapshot (same analysis settings), so query expansion still knows
-        the surface words of terms indexed before a restart."""
-        vocabulary.update(self._cache)
-        self._cache = vocabulary
 
     def words(self, text: str) -> list[str]:
         """Surface words (lower-case, possessive 's and apostrophes removed)."""
@@ -122,14 +114,24 @@ class Analyzer:
         if t is None:
             b = IRREGULAR.get(word, word) if self.irregular else word
             t = _STEMMER.stemWord(b) if self.stem else b
+            if len(self._cache) >= MEMO_LIMIT:
+                self._cache.clear()  # bounded: a long-lived process meets an open-ended vocabulary
             self._cache[word] = t
         return t
 
     def __call__(self, text: str) -> list[str]:
-        terms = [self.term(w) for w in self.words(text) if not (self.stop and w in STOPWORDS)]
+        return self.analyse(text)[0]
+
+    def analyse(self, text: str) -> tuple[list[str], list[str]]:
+        """``(index terms, the surface words they came from)`` of ``text`` (identifiers have no surface word)."""
+        words = self.words(text)
+        if self.stop:
+            words = [w for w in words if w not in STOPWORDS]
+        cache = self._cache
+        terms = [cache.get(w) or self.term(w) for w in words]
         if _IDENTIFIER_HINT.search(text):
             terms += identifiers(text)
-        return terms
+        return terms, words
 
 
 def identifiers(text: str) -> list[str]:

@@ -14,30 +14,38 @@ validated in the LoCoMo retrieval study (docs/retrieval.md: R@10 0.804 vs 0.495 
   prefers events dated just after it, and those events match it even when they share no word with it ("What
   did Nate do in April 2022?" -> "Dyed my hair last week!"); sentences that are questions carry few facts and
   are slightly penalised.
-* Everything a query needs is maintained in place on ``add`` (postings, document frequencies, field lengths,
-  neighbour links, per-segment lengths): appending one event never rebuilds the index.
+
+The index lives on disk (tables ``verbatim_*`` of the derived-state database, :mod:`.derived`): postings per
+session (:mod:`.postings`), per-event features in blocks (:mod:`.features`), and small dictionaries. Each
+projected batch is indexed in place (O(batch), nothing rebuilt); opening costs nothing; a query reads the
+postings of its terms in the searched sessions and scores only candidates (:mod:`.verbatim_search`). Event
+texts are not copied here: hits carry ``(session, seq)`` and the engine reads their text from the log.
 """
 
 from __future__ import annotations
 
-import bisect
+import contextlib
 import datetime as _dt
-import math
-import weakref
-from array import array
-from collections.abc import Mapping
-from dataclasses import dataclass
+import random
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from zaxy_agents.projection.model import SearchDoc
 
-from .dates import QueryDate, query_dates
-from .postings import GrowingArray, Postings, bm25
-from .text import _PROPN_RE, _TEMPORAL_RE, _WHEN_RE, Analyzer, question_share
+from . import features as feat
+from . import postings
+from .derived import DerivedStore
+from .text import Analyzer
 
-STATE_VERSION = 3  # bump when the snapshot layout changes (old snapshots are rebuilt from the log)
+SCHEMA_VERSION = 1  # bump when the layout or the analysis changes: the tables are rebuilt from the log
+PREFIX = "verbatim"
+FIELD_TEXT, FIELD_CAPTION = 0, 1
+TEXT_LIMIT = 2000  # characters of an event's text shown in a hit (the whole text is indexed)
 
 
 @dataclass(frozen=True)
@@ -71,278 +79,222 @@ class Config:
 
 @dataclass(frozen=True, slots=True)
 class VerbatimHit:
-    """One event found by the verbatim lane, with its per-component score explanation."""
+    """One event found by the verbatim lane, with its per-component score explanation. The event's text and
+    hash are read from the log by whoever shows it (:mod:`.event_texts`)."""
 
     session: str
     seq: int
-    hash: str
     event_type: str
-    text: str
     score: float
     components: dict[str, float]
 
 
-class VerbatimIndex:
-    """Incremental lexical index of log events; a projection listener (fed by every projected batch)."""
+_STATS = (
+    "docs",  # live documents (the N of IDF)
+    "next_doc",  # next doc id (ids are never reused)
+    "text_total",
+    "text_nonempty",
+    "cap_total",
+    "cap_nonempty",
+    "ln_total",  # sum over docs of text length + caption_weight x caption length (= sum of group lengths)
+    "first1",  # sums over groups of that length for the first, second, last and second-to-last doc:
+    "first2",  # the mean context-window length follows from them (see verbatim_search.context_mean)
+    "last1",
+    "last2",
+    "groups",
+    "wseq",  # write sequence: feature blocks written in a transaction carry it (cache invalidation)
+    "min_day",
+    "max_day",
+    "erasures",  # erase calls so far (the vocabulary may have lost words: query expansion re-reads it)
+    "created",  # a random stamp of the tables' creation (a rebuild restarts every id)
+    "tail_first",  # first doc of the log-structured tail (verbatim_write)
+    "tail_docs",  # docs in the tail
+)
 
-    name = "verbatim"
+
+@dataclass
+class Stats:
+    values: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_STATS, 0.0))
+
+    def __getattr__(self, name: str) -> float:
+        try:
+            return self.values[name]
+        except KeyError as exc:
+            raise AttributeError(name) from exc
+
+
+def read_stats(db: sqlite3.Connection, prefix: str = PREFIX) -> Stats:
+    row = db.execute(f"SELECT {', '.join(_STATS)} FROM {prefix}_stats WHERE id = 1").fetchone()
+    return Stats(dict(zip(_STATS, row, strict=True))) if row else Stats()
+
+
+def _schema() -> list[str]:
+    p = PREFIX
+    return [
+        *postings.schema(p),
+        *feat.schema(p),
+        f"CREATE TABLE IF NOT EXISTS {p}_stats(id INTEGER PRIMARY KEY, "
+        + ", ".join(f"{name} REAL NOT NULL DEFAULT 0" for name in _STATS)
+        + ")",
+        f"INSERT OR IGNORE INTO {p}_stats(id, min_day, max_day, created) VALUES (1, -1, -1, {random.random()})",
+        f"CREATE TABLE IF NOT EXISTS {p}_term(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, "
+        "df INTEGER NOT NULL, cdf INTEGER NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_doc(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, "
+        "seq INTEGER NOT NULL, grp INTEGER NOT NULL, day INTEGER NOT NULL, type INTEGER NOT NULL)",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {p}_doc_key ON {p}_doc(session, seq)",
+        f"CREATE INDEX IF NOT EXISTS {p}_doc_day ON {p}_doc(day, session)",
+        f"CREATE INDEX IF NOT EXISTS {p}_doc_group ON {p}_doc(grp)",
+        f"CREATE TABLE IF NOT EXISTS {p}_session(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
+        "docs INTEGER NOT NULL, last_seq INTEGER NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_group(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, segment TEXT, "
+        "docs INTEGER NOT NULL, len REAL NOT NULL, first INTEGER NOT NULL, second INTEGER NOT NULL, "
+        "last INTEGER NOT NULL, last2 INTEGER NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {p}_group_key ON {p}_group(session, segment)",
+        f"CREATE TABLE IF NOT EXISTS {p}_type(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+        f"CREATE TABLE IF NOT EXISTS {p}_speaker(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
+        "docs INTEGER NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_speaker_term(term TEXT PRIMARY KEY, speaker INTEGER NOT NULL)",
+        # Surface words of the indexed texts -> their index term, in first-seen order (query expansion).
+        f"CREATE TABLE IF NOT EXISTS {p}_word(id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE, term TEXT NOT NULL)",
+    ]
+
+
+class Names:
+    """Session and event-type names <-> ids, cached as they are met (an id never changes meaning until the tables
+    are rebuilt, which changes their ``created`` stamp)."""
+
+    def __init__(self, created: float) -> None:
+        self.created = created
+        self._ids: dict[str, dict[str, int]] = {"session": {}, "type": {}}
+        self._names: dict[str, dict[int, str]] = {"session": {}, "type": {}}
+
+    def _resolve_ids(self, db: sqlite3.Connection, table: str, names: Sequence[str]) -> dict[str, int]:
+        known = self._ids[table]
+        missing = [name for name in dict.fromkeys(names) if name not in known]
+        for start in range(0, len(missing), postings.CHUNK):
+            chunk = missing[start : start + postings.CHUNK]
+            sql = f"SELECT name, id FROM {PREFIX}_{table} WHERE name IN ({','.join('?' * len(chunk))})"
+            for name, row_id in db.execute(sql, chunk):
+                known[name], self._names[table][row_id] = row_id, name
+        return {name: known[name] for name in names if name in known}
+
+    def _resolve_names(self, db: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[int, str]:
+        known = self._names[table]
+        missing = [i for i in dict.fromkeys(ids) if i not in known]
+        for start in range(0, len(missing), postings.CHUNK):
+            chunk = ",".join(str(int(i)) for i in missing[start : start + postings.CHUNK])
+            for row_id, name in db.execute(f"SELECT id, name FROM {PREFIX}_{table} WHERE id IN ({chunk})"):
+                known[row_id], self._ids[table][name] = name, row_id
+        return {i: known[i] for i in ids if i in known}
+
+    def session_ids(self, db: sqlite3.Connection, names: Sequence[str]) -> dict[str, int]:
+        return self._resolve_ids(db, "session", names)
+
+    def type_ids(self, db: sqlite3.Connection, names: Sequence[str]) -> dict[str, int]:
+        return self._resolve_ids(db, "type", names)
+
+    def session_names(self, db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+        return self._resolve_names(db, "session", ids)
+
+    def type_names(self, db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+        return self._resolve_names(db, "type", ids)
+
+
+_TABLES = (
+    "stats", "term", "doc", "session", "group", "type", "speaker", "speaker_term", "word", "tail_post", "tail_doc",
+    "tail_link",
+)  # fmt: skip
+
+
+class VerbatimIndex:
+    """Incremental lexical index of log events, stored in the derived-state database (a ``DerivedIndex``)."""
+
+    name = PREFIX
+    schema_version = SCHEMA_VERSION
 
     def __init__(self, config: Config | None = None) -> None:
         self.cfg = config or Config()
         self.an = Analyzer(self.cfg.stem, self.cfg.stopwords, self.cfg.irregular)
-        self.reset()
+        self.store: DerivedStore | None = None
+        # (session, seq) -> searchable text, read from the log: used after an erasure to re-learn the surface
+        # words of the terms it touched (the index keeps no text of its own).
+        self.text_source: Callable[[list[tuple[str, int]]], dict[tuple[str, int], str]] | None = None
+        self.cache = feat.FeatureCache(PREFIX)
+        self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
+        from .verbatim_tail import Tail
 
-    def reset(self) -> None:
-        self.keys: list[tuple[str, int]] = []
-        self.hashes: list[str] = []
-        self.types: list[str] = []
-        self.type_code = GrowingArray(np.int32)  # event type as a small integer, for vectorised filters
-        self._type_codes: dict[str, int] = {}
-        self.epoch = GrowingArray(np.float64)  # occurred_at as seconds, for vectorised as-of filters
-        self.texts: list[str] = []
-        self.stamps: list[str] = []
-        self.text = Postings()
-        self.caption = Postings()
-        self.speaker = GrowingArray(np.int64, -1)
-        self._speaker_ids: dict[str, int] = {}
-        self.speaker_terms: dict[str, int] = {}
-        self.session = GrowingArray(np.int64)  # segment group id per doc (neighbour structure)
-        self._groups: dict[tuple[str, str | None], int] = {}
-        self._group_order: list[tuple[list[float], list[int]]] = []
-        self.group_len = GrowingArray(np.float64)
-        self.log_session = GrowingArray(np.int64)  # Eventloom session id per doc (scope filter)
-        self._log_sessions: dict[str, int] = {}
-        self.prev = GrowingArray(np.int64, -1)
-        self.next = GrowingArray(np.int64, -1)
-        self.temporal = GrowingArray(np.float64)
-        self.qshare = GrowingArray(np.float64)
-        self.asks = GrowingArray(np.float64)
-        self.day = GrowingArray(np.int64, -1)
-        self.month = GrowingArray(np.int64, -1)
-        self._neighbour_cache: tuple[int, tuple[np.ndarray, ...]] | None = None
+        self.tail = Tail()
+        self._known_words: set[str] = set()
+        self._pending_words: set[str] = set()
+        self._names = Names(-1.0)
+        self._read_cache: object = None  # verbatim_search.ReadCache of the current write sequence
+        self.write_cache: object = None  # verbatim_write.WriteCache
+        self._write_cache_next: float | None = None
+        self.counters: Counter[str] = Counter()  # queries, and those whose candidate set was bounded (inexact)
 
-    def __len__(self) -> int:
-        return len(self.keys)
+    # ------------------------------------------------------------------ derived-index protocol
+    def create_schema(self, db: sqlite3.Connection) -> None:
+        from .verbatim_tail import tail_schema
 
-    # ------------------------------------------------------------------ listener protocol
-    def on_batch(self, batch: Any, catalog: Any) -> None:
-        for doc in batch.searchable:
-            self.add(doc)
+        for statement in [*_schema(), *tail_schema()]:
+            db.execute(statement)
 
-    def snapshot_state(self) -> dict[str, Any]:
-        skip = {"cfg", "an", "_neighbour_cache"}
-        return {
-            "version": STATE_VERSION,
-            "config": self.cfg,
-            "state": {k: v for k, v in vars(self).items() if k not in skip},
-            "vocabulary": dict(self.an.vocabulary),  # a copy: queries add words to the live memo
-        }
+    def drop_schema(self, db: sqlite3.Connection) -> None:
+        for statement in [*postings.drop(PREFIX), *feat.drop(PREFIX)]:
+            db.execute(statement)
+        for table in _TABLES:
+            db.execute(f'DROP TABLE IF EXISTS "{PREFIX}_{table}"')
+        self.cache.clear()
+        self.tail.clear()
+        self.write_cache = None
+        self._known_words.clear()
 
-    def restore_state(self, state: Any) -> bool:
-        if not isinstance(state, dict) or state.get("version") != STATE_VERSION or state.get("config") != self.cfg:
-            return False
-        vars(self).update(state["state"])
-        self.an.restore_vocabulary(dict(state.get("vocabulary", {})))
-        self._neighbour_cache = None
-        return True
+    def attach(self, store: DerivedStore) -> None:
+        self.store = store
+
+    def committed(self) -> None:
+        if self._pending is not None:
+            blocks, before, after = self._pending
+            self.cache.install(blocks, before, after)
+            self.tail.committed(read_stats(self.reader()).created)
+        if self._write_cache_next is not None and self.write_cache is not None:
+            self.write_cache.wseq = self._write_cache_next  # type: ignore[attr-defined]
+        self._write_cache_next = None
+        self._known_words |= self._pending_words
+        if len(self._known_words) > 500_000:
+            self._known_words.clear()
+        self._pending, self._pending_words = None, set()
+
+    def rolled_back(self) -> None:
+        self._pending, self._pending_words = None, set()
+        self.tail.rolled_back()
+        self.write_cache, self._write_cache_next = None, None
+
+    def reader(self) -> sqlite3.Connection:
+        if self.store is None:
+            raise RuntimeError("the verbatim index is not attached to a derived store")
+        return self.store.reader()
 
     # ------------------------------------------------------------------ indexing
-    def add(self, doc: SearchDoc) -> None:
-        """Index one event. O(event length + log(segment length)); nothing is rebuilt."""
-        i = len(self.keys)
-        self.keys.append((doc.session, doc.seq))
-        self.hashes.append(doc.hash)
-        self.types.append(doc.event_type)
-        self.type_code.append(self._type_codes.setdefault(doc.event_type, len(self._type_codes)))
-        self.texts.append(doc.text[:2000])
-        self.stamps.append(doc.occurred_at)
-        terms = self.an(doc.text)
-        self.text.add(i, terms)
-        self.caption.add(i, self.an(doc.caption) if doc.caption else [])
-        speaker = -1
-        if doc.speaker:
-            speaker = self._speaker_ids.setdefault(doc.speaker, len(self._speaker_ids))
-            for term in self.an(doc.speaker):
-                self.speaker_terms[term] = speaker
-        self.speaker.append(speaker)
-        self.temporal.append(1.0 if _TEMPORAL_RE.search(doc.text.lower()) else 0.0)
-        self.qshare.append(question_share(doc.text))
-        self.asks.append(1.0 if "?" in doc.text else 0.0)
-        moment = _parse_day(doc.occurred_at)
-        self.epoch.append(moment.timestamp() if moment else 0.0)
-        self.day.append(moment.toordinal() if moment else -1)
-        self.month.append(moment.year * 12 + moment.month - 1 if moment else -1)
-        self.log_session.append(self._log_sessions.setdefault(doc.session, len(self._log_sessions)))
+    def apply(self, batch: Any, db: sqlite3.Connection, catalog: Any = None) -> None:
+        """Index the batch's searchable events. O(batch): nothing already indexed is rebuilt."""
+        from .verbatim_write import Writer
 
-        group_key = (doc.session, doc.segment)
-        group = self._groups.get(group_key)
-        if group is None:
-            group = self._groups[group_key] = len(self._group_order)
-            self._group_order.append(([], []))
-            self.group_len.append(0.0)
-        self.session.append(group)
-        self.group_len.a[group] += len(terms)
-        positions, docs = self._group_order[group]
-        position = float(doc.seq)
-        j = bisect.bisect_right(positions, position)
-        positions.insert(j, position)
-        docs.insert(j, i)
-        self.prev.append(-1)
-        self.next.append(-1)
-        if j > 0:
-            before = docs[j - 1]
-            self.prev.a[i], self.next.a[before] = before, i
-        if j + 1 < len(docs):
-            after = docs[j + 1]
-            self.next.a[i], self.prev.a[after] = after, i
+        docs: Sequence[SearchDoc] = batch.searchable
+        if docs:
+            Writer(self, db).run(docs)
+
+    def add(self, doc: SearchDoc) -> None:
+        """Index one event in its own transaction (tests, tools; the projector calls :meth:`apply`)."""
+        if self.store is None:
+            raise RuntimeError("the verbatim index is not attached to a derived store")
+        from .verbatim_write import Writer
+
+        with self.store.write() as db:  # type: ignore[attr-defined]
+            Writer(self, db).run([doc])
+        self.committed()
 
     # ------------------------------------------------------------------ querying
-    def _query_weights(
-        self, query: str, expansion: Mapping[str, float] | None = None
-    ) -> tuple[dict[str, float], set[int]]:
-        cfg = self.cfg
-        proper: set[str] = set()
-        if cfg.propn_weight != 1.0:
-            for match in _PROPN_RE.finditer(query):
-                proper.update(self.an(match.group(1)))
-        weights: dict[str, float] = {}
-        named: set[int] = set()
-        for term in self.an(query):
-            weight = cfg.propn_weight if term in proper else 1.0
-            if term in self.speaker_terms:
-                named.add(self.speaker_terms[term])
-                weight = cfg.speaker_term_weight
-            weights[term] = max(weights.get(term, 0.0), weight)
-        for term, weight in (expansion or {}).items():
-            weights.setdefault(term, weight)  # a word the query has keeps the query's weight
-        return {t: w for t, w in weights.items() if w > 0}, named
-
-    def score(
-        self, query: str, expansion: Mapping[str, float] | None = None, today: _dt.date | None = None
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Score every event. Returns (total, components); components add up to total. ``expansion`` adds
-        terms (index terms -> query weight, below 1) that the query does not contain; ``today`` resolves the
-        query's relative dates ("yesterday", "last week"; ignored without it)."""
-        cfg = self.cfg
-        n = len(self.keys)
-        comp: dict[str, np.ndarray] = {}
-        if n == 0:
-            return np.zeros(0), comp
-        qw, named = self._query_weights(query, expansion)
-        terms = list(qw)
-        sp, sn, sp2, sn2 = self._neighbours()
-        base = np.zeros(n)
-        if terms:
-            idf = np.array([math.log(1.0 + (n - self.text.df(t) + 0.5) / (self.text.df(t) + 0.5)) for t in terms])
-            w = idf * np.array([qw[t] for t in terms])
-            # Matrices carry one extra all-zero column: a missing neighbour points there (no branching).
-            tf = self.text.tf_matrix(terms, n + 1)
-            ln = np.append(self.text.lens.view(), 0.0)
-            comp["text"] = bm25(tf[:, :n], ln[:n], self.text.total / max(self.text.nonempty, 1), w, cfg.k1, cfg.b)
-            if cfg.caption_weight and self.caption.total:
-                ctf = self.caption.tf_matrix(terms, n + 1)
-                cdf = np.array([self.caption.df(t) for t in terms])
-                cw = np.log(1.0 + (n - cdf + 0.5) / (cdf + 0.5)) * np.array([qw[t] for t in terms])
-                caption_lens = np.append(self.caption.lens.view(), 0.0)
-                comp["caption"] = cfg.caption_weight * bm25(
-                    ctf[:, :n],
-                    caption_lens[:n],
-                    self.caption.total / max(self.caption.nonempty, 1),
-                    cw,
-                    cfg.k1,
-                    cfg.b,
-                )
-                tf = tf + cfg.caption_weight * ctf
-                ln = ln + cfg.caption_weight * caption_lens
-            if cfg.ctx_weight:
-                tfc = tf[:, :n] + cfg.ctx_decay1 * (tf[:, sp] + tf[:, sn]) + cfg.ctx_decay2 * (tf[:, sp2] + tf[:, sn2])
-                lc = ln[:n] + cfg.ctx_decay1 * (ln[sp] + ln[sn]) + cfg.ctx_decay2 * (ln[sp2] + ln[sn2])
-                comp["context"] = cfg.ctx_weight * bm25(tfc, lc, float(lc.mean()), w, cfg.k1, cfg.b)
-            if cfg.session_weight:
-                sid = self.session.view()
-                groups = len(self._group_order)
-                tfs = np.stack([np.bincount(sid, weights=row[:n], minlength=groups) for row in tf])
-                ls = np.bincount(sid, weights=ln[:n], minlength=groups)
-                comp["segment"] = cfg.session_weight * bm25(tfs, ls, float(ls.mean()), w, cfg.k1, cfg.b)[sid]
-            base = sum(comp.values())
-        if cfg.neighbour_weight or cfg.hop2_weight or cfg.qa_weight:
-            padded = np.append(base, 0.0)
-            borrow = cfg.neighbour_weight * np.maximum(padded[sp], padded[sn])
-            if cfg.hop2_weight:
-                borrow = np.maximum(borrow, cfg.hop2_weight * np.maximum(padded[sp2], padded[sn2]))
-            if cfg.qa_weight:
-                asking = np.append(base * self.asks.view(), 0.0)
-                borrow = np.maximum(borrow, cfg.qa_weight * asking[sp])
-            comp["neighbour"] = borrow
-        total = base + comp.get("neighbour", 0.0)
-
-        def scale(name: str, factor: np.ndarray) -> None:
-            nonlocal total
-            comp[name] = total * (factor - 1.0)
-            total = total * factor
-
-        lowered = query.lower()
-        if cfg.temporal_boost and _WHEN_RE.search(lowered):
-            scale("temporal", 1.0 + cfg.temporal_boost * self.temporal.view())
-        dates = query_dates(query, today) if cfg.date_boost or cfg.date_term_weight else []
-        affinity = self._date_affinity(dates) if dates else np.zeros(0)
-        if cfg.date_boost and affinity.any():
-            scale("date", 1.0 + cfg.date_boost * affinity)
-        if cfg.question_penalty:
-            scale("question", 1.0 - cfg.question_penalty * self.qshare.view())
-        if cfg.speaker_boost and named:
-            scale("speaker", 1.0 + cfg.speaker_boost * np.isin(self.speaker.view(), list(named)))
-        if cfg.date_term_weight and affinity.any():
-            # The named date is evidence in itself ("What did Nate do in April 2022?" -> "Dyed my hair last
-            # week!"), weighted like a query word by how rare its window is. Added after the boosts: scaling it
-            # by the speaker would let a wrongly named person's turns crowd out the event itself.
-            in_window = float(np.count_nonzero(affinity))
-            idf = math.log(1.0 + (n - in_window + 0.5) / (in_window + 0.5))
-            comp["date_match"] = cfg.date_term_weight * idf * affinity
-            total = total + comp["date_match"]
-        return total, comp
-
-    def _neighbours(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Previous, next, two-back and two-ahead doc of every doc; ``n`` (a zero sentinel) where none.
-
-        Cached until the next ``add`` (which may relink neighbours anywhere in a segment).
-        """
-        n = len(self.keys)
-        if self._neighbour_cache is None or self._neighbour_cache[0] != n:
-            prev, nxt = self.prev.view(), self.next.view()
-            p2 = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
-            n2 = np.where(nxt >= 0, nxt[np.maximum(nxt, 0)], -1)
-            safe = tuple(np.where(index >= 0, index, n) for index in (prev, nxt, p2, n2))
-            self._neighbour_cache = (n, safe)
-        return self._neighbour_cache[1]  # type: ignore[return-value]
-
-    def _date_affinity(self, dates: list[QueryDate]) -> np.ndarray:
-        """1 for events dated from the named day to 8 days after it (or in the named month or the next one),
-        0.5 up to a month after the named day, else 0: events are usually logged shortly after the date a
-        question refers to. A relative period ("yesterday", resolved against the reference day) is the time
-        its events were logged: 1 inside it, else 0."""
-        day, month = self.day.view(), self.month.view()
-        known = day >= 0
-        affinity = np.zeros(len(day))
-        for kind, year, mo, d in dates:
-            if kind == "range":
-                value = ((day >= mo) & (day <= d)).astype(float)
-            elif kind == "day":
-                try:
-                    start = _dt.date(year, mo, d).toordinal()  # type: ignore[arg-type]
-                except (TypeError, ValueError):
-                    continue
-                delta = day - start
-                value = np.where((delta >= -1) & (delta <= 8), 1.0, np.where((delta > 8) & (delta <= 31), 0.5, 0.0))
-            elif year is None:
-                month_of_year = month % 12
-                value = ((month_of_year == mo - 1) | (month_of_year == mo % 12)).astype(float)
-            else:
-                start = year * 12 + mo - 1
-                value = ((month == start) | (month == start + 1)).astype(float)
-            affinity = np.maximum(affinity, np.where(known, value, 0.0))
-        return affinity
-
     def search(
         self,
         query: str,
@@ -355,111 +307,135 @@ class VerbatimIndex:
     ) -> list[VerbatimHit]:
         """Top-k single events, optionally restricted to some sessions and to events dated at or before
         ``as_of`` (also the day the query's relative dates count from; default today, UTC); each hit explains
-        its score by component. ``expansion``: extra weighted terms (see :mod:`zaxy_agents.retrieval.expansion`)."""
-        reference = _parse_day(as_of)
-        today = reference.date() if reference is not None else _dt.datetime.now(_dt.UTC).date()
-        total, comp = self.score(query, expansion, today)
-        if total.size == 0 or k <= 0:
-            return []
-        # Only events with local evidence (their own words, captions, context window, an adjacent match or the
-        # date the query names) are results; the segment component re-ranks within a thread but never makes an
-        # unrelated event a hit.
-        local = sum(comp[name] for name in ("text", "caption", "context", "neighbour", "date_match") if name in comp)
-        mask = (total > 0) & (np.asarray(local) > 0) if not isinstance(local, int) else np.zeros(total.size, bool)
-        if sessions is not None:
-            allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
-            mask &= np.isin(self.log_session.view(), allowed)
-        if reference is not None:
-            mask &= self.epoch.view() <= reference.timestamp()
-        if exclude_types:
-            excluded = [self._type_codes[kind] for kind in exclude_types if kind in self._type_codes]
-            if excluded:
-                mask &= ~np.isin(self.type_code.view(), excluded)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
-            return []
-        k = min(k, candidates.size)
-        scores = total[candidates]
-        top = candidates[np.argpartition(-scores, k - 1)[:k]]
-        top = top[np.lexsort((top, -total[top]))]
-        return [
-            VerbatimHit(
-                self.keys[d][0],
-                self.keys[d][1],
-                self.hashes[d],
-                self.types[d],
-                self.texts[d],
-                float(total[d]),
-                {name: round(float(values[d]), 6) for name, values in comp.items() if values[d]},
-            )
-            for d in top
-        ]
+        its score by component. ``expansion``: extra weighted terms (see :mod:`.expansion`)."""
+        from .verbatim_search import search
+
+        return search(self, query, k, sessions=sessions, as_of=as_of, exclude_types=exclude_types, expansion=expansion)
+
+    def __len__(self) -> int:
+        return int(read_stats(self.reader()).docs)
+
+    def names(self, db: sqlite3.Connection, stats: Stats) -> Names:
+        if self._names.created != stats.created:
+            self._names = Names(stats.created)
+        return self._names
+
+    def session_ids(self, db: sqlite3.Connection, sessions: Sequence[str]) -> list[int]:
+        return sorted(self.names(db, read_stats(db)).session_ids(db, sessions).values())
+
+    def term_ids(self, db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        """``term -> (id, df, caption df)`` for the terms the index knows."""
+        out: dict[str, tuple[int, int, int]] = {}
+        for start in range(0, len(terms), postings.CHUNK):
+            chunk = list(terms[start : start + postings.CHUNK])
+            marks = ",".join("?" * len(chunk))
+            for term_id, term, df, cdf in db.execute(
+                f"SELECT id, term, df, cdf FROM {PREFIX}_term WHERE term IN ({marks})", chunk
+            ):
+                out[term] = (term_id, df, cdf)
+        return out
+
+    def speaker_terms(self, db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        rows = db.execute(f"SELECT term, speaker FROM {PREFIX}_speaker_term WHERE term IN ({marks})", list(terms))
+        return dict(rows.fetchall())
+
+    def is_speaker_term(self, term: str) -> bool:
+        return bool(self.speaker_terms(self.reader(), [term]))
 
     def occurs(self, term: str, sessions: list[str] | None = None) -> bool:
-        """Whether an index term occurs in any indexed event (of ``sessions`` when given)."""
-        posting = self.text.post.get(term)
-        if not posting:
-            return False
-        if sessions is None:
-            return True
-        allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
-        owners = self.log_session.view()[np.frombuffer(posting[0], dtype=np.intc)]
-        return bool(np.isin(owners, allowed).any())
+        """Whether an index term occurs in any indexed event text (of ``sessions`` when given)."""
+        db = self.reader()
+        with _snapshot(db):
+            known = self.term_ids(db, [term])
+            if term not in known:
+                return False
+            scope = None if sessions is None else self.session_ids(db, sessions)
+            if scope is not None and not scope:
+                return False
+            tail = self.tail.snapshot(db, read_stats(db).values, [known[term][0]])
+            if tail.postings(FIELD_TEXT, known[term][0], scope)[0].size:
+                return True
+            return _POSTINGS.occurs(db, FIELD_TEXT, known[term][0], scope)
 
-    def term_statistics(
-        self, query: str, *, sessions: list[str] | None = None, scan_limit: int = 4096
-    ) -> tuple[int, dict[str, int]]:
-        """``(documents in scope, {query term: documents in scope containing it})`` from the in-memory postings.
-
-        A cheap "have I seen these words?" signal (metacognition): no scoring, no embedding. A term with more than
-        ``scan_limit`` postings is counted on a prefix of its postings and scaled, to keep the cost bounded.
-        """
+    def term_statistics(self, query: str, *, sessions: list[str] | None = None) -> tuple[int, dict[str, int]]:
+        """``(documents in scope, {query term: documents in scope containing it})`` (metacognition's cheap
+        "have I seen these words?" signal: no scoring, no embedding)."""
         terms = list(dict.fromkeys(self.an(query)))
-        if sessions is None:
-            return len(self.keys), {term: self.text.df(term) for term in terms}
-        allowed = [self._log_sessions[s] for s in sessions if s in self._log_sessions]
-        if not allowed:
-            return 0, dict.fromkeys(terms, 0)
-        in_scope_mask = np.zeros(len(self._log_sessions), dtype=bool)
-        in_scope_mask[allowed] = True
-        owners = self.log_session.view()
-        in_scope = int(_session_sizes(self)[allowed].sum())
-        counts: dict[str, int] = {}
-        for term in terms:
-            posting = self.text.post.get(term)
-            if not posting:
-                counts[term] = 0
-                continue
-            docs = posting[0]
-            sample = np.frombuffer(docs, dtype=np.intc)[:scan_limit] if isinstance(docs, array) else docs[:scan_limit]
-            hits = int(np.count_nonzero(in_scope_mask[owners[sample]]))
-            counts[term] = hits if len(docs) <= scan_limit else round(hits * len(docs) / scan_limit)
-        return in_scope, counts
+        db = self.reader()
+        with _snapshot(db):
+            stats = read_stats(db)
+            known = self.term_ids(db, terms)
+            tail = self.tail.snapshot(db, stats.values, [known[t][0] for t in terms if t in known])
+            scope = None if sessions is None else self.session_ids(db, sessions)
+            if scope is not None and not scope:
+                return 0, dict.fromkeys(terms, 0)
+            counts = {}
+            for term in terms:
+                if term not in known:
+                    counts[term] = 0
+                elif scope is None:
+                    counts[term] = known[term][1] + tail.df.get((FIELD_TEXT, known[term][0]), 0)
+                else:
+                    in_tail = tail.postings(FIELD_TEXT, known[term][0], scope)[0].size
+                    counts[term] = _POSTINGS.count(db, FIELD_TEXT, known[term][0], scope) + in_tail
+            if scope is None:
+                return int(stats.docs), counts
+            marks = ",".join("?" * len(scope))
+            in_scope = db.execute(f"SELECT sum(docs) FROM {PREFIX}_session WHERE id IN ({marks})", scope).fetchone()[0]
+            return int(in_scope or 0), counts
+
+    def vocabulary_epoch(self) -> tuple[float, float]:
+        """Changes when words may have left the vocabulary (an erasure, or the tables were rebuilt)."""
+        row = self.reader().execute(f"SELECT erasures, created FROM {PREFIX}_stats WHERE id = 1").fetchone()
+        return (float(row[0]), float(row[1])) if row else (0.0, 0.0)
+
+    def vocabulary_since(self, after_id: int) -> list[tuple[int, str, str]]:
+        """``(id, surface word, index term)`` of the words indexed after ``after_id`` (first-seen order)."""
+        rows = self.reader().execute(f"SELECT id, word, term FROM {PREFIX}_word WHERE id > ? ORDER BY id", (after_id,))
+        return rows.fetchall()
+
+    def documents(self, sessions: list[str] | None = None) -> list[tuple[str, int]]:
+        """Every indexed event as ``(session, seq)`` (for re-embedding), in indexing order."""
+        db = self.reader()
+        names = dict(db.execute(f"SELECT id, name FROM {PREFIX}_session").fetchall())
+        rows = db.execute(f"SELECT session, seq FROM {PREFIX}_doc ORDER BY id").fetchall()
+        for seq, data in db.execute(f"SELECT seq, data FROM {PREFIX}_tail_doc ORDER BY doc"):
+            rows.append((int(np.frombuffer(data, dtype=feat.FEATURE)["session"][0]), seq))
+        wanted = None if sessions is None else set(sessions)
+        return [(names[s], seq) for s, seq in rows if wanted is None or names[s] in wanted]
+
+    def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int], envelopes: Any = None) -> None:
+        """Remove the events (``envelopes``, their pre-erasure content, is not needed: the postings of a session
+        are scanned)."""
+        from .verbatim_erase import erase
+        from .verbatim_write import Writer
+
+        writer = Writer(self, db)
+        if writer.merge_tail():  # erasure works on the main tables only
+            writer.finish_merge()
+        erase(self, db, session, seqs)
 
 
-_SIZES: weakref.WeakKeyDictionary[VerbatimIndex, tuple[Any, int, np.ndarray]] = weakref.WeakKeyDictionary()
+_POSTINGS = postings.PostingStore(PREFIX)
 
 
-def _session_sizes(index: VerbatimIndex) -> np.ndarray:
-    """Documents per Eventloom session id, maintained incrementally across calls (kept outside the index so it
-    never enters a snapshot; rebuilt when the index was reset)."""
-    owners = index.log_session.view()
-    cached = _SIZES.get(index)
-    if cached is not None and cached[0] is index.log_session and cached[1] <= len(owners):
-        _, done, sizes = cached
-    else:
-        done, sizes = 0, np.zeros(0, dtype=np.int64)
-    if done < len(owners) or len(sizes) < len(index._log_sessions):
-        fresh = np.bincount(owners[done:], minlength=len(index._log_sessions))
-        grown = np.zeros(max(len(fresh), len(sizes)), dtype=np.int64)
-        grown[: len(sizes)] += sizes
-        grown[: len(fresh)] += fresh
-        sizes = grown
-        _SIZES[index] = (index.log_session, len(owners), sizes)
-    return sizes
+@contextlib.contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction (a consistent snapshot) unless the caller already holds one."""
+    opened = not db.in_transaction
+    if opened:
+        db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if opened:
+            db.execute("COMMIT")
 
 
-def _parse_day(stamp: str | None) -> _dt.datetime | None:
+def parse_moment(stamp: str | None) -> _dt.datetime | None:
     if not stamp:
         return None
     try:

@@ -163,6 +163,9 @@ class LogLight:
             return 0, []
         return head[0], list(self.lines(session, max(1, head[0] - count + 1), head[0]))[::-1]
 
+    def lines_at(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        return self._log.lines_at(keys)
+
     def session_names(self) -> list[str]:
         return [summary.session for summary in self._log.sessions()]
 

@@ -22,9 +22,9 @@ from pydantic import BaseModel, Field
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
-from zaxy_agents.eventloom.chain import inspect_line
 from zaxy_agents.eventloom.protocol import EventLog, SealedLine
 from zaxy_agents.eventloom.validation import validate_session_id
+from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .files.jsonl_file import classify_torn_tail
 
@@ -41,6 +41,7 @@ class TransferResult(BaseModel):
     sha256: str
     head_hash: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    error: str | None = None  # set when the session was left out (it does not verify: see `zaxy repair`)
 
 
 def export_session(
@@ -56,23 +57,25 @@ def export_session(
             f"{target} already exists", field="output", remediation="Choose another path or pass --overwrite."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    digest, size, count, prev = hashlib.sha256(), 0, 0, GENESIS_HASH
+    digest, size = hashlib.sha256(), 0
+    verifier = ChainVerifier(session)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as sink:
             for line in log.replay_lines(session):
-                problem, envelope = inspect_line(line, count + 1, prev, session)
-                if problem is not None or envelope is None:
-                    raise IntegrityError(
-                        f"session {session!r} is broken at seq {count + 1}: {problem}; nothing was exported",
-                        field="session",
-                        remediation="Run `zaxy verify --session-id <session>` and restore the log from a backup.",
-                    )
+                if not verifier.feed(line):
+                    break
                 sink.write(line)
                 digest.update(line)
                 size += len(line)
-                count += 1
-                prev = envelope["hash"]
+            if not verifier.finish():
+                raise IntegrityError(
+                    f"session {session!r} is broken at seq {verifier.broken_seq}: {verifier.problem}; nothing was "
+                    "exported",
+                    field="session",
+                    remediation=f"Run `zaxy verify --session-id {session}`; `zaxy repair` sets unreadable bytes "
+                    "aside, tampered events need the log restored from a backup.",
+                )
             sink.flush()
             os.fsync(sink.fileno())
         os.replace(temporary, target)
@@ -80,16 +83,35 @@ def export_session(
         Path(temporary).unlink(missing_ok=True)
         raise
     return TransferResult(
-        session=session, path=str(target), events=count, size_bytes=size, sha256=digest.hexdigest(), head_hash=prev
+        session=session,
+        path=str(target),
+        events=verifier.count,
+        size_bytes=size,
+        sha256=digest.hexdigest(),
+        head_hash=verifier.head_hash,
     )
 
 
 def export_sessions(
     log: EventLog, directory: str | os.PathLike[str], sessions: Iterable[str] | None = None, *, overwrite: bool = False
 ) -> list[TransferResult]:
-    """Export sessions (default: all) to ``<directory>/<session>.jsonl``: a folder the embedded backend opens."""
-    names = list(sessions) if sessions is not None else [summary.session for summary in log.sessions()]
-    return [export_session(log, name, Path(directory) / f"{name}.jsonl", overwrite=overwrite) for name in names]
+    """Export sessions (default: all) to ``<directory>/<session>.jsonl``: a folder the embedded backend opens.
+
+    Exporting every session, a session that does not verify is left out (its result carries ``error``) and the
+    others are exported: one damaged log never stops a backup of the rest. Named sessions must all verify.
+    """
+    if sessions is not None:
+        return [export_session(log, name, Path(directory) / f"{name}.jsonl", overwrite=overwrite) for name in sessions]
+    results = []
+    for summary in log.sessions():
+        target = Path(directory) / f"{summary.session}.jsonl"
+        try:
+            results.append(export_session(log, summary.session, target, overwrite=overwrite))
+        except IntegrityError as exc:
+            results.append(
+                TransferResult(session=summary.session, path=str(target), events=0, sha256="", error=exc.message)
+            )
+    return results
 
 
 def import_file(log: EventLog, path: str | os.PathLike[str], *, session: str | None = None) -> TransferResult:
@@ -137,7 +159,15 @@ def import_paths(log: EventLog, paths: Iterable[str | os.PathLike[str]]) -> list
     results = []
     for path in paths:
         item = Path(path)
-        files = sorted(item.glob("*.jsonl")) if item.is_dir() else [item]
+        try:
+            files = sorted(item.glob("*.jsonl")) if item.is_dir() else [item]
+            item.stat()
+        except OSError as exc:  # missing, a name too long, unreadable: refused before anything is imported
+            raise NotFoundError(
+                f"cannot read {str(item)[:200]}: {exc.strerror or exc}",
+                field="path",
+                remediation="Pass existing .jsonl log files, or folders of them.",
+            ) from None
         if item.is_dir() and not files:
             raise NotFoundError(
                 f"{item} holds no <session>.jsonl logs",
@@ -164,6 +194,7 @@ class _CheckedLines:
         self._ahead: SealedLine | None = None
         self._done = False
         self._session: str | None = None
+        self._verifier: ChainVerifier | None = None
 
     def peek(self) -> SealedLine | None:
         if self._ahead is None and not self._done:
@@ -188,30 +219,37 @@ class _CheckedLines:
     def _read(self) -> SealedLine | None:
         line = self.handle.readline()
         if not line:
-            self._done = True
-            return None
+            return self._end()
         if not line.endswith(b"\n"):
             kind = classify_torn_tail(line, self._previous)
-            if kind == "terminator_altered":
-                self._refuse(self.count + 1, "the final event's line terminator was altered")
+            if kind in ("terminator_altered", "tampered"):
+                self._refuse(self.count + 1, "the final event was modified (not torn by a crash)")
             if kind == "partial":
                 self.warnings.append(f"skipped a torn final line of {len(line)} bytes (never acknowledged)")
-                self._done = True
-                return None
+                return self._end()
             line += b"\n"
-        session = self._session or self.expected_session or _session_of(line)
-        problem, envelope = inspect_line(line, self.count + 1, self.prev, session)
-        if problem is not None or envelope is None:
-            self._refuse(self.count + 1, problem or "not an event")
+        if self._verifier is None:
+            self._verifier = ChainVerifier(self.expected_session or _session_of(line))
+        if not self._verifier.feed(line):
+            self._refuse(self._verifier.broken_seq or self.count + 1, self._verifier.problem or "not an event")
+        envelope = self._verifier.last_envelope
         assert envelope is not None
         if self._session is None:
             self._session = validate_session_id(envelope["session"], field="path")
         self.count += 1
         self.size += len(line)
         self.digest.update(line)
-        self.prev = envelope["hash"]
+        self.prev = self._verifier.prev or ""
         self._previous = envelope
         return envelope, line
+
+    def _end(self) -> None:
+        """At the end of the file: what only a later record could vouch for must be settled (before the backend
+        commits anything, since the backend is still consuming this iterator)."""
+        self._done = True
+        if self._verifier is not None and not self._verifier.finish():
+            self._refuse(self._verifier.broken_seq or self.count, self._verifier.problem or "broken")
+        return None
 
     def _refuse(self, seq: int, problem: str) -> None:
         raise IntegrityError(

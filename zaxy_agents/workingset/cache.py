@@ -128,6 +128,12 @@ def fold_session(
     for envelope in source.envelopes(start, head_seq):
         envelope = envelope if envelope.get("session") else {**envelope, "session": session}
         seq = int(envelope["seq"])
+        if covered and seq > covered and _erases_before(envelope, covered + 1):
+            # Events this cached state was folded from were erased: fold the (scrubbed) log again from the
+            # start, so no erased content survives in the cache or in what is served from it.
+            if memo is not None:
+                memo.pop(session, None)
+            return fold_session(session, _Uncached(source), window=window, cache_dir=cache_dir, persist=persist)
         if seq > covered:
             standing.feed(envelope)
         if seq >= window_from:
@@ -140,3 +146,21 @@ def fold_session(
     if memo is not None:
         memo[session] = standing
     return SessionFold(session, standing, recent, head, window_from)
+
+
+ERASURE_TYPE = "eventloom.erased"
+
+
+def _erases_before(envelope: dict[str, Any], seq: int) -> bool:
+    """Whether ``envelope`` is an erasure record covering an event before ``seq``."""
+    if envelope.get("type") != ERASURE_TYPE:
+        return False
+    ranges = (envelope.get("payload") or {}).get("ranges")
+    return any(isinstance(r, dict) and isinstance(r.get("from_seq"), int) and r["from_seq"] < seq for r in ranges or ())
+
+
+class _Uncached(FoldSource):
+    """``source`` for a refold from seq 1: a head that makes any cached fold look stale."""
+
+    def __init__(self, source: FoldSource) -> None:
+        super().__init__(source.head, lambda _seq: None, source.envelopes)

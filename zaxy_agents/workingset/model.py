@@ -96,6 +96,7 @@ class WorkingSet:
         "head_citation",
         "head_seq",
         "instructions",
+        "integrity_errors",
         "open_tasks",
         "prompts",
         "replies",
@@ -125,6 +126,7 @@ class WorkingSet:
         replies: tuple[WorkingItem, ...] = (),
         compactions: tuple[WorkingItem, ...] = (),
         sessions: tuple[str, ...] = (),
+        integrity_errors: tuple[str, ...] = (),
     ) -> None:
         values = {
             "session": session,
@@ -144,6 +146,7 @@ class WorkingSet:
             "prompts": tuple(prompts),
             "replies": tuple(replies),
             "compactions": tuple(compactions),
+            "integrity_errors": tuple(integrity_errors),
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -177,6 +180,23 @@ class WorkingSet:
     def is_empty(self) -> bool:
         return not any(items for _name, items in self.sections())
 
+    def without(self, citations: set[str], integrity_errors: list[str]) -> WorkingSet:
+        """This working set minus the items citing ``citations`` (events that failed their read-side check),
+        carrying ``integrity_errors`` (the warnings naming them)."""
+        if not citations and not integrity_errors:
+            return self
+        kept = {name: tuple(i for i in items if i.citation not in citations) for name, items in self.sections()}
+        return WorkingSet(
+            self.session,
+            head_seq=self.head_seq,
+            head_citation=self.head_citation,
+            window_from_seq=self.window_from_seq,
+            window_to_seq=self.window_to_seq,
+            sessions=self.sessions,
+            integrity_errors=(*self.integrity_errors, *integrity_errors),
+            **kept,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "session": self.session,
@@ -187,4 +207,6 @@ class WorkingSet:
         }
         for name, items in self.sections():
             data[name] = [item.to_dict() for item in items]
+        if self.integrity_errors:
+            data["integrity_errors"] = list(self.integrity_errors)
         return data

@@ -133,6 +133,8 @@ def _header(kind: str, working_set: WorkingSet, summary: WorkingItem | None) -> 
     )
     if summary is not None:
         text += f"Compaction summary: {summary.citation}; items it does not mention come first.\n"
+    for error in working_set.integrity_errors[:3]:  # events whose stored bytes no longer match their hash
+        text += f"Warning: {error}.\n"
     return text
 
 

@@ -27,6 +27,7 @@ def causal_context(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]
     catalog = context.catalog
     keys = _mentioned_keys(context)
     hits: dict[str, CausalHit] = {}
+    with_context: set[str] = set()
     stale_excluded = 0
     check = context.evidence_resolves
     for key in sorted(keys):
@@ -38,6 +39,7 @@ def causal_context(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]
             for hit in found.hits:
                 if context.scope is None or hit.source.session in context.scope:
                     hits.setdefault(hit.edge_id, hit)
+                    with_context.add(key)
     edges = sorted(hits.values(), key=lambda h: (-h.trust, h.citation))
     relation_types: dict[str, int] = {}
     methods: dict[str, int] = {}
@@ -48,6 +50,10 @@ def causal_context(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]
     uncited = sum(1 for hit in edges if not hit.evidence_resolves)
     block = {
         "count": len(edges),
+        # the seed's names (seed 000 task 7): packet entities with causal context, edges, graph relation labels
+        "context_count": len(with_context),
+        "edge_count": len(edges),
+        "graph_relation_types": sorted({hit.graph_relation_type for hit in edges}),
         "relation_types": dict(sorted(relation_types.items())),
         "methods": dict(sorted(methods.items())),
         "average_trust": round(sum(h.trust for h in edges) / len(edges), 4) if edges else None,

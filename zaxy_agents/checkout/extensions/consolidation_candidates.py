@@ -15,8 +15,8 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from .context import CheckoutContext
 
 GUIDANCE = (
-    "consolidation_candidates are cited summaries that still require review; accepted ones appear in stable "
-    "memory labelled non-authoritative, pending or rejected ones never do."
+    "consolidation_candidates are cited summaries that still require review; accepted ones appear under reviewed "
+    "consolidation labelled non-authoritative (never as current facts), pending or rejected ones never do."
 )
 
 
@@ -39,6 +39,21 @@ def consolidation_candidates(context: CheckoutContext) -> tuple[dict[str, Any], 
         if len(_MEMO) >= MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[memo_key] = (weakref.ref(catalog), counts)
-    block = {**counts, "by_type": dict(counts["by_type"])}
+    block = {**counts, "by_type": dict(counts["by_type"]), **seed_counts(counts)}
     block["accepted_in_packet"] = sum(1 for fact in context.facts if fact.review_status == "accepted")
     return block, [GUIDANCE] if counts["total"] else []
+
+
+def seed_counts(counts: dict[str, Any]) -> dict[str, Any]:
+    """The same counts under the seed's names (seed 003 checkout contract, seed 001 diagnostics)."""
+    return {
+        "candidate_count": counts["total"],
+        "candidate_types": sorted(kind for kind, count in counts["by_type"].items() if count),
+        "pending_count": counts["pending"],
+        "accepted_count": counts["accepted"],
+        "rejected_count": counts["rejected"],
+        "conflicted_count": counts["conflicted"],
+        "stale_count": counts["stale"],
+        "superseded_count": counts["superseded"],
+        "valid_to_count": counts["valid_to_closed"],
+    }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.eventloom.protocol import EventLog
@@ -25,6 +25,8 @@ class CheckoutContext:
     as_of: str | None
     log: EventLog
     evidence_resolves: Callable[[str, int, str], bool]  # (session, seq, full hash) -> still resolves exactly
+    # An extension may append a warning: like any warning it keeps answerability below answer_from_memory.
+    warnings: list[str] = field(default_factory=list)
 
 
 # A function returns (diagnostics block, extra guidance lines); extensions are (name, function) pairs.

@@ -1,6 +1,34 @@
 """MCP tools, one module per family. :data:`TOOL_MODULES` is the list the server's tool table is built from:
 adding a module here (one line) is how a new family of tools becomes callable."""
 
-from . import causal, checkout, consolidation, disclosure, lifecycle, log, maintenance, meta, recall
+from . import (
+    beliefs,
+    causal,
+    checkout,
+    confidence,
+    consolidation,
+    coordinate,
+    disclosure,
+    erase,
+    lifecycle,
+    log,
+    maintenance,
+    meta,
+    recall,
+)
 
-TOOL_MODULES = (causal, checkout, consolidation, disclosure, lifecycle, log, maintenance, meta, recall)
+TOOL_MODULES = (
+    beliefs,
+    causal,
+    checkout,
+    confidence,
+    consolidation,
+    coordinate,
+    disclosure,
+    erase,
+    lifecycle,
+    log,
+    maintenance,
+    meta,
+    recall,
+)

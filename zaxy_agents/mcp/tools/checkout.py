@@ -89,7 +89,14 @@ def memory_checkout(call: ToolCall[CheckoutArgs]) -> dict[str, Any]:
         max_recent_events=args.max_recent_events,
     )
     call.fabric.mark_checkout(call.session, packet.retention.projected_through.get(call.session, 0))
-    return packet.model_dump(mode="json", exclude_none=True)
+    return _packet(packet)
+
+
+def _packet(packet: Any) -> dict[str, Any]:
+    """The packet as JSON; ``quality.required_action`` stays present (null) as in the seed's contract."""
+    result = packet.model_dump(mode="json", exclude_none=True)
+    result["quality"].setdefault("required_action", None)
+    return result
 
 
 Question = Annotated[str, Field(min_length=1, max_length=4000)]
@@ -182,7 +189,7 @@ def memory_bootstrap(call: ToolCall[BootstrapArgs]) -> dict[str, Any]:
     call.fabric.mark_checkout(call.session, packet.retention.projected_through.get(call.session, 0))
     manifest = capabilities_manifest(call, args.current_task)
     return {
-        **packet.model_dump(mode="json", exclude_none=True),
+        **_packet(packet),
         "manifest": manifest,
         "recommended_checkout": manifest["recommended_next_call"],
         "capture_status": manifest["capture"],

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
-from zaxy_agents.mcp.schema import SessionName, ToolArgs, optional
+from zaxy_agents.mcp.schema import SessionName, ToolArgs, optional, session_field
 
 
 class ToolUse(BaseModel):
@@ -78,13 +78,7 @@ class SubagentArgs(ToolArgs):
         default="handover", description="handover: re-open its tasks in your session; close: close them."
     )
 
-    @model_validator(mode="after")
-    def _parent_is_the_session(self) -> SubagentArgs:
-        if self.parent_session_id is not None:
-            if self.session_id is not None and self.session_id != self.parent_session_id:
-                raise ValueError("parent_session_id and session_id name different sessions; pass one of them")
-            self.session_id = self.parent_session_id
-        return self
+    _parent = session_field("parent_session_id")
 
 
 @tool(
@@ -110,32 +104,55 @@ def subagent_cleanup(call: ToolCall[SubagentArgs]) -> dict[str, Any]:
     )
 
 
+Text = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
 class SkillArgs(ToolArgs):
-    action: Literal["registered", "invoked", "updated", "retired"] = Field(description="The lifecycle step.")
-    skill: str = Field(min_length=1, max_length=128, description="The skill's name.")
-    description: optional(str, "What it does and when to use it (required to register).", max_length=4000) = None
-    version: optional(str, "Its version.", max_length=64) = None
-    outcome: optional(Literal["success", "failure"], "For invoked: how the run went.") = None
-    note: optional(str, "Anything worth remembering about this step.", max_length=2000) = None
+    ARGUMENT_ALIASES: ClassVar[dict[str, str]] = {"skill": "skill_id", "description": "summary", "note": "reason"}
+
+    action: Literal["proposed", "validated", "revised", "deprecated", "contradicted", "applied", "outcome_recorded"] = (
+        Field(description="The lifecycle step.")
+    )
+    skill_id: str = Field(min_length=1, max_length=200, description="The skill's id.")
+    version: optional(str, "Its version (proposed: default 1; revised: the new one).", max_length=64) = None
+    name: optional(str, "A display name.", max_length=200) = None
+    summary: optional(str, "What it does and when to use it.", max_length=4000) = None
+    procedure: optional(list[Text], "The steps, in order.", max_length=50) = None
+    applicability: optional(str, "When it applies (and when not).", max_length=4000) = None
+    citations: optional(list[Text], "eventloom:// citations of the evidence behind it.", max_length=50) = None
+    task: optional(str, "The task it was applied to (applied, outcome_recorded).", max_length=500) = None
+    success_score: optional(float, "outcome_recorded: how well it worked, 0..1.", ge=0.0, le=1.0) = None
+    feedback: optional(str, "outcome_recorded: what happened.", max_length=4000) = None
+    evidence: optional(str, "outcome_recorded: what shows it (text; cite events in citations).", max_length=4000) = None
+    reason: optional(str, "Why (deprecated needs one).", max_length=4000) = None
+    failure_modes: optional(list[Text], "How it fails.", max_length=50) = None
+    rollback: optional(str, "How to undo it.", max_length=4000) = None
+    contradiction_reason: optional(str, "contradicted: what contradicts it.", max_length=4000) = None
+    supersedes_version: optional(str, "revised: the version it replaces (default: the current one).", max_length=64) = (
+        None
+    )
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
 
 
 @tool(
     "memory_skill",
     profile="full",
     order=160,
-    summarize=lambda r: f"{r.get('type')}",
-    description="""Record a skill's lifecycle: registered (with a description), invoked (with outcome; successful
-    runs reinforce it), updated, retired (kept in history, no longer current).""",
+    summarize=lambda r: f"{r.get('type')} v{r.get('version')}",
+    description="""Record a reusable procedure's lifecycle: proposed (summary or steps), validated, revised (a new
+    version superseding the old), deprecated (with a reason), contradicted (with a contradiction_reason), applied,
+    outcome_recorded (success_score or feedback; a good outcome reinforces it). Versions keep steps,
+    applicability, citations, failure modes and rollback. memory_checkout (the front door) reads skills;
+    nothing changes a skill but this tool.""",
 )
 def memory_skill(call: ToolCall[SkillArgs]) -> dict[str, Any]:
     args = call.args
-    event = call.fabric.record_skill(
-        call.session,
-        args.action,
-        args.skill,
-        description=args.description,
-        version=args.version,
-        outcome=args.outcome,
-        note=args.note,
-    )
-    return {"event": event.citation, "type": event.type, "skill": args.skill}
+    fields = args.model_dump(exclude={"action", "skill_id", "actor", "session_id"}, exclude_none=True)
+    event = call.fabric.record_skill(call.session, args.action, args.skill_id, actor=args.actor, **fields)
+    return {
+        "event": event.citation,
+        "type": event.type,
+        "skill_id": event.payload["skill_id"],
+        "version": event.payload.get("version"),
+        "status": args.action,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.mcp.registry import ToolCall, tool
@@ -17,11 +17,22 @@ from zaxy_agents.mcp.schema import (
     ToolArgs,
     optional,
     payload_validator,
+    session_field,
 )
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
 # Event types with a gate of their own: appending them raw would bypass it (e.g. the admin token on reviews).
-GATED_TYPES = {"consolidation.candidate.reviewed": "memory_consolidation_review"}
+GATED_TYPES = {
+    "consolidation.candidate.reviewed": "memory_consolidation_review",
+    "belief.update.reviewed": "memory_review_belief_update",
+    "coordination.mission.started": "coordination_start",
+    "coordination.worker.created": "coordination_worker_create",
+    "coordination.assignment.created": "coordination_assign",
+    "coordination.finding.reported": "coordination_report_finding",
+    "coordination.finding.reviewed": "coordination_review_finding",
+    "coordination.finding.promoted": "coordination_promote",
+    "coordination.handoff.created": "coordination_handoff",
+}
 REPLAY_MAX_CHARS = 200_000
 
 
@@ -49,14 +60,7 @@ class AppendArgs(ToolArgs):
     ) = None
 
     _bounded = payload_validator("payload")
-
-    @model_validator(mode="after")
-    def _thread_is_the_session(self) -> AppendArgs:
-        if self.thread is not None:
-            if self.session_id is not None and self.session_id != self.thread:
-                raise ValueError("thread and session_id name different sessions; pass one of them")
-            self.session_id = self.thread
-        return self
+    _thread = session_field("thread")
 
 
 @tool(
@@ -74,7 +78,7 @@ def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
         raise InvalidRequestError(
             f"{args.event_type} events are written by {GATED_TYPES[args.event_type]}, not appended directly",
             field="event_type",
-            remediation=f"Call {GATED_TYPES[args.event_type]} (it checks the candidate and the review gate).",
+            remediation=f"Call {GATED_TYPES[args.event_type]} (it checks the rights and references first).",
         )
     event = call.fabric.append(call.session, args.event_type, args.payload, actor=args.actor)
     return {

@@ -1,7 +1,8 @@
 """Work events: tasks, decisions, facts, tool calls, commands, file edits, document chunks, sessions.
 
-Events carrying a ``task_id`` link the task to what was observed while doing it (``observed_command``,
-``observed_file_edit``, ``observed_tool_call``, ``has_checkpoint``).
+Events carrying a ``task_id`` (or the seed's camelCase ``taskId``) link the task to what was observed while
+doing it (``observed_command``, ``observed_file_edit``, ``observed_tool_call``, ``has_checkpoint``). Nothing is
+inferred from free text: without an explicit task identifier there is no link (seed 002).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from ..registry import ExtractionFailed, register
 from .common import bounded, event_time, flatten_text, pick, pick_text
 
 TASK_STATUS = {"task.created": "open", "task.completed": "done"}
+TASK_ID_KEYS = ("task_id", "taskId")
 
 
 def _task_link(payload: dict[str, Any], target: EntityRef, relation_type: str) -> list[RelationDraft]:
-    task_id = pick(payload, "task_id")
+    task_id = pick(payload, *TASK_ID_KEYS)
     if task_id is None:
         return []
     return [RelationDraft(EntityRef(str(task_id), "task"), target, relation_type)]
@@ -24,12 +26,12 @@ def _task_link(payload: dict[str, Any], target: EntityRef, relation_type: str) -
 
 def _task_tag(payload: dict[str, Any]) -> str:
     """``task T-7`` appended to an observation's searchable text, so a question about a task finds it."""
-    task_id = pick(payload, "task_id")
+    task_id = pick(payload, *TASK_ID_KEYS)
     return f" task {task_id}" if task_id is not None else ""
 
 
 def _task_reference(payload: dict[str, Any]) -> list[EntityDraft]:
-    task_id = pick(payload, "task_id")
+    task_id = pick(payload, *TASK_ID_KEYS)
     return [] if task_id is None else [EntityDraft(str(task_id), "task", mode="reference")]
 
 
@@ -55,7 +57,7 @@ def task_event(envelope: dict[str, Any]) -> Extraction:
 @register("task.checkpoint")
 def task_checkpoint(envelope: dict[str, Any]) -> Extraction:
     payload = envelope["payload"]
-    if pick(payload, "task_id") is None:
+    if pick(payload, *TASK_ID_KEYS) is None:
         raise ExtractionFailed("task.checkpoint needs task_id")
     note = pick_text(payload, "note", "summary", "text")
     entity = EntityDraft(
@@ -185,25 +187,74 @@ def command(envelope: dict[str, Any]) -> Extraction:
 
 @register("file.edit.applied")
 def file_edit(envelope: dict[str, Any]) -> Extraction:
-    """``{path, operation?, lines_added?, lines_removed?, task_id?}`` (never file content)."""
+    """``{path, operation?, lines_added?, lines_removed?, task_id?}`` (never file content).
+
+    The file (one entity per path, versioned, citing its ``Source``) and the edit itself: a ``file_edit``
+    observation (``edited_file`` -> the file), which is what a task observed (seed 002 ``OBSERVED_FILE_EDIT``).
+    """
     payload = envelope["payload"]
     path = pick_text(payload, "path", "file_path", "file", required="the file path")
     operation = pick_text(payload, "operation", "op") or "edit"
     added, removed = payload.get("lines_added"), payload.get("lines_removed")
+    changes = f"{operation}, +{added or 0}/-{removed or 0}"
+    properties = {"operation": operation, "lines_added": added, "lines_removed": removed}
     entity = EntityDraft(
         name=path,
         entity_type="file",
-        summary=bounded(f"{path} ({operation}, +{added or 0}/-{removed or 0})"),
-        properties={"operation": operation, "lines_added": added, "lines_removed": removed},
+        summary=bounded(f"{path} ({changes})"),
+        properties=properties,
         valid_from=event_time(envelope),
         importance=0.5,
         source_path=path,
     )
-    ref = EntityRef(path, "file")
+    edit = EntityDraft(
+        name=f"{bounded(path, 200)} edit #{envelope['seq']}",
+        entity_type="file_edit",
+        summary=bounded(f"{path} ({changes})"),
+        properties={"path": path, **properties},
+        valid_from=event_time(envelope),
+        importance=0.3,
+    )
+    edit_ref = EntityRef(edit.name, "file_edit")
     return Extraction(
-        entities=[*_task_reference(payload), entity],
-        relations=_task_link(payload, ref, "observed_file_edit"),
+        entities=[*_task_reference(payload), entity, edit],
+        relations=[
+            RelationDraft(edit_ref, EntityRef(path, "file"), "edited_file"),
+            *_task_link(payload, edit_ref, "observed_file_edit"),
+        ],
         searchable_text=f"{operation} {path}" + _task_tag(payload),
+    )
+
+
+@register("hook.checkpoint")
+def hook_checkpoint(envelope: dict[str, Any]) -> Extraction:
+    """The seed's observer checkpoint ``{summary?, reason?, source?, turn_count?, workspace?, task_id?}``: a
+    ``hook_checkpoint`` the session recorded (``recorded_checkpoint``) and its task, if named, has."""
+    payload = envelope["payload"]
+    session = envelope["session"]
+    summary = pick_text(payload, "summary", "note", "text")
+    reason = pick_text(payload, "reason") or "checkpoint"
+    checkpoint = EntityDraft(
+        name=f"{session}:checkpoint:{envelope['seq']}",
+        entity_type="hook_checkpoint",
+        summary=bounded(summary or f"checkpoint ({reason})"),
+        properties={
+            "source": pick_text(payload, "source") or "hook",
+            "reason": reason,
+            "turn_count": payload.get("turn_count") if isinstance(payload.get("turn_count"), int) else None,
+            "workspace": pick_text(payload, "workspace") or None,
+        },
+        valid_from=event_time(envelope),
+        importance=0.3,
+    )
+    ref = EntityRef(checkpoint.name, "hook_checkpoint")
+    return Extraction(
+        entities=[EntityDraft(session, "session", mode="reference"), *_task_reference(payload), checkpoint],
+        relations=[
+            RelationDraft(EntityRef(session, "session"), ref, "recorded_checkpoint"),
+            *_task_link(payload, ref, "has_checkpoint"),
+        ],
+        searchable_text=f"{summary} {reason}".strip() + _task_tag(payload),
     )
 
 

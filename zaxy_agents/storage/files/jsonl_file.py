@@ -26,7 +26,7 @@ from array import array
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 from zaxy_agents.errors import IntegrityError, LockedError, StorageFullError
-from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_json, encode_line, event_hash, sha256
+from zaxy_agents.eventloom.canonical import GENESIS_HASH, HASH_SPEC, canonical_json, encode_line, event_hash, sha256
 from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
@@ -35,7 +35,7 @@ from .spool import remove as remove_spool
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 TORN_DIR_NAME = ".torn"
@@ -43,6 +43,7 @@ PENDING_SUFFIX = ".pending"
 TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
 _READ_CHUNK = 1 << 16
 _INDEX_CHUNK = 1 << 20
+_EXACT_READ_LINES = 64  # bounded ranges up to this many lines are read exactly, not streamed
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
 
 
@@ -147,6 +148,7 @@ class SessionFile:
         self._indexed_inode: int | None = None
         self._indexed_to = 0
         self._pending_start = 0
+        self._visible = 0
 
     @property
     def path(self) -> str:
@@ -185,9 +187,11 @@ class SessionFile:
                 chunks: list[bytes] = []
                 offset = tail.size
                 session_json = _json_string(self.session)
-                for draft in drafts:
+                size = len(drafts)
+                for position, draft in enumerate(drafts, start=1):
                     seq += 1
-                    envelope, line = _seal(draft, seq, prev, self.session, session_json)
+                    batch = (position, size) if size > 1 else None
+                    envelope, line = _seal(draft, seq, prev, self.session, session_json, batch)
                     prev = envelope["hash"]
                     offset += len(line)
                     envelopes.append(envelope)
@@ -293,6 +297,7 @@ class SessionFile:
             return cached, []
         size = stat.st_size
         recoveries = self._pending_recoveries(fd, size)
+        cut = size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             cut = _last_newline_end(fd, size)
             kind = self._torn_kind(fd, cut, size)
@@ -300,6 +305,7 @@ class SessionFile:
                 _write_all(fd, b"\n")  # a whole, chained event lost only its newline: keep it
                 os.fsync(fd)
                 size += 1
+                cut = size
             elif kind != "partial":
                 raise IntegrityError(
                     f"the last line of {os.path.basename(self.path)} is a complete event that "
@@ -309,9 +315,10 @@ class SessionFile:
                     remediation=f"Run `zaxy verify --session-id {self.session}` to see the damage and "
                     f"`zaxy repair --session-id {self.session}` to set it aside and continue the log.",
                 )
-            else:
-                recoveries.append(self._recover_torn_tail(fd, size))
-                size = cut
+        cut = batch_start(fd, cut)  # whole events of a batch a crash cut short go with the torn bytes
+        if cut < size:
+            recoveries.append(self._recover_torn_tail(fd, size, cut))
+            size = cut
         if size == 0:
             return _Tail(stat.st_ino, 0, 0, GENESIS_HASH), recoveries
         start = _last_line_start(fd, size)
@@ -337,11 +344,13 @@ class SessionFile:
             previous = _decode_line(os.pread(fd, cut - start, start), self.path, where="last line")
         return classify_torn_tail(os.pread(fd, size - cut, cut), previous)
 
-    def _recover_torn_tail(self, fd: int, size: int) -> TornTail:
+    def _recover_torn_tail(self, fd: int, size: int, cut: int) -> TornTail:
         """Move the torn bytes to a *pending* sidecar, then cut the file. The sidecar gets its final name only
         once the record of the recovery is durable in the log, so a crash in between is finished by the next
-        writer (:meth:`_pending_recoveries`) and a sidecar never exists without its record."""
-        cut = _last_newline_end(fd, size)
+        writer (:meth:`_pending_recoveries`) and a sidecar never exists without its record.
+
+        ``cut`` is where the unacknowledged bytes start: the torn line, or the first event of a batch a crash
+        cut short (those whole events were never acknowledged either)."""
         torn_bytes = os.pread(fd, size - cut, cut)
         digest = sha256(torn_bytes).hexdigest()
         torn_dir = os.path.join(self.root, TORN_DIR_NAME)
@@ -391,7 +400,10 @@ class SessionFile:
 
     # ------------------------------------------------------------------ reading
     def read_tail(self) -> tuple[int, str] | None:
-        """(seq, hash) of the last complete line without taking the lock; ``None`` for an empty log."""
+        """(seq, hash) of the last visible event without taking the lock; ``None`` for an empty log.
+
+        Not visible: a torn final line, and the events of a batch a crash cut short (see :func:`batch_start`).
+        """
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
@@ -400,6 +412,7 @@ class SessionFile:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 size = _last_newline_end(fd, size)
+            size = batch_start(fd, size)
             if size == 0:
                 return None
             start = _last_line_start(fd, size)
@@ -409,10 +422,20 @@ class SessionFile:
             os.close(fd)
 
     def iter_lines(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
-        """Yield ``(offset, line)`` for complete lines from ``from_seq``, streaming (bounded memory)."""
-        starts = self._index()
-        if from_seq - 1 >= len(starts):
+        """Yield ``(offset, line)`` for visible lines from ``from_seq``, streaming (bounded memory).
+
+        The lines are those the index saw: a batch still being written (or cut short by a crash) is not
+        yielded until it is whole.
+        """
+        starts, visible = self._index()
+        last = visible if to_seq is None else min(to_seq, visible)
+        if from_seq > last:
             return
+        if to_seq is not None and last - from_seq < _EXACT_READ_LINES:
+            exact = self._read_range(starts, from_seq, last)
+            if exact is not None:
+                yield from exact
+                return
         try:
             handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed in finally
         except FileNotFoundError:
@@ -422,27 +445,76 @@ class SessionFile:
             handle.seek(offset)
             seq = from_seq
             for line in handle:
-                if not line.endswith(b"\n"):
+                if not line.endswith(b"\n") or seq > last:
                     return  # torn tail: never yielded, recovered by the next writer
-                if to_seq is not None and seq > to_seq:
-                    return
                 yield offset, line
                 offset += len(line)
                 seq += 1
         finally:
             handle.close()
 
-    def _index(self) -> array:
-        """Bring the line index up to date with the file (scans only new bytes; rescans a replaced file)."""
+    def _read_range(self, starts: array, from_seq: int, last: int) -> list[tuple[int, bytes]] | None:
+        """Visible lines ``from_seq..last``, read with one ``pread`` of exactly their bytes (a citation or a hit's
+        text: no 1 MB read-ahead). ``None`` when the bytes do not end where the index says lines end (the file was
+        rewritten in place): the caller then streams from the first offset, as for long ranges."""
+        with self._index_lock:
+            start = starts[from_seq - 1]
+            end = starts[last] if last < len(starts) else self._pending_start
+            bounds = set(starts[from_seq:last]) | {end}
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        try:
+            data = os.pread(fd, end - start, start)
+        finally:
+            os.close(fd)
+        lines: list[tuple[int, bytes]] = []
+        position = 0
+        while position < len(data):
+            newline = data.find(b"\n", position)
+            if newline < 0 or start + newline + 1 not in bounds:
+                return None
+            lines.append((start + position, data[position : newline + 1]))
+            position = newline + 1
+        return lines if len(data) == end - start else None
+
+    def lines_at(self, seqs: Iterable[int]) -> dict[int, bytes]:
+        """The visible lines at ``seqs`` (absent seqs are left out): one seek each through the index."""
+        starts, visible = self._index()
+        wanted = sorted(seq for seq in set(seqs) if 1 <= seq <= visible)
+        found: dict[int, bytes] = {}
+        if not wanted:
+            return found
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed in finally
+        except FileNotFoundError:
+            return found
+        try:
+            for seq in wanted:
+                handle.seek(starts[seq - 1])
+                line = handle.readline()
+                if line.endswith(b"\n"):
+                    found[seq] = line
+        finally:
+            handle.close()
+        return found
+
+    def _index(self) -> tuple[array, int]:
+        """Bring the line index up to date with the file (scans only new bytes; rescans a replaced file).
+
+        Returns the line starts and how many lines are visible (complete, and not part of an unfinished batch).
+        """
         with self._index_lock:
             try:
                 stat = os.stat(self._path)
             except FileNotFoundError:
                 self._line_starts, self._indexed_inode, self._indexed_to, self._pending_start = array("q"), None, 0, 0
-                return self._line_starts
+                self._visible = 0
+                return self._line_starts, 0
             if stat.st_ino != self._indexed_inode or stat.st_size < self._indexed_to:
                 self._line_starts, self._indexed_to, self._pending_start = array("q"), 0, 0
-                self._indexed_inode = stat.st_ino
+                self._indexed_inode, self._visible = stat.st_ino, 0
             if stat.st_size > self._indexed_to:
                 starts, pending, position = self._line_starts, self._pending_start, self._indexed_to
                 with open(self._path, "rb") as handle:
@@ -454,44 +526,97 @@ class SessionFile:
                             pending = position + newline + 1
                             newline = chunk.find(b"\n", newline + 1)
                         position += len(chunk)
+                    self._visible = len(starts)
+                    if starts:
+                        handle.seek(starts[-1])
+                        marker = batch_marker(handle.read(pending - starts[-1]))
+                        if marker is not None and marker[0] < marker[1]:
+                            self._visible = max(0, len(starts) - marker[0])
                 self._indexed_to, self._pending_start = position, pending
-            return self._line_starts
+            return self._line_starts, self._visible
+
+
+def batch_marker(line: bytes) -> tuple[int, int] | None:
+    """``(position, size)`` of an event written as part of a multi-event batch, from its stored line."""
+    if b'"batch":[' not in line[:512]:
+        return None
+    try:
+        marker = json.loads(line).get("batch")
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
+        return None
+    if isinstance(marker, list) and len(marker) == 2 and all(type(n) is int for n in marker):
+        return marker[0], marker[1]
+    return None
+
+
+def batch_start(fd: int, end: int) -> int:
+    """``end`` (the end of a complete line), or where the batch ending there starts when it is unfinished.
+
+    Every event of a multi-event write carries ``batch: [position, size]`` (hashed), so the last line alone
+    says whether its batch is whole: when ``position < size`` a crash (or a write still in progress) stopped
+    the batch after ``position`` events, none of which was acknowledged.
+    """
+    if end == 0:
+        return 0
+    start = _last_line_start(fd, end)
+    marker = batch_marker(os.pread(fd, end - start, start))
+    if marker is None or marker[0] >= marker[1]:
+        return end
+    for _ in range(marker[0] - 1):
+        start = _last_line_start(fd, start) if start else 0
+    return start
 
 
 _json_string = encode_basestring  # == json.dumps(text, ensure_ascii=False) for str, without encoder set-up
 
 
-def _seal(draft: PreparedDraft, seq: int, prev: str, session: str, session_json: str) -> tuple[dict[str, Any], bytes]:
-    """Assign seq/prev_hash/id/timestamp, hash, and encode the line.
+def _seal(
+    draft: PreparedDraft,
+    seq: int,
+    prev: str,
+    session: str,
+    session_json: str,
+    batch: tuple[int, int] | None = None,
+) -> tuple[dict[str, Any], bytes]:
+    """Assign seq/prev_hash/id/timestamp/salt, hash (spec 2), and encode the line.
 
-    The canonical text is assembled from pre-encoded parts in sorted-key order (``actor, [hash,] id, payload,
-    prev_hash, [security,] seq, session, timestamp, type``) so the payload is encoded once, not three times.
-    The result is byte-identical to :func:`encode_line` (``verify`` re-checks that on every line).
+    ``batch`` = ``(position, size)`` (1-based) for the events of a multi-event write: hashed with the event, it
+    lets a reader tell a whole batch from the first part of one a crash cut short (see :mod:`.jsonl_file`).
+    The canonical texts are assembled from pre-encoded parts in sorted-key order, so the payload is encoded
+    once: the stored line (``actor, [batch,] hash, id, payload, prev_hash, salt, [security,] seq, session,
+    spec, timestamp, type``), the hashed object (``actor, [batch,] content_digest, id, prev_hash, seq,
+    session, spec, timestamp, type``) and the content (``payload, salt, [security]``). The result is
+    byte-identical to :func:`encode_line` and :func:`event_hash` (``verify`` re-checks that on every line).
     """
     event_id = draft.event_id or new_event_id()
     timestamp = draft.timestamp or utc_timestamp()
+    salt = draft.salt or os.urandom(16).hex()
     payload_json = draft.payload_json if draft.payload_json is not None else canonical_json(draft.payload)
     security_json = f',"security":{canonical_json(draft.security)}' if draft.security else ""
-    rest = (
-        f'"id":{_json_string(event_id)},"payload":{payload_json},"prev_hash":"{prev}"{security_json},"seq":{seq},'
-        f'"session":{session_json},"timestamp":{_json_string(timestamp)},"type":"{draft.type}"}}'
+    content_digest = sha256(f'{{"payload":{payload_json},"salt":"{salt}"{security_json}}}'.encode()).hexdigest()
+    head = f'{{"actor":{_json_string(draft.actor)}' + (f',"batch":[{batch[0]},{batch[1]}]' if batch else "")
+    id_json = _json_string(event_id)
+    tail = (
+        f'"seq":{seq},"session":{session_json},"spec":{HASH_SPEC},"timestamp":{_json_string(timestamp)},'
+        f'"type":"{draft.type}"}}'
     )
-    actor_json = _json_string(draft.actor)
-    digest = sha256(f'{{"actor":{actor_json},{rest}'.encode()).hexdigest()
-    envelope: dict[str, Any] = {
-        "actor": draft.actor,
-        "hash": digest,
-        "id": event_id,
-        "payload": draft.payload,
-        "prev_hash": prev,
-        "seq": seq,
-        "session": session,
-        "timestamp": timestamp,
-        "type": draft.type,
-    }
+    digest = sha256(
+        f'{head},"content_digest":"{content_digest}","id":{id_json},"prev_hash":"{prev}",{tail}'.encode()
+    ).hexdigest()
+    envelope: dict[str, Any] = {"actor": draft.actor}
+    if batch:
+        envelope["batch"] = [batch[0], batch[1]]
+    envelope.update(
+        hash=digest, id=event_id, payload=draft.payload, prev_hash=prev, salt=salt, seq=seq, session=session
+    )
     if draft.security:
         envelope["security"] = draft.security
-    return envelope, f'{{"actor":{actor_json},"hash":"{digest}",{rest}\n'.encode()
+    envelope.update(spec=HASH_SPEC, timestamp=timestamp, type=draft.type)
+    line = (
+        f'{head},"hash":"{digest}","id":{id_json},"payload":{payload_json},"prev_hash":"{prev}","salt":"{salt}"'
+        f"{security_json},{tail}\n"
+    )
+    return envelope, line.encode()
 
 
 def classify_torn_tail(torn: bytes, previous: dict[str, Any] | None) -> str:
@@ -583,7 +708,8 @@ def _torn_recovery_draft(torn: TornTail) -> PreparedDraft:
             "torn_bytes": torn.size,
             "torn_sha256": torn.sha256,
             "sidecar": torn.sidecar,
-            "reason": "a writer stopped mid-append; the unacknowledged partial line was moved to the sidecar",
+            "reason": "a writer stopped mid-append; its unacknowledged bytes (a torn line, or the first events of a "
+            "batch it did not finish) were moved to the sidecar",
         },
     )
 

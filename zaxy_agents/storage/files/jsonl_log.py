@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import threading
 import weakref
@@ -18,15 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
-from zaxy_agents.eventloom.canonical import GENESIS_HASH
-from zaxy_agents.eventloom.chain import check_line as _check_line
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.chain import check_range as _check_range
 from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
 from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.integrity import SessionReader
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
 
@@ -64,6 +63,8 @@ class JsonlEventLog(EventLog):
         self._files: dict[str, SessionFile] = {}
         self._files_lock = threading.Lock()
         self._closed = False
+        # Events a streaming read excluded because their bytes do not match their hash: {session: {seq: why}}.
+        self.integrity_problems: dict[str, dict[int, str]] = {}
         if durability == "batch":
             _start_group_commit(self, group_commit_seconds)
         atexit.register(_close_quietly, weakref.ref(self))
@@ -118,20 +119,50 @@ class JsonlEventLog(EventLog):
 
     # ------------------------------------------------------------------ reading
     def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
-        """Stream events ``from_seq..to_seq`` (inclusive) without loading the whole file."""
+        """Stream events ``from_seq..to_seq`` (inclusive) without loading the whole file.
+
+        Every line is checked against its hash as it is read: an event whose bytes do not match raises
+        :class:`IntegrityError` naming it (it is never returned), as does a line that is not an event.
+        """
         validate_session_id(session)
         _check_range(from_seq, to_seq)
-        validate = Event.model_validate_json
+        reader = SessionReader(session, from_seq, strict=True)
+        validate = Event.model_validate
         for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
-            yield validate(line)
+            yield validate(reader.decode(line))
 
     def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
-        """Like :meth:`replay` but yields plain dicts: the fast path for projection and indexing."""
+        """Like :meth:`replay` but yields plain dicts: the fast path for projection, indexes and views.
+
+        An event whose bytes do not match its hash is skipped (recorded in :attr:`integrity_problems`); a
+        line that is not an event stops the replay with :class:`IntegrityError`.
+        """
         validate_session_id(session)
         _check_range(from_seq, to_seq)
-        loads = json.loads
+        reader = SessionReader(session, from_seq, strict=False, problems=self._problems(session))
         for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
-            yield loads(line)
+            envelope = reader.decode(line)
+            if envelope is not None:
+                yield envelope
+
+    def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        """The stored lines of ``(session, seq)`` keys that exist (one seek each): for read-side checks."""
+        by_session: dict[str, list[int]] = {}
+        for session, seq in keys:
+            by_session.setdefault(session, []).append(seq)
+        found: dict[tuple[str, int], bytes] = {}
+        for session, seqs in by_session.items():
+            if not (self.root / f"{session}.jsonl").exists():
+                continue
+            for seq, line in self._file(session).lines_at(seqs).items():
+                found[(session, seq)] = line
+        return found
+
+    def _problems(self, session: str) -> dict[int, str]:
+        problems = self.integrity_problems.get(session)
+        if problems is None:
+            problems = self.integrity_problems.setdefault(session, {})
+        return problems
 
     def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
         """The stored lines byte for byte, newline included (what ``zaxy eventloom export`` writes)."""
@@ -187,8 +218,15 @@ class JsonlEventLog(EventLog):
                 validate_session_id(session)
             except InvalidRequestError:
                 continue
-            head = self.head(session)
-            stat = path.stat()
+            damaged = None
+            try:
+                head = self.head(session)
+            except IntegrityError as exc:  # one damaged file never hides the others
+                head, damaged = None, exc.message
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                continue
             summaries.append(
                 SessionSummary(
                     session=session,
@@ -196,6 +234,7 @@ class JsonlEventLog(EventLog):
                     head_hash=head.hash if head else None,
                     size_bytes=stat.st_size,
                     modified=datetime.fromtimestamp(stat.st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    damaged=damaged,
                 )
             )
         return summaries
@@ -210,27 +249,85 @@ class JsonlEventLog(EventLog):
                 field="session",
                 remediation="List sessions with `zaxy sessions`.",
             )
-        expected_seq, prev, count = 1, GENESIS_HASH, 0
-        previous: dict[str, Any] | None = None
+        verifier = ChainVerifier(session)
+        torn = b""
         with open(path, "rb", buffering=1 << 20) as handle:
             for line in handle:
                 if not line.endswith(b"\n"):
-                    return _torn_tail_report(session, line, previous, count)
-                problem = _check_line(line, expected_seq, prev, session)
-                if problem is not None:
-                    return VerifyReport(
-                        session=session,
-                        ok=False,
-                        event_count=count,
-                        head_hash=None if count == 0 else prev,
-                        first_broken_seq=expected_seq,
-                        reason=problem,
-                    )
-                previous = json.loads(line)
-                prev = previous["hash"]
-                expected_seq += 1
-                count += 1
-        return VerifyReport(session=session, ok=True, event_count=count, head_hash=prev if count else None)
+                    torn = line
+                    break
+                if not verifier.feed(line):
+                    return _broken(verifier)
+        warnings: list[str] = []
+        torn_bytes = 0
+        if torn:
+            kind = classify_torn_tail(torn, verifier.last_envelope)
+            if kind in ("terminator_altered", "tampered"):
+                verifier.problem, verifier.broken_seq = _TORN_TAMPERING[kind], verifier.count + 1
+                return _broken(verifier)
+            if kind == "complete":
+                verifier.feed(torn + b"\n")
+                warnings.append("final event lacks only its newline (completed on the next append)")
+            else:
+                torn_bytes = len(torn)
+                warnings.append(
+                    f"torn final line of {len(torn)} bytes, never acknowledged (moved aside on the next append)"
+                )
+        hidden = _unfinished_batch(verifier)
+        if not verifier.finish():
+            return _broken(verifier)
+        report = VerifyReport(
+            session=session,
+            ok=True,
+            event_count=verifier.count - hidden,
+            head_hash=verifier.head_hash if not hidden else None,
+            torn_tail_bytes=torn_bytes,
+            warnings=warnings,
+        )
+        if hidden:
+            report.warnings.append(
+                f"the last {hidden} events are the start of a batch a writer did not finish (never acknowledged; "
+                "moved aside on the next append)"
+            )
+        return report
+
+    def repair(self, session: str, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
+        """Set a session's unreadable bytes aside and let a blocked log continue (see :mod:`.jsonl_repair`)."""
+        from .jsonl_repair import repair_session
+
+        validate_session_id(session)
+        if not (self.root / f"{session}.jsonl").exists():
+            raise NotFoundError(
+                f"no log for session {session!r} in {self.root}",
+                field="session",
+                remediation="List sessions with `zaxy sessions`.",
+            )
+        report = repair_session(self._file(session), actor=actor, dry_run=dry_run)
+        self.integrity_problems.pop(session, None)
+        return report
+
+    def scrub(self, session: str, seqs: list[int], record_seq: int, *, whole_session: bool = False) -> int:
+        """Remove the content of ``seqs`` (recorded by the erasure event at ``record_seq``) from the session file;
+        ``whole_session`` also deletes its torn-tail and repair sidecars. Returns how many events changed."""
+        from .jsonl_erase import remove_sidecars, scrub_session
+
+        validate_session_id(session)
+        changed = scrub_session(self._file(session), set(seqs), record_seq)
+        if whole_session:
+            remove_sidecars(str(self.root), session)
+        return changed
+
+    def session_names(self) -> list[str]:
+        """Every session with a log file, readable or not (``sessions()`` reads their tails)."""
+        if not self.root.is_dir():
+            return []
+        names = []
+        for path in sorted(self.root.glob("*.jsonl")):
+            try:
+                names.append(validate_session_id(path.name[: -len(".jsonl")]))
+            except InvalidRequestError:
+                continue
+        return names
 
     # ------------------------------------------------------------------ internals
     def _file(self, session: str) -> SessionFile:
@@ -242,36 +339,30 @@ class JsonlEventLog(EventLog):
         return handle
 
 
-def _torn_tail_report(session: str, torn: bytes, previous: dict[str, Any] | None, count: int) -> VerifyReport:
-    head = None if previous is None else previous["hash"]
-    kind = classify_torn_tail(torn, previous)
-    if kind == "complete":
-        head = json.loads(torn)["hash"]
-    if kind in ("terminator_altered", "tampered"):
-        return VerifyReport(
-            session=session,
-            ok=False,
-            event_count=count,
-            head_hash=head,
-            first_broken_seq=count + 1,
-            reason="the final event's line terminator was altered (a crash never does this)"
-            if kind == "terminator_altered"
-            else "the final line is a complete event that does not match its hash and lacks its newline: it was "
-            "modified (a crash only ever leaves part of a line)",
-        )
-    note = (
-        "final event lacks only its newline (completed on the next append)"
-        if kind == "complete"
-        else f"torn final line of {len(torn)} bytes, never acknowledged (moved aside on the next append)"
-    )
+def _broken(verifier: ChainVerifier) -> VerifyReport:
+    count = (verifier.broken_seq or 1) - 1
     return VerifyReport(
-        session=session,
-        ok=True,
-        event_count=count + (kind == "complete"),
-        head_hash=head,
-        torn_tail_bytes=0 if kind == "complete" else len(torn),
-        warnings=[note],
+        session=verifier.session,
+        ok=False,
+        event_count=min(count, verifier.count),
+        first_broken_seq=verifier.broken_seq,
+        reason=verifier.problem,
     )
+
+
+def _unfinished_batch(verifier: ChainVerifier) -> int:
+    """How many trailing events belong to a batch that is not whole (0 when the last batch is whole)."""
+    marker = (verifier.last_envelope or {}).get("batch")
+    if isinstance(marker, list) and len(marker) == 2 and marker[0] < marker[1]:
+        return int(marker[0])
+    return 0
+
+
+_TORN_TAMPERING = {
+    "terminator_altered": "the final event's line terminator was altered (a crash never does this)",
+    "tampered": "the final line is a complete event that does not match its hash and lacks its newline: it was "
+    "modified (a crash only ever leaves part of a line)",
+}
 
 
 def _close_quietly(ref: weakref.ReferenceType[JsonlEventLog]) -> None:

@@ -53,6 +53,7 @@ NODE_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("closed_by_seq", "INT64"),
         ("invalidation_reason", "STRING"),
         ("asserted", "BOOLEAN"),
+        ("event_id", "STRING"),  # the Event node that projected this version (seed 002)
     ],
     "Source": [("id", "STRING"), ("session_id", "STRING"), ("path", "STRING")],
     "Feedback": [
@@ -90,6 +91,17 @@ EDGE_AUDIT_COLUMNS: list[tuple[str, str]] = [
     ("source_event_hash", "STRING"),
 ]
 
+CITATION_COLUMNS: list[tuple[str, str]] = [
+    ("line_start", "INT64"),
+    ("line_end", "INT64"),
+    ("checksum", "STRING"),
+    ("source_event_seq", "INT64"),
+    ("source_event_hash", "STRING"),
+]
+# The seed's PROJECTED_RELATION provenance edge: the event -> the relation's target, with the relation's endpoints
+# (as the extractor named them) and the same audit metadata as RELATES and the typed edge.
+PROJECTED_RELATION_COLUMNS: list[tuple[str, str]] = [("source", "STRING"), ("target", "STRING"), *EDGE_AUDIT_COLUMNS]
+
 # (table, from, to, property columns)
 REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     "HAS_EVENT": ("Session", "Event", []),
@@ -99,9 +111,12 @@ REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     "PROJECTED_ENTITY": ("Event", "Entity", []),
     "SUPERSEDED_BY": ("Entity", "Entity", []),
     "PREVIOUS_VERSION": ("Entity", "Entity", []),
-    "CITES_SOURCE": ("Entity", "Source", [("line_start", "INT64"), ("line_end", "INT64"), ("checksum", "STRING")]),
+    "CITES_SOURCE": ("Entity", "Source", CITATION_COLUMNS),
     "RELATES": ("Entity", "Entity", EDGE_AUDIT_COLUMNS),
+    "PROJECTED_RELATION": ("Event", "Entity", PROJECTED_RELATION_COLUMNS),
 }
+# Relation tables with a second FROM/TO pair (one label, so the seed's queries match both): (table, from, to).
+EXTRA_PAIRS: dict[str, tuple[str, str]] = {"CITES_SOURCE": ("Event", "Source")}
 
 # table -> the ProjectionBatch field holding its rows (every store writes a batch table by table)
 BATCH_ROW_KEYS = {
@@ -120,6 +135,7 @@ BATCH_ROW_KEYS = {
     "SUPERSEDED_BY": "superseded_by",
     "PREVIOUS_VERSION": "previous_version",
     "CITES_SOURCE": "cites_source",
+    "PROJECTED_RELATION": "projected_relations",
 }
 
 assert set(REL_TABLES) <= RESERVED_RELATION_LABELS, "spine relation tables must be reserved labels"
@@ -145,6 +161,7 @@ def typed_rel_ddl(label: str) -> str:
 class Migration:
     name: str
     statements: tuple[str, ...]
+    rebuild: bool = False  # applied to a store that holds data: the data predates it, re-project from the log
 
     @property
     def checksum(self) -> str:
@@ -156,9 +173,13 @@ MIGRATION_TABLE_DDL = (
     "applied_at STRING, PRIMARY KEY(name))"
 )
 
-# Migrations are immutable once released (their checksums are recorded): 0001 keeps the original Entity columns
-# and later columns arrive through their own ALTER migrations.
-_V1_ENTITY_COLUMNS = [column for column in NODE_COLUMNS["Entity"] if column[0] != "asserted"]
+# Migrations are immutable once released (their checksums are recorded): 0001 keeps the original columns and
+# tables, and later ones arrive through their own migrations.
+_V1_ENTITY_COLUMNS = [column for column in NODE_COLUMNS["Entity"] if column[0] not in ("asserted", "event_id")]
+_V1_REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
+    **{name: spec for name, spec in REL_TABLES.items() if name != "PROJECTED_RELATION"},
+    "CITES_SOURCE": ("Entity", "Source", CITATION_COLUMNS[:3]),
+}
 
 
 def _v1_node_ddl(table: str) -> str:
@@ -171,11 +192,25 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0001_provenance_spine_and_entities",
         tuple(_v1_node_ddl(table) for table in NODE_COLUMNS)
-        + tuple(rel_ddl(name, src, dst, cols) for name, (src, dst, cols) in REL_TABLES.items()),
+        + tuple(rel_ddl(name, src, dst, cols) for name, (src, dst, cols) in _V1_REL_TABLES.items()),
     ),
     # Versions created by reference (a speaker, the task a command mentions) are not assertions: an event is only
     # as current as what it asserted, so the read side must tell the two apart.
     Migration("0002_entity_asserted_flag", ("ALTER TABLE Entity ADD asserted BOOLEAN DEFAULT true",)),
+    # The seed's provenance backbone (seed 002): Entity.event_id, Event -[:CITES_SOURCE]-> Source, source-event
+    # provenance on citations, Event -[:PROJECTED_RELATION]-> Entity. Existing rows cannot be completed in place,
+    # so a store that already holds data starts over and is re-projected from the log (``rebuild``).
+    Migration(
+        "0003_seed_provenance_backbone",
+        (
+            "ALTER TABLE Entity ADD event_id STRING",
+            "ALTER TABLE CITES_SOURCE ADD FROM Event TO Source",
+            "ALTER TABLE CITES_SOURCE ADD source_event_seq INT64",
+            "ALTER TABLE CITES_SOURCE ADD source_event_hash STRING",
+            rel_ddl("PROJECTED_RELATION", "Event", "Entity", PROJECTED_RELATION_COLUMNS),
+        ),
+        rebuild=True,
+    ),
 )
 
 

@@ -36,6 +36,7 @@ from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 from .kuzu_schema import (
     BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
+    EXTRA_PAIRS,
     MIGRATION_TABLE_DDL,
     MIGRATIONS,
     NODE_COLUMNS,
@@ -53,6 +54,9 @@ BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Kuzu's default is 80 % of the machine's
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
 _REGISTRY_LOCK = threading.Lock()
 _DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
+
+EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
+REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
 
 
 def _open_database(path: Path) -> kuzu.Database:
@@ -105,7 +109,11 @@ class KuzuProjectionStore(ProjectionStore):
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._closed = False
-        self.migrate()
+        applied = self.migrate()
+        if REBUILD_MIGRATIONS.intersection(applied) and self.cursors():
+            # The graph predates a schema change its rows cannot be completed for: empty it (derived data; the
+            # projector re-projects it from the log, as for a new workspace), keeping the file and its lock.
+            self.reset()
 
     # ------------------------------------------------------------------ plumbing
     def _connection(self) -> kuzu.Connection:
@@ -193,6 +201,9 @@ class KuzuProjectionStore(ProjectionStore):
                 for table, (source, target, columns) in REL_TABLES.items():
                     if table != "RELATES":
                         self._insert(table, columns, getattr(batch, BATCH_ROW_KEYS[table]), (source, target), bulk)
+                    if table in EXTRA_PAIRS:
+                        rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
+                        self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
                 self._insert("RELATES", EDGE_AUDIT_COLUMNS, batch.relations, ("Entity", "Entity"), bulk)
                 by_label: dict[str, list[dict[str, Any]]] = {}
                 for row in batch.relations:
@@ -229,7 +240,8 @@ class KuzuProjectionStore(ProjectionStore):
         if not rows:
             return
         if bulk or (endpoints is not None and REL_COPY):
-            self._copy(table, columns, rows, is_rel=endpoints is not None)
+            pair = endpoints if table in EXTRA_PAIRS else None  # a multi-pair table needs the pair named
+            self._copy(table, columns, rows, is_rel=endpoints is not None, pair=pair)
             return
         connection = self._connection()
         assignments = ", ".join(f"{name}: ${name}" for name, _ in columns)
@@ -260,7 +272,15 @@ class KuzuProjectionStore(ProjectionStore):
         for row in rows:
             connection.execute(statement, row)
 
-    def _copy(self, table: str, columns: list[tuple[str, str]], rows: list[dict[str, Any]], *, is_rel: bool) -> None:
+    def _copy(
+        self,
+        table: str,
+        columns: list[tuple[str, str]],
+        rows: list[dict[str, Any]],
+        *,
+        is_rel: bool,
+        pair: tuple[str, str] | None = None,
+    ) -> None:
         if not rows:
             return
         arrays: dict[str, pa.Array] = {}
@@ -269,7 +289,8 @@ class KuzuProjectionStore(ProjectionStore):
             arrays["to"] = pa.array([row["to"] for row in rows], type=pa.string())
         for name, kind in columns:
             arrays[name] = pa.array([row.get(name) for row in rows], type=_ARROW_TYPES[kind])
-        self._connection().execute(f"COPY `{table}` FROM $rows", {"rows": pa.table(arrays)})
+        options = f" (from='{pair[0]}', to='{pair[1]}')" if pair is not None else ""
+        self._connection().execute(f"COPY `{table}` FROM $rows{options}", {"rows": pa.table(arrays)})
 
     # ------------------------------------------------------------------ reads
     def cursors(self) -> dict[str, tuple[int, str]]:
@@ -479,9 +500,15 @@ class KuzuProjectionStore(ProjectionStore):
         for table in sorted(set(REL_TABLES) | self.typed_labels()):
             source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
             projection = "".join(f", r.{name}" for name, _ in columns)
-            yield from self._canonical(
-                table, f"MATCH (a:{source})-[r:`{table}`]->(b:{target}) RETURN a.id, b.id{projection}"
-            )
+            pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
+            lines = [
+                line
+                for start, end in pairs
+                for line in self._canonical(
+                    table, f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN a.id, b.id{projection}"
+                )
+            ]
+            yield from sorted(lines) if len(pairs) > 1 else lines
 
     def _canonical(self, table: str, query: str) -> list[str]:
         result = self._connection().execute(query)

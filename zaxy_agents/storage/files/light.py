@@ -75,6 +75,17 @@ class FilesLightLog:
         except (ValueError, KeyError, TypeError):
             return 0, newest
 
+    def lines_at(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        """One index seek per event, session by session."""
+        by_session: dict[str, list[int]] = {}
+        for session, seq in keys:
+            by_session.setdefault(session, []).append(seq)
+        found: dict[tuple[str, int], bytes] = {}
+        for session, seqs in by_session.items():
+            for seq, line in SessionFile(self.root, session).lines_at(seqs).items():
+                found[(session, seq)] = line
+        return found
+
     def session_names(self) -> list[str]:
         try:
             names = os.listdir(self.root)

@@ -9,11 +9,14 @@ from typing import Any
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
-from zaxy_agents.eventloom.chain import check_line, check_range, draft_fields
+from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.drafts import PreparedDraft, prepare_draft
+from zaxy_agents.eventloom.erasure import erased_line, is_erased
+from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability, SealedLine
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
 
 from ..files.jsonl_file import _json_string, _seal
 from ..files.jsonl_log import DURABILITY_MODES
@@ -34,6 +37,7 @@ class MemoryEventLog(EventLog):
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self.lines: dict[str, list[bytes]] = {}
+        self.integrity_problems: dict[str, dict[int, str]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ writing
@@ -58,9 +62,11 @@ class MemoryEventLog(EventLog):
             stored = self.lines.setdefault(session, [])
             seq, prev = self._checked_head(session)
             envelopes = []
-            for draft in drafts:
+            count = len(drafts)
+            for position, draft in enumerate(drafts, 1):
                 seq += 1
-                envelope, line = _seal(draft, seq, prev, session, _json_string(session))
+                batch = (position, count) if count > 1 else None  # hashed: a whole batch is told from a cut one
+                envelope, line = _seal(draft, seq, prev, session, _json_string(session), batch)
                 stored.append(line)
                 envelopes.append(envelope)
                 prev = envelope["hash"]
@@ -79,6 +85,56 @@ class MemoryEventLog(EventLog):
             self.lines.setdefault(session, []).extend(imported)
             return len(imported)
 
+    def scrub(self, session: str, seqs: list[int], record_seq: int, *, whole_session: bool = False) -> int:
+        """Replace the lines of ``seqs`` by their erased form (recorded by the erasure event at ``record_seq``);
+        the old bytes are dropped from the list, so nothing holds them any more. Returns how many changed."""
+        validate_session_id(session)
+        changed = 0
+        with self._lock:
+            stored = self.lines.get(session, [])
+            for seq in sorted({seq for seq in seqs if 1 <= seq <= len(stored)}):
+                envelope = decode_line(stored[seq - 1])
+                if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
+                    continue
+                stored[seq - 1] = erased_line(envelope, record_seq)
+                changed += 1
+        return changed
+
+    def repair(self, session: str, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
+        """As on PostgreSQL: a list holds no torn bytes, so repair only acknowledges a last event that does not
+        verify (it stays excluded from reads) with an ``eventloom.repaired`` record."""
+        validate_session_id(session)
+        report: dict[str, Any] = {"session": session, "repaired": False, "set_aside": [], "acknowledged": []}
+        with self._lock:
+            stored = self.lines.get(session)
+            if not stored:
+                raise NotFoundError(f"no session {session!r}", field="session", remediation="See `zaxy sessions`.")
+            envelope = decode_line(stored[-1])
+            problem = "its last event cannot be read" if envelope is None else line_problem(stored[-1], envelope)
+            if problem is None:
+                report["note"] = "nothing to repair"
+                return report
+            report["acknowledged"] = [{"seq": len(stored), "problem": problem}]
+            if dry_run:
+                return report
+            payload = {
+                "ranges": [],
+                "set_aside": [],
+                "acknowledged": report["acknowledged"],
+                "reason": "the last event does not verify; it stays excluded from every read",
+            }
+            prev = envelope["hash"] if envelope is not None else GENESIS_HASH
+            sealed, line = _seal(
+                PreparedDraft(type=REPAIR_TYPE, actor=actor, payload=payload),
+                len(stored) + 1,
+                prev,
+                session,
+                _json_string(session),
+            )
+            stored.append(line)
+        self.integrity_problems.pop(session, None)
+        return {**report, "repaired": True, "record_seq": sealed["seq"], "record_hash": sealed["hash"]}
+
     def sync(self) -> None:
         """Nothing to flush."""
 
@@ -87,18 +143,39 @@ class MemoryEventLog(EventLog):
 
     # ------------------------------------------------------------------ reading
     def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
+        yield from self._stored(session, from_seq, to_seq)
+
+    def _stored(self, session: str, from_seq: int, to_seq: int | None) -> list[bytes]:
         validate_session_id(session)
         check_range(from_seq, to_seq)
         stored = self.lines.get(session, [])
-        yield from stored[from_seq - 1 : len(stored) if to_seq is None else to_seq]
+        return stored[from_seq - 1 : len(stored) if to_seq is None else to_seq]
 
     def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
-        for line in self.replay_lines(session, from_seq, to_seq):
-            yield json.loads(line)
+        """An event whose bytes do not match its hash is skipped and recorded in :attr:`integrity_problems`."""
+        problems = self.integrity_problems.setdefault(session, {})
+        reader = SessionReader(session, from_seq, strict=False, problems=problems)
+        for line in self._stored(session, from_seq, to_seq):
+            envelope = reader.decode(line)
+            if envelope is not None:
+                yield envelope
 
     def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
-        for line in self.replay_lines(session, from_seq, to_seq):
-            yield Event.model_validate_json(line)
+        """An event whose bytes do not match its hash raises :class:`IntegrityError` (never returned)."""
+        reader = SessionReader(session, from_seq, strict=True)
+        for line in self._stored(session, from_seq, to_seq):
+            yield Event.model_validate(reader.decode(line))
+
+    def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        found: dict[tuple[str, int], bytes] = {}
+        for session, seq in keys:
+            stored = self.lines.get(session, [])
+            if 1 <= seq <= len(stored):
+                found[(session, seq)] = stored[seq - 1]
+        return found
+
+    def session_names(self) -> list[str]:
+        return sorted(session for session, stored in self.lines.items() if stored)
 
     def head(self, session: str) -> EventHead | None:
         validate_session_id(session)
@@ -126,29 +203,31 @@ class MemoryEventLog(EventLog):
         validate_session_id(session)
         if not self.lines.get(session):
             raise NotFoundError(f"no log for session {session!r}", field="session", remediation="List sessions.")
-        prev = GENESIS_HASH
-        for count, line in enumerate(self.lines[session]):
-            problem = check_line(line, count + 1, prev, session)
-            if problem is not None:
-                head = None if count == 0 else prev
-                return VerifyReport(
-                    session=session,
-                    ok=False,
-                    event_count=count,
-                    head_hash=head,
-                    first_broken_seq=count + 1,
-                    reason=problem,
-                )
-            prev = json.loads(line)["hash"]
-        return VerifyReport(session=session, ok=True, event_count=len(self.lines[session]), head_hash=prev)
+        verifier = ChainVerifier(session)
+        for line in self.lines[session]:
+            if not verifier.feed(line):
+                break
+        if verifier.ok:
+            verifier.finish()
+        if not verifier.ok:
+            seq = verifier.broken_seq or 1
+            return VerifyReport(
+                session=session,
+                ok=False,
+                event_count=seq - 1,
+                head_hash=None,
+                first_broken_seq=seq,
+                reason=verifier.problem or "broken",
+            )
+        return VerifyReport(session=session, ok=True, event_count=verifier.count, head_hash=verifier.prev)
 
     def _checked_head(self, session: str) -> tuple[int, str]:
         """The head an append extends, refusing a last event that does not match its hash (as every backend)."""
         stored = self.lines.get(session)
         if not stored:
             return 0, GENESIS_HASH
-        before = json.loads(stored[-2])["hash"] if len(stored) > 1 else GENESIS_HASH
-        if check_line(stored[-1], len(stored), before, session) is not None:
+        envelope = decode_line(stored[-1])
+        if envelope is None or line_problem(stored[-1], envelope) is not None:
             raise IntegrityError(
                 f"the last event of session {session!r} (seq {len(stored)}) does not match its hash",
                 field="session",

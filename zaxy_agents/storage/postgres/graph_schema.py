@@ -23,6 +23,20 @@ from zaxy_agents.storage.postgres.migrations import Migration
 
 COMPONENT = "projection"
 C = 'COLLATE "C"'
+# The audit trail of a projected relation (RELATES and the seed's PROJECTED_RELATION provenance rows).
+AUDIT_DDL = (
+    f" session_id text {C} NOT NULL,"
+    " inferred boolean NOT NULL,"
+    " confidence double precision NOT NULL,"
+    " inference_method text NOT NULL,"
+    " evidence_session text NOT NULL,"
+    " evidence_seq bigint NOT NULL,"
+    " evidence_hash text NOT NULL,"
+    f" valid_from text {C} NOT NULL,"
+    f" valid_to text {C},"
+    " source_event_seq bigint NOT NULL,"
+    " source_event_hash text NOT NULL)"
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -111,18 +125,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             f" source_version text {C} NOT NULL,"
             f" target_version text {C} NOT NULL,"
             f" source_key text {C} NOT NULL,"
-            f" target_key text {C} NOT NULL,"
-            f" session_id text {C} NOT NULL,"
-            " inferred boolean NOT NULL,"
-            " confidence double precision NOT NULL,"
-            " inference_method text NOT NULL,"
-            " evidence_session text NOT NULL,"
-            " evidence_seq bigint NOT NULL,"
-            " evidence_hash text NOT NULL,"
-            f" valid_from text {C} NOT NULL,"
-            f" valid_to text {C},"
-            " source_event_seq bigint NOT NULL,"
-            " source_event_hash text NOT NULL)",
+            f" target_key text {C} NOT NULL," + AUDIT_DDL,
             "CREATE INDEX projection_relations_source ON {schema}.projection_relations (source_key, relation_type)",
             "CREATE INDEX projection_relations_target ON {schema}.projection_relations (target_key, relation_type)",
             "CREATE TABLE {schema}.projection_vectors ("
@@ -134,6 +137,64 @@ MIGRATIONS: tuple[Migration, ...] = (
             " vector bytea NOT NULL,"
             " UNIQUE (model, session_id, seq))",
             "CREATE INDEX projection_vectors_model ON {schema}.projection_vectors (model, id)",
+        ),
+    ),
+    # The seed's provenance backbone (seed 002), mirrored from the Kuzu store: the event each version came from,
+    # source-event provenance on citations, event -> source citations and event -> relation provenance rows.
+    # Existing rows cannot be completed in place: the projection is emptied (derived data) and every worker
+    # re-projects from the log by cursor. The views answer the seed's inspection questions in SQL.
+    Migration(
+        COMPONENT,
+        "0002_seed_provenance_backbone",
+        (
+            "TRUNCATE {schema}.projection_sessions, {schema}.projection_events, {schema}.projection_entity_keys,"
+            " {schema}.projection_entities, {schema}.projection_sources, {schema}.projection_source_citations,"
+            " {schema}.projection_feedback, {schema}.projection_failures, {schema}.projection_relations",
+            f"ALTER TABLE {{schema}}.projection_entities ADD COLUMN event_id text {C}",
+            "ALTER TABLE {schema}.projection_source_citations ADD COLUMN source_event_seq bigint,"
+            " ADD COLUMN source_event_hash text",
+            "CREATE TABLE {schema}.projection_event_citations ("
+            f" event_id text {C} NOT NULL,"
+            f" source_id text {C} NOT NULL,"
+            " line_start bigint,"
+            " line_end bigint,"
+            " checksum text,"
+            " source_event_seq bigint NOT NULL,"
+            " source_event_hash text NOT NULL,"
+            " PRIMARY KEY (event_id, source_id))",
+            "CREATE TABLE {schema}.projection_projected_relations ("
+            f" id text {C} PRIMARY KEY,"
+            f" event_id text {C} NOT NULL,"
+            f" target_version text {C} NOT NULL,"
+            " source text NOT NULL,"
+            " target text NOT NULL,"
+            " relation_type text NOT NULL," + AUDIT_DDL,
+            "CREATE INDEX projection_projected_relations_event ON {schema}.projection_projected_relations (event_id)",
+            # (:Session)-[:HAS_EVENT]->(:Event)-[:CITES_SOURCE]->(:Source)
+            "CREATE VIEW {schema}.seed_event_source_paths AS SELECT ev.session_id, ev.seq, ev.type AS event_type,"
+            " c.event_id, s.id AS source_id, s.path, c.line_start, c.line_end, c.checksum"
+            " FROM {schema}.projection_events ev"
+            " JOIN {schema}.projection_event_citations c ON c.event_id = ev.session_id || ':' || ev.seq"
+            " JOIN {schema}.projection_sources s ON s.id = c.source_id",
+            # (:Entity)-[:CITES_SOURCE]->(:Source)
+            "CREATE VIEW {schema}.seed_entity_source_paths AS SELECT e.id AS version_id, e.name, e.entity_type,"
+            " e.event_id, s.id AS source_id, s.path, c.line_start, c.line_end, c.checksum"
+            " FROM {schema}.projection_entities e JOIN {schema}.projection_source_citations c ON c.version_id = e.id"
+            " JOIN {schema}.projection_sources s ON s.id = c.source_id",
+            # (:Entity)-[:SUPERSEDED_BY]->(:Entity)
+            "CREATE VIEW {schema}.seed_superseded_paths AS SELECT p.id AS previous_version, p.name, p.entity_type,"
+            " n.id AS next_version, p.valid_to FROM {schema}.projection_entities n"
+            " JOIN {schema}.projection_entities p ON p.id = n.previous_version",
+            # (:Entity {entity_type: 'task'})-->(observation:Entity)
+            "CREATE VIEW {schema}.seed_task_observation_paths AS SELECT t.name AS task, r.relation_type,"
+            " o.name AS observation, o.entity_type AS observation_type FROM {schema}.projection_relations r"
+            " JOIN {schema}.projection_entities t ON t.id = r.source_version"
+            " JOIN {schema}.projection_entities o ON o.id = r.target_version WHERE t.entity_type = 'task'",
+            # ()-[r:RELATES {inferred: true}]->()
+            "CREATE VIEW {schema}.seed_inferred_edges AS SELECT a.name AS source, b.name AS target, r.relation_type,"
+            " r.confidence, r.inference_method, r.evidence_session, r.evidence_seq, r.evidence_hash"
+            " FROM {schema}.projection_relations r JOIN {schema}.projection_entities a ON a.id = r.source_version"
+            " JOIN {schema}.projection_entities b ON b.id = r.target_version WHERE r.inferred",
         ),
     ),
 )

@@ -6,7 +6,7 @@ per column (``unnest``): one statement per table per batch, whatever the batch s
 
 from __future__ import annotations
 
-from zaxy_agents.storage.files.kuzu_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS
+from zaxy_agents.storage.files.kuzu_schema import CITATION_COLUMNS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS
 
 # Column -> PostgreSQL array element type, for the unnest inserts.
 _TYPES = {"STRING": "text", "INT64": "bigint", "DOUBLE": "float8", "BOOLEAN": "boolean"}
@@ -35,10 +35,20 @@ ROW_INSERTS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
     (
         "cites_source",
         "projection_source_citations",
+        [("from", "version_id", "STRING"), ("to", "source_id", "STRING"), *_same(CITATION_COLUMNS)],
+    ),
+    (
+        "event_cites_source",
+        "projection_event_citations",
+        [("from", "event_id", "STRING"), ("to", "source_id", "STRING"), *_same(CITATION_COLUMNS)],
+    ),
+    (
+        "projected_relations",
+        "projection_projected_relations",
         [
-            ("from", "version_id", "STRING"),
-            ("to", "source_id", "STRING"),
-            *_same([("line_start", "INT64"), ("line_end", "INT64"), ("checksum", "STRING")]),
+            ("from", "event_id", "STRING"),
+            ("to", "target_version", "STRING"),
+            *_same([("source", "STRING"), ("target", "STRING"), *EDGE_AUDIT_COLUMNS]),
         ],
     ),
     ("feedback", "projection_feedback", _same(NODE_COLUMNS["Feedback"])),
@@ -93,7 +103,8 @@ STATEMENTS: dict[str, str] = {
     "reset": (
         "TRUNCATE {schema}.projection_sessions, {schema}.projection_events, {schema}.projection_entity_keys,"
         " {schema}.projection_entities, {schema}.projection_sources, {schema}.projection_source_citations,"
-        " {schema}.projection_feedback, {schema}.projection_failures, {schema}.projection_relations"
+        " {schema}.projection_feedback, {schema}.projection_failures, {schema}.projection_relations,"
+        " {schema}.projection_event_citations, {schema}.projection_projected_relations"
     ),
     "counts": (
         "SELECT (SELECT count(*) FROM {schema}.projection_events),"
@@ -216,9 +227,14 @@ DUMP_NODES: list[tuple[str, str]] = [
     ("ExtractionFailure", "SELECT id, session_id, seq, event_type, reason FROM {schema}.projection_failures"),
 ]
 _AUDIT = ", ".join(RELATION_COLUMNS)
+_CITATION = ", ".join(name for name, _ in CITATION_COLUMNS)
 DUMP_EDGES: dict[str, str] = {
     "CITES_SOURCE": (
-        "SELECT version_id, source_id, line_start, line_end, checksum FROM {schema}.projection_source_citations"
+        f"SELECT version_id, source_id, {_CITATION} FROM {{schema}}.projection_source_citations UNION ALL"
+        f" SELECT event_id, source_id, {_CITATION} FROM {{schema}}.projection_event_citations"
+    ),
+    "PROJECTED_RELATION": (
+        f"SELECT event_id, target_version, source, target, {_AUDIT} FROM {{schema}}.projection_projected_relations"
     ),
     "HAS_EVENT": "SELECT session_id, session_id || ':' || seq FROM {schema}.projection_events",
     "HAS_VERSION": "SELECT key, id FROM {schema}.projection_entities",

@@ -151,6 +151,8 @@ class PostgresProjectionStore(PostgresProjectionReads, ProjectionStore):
             "entities": [{**row, "previous_version": previous.get(row["id"])} for row in batch.entities if mine(row)],
             "sources": [row for row in batch.sources if mine(row)],
             "cites_source": [row for row in batch.cites_source if version_session.get(row["from"]) in sessions],
+            "event_cites_source": [row for row in batch.event_cites_source if _event_session(row) in sessions],
+            "projected_relations": [row for row in batch.projected_relations if mine(row)],
             "feedback": [row for row in batch.feedback if mine(row)],
             "failures": [row for row in batch.failures if mine(row)],
         }
@@ -188,6 +190,11 @@ class PostgresProjectionStore(PostgresProjectionReads, ProjectionStore):
         """Empty every projection table (``zaxy reproject`` on a shared store); embeddings are kept."""
         with self._connection() as conn:
             conn.execute(self._sql["reset"])
+
+
+def _event_session(row: dict[str, Any]) -> str:
+    """The session of an Event node id ``<session>:<seq>``."""
+    return str(row["from"]).rsplit(":", 1)[0]
 
 
 def _columns(rows: list[dict[str, Any]], names: list[str]) -> tuple[list[Any], ...]:

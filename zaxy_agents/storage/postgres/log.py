@@ -28,13 +28,16 @@ from psycopg import errors as pg_errors
 
 from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_hash
-from zaxy_agents.eventloom.chain import check_range, draft_fields, inspect_line
+from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.citations import Citation
 from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.erasure import erased_line, is_erased
+from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
 from zaxy_agents.storage.files.jsonl_file import PreparedDraft, _json_string, _seal
 from zaxy_agents.storage.files.jsonl_log import DURABILITY_MODES
 from zaxy_agents.storage.postgres.connect import (
@@ -88,6 +91,8 @@ class PostgresEventLog(EventLog):
         self._sql = {name: text.replace("{schema}", f'"{self.schema}"') for name, text in STATEMENTS.items()}
         self._heads: dict[str, tuple[int, str]] = {}  # (seq, hash) this process wrote or checked last
         self._contended: set[str] = set()  # sessions where another writer moved the head since our last append
+        # Events a streaming read excluded because their bytes do not match their hash: {session: {seq: why}}.
+        self.integrity_problems: dict[str, dict[int, str]] = {}
         probe = probe_connection(dsn, self.options)
         try:
             self.server_version = server_version(probe)
@@ -158,6 +163,78 @@ class PostgresEventLog(EventLog):
         except psycopg.Error as exc:
             raise unavailable(self.dsn, exc) from exc
 
+    def repair(self, session: str, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
+        """Let a session whose last event does not verify continue: that event stays as it is (excluded from
+        reads, reported by ``verify``) and an ``eventloom.repaired`` record acknowledging it is appended.
+
+        Rows are never rewritten; a PostgreSQL row holds no torn bytes, so there is nothing to set aside.
+        """
+        validate_session_id(session)
+        report: dict[str, Any] = {"session": session, "repaired": False, "set_aside": [], "acknowledged": []}
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
+                if row is None or not row[0]:
+                    raise NotFoundError(f"no session {session!r}", field="session", remediation="See `zaxy sessions`.")
+                head = (int(row[0]), str(row[1]))
+                tail = conn.execute(self._sql["line"], (session, head[0])).fetchone()
+                line = None if tail is None else bytes(tail[0]) + b"\n"
+                envelope = None if line is None else decode_line(line)
+                problem = "its last event cannot be read" if envelope is None else line_problem(line, envelope)
+                if problem is None:
+                    report["note"] = "nothing to repair"
+                    return report
+                report["acknowledged"] = [{"seq": head[0], "problem": problem}]
+                if dry_run:
+                    return report
+                payload = {
+                    "ranges": [],
+                    "set_aside": [],
+                    "acknowledged": report["acknowledged"],
+                    "reason": "the last event does not verify; it stays excluded from every read",
+                }
+                drafts = [PreparedDraft(type=REPAIR_TYPE, actor=actor, payload=payload)]
+                envelopes = self._try_append(conn, session, drafts, head, self._sql["append"])
+                if envelopes is None:
+                    raise ConflictError(f"session {session!r} moved during the repair", remediation="Run it again.")
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+        self.integrity_problems.pop(session, None)
+        return {**report, "repaired": True, "record_seq": envelopes[0]["seq"], "record_hash": envelopes[0]["hash"]}
+
+    def scrub(self, session: str, seqs: list[int], record_seq: int, *, whole_session: bool = False) -> int:
+        """Remove the content of ``seqs`` (recorded by the erasure event at ``record_seq``): each row's line is
+        replaced by its erased form in one transaction (a spec-1 tombstone also loses its ``event_id``), then the
+        table is vacuumed so the old row versions are gone from it. Returns how many events changed."""
+        validate_session_id(session)
+        wanted = sorted({seq for seq in seqs if 1 <= seq <= LAST_SEQ})
+        changed, shrink = 0, 0
+        try:
+            with self._pool.connection() as conn:
+                with conn.transaction():
+                    conn.execute(self._sql["lock_head"], (session,))
+                    rows = conn.execute(self._sql["lines_at"], ([session] * len(wanted), wanted)).fetchall()
+                    for _session, seq, stored in rows:
+                        line = bytes(stored)
+                        envelope = decode_line(line + b"\n")
+                        if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
+                            continue
+                        erased = erased_line(envelope, record_seq)[:-1]
+                        tombstone = b'"tombstone":' in erased and "tombstone" not in envelope
+                        conn.execute(self._sql["scrub"], (erased, "" if tombstone else envelope["id"], session, seq))
+                        changed, shrink = changed + 1, shrink + len(line) - len(erased)
+                    if changed:
+                        conn.execute(self._sql["shrink"], (shrink, session))
+                if changed:
+                    conn.execute(self._sql["vacuum"])
+        except psycopg.Error as exc:
+            raise unavailable(self.dsn, exc) from exc
+        return changed
+
+    def session_names(self) -> list[str]:
+        """Every session (PostgreSQL reads heads from their rows, so a damaged event never hides one)."""
+        return [summary.session for summary in self.sessions()]
+
     def _lock_head(self, conn: psycopg.Connection[Any], session: str) -> tuple[int, str]:
         """Lock the session's head row (creating it for a new session) and check the tail event it names."""
         row = conn.execute(self._sql["lock_head"], (session,)).fetchone()
@@ -192,9 +269,10 @@ class PostgresEventLog(EventLog):
         rows: list[str] = []
         chunks: list[bytes] = []
         offset = 1  # PostgreSQL substring() counts from 1
-        for draft in drafts:
+        count = len(drafts)
+        for position, draft in enumerate(drafts, start=1):
             seq += 1
-            envelope, line = _seal(draft, seq, prev, session, session_json)
+            envelope, line = _seal(draft, seq, prev, session, session_json, (position, count) if count > 1 else None)
             size = len(line) - 1  # stored without the newline
             rows.append(
                 f"{seq}\t{envelope['hash']}\t{prev}\t{envelope['id']}\t{envelope['type']}\t{envelope['actor']}\t"
@@ -279,16 +357,41 @@ class PostgresEventLog(EventLog):
 
     # ------------------------------------------------------------------ reading
     def replay(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Event]:
-        """Stream events ``from_seq..to_seq`` (inclusive) in keyset pages (bounded memory)."""
-        validate = Event.model_validate_json
+        """Stream events ``from_seq..to_seq`` (inclusive) in keyset pages (bounded memory).
+
+        Every line is checked against its hash as it is read: an event whose bytes do not match raises
+        :class:`IntegrityError` naming it (it is never returned), as does a row that is not an event.
+        """
+        reader = SessionReader(session, from_seq, strict=True)
+        validate = Event.model_validate
         for _seq, line in self._pages(session, from_seq, to_seq):
-            yield validate(line)
+            yield validate(reader.decode(line + b"\n"))
 
     def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
-        """Like :meth:`replay` but yields plain dicts: the fast path for projection and indexing."""
-        loads = json.loads
+        """Like :meth:`replay` but yields plain dicts: the fast path for projection, indexes and views.
+
+        An event whose bytes do not match its hash is skipped (recorded in :attr:`integrity_problems`); a row
+        that is not an event stops the replay with :class:`IntegrityError`.
+        """
+        reader = SessionReader(session, from_seq, strict=False, problems=self._problems(session))
         for _seq, line in self._pages(session, from_seq, to_seq):
-            yield loads(line)
+            envelope = reader.decode(line + b"\n")
+            if envelope is not None:
+                yield envelope
+
+    def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        """The stored lines (newline-terminated) of the ``(session, seq)`` keys that exist, in one query."""
+        wanted = sorted({(session, seq) for session, seq in keys if 1 <= seq <= LAST_SEQ})
+        if not wanted:
+            return {}
+        rows = self._fetchall(self._sql["lines_at"], ([k[0] for k in wanted], [k[1] for k in wanted]))
+        return {(str(session), int(seq)): bytes(line) + b"\n" for session, seq, line in rows}
+
+    def _problems(self, session: str) -> dict[int, str]:
+        problems = self.integrity_problems.get(session)
+        if problems is None:
+            problems = self.integrity_problems.setdefault(session, {})
+        return problems
 
     def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
         """The stored lines, newline-terminated: exactly the bytes of the equivalent JSONL file."""
@@ -306,7 +409,7 @@ class PostgresEventLog(EventLog):
                 field="seq",
                 remediation="List sessions with `zaxy sessions` and pick a seq between 1 and the event count.",
             )
-        return Event.model_validate_json(bytes(row[0]))
+        return Event.model_validate(SessionReader(session, seq, strict=True).decode(bytes(row[0]) + b"\n"))
 
     def hashes_and_types(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str]]:
         """``(session, seq) -> (hash, type)`` of the events that exist, in one query (citation checks in bulk:
@@ -353,17 +456,21 @@ class PostgresEventLog(EventLog):
                 remediation="List sessions with `zaxy sessions`.",
             )
         head_seq, head_hash = int(row[0]), str(row[1])
-        expected, prev = 1, GENESIS_HASH
+        verifier = ChainVerifier(session)
         for values in self._pages(session, 1, head_seq, verify=True):
             line = values[-1]
-            problem, envelope = inspect_line(line + b"\n", expected, prev, session)
-            if problem is None and envelope is not None:
-                problem = _column_problem(values, envelope)
+            if not verifier.feed(line + b"\n"):
+                break
+            problem = _column_problem(values, verifier.last_envelope)  # type: ignore[arg-type]
             if problem is not None:
-                return _broken(session, expected - 1, None if expected == 1 else prev, expected, problem)
-            prev = envelope["hash"]  # type: ignore[index]
-            expected += 1
-        count = expected - 1
+                verifier.problem, verifier.broken_seq, verifier.count = problem, verifier.count, verifier.count - 1
+                break
+        if verifier.ok:
+            verifier.finish()
+        if not verifier.ok:
+            seq = verifier.broken_seq or 1
+            return _broken(session, seq - 1, None, seq, verifier.problem or "broken")
+        count, prev = verifier.count, verifier.prev
         if count < head_seq:
             reason = f"event {count + 1} is missing (the session head records {head_seq} events)"
             return _broken(session, count, prev if count else None, count + 1, reason)
@@ -466,6 +573,8 @@ def _check_tail(session: str, head: tuple[int, str], line: bytes | None) -> None
 def _column_problem(values: tuple[Any, ...], envelope: dict[str, Any]) -> str | None:
     """Why the queryable columns disagree with the stored line (an UPDATE of a column), or ``None``."""
     seq, event_hash_, prev_hash, event_id, kind, actor, recorded_at, _line = values
+    if "tombstone" in envelope:  # an erased spec-1 event or unreadable bytes: only its place is known
+        return None if seq == envelope["seq"] else f"the seq column says {seq!r} but the line says {envelope['seq']!r}"
     pairs = {
         "seq": (seq, envelope["seq"]),
         "hash": (event_hash_, envelope["hash"]),

@@ -56,6 +56,16 @@ STATEMENTS = {
         "SELECT e.session, e.seq, e.hash, e.type FROM unnest(%s::text[], %s::bigint[]) AS k(session, seq)"
         " JOIN {schema}.eventloom_events e ON e.session = k.session AND e.seq = k.seq"
     ),
+    "lines_at": (
+        "SELECT e.session, e.seq, e.line FROM unnest(%s::text[], %s::bigint[]) AS k(session, seq)"
+        " JOIN {schema}.eventloom_events e ON e.session = k.session AND e.seq = k.seq"
+    ),
+    "scrub": "UPDATE {schema}.eventloom_events SET line = %s, event_id = %s WHERE session = %s AND seq = %s",
+    "shrink": (
+        "UPDATE {schema}.eventloom_sessions SET size_bytes = greatest(0, size_bytes - %s),"
+        " updated_at = clock_timestamp() WHERE session = %s"
+    ),
+    "vacuum": "VACUUM {schema}.eventloom_events",
     "any_event": "SELECT EXISTS (SELECT 1 FROM {schema}.eventloom_events WHERE session = %s)",
     "sessions": (
         "SELECT session, head_seq, head_hash, size_bytes,"

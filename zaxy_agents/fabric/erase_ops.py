@@ -1,0 +1,188 @@
+"""Real forgetting: erase events so their content is unrecoverable from every file and table Zaxy writes.
+
+``erase_events`` (and ``erase_session`` / ``erase_range`` / ``erase_citation`` on top of it; the CLI's
+``zaxy memory erase``, the MCP admin tool ``memory_erase``, LangGraph's ``delete_thread``) does, in order:
+
+1. reads the target events as they are (their pre-erasure envelopes, which derived stores use to remove their
+   rows precisely);
+2. appends an ``eventloom.erased`` record to the same session: which ranges, with the hashes around them, who
+   (``actor``) and when (its timestamp), an optional ``reason`` -- never the content. Every other process learns
+   of the erasure from it (their derived state erases itself when catch-up meets it);
+3. scrubs the log (:mod:`zaxy_agents.eventloom.erasure`: the chain still verifies);
+4. erases derived state here: the projection's catalog, indexes and graph (``Projector.erase``, which rewrites
+   its files so no freed page keeps the bytes), the working-set fold cache, and the embedding cache.
+
+A crash after step 2 leaves a record whose events still hold content: ``zaxy repair`` (or the same erase again)
+finishes it. Erasure records, repair records and torn-tail records hold no content and are never erased.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING, Any
+
+from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.eventloom.citations import parse_citation
+from zaxy_agents.eventloom.erasure import (
+    ERASURE_TYPE,
+    MAX_REASON_CHARS,
+    RESERVED_TYPES,
+    erasure_payload,
+    erasure_ranges,
+    is_erased,
+    pending_erasures,
+)
+from zaxy_agents.eventloom.integrity import decode_line
+from zaxy_agents.eventloom.validation import validate_actor, validate_session_id
+from zaxy_agents.workingset.cache import cache_path
+
+from .service import FabricCore, FabricService
+
+if TYPE_CHECKING:
+    from .projection_ops import ProjectionService
+    from .workingset_ops import WorkingSetService
+
+
+class EraseService(FabricService):
+    """Service: erasure for :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    def __init__(self, core: FabricCore, projection: ProjectionService, working_sets: WorkingSetService) -> None:
+        """``working_sets``: its in-process fold memo holds content of the session and must forget it."""
+        super().__init__(core)
+        self.projection = projection
+        self.working_sets = working_sets
+
+    def erase_events(
+        self,
+        session: str,
+        seqs: list[int],
+        *,
+        actor: str = "zaxy",
+        reason: str | None = None,
+        whole_session: bool = False,
+    ) -> dict[str, Any]:
+        """Erase the content of events ``seqs`` of ``session`` (see the module docstring); returns a report:
+        ``erased`` (how many), ``ranges``, ``record`` (the erasure record's citation), ``already_erased`` and
+        ``kept`` (records, which hold no content). ``whole_session`` also deletes the session's torn-tail and
+        repair sidecars (bytes that never became events but may hold content)."""
+        validate_session_id(session)
+        validate_actor(actor)
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
+            raise InvalidRequestError(
+                f"reason must be a string of at most {MAX_REASON_CHARS} characters",
+                field="reason",
+                remediation="Say why without repeating the erased content (it is recorded).",
+            )
+        head = self.log.head(session)
+        if head is None:
+            raise NotFoundError(f"no session {session!r}", field="session", remediation="See `zaxy sessions`.")
+        wanted = sorted(set(seqs))
+        if not wanted or wanted[0] < 1 or wanted[-1] > head.seq:
+            raise InvalidRequestError(
+                f"seqs must lie between 1 and {head.seq} (the session's last event)",
+                field="seqs",
+                remediation="Pick events from `zaxy replay --session-id <session>`.",
+            )
+        found = self.log.lines_at(
+            [(session, seq) for seq in wanted] + [(session, seq - 1) for seq in wanted if seq > 1]
+        )
+        targets, already, kept, unreadable = {}, [], [], []
+        for seq in wanted:
+            envelope = None if (session, seq) not in found else decode_line(found[(session, seq)])
+            if envelope is None:
+                unreadable.append(seq)
+            elif is_erased(envelope):
+                already.append(seq)
+            elif envelope.get("type") in RESERVED_TYPES:
+                kept.append(seq)
+            else:
+                targets[seq] = envelope
+        report: dict[str, Any] = {
+            "session": session,
+            "erased": 0,
+            "ranges": [],
+            "already_erased": already,
+            "kept": kept,
+            "unreadable": unreadable,
+        }
+        if targets:
+            before = {}
+            for seq in targets:
+                previous = decode_line(found.get((session, seq - 1), b"")) if seq > 1 else None
+                before[seq] = str((previous or {}).get("hash") or "")
+            ranges = erasure_ranges(targets, before)
+            record = self.log.append(session, ERASURE_TYPE, erasure_payload(ranges, reason), actor=actor)
+            report["erased"] = self.log.scrub(session, sorted(targets), record.seq, whole_session=whole_session)
+            report["ranges"] = [{"from_seq": r["from_seq"], "to_seq": r["to_seq"]} for r in ranges]
+            report["record"] = record.citation
+        self._erase_derived(session, sorted(targets), targets)
+        return report
+
+    def erase_session(self, session: str, *, actor: str = "zaxy", reason: str | None = None) -> dict[str, Any]:
+        """Erase every event of ``session`` (what LangGraph's ``delete_thread`` calls): the log keeps only seqs,
+        hashes, types and times, plus the erasure record; later appends continue the same chain."""
+        validate_session_id(session)
+        head = self.log.head(session)
+        if head is None:
+            raise NotFoundError(f"no session {session!r}", field="session", remediation="See `zaxy sessions`.")
+        return self.erase_events(session, list(range(1, head.seq + 1)), actor=actor, reason=reason, whole_session=True)
+
+    def erase_range(
+        self, session: str, from_seq: int, to_seq: int, *, actor: str = "zaxy", reason: str | None = None
+    ) -> dict[str, Any]:
+        """Erase events ``from_seq..to_seq`` (inclusive) of ``session``."""
+        if not isinstance(from_seq, int) or not isinstance(to_seq, int) or not 1 <= from_seq <= to_seq:
+            raise InvalidRequestError(
+                f"need 1 <= from_seq <= to_seq, got {from_seq!r}..{to_seq!r}",
+                field="from_seq",
+                remediation="Pass the first and last seq to erase.",
+            )
+        return self.erase_events(session, list(range(from_seq, to_seq + 1)), actor=actor, reason=reason)
+
+    def erase_citation(self, citation: str, *, actor: str = "zaxy", reason: str | None = None) -> dict[str, Any]:
+        """Erase the event a citation names (refused when the log holds another event at that seq)."""
+        parsed = parse_citation(citation)
+        line = self.log.lines_at([(parsed.session, parsed.seq)]).get((parsed.session, parsed.seq))
+        envelope = decode_line(line) if line is not None else None
+        if envelope is None or not str(envelope.get("hash") or "").startswith(parsed.hash_prefix):
+            raise NotFoundError(
+                f"citation {citation} does not name an event of this log",
+                field="citation",
+                remediation="Use a citation exactly as a checkout or query returned it.",
+            )
+        return self.erase_events(parsed.session, [parsed.seq], actor=actor, reason=reason)
+
+    def finish_erasures(self, session: str) -> int:
+        """Finish erasures a crash interrupted (a record whose events still hold content); returns how many events
+        were scrubbed. ``zaxy repair`` calls it for every session."""
+        records, live = [], set()
+        for envelope in self.log.replay_envelopes(session):
+            if envelope.get("type") == ERASURE_TYPE:
+                records.append(envelope)
+            elif not is_erased(envelope):
+                live.add(envelope["seq"])
+        pending = pending_erasures(records, live)
+        if not pending:
+            return 0
+        scrubbed = 0
+        for record_seq in sorted(set(pending.values())):
+            seqs = [seq for seq, record in pending.items() if record == record_seq]
+            found = self.log.lines_at([(session, seq) for seq in seqs])
+            envelopes = {seq: decode_line(found[(session, seq)]) for seq in seqs if (session, seq) in found}
+            scrubbed += self.log.scrub(session, seqs, record_seq)
+            self._erase_derived(session, seqs, envelopes)
+        return scrubbed
+
+    # ------------------------------------------------------------------ internals
+    def _erase_derived(self, session: str, seqs: list[int], envelopes: dict[int, Any]) -> None:
+        """Every local derived file that may hold content of the erased events loses it now (other processes'
+        derived state erases itself when its catch-up meets the record)."""
+        self.working_sets.forget_folds(session)
+        eventloom_dir = self.settings.eventloom_dir
+        for path in (cache_path(eventloom_dir, session),):
+            if os.path.exists(path):
+                os.unlink(path)
+        if seqs:
+            shutil.rmtree(self.settings.derived_path / "embeddings", ignore_errors=True)  # vectors of the texts
+            self.projection.projector.erase(session, seqs, envelopes)

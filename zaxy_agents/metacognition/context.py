@@ -1,0 +1,129 @@
+"""Checkout extension ``metacognition``: the uncertainty signals of the checkout's scope (seed 003 beta.2).
+
+The block counts open known unknowns, confidence assessments (and the claims assessed weak), conflict clusters
+among the packet's current facts and open re-verification requests, and lists the ones that bear on this
+query. Two of them are guardrails, reported as checkout warnings so the packet can never say
+``answer_from_memory`` over them: an open known unknown that matches the question (memory recorded that it
+does not know this), and contradicting current claims that the question asks about (the claim's name is in
+the question, or one of them is a top hit).
+"""
+
+from __future__ import annotations
+
+import weakref
+from functools import lru_cache
+from typing import Any
+
+from zaxy_agents.checkout.extensions.context import CheckoutContext
+from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.retrieval.text import Analyzer
+
+from .contracts import AUTHORITY_STATUS, split_claim_key
+from .state import WEAK_CONFIDENCE, KnownUnknown, change_token, conflict_clusters, merge_open_states, open_state
+
+GUIDANCE = (
+    "metacognition: use known unknowns, confidence trajectories, conflict clusters and reverify requests as "
+    "diagnostic uncertainty signals, not as accepted facts; an open known unknown that matches the question "
+    "means memory does not know the answer."
+)
+MATCH_SHARE = 0.6  # share of a known unknown's question terms the query must contain to match it
+SHOWN = 5
+TOP_HITS = 2  # a contradiction among the best two hits bears on the question
+MEMO_SIZE = 512
+SCAN = 2000  # most recent versions of each metacognitive type read per session (the tools read them all)
+_ANALYZER = Analyzer()
+# (id(catalog), session) -> (catalog ref, change token, session state): a session's metacognitive state is re-read
+# only when one of its metacognitive records changed, so checkouts in a busy loop pay three one-row reads each.
+_MEMO: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], tuple[Any, ...], dict[str, Any]]] = {}
+
+
+@lru_cache(maxsize=8192)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(_ANALYZER(text))
+
+
+def _claim_terms(claim_key: str | None) -> frozenset[str]:
+    parts = split_claim_key(claim_key) if claim_key is not None else None
+    return _terms(parts[1] if parts is not None else claim_key or "")
+
+
+def matches(item: KnownUnknown, query_terms: set[str]) -> bool:
+    """Does this open known unknown bear on the question (its words, or its claim's name, are asked)?"""
+    claim = _claim_terms(item.claim_key)
+    if claim and claim <= query_terms:
+        return True
+    terms = _terms(item.question)
+    if not terms or not query_terms:
+        return False
+    return len(terms & query_terms) >= max(1, MATCH_SHARE * len(terms))
+
+
+def asked(cluster: dict[str, Any], query_terms: set[str], top_hits: set[str]) -> bool:
+    """Is a conflict cluster about this question (its claim's name is asked, or a member is a top hit)?"""
+    claim = _claim_terms(cluster["claim_key"])
+    return bool(claim and claim <= query_terms) or any(m["citation"] in top_hits for m in cluster["members"])
+
+
+def _session_state(catalog: EntityCatalog, session: str) -> dict[str, Any]:
+    token = change_token(catalog, session)
+    cached = _MEMO.get((id(catalog), session))
+    if cached is not None and cached[0]() is catalog and cached[1] == token:
+        return cached[2]
+    state = open_state(catalog, [session], None, SCAN)
+    if len(_MEMO) >= MEMO_SIZE:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[(id(catalog), session)] = (weakref.ref(catalog), token, state)
+    return state
+
+
+def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
+    if context.as_of is not None:  # the past is read directly (rare; no memo)
+        return merge_open_states([open_state(context.catalog, sessions, context.as_of, SCAN)])
+    return merge_open_states(_session_state(context.catalog, session) for session in sessions)
+
+
+def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
+    catalog = context.catalog
+    sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
+    state = _scope_state(context, sessions)
+    query_terms = set(_ANALYZER(context.query)) if context.query else set()
+    top_hits = {hit.citation for hit in context.hits[:TOP_HITS]}
+    relevant = [item for item in state["unknowns"] if matches(item, query_terms)]
+    clusters = conflict_clusters(
+        catalog, sessions, context.as_of, names=[(fact.entity_type, fact.name) for fact in context.facts]
+    )
+    weak = sorted(claim for claim, value in state["assessed"].items() if value < WEAK_CONFIDENCE)
+    for item in relevant:
+        context.warnings.append(
+            f"open known unknown matches this question: {item.question!r} ({item.citation}); memory recorded that "
+            "it does not know this — resolve it (or ask) before answering from memory"
+        )
+    for cluster in (c for c in clusters if asked(c, query_terms, top_hits)):
+        context.warnings.append(
+            f"contradicting current claims for {cluster['claim_key']} in "
+            f"{', '.join(member['session'] for member in cluster['members'])}"
+        )
+    block = {
+        "known_unknown_count": len(state["unknowns"]),
+        "relevant_known_unknowns": [_unknown(item) for item in relevant[:SHOWN]],
+        "open_known_unknowns": [_unknown(item) for item in state["unknowns"][:SHOWN]],
+        "confidence_assessment_count": len(state["assessed"]),
+        "weak_claims": weak[:SHOWN],
+        "conflict_cluster_count": len(clusters),
+        "conflict_clusters": clusters[:SHOWN],
+        "reverify_request_count": len(state["requests"]),
+        "reverify_requests": [item for item in state["requests"][:SHOWN]],
+        "authority_status": AUTHORITY_STATUS,
+    }
+    present = state["unknowns"] or state["assessed"] or clusters or state["requests"]
+    return block, [GUIDANCE] if present else []
+
+
+def _unknown(item: KnownUnknown) -> dict[str, Any]:
+    return {
+        "unknown_id": item.unknown_id,
+        "question": item.question,
+        "claim_key": item.claim_key,
+        "priority": item.priority,
+        "citation": item.citation,
+    }

@@ -1,0 +1,73 @@
+"""What a hit shows, read from the log: the indexes keep no copy of event texts.
+
+An index hit is ``(session, seq)``; its text is the event's searchable text (what was indexed: the same
+extraction the projector ran) and its hash is the log's, so a citation always matches the content it cites.
+Only the final hits of a query are read (tens of events, a seek each).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from zaxy_agents.errors import IntegrityError
+from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.projection.model import Extraction
+
+from .verbatim import TEXT_LIMIT
+
+EventKey = tuple[str, int]
+
+
+class EventTexts:
+    """``(session, seq) -> (hash, event type, searchable text)`` straight from the log; an event whose line is
+    damaged (not an event any more) is left out, so callers treat it as an event the log cannot give back."""
+
+    def __init__(self, log: EventLog, extract: Callable[[dict[str, Any]], Extraction]) -> None:
+        """``extract``: the fabric's extractor table (``features.extractors.extract``), as the projector uses."""
+        self.log = log
+        self.extract = extract
+
+    def _envelope(self, session: str, seq: int) -> dict | None:
+        try:
+            for envelope in self.log.replay_envelopes(session, seq, seq):
+                return envelope if envelope.get("seq") == seq else None
+        except IntegrityError:
+            return None
+        return None
+
+    def read(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[str, str, str]]:
+        """The stored lines of ``keys`` in one batched read (``EventLog.lines_at``). The hash is the one the line
+        claims: the read-side check that follows (``check_cited``) drops, with an ``integrity_error`` warning, a
+        hit whose line does not match it; a line that is not an event is left out here."""
+        out: dict[EventKey, tuple[str, str, str]] = {}
+        for (session, seq), line in self.log.lines_at(list(dict.fromkeys(keys))).items():
+            try:
+                envelope = json.loads(line)
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if (
+                not isinstance(envelope, dict)
+                or envelope.get("seq") != seq
+                or not isinstance(envelope.get("hash"), str)
+            ):
+                continue
+            try:
+                text = self.extract(envelope).searchable_text
+            except (KeyError, TypeError, ValueError):
+                continue
+            out[(session, seq)] = (envelope["hash"], str(envelope.get("type", "")), text[:TEXT_LIMIT])
+        return out
+
+    def texts(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:
+        """Full searchable texts (for embedding and for re-learning an index's vocabulary)."""
+        out: dict[EventKey, str] = {}
+        for session, seq in dict.fromkeys(keys):
+            envelope = self._envelope(session, seq)
+            if envelope is not None:
+                out[(session, seq)] = self.extract(envelope).searchable_text
+        return out
+
+    def __call__(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:
+        return self.texts(keys)

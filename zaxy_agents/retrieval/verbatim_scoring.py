@@ -1,0 +1,299 @@
+"""The verbatim formula over a candidate set: what :mod:`.verbatim_search` scores exactly.
+
+:class:`Matched` holds the events whose text or caption holds a query term (with their term counts),
+:class:`Groups` the threads they belong to, and :class:`Scorer` computes, for any set of events whose
+neighbours (+-4) are in the set, every component of :class:`~.verbatim.Config` with the index-wide statistics
+(:func:`context_mean` derives the mean context-window length from running sums).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import features as feat
+from .dates import QueryDate
+from .postings import CHUNK, bm25
+from .text import _WHEN_RE
+from .verbatim import PREFIX, Stats
+from .verbatim_dates import affinity as date_affinity
+
+if TYPE_CHECKING:
+    from .verbatim_search import _Query
+    from .verbatim_tail import TailSnapshot
+
+
+def context_mean(stats: Stats, decay1: float, decay2: float) -> float:
+    """Mean context-window length over every event, from the index's running sums.
+
+    An event's window length is its own length plus ``decay1`` x its +-1 neighbours' and ``decay2`` x its +-2
+    neighbours'. Summed over all events, each event's length counts once for itself, ``decay1`` x once for
+    each neighbour it has (every event but the first / last of its group) and ``decay2`` x for each event two
+    away, so only the group totals and the lengths of each group's first two and last two events are needed.
+    """
+    if stats.docs <= 0:
+        return 0.0
+    total = stats.ln_total
+    hop1 = 2 * total - stats.last1 - stats.first1
+    hop2 = 2 * total - stats.last1 - stats.last2 - stats.first1 - stats.first2
+    return (total + decay1 * hop1 + decay2 * hop2) / stats.docs
+
+
+@dataclass
+class Terms:
+    """The query terms the index knows, with their text and caption weights (IDF x query weight)."""
+
+    names: list[str]
+    ids: list[int]
+    weight: np.ndarray  # text IDF x query weight
+    caption_weight: np.ndarray  # caption IDF x query weight
+
+
+@dataclass
+class Matched:
+    """The events holding a query term (text or caption) in the searched sessions, with their term counts."""
+
+    docs: np.ndarray  # sorted doc ids
+    tf: np.ndarray  # terms x docs, text
+    ctf: np.ndarray  # terms x docs, caption
+    features: np.ndarray
+
+    @classmethod
+    def build(cls, terms: Terms, text: dict[int, object], caption: dict[int, object]) -> Matched:
+        parts = [p.docs for p in text.values()] + [p.docs for p in caption.values()]  # type: ignore[attr-defined]
+        docs = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        tf = np.zeros((len(terms.ids), docs.size))
+        ctf = np.zeros((len(terms.ids), docs.size))
+        for row, term in enumerate(terms.ids):
+            if term in text:
+                found = text[term]
+                tf[row, np.searchsorted(docs, found.docs)] = found.tfs  # type: ignore[attr-defined]
+            if term in caption:
+                found = caption[term]
+                ctf[row, np.searchsorted(docs, found.docs)] = found.tfs  # type: ignore[attr-defined]
+        return cls(docs, tf, ctf, np.zeros(0, dtype=feat.FEATURE))
+
+    def at(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Text and caption term counts (terms x docs) of any ``docs``: 0 where a doc holds no query term."""
+        if self.docs.size == 0:
+            return np.zeros((self.tf.shape[0], docs.size)), np.zeros((self.tf.shape[0], docs.size))
+        where = np.minimum(np.searchsorted(self.docs, docs), self.docs.size - 1)
+        present = self.docs[where] == docs
+        return np.where(present, self.tf[:, where], 0.0), np.where(present, self.ctf[:, where], 0.0)
+
+
+@dataclass
+class Groups:
+    """The (session, segment) threads a query touches: size, total length and end docs."""
+
+    ids: np.ndarray
+    docs: np.ndarray
+    lengths: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+
+    @classmethod
+    def load(cls, db: sqlite3.Connection, ids: np.ndarray, rows: dict[int, tuple[int, float, int, int]]) -> Groups:
+        """The rows of groups ``ids`` (sorted), through ``rows`` (a cache filled here)."""
+        wanted = ids.tolist()
+        missing = [g for g in wanted if g not in rows]
+        for start in range(0, len(missing), CHUNK):
+            chunk = ",".join(str(g) for g in missing[start : start + CHUNK])
+            for group, docs, length, first, last in db.execute(
+                f"SELECT id, docs, len, first, last FROM {PREFIX}_group WHERE id IN ({chunk})"
+            ):
+                rows[group] = (docs, length, first, last)
+        known = [g for g in wanted if g in rows]
+        table = np.array([rows[g] for g in known], dtype=np.float64).reshape(-1, 4)
+        return cls(
+            np.array(known, dtype=np.int64),
+            table[:, 0].astype(np.int64),
+            table[:, 1],
+            table[:, 2].astype(np.int64),
+            table[:, 3].astype(np.int64),
+        )
+
+    def small(self, limit: int) -> np.ndarray:
+        return self.ids[self.docs <= limit]
+
+    def lookup(self, groups: np.ndarray, values: np.ndarray, default: float = 0.0) -> np.ndarray:
+        if self.ids.size == 0:
+            return np.full(groups.size, default)
+        where = np.minimum(np.searchsorted(self.ids, groups), self.ids.size - 1)
+        return np.where(self.ids[where] == groups, values[where], default)
+
+    def members(self, db: sqlite3.Connection, wanted: np.ndarray, tail: TailSnapshot) -> np.ndarray:
+        """Every doc of the ``wanted`` groups: a doc-id range when a thread was indexed without interleaving."""
+        if wanted.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        where = np.searchsorted(self.ids, wanted)
+        first, last, docs = self.first[where], self.last[where], self.docs[where]
+        contiguous = last - first + 1 == docs
+        parts = [np.arange(a, b + 1, dtype=np.int64) for a, b in zip(first[contiguous], last[contiguous], strict=True)]
+        scattered = wanted[~contiguous]
+        for start in range(0, scattered.size, CHUNK):
+            chunk = ",".join(str(int(g)) for g in scattered[start : start + CHUNK])
+            rows = db.execute(f"SELECT id FROM {PREFIX}_doc WHERE grp IN ({chunk})").fetchall()
+            parts.append(np.array([r[0] for r in rows], dtype=np.int64))
+        if scattered.size and len(tail.records):
+            in_tail = np.isin(tail.records["group"], scattered)
+            parts.append(np.flatnonzero(in_tail).astype(np.int64) + tail.first)
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+class Scorer:
+    """The full verbatim formula over a set of docs whose neighbours (+-4) are in the set."""
+
+    def __init__(
+        self, query: _Query, stats: Stats, terms: Terms, matched: Matched, captions: bool, groups: Groups
+    ) -> None:
+        self.query, self.cfg, self.stats, self.terms, self.matched = query, query.cfg, stats, terms, matched
+        self.captions, self.groups = captions, groups
+        self.features = np.zeros(0, dtype=feat.FEATURE)
+        self.prior_bound = 1.0
+        self._segments = self._segment_scores()
+
+    def _segment_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(group ids, segment score)`` for the groups holding a matched doc (others score 0)."""
+        cfg, matched = self.cfg, self.matched
+        if not cfg.session_weight or matched.docs.size == 0 or not self.terms.ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        groups, inverse = np.unique(matched.features["group"].astype(np.int64), return_inverse=True)
+        tfx = matched.tf + cfg.caption_weight * matched.ctf if self.captions else matched.tf
+        tfs = np.stack([np.bincount(inverse, weights=row, minlength=groups.size) for row in tfx])
+        lengths = self.groups.lookup(groups, self.groups.lengths)
+        average = self.stats.ln_total / max(self.stats.groups, 1.0)
+        return groups, cfg.session_weight * bm25(tfs, lengths, average, self.terms.weight, cfg.k1, cfg.b)
+
+    def _segment(self, groups: np.ndarray) -> np.ndarray:
+        ids, scores = self._segments
+        if ids.size == 0:
+            return np.zeros(groups.size)
+        position = np.minimum(np.searchsorted(ids, groups), ids.size - 1)
+        return np.where(ids[position] == groups, scores[position], 0.0)
+
+    def threads_to_read(self, threshold: float) -> np.ndarray:
+        """Groups holding a match whose farther events could reach ``threshold``: such an event, more than
+        HOPS links from any match or named date, has only its thread's segment score plus a borrow of its
+        neighbours' (which are segment-only too), times the priors — at most ``segment x (1 + largest borrow
+        share) x the largest prior product`` of this query."""
+        ids, scores = self._segments
+        if ids.size == 0:
+            return ids
+        cfg = self.cfg
+        borrow = max(cfg.neighbour_weight, cfg.hop2_weight, cfg.qa_weight)
+        return ids[scores * (1.0 + borrow) * self.prior_bound >= threshold]
+
+    def own_scores(self) -> np.ndarray:
+        """Text + caption + segment of each matched doc: how seeds are chosen past ``SEED_LIMIT``."""
+        matched, cfg, stats = self.matched, self.cfg, self.stats
+        records = matched.features
+        score = bm25(matched.tf, records["tl"].astype(np.float64), stats.text_total / max(stats.text_nonempty, 1),
+                     self.terms.weight, cfg.k1, cfg.b)  # fmt: skip
+        if self.captions:
+            score += cfg.caption_weight * bm25(matched.ctf, records["cl"].astype(np.float64),
+                                               stats.cap_total / max(stats.cap_nonempty, 1),
+                                               self.terms.caption_weight, cfg.k1, cfg.b)  # fmt: skip
+        return score + self._segment(records["group"].astype(np.int64))
+
+    def score(
+        self, docs: np.ndarray, named: set[int], dates: list[QueryDate], in_window: int
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """``(total, components, local evidence)`` for ``docs`` (sorted); exact for docs whose +-4 neighbours
+        are all in ``docs``."""
+        cfg, stats, terms, matched = self.cfg, self.stats, self.terms, self.matched
+        records = self.features = self.query.gather(docs)
+        size = docs.size
+        prev, nxt = positions(docs, records["prev"]), positions(docs, records["next"])
+        prev2 = np.append(prev, size)[prev]
+        next2 = np.append(nxt, size)[nxt]
+        comp: dict[str, np.ndarray] = {}
+        base = np.zeros(size)
+        if terms.ids:
+            tf, ctf = matched.at(docs)
+            tl = records["tl"].astype(np.float64)
+            comp["text"] = bm25(tf, tl, stats.text_total / max(stats.text_nonempty, 1), terms.weight, cfg.k1, cfg.b)
+            ln = tl
+            if self.captions:
+                cl = records["cl"].astype(np.float64)
+                comp["caption"] = cfg.caption_weight * bm25(
+                    ctf, cl, stats.cap_total / max(stats.cap_nonempty, 1), terms.caption_weight, cfg.k1, cfg.b
+                )
+                tf = tf + cfg.caption_weight * ctf
+                ln = ln + cfg.caption_weight * cl
+            if cfg.ctx_weight:
+                tfp = np.concatenate((tf, np.zeros((tf.shape[0], 1))), axis=1)
+                lnp = np.append(ln, 0.0)
+                tfc = (
+                    tf
+                    + cfg.ctx_decay1 * (tfp[:, prev] + tfp[:, nxt])
+                    + cfg.ctx_decay2 * (tfp[:, prev2] + tfp[:, next2])
+                )
+                lc = ln + cfg.ctx_decay1 * (lnp[prev] + lnp[nxt]) + cfg.ctx_decay2 * (lnp[prev2] + lnp[next2])
+                average = context_mean(stats, cfg.ctx_decay1, cfg.ctx_decay2)
+                comp["context"] = cfg.ctx_weight * bm25(tfc, lc, average, terms.weight, cfg.k1, cfg.b)
+            if cfg.session_weight:
+                comp["segment"] = self._segment(records["group"].astype(np.int64))
+            base = sum(comp.values())  # type: ignore[assignment]
+        flags = records["flags"]
+        asks = ((flags & feat.FLAG_ASKS) > 0).astype(np.float64)
+        borrow = np.zeros(size)
+        if cfg.neighbour_weight or cfg.hop2_weight or cfg.qa_weight:
+            borrow = self._borrow(base, asks, prev, nxt, prev2, next2)
+            comp["neighbour"] = borrow
+        total = base + borrow
+
+        def scale(name: str, factor: np.ndarray) -> None:
+            nonlocal total
+            comp[name] = total * (factor - 1.0)
+            total = total * factor
+
+        self.prior_bound = 1.0
+        if cfg.temporal_boost and _WHEN_RE.search(self.query.query.lower()):
+            scale("temporal", 1.0 + cfg.temporal_boost * ((flags & feat.FLAG_TEMPORAL) > 0))
+            self.prior_bound *= 1.0 + cfg.temporal_boost
+        affinity = date_affinity(dates, records["day"].astype(np.int64), records["month"].astype(np.int64))
+        if cfg.date_boost and in_window:
+            scale("date", 1.0 + cfg.date_boost * affinity)
+            self.prior_bound *= 1.0 + cfg.date_boost
+        if cfg.question_penalty:
+            scale("question", 1.0 - cfg.question_penalty * records["qshare"])
+        if cfg.speaker_boost and named:
+            scale("speaker", 1.0 + cfg.speaker_boost * np.isin(records["speaker"], list(named)))
+            self.prior_bound *= 1.0 + cfg.speaker_boost
+        date_match = np.zeros(size)
+        if cfg.date_term_weight and in_window:
+            # The named date is evidence in itself, weighted like a query word by how rare its window is; added
+            # after the boosts (scaled by a named speaker, a wrongly named person's turns would crowd it out).
+            idf = math.log(1.0 + (stats.docs - in_window + 0.5) / (in_window + 0.5))
+            date_match = comp["date_match"] = cfg.date_term_weight * idf * affinity
+            total = total + date_match
+        # Local evidence: its own words, caption or context window, a neighbour to borrow from, or the date. The
+        # segment alone never makes an event a result.
+        local = comp.get("text", 0.0) + comp.get("caption", 0.0) + comp.get("context", 0.0) + date_match + borrow
+        return total, comp, np.asarray(local) + np.zeros(size)
+
+    def _borrow(
+        self, base: np.ndarray, asks: np.ndarray, prev: np.ndarray, nxt: np.ndarray, prev2: np.ndarray,
+        next2: np.ndarray,
+    ) -> np.ndarray:  # fmt: skip
+        cfg = self.cfg
+        padded = np.append(base, 0.0)
+        borrow = cfg.neighbour_weight * np.maximum(padded[prev], padded[nxt])
+        if cfg.hop2_weight:
+            borrow = np.maximum(borrow, cfg.hop2_weight * np.maximum(padded[prev2], padded[next2]))
+        if cfg.qa_weight:
+            asking = np.append(base * asks, 0.0)
+            borrow = np.maximum(borrow, cfg.qa_weight * asking[prev])
+        return borrow
+
+
+def positions(docs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Position in ``docs`` of each target doc; ``len(docs)`` (a zero sentinel) when absent or -1."""
+    targets = targets.astype(np.int64)
+    where = np.minimum(np.searchsorted(docs, targets), docs.size - 1)
+    return np.where((targets >= 0) & (docs[where] == targets), where, docs.size)

@@ -1,0 +1,220 @@
+"""The verbatim index's log-structured tail: small batches, kept apart until they are merged.
+
+A batch smaller than ``DIRECT_MIN`` events goes to three append-only tables (one packed row of postings per batch,
+one feature record per event, the new ``next`` links of older events): their keys only grow, so a commit writes
+a couple of pages whatever the number of terms. Queries read the tail through :class:`Tail` (an in-memory view
+kept in step with this process's commits, rebuilt from the tables when another process wrote) and take a
+:class:`TailSnapshot` copy of what they need. :class:`Prepared` is one analysed batch, as the tail or the main
+tables receive it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import features as feat
+from . import postings
+from .verbatim import FIELD_CAPTION, FIELD_TEXT, PREFIX
+
+
+def tail_schema() -> list[str]:
+    p = PREFIX
+    return [
+        f"CREATE TABLE IF NOT EXISTS {p}_tail_post(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_tail_doc(doc INTEGER PRIMARY KEY, seq INTEGER NOT NULL, data BLOB NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {p}_tail_link(id INTEGER PRIMARY KEY, doc INTEGER NOT NULL, "
+        "next INTEGER NOT NULL)",
+    ]
+
+
+TAIL_TABLES = ("tail_post", "tail_doc", "tail_link")
+# One row of ``<prefix>_tail_post`` holds a whole batch's postings, as packed records.
+TAIL_POSTING = np.dtype([("field", "u1"), ("term", "<u4"), ("session", "<u4"), ("doc", "<u4"), ("tf", "<u2")])
+
+
+def pack_postings(batch: Prepared) -> bytes:
+    table = np.zeros(len(batch.post_doc), dtype=TAIL_POSTING)
+    table["field"], table["term"], table["session"] = batch.post_field, batch.post_term, batch.post_session
+    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, postings.MAX_TF)
+    return table.tobytes()
+
+
+def unpack_postings(blobs: list[bytes]) -> np.ndarray:
+    return np.frombuffer(b"".join(blobs), dtype=TAIL_POSTING) if blobs else np.zeros(0, dtype=TAIL_POSTING)
+
+
+@dataclass
+class Prepared:
+    """One batch, analysed: what the main tables or the tail receive."""
+
+    records: np.ndarray  # FEATURE records of docs first .. first + n - 1
+    first: int
+    seqs: list[int]
+    post_field: list[int] = field(default_factory=list)
+    post_term: list[int] = field(default_factory=list)  # term ids
+    post_session: list[int] = field(default_factory=list)
+    post_doc: list[int] = field(default_factory=list)
+    post_tf: list[int] = field(default_factory=list)
+    links: dict[int, int] = field(default_factory=dict)  # older doc -> its new next doc
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """``(field, term, session, doc, tf)`` of every posting, as int64 arrays."""
+        return tuple(np.array(values, dtype=np.int64) for values in (
+            self.post_field, self.post_term, self.post_session, self.post_doc, self.post_tf))  # fmt: skip
+
+    def frequencies(self) -> list[tuple[int, int, int]]:
+        """``(text df, caption df, term id)`` of this batch, per term."""
+        field, term = np.array(self.post_field, dtype=np.int64), np.array(self.post_term, dtype=np.int64)
+        terms, inverse = np.unique(term, return_inverse=True)
+        text = np.bincount(inverse, weights=(field == FIELD_TEXT), minlength=terms.size).astype(np.int64)
+        caption = np.bincount(inverse, weights=(field == FIELD_CAPTION), minlength=terms.size).astype(np.int64)
+        return list(zip(text.tolist(), caption.tolist(), terms.tolist(), strict=True))
+
+
+class TailView:
+    """The tail's content in memory: feature records and postings of its events, and the new ``next`` links of
+    older events. Kept in step with this process's own commits; rebuilt from the tail tables when another
+    process wrote (a different write sequence)."""
+
+    def __init__(self, first: int = 0, wseq: float = -1.0, created: float = -1.0) -> None:
+        self.first, self.wseq, self.created = first, wseq, created
+        self._buffer = np.zeros(0, dtype=feat.FEATURE)
+        self.records = self._buffer
+        self.seqs: list[int] = []
+        self.links: dict[int, int] = {}
+        self.post: dict[tuple[int, int], list[tuple[int, int, int]]] = {}  # (field, term) -> [(doc, session, tf)]
+        self.df: Counter[tuple[int, int]] = Counter()  # (field, term) -> docs
+
+    def record(self, doc: int) -> np.void | None:
+        if self.first <= doc < self.first + len(self.records):
+            return self.records[doc - self.first]
+        return None
+
+    def add(self, batch: Prepared) -> None:
+        if not len(self.records):
+            self.first = batch.first
+        count = len(self.records)
+        if count + len(batch.records) > len(self._buffer):
+            grown = np.zeros(max(2 * len(self._buffer), count + len(batch.records), 64), dtype=feat.FEATURE)
+            grown[:count] = self.records
+            self._buffer = grown
+        self._buffer[count : count + len(batch.records)] = batch.records
+        self.records = self._buffer[: count + len(batch.records)]
+        self.seqs += batch.seqs
+        for doc, following in batch.links.items():
+            if doc >= self.first:
+                self.records["next"][doc - self.first] = following
+            else:
+                self.links[doc] = following
+        for f, t, s, d, tf in zip(batch.post_field, batch.post_term, batch.post_session, batch.post_doc,
+                                  batch.post_tf, strict=True):  # fmt: skip
+            self.post.setdefault((f, t), []).append((d, s, tf))
+            self.df[(f, t)] += 1
+
+
+@dataclass
+class TailSnapshot:
+    """What one query needs of the tail, copied under the lock: nothing it holds changes afterwards."""
+
+    first: int
+    records: np.ndarray
+    seqs: list[int]
+    links: dict[int, int]
+    post: dict[tuple[int, int], np.ndarray]  # (field, term) -> rows (doc, session, tf)
+    df: dict[tuple[int, int], int]
+
+    def record(self, doc: int) -> np.void | None:
+        if self.first <= doc < self.first + len(self.records):
+            return self.records[doc - self.first]
+        return None
+
+    @property
+    def end(self) -> int:
+        return self.first + len(self.records)
+
+    def postings(self, field_id: int, term: int, scope: Sequence[int] | None) -> tuple[np.ndarray, np.ndarray]:
+        table = self.post.get((field_id, term))
+        if table is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if scope is not None:
+            table = table[np.isin(table[:, 1], scope)]
+        return table[:, 0], table[:, 2].astype(np.float64)
+
+
+class Tail:
+    """The current :class:`TailView` of one index; readers take :meth:`snapshot` copies under its lock."""
+
+    def __init__(self) -> None:
+        self.view = TailView()
+        self.lock = threading.Lock()
+        self._staged: tuple[int, int, bool, Prepared | None, int] | None = None
+
+    def current(self, db: sqlite3.Connection, stats: dict[str, float]) -> TailView:
+        """The tail as of ``stats`` (read inside the caller's snapshot); the caller holds :attr:`lock`."""
+        view = self.view
+        if view.wseq == stats["wseq"] and view.created == stats["created"]:
+            return view
+        view = TailView(int(stats["tail_first"]), stats["wseq"], stats["created"])
+        rows = db.execute(f"SELECT doc, seq, data FROM {PREFIX}_tail_doc ORDER BY doc").fetchall()
+        if rows:
+            view.first = rows[0][0]
+            view.records = np.frombuffer(b"".join(r[2] for r in rows), dtype=feat.FEATURE).copy()
+            view.seqs = [r[1] for r in rows]
+        for doc, following in db.execute(f"SELECT doc, next FROM {PREFIX}_tail_link ORDER BY id"):
+            if doc >= view.first and rows:
+                view.records["next"][doc - view.first] = following
+            else:
+                view.links[doc] = following
+        table = unpack_postings([r[0] for r in db.execute(f"SELECT data FROM {PREFIX}_tail_post ORDER BY id")])
+        for f, t, s, d, tf in zip(table["field"].tolist(), table["term"].tolist(), table["session"].tolist(),
+                                  table["doc"].tolist(), table["tf"].tolist(), strict=True):  # fmt: skip
+            view.post.setdefault((f, t), []).append((d, s, tf))
+            view.df[(f, t)] += 1
+        self.view = view
+        return view
+
+    def snapshot(self, db: sqlite3.Connection, stats: dict[str, float], terms: Sequence[int]) -> TailSnapshot:
+        with self.lock:
+            view = self.current(db, stats)
+            post = {}
+            df = {}
+            for term in terms:
+                for field_id in (FIELD_TEXT, FIELD_CAPTION):
+                    found = view.post.get((field_id, term))
+                    if found:
+                        post[(field_id, term)] = np.array(found, dtype=np.int64).reshape(-1, 3)
+                        df[(field_id, term)] = view.df[(field_id, term)]
+            return TailSnapshot(view.first, view.records.copy(), list(view.seqs), dict(view.links), post, df)
+
+    def stage(self, before: int, after: int, merged: bool, batch: Prepared | None, first: int) -> None:
+        self._staged = (before, after, merged, batch, first)
+
+    def committed(self, created: float) -> None:
+        with self.lock:
+            if self._staged is None:
+                return
+            before, after, merged, batch, first = self._staged
+            self._staged = None
+            view = self.view
+            if view.wseq != before or view.created != created:
+                return  # not the state this write started from: the next reader rebuilds it
+            if merged or not len(view.records):
+                view = TailView(first, after, created)
+            if batch is not None:
+                view.add(batch)
+            view.wseq = after
+            self.view = view
+
+    def rolled_back(self) -> None:
+        self._staged = None
+
+    def clear(self) -> None:
+        with self.lock:
+            self.view = TailView()
+            self._staged = None
