@@ -59,17 +59,14 @@ class ConversationService(FabricService):
         self.projection = projection
         self.checkouts = checkouts
         self.working_sets = working_sets
+        self._conversation_lock = threading.RLock()
+        self._ledgers: OrderedDict[str, ConversationLedger] = OrderedDict()  # LRU, at most MAX_LEDGERS
+        self._group_commit: EventLog | None = None
 
     # ------------------------------------------------------------------ ledgers
-    @property
-    def _conversation_lock(self) -> threading.RLock:
-        return self.__dict__.setdefault("_conversation_lock_", threading.RLock())
-
     def _ledger(self, session: str) -> ConversationLedger:
         """The caught-up ledger of ``session`` (caller holds ``_conversation_lock``); LRU-bounded."""
-        ledgers: OrderedDict[str, ConversationLedger] = self.__dict__.setdefault(
-            "_conversation_ledgers_", OrderedDict()
-        )
+        ledgers = self._ledgers
         ledger = ledgers.get(session)
         if ledger is None:
             ledger = ledgers[session] = ConversationLedger(self.log, session)
@@ -152,10 +149,9 @@ class ConversationService(FabricService):
         return self._group_commit_log().append(session, CHECKOUT_RECORDED, payload, actor=actor)
 
     def _group_commit_log(self) -> EventLog:
-        log = self.__dict__.get("_group_commit_log_")
-        if log is None:
-            log = self.__dict__["_group_commit_log_"] = self.backend.group_commit_log(self.log)
-        return log
+        if self._group_commit is None:
+            self._group_commit = self.backend.group_commit_log(self.log)
+        return self._group_commit
 
     def compaction_recovery(
         self,

@@ -31,15 +31,15 @@ class LifecycleService(FabricService):
         self.events = events
         self.projection = projection
         self.checkouts = checkouts
+        self._checkout_marks: dict[str, int] = {}  # session -> log position its last checkout reflected
 
     # ------------------------------------------------------------------ checkout marks
     def mark_checkout(self, session: str, seq: int) -> None:
         """Remember (in this process) the log position a checkout of ``session`` reflected."""
-        marks: dict[str, int] = self.__dict__.setdefault("_checkout_marks", {})
-        marks[session] = seq
+        self._checkout_marks[session] = seq
 
     def last_checkout(self, session: str) -> int | None:
-        return self.__dict__.get("_checkout_marks", {}).get(session)
+        return self._checkout_marks.get(session)
 
     # ------------------------------------------------------------------ turns
     def after_turn(
