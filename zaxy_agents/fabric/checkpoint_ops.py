@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .service import FabricService
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
     from zaxy_agents.eventloom.protocol import EventLog
 
+    from .erase_ops import EraseService
+
 
 class CheckpointService(FabricService):
     """Service: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
+        """``erasure``: a checkpoint store it opens drops an erased thread's views at once."""
+        super().__init__(core)
+        self.erasure = erasure
 
     def checkpoint_store(
         self,
@@ -30,7 +37,7 @@ class CheckpointService(FabricService):
         """
         from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX, CheckpointStore
 
-        return CheckpointStore(
+        store = CheckpointStore(
             self.log,
             session_prefix=session_prefix or DEFAULT_SESSION_PREFIX,
             capture_transcripts=capture_transcripts,
@@ -38,6 +45,8 @@ class CheckpointService(FabricService):
             writes_log=self._pending_writes_log(),
             concurrent_writes=concurrent_writes,
         )
+        self.erasure.on_erase(store.on_erased)
+        return store
 
     def _pending_writes_log(self) -> EventLog:
         """A group-commit handle on the same log for pending writes (see ``CheckpointStore``).

@@ -13,6 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import ZaxySettings
+from zaxy_agents.coordinate.proofs import SynthesisPort
 from zaxy_agents.coordinate.service import CoordinateService
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
@@ -43,6 +44,7 @@ from .projection_ops import ProjectionService
 from .retrieval_ops import RetrievalService, retrieval_listeners
 from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
+from .synthesis_ops import SynthesisService
 from .workingset_ops import WorkingSetService
 
 if TYPE_CHECKING:
@@ -83,8 +85,8 @@ class MemoryFabric:
         self.integrity = IntegrityService(core, self.projection, self.erasure)
         self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval, self.integrity)
         self.capture = CaptureService(core)
-        self.stores = StoreService(core)
-        self.checkpoints = CheckpointService(core)
+        self.stores = StoreService(core, self.erasure)
+        self.checkpoints = CheckpointService(core, self.erasure)
         self.storage = BackendService(core, applied_migrations)
         self.metacognition = MetacognitionService(core, self.events, self.projection, self.retrieval)
         self.lifecycle = LifecycleService(core, self.events, self.projection, self.checkouts)
@@ -92,7 +94,11 @@ class MemoryFabric:
         self.cognitive = CognitiveService(core, self.events, self.projection)
         self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
         self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)
-        self.coordination = CoordinateService(core.log, self.events.append_many)
+        self.synthesis = SynthesisService(core, self.events, self.projection)
+        synthesis = SynthesisPort(
+            record=self.synthesis.record_synthesis_artifact, read=self.synthesis.synthesis_artifact
+        )
+        self.coordination = CoordinateService(core.log, self.events.append_many, synthesis)
         self.disclosure = DisclosureService(core, self.retrieval)
         self.inspector = InspectorService(core, self.events, self.projection)
 
@@ -244,6 +250,10 @@ class MemoryFabric:
     propose_belief_update = forward(BeliefService.propose_belief_update, "beliefs")
     review_belief_update = forward(BeliefService.review_belief_update, "beliefs")
     belief_proposals = forward(BeliefService.belief_proposals, "beliefs")
+    # synthesis: SynthesisService
+    record_synthesis_artifact = forward(SynthesisService.record_synthesis_artifact, "synthesis")
+    record_synthesis_evidence = forward(SynthesisService.record_synthesis_evidence, "synthesis")
+    synthesis_artifact = forward(SynthesisService.synthesis_artifact, "synthesis")
     # integrity: IntegrityService
     repair = forward(IntegrityService.repair, "integrity")
     damaged_sessions = forward(IntegrityService.damaged_sessions, "integrity")
@@ -252,6 +262,8 @@ class MemoryFabric:
     erase_session = forward(EraseService.erase_session, "erasure")
     erase_range = forward(EraseService.erase_range, "erasure")
     erase_citation = forward(EraseService.erase_citation, "erasure")
+    erase_store_items = forward(EraseService.erase_store_items, "erasure")
+    on_erase = forward(EraseService.on_erase, "erasure")
     finish_erasures = forward(EraseService.finish_erasures, "erasure")
     # inspector: InspectorService (zaxy ui)
     session_overview = forward(InspectorService.session_overview, "inspector")
