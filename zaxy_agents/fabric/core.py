@@ -37,6 +37,7 @@ from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
+from .reasoning_ops import ReasoningOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
 from .synthesis_ops import SynthesisOperations
@@ -57,6 +58,7 @@ class MemoryFabric(
     ConfidenceOperations,
     BeliefOperations,
     SynthesisOperations,
+    ReasoningOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,
