@@ -36,6 +36,7 @@ from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
+from .procedure_ops import ProcedureOperations
 from .projection_ops import ProjectionOperations
 from .reasoning_ops import ReasoningOperations
 from .retrieval_ops import RetrievalOperations
@@ -59,6 +60,7 @@ class MemoryFabric(
     BeliefOperations,
     SynthesisOperations,
     ReasoningOperations,
+    ProcedureOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

@@ -33,6 +33,7 @@ from zaxy_agents.projection.registry import ExtractorTable
 from zaxy_agents.reasoning import context as reasoning_context
 from zaxy_agents.reasoning import contracts as reasoning_contracts
 from zaxy_agents.reasoning import extractor as reasoning_extractor
+from zaxy_agents.skillmemory import context as procedures_context
 from zaxy_agents.synthesis import context as synthesis_context
 from zaxy_agents.synthesis import contracts as synthesis_contracts
 from zaxy_agents.synthesis import extractor as synthesis_extractor
@@ -64,6 +65,9 @@ CHECKOUT_EXTENSIONS = (
     ("reasoning_primitives", reasoning_context.reasoning_primitives),
     ("belief_update_proposals", beliefs_context.belief_update_proposals),
     ("synthesis", synthesis_context.synthesis),
+    ("skills", procedures_context.skills),
+    ("skill_analytics", procedures_context.skill_analytics),
+    ("procedural_memory", procedures_context.procedural_memory),
 )
 
 
