@@ -69,7 +69,7 @@ class ProcedureOperations(FabricMixin):
         as_of = parse_instant(as_of)
         self.project(sessions)
         catalog = self.projector.catalog
-        matched = relevant(procedures(catalog, sessions, as_of, self.log, self.evidence_resolves), goal)
+        matched = relevant(procedures(catalog, sessions, as_of, self.log, self.evidence_resolves, goal), goal)
         by_class: dict[str, list[dict[str, Any]]] = {"applicable": [], "diagnostic": [], "excluded": []}
         for match, procedure in matched:
             if len(by_class[procedure.klass]) < limit:

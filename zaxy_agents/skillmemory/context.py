@@ -34,7 +34,9 @@ def _matching(context: CheckoutContext) -> list[Procedure]:
             cached = []
         else:
             sessions = sorted(context.scope if context.scope is not None else context.catalog.sessions)
-            items = procedures(context.catalog, sessions, context.as_of, context.log, context.evidence_resolves)
+            items = procedures(
+                context.catalog, sessions, context.as_of, context.log, context.evidence_resolves, context.query
+            )
             cached = [procedure for _, procedure in relevant(items, context.query)]
         object.__setattr__(context, _CACHE_KEY, cached)
     return cached

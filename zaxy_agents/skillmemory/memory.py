@@ -12,6 +12,7 @@ while an earlier version exists). Everything is read-only: a revision is a new m
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,16 +94,28 @@ def _properties(version: Any) -> dict[str, Any]:
     return json.loads(version.properties_json or "{}")
 
 
+_RESOLVED: dict[tuple[int, str], weakref.ref[EventLog]] = {}  # positive answers (the log is append-only)
+_RESOLVED_SIZE = 4096
+
+
 def _resolves(citations: list[str], log: EventLog) -> bool:
     for citation in citations:
+        known = _RESOLVED.get((id(log), citation))
+        if known is not None and known() is log:
+            continue
         try:
             log.resolve(parse_citation(citation))
+            if len(_RESOLVED) >= _RESOLVED_SIZE:
+                _RESOLVED.pop(next(iter(_RESOLVED)))
+            _RESOLVED[(id(log), citation)] = weakref.ref(log)
         except ZaxyError:
             return False
     return True
 
 
-def _skills(catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog) -> list[Procedure]:
+def _skills(
+    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
+) -> list[Procedure]:
     outcomes: dict[str, list[tuple[str | None, float]]] = {}
     applications: dict[str, int] = {}
     for version in catalog.recent_versions(session, "skill_outcome", SCAN * 5, as_of):
@@ -143,7 +156,6 @@ def _skills(catalog: EntityCatalog, session: str, as_of: str | None, log: EventL
             supersedes_version=data.get("supersedes_version"),
         )
         closed = latest.valid_to is not None or latest.invalidated
-        _classify_skill(procedure, closed, log)
         procedure.terms = set(
             _ANALYZER(
                 " ".join(
@@ -151,6 +163,9 @@ def _skills(catalog: EntityCatalog, session: str, as_of: str | None, log: EventL
                 )
             )
         )
+        if terms is not None and not terms & procedure.terms:
+            continue
+        _classify_skill(procedure, closed, log)
         found.append(procedure)
     return found
 
@@ -172,11 +187,18 @@ def _classify_skill(procedure: Procedure, closed: bool, log: EventLog) -> None:
 
 
 def _candidates(
-    catalog: EntityCatalog, sessions: list[str], as_of: str | None, log: EventLog, check: EvidenceCheck
+    catalog: EntityCatalog,
+    sessions: list[str],
+    as_of: str | None,
+    log: EventLog,
+    check: EvidenceCheck,
+    terms: set[str] | None,
 ) -> list[Procedure]:
     found = []
     for record in candidate_records(catalog, sessions, as_of, check):
         if record.candidate_type != "procedure":
+            continue
+        if terms is not None and not terms & set(_ANALYZER(f"{record.title} {record.summary}")):
             continue
         try:
             details = log.resolve(parse_citation(record.citation)).payload.get("details") or {}
@@ -216,12 +238,19 @@ def _candidates(
 
 
 def procedures(
-    catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None, log: EventLog, check: EvidenceCheck
+    catalog: EntityCatalog,
+    sessions: Iterable[str],
+    as_of: str | None,
+    log: EventLog,
+    check: EvidenceCheck,
+    query: str | None = None,
 ) -> list[Procedure]:
-    """Every skill and procedure candidate of ``sessions``, classified."""
+    """Every skill and procedure candidate of ``sessions``, classified (with ``query``: only those sharing a term
+    with it are read further, so a checkout's cost follows the procedures it matches)."""
     names = sorted(sessions)
-    skills = [procedure for session in names for procedure in _skills(catalog, session, as_of, log)]
-    return skills + _candidates(catalog, names, as_of, log, check)
+    terms = set(_ANALYZER(query)) if query is not None else None
+    skills = [procedure for session in names for procedure in _skills(catalog, session, as_of, log, terms)]
+    return skills + _candidates(catalog, names, as_of, log, check, terms)
 
 
 def relevant(items: list[Procedure], query: str) -> list[tuple[float, Procedure]]:
