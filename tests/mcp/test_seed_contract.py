@@ -189,6 +189,35 @@ COORDINATE_ROWS: tuple[Row, ...] = (
         check=lambda r, ctx: _verified(r),
     ),
     Row(
+        "coordination_record_synthesis_artifact (checkout, candidate, outcome, decision_scope handoff, handoff_id)",
+        "coordination_record_synthesis_artifact",
+        lambda ctx: {
+            **_IN_MISSION,
+            "checkout": ctx["synthesis_checkout"],
+            "candidate": ctx["synthesis_checkout"]["diagnostics"]["synthesis"]["answer_candidates"][0],
+            "outcome": "used",
+            "decision_scope": "handoff",
+            "handoff_id": ctx["handoff_id"],
+            "actor": "sre",
+        },
+        (
+            "proof_id",
+            "artifact_id",
+            "handoff_event_ref.seq",
+            "accepted_finding_ids[]",
+            "outcome.event_type",
+            "citation",
+        ),
+        keep=_keep(artifact_id="artifact_id"),
+    ),
+    Row(
+        "coordination_proof_trace (artifact_id)",
+        "coordination_proof_trace",
+        lambda ctx: {**_IN_MISSION, "artifact_id": ctx["artifact_id"]},
+        ("steps[]", "claims[]", "verified", "artifact.answer_candidates[]", "proof_packets[].handoff_event_ref"),
+        check=lambda r, ctx: _verified(r),
+    ),
+    Row(
         "coordination_report_finding (a second one, for the approval round trip)",
         "coordination_report_finding",
         {**_IN_MISSION, "worker_id": "w1", "subject": "cache", "claim": "cache cold"},
@@ -747,14 +776,6 @@ ROWS: tuple[Row, ...] = (
         {"goal": "fix the failing tests"},
         ("goal", "applicable", "diagnostic", "excluded", "authority_status"),
         check=lambda r, ctx: r["authority_status"] == "non_authoritative" or pytest.fail(r),
-    ),
-    # --- tools of other open issues: one row each, enabled when they land -----------------------------------
-    *(
-        Row(f"{name} (another issue)", name, pending=issue)
-        for issue, names in (
-            ("synthesis (memory_synthesis_*, which it binds to)", ("coordination_record_synthesis_artifact",)),
-        )
-        for name in names
     ),
     *COORDINATE_ROWS,
 )

@@ -19,6 +19,8 @@ FREE_FORM_OBJECTS = {
     ("memory_synthesis_evidence", "checkout"),
     ("memory_synthesis_evidence", "candidate"),
     ("memory_synthesis_evidence", "row"),
+    ("coordination_record_synthesis_artifact", "checkout"),
+    ("coordination_record_synthesis_artifact", "candidate"),
 }
 
 
