@@ -113,9 +113,8 @@ def _resolves(citations: list[str], log: EventLog) -> bool:
     return True
 
 
-def _skills(
-    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
-) -> list[Procedure]:
+def _observations(catalog: EntityCatalog, session: str, as_of: str | None) -> tuple[dict, dict]:
+    """Outcome scores (per skill id: ``(version, score)``) and application counts of the session's skills."""
     outcomes: dict[str, list[tuple[str | None, float]]] = {}
     applications: dict[str, int] = {}
     for version in catalog.recent_versions(session, "skill_outcome", SCAN * 5, as_of):
@@ -126,25 +125,44 @@ def _skills(
     for version in catalog.recent_versions(session, "skill_application", SCAN * 5, as_of):
         skill_id = str(_properties(version).get("skill_id"))
         applications[skill_id] = applications.get(skill_id, 0) + 1
+    return outcomes, applications
+
+
+def _skill_terms(skill_id: str, data: dict[str, Any]) -> set[str]:
+    steps = [str(step) for step in data.get("procedure") or []]
+    text = [skill_id, str(data.get("name") or ""), str(data.get("summary") or ""), str(data.get("applicability") or "")]
+    return set(_ANALYZER(" ".join([*text, *steps])))
+
+
+def _skills(
+    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
+) -> list[Procedure]:
+    """The session's skills (those sharing a term with ``terms`` when given: only they are read further)."""
+    observations: tuple[dict, dict] | None = None
     found = []
     for key in catalog.recent_keys(session, "skill", SCAN):
-        history = [v for v in catalog.history(key) if as_of is None or v.valid_from <= as_of]
-        if not history:
+        latest = catalog.version_at(key, as_of) if as_of is not None else catalog.latest(key)
+        if latest is None:
             continue
-        latest, data = history[-1], _properties(history[-1])
+        data = _properties(latest)
         skill_id = str(data.get("skill_id") or latest.name)
+        skill_terms = _skill_terms(skill_id, data)
+        if terms is not None and not terms & skill_terms:
+            continue
+        if observations is None:
+            observations = _observations(catalog, session, as_of)
+        outcomes, applications = observations
+        history = [v for v in catalog.history(key) if as_of is None or v.valid_from <= as_of]
         version = data.get("version")
-        steps = [str(step) for step in data.get("procedure") or []]
-        evidence = [str(c) for c in data.get("citations") or []]
         procedure = Procedure(
             kind="skill",
             procedure_id=skill_id,
             session=session,
             title=str(data.get("name") or data.get("summary") or skill_id),
             status=str(data.get("status") or data.get("state") or "proposed"),
-            steps=steps,
+            steps=[str(step) for step in data.get("procedure") or []],
             citation=latest.citation,
-            evidence=evidence,
+            evidence=[str(c) for c in data.get("citations") or []],
             applicability=data.get("applicability"),
             version=str(version) if version is not None else None,
             outcomes=[score for v, score in outcomes.get(skill_id, []) if v in (None, version)],
@@ -154,18 +172,9 @@ def _skills(
             failure_modes=[str(m) for m in data.get("failure_modes") or []],
             rollback=data.get("rollback"),
             supersedes_version=data.get("supersedes_version"),
+            terms=skill_terms,
         )
-        closed = latest.valid_to is not None or latest.invalidated
-        procedure.terms = set(
-            _ANALYZER(
-                " ".join(
-                    [skill_id, procedure.title, str(data.get("summary") or ""), procedure.applicability or "", *steps]
-                )
-            )
-        )
-        if terms is not None and not terms & procedure.terms:
-            continue
-        _classify_skill(procedure, closed, log)
+        _classify_skill(procedure, latest.valid_to is not None or latest.invalidated, log)
         found.append(procedure)
     return found
 
