@@ -134,25 +134,59 @@ def _skill_terms(skill_id: str, data: dict[str, Any]) -> set[str]:
     return set(_ANALYZER(" ".join([*text, *steps])))
 
 
-def _skills(
-    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
-) -> list[Procedure]:
-    """The session's skills (those sharing a term with ``terms`` when given: only they are read further)."""
-    observations: tuple[dict, dict] | None = None
-    found = []
+MAX_MATCHED = 20  # skills read in full per session and question (the best term matches)
+_INDEX_SIZE = 512
+# (id(catalog), session) -> (catalog ref, latest skill version id, [(key, skill id, terms)]): a checkout re-reads
+# a session's skills only when one of them changed
+_INDEX: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], str, list[tuple[str, str, set[str]]]]] = {}
+
+
+def _index(catalog: EntityCatalog, session: str, as_of: str | None) -> list[tuple[str, str, set[str]]]:
+    """``(key, skill id, terms)`` of the session's skills (latest version, or the one valid at ``as_of``)."""
+    token = None
+    if as_of is None:
+        newest = catalog.recent_versions(session, "skill", 1, None)
+        if not newest:
+            return []
+        token = newest[0].id
+        cached = _INDEX.get((id(catalog), session))
+        if cached is not None and cached[0]() is catalog and cached[1] == token:
+            return cached[2]
+    entries = []
     for key in catalog.recent_keys(session, "skill", SCAN):
         latest = catalog.version_at(key, as_of) if as_of is not None else catalog.latest(key)
         if latest is None:
             continue
         data = _properties(latest)
         skill_id = str(data.get("skill_id") or latest.name)
-        skill_terms = _skill_terms(skill_id, data)
-        if terms is not None and not terms & skill_terms:
-            continue
-        if observations is None:
-            observations = _observations(catalog, session, as_of)
-        outcomes, applications = observations
+        entries.append((key, skill_id, _skill_terms(skill_id, data)))
+    if token is not None:
+        if len(_INDEX) >= _INDEX_SIZE:
+            _INDEX.pop(next(iter(_INDEX)))
+        _INDEX[(id(catalog), session)] = (weakref.ref(catalog), token, entries)
+    return entries
+
+
+def _skills(
+    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
+) -> list[Procedure]:
+    """The session's skills; with ``terms``, only the (at most ``MAX_MATCHED``) best sharing a term with them."""
+    entries = _index(catalog, session, as_of)
+    if terms is not None:
+        scored = sorted(
+            ((len(terms & skill_terms), index) for index, (_, _, skill_terms) in enumerate(entries)),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        entries = [entries[index] for shared, index in scored[:MAX_MATCHED] if shared]
+    if not entries:
+        return []
+    outcomes, applications = _observations(catalog, session, as_of)
+    found = []
+    for key, skill_id, skill_terms in entries:
         history = [v for v in catalog.history(key) if as_of is None or v.valid_from <= as_of]
+        if not history:
+            continue
+        latest, data = history[-1], _properties(history[-1])
         version = data.get("version")
         procedure = Procedure(
             kind="skill",
