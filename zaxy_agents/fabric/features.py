@@ -33,6 +33,8 @@ from zaxy_agents.projection.registry import ExtractorTable
 from zaxy_agents.reasoning import context as reasoning_context
 from zaxy_agents.reasoning import contracts as reasoning_contracts
 from zaxy_agents.reasoning import extractor as reasoning_extractor
+from zaxy_agents.salience import contracts as salience_contracts
+from zaxy_agents.salience import extractor as salience_extractor
 from zaxy_agents.skillmemory import context as procedures_context
 from zaxy_agents.synthesis import context as synthesis_context
 from zaxy_agents.synthesis import contracts as synthesis_contracts
@@ -46,6 +48,7 @@ EXTRACTOR_MODULES = (
     coordinate_extractor,
     metacognition_extractor,
     reasoning_extractor,
+    salience_extractor,
     synthesis_extractor,
 )
 PRODUCER_MODULES = (causal_producer,)
@@ -57,6 +60,7 @@ CONTRACT_MAPS = (
     coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
     reasoning_contracts.CONTRACTS,
+    salience_contracts.CONTRACTS,
     synthesis_contracts.CONTRACTS,
 )
 CHECKOUT_EXTENSIONS = (
