@@ -40,7 +40,9 @@ from .integrity_ops import IntegrityService
 from .lifecycle_ops import LifecycleService
 from .log_ops import LogService
 from .metacognition_ops import MetacognitionService
+from .procedure_ops import ProcedureService
 from .projection_ops import ProjectionService
+from .reasoning_ops import ReasoningService
 from .retrieval_ops import RetrievalService, retrieval_listeners
 from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
@@ -99,6 +101,8 @@ class MemoryFabric:
             record=self.synthesis.record_synthesis_artifact, read=self.synthesis.synthesis_artifact
         )
         self.coordination = CoordinateService(core.log, self.events.append_many, synthesis)
+        self.reasoning = ReasoningService(core, self.events)
+        self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
         self.disclosure = DisclosureService(core, self.retrieval)
         self.inspector = InspectorService(core, self.events, self.projection)
 
@@ -254,6 +258,11 @@ class MemoryFabric:
     record_synthesis_artifact = forward(SynthesisService.record_synthesis_artifact, "synthesis")
     record_synthesis_evidence = forward(SynthesisService.record_synthesis_evidence, "synthesis")
     synthesis_artifact = forward(SynthesisService.synthesis_artifact, "synthesis")
+    # reasoning: ReasoningService
+    observe_primitive = forward(ReasoningService.observe_primitive, "reasoning")
+    # procedures: ProcedureService
+    plan_from_procedures = forward(ProcedureService.plan_from_procedures, "procedures")
+    skill_from_procedure = forward(ProcedureService.skill_from_procedure, "procedures")
     # integrity: IntegrityService
     repair = forward(IntegrityService.repair, "integrity")
     damaged_sessions = forward(IntegrityService.damaged_sessions, "integrity")
