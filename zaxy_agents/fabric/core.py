@@ -36,7 +36,9 @@ from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
+from .procedure_ops import ProcedureOperations
 from .projection_ops import ProjectionOperations
+from .reasoning_ops import ReasoningOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
 from .synthesis_ops import SynthesisOperations
@@ -57,6 +59,8 @@ class MemoryFabric(
     ConfidenceOperations,
     BeliefOperations,
     SynthesisOperations,
+    ReasoningOperations,
+    ProcedureOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

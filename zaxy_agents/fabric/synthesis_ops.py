@@ -32,7 +32,7 @@ from zaxy_agents.synthesis.contracts import (
     ROW_ENTITY,
     ROW_OUTCOMES,
 )
-from zaxy_agents.synthesis.ledger import number
+from zaxy_agents.synthesis.ledger import stated_values
 
 from .mixin import FabricMixin
 
@@ -248,9 +248,8 @@ class SynthesisOperations(FabricMixin):
             keys.append((citation.session, citation.seq))
         texts = EventTexts(self.log, self.features.extractors.extract).read(keys)
         for index, (row, key) in enumerate(zip(bundle.rows, keys, strict=True)):
-            text = texts.get(key, ("", "", ""))[2]
-            digits = "".join(ch for ch in row["raw"] if ch.isdigit() or ch in ".,")
-            if row["raw"] not in text or number(digits) != row["value"]:
+            stated = {(raw, value) for raw, value, _, _ in stated_values(texts.get(key, ("", "", ""))[2])}
+            if (row["raw"], row["value"]) not in stated:
                 raise ConflictError(
                     f"ledger row {row['row_id']}: the event it cites does not state {row['raw']!r} = {row['value']}",
                     field=f"{SYNTHESIS}.ledger_rows[{index}].value",
