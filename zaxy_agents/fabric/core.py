@@ -40,6 +40,7 @@ from .procedure_ops import ProcedureOperations
 from .projection_ops import ProjectionOperations
 from .reasoning_ops import ReasoningOperations
 from .retrieval_ops import RetrievalOperations
+from .salience_ops import SalienceOperations
 from .store_ops import StoreOperations
 from .synthesis_ops import SynthesisOperations
 from .workingset_ops import WorkingSetOperations
@@ -69,6 +70,7 @@ class MemoryFabric(
     IntegrityOperations,
     EraseOperations,
     InspectorOperations,
+    SalienceOperations,
 ):
     """Memory for agents: cited, replayable, honest about what it knows."""
 
