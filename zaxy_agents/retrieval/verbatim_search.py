@@ -199,10 +199,9 @@ class _Query:
         # Every event within HOPS links of a match (or dated in the named window) is a candidate, scored exactly
         # over a universe that holds their neighbours too.
         starts = sets.union(seeds, dated)
-        candidates = self._within(starts, HOPS)
+        candidates, universe = self._within(starts, HOPS, 2 * HOPS)
         if candidates.size == 0:
             return []
-        universe = self._within(starts, 2 * HOPS)
         ranked = self._rank(scorer, universe, candidates, named, dates, in_window, reference, exclude_types, names)
         # Farther events of a matching thread can only borrow its segment score. A thread is read whole only when
         # that bound could beat the k-th score found so far; threads longer than GROUP_LIMIT are not (inexact).
@@ -213,7 +212,7 @@ class _Query:
         extra = extra[~sets.isin(extra, candidates, members_sorted=True)]
         if extra.size:
             candidates = sets.union(candidates, extra)
-            universe = sets.union(universe, self._within(extra, HOPS))
+            universe = sets.union(universe, *self._within(extra, HOPS))
             ranked = self._rank(scorer, universe, candidates, named, dates, in_window, reference, exclude_types, names)
         exact = not pruned and not dates_cut and sets.isin(due, readable).all()
         index.counters["queries"] += 1
@@ -242,19 +241,21 @@ class _Query:
         kth = float(total[order[min(self.k, order.size) - 1]]) if order.size else 0.0
         return order, total, comp, kth, universe
 
-    def _within(self, docs: np.ndarray, steps: int) -> np.ndarray:
-        """``docs`` and every doc within ``steps`` neighbour links of them (sorted): a walk of ``steps`` links in
-        each direction from every doc."""
-        found = [docs]
+    def _within(self, docs: np.ndarray, *depths: int) -> tuple[np.ndarray, ...]:
+        """For each of ``depths``: ``docs`` and every doc within that many neighbour links of them (sorted). One
+        walk of the deepest in each direction from every doc serves them all."""
+        found: list[list[np.ndarray]] = [[docs] for _ in depths]
         for link in ("prev", "next"):
             current = docs
-            for _ in range(steps):
+            for step in range(1, max(depths) + 1):
                 current = self.gather(current, link).astype(np.int64)
                 current = current[current >= 0]
                 if current.size == 0:
                     break
-                found.append(current)
-        return sets.unique(np.concatenate(found))
+                for parts, depth in zip(found, depths, strict=True):
+                    if step <= depth:
+                        parts.append(current)
+        return tuple(sets.unique(np.concatenate(parts)) for parts in found)
 
     def gather(self, docs: np.ndarray, field: str | None = None) -> np.ndarray:
         """Feature records of ``docs`` (or their ``field``): the tail's own, else the cached blocks, with the
