@@ -17,13 +17,14 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 
-from .embeddings import retrieval_role
+from .embeddings import expands_queries, retrieval_role
 from .entity_index import EntityKeywordIndex
 from .event_texts import EventTexts
 from .expansion import QueryExpander
 from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
 from .rerank import rerank_by_embedding
+from .threads import query_threads
 from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
 
@@ -117,6 +118,20 @@ class Retriever:
         lanes: tuple[str, ...] = LANES,
         exclude_types: frozenset[str] = NOT_RECALLED,
     ) -> RetrievalResult:
+        with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
+            return self._search(query, sessions, k, profile, as_of, include_superseded, lanes, exclude_types)
+
+    def _search(
+        self,
+        query: str,
+        sessions: list[str] | None,
+        k: int,
+        profile: str | RetrievalProfile,
+        as_of: str | None,
+        include_superseded: bool,
+        lanes: tuple[str, ...],
+        exclude_types: frozenset[str],
+    ) -> RetrievalResult:
         started = time.perf_counter()
         chosen = get_profile(profile)
         catalog = self.catalog
@@ -140,7 +155,7 @@ class Retriever:
 
         def verbatim_lane() -> list[tuple[EventKey, float]]:
             expansion = None
-            if reranks and chosen.expansion_weight:
+            if reranks and chosen.expansion_weight and expands_queries(self.vectors.embedder):
                 try:
                     expansion = self._expansion_for(query, chosen.expansion_weight, sessions)
                 except Exception as exc:  # like a lane: a failing embedder degrades to a warning
