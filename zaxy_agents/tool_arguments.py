@@ -123,6 +123,14 @@ PurposeArgument = optional(
 )
 
 
+RetrievalProfileName = Literal["plain", "balanced", "full"]
+RetrievalProfileArgument = optional(
+    RetrievalProfileName,
+    "Which 2.2 ranking features apply: plain (none: pre-2.2 ranking), balanced (the measured default), full "
+    "(salience, PageRank, attenuation floor, cue overlap).",
+)
+
+
 def purpose_value(purpose: Any) -> str | dict[str, Any] | None:
     """A validated purpose argument as the fabric takes it (a preset name or a plain dict)."""
     return purpose.model_dump(exclude_none=True) if isinstance(purpose, BaseModel) else purpose

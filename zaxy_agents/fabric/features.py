@@ -30,6 +30,8 @@ from zaxy_agents.projection.contracts import BUILTIN_CONTRACTS, ContractTable
 from zaxy_agents.projection.extractors import BUILTIN_MODULES, generic
 from zaxy_agents.projection.producers import ProducerTable
 from zaxy_agents.projection.registry import ExtractorTable
+from zaxy_agents.salience import contracts as salience_contracts
+from zaxy_agents.salience import extractor as salience_extractor
 from zaxy_agents.synthesis import context as synthesis_context
 from zaxy_agents.synthesis import contracts as synthesis_contracts
 from zaxy_agents.synthesis import extractor as synthesis_extractor
@@ -41,6 +43,7 @@ EXTRACTOR_MODULES = (
     consolidation_extractor,
     coordinate_extractor,
     metacognition_extractor,
+    salience_extractor,
     synthesis_extractor,
 )
 PRODUCER_MODULES = (causal_producer,)
@@ -51,6 +54,7 @@ CONTRACT_MAPS = (
     consolidation_contracts.CONTRACTS,
     coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
+    salience_contracts.CONTRACTS,
     synthesis_contracts.CONTRACTS,
 )
 CHECKOUT_EXTENSIONS = (

@@ -43,7 +43,7 @@ from zaxy_agents.checkpoints.transcript import MEMORY_SOURCE
 from zaxy_agents.errors import InvalidRequestError, UnauthorizedError, ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.tool_arguments import validation_problems
+from zaxy_agents.tool_arguments import RetrievalProfileName, validation_problems
 
 from .context import render_for_model
 from .scoping import MemoryScope, ResolvedScope
@@ -161,10 +161,14 @@ def _validation_error(exc: ValidationError) -> str:
 
 
 # ---------------------------------------------------------------------- memory_checkout
+PROFILE_HELP = "Ranking features: plain (none), balanced (the measured default), full (every 2.2 feature)."
+
+
 class MemoryCheckoutArgs(BaseModel):
     query: str = Field(min_length=1, max_length=4000, description="The question or task to check memory out for.")
     max_tokens: int = Field(default=1200, ge=64, le=8000, description="Token budget of the returned packet.")
     purpose: PurposeName | None = Field(default=None, description="Purpose preset that shapes what is emphasised.")
+    retrieval_profile: RetrievalProfileName | None = Field(default=None, description=PROFILE_HELP)
 
 
 class MemoryCheckoutTool(ZaxyTool):
@@ -183,6 +187,7 @@ class MemoryCheckoutTool(ZaxyTool):
             scope=context.scope.recall,
             max_tokens=args.max_tokens,
             purpose=args.purpose,
+            retrieval_profile=args.retrieval_profile,
         )
         return render_for_model(packet)
 
@@ -226,6 +231,7 @@ class MemoryQueryArgs(BaseModel):
     query: str = Field(min_length=1, max_length=4000, description="What to search memory for.")
     k: int = Field(default=8, ge=1, le=20, description="How many hits to return.")
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated memory.")
+    retrieval_profile: RetrievalProfileName | None = Field(default=None, description=PROFILE_HELP)
 
 
 class MemoryQueryTool(ZaxyTool):
@@ -239,13 +245,18 @@ class MemoryQueryTool(ZaxyTool):
 
     def execute(self, context: ToolContext, args: MemoryQueryArgs) -> dict[str, Any]:
         response = context.fabric.query(
-            args.query, sessions=context.scope.recall, k=args.k, include_superseded=args.include_superseded
+            args.query,
+            sessions=context.scope.recall,
+            k=args.k,
+            include_superseded=args.include_superseded,
+            retrieval_profile=args.retrieval_profile,
         )
         hits = [
             {
                 "citation": hit.citation,
                 "type": hit.event_type,
                 "status": hit.status,
+                **({"attenuated": True} if hit.attenuated else {}),
                 "text": hit.text if len(hit.text) <= 400 else hit.text[:399] + "…",
                 **({"entity": hit.entity["name"], "entity_type": hit.entity["entity_type"]} if hit.entity else {}),
             }

@@ -31,9 +31,11 @@ NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # retrieval cues, not memories.
 VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
 # Generated summaries awaiting (or refused) review are not memories: they are never recalled (docs/cognitive.md).
-# Metacognitive records and belief-update proposals are diagnostics and review material, never recalled.
+# Metacognitive records and belief-update proposals are diagnostics and review material, never recalled; pins
+# (memory.pinned) are markers on a memory, not memories.
 UNREVIEWED = frozenset(
     {
+        "pin",
         "consolidation_candidate",
         "consolidation_review",
         "known_unknown",
