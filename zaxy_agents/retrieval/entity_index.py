@@ -47,6 +47,7 @@ UNREVIEWED = frozenset(
         "answer_candidate",
         "ledger_row",
         "source_group",
+        "reasoning_primitive_call",  # trace evidence of which memory operations ran
     }
 )
 RECORD = np.dtype([("len", "<f4"), ("erased", "u1"), ("pad", "u1", (3,))])
