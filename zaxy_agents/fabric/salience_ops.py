@@ -17,25 +17,37 @@ from zaxy_agents.projection.model import entity_key
 from zaxy_agents.salience.contracts import PINNED_EVENT, RESTORED_EVENT, UNPINNED_EVENT
 from zaxy_agents.salience.gate import Candidate, classify
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.models import Event
-    from zaxy_agents.retrieval.models import QueryResponse
+
+    from .belief_ops import BeliefService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+    from .retrieval_ops import RetrievalService
 
 GATE_NEIGHBOURS = 5  # existing memories a new one is compared with
 GATE_FIELD = "encoding_gate"
 GATE_ACTOR = "zaxy-gate"
 
 
-class SalienceOperations(FabricMixin):
-    """Mixin: pinning, restoring and the write-time encoding gate of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class SalienceService(FabricService):
+    """Service: pinning, restoring and the write-time encoding gate of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    if TYPE_CHECKING:
-
-        def query(self, text: str, **kwargs: Any) -> QueryResponse: ...
-
-        def propose_belief_update(self, session: str, **kwargs: Any) -> dict[str, Any]: ...
+    def __init__(
+        self,
+        core: FabricCore,
+        events: LogService,
+        projection: ProjectionService,
+        retrieval: RetrievalService,
+        beliefs: BeliefService,
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.retrieval = retrieval
+        self.beliefs = beliefs
 
     def pin(
         self,
@@ -88,7 +100,7 @@ class SalienceOperations(FabricMixin):
         name = next((e.name for e in extraction.entities if e.mode == "assert"), None)
         if not text.strip() or not self.log.has_session(session):
             return classify(event_type, text, [], name)
-        hits = self.query(text[:4000], sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
+        hits = self.retrieval.query(text[:4000], sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
         candidates = [
             Candidate(hit.citation, hit.event_type, hit.text, hit.status, hit.entity["name"] if hit.entity else None)
             for hit in hits
@@ -108,10 +120,10 @@ class SalienceOperations(FabricMixin):
                 remediation="Leave it out.",
             )
         body[GATE_FIELD] = tag = self.encoding_gate(session, type, body)
-        event = self.append(session, type, body, actor=actor)
+        event = self.events.append(session, type, body, actor=actor)
         if "interferes_with" in tag:  # proactive interference: a review-gated proposal citing both
             old = self.log.resolve(tag["interferes_with"])
-            self.propose_belief_update(
+            self.beliefs.propose_belief_update(
                 session,
                 claim=event.payload.get("fact") or tag["interferes_with"],
                 rationale=f"a new fact interferes with a current one: {tag['interferes_with']} vs {event.citation}",
@@ -134,8 +146,8 @@ class SalienceOperations(FabricMixin):
         current: bool,
     ) -> Event:
         validate_session_id(session)
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         key = entity_key(session, entity_type, name)
         if (catalog.current(key) if current else catalog.latest(key)) is None:
             raise NotFoundError(
@@ -146,4 +158,4 @@ class SalienceOperations(FabricMixin):
         payload: dict[str, Any] = {"entity_name": name, "entity_type": entity_type}
         if reason:
             payload["reason"] = reason
-        return self.append(session, event_type, payload, actor=actor)
+        return self.events.append(session, event_type, payload, actor=actor)
