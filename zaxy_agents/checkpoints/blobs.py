@@ -32,9 +32,16 @@ class BlobRecord:
     ref: str
     encoding: str  # "full" | "append"
     kind: str  # serde type tag
-    data: bytes
+    text: str  # base64, as stored: decoded on first read, so replaying a thread decodes only what is read
     base: str | None
     container: str  # "list" | "value"
+    _data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = unb64(self.text)
+        return self._data
 
 
 class ElementCache:
@@ -91,14 +98,16 @@ class BlobTable:
                 return
             del self._parts[ref]
             pending.sort(key=lambda p: p["part"])
-            data = unb64("".join(p["data"] for p in pending))
+            text = "".join(p["data"] for p in pending)
         else:
-            data = unb64(payload["data"])
+            text = payload["data"]
+        if not isinstance(text, str):
+            raise TypeError("checkpoint blob data must be base64 text")
         self.records[ref] = BlobRecord(
             ref=ref,
             encoding=payload["encoding"],
             kind=payload["type"],
-            data=data,
+            text=text,
             base=payload.get("base"),
             container=payload.get("container", "value"),
         )
