@@ -78,6 +78,11 @@ class BlobTable:
         self.records: dict[str, BlobRecord] = {}
         self._parts: dict[str, list[dict[str, Any]]] = {}
 
+    @property
+    def pending_parts(self) -> bool:
+        """Whether a multi-part blob has parts applied and parts still to come."""
+        return bool(self._parts)
+
     def __contains__(self, ref: str) -> bool:
         return ref in self.records
 
@@ -181,11 +186,16 @@ class BlobTable:
                 return None
             start = tuple(decoded)
             self.cache.put((self.session, first.ref), start)
+        if not chain:
+            return start
+        # One concatenation, and only the version asked for is cached: caching every version on the way would
+        # build O(n^2) elements for an n-step history (older versions are rebuilt when time travel asks).
+        elements = list(start)
         for record in reversed(chain):
-            suffix = serde.loads_typed((record.kind, record.data))
-            start = start + tuple(suffix)
-            self.cache.put((self.session, record.ref), start)
-        return start
+            elements.extend(serde.loads_typed((record.kind, record.data)))
+        result = tuple(elements)
+        self.cache.put((self.session, ref), result)
+        return result
 
     def _record(self, ref: str) -> BlobRecord:
         record = self.records.get(ref)
