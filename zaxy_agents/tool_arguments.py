@@ -379,3 +379,57 @@ class BeliefListFields(BaseModel):
     status: optional(BeliefStatus, "Only proposals in this review state.") = None
     as_of: as_of_field("List them") = None
     limit: int = Field(default=50, ge=0, le=200, description="At most this many (newest first).")
+
+
+# ---------------------------------------------------------------------- synthesis artifacts and evidence (seed 003)
+CandidateRef = (
+    Annotated[str, Field(max_length=20, pattern=r"^ans_[0-9a-f]{16}$")]
+    | Annotated[int, Field(ge=1, le=10)]
+    | Annotated[dict[str, Any], Field(json_schema_extra={"maxProperties": 20})]
+)
+CHECKOUT_HELP = (
+    "The memory_checkout response, unchanged (its session owns the artifact; its diagnostics.synthesis holds "
+    "the answer_candidates and ledger_rows)."
+)
+CANDIDATE_HELP = "One of diagnostics.synthesis.answer_candidates: the object, its candidate_id (ans_...) or its rank."
+
+
+class CheckoutArgument(BaseModel):
+    """The MCP form: the checkout response itself."""
+
+    checkout: dict[str, Any] = Field(description=CHECKOUT_HELP, json_schema_extra={"maxProperties": 40})
+
+
+class CheckoutQueryArgument(BaseModel):
+    """The LangGraph form: the model saw the checkout as text, so the tool checks the same query out again (same
+    session and scope; unchanged memory gives the same candidates and rows, with the same ids)."""
+
+    query: str = Field(
+        min_length=1, max_length=4000, description="The query you called memory_checkout with (same words)."
+    )
+    purpose: optional(PurposePreset, "The purpose you checked out with, if any.") = None
+
+
+class SynthesisArtifactFields(BaseModel):
+    candidate: optional(CandidateRef, CANDIDATE_HELP + " Needs outcome.") = None
+    outcome: optional(
+        Literal["used", "helpful", "accepted", "rejected", "irrelevant", "wrong", "corrected", "excluded"],
+        "What happened to the candidate: used (helpful, accepted), rejected (irrelevant, wrong), corrected (with "
+        "corrected_value) or excluded. Needs candidate.",
+    ) = None
+    corrected_value: optional(str, "The answer given instead (outcome corrected).", min_length=1, max_length=200) = None
+    reason: optional(str, "Why.", min_length=1, max_length=2000) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
+
+
+class SynthesisEvidenceFields(BaseModel):
+    row: (
+        Annotated[str, Field(max_length=20, pattern=r"^row_[0-9a-f]{16}$")]
+        | Annotated[dict[str, Any], Field(json_schema_extra={"maxProperties": 20})]
+    ) = Field(description="One of diagnostics.synthesis.ledger_rows: the object or its row_id (row_...).")
+    outcome: Literal["used", "helpful", "excluded"] = Field(
+        description="used or helpful (memory.evidence.reinforced) or excluded (memory.evidence.excluded)."
+    )
+    candidate: optional(CandidateRef, CANDIDATE_HELP + " The answer the row supports or was excluded from.") = None
+    reason: optional(str, "Why.", min_length=1, max_length=2000) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")

@@ -113,9 +113,19 @@ def test_fix_applies_only_safe_repairs_and_rechecks(env: Env) -> None:
         "notes", [{"type": "fact.asserted", "payload": {"fact": "not projected yet"}}], eventloom_path=env.eventloom
     )
     before = (env.eventloom / "notes.jsonl").read_bytes()
+    with MemoryFabric.from_path(env.eventloom) as fabric:
+        fabric.append("torn", "fact.asserted", {"fact": "written before the damage"})
+    torn = env.eventloom / "torn.jsonl"
+    intact = torn.read_bytes()
+    with torn.open("ab") as handle:
+        handle.write(b"\x00\xffnot an event\n")  # a damaged log
+    assert by_name(doctor(env)[1])["damaged logs"]["status"] == "fail"
     code, report, _human = doctor(env, "--fix")
     checks = by_name(report)
     assert code == 0, report
+    assert checks["damaged logs"]["status"] == "ok" and "(torn)" in checks["damaged logs"]["repaired"], checks
+    assert torn.read_bytes().startswith(intact)  # the readable event kept its bytes; a repair record follows
+    assert [path.read_bytes() for path in (env.eventloom / ".repair").glob("torn.*.bad")] == [b"\x00\xffnot an event\n"]
     assert (
         "removed 1 derived files" in checks["derived state"]["repaired"] and checks["derived state"]["status"] == "ok"
     )

@@ -34,3 +34,14 @@ def test_belief_update_doc_example_runs(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "1"
+
+
+def test_synthesis_doc_example_runs(tmp_path: Path) -> None:
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    section = text.split("## Synthesis artifacts", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
+    result = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == "sum $750" and lines[1].startswith("eventloom://trip/events/4#")
+    assert lines[1].endswith("memory.synthesis.used")

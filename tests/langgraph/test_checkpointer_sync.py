@@ -115,7 +115,7 @@ def test_put_writes_idempotent_special_channels_and_order(saver: ZaxyCheckpointe
     assert saver.get_tuple(config("t")).pending_writes == []
 
 
-def test_delete_thread_hides_everything_but_keeps_history(saver: ZaxyCheckpointer) -> None:
+def test_delete_thread_erases_the_thread_and_records_it(saver: ZaxyCheckpointer) -> None:
     stored = chain(saver, "t", 3)
     saver.put_writes(stored[-1], [("ch", 1)], "task")
     chain(saver, "keep", 1)
@@ -125,10 +125,12 @@ def test_delete_thread_hides_everything_but_keeps_history(saver: ZaxyCheckpointe
     assert saver.get_tuple(config("t")) is None and ids(saver, config("t")) == []
     assert saver.get_tuple(config("keep")) is not None
     events = list(saver.fabric.replay(session))
-    assert len(events) == before + 1 and events[-1].type == "checkpoint.thread_deleted"
+    assert [e.type for e in events[-2:]] == ["checkpoint.thread_deleted", "eventloom.erased"]
+    assert len(events) == before + 2 and all(e.erased and e.payload == {} for e in events[:-1])  # content gone
+    assert saver.fabric.verify(session).ok
     saver.delete_thread("t")  # nothing left: no new event
     saver.delete_thread("never-existed")
-    assert saver.fabric.head(session).seq == before + 1
+    assert saver.fabric.head(session).seq == before + 2
     again = chain(saver, "t", 1)  # a deleted thread can start over
     assert ids(saver, config("t")) == [again[0]["configurable"]["checkpoint_id"]]
 

@@ -132,12 +132,9 @@ def test_state_survives_restart(eventloom) -> None:
         assert second.get(("n",), "gone") is None
 
 
-def test_events_are_cited_and_deleted_items_stay_in_history(store: ZaxyStore) -> None:
+def test_events_are_cited_and_deleted_items_are_erased(store: ZaxyStore) -> None:
     store.put(("docs", "u1"), "k", {"text": "hello"})
-    store.delete(("docs", "u1"), "k")
-    events = list(store.fabric.replay(store.session))
-    assert [e.type for e in events] == ["store.item.put", "store.item.deleted"]
-    put, deleted = events
+    put = next(iter(store.fabric.replay(store.session)))
     assert put.payload == {
         "namespace": ["docs", "u1"],
         "key": "k",
@@ -146,8 +143,13 @@ def test_events_are_cited_and_deleted_items_stay_in_history(store: ZaxyStore) ->
         "ttl_minutes": None,
         "expires_at": None,
     }
-    assert deleted.payload == {"namespace": ["docs", "u1"], "key": "k", "reason": "delete"}
     assert store.fabric.resolve(put.citation) == put
+    store.delete(("docs", "u1"), "k")
+    events = list(store.fabric.replay(store.session))
+    assert [e.type for e in events] == ["store.item.put", "store.item.deleted", "eventloom.erased"]
+    assert all(e.erased and e.payload == {} for e in events[:2])  # the put and the delete lost their content
+    record = events[2].payload
+    assert record["reason"] == "store.delete" and [(r["from_seq"], r["to_seq"]) for r in record["ranges"]] == [(1, 2)]
     assert store.fabric.verify(store.session).ok
 
 

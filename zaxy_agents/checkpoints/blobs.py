@@ -58,6 +58,10 @@ class ElementCache:
             self._entries.move_to_end(key)
         return value
 
+    def forget_session(self, session: str) -> None:
+        for key in [key for key in self._entries if key[0] == session]:
+            self._size -= len(self._entries.pop(key))
+
     def put(self, key: tuple[str, str], value: tuple[Any, ...]) -> None:
         old = self._entries.pop(key, None)
         if old is not None:

@@ -82,6 +82,10 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
         """Every later call raises ``ClosedError``; the views are dropped."""
         self.views.close()
 
+    def on_erased(self, session: str) -> None:
+        """An erasure in ``session`` scrubbed the log: drop its thread view and decoded values now."""
+        self.views.forget(session)
+
     def session_of(self, thread_id: str) -> str:
         """The Eventloom session that holds ``thread_id`` (see :mod:`.sessions`)."""
         return self.views.session(thread_id)

@@ -1,4 +1,7 @@
-"""Thread views: each thread session replayed on first use and kept current (also across processes)."""
+"""Thread views: each thread session replayed on first use and kept current (also across processes).
+
+A view that meets an ``eventloom.erased`` record (its thread was erased here or by another process) is dropped
+with its decoded values and replayed from the scrubbed log, so no erased value stays in memory."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from zaxy_agents.errors import ClosedError
+from zaxy_agents.eventloom.erasure import ERASURE_TYPE
 from zaxy_agents.eventloom.follower import SessionFollower
 from zaxy_agents.eventloom.protocol import EventLog
 
@@ -23,7 +27,7 @@ DEFAULT_MAX_VIEWS = 512
 
 
 class ThreadView:
-    __slots__ = ("follower", "observed", "state")
+    __slots__ = ("erased", "follower", "observed", "state")
 
     def __init__(self, log: EventLog, session: str, cache: ElementCache) -> None:
         self.state = ThreadState(session, cache)
@@ -31,12 +35,15 @@ class ThreadView:
         # Per namespace, the newest checkpoint this saver has seen as the thread's latest (read, loaded or
         # written): a put whose thread has a newer latest that this saver never saw forks a concurrent writer.
         self.observed: dict[str, str | None] = {}
+        self.erased = False  # an erasure record was applied: state may hold erased values
 
     def observe_all(self) -> None:
         for ns, space in self.state.namespaces.items():
             self.observed[ns] = space.ids[-1] if space.ids else None
 
     def _apply(self, seq: int, event_type: str, _timestamp: str, payload: dict[str, Any]) -> None:
+        if event_type == ERASURE_TYPE:
+            self.erased = True
         self.state.apply(seq, event_type, payload)
 
 
@@ -92,10 +99,20 @@ class ThreadViews:
                 self._views.popitem(last=False)
             view.follower.catch_up()
             view.observe_all()
+            view.erased = False  # built from the scrubbed log
             return view
         self._views.move_to_end(session)
         view.follower.catch_up()
+        if view.erased:
+            self.forget(session)
+            return self.view_of_session(session)
         return view
+
+    def forget(self, session: str) -> None:
+        """Drop the view of ``session`` and its decoded values (after an erasure); the next use replays it."""
+        with self.lock:
+            self._views.pop(session, None)
+            self.cache.forget_session(session)
 
     def all_views(self) -> Iterator[ThreadView]:
         """Every thread in the log (discovers sessions other processes created)."""

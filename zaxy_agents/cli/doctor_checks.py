@@ -136,6 +136,7 @@ def check_log_integrity(ctx: DoctorContext) -> list[Check]:
                 f"{len(ctx.damaged)} session files cannot be read (first: {name}: {why[:160]})",
                 fix=_repair_hint(name),
                 details={"damaged": ctx.damaged},
+                repair=lambda: _repair_damaged(ctx, sorted(ctx.damaged)),
             )
         )
     else:
@@ -145,9 +146,28 @@ def check_log_integrity(ctx: DoctorContext) -> list[Check]:
 
 def _repair_hint(session: str) -> str:
     return (
-        f"Move the unparseable bytes of {session}.jsonl aside with `zaxy repair -s {session}` where available; until "
-        "then keep a copy and truncate the file to its last line that `zaxy verify` accepts."
+        f"`zaxy doctor --fix` (or `zaxy repair -s {session}`) moves the unparseable bytes of {session}.jsonl to "
+        "`.repair/` and records it; every readable event keeps its bytes, seq and citation."
     )
+
+
+def _repair_damaged(ctx: DoctorContext, sessions: list[str]) -> str:
+    """``zaxy repair`` for each damaged session: unreadable bytes go to a sidecar, an ``eventloom.repaired`` record
+    says so; no readable event is deleted or rewritten (a session that was edited, not damaged, is refused)."""
+    repaired, refused = [], []
+    fabric = ctx.fabric()
+    for session in sessions:
+        try:
+            result = fabric.repair(session, actor="zaxy-doctor")
+        except Exception as exc:  # a file name that is no session id, an unreadable file
+            refused.append(f"{session} ({type(exc).__name__}: {exc})")
+            continue
+        repaired.extend(result["repaired"])
+        refused.extend(
+            f"{report['session']} ({report['refused']})" for report in result["sessions"] if report.get("refused")
+        )
+    text = f"moved the unreadable bytes of {len(repaired)} sessions to .repair/ ({', '.join(repaired) or 'none'})"
+    return text + (f"; not repaired: {'; '.join(refused)}" if refused else "")
 
 
 def check_spool(ctx: DoctorContext) -> Check:

@@ -3,7 +3,9 @@
 A view (the LangGraph store's items, a thread's checkpoints) is built by replaying its session and then kept
 current incrementally: before each read it asks the log for a cheap change token (``stat`` of the JSONL file;
 the head seq/hash for backends without one) and replays only the events after the last one it applied. Its
-own appends are applied straight from the returned events when nothing else was appended in between.
+own appends are applied straight from the returned events when nothing else was appended in between. Erased
+events (their content is gone, see :mod:`.erasure`) are never passed on; the ``eventloom.erased`` record is, so a
+view holding their content in memory rebuilds itself from the scrubbed log.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .erasure import is_erased
 from .protocol import EventLog, LogCapability
 
 Apply = Callable[[int, str, str, dict[str, Any]], None]  # (seq, type, timestamp, payload)
@@ -60,7 +63,7 @@ class SessionFollower:
             seq = envelope["seq"]
             if seq in own:
                 self._apply_event(own[seq], apply_own)
-            else:
+            elif not is_erased(envelope):
                 self.apply(seq, envelope["type"], envelope["timestamp"], envelope["payload"])
             self.applied_seq = seq
 
@@ -89,7 +92,8 @@ class SessionFollower:
 
     def _replay_from(self, from_seq: int, to_seq: int | None) -> None:
         for envelope in self.log.replay_envelopes(self.session, from_seq, to_seq):
-            self.apply(envelope["seq"], envelope["type"], envelope["timestamp"], envelope["payload"])
+            if not is_erased(envelope):
+                self.apply(envelope["seq"], envelope["type"], envelope["timestamp"], envelope["payload"])
             self.applied_seq = envelope["seq"]
 
 

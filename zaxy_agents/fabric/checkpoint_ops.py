@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ class CheckpointOperations:
 
     log: EventLog
     backend: StorageBackend
+    on_erase: Callable[[Callable[[str], None]], None]
 
     def checkpoint_store(
         self,
@@ -32,7 +34,7 @@ class CheckpointOperations:
         """
         from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX, CheckpointStore
 
-        return CheckpointStore(
+        store = CheckpointStore(
             self.log,
             session_prefix=session_prefix or DEFAULT_SESSION_PREFIX,
             capture_transcripts=capture_transcripts,
@@ -42,6 +44,8 @@ class CheckpointOperations:
             index_dir=self.backend.derived_path / "checkpoints",  # per deployment, like the item store's state
             identity=str(self.backend.derived_path),
         )
+        self.on_erase(store.on_erased)
+        return store
 
     def _pending_writes_log(self) -> EventLog:
         """A group-commit handle on the same log for pending writes (see ``CheckpointStore``).

@@ -39,6 +39,7 @@ from .metacognition_ops import MetacognitionOperations
 from .projection_ops import ProjectionOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
+from .synthesis_ops import SynthesisOperations
 from .workingset_ops import WorkingSetOperations
 
 
@@ -55,6 +56,7 @@ class MemoryFabric(
     MetacognitionOperations,
     ConfidenceOperations,
     BeliefOperations,
+    SynthesisOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

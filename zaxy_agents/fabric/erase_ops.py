@@ -1,7 +1,8 @@
 """Real forgetting: erase events so their content is unrecoverable from every file and table Zaxy writes.
 
 ``erase_events`` (and ``erase_session`` / ``erase_range`` / ``erase_citation`` on top of it; the CLI's
-``zaxy memory erase``, the MCP admin tool ``memory_erase``, LangGraph's ``delete_thread``) does, in order:
+``zaxy memory erase``, the MCP admin tool ``memory_erase``, LangGraph's ``delete_thread`` and the LangGraph store's
+deletes through ``erase_store_items``) does, in order:
 
 1. reads the target events as they are (their pre-erasure envelopes, which derived stores use to remove their
    rows precisely);
@@ -10,7 +11,10 @@
    of the erasure from it (their derived state erases itself when catch-up meets it);
 3. scrubs the log (:mod:`zaxy_agents.eventloom.erasure`: the chain still verifies);
 4. erases derived state here: the projection's catalog, indexes and graph (``Projector.erase``, which rewrites
-   its files so no freed page keeps the bytes), the working-set fold cache, and the embedding cache.
+   its files so no freed page keeps the bytes), the working-set fold cache, and the embedding cache; then every
+   derived store open in this process that registered with :meth:`EraseOperations.on_erase` (the LangGraph item
+   store's SQLite file, checkpoint thread views) drops what it holds. Stores in other processes do the same when
+   their catch-up meets the record.
 
 A crash after step 2 leaves a record whose events still hold content: ``zaxy repair`` (or the same erase again)
 finishes it. Erasure records, repair records and torn-tail records hold no content and are never erased.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
@@ -150,6 +155,41 @@ class EraseOperations(FabricMixin):
             )
         return self.erase_events(parsed.session, [parsed.seq], actor=actor, reason=reason)
 
+    def erase_store_items(
+        self,
+        session: str,
+        keys: Iterable[tuple[Iterable[str], str]],
+        *,
+        actor: str = "langgraph",
+        reason: str | None = "store.delete",
+        through_seq: int | None = None,
+    ) -> dict[str, Any] | None:
+        """Erase every ``store.item.*`` event (all versions: puts, chunks, TTL touches, the delete itself) that
+        names one of ``keys`` (``(namespace, key)``) in the item-store ``session``, up to ``through_seq`` (default:
+        its current head; a TTL sweep passes its last delete, so a put of the same key made since survives); what
+        the LangGraph store's ``delete`` and TTL sweep call. None when no live event names them."""
+        wanted = {(tuple(namespace), str(key)) for namespace, key in keys}
+        head = self.log.head(session)
+        if not wanted or head is None:
+            return None
+        last = head.seq if through_seq is None else min(through_seq, head.seq)
+        seqs = []
+        for envelope in self.log.replay_envelopes(session, 1, last):
+            if not str(envelope.get("type", "")).startswith(_STORE_ITEM_PREFIX) or is_erased(envelope):
+                continue
+            payload = envelope.get("payload") or {}
+            namespace, key = payload.get("namespace"), payload.get("key")
+            if isinstance(namespace, list) and (tuple(namespace), str(key)) in wanted:
+                seqs.append(envelope["seq"])
+        if not seqs:
+            return None
+        return self.erase_events(session, seqs, actor=actor, reason=reason)
+
+    def on_erase(self, hook: Callable[[str], None]) -> None:
+        """Register ``hook(session)``, called after an erasure in ``session`` scrubbed the log: a derived store
+        open in this process drops what it holds at once (see the module docstring)."""
+        self.__dict__.setdefault("_erase_hooks", []).append(hook)
+
     def finish_erasures(self, session: str) -> int:
         """Finish erasures a crash interrupted (a record whose events still hold content); returns how many events
         were scrubbed. ``zaxy repair`` calls it for every session."""
@@ -185,3 +225,9 @@ class EraseOperations(FabricMixin):
         if seqs:
             shutil.rmtree(self.settings.derived_path / "embeddings", ignore_errors=True)  # vectors of the texts
             self.projector.erase(session, seqs, envelopes)
+            for hook in list(self.__dict__.get("_erase_hooks", ())):
+                hook(session)
+
+
+# store.item.put / .chunk / .touched / .deleted (zaxy_agents.itemstore.events; not imported: numpy + langgraph)
+_STORE_ITEM_PREFIX = "store.item."

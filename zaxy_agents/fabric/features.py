@@ -30,6 +30,9 @@ from zaxy_agents.projection.contracts import BUILTIN_CONTRACTS, ContractTable
 from zaxy_agents.projection.extractors import BUILTIN_MODULES, generic
 from zaxy_agents.projection.producers import ProducerTable
 from zaxy_agents.projection.registry import ExtractorTable
+from zaxy_agents.synthesis import context as synthesis_context
+from zaxy_agents.synthesis import contracts as synthesis_contracts
+from zaxy_agents.synthesis import extractor as synthesis_extractor
 
 EXTRACTOR_MODULES = (
     *BUILTIN_MODULES,
@@ -38,6 +41,7 @@ EXTRACTOR_MODULES = (
     consolidation_extractor,
     coordinate_extractor,
     metacognition_extractor,
+    synthesis_extractor,
 )
 PRODUCER_MODULES = (causal_producer,)
 CONTRACT_MAPS = (
@@ -47,11 +51,13 @@ CONTRACT_MAPS = (
     consolidation_contracts.CONTRACTS,
     coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
+    synthesis_contracts.CONTRACTS,
 )
 CHECKOUT_EXTENSIONS = (
     *BUILTIN_EXTENSIONS,
     ("metacognition", metacognition_context.metacognition),
     ("belief_update_proposals", beliefs_context.belief_update_proposals),
+    ("synthesis", synthesis_context.synthesis),
 )
 
 

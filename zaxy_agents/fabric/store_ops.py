@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ class StoreOperations:
     settings: ZaxySettings
     backend: StorageBackend
     _closers: list[Any]
+    on_erase: Callable[[Callable[[str], None]], None]
 
     def item_store(
         self,
@@ -46,4 +48,5 @@ class StoreOperations:
             actor=actor,
         )
         self._closers.append(store.close)
+        self.on_erase(store.on_erased)
         return store

@@ -58,6 +58,12 @@ class EmbeddingCache:
         with self._lock:
             return np.stack([self._vectors[digest] for digest in digests]) if digests else np.zeros((0, 0), np.float32)
 
+    def forget(self) -> None:
+        """Drop the vectors held in memory (after an erasure removed the cache files); read again on next use."""
+        with self._lock:
+            self._vectors.clear()
+            self._loaded = False
+
     def _file(self, dims: int) -> Path | None:
         return None if self.directory is None else self.directory / f"{self._slug}.{dims}.vec"
 

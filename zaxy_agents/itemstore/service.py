@@ -17,7 +17,7 @@ import logging
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,8 +111,10 @@ class ItemStore:
         self._cache = EmbeddingCache(self.index.model_id, cache_dir) if self.index else None
         self._chunks: tuple[tuple[tuple[str, ...], str], dict[int, str]] | None = None
         self._lock = threading.RLock()
-        self._follower = DerivedFollower(log, self.db, self._apply, self._reset)
+        self._follower = DerivedFollower(log, self.db, self._apply, self._reset, self.state.derives_from)
         self.sweeper = TTLSweeper(self.sweep_expired)
+        # Called by every sweep that deleted items: ``on_expired(keys, through_seq)`` (see ``sweep_expired``).
+        self.on_expired: Callable[[list[tuple[tuple[str, ...], str]], int], None] | None = None
         with self._lock:
             self._catch_up()
         if self.ttl.get("sweep_interval_minutes"):
@@ -330,7 +332,8 @@ class ItemStore:
         return {"type": event_type, "payload": payload, "actor": self.actor}
 
     def sweep_expired(self) -> int:
-        """Delete every expired item (one ``store.item.deleted`` with reason ``ttl_expired`` each)."""
+        """Delete every expired item (one ``store.item.deleted`` with reason ``ttl_expired`` each), then hand the
+        expired keys and the last delete's seq to ``on_expired`` (the LangGraph store erases them there)."""
         with self._lock:
             self.check_open()
             self._catch_up()
@@ -338,8 +341,11 @@ class ItemStore:
             if not expired:
                 return 0
             drafts = [self._draft(ev.ITEM_DELETED, ev.deleted_payload(ns, key, "ttl_expired")) for ns, key in expired]
-            self._absorb(self.log.append_many(self.session, drafts), {})
-            return len(expired)
+            written = self.log.append_many(self.session, drafts)
+            self._absorb(written, {})
+        if self.on_expired is not None:  # outside the lock: the erasure calls back into on_erased
+            self.on_expired(expired, written[-1].seq)
+        return len(expired)
 
     def close(self) -> None:
         """Stop the sweeper and release the derived file; every later call raises ``ClosedError``."""
@@ -363,6 +369,17 @@ class ItemStore:
         self.state.clear()
         self.vectors = None
         self._chunks = None
+        if self._cache is not None:
+            self._cache.forget()
+
+    def on_erased(self, session: str) -> None:
+        """An erasure in ``session`` scrubbed the log: catch up now (the follower empties and rebuilds the
+        derived file, then compacts it), so no erased value waits in it for the next call."""
+        if session != self.session:
+            return
+        with self._lock:
+            if not self.closed:
+                self._catch_up()
 
     def _apply_own(self, event: Any, prepared: dict[tuple[tuple[str, ...], str], _PreparedPut]) -> bool:
         settled = self._apply(event.seq, event.type, event.timestamp, event.payload, own=True)

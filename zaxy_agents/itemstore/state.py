@@ -265,6 +265,15 @@ class ItemState:
             indexed.add(name)
         return expression
 
+    def derives_from(self, ranges: list[tuple[int, int]]) -> bool:
+        """Whether a live item was written by an event in one of ``ranges`` (inclusive), or by the put right after
+        one (whose chunks precede it): only then must an erasure rebuild the items; a deleted item's row is gone
+        already (zeroed by ``secure_delete``)."""
+        return any(
+            self.conn.execute("SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT 1", (first, last + 1)).fetchone()
+            for first, last in ranges
+        )
+
     def forget_indexes(self) -> None:
         self._indexed_fields = None
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
     from .scoping import MemoryScope, memory_session
     from .store import AsyncZaxyStore, ZaxyStore
+    from .synthesis import synthesis_tools
     from .tools import ZaxyTool, memory_tools
 
 _EXPORTS = {
@@ -51,6 +52,7 @@ _EXPORTS = {
     "cognitive_tools": "cognitive",
     "metacognition_tools": "metacognition",
     "belief_tools": "beliefs",
+    "synthesis_tools": "synthesis",
 }
 __all__ = [
     "AsyncZaxyCheckpointer",
@@ -71,6 +73,7 @@ __all__ = [
     "memory_session",
     "memory_tools",
     "metacognition_tools",
+    "synthesis_tools",
     "with_memory",
 ]
 

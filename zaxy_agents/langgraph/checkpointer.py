@@ -24,6 +24,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from zaxy_agents.checkpoints import next_version
+from zaxy_agents.errors import NotFoundError
 from zaxy_agents.eventloom.redaction import check_policy, redaction_policy
 from zaxy_agents.fabric import MemoryFabric
 
@@ -173,8 +174,18 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
             self._store.put_writes(config, writes, task_id, task_path, self.serde)  # type: ignore[arg-type]
 
     def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread for real: a ``checkpoint.thread_deleted`` event hides it at once, then every event
+        of its session (checkpoints, blobs, writes, transcript turns, the marker) is erased from the log and from
+        every derived file (``MemoryFabric.erase_session``); an ``eventloom.erased`` record says when and by whom.
+        The thread id stays usable: later puts continue the same chain."""
         with redaction_policy(self._redaction):
             self._store.delete_thread(thread_id)
+        try:
+            self._fabric.erase_session(
+                self._store.session_of(thread_id), actor=self._store.actor, reason="delete_thread"
+            )
+        except NotFoundError:  # a thread that never had an event
+            return
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         with redaction_policy(self._redaction):

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, Self
 
-from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result, TTLConfig
 
 from zaxy_agents.eventloom.redaction import check_policy, redaction_policy
 from zaxy_agents.fabric import MemoryFabric
@@ -55,6 +55,7 @@ class ZaxyStore(BaseStore):
         self.index_config = index
         self.ttl_config = ttl
         self._items = self._fabric.item_store(session, index=index, ttl=ttl)
+        self._items.on_expired = self._erase_expired
 
     @classmethod
     def from_path(
@@ -110,15 +111,36 @@ class ZaxyStore(BaseStore):
         return self._items.session
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
         with redaction_policy(self._redaction):
-            return self._items.execute(ops)
+            results = self._items.execute(ops)
+        self._erase_deleted(ops)
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
         with redaction_policy(self._redaction):  # worker threads started with asyncio.to_thread inherit it
-            return await self._items.aexecute(ops)
+            results = await self._items.aexecute(ops)
+        if _deleted_keys(ops):
+            await asyncio.to_thread(self._erase_deleted, ops)
+        return results
+
+    def _erase_deleted(self, ops: list[Op]) -> None:
+        """A delete is real: every event that held the item (all its versions) is erased from the log and from
+        every derived file (``MemoryFabric.erase_store_items``); one erasure per batch."""
+        if keys := _deleted_keys(ops):
+            self._fabric.erase_store_items(self._items.session, keys, actor=self._items.actor, reason="store.delete")
+
+    def _erase_expired(self, keys: list[tuple[tuple[str, ...], str]], through_seq: int) -> None:
+        """Expiry is a delete: a sweep's expired items are erased like ``delete`` erases (every version, from the
+        log and every derived file), up to the sweep's last ``store.item.deleted``; one erasure per sweep."""
+        self._fabric.erase_store_items(
+            self._items.session, keys, actor=self._items.actor, reason="ttl_expired", through_seq=through_seq
+        )
 
     def sweep_ttl(self) -> int:
-        """Delete expired items now; returns how many (each leaves a ``store.item.deleted`` event)."""
+        """Delete expired items now and erase them (every version, as ``delete``); returns how many (each leaves a
+        ``store.item.deleted`` event, then one ``eventloom.erased`` record per sweep)."""
         return self._items.sweep_expired()
 
     async def asweep_ttl(self) -> int:
@@ -154,6 +176,15 @@ class ZaxyStore(BaseStore):
         self.close()
 
 
+def _deleted_keys(ops: list[Op]) -> list[tuple[tuple[str, ...], str]]:
+    """The (namespace, key) pairs the batch leaves deleted (its last put per key has no value)."""
+    last: dict[tuple[tuple[str, ...], str], bool] = {}
+    for op in ops:
+        if isinstance(op, PutOp):
+            last[(tuple(op.namespace), str(op.key))] = op.value is None
+    return [key for key, deleted in last.items() if deleted]
+
+
 class AsyncZaxyStore(ZaxyStore):
     """The name ``AsyncSqliteStore`` / ``AsyncPostgresStore`` users reach for, with an awaitable :meth:`setup`::
 
@@ -169,7 +200,7 @@ class AsyncZaxyStore(ZaxyStore):
         await asyncio.to_thread(ZaxyStore.setup, self)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self._items.execute, list(ops))
+        return await asyncio.to_thread(self.batch, list(ops))
 
     async def asweep_ttl(self) -> int:
         return await asyncio.to_thread(self.sweep_ttl)

@@ -317,7 +317,7 @@ def memory_tools(
     """The default memory tools (or those named in ``include``, which may also name opt-in tools such as the
     causal and consolidation tools of :mod:`.cognitive` and the metacognition tools of :mod:`.metacognition`),
     scoped as described in :mod:`.scoping`."""
-    from . import beliefs, cognitive, metacognition  # noqa: F401 - register the opt-in tools
+    from . import beliefs, cognitive, metacognition, synthesis  # noqa: F401 - register the opt-in tools
 
     memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
     names = [n for n, t in ZaxyTool.registry.items() if t.default] if include is None else list(include)

@@ -39,6 +39,11 @@ UNREVIEWED = frozenset(
         "confidence_assessment",
         "reverification_request",
         "belief_update_proposal",
+        # synthesis artifacts and their ledgers: composed answers and feedback, not memories
+        "synthesis_artifact",
+        "answer_candidate",
+        "ledger_row",
+        "source_group",
     }
 )
 RECORD = np.dtype([("len", "<f4"), ("erased", "u1"), ("pad", "u1", (3,))])

@@ -15,6 +15,13 @@ may lag it (a crash between an append and the file's commit) and is caught up on
 in WAL mode with ``synchronous=NORMAL`` (never corrupt after a crash, may lose its last commits, which the log
 still has) and ``secure_delete`` (deleted content is overwritten, not left in free pages). Nothing here ever
 executes stored data (no pickle).
+
+Erasure: erased events keep their hashes (the position stays valid), so a follower that meets an
+``eventloom.erased`` record after its position asks its owner whether a live row still derives from an erased
+event (``holds``; without it, assume so): if so it empties the derived tables and rebuilds them from the scrubbed
+log (erased events are skipped). Either way it then rewrites the file (``VACUUM``) and truncates its WAL, so no
+page of the file keeps erased content (rows deleted earlier were zeroed by ``secure_delete`` but their old
+images may sit in the WAL).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from zaxy_agents.eventloom.erasure import ERASURE_TYPE, is_erased
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 
 logger = logging.getLogger(__name__)
@@ -39,6 +47,8 @@ logger = logging.getLogger(__name__)
 # event that does not continue an open group abandons it (an orphan left by a crash), so only the last events
 # of a pass can be unsettled.
 Apply = Callable[[int, str, str, dict[str, Any]], bool]
+# holds(ranges) -> whether a live row derives from an event in one of the inclusive (from_seq, to_seq) ranges.
+Holds = Callable[[list[tuple[int, int]]], bool]
 
 _META = "CREATE TABLE IF NOT EXISTS derived_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
@@ -135,11 +145,32 @@ class DerivedDatabase:
                 raise
             self.conn.execute("COMMIT")
 
+    def scrub(self) -> None:
+        """Leave no page holding deleted rows: ``VACUUM`` rewrites the file, the WAL is checkpointed and truncated
+        before and after (``secure_delete`` already zeroes freed cells). Outside any transaction."""
+        with self.lock:
+            try:
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self.conn.execute("VACUUM")
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.OperationalError as exc:  # another process holds a read snapshot past the timeout
+                logger.warning("could not compact %s after an erasure (%s); the next erasure retries", self.path, exc)
+
     def close(self) -> None:
         with self.lock:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.conn.close()
+
+
+def _erased_ranges(payload: Any) -> list[tuple[int, int]]:
+    """The inclusive seq ranges an ``eventloom.erased`` record names (never content)."""
+    ranges = payload.get("ranges") if isinstance(payload, dict) else None
+    return [
+        (item["from_seq"], item["to_seq"])
+        for item in (ranges if isinstance(ranges, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("from_seq"), int) and isinstance(item.get("to_seq"), int)
+    ]
 
 
 _NEVER: Any = object()  # a change token no log ever has: "check the log again"
@@ -164,8 +195,11 @@ class DerivedFollower:
     this one last looked, so in-memory caches over the database must be dropped.
     """
 
-    def __init__(self, log: EventLog, db: DerivedDatabase, apply: Apply, reset: Callable[[], None]) -> None:
+    def __init__(
+        self, log: EventLog, db: DerivedDatabase, apply: Apply, reset: Callable[[], None], holds: Holds | None = None
+    ) -> None:
         self.log = log
+        self.holds = holds
         self.db = db
         self.session = db.expected["session"]
         self.apply = apply
@@ -173,6 +207,7 @@ class DerivedFollower:
         self._token_is_head = LogCapability.CHANGE_TOKEN not in log.capabilities
         self._token: Any = _NEVER
         self._seen_seq = -1  # the position this process last knew the database to be at
+        self._erased = False  # an erasure record was applied: the file is compacted after the transaction
 
     def token(self) -> Any:
         return self.log.change_token(self.session)
@@ -199,7 +234,13 @@ class DerivedFollower:
                     token = _NEVER  # stopped inside a group: read it again next time
                 self.db.set_position(seq, hash, token)
         self._token, self._seen_seq = token, seq
+        self._scrub_if_erased()
         return foreign
+
+    def _scrub_if_erased(self) -> None:
+        if self._erased:
+            self._erased = False
+            self.db.scrub()
 
     def absorb(self, events: Sequence[Any], apply_own: Callable[[Any], bool]) -> bool:
         """Apply this process's just-appended ``events`` (pydantic Events), replaying any gap before them.
@@ -224,6 +265,7 @@ class DerivedFollower:
             self.db.set_position(*settled, token)
         self._seen_seq = settled[0]
         self._token = token
+        self._scrub_if_erased()
         return foreign
 
     def _confirm(self, last: Any) -> Any:
@@ -240,8 +282,9 @@ class DerivedFollower:
         return token if head is not None and head.seq == last.seq else _NEVER
 
     def _replay(self, seq: int, hash: str, to_seq: int | None = None) -> tuple[int, str, bool]:
-        """Apply the log after ``seq`` (checking the event at ``seq`` still has ``hash``; else rebuild).
-        Returns the settled position and whether the pass ended settled."""
+        """Apply the log after ``seq`` (checking the event at ``seq`` still has ``hash``; else rebuild), skipping
+        erased events; an erasure record after ``seq`` means rows already applied may hold erased content, so
+        the tables are emptied and rebuilt. Returns the settled position and whether the pass ended settled."""
         events = self.log.replay_envelopes(self.session, max(seq, 1), to_seq)
         if seq > 0:
             first = next(events, None)
@@ -252,6 +295,15 @@ class DerivedFollower:
                 events = self.log.replay_envelopes(self.session, 1, to_seq)
         settled, last = (seq, hash), seq
         for envelope in events:
+            if is_erased(envelope):
+                continue
+            if envelope["type"] == ERASURE_TYPE and seq > 0:
+                self._erased = True
+                ranges = _erased_ranges(envelope.get("payload"))
+                if self.holds is None or self.holds(ranges):
+                    logger.info("an erasure in %s: rebuilding its derived state from the scrubbed log", self.session)
+                    self.reset()
+                    return self._replay(0, "", to_seq)
             last = envelope["seq"]
             if self.apply(envelope["seq"], envelope["type"], envelope["timestamp"], envelope["payload"]):
                 settled = (envelope["seq"], envelope["hash"])

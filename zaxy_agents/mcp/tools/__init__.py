@@ -15,6 +15,7 @@ from . import (
     maintenance,
     meta,
     recall,
+    synthesis,
 )
 
 TOOL_MODULES = (
@@ -31,4 +32,5 @@ TOOL_MODULES = (
     maintenance,
     meta,
     recall,
+    synthesis,
 )
