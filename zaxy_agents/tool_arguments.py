@@ -123,6 +123,14 @@ PurposeArgument = optional(
 )
 
 
+RetrievalProfileName = Literal["plain", "balanced", "full"]
+RetrievalProfileArgument = optional(
+    RetrievalProfileName,
+    "Which 2.2 ranking features apply: plain (none: pre-2.2 ranking), balanced (the measured default), full "
+    "(salience, PageRank, attenuation floor, cue overlap).",
+)
+
+
 def purpose_value(purpose: Any) -> str | dict[str, Any] | None:
     """A validated purpose argument as the fabric takes it (a preset name or a plain dict)."""
     return purpose.model_dump(exclude_none=True) if isinstance(purpose, BaseModel) else purpose
@@ -433,3 +441,20 @@ class SynthesisEvidenceFields(BaseModel):
     candidate: optional(CandidateRef, CANDIDATE_HELP + " The answer the row supports or was excluded from.") = None
     reason: optional(str, "Why.", min_length=1, max_length=2000) = None
     actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
+
+
+# ---------------------------------------------------------------------- planning from procedures (seed 003 beta.2)
+class PlanFromProceduresFields(BaseModel):
+    goal: str = Field(min_length=1, max_length=2000, description="What you want to do (matched against procedures).")
+    as_of: as_of_field("Plan from procedural memory") = None
+    limit: int = Field(default=5, ge=1, le=50, description="At most this many procedures per class.")
+
+
+class SkillFromProcedureFields(BaseModel):
+    candidate_id: CandidateId = Field(description="An accepted procedure candidate (cand_...), e.g. a mined one.")
+    skill_id: optional(
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$")],
+        "The new skill's id (default procedure-<candidate>).",
+        max_length=200,
+    ) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who proposes it.")

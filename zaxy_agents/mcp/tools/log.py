@@ -40,6 +40,7 @@ GATED_TYPES = {
     "memory.synthesis.corrected": "memory_synthesis_artifact",
     "memory.evidence.reinforced": "memory_synthesis_evidence",
     "memory.evidence.excluded": "memory_synthesis_evidence",
+    "reasoning.primitive.called": "the primitive tools themselves (Zaxy records their calls)",
 }
 REPLAY_MAX_CHARS = 200_000
 
