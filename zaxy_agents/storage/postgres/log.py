@@ -443,6 +443,10 @@ class PostgresEventLog(EventLog):
             for s, n, h, size, modified in rows
         ]
 
+    def change_tokens(self, prefix: str) -> dict[str, object]:
+        """Every session's ``(head seq, head hash)`` from the head rows in one query (``change_token`` per session)."""
+        return {s.session: (s.event_count, s.head_hash) for s in self.sessions() if s.session.startswith(prefix)}
+
     def verify(self, session: str) -> VerifyReport:
         """Recompute the whole chain from the stored lines; also check the columns and the head row."""
         validate_session_id(session)
