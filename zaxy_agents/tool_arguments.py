@@ -441,3 +441,20 @@ class SynthesisEvidenceFields(BaseModel):
     candidate: optional(CandidateRef, CANDIDATE_HELP + " The answer the row supports or was excluded from.") = None
     reason: optional(str, "Why.", min_length=1, max_length=2000) = None
     actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
+
+
+# ---------------------------------------------------------------------- planning from procedures (seed 003 beta.2)
+class PlanFromProceduresFields(BaseModel):
+    goal: str = Field(min_length=1, max_length=2000, description="What you want to do (matched against procedures).")
+    as_of: as_of_field("Plan from procedural memory") = None
+    limit: int = Field(default=5, ge=1, le=50, description="At most this many procedures per class.")
+
+
+class SkillFromProcedureFields(BaseModel):
+    candidate_id: CandidateId = Field(description="An accepted procedure candidate (cand_...), e.g. a mined one.")
+    skill_id: optional(
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$")],
+        "The new skill's id (default procedure-<candidate>).",
+        max_length=200,
+    ) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who proposes it.")

@@ -56,3 +56,9 @@ def test_record_by_query_through_a_graph(fabric: MemoryFabric) -> None:
     assert gone.status == "error" and body(gone)["error"]["field"] == "candidate"
     forged = call(fabric, "memory_append", {"type": "memory.synthesis.used", "payload": {"outcome": "used"}})
     assert forged.status == "error"
+    # the synthesis tools are reasoning primitives (execution phase): each call was observed in the run's session
+    observed = [event.payload for event in fabric.replay(SESSION) if event.type == "reasoning.primitive.called"]
+    assert [(o["primitive"], o["phase"], o["status"]) for o in observed] == [
+        ("record_synthesis", "execution", "ok"),
+        ("record_synthesis_evidence", "execution", "ok"),
+    ]  # the refused call is not observed

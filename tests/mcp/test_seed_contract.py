@@ -770,16 +770,12 @@ ROWS: tuple[Row, ...] = (
             (r["review_status"], r["authority_status"]) == ("pending", "non_authoritative") or pytest.fail(r)
         ),
     ),
-    # --- tools of other open issues: one row each, enabled when they land -----------------------------------
-    *(
-        Row(f"{name} (another issue)", name, pending=issue)
-        for issue, names in (
-            (
-                "issue 20 (metacognition, belief updates, procedures planning)",
-                ("memory_plan_from_procedures",),
-            ),
-        )
-        for name in names
+    Row(
+        "memory_plan_from_procedures (goal, ...)",
+        "memory_plan_from_procedures",
+        {"goal": "fix the failing tests"},
+        ("goal", "applicable", "diagnostic", "excluded", "authority_status"),
+        check=lambda r, ctx: r["authority_status"] == "non_authoritative" or pytest.fail(r),
     ),
     *COORDINATE_ROWS,
 )

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
     from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .erase_ops import EraseService
 
 
-class CheckpointOperations:
-    """Mixin: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class CheckpointService(FabricService):
+    """Service: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-    backend: StorageBackend
-    on_erase: Callable[[Callable[[str], None]], None]
+    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
+        """``erasure``: a checkpoint store it opens drops an erased thread's views at once."""
+        super().__init__(core)
+        self.erasure = erasure
 
     def checkpoint_store(
         self,
@@ -39,10 +42,12 @@ class CheckpointOperations:
             session_prefix=session_prefix or DEFAULT_SESSION_PREFIX,
             capture_transcripts=capture_transcripts,
             actor=actor,
-            writes_log=self._pending_writes_log(),
+            writes_log=self._pending_writes_log,  # opened on the first pending write, not at construction
             concurrent_writes=concurrent_writes,
+            index_dir=self.backend.derived_path / "checkpoints",  # per deployment, like the item store's state
+            identity=str(self.backend.derived_path),
         )
-        self.on_erase(store.on_erased)
+        self.erasure.on_erase(store.on_erased)
         return store
 
     def _pending_writes_log(self) -> EventLog:

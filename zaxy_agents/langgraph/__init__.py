@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .metacognition import metacognition_tools
     from .middleware import ZaxyMemoryMiddleware
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
+    from .procedures import procedure_tools
     from .scoping import MemoryScope, memory_session
     from .store import AsyncZaxyStore, ZaxyStore
     from .synthesis import synthesis_tools
@@ -53,6 +54,7 @@ _EXPORTS = {
     "metacognition_tools": "metacognition",
     "belief_tools": "beliefs",
     "synthesis_tools": "synthesis",
+    "procedure_tools": "procedures",
 }
 __all__ = [
     "AsyncZaxyCheckpointer",
@@ -73,6 +75,7 @@ __all__ = [
     "memory_session",
     "memory_tools",
     "metacognition_tools",
+    "procedure_tools",
     "synthesis_tools",
     "with_memory",
 ]

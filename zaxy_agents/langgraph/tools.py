@@ -131,7 +131,7 @@ class ZaxyTool(BaseTool):
             args = self.args_schema.model_validate(arguments)  # type: ignore[union-attr]
             context = ToolContext(self.fabric, self.memory_scope.resolve(self.fabric, config), config)
             result = self.execute(context, args)
-        except ZaxyError as exc:
+        except ZaxyError as exc:  # a refused call writes nothing, not even its observation
             raise ToolException(json.dumps(exc.to_dict(), ensure_ascii=False)) from None
         except ValidationError as exc:
             raise ToolException(_validation_error(exc)) from None
@@ -139,8 +139,16 @@ class ZaxyTool(BaseTool):
             logger.exception("%s failed", self.name)
             error = ZaxyError(f"{type(exc).__name__}: {exc}", remediation="Retry later or continue without memory.")
             raise ToolException(json.dumps(error.to_dict(), ensure_ascii=False)) from None
+        self._observe(context, arguments, result)
         content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         return content, {"lc_source": MEMORY_SOURCE, "tool": self.name, "recall": self.recalls_memory}
+
+    def _observe(self, context: ToolContext, arguments: dict[str, Any], result: Any) -> None:
+        """A primitive's completed call becomes a ``reasoning.primitive.called`` observation (seed 002/003)."""
+        actor = arguments.get("actor")
+        self.fabric.observe_primitive(
+            context.session, self.name, arguments, result=result, actor=actor if isinstance(actor, str) else "agent"
+        )
 
     async def _arun(
         self, config: RunnableConfig, run_manager: Any = None, **arguments: Any
@@ -328,7 +336,7 @@ def memory_tools(
     """The default memory tools (or those named in ``include``, which may also name opt-in tools such as the
     causal and consolidation tools of :mod:`.cognitive` and the metacognition tools of :mod:`.metacognition`),
     scoped as described in :mod:`.scoping`."""
-    from . import beliefs, cognitive, metacognition, synthesis  # noqa: F401 - register the opt-in tools
+    from . import beliefs, cognitive, metacognition, procedures, synthesis  # noqa: F401 - register the opt-in tools
 
     memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
     names = [n for n, t in ZaxyTool.registry.items() if t.default] if include is None else list(include)

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import features as feat
 from . import postings
+from . import sorted_sets as sets
 from .derived import DerivedStore
 from .text import Analyzer
 
@@ -46,6 +47,7 @@ UNREVIEWED = frozenset(
         "answer_candidate",
         "ledger_row",
         "source_group",
+        "reasoning_primitive_call",  # trace evidence of which memory operations ran
     }
 )
 RECORD = np.dtype([("len", "<f4"), ("erased", "u1"), ("pad", "u1", (3,))])
@@ -241,7 +243,7 @@ class EntityKeywordIndex:
         found = _POSTINGS.read(db, FIELD, [known[t][0] for t in names], scope)
         if not found:
             return []
-        matched = np.unique(np.concatenate([entry.docs for entry in found.values()]))
+        matched = sets.unique(np.concatenate([entry.docs for entry in found.values()]))
         tf = np.zeros((len(names), matched.size))
         for row, term in enumerate(names):
             entry = found.get(known[term][0])

@@ -116,7 +116,7 @@ def number(raw: str) -> float | int:
     return int(value) if value.is_integer() else value
 
 
-def _values(text: str) -> list[tuple[str, float | int, str, str]]:
+def stated_values(text: str) -> list[tuple[str, float | int, str, str]]:
     """``(raw, value, unit, clause)`` for each number the text states as a value, in order."""
     masked = _NOT_VALUES.sub(lambda m: " " * len(m.group(0)), text)
     found = []
@@ -146,7 +146,7 @@ def rows_of(query: str, sources: Sequence[Source]) -> list[dict[str, Any]]:
     query_terms = _terms(query) - cue_words
     rows: list[dict[str, Any]] = []
     for source in sources:
-        values = _values(source.text)
+        values = stated_values(source.text)
         event_terms = _terms(source.text)
         for index, (raw, value, unit, clause) in enumerate(values):
             related = not query_terms or bool(query_terms & (_terms(clause) if len(values) > 1 else event_terms))

@@ -14,6 +14,7 @@ from . import (
     log,
     maintenance,
     meta,
+    procedures,
     recall,
     synthesis,
 )
@@ -31,6 +32,7 @@ TOOL_MODULES = (
     log,
     maintenance,
     meta,
+    procedures,
     recall,
     synthesis,
 )
