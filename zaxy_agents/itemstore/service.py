@@ -136,6 +136,7 @@ class ItemStore:
         if self._follower.catch_up():  # another process (or a rebuild) changed the items: vectors follow later
             self.vectors = None
             self.state.forget_indexes()
+        self.state.settle()
 
     # ------------------------------------------------------------------ batches
     def execute(self, ops: Iterable[Op]) -> list[Result]:
@@ -364,6 +365,7 @@ class ItemStore:
         if self._follower.absorb(events, lambda event: self._apply_own(event, prepared)):
             self.vectors = None
             self.state.forget_indexes()
+        self.state.settle()
 
     def _reset(self) -> None:
         self.state.clear()
