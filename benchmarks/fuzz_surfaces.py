@@ -35,6 +35,7 @@ import math
 import os
 import random
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -493,7 +494,8 @@ def cli_commands() -> list[tuple[list[str], list[Any]]]:
             found.append((words, list(command.params)))
 
     walk(typer.main.get_command(app), [])
-    return [(words, params) for words, params in found if words[:1] not in (["serve"], ["benchmark"], ["demo"])]
+    # Servers run until stopped, by design (`serve`, `ui`); `benchmark` and `demo` are long runs of their own.
+    return [(w, params) for w, params in found if w[:1] not in (["serve"], ["ui"], ["benchmark"], ["demo"])]
 
 
 def cli_case(commands: list[tuple[list[str], list[Any]]], values: Malformed, workdir: Path, index: int) -> dict:
@@ -658,7 +660,7 @@ def _fuzz_cli_in_process(
         out = workdir / f"cli-chunk-{number}.out.json"
         try:
             subprocess.run([sys.executable, __file__, "--cli-chunk", str(spec), str(out)], cwd=cwd,
-                           capture_output=True, timeout=60 + 60 * len(chunks[number]), check=False)  # fmt: skip
+                           capture_output=True, timeout=120 + 150 * len(chunks[number]), check=False)  # fmt: skip
             return json.loads(out.read_text())
         except (subprocess.TimeoutExpired, OSError, ValueError):
             return None  # a hang or a dead worker: its inputs are re-run one by one as subprocesses below
@@ -685,12 +687,20 @@ def _fuzz_cli_in_process(
     return tally
 
 
+class _Hang(BaseException):
+    """Raised by the in-process worker's alarm in a call that did not return in time."""
+
+
 def _count_cli(tally: Tally, case: dict, result: dict) -> None:
     words = [w for w in case["argv"] if isinstance(w, str) and not w.startswith("-")][:2]
     tally.targets.add(" ".join(words))
     tally.inputs += 1
     shown = " ".join(repr(a)[:80] for a in case["argv"])
     code = result["code"]
+    if code is None:
+        tally.fail("crashes", f"hang: {shown}")
+        tally.exit_codes.append(None)
+        return
     tally.codes[f"exit {code}"] += 1
     tally.exit_codes.append(code)
     if result["traceback"] or code not in STRUCTURED_EXIT_CODES:
@@ -719,6 +729,11 @@ def run_cli_chunk(spec_path: str, out_path: str) -> None:
     # A `zaxy` process with piped streams encodes with these error handlers (surrogateescape under a UTF-8
     # locale); Click's isolation is strict, which would fail on undecodable argv echoed back.
     handlers = {name: getattr(sys, name).errors for name in ("stdin", "stdout", "stderr")}
+
+    def hang(_signum: int, _frame: Any) -> None:
+        raise _Hang
+
+    signal.signal(signal.SIGALRM, hang)
     results = []
     for case in spec["cases"]:
         argv = [os.fsdecode(base64.b64decode(a["b"])) if "b" in a else a["s"] for a in case["argv"]]
@@ -728,14 +743,22 @@ def run_cli_chunk(spec_path: str, out_path: str) -> None:
         with runner.isolation(input=base64.b64decode(case["stdin"]), env=spec["env"]) as (_out, err, _both):
             for name, errors in handlers.items():
                 getattr(sys, name).reconfigure(errors=errors)
+            signal.alarm(120)  # as a subprocess's timeout: a call that does not return in 2 minutes hangs
             try:
                 zaxy_main(argv)
             except SystemExit as exc:
                 code = exc.code
+            except _Hang:
+                escaped, code = "hang: no answer in 120 s", "hang"
             except BaseException:  # what a subprocess would print as a traceback
                 escaped = traceback.format_exc()
                 code = 1
+            finally:
+                signal.alarm(0)
             stderr = err.getvalue().decode("utf-8", "replace")
+        if code == "hang":
+            results.append({"code": None, "traceback": False, "stderr": stderr[-2000:], "wrote": False})
+            continue
         if code is None:
             code = 0
         elif not isinstance(code, int):
