@@ -89,7 +89,21 @@ def compare(before: dict, after: dict) -> dict:
     out["identical_rankings"] = sum(b["ours"] == a["ours"] for b, a in zip(rows_before, rows_after, strict=True))
     out["latency_ms"] = {"before": before["latency_ms"], "after": after["latency_ms"]}
     out["ingest_turns_per_s"] = {"before": before["ingest"]["turns_per_s"], "after": after["ingest"]["turns_per_s"]}
+    out["reports"] = {"before": _summary(before), "after": _summary(after)}
     return out
+
+
+def _summary(report: dict) -> dict:
+    """Each run's own figures: ours and the same-run BM25 baselines (categories 1-4 and adversarial), per category
+    R@10, session-level recall where the tree reports it, latency and both ingest rates."""
+    combined, adversarial = report["categories_1_4"], report["category_5_adversarial"]
+    return {
+        "categories_1_4": {"ours": combined["ours"], **combined.get("baselines", {})},
+        "adversarial": {"ours": adversarial["ours"], **adversarial.get("baselines", {})},
+        "per_category_r10": {name: row["ours"].get("recall@10") for name, row in report["per_category"].items()},
+        "latency_ms": report["latency_ms"],
+        "ingest": report["ingest"],
+    }
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ PAGES = [
     "checkout.md",
     "derived-state.md",
     "coordinate.md",
+    "cognitive.md",
     "../README.md",
 ]
 

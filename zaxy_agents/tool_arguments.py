@@ -123,6 +123,14 @@ PurposeArgument = optional(
 )
 
 
+RetrievalProfileName = Literal["plain", "balanced", "full"]
+RetrievalProfileArgument = optional(
+    RetrievalProfileName,
+    "Which 2.2 ranking features apply: plain (none: pre-2.2 ranking), balanced (the measured default), full "
+    "(salience, PageRank, attenuation floor, cue overlap).",
+)
+
+
 def purpose_value(purpose: Any) -> str | dict[str, Any] | None:
     """A validated purpose argument as the fabric takes it (a preset name or a plain dict)."""
     return purpose.model_dump(exclude_none=True) if isinstance(purpose, BaseModel) else purpose
@@ -379,3 +387,74 @@ class BeliefListFields(BaseModel):
     status: optional(BeliefStatus, "Only proposals in this review state.") = None
     as_of: as_of_field("List them") = None
     limit: int = Field(default=50, ge=0, le=200, description="At most this many (newest first).")
+
+
+# ---------------------------------------------------------------------- synthesis artifacts and evidence (seed 003)
+CandidateRef = (
+    Annotated[str, Field(max_length=20, pattern=r"^ans_[0-9a-f]{16}$")]
+    | Annotated[int, Field(ge=1, le=10)]
+    | Annotated[dict[str, Any], Field(json_schema_extra={"maxProperties": 20})]
+)
+CHECKOUT_HELP = (
+    "The memory_checkout response, unchanged (its session owns the artifact; its diagnostics.synthesis holds "
+    "the answer_candidates and ledger_rows)."
+)
+CANDIDATE_HELP = "One of diagnostics.synthesis.answer_candidates: the object, its candidate_id (ans_...) or its rank."
+
+
+class CheckoutArgument(BaseModel):
+    """The MCP form: the checkout response itself."""
+
+    checkout: dict[str, Any] = Field(description=CHECKOUT_HELP, json_schema_extra={"maxProperties": 40})
+
+
+class CheckoutQueryArgument(BaseModel):
+    """The LangGraph form: the model saw the checkout as text, so the tool checks the same query out again (same
+    session and scope; unchanged memory gives the same candidates and rows, with the same ids)."""
+
+    query: str = Field(
+        min_length=1, max_length=4000, description="The query you called memory_checkout with (same words)."
+    )
+    purpose: optional(PurposePreset, "The purpose you checked out with, if any.") = None
+
+
+class SynthesisArtifactFields(BaseModel):
+    candidate: optional(CandidateRef, CANDIDATE_HELP + " Needs outcome.") = None
+    outcome: optional(
+        Literal["used", "helpful", "accepted", "rejected", "irrelevant", "wrong", "corrected", "excluded"],
+        "What happened to the candidate: used (helpful, accepted), rejected (irrelevant, wrong), corrected (with "
+        "corrected_value) or excluded. Needs candidate.",
+    ) = None
+    corrected_value: optional(str, "The answer given instead (outcome corrected).", min_length=1, max_length=200) = None
+    reason: optional(str, "Why.", min_length=1, max_length=2000) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
+
+
+class SynthesisEvidenceFields(BaseModel):
+    row: (
+        Annotated[str, Field(max_length=20, pattern=r"^row_[0-9a-f]{16}$")]
+        | Annotated[dict[str, Any], Field(json_schema_extra={"maxProperties": 20})]
+    ) = Field(description="One of diagnostics.synthesis.ledger_rows: the object or its row_id (row_...).")
+    outcome: Literal["used", "helpful", "excluded"] = Field(
+        description="used or helpful (memory.evidence.reinforced) or excluded (memory.evidence.excluded)."
+    )
+    candidate: optional(CandidateRef, CANDIDATE_HELP + " The answer the row supports or was excluded from.") = None
+    reason: optional(str, "Why.", min_length=1, max_length=2000) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who records it.")
+
+
+# ---------------------------------------------------------------------- planning from procedures (seed 003 beta.2)
+class PlanFromProceduresFields(BaseModel):
+    goal: str = Field(min_length=1, max_length=2000, description="What you want to do (matched against procedures).")
+    as_of: as_of_field("Plan from procedural memory") = None
+    limit: int = Field(default=5, ge=1, le=50, description="At most this many procedures per class.")
+
+
+class SkillFromProcedureFields(BaseModel):
+    candidate_id: CandidateId = Field(description="An accepted procedure candidate (cand_...), e.g. a mined one.")
+    skill_id: optional(
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$")],
+        "The new skill's id (default procedure-<candidate>).",
+        max_length=200,
+    ) = None
+    actor: str = Field(default="agent", min_length=1, max_length=256, description="Who proposes it.")

@@ -10,6 +10,8 @@ from zaxy_agents.cli import lane_commands
 from zaxy_agents.evaluation.causal_lane import run_causal_lane
 from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.skillmemory import memory as skill_memory
+from zaxy_agents.synthesis.artifact import read_bundle
 
 
 def test_causal_lane_catches_trusting_unresolvable_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,3 +44,31 @@ def test_a_failing_lane_exits_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert info.value.exit_code == 1
     out = capsys.readouterr().out
     assert "predecessor_hit" in out and "x -> y found" in out and "below 1.0" in out
+
+
+def test_synthesis_lane_passes_and_catches_unchecked_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zaxy_agents.evaluation.synthesis_lane import run_synthesis_lane
+
+    assert run_synthesis_lane()["passed"]
+    # break the guardrail: record a checkout's bundle without re-reading the events its rows cite
+    monkeypatch.setattr(
+        MemoryFabric, "_checked_bundle", lambda self, checkout, session: (read_bundle(checkout), "syn-trip")
+    )
+    report = run_synthesis_lane()
+    assert not report["passed"] and report["metrics"]["citation_integrity"] < 1.0
+
+
+def test_skills_lane_passes_and_catches_a_contradicted_skill_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zaxy_agents.evaluation.skills_lane import run_skills_lane
+
+    assert run_skills_lane()["passed"]
+    classify = skill_memory._classify_skill
+
+    def contradicted_still_applicable(procedure, closed, log):  # the guardrail broken
+        classify(procedure, closed, log)
+        if procedure.status == "contradicted":
+            procedure.klass, procedure.reason = "applicable", "contradicted but served"
+
+    monkeypatch.setattr(skill_memory, "_classify_skill", contradicted_still_applicable)
+    report = run_skills_lane()
+    assert not report["passed"] and report["metrics"]["excluded_never_served"] < 1.0

@@ -59,13 +59,17 @@ def test_only_the_admin_token_reviews_and_promotes(tmp_path: Path) -> None:
                     ("coordination_review_finding", review),  # claims to be the reviewer: the token decides
                     ("coordination_approval_packet", {"mission_id": M}),
                     ("coordination_merge_brief", {"mission_id": M}),
+                    (
+                        "coordination_record_synthesis_artifact",
+                        {"mission_id": M, "checkout": {}, "decision_scope": "merge_brief", "actor": "sre"},
+                    ),
                     ("coordination_checkout", {"mission_id": M, "worker_id": "w1"}),
                 ],
             )
         )
-        for result in denied[:3]:
+        for result in denied[:4]:
             assert result.isError and result.structuredContent["error"]["code"] == "unauthorized"
-        assert _ok(denied[3])["accepted_state"] == []
+        assert _ok(denied[4])["accepted_state"] == []
         reviewed, promoted, checkout = asyncio.run(
             _calls(
                 base,

@@ -178,3 +178,36 @@ def test_a_supervisor_delegates_with_handoff_tools_and_promotes(memory: MemoryFa
     brief = memory.coordination.merge_brief(MISSION)
     (promoted,) = brief["findings"]["promoted"]
     assert promoted["worker_id"] == "inv" and _cites(promoted["evidence"][0], evidence)
+
+
+def test_a_reviewer_agent_binds_a_synthesis_answer_to_the_merge_brief(memory: MemoryFabric) -> None:
+    """coordination_record_synthesis_artifact in a create_agent graph: the model names the query it checked out
+    and the candidate's rank; the tool checks the query out again, records the artifact and the proof packet."""
+    evidence = _mission(memory)
+    memory.append("ops", "transcript.turn", {"role": "user", "text": "The pool outage cost $300 in refunds."})
+    memory.append("ops", "transcript.turn", {"role": "user", "text": "Pool outage refunds were $200 more."})
+    c = memory.coordination
+    finding = c.report_finding(MISSION, "inv", "root cause", "The DB pool is exhausted", evidence=[evidence])
+    c.review_finding(MISSION, finding["finding_id"], "accepted", "the test backs it", reviewer="sre")
+    c.promote(MISSION, finding["finding_id"], promoted_by="sre")
+    question = "How much did the pool outage cost in refunds in total?"
+
+    def policy(messages: Sequence[BaseMessage]) -> AIMessage:
+        done = _results(messages, refused=True)
+        if "coordination_record_synthesis_artifact" not in done:
+            return _call(
+                "coordination_record_synthesis_artifact",
+                {"query": question, "candidate": 1, "outcome": "used", "decision_scope": "merge_brief"},
+            )
+        return AIMessage(f"Refunds total {done['coordination_record_synthesis_artifact']['outcome']}")
+
+    tools = coordination_tools(memory, MISSION, "sre", "reviewer", session="ops")
+    schema = next(t for t in tools if t.name == "coordination_record_synthesis_artifact").args_schema
+    assert {"mission_id", "actor"}.isdisjoint(schema.model_json_schema()["properties"])  # the graph binds them
+    agent = create_agent(ScriptedChatModel(policy=policy), tools=tools)
+    out = agent.invoke({"messages": [HumanMessage(question)]})
+    bound = _results(out["messages"])["coordination_record_synthesis_artifact"]
+    assert bound["outcome"]["candidate"]["answer_text"] == "$500"
+    assert bound["accepted_finding_ids"] == [finding["finding_id"]]
+    trace = c.proof_trace(MISSION, artifact_id=bound["artifact_id"])
+    assert trace["verified"] and trace["proof_packets"][0]["created_by"] == "sre"

@@ -90,6 +90,12 @@ def _cleaned(response: dict[str, Any], ctx: Context) -> None:
     assert response["cleaned_event"].startswith(f"eventloom://{SUBAGENT}/")
 
 
+def _supporting_row(checkout: dict[str, Any]) -> dict[str, Any]:
+    synthesis = checkout["diagnostics"]["synthesis"]
+    first = synthesis["answer_candidates"][0]["supporting_source_ids"][0]
+    return next(row for row in synthesis["ledger_rows"] if row["row_id"] == first)
+
+
 MISSION = "seed-mission"
 _IN_MISSION = {"mission_id": MISSION}
 
@@ -180,6 +186,35 @@ COORDINATE_ROWS: tuple[Row, ...] = (
         "coordination_proof_trace",
         lambda ctx: {**_IN_MISSION, "handoff_id": ctx["handoff_id"]},
         ("steps[]", "claims[]", "verified", "handoff.handoff_event_ref"),
+        check=lambda r, ctx: _verified(r),
+    ),
+    Row(
+        "coordination_record_synthesis_artifact (checkout, candidate, outcome, decision_scope handoff, handoff_id)",
+        "coordination_record_synthesis_artifact",
+        lambda ctx: {
+            **_IN_MISSION,
+            "checkout": ctx["synthesis_checkout"],
+            "candidate": ctx["synthesis_checkout"]["diagnostics"]["synthesis"]["answer_candidates"][0],
+            "outcome": "used",
+            "decision_scope": "handoff",
+            "handoff_id": ctx["handoff_id"],
+            "actor": "sre",
+        },
+        (
+            "proof_id",
+            "artifact_id",
+            "handoff_event_ref.seq",
+            "accepted_finding_ids[]",
+            "outcome.event_type",
+            "citation",
+        ),
+        keep=_keep(artifact_id="artifact_id"),
+    ),
+    Row(
+        "coordination_proof_trace (artifact_id)",
+        "coordination_proof_trace",
+        lambda ctx: {**_IN_MISSION, "artifact_id": ctx["artifact_id"]},
+        ("steps[]", "claims[]", "verified", "artifact.answer_candidates[]", "proof_packets[].handoff_event_ref"),
         check=lambda r, ctx: _verified(r),
     ),
     Row(
@@ -393,6 +428,58 @@ ROWS: tuple[Row, ...] = (
         {"entity_name": "memory checkout", "entity_type": "decision", "feedback": "irrelevant"},
         ("event",),
         check=lambda r, ctx: r["type"] == "memory.feedback" or pytest.fail(r),
+    ),
+    # --- seed 003: synthesis artifacts and the evidence ledger (issue 20) -----------------------------------
+    Row(
+        "memory_append: a cost to compose",
+        "memory_append",
+        {"event_type": "note.recorded", "payload": {"text": "The CI runners cost $420 this month."}},
+        ("citation",),
+    ),
+    Row(
+        "memory_checkout: diagnostics.synthesis.answer_candidates and ledger_rows",
+        "memory_checkout",
+        {"query": "How much did the CI runners cost in total?"},
+        (
+            "diagnostics.synthesis.answer_candidates[].rank",
+            "diagnostics.synthesis.answer_candidates[].candidate_type",
+            "diagnostics.synthesis.answer_candidates[].answer_value",
+            "diagnostics.synthesis.answer_candidates[].confidence",
+            "diagnostics.synthesis.answer_candidates[].supporting_source_ids",
+            "diagnostics.synthesis.answer_candidates[].excluded_source_ids",
+            "diagnostics.synthesis.ledger_rows[].fact_id",
+            "diagnostics.synthesis.ledger_rows[].source_group",
+            "diagnostics.synthesis.ledger_rows[].citation",
+            "diagnostics.synthesis.ledger_rows[].value",
+            "diagnostics.synthesis.ledger_rows[].label",
+            "diagnostics.synthesis.ledger_rows[].reason",
+        ),
+        keep=lambda r, ctx: ctx.update(synthesis_checkout=r),
+    ),
+    Row(
+        "memory_synthesis_artifact (checkout, candidate, outcome)",
+        "memory_synthesis_artifact",
+        lambda ctx: {
+            "checkout": ctx["synthesis_checkout"],
+            "candidate": ctx["synthesis_checkout"]["diagnostics"]["synthesis"]["answer_candidates"][0],
+            "outcome": "used",
+        },
+        ("artifact_id", "citation", "outcome.event_type", "outcome.candidate.candidate_id"),
+        check=lambda r, ctx: r["outcome"]["event_type"] == "memory.synthesis.used" or pytest.fail(r),
+    ),
+    Row(
+        "memory_synthesis_evidence (checkout, row, outcome, candidate, reason, actor)",
+        "memory_synthesis_evidence",
+        lambda ctx: {
+            "checkout": ctx["synthesis_checkout"],
+            "row": _supporting_row(ctx["synthesis_checkout"]),
+            "outcome": "helpful",
+            "candidate": ctx["synthesis_checkout"]["diagnostics"]["synthesis"]["answer_candidates"][0],
+            "reason": "the answer quotes it",
+            "actor": "assistant",
+        },
+        ("event_type", "citation", "fact_id", "source_group", "row_citation"),
+        check=lambda r, ctx: r["event_type"] == "memory.evidence.reinforced" or pytest.fail(r),
     ),
     Row(
         "memory_invalidate (entity_name, entity_type, invalid_at)",
@@ -683,18 +770,12 @@ ROWS: tuple[Row, ...] = (
             (r["review_status"], r["authority_status"]) == ("pending", "non_authoritative") or pytest.fail(r)
         ),
     ),
-    # --- tools of other open issues: one row each, enabled when they land -----------------------------------
-    *(
-        Row(f"{name} (another issue)", name, pending=issue)
-        for issue, names in (
-            ("issue 20 (synthesis)", ("memory_synthesis_artifact", "memory_synthesis_evidence")),
-            (
-                "issue 20 (metacognition, belief updates, procedures planning)",
-                ("memory_plan_from_procedures",),
-            ),
-            ("synthesis (memory_synthesis_*, which it binds to)", ("coordination_record_synthesis_artifact",)),
-        )
-        for name in names
+    Row(
+        "memory_plan_from_procedures (goal, ...)",
+        "memory_plan_from_procedures",
+        {"goal": "fix the failing tests"},
+        ("goal", "applicable", "diagnostic", "excluded", "authority_status"),
+        check=lambda r, ctx: r["authority_status"] == "non_authoritative" or pytest.fail(r),
     ),
     *COORDINATE_ROWS,
 )

@@ -11,7 +11,17 @@ from zaxy_agents.mcp import registry
 from zaxy_agents.mcp.contract import CONTRACT_PATH, REGENERATE, build_contract, render
 from zaxy_agents.retrieval.profiles import PROFILES
 
-FREE_FORM_OBJECTS = {("memory_append", "payload")}
+FREE_FORM_OBJECTS = {
+    ("memory_append", "payload"),
+    # a checkout response handed back, and a candidate or row of it (each matched against the checkout's copy)
+    ("memory_synthesis_artifact", "checkout"),
+    ("memory_synthesis_artifact", "candidate"),
+    ("memory_synthesis_evidence", "checkout"),
+    ("memory_synthesis_evidence", "candidate"),
+    ("memory_synthesis_evidence", "row"),
+    ("coordination_record_synthesis_artifact", "checkout"),
+    ("coordination_record_synthesis_artifact", "candidate"),
+}
 
 
 def test_contract_snapshot_is_current() -> None:

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_zaxy, run_zaxy_json
+from zaxy_agents.evaluation.locomo import _session_recall
+from zaxy_agents.evaluation.locomo_data import load_conversations
 
 SYNTHETIC = [
     {
@@ -18,7 +20,13 @@ SYNTHETIC = [
                 {"speaker": "Rosa", "dia_id": "D1:1", "text": "Ivan, what did you do this weekend?"},
                 {"speaker": "Ivan", "dia_id": "D1:2", "text": "I finally repaired the old sailboat with my uncle."},
                 {"speaker": "Rosa", "dia_id": "D1:3", "text": "I started learning the cello last week."},
-                {"speaker": "Ivan", "dia_id": "D1:4", "text": "Nice, here is a photo.", "blip_caption": "a red kite"},
+                {
+                    "speaker": "Ivan",
+                    "dia_id": "D1:4",
+                    "text": "Nice, here is a photo.",
+                    "blip_caption": "a red kite",
+                    "query": "kite festival beach",  # the dataset's image-search string: not memory
+                },
             ],
             "session_2_date_time": "10:00 am on 20 June, 2023",
             "session_2": [
@@ -73,6 +81,15 @@ def test_benchmark_command_reports_and_writes_artifacts(tmp_path: Path) -> None:
     assert report["evidence"]["evidence_normalised"] >= 1
     assert report["category_5_adversarial"]["ours"]["questions"] == 1
     assert report["latency_ms"]["p95"] is not None and report["ingest"]["turns_per_s"] > 0
+    ingest = report["ingest"]  # both rates: without and with writing the graph of record (Kuzu)
+    assert ingest["graph_commit_seconds"] > 0
+    assert 0 < ingest["turns_per_s_with_graph_commit"] < ingest["turns_per_s"]
+    # Session-level recall counts a sitting found when any of its turns is in the top k: never below turn-level.
+    for k in (1, 3):
+        assert ours[f"recall@{k}"] <= ours[f"session_recall@{k}"] <= 1.0
+    # "What instrument is Rosa learning?" has gold turns in two sittings: one of them in the top k is half.
+    assert _session_recall(["D1:3", "D2:1"], ["D1:1", "D1:3", "D1:4"], 3) == 0.5
+    assert _session_recall(["D1:3", "D2:1"], ["D2:2", "D1:1", "D1:4"], 3) == 1.0
     assert (out / "report.json").exists() and (out / "recall.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -97,6 +114,7 @@ def test_benchmark_reports_both_bm25_baselines(tmp_path: Path) -> None:
     human = run_zaxy("benchmark", "locomo", "--dataset", str(dataset), "--k", "3")
     assert human.returncode == 0, human.stderr
     assert "ratio vs BM25+stem" in human.stdout and "ratio vs BM25:" in human.stdout
+    assert "session-level recall" in human.stdout and "with the graph commit" in human.stdout
 
 
 def test_benchmark_rejects_bad_arguments(tmp_path: Path) -> None:
@@ -108,3 +126,12 @@ def test_benchmark_rejects_bad_arguments(tmp_path: Path) -> None:
     assert code == 2 and body["error"]["field"] == "--k"
     human = run_zaxy("benchmark", "locomo", "--dataset", str(bad))
     assert human.returncode == 2 and "Traceback" not in human.stderr
+
+
+def test_loader_keeps_the_caption_and_drops_the_image_search_query(tmp_path: Path) -> None:
+    dataset = tmp_path / "toy.json"
+    dataset.write_text(json.dumps(SYNTHETIC))
+    turns = {turn.dia_id: turn for turn in load_conversations(dataset)[0].turns}
+    assert turns["D1:4"].caption == "a red kite"  # what a real memory of the photo would hold
+    assert all("festival" not in (turn.caption or "") + turn.text for turn in turns.values())
+    assert turns["D1:1"].caption is None

@@ -1,4 +1,4 @@
-"""``zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path P] [--max-chars N]``.
+"""``zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path P] [--max-chars N] [--mission M]``.
 
 The hook sink Claude Code and Codex run on every lifecycle event. It reads the client's hook JSON from stdin,
 maps it to Eventloom events (:mod:`.hook_mapping`), appends them straight to the workspace's log through the
@@ -10,7 +10,8 @@ It always exits 0 so the host tool is never broken or blocked: any failure goes 
 (``ZAXY_HOOKS_LOCK_TIMEOUT_MS``) before the events go to the session's spool, which the next writer drains in
 order (:mod:`zaxy_agents.storage.files.spool`). Opt-out (``ZAXY_HOOKS_DISABLED=1`` or ``zaxy hooks
 disable``) makes it do nothing. Stdlib only; dispatched from ``cli/entry.py`` before Typer, Rich or pydantic
-are imported.
+are imported. With a mission named (``--mission`` or ``ZAXY_MISSION``) subagent start and stop also become
+Coordinate workers and findings (:mod:`.subagent_missions`).
 """
 
 from __future__ import annotations
@@ -30,17 +31,21 @@ ENV_MAX_CHARS = "ZAXY_HOOKS_MAX_CHARS"
 ENV_LOCK_TIMEOUT_MS = "ZAXY_HOOKS_LOCK_TIMEOUT_MS"
 DEFAULT_LOCK_TIMEOUT_MS = 200  # a held log lock costs the IDE at most this, then the events are spooled
 DEFAULT_MAX_CHARS = {"claude-code": 6_000, "codex": 5_000}
-USAGE = "usage: zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path PATH] [--max-chars N]"
+USAGE = (
+    "usage: zaxy hook-event <HookEvent> [--client claude-code|codex] [--eventloom-path PATH] [--max-chars N] "
+    "[--mission MISSION]"
+)
 
 
 class SinkArgs:
-    __slots__ = ("client", "event", "eventloom_path", "max_chars")
+    __slots__ = ("client", "event", "eventloom_path", "max_chars", "mission")
 
     def __init__(self) -> None:
         self.event: str | None = None
         self.client = "claude-code"
         self.eventloom_path: str | None = None
         self.max_chars: int | None = None
+        self.mission: str | None = None
 
 
 def parse_args(argv: list[str]) -> SinkArgs:
@@ -49,7 +54,7 @@ def parse_args(argv: list[str]) -> SinkArgs:
     values = iter(argv)
     for token in values:
         option, _, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        if option in ("--client", "--eventloom-path", "--max-chars"):
+        if option in ("--client", "--eventloom-path", "--max-chars", "--mission"):
             value = inline or next(values, "")
             if option == "--client":
                 if value not in CLIENTS:
@@ -57,6 +62,8 @@ def parse_args(argv: list[str]) -> SinkArgs:
                 args.client = value
             elif option == "--eventloom-path":
                 args.eventloom_path = value or None
+            elif option == "--mission":
+                args.mission = value or None
             else:
                 args.max_chars = int(value)
         elif token.startswith("-"):
@@ -145,9 +152,10 @@ def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dic
         reminder = _tool_run_reminder(hook, drafts)
         if reminder is not None:
             drafts.append(HookDraft(REMINDER_TYPE, reminder, "zaxy"))
+    captured: list[dict[str, Any]] = []
     try:
         if drafts:
-            light_append_many(
+            captured = light_append_many(
                 session,
                 [draft.as_dict() for draft in drafts],
                 eventloom_path=workspace.eventloom_path,
@@ -158,6 +166,28 @@ def _handle(args: SinkArgs, hook: dict[str, Any], stdout: BinaryIO, context: dic
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False).encode("utf-8"))
             stdout.flush()
+    if event_name in ("SubagentStart", "SubagentStop"):
+        _coordinate(args, event_name, hook, captured, workspace.eventloom_path, context)
+
+
+def _coordinate(
+    args: SinkArgs,
+    event_name: str,
+    hook: dict[str, Any],
+    captured: list[dict[str, Any]],
+    eventloom_path: str,
+    context: dict[str, Any],
+) -> None:
+    """Subagents as Coordinate workers, when a mission is named; a refusal goes to the hook error log."""
+    from .subagent_missions import mission_named, record
+
+    mission = mission_named(args.mission)
+    if mission is None:
+        return
+    try:
+        record(args.client, event_name, hook, captured, eventloom_path, mission)
+    except Exception as exc:
+        _record_failure({**context, "stage": "coordinate", "mission": mission}, exc)
 
 
 def _lock_budget() -> float:

@@ -20,7 +20,9 @@ from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
+from zaxy_agents.retrieval.attenuation import attenuation
 from zaxy_agents.retrieval.engine import RetrievalHit, Retriever
+from zaxy_agents.retrieval.ranking import RankingPolicy, get_retrieval_profile
 
 from .answerability import RELEVANT, assess
 from .budget import Candidate, Packing, elided_summary, pack
@@ -83,9 +85,12 @@ def assemble(
     notices: list[str] | None = None,
     recent: list[EvidenceItem] | None = None,
     damaged: dict[str, str] | None = None,
+    ranking: RankingPolicy | None = None,
 ) -> CheckoutPacket:
-    """``recent``: the session's latest events (the replay lane of ``replay_from_seq`` / ``max_recent_events``),
-    packed as session state and reported in ``evidence`` with the lane ``replay``."""
+    """``ranking``: the retrieval profile (2.2 ranking features; default profile when ``None``); attenuated memories
+    leave the packet and are counted. ``recent``: the session's latest events (the replay lane of
+    ``replay_from_seq`` / ``max_recent_events``), packed as session state and reported in ``evidence`` with the
+    lane ``replay``."""
     started = time.perf_counter()
     scope_set = set(scope) if scope is not None else None
     warnings: list[str] = list(notices or [])
@@ -98,10 +103,19 @@ def assemble(
     excluded: list[RetrievalHit] = []
     lane_counts: dict[str, int] = {}
     suppressed = 0
+    ranking = get_retrieval_profile(ranking)
+    attenuated: list[RetrievalHit] = []
     if query:
         result = retriever.search(
-            query, sessions=scope, k=max(k, purpose.recall_floor) * 2, profile=purpose.profile, as_of=as_of
+            query,
+            sessions=scope,
+            k=max(k, purpose.recall_floor) * 2,
+            profile=purpose.profile,
+            as_of=as_of,
+            retrieval_profile=ranking,
+            hide_attenuated=True,
         )
+        attenuated = result.attenuated
         warnings += result.warnings
         lane_counts, excluded = result.lane_counts, result.excluded
         for hit in result.hits:
@@ -117,7 +131,8 @@ def assemble(
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
         hits = hits[:k]
 
-    stable = _stable_facts(catalog, scope_set, as_of)
+    stable, attenuated_ids = _stable_facts(catalog, scope_set, as_of, ranking.attenuation_floor)
+    attenuated_ids |= {hit.entity.id if hit.entity is not None else hit.citation for hit in attenuated}
     reviewed = _reviewed_memory(catalog, scope_set, as_of)
     working = build_working_set(catalog, scope_set, as_of)
     # Read-side verification: every event this packet would cite is re-read from the log and checked against
@@ -239,6 +254,7 @@ def assemble(
         # seed 003: "checkout diagnostics also include a slot_plan contract" (also under quality, next to the
         # missing slots it explains); null when the question is not composed
         slot_plan=[slot.model_dump() for slot in quality.slot_plan] if quality.slot_plan is not None else None,
+        retrieval_profile={**ranking.to_dict(), "attenuated_excluded": len(attenuated_ids)},
         **extension_blocks,
     )
     retention = Retention(
@@ -248,6 +264,7 @@ def assemble(
         invalidated_excluded=invalidated,
         suppressed_by_purpose=suppressed,
         elided_by_budget=len(packing.elided),
+        attenuated_excluded=len(attenuated_ids),
         purpose_policy={
             "name": purpose.name,
             "suppressed": suppressed,
@@ -364,9 +381,14 @@ def _query_facts(
     return facts
 
 
-def _stable_facts(catalog: EntityCatalog, scope: set[str] | None, as_of: str | None) -> list[FactItem]:
-    """Query-independent tier 1: the most important current decisions and facts."""
-    return [_fact(version, catalog, tier=1) for version in _ranked(catalog, scope, as_of, STABLE_TYPES)]
+def _stable_facts(
+    catalog: EntityCatalog, scope: set[str] | None, as_of: str | None, floor: float = 0.0
+) -> tuple[list[FactItem], set[str]]:
+    """Query-independent tier 1: the most important current decisions and facts, less those below the retrieval
+    profile's attenuation ``floor`` (default ranking); returns them and the ids of the attenuated ones."""
+    versions = _ranked(catalog, scope, as_of, STABLE_TYPES)
+    kept = [v for v in versions if not floor or not attenuation(v, catalog, floor)["attenuated"]]
+    return [_fact(version, catalog, tier=1) for version in kept], {v.id for v in versions} - {v.id for v in kept}
 
 
 def _reviewed_memory(catalog: EntityCatalog, scope: set[str] | None, as_of: str | None) -> list[FactItem]:

@@ -174,6 +174,8 @@ class Retention(_Model):
     invalidated_excluded: int
     suppressed_by_purpose: int
     elided_by_budget: int
+    # below the retrieval profile's salience floor (still found by memory_query, labelled attenuated)
+    attenuated_excluded: int = 0
     # seed 003 ``retention.purpose_policy``: which purpose suppressed what (the full policy is in diagnostics)
     purpose_policy: dict[str, Any] | None = None
 
@@ -206,6 +208,8 @@ class Diagnostics(BaseModel):
     degraded: str | None = None
     took_ms: float = 0.0
     slot_plan: list[dict[str, Any]] | None = None  # seed 003 (composed questions only)
+    # the retrieval profile in effect: which 2.2 ranking features applied, and how many memories it attenuated
+    retrieval_profile: dict[str, Any] = Field(default_factory=dict)
 
 
 class CheckoutPacket(_Model):

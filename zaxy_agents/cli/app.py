@@ -21,6 +21,7 @@ from . import (
     lane_commands,
     log_commands,
     projection_commands,
+    ranking_lane_commands,
     retrieval_commands,
     serve_command,
     ui_command,
@@ -60,6 +61,7 @@ retrieval_commands.register(memory_app)
 causal_commands.register(memory_app)
 consolidation_commands.register(memory_app)
 lane_commands.register(benchmark_commands.benchmark_app)
+ranking_lane_commands.register(benchmark_commands.benchmark_app)
 benchmark_commands.register(app)
 serve_command.register(app)
 checkout_commands.register(memory_app)

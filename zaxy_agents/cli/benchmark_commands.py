@@ -106,7 +106,13 @@ def _render(report: dict, ks: tuple[int, ...]) -> None:
     latency, ingest = report["latency_ms"], report["ingest"]
     console.print(
         f"query latency p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms; "
-        f"ingest {ingest['turns_per_s']} turns/s"
+        f"ingest {ingest['turns_per_s']} turns/s, "
+        f"{ingest.get('turns_per_s_with_graph_commit')} turns/s with the graph commit"
+    )
+    ours = combined["ours"]
+    console.print(
+        "session-level recall (the sitting of a gold turn among the top k's sittings; what peers publish): "
+        + ", ".join(f"R@{k} {ours.get(f'session_recall@{k}', 0):.3f}" for k in ks)
     )
     for name, ratios in combined.get("ratio_vs_baselines", {"bm25_plain": combined["ratio_vs_baseline"]}).items():
         console.print(f"ratio vs {short.get(name, name)}: {ratios}")

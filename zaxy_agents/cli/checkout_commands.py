@@ -12,7 +12,17 @@ from rich.table import Table
 
 from zaxy_agents.errors import InvalidRequestError
 
-from .common import AsOf, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric, parse_json_option
+from .common import (
+    AsOf,
+    EventloomPath,
+    JsonFlag,
+    RetrievalProfileOption,
+    console,
+    emit_json,
+    handled,
+    open_fabric,
+    parse_json_option,
+)
 
 Session = Annotated[str, typer.Option("--session-id", "-s", envvar="ZAXY_SESSION_ID", help="Session (thread) id.")]
 Scope = Annotated[list[str] | None, typer.Option("--scope", help="Other sessions to recall from (repeatable).")]
@@ -48,6 +58,7 @@ def checkout_command(
     ref: Annotated[str | None, typer.Option("--ref", help="A memory ref (refs/tags/v1) or a seq.")] = None,
     as_of: AsOf = None,
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="Evidence items to retrieve.")] = 8,
+    retrieval_profile: RetrievalProfileOption = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -66,6 +77,7 @@ def checkout_command(
                 ref=ref,
                 as_of=as_of,
                 k=k,
+                retrieval_profile=retrieval_profile,
             )
         _render_packet(packet, json_output)
 
@@ -266,6 +278,16 @@ def _working(label: str, json_output: bool) -> Any:
     return nullcontext() if json_output else console.status(label + "…", spinner="dots")
 
 
+def _ranking_line(profile: dict[str, Any]) -> str:
+    """``balanced (salience, ppr)``: the retrieval profile in effect and the 2.2 features it switched on."""
+    features = [name for name in ("salience", "ppr") if profile.get(name)]
+    if profile.get("attenuation_floor"):
+        features.append(f"attenuation floor {profile['attenuation_floor']}")
+    if profile.get("cue_weight"):
+        features.append(f"cues {profile['cue_weight']}")
+    return f"{profile.get('name')} ({', '.join(features) or 'no 2.2 feature'})"
+
+
 def _render_packet(packet: Any, json_output: bool) -> None:
     if json_output:
         emit_json(packet)
@@ -279,8 +301,9 @@ def _render_packet(packet: Any, json_output: bool) -> None:
         f"facts {len(packet.current_facts)} · evidence {len(packet.evidence)} · citations {diagnostics.citation_count}"
         f" · budget {diagnostics.budget_used}/{diagnostics.budget_requested or '∞'} tokens ({diagnostics.encoding})",
         f"excluded: {retention.superseded_excluded} superseded, {retention.invalidated_excluded} invalidated, "
-        f"{retention.elided_by_budget} over budget · projection lag {diagnostics.projection_lag} · "
-        f"{diagnostics.took_ms:.0f} ms",
+        f"{retention.elided_by_budget} over budget, {retention.attenuated_excluded} attenuated · "
+        f"projection lag {diagnostics.projection_lag} · {diagnostics.took_ms:.0f} ms",
+        "retrieval profile " + _ranking_line(diagnostics.retrieval_profile),
     ]
     if quality.required_action is not None:
         action = quality.required_action

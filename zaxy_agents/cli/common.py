@@ -69,6 +69,13 @@ AsOf = Annotated[
     ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+RetrievalProfileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--retrieval-profile",
+        help="Which 2.2 ranking features apply: plain (none), balanced (the measured default), full (all).",
+    ),
+]
 SessionId = Annotated[str, typer.Option("--session-id", "-s", help="Session (thread) id.")]
 
 console = Console()

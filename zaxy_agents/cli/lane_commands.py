@@ -1,4 +1,5 @@
-"""`zaxy benchmark causal | consolidation | metacognition | coordinate`: the internal guardrail lanes.
+"""`zaxy benchmark causal | consolidation | metacognition | coordinate | synthesis | skills`: the internal guardrail
+lanes.
 
 Each builds deterministic fixtures in a scratch Eventloom through the real engine, prints a summary and exits
 1 when any metric is below 1.0.
@@ -20,6 +21,8 @@ def register(benchmark_app: typer.Typer) -> None:
     benchmark_app.command("consolidation")(consolidation_command)
     benchmark_app.command("coordinate")(coordinate_command)
     benchmark_app.command("metacognition")(metacognition_command)
+    benchmark_app.command("synthesis")(synthesis_command)
+    benchmark_app.command("skills")(skills_command)
 
 
 def causal_command(json_output: JsonFlag = False) -> None:
@@ -51,6 +54,22 @@ def metacognition_command(json_output: JsonFlag = False) -> None:
     from zaxy_agents.evaluation.metacognition_lane import run_metacognition_lane
 
     _run(run_metacognition_lane, json_output)
+
+
+def synthesis_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: answer candidates composed from cited rows, tampered checkouts refused, artifacts recorded
+    once and never recalled or promoted."""
+    from zaxy_agents.evaluation.synthesis_lane import run_synthesis_lane
+
+    _run(run_synthesis_lane, json_output)
+
+
+def skills_command(json_output: JsonFlag = False) -> None:
+    """Internal lane: procedures classified applicable / diagnostic / excluded, excluded ones never served, accepted
+    procedures only proposed as skills, analytics."""
+    from zaxy_agents.evaluation.skills_lane import run_skills_lane
+
+    _run(run_skills_lane, json_output)
 
 
 def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:

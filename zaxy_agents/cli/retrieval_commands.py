@@ -7,7 +7,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .common import AsOf, EventloomPath, JsonFlag, console, emit_json, handled, open_fabric
+from .common import (
+    AsOf,
+    EventloomPath,
+    JsonFlag,
+    RetrievalProfileOption,
+    console,
+    emit_json,
+    handled,
+    open_fabric,
+)
 
 Sessions = Annotated[
     list[str] | None, typer.Option("--session-id", "-s", help="Restrict to these sessions (repeatable).")
@@ -27,6 +36,7 @@ def query_command(
     profile: Annotated[str, typer.Option("--profile")] = "balanced",
     as_of: AsOf = None,
     include_superseded: Annotated[bool, typer.Option("--include-superseded")] = False,
+    retrieval_profile: RetrievalProfileOption = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -36,7 +46,13 @@ def query_command(
         open_fabric(eventloom_path, reads=True, sessions=session_id, check_as_of=as_of) as fabric,
     ):
         response = fabric.query(
-            text, sessions=session_id, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
+            text,
+            sessions=session_id,
+            k=k,
+            profile=profile,
+            as_of=as_of,
+            include_superseded=include_superseded,
+            retrieval_profile=retrieval_profile,
         )
         _render(response, json_output)
 
@@ -67,11 +83,14 @@ def _render(response, json_output: bool) -> None:
     if json_output:
         emit_json(response)
         return
-    table = Table(title=f"{response.query!r} ({response.profile}, {response.took_ms:.1f} ms)")
+    ranking = response.retrieval_profile.get("name")
+    title = f"{response.query!r} ({response.profile}{f', retrieval profile {ranking}' if ranking else ''}"
+    table = Table(title=f"{title}, {response.took_ms:.1f} ms)")
     for column in ("score", "status", "type", "text", "citation"):
         table.add_column(column, overflow="fold")
     for hit in response.hits:
-        table.add_row(f"{hit.score:.4f}", hit.status, hit.event_type, hit.text[:100], hit.citation)
+        status = f"{hit.status}, attenuated" if hit.attenuated else hit.status
+        table.add_row(f"{hit.score:.4f}", status, hit.event_type, hit.text[:100], hit.citation)
     console.print(table)
     for warning in response.warnings:
         console.print(f"[yellow]warning:[/] {warning}")

@@ -10,9 +10,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from zaxy_agents.tool_arguments import Citation, optional
+from zaxy_agents.tool_arguments import CANDIDATE_HELP, CandidateRef, Citation, optional
 
-from .contracts import ID_PATTERN
+from .contracts import ID_PATTERN, DecisionScope
 
 MissionId = Annotated[str, Field(min_length=1, max_length=48, pattern=ID_PATTERN)]
 WorkerId = Annotated[str, Field(min_length=1, max_length=48, pattern=ID_PATTERN)]
@@ -110,6 +110,29 @@ class HandoffFields(MissionFields):
 class ProofTraceFields(MissionFields):
     handoff_id: optional(str, "Trace this handoff.", max_length=20, pattern=r"^hnd_[0-9a-f]{16}$") = None
     finding_id: optional(str, "Trace this finding.", max_length=20, pattern=r"^fnd_[0-9a-f]{16}$") = None
-    proof_seq: optional(int, "Trace the promotion or handoff at this seq of the mission session.", ge=1, le=2**53) = (
-        None
+    artifact_id: optional(
+        str, "Trace the proof packet that binds this synthesis artifact.", max_length=28, pattern=r"^syn_[0-9a-f]{24}$"
+    ) = None
+    proof_seq: optional(
+        int, "Trace the promotion, handoff or proof packet at this seq of the mission session.", ge=1, le=2**53
+    ) = None
+
+
+class RecordSynthesisArtifactFields(MissionFields):
+    decision_scope: DecisionScope = Field(
+        description="The decision the answer is part of: merge_brief, approval_packet, accepted_checkout or handoff."
     )
+    handoff_id: optional(
+        str,
+        "The handoff (decision_scope handoff only): the packet cites its event.",
+        max_length=20,
+        pattern=r"^hnd_[0-9a-f]{16}$",
+    ) = None
+    candidate: optional(CandidateRef, CANDIDATE_HELP + " Needs outcome.") = None
+    outcome: optional(
+        Literal["used", "helpful", "accepted", "rejected", "irrelevant", "wrong", "corrected", "excluded"],
+        "What happened to the candidate (as memory_synthesis_artifact). Needs candidate.",
+    ) = None
+    corrected_value: optional(str, "The answer given instead (outcome corrected).", min_length=1, max_length=200) = None
+    reason: optional(str, "Why.", min_length=1, max_length=2000) = None
+    actor: optional(Actor, "Who binds it (default: the coordinator); needs the right the decision scope needs.") = None

@@ -21,6 +21,7 @@ FINDING_REPORTED = "coordination.finding.reported"
 FINDING_REVIEWED = "coordination.finding.reviewed"
 FINDING_PROMOTED = "coordination.finding.promoted"
 HANDOFF_CREATED = "coordination.handoff.created"
+PROOF_PACKET_CREATED = "coordination.proof_packet.created"
 PARENT_EVENTS = (
     MISSION_STARTED,
     WORKER_CREATED,
@@ -28,6 +29,7 @@ PARENT_EVENTS = (
     FINDING_REVIEWED,
     FINDING_PROMOTED,
     HANDOFF_CREATED,
+    PROOF_PACKET_CREATED,
 )
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,47}$"
@@ -36,6 +38,15 @@ SESSION_PREFIX = "coordinate."
 ReviewStatus = Literal["accepted", "rejected", "duplicate", "needs_evidence", "deferred"]
 REVIEW_STATUSES: tuple[str, ...] = get_args(ReviewStatus)
 Permission = Literal["assign", "review", "promote", "approve", "handoff"]
+DecisionScope = Literal["merge_brief", "approval_packet", "accepted_checkout", "handoff"]
+DECISION_SCOPES: tuple[str, ...] = get_args(DecisionScope)
+# The right a proof packet of each decision scope needs: it binds a synthesis answer to that decision.
+SCOPE_PERMISSION: dict[str, str] = {
+    "merge_brief": "review",
+    "approval_packet": "approve",
+    "accepted_checkout": "review",
+    "handoff": "handoff",
+}
 PERMISSIONS: tuple[str, ...] = get_args(Permission)
 # Roles a mission grants; a worker only reports (its findings are never authoritative by themselves).
 ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
@@ -131,6 +142,48 @@ class HandoffCreated(_Contract):
     created_by: str = Field(min_length=1, max_length=128)
 
 
+class ExcludedRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    row_id: str = Field(min_length=1, max_length=64)
+    reason: str = Field(max_length=500)
+
+
+class DiagnosticRow(BaseModel):
+    """A ledger row that rests on worker-local state no review promoted: kept, labelled, never accepted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    row_id: str = Field(min_length=1, max_length=64)
+    citation: str = Field(max_length=300)
+    finding_id: str | None = Field(default=None, pattern=r"^fnd_[0-9a-f]{16}$")
+    reason: str = Field(max_length=500)
+    authority_status: Literal["non_authoritative"] = "non_authoritative"
+
+
+class ProofPacketCreated(_Contract):
+    """Binds a synthesis artifact (memory.synthesis.artifact.created) to a Coordinate decision: the accepted
+    findings, reviews and promotions it rests on, and what was only diagnostic."""
+
+    proof_id: str = Field(pattern=r"^prf_[0-9a-f]{16}$")
+    decision_scope: DecisionScope
+    artifact_id: str = Field(pattern=r"^syn_[0-9a-f]{24}$")
+    artifact_ref: Ref
+    outcome_ref: Ref | None = None
+    candidate_id: str | None = Field(default=None, pattern=r"^ans_[0-9a-f]{16}$")
+    accepted_finding_ids: list[str] = Field(default_factory=list, max_length=500)
+    review_refs: list[Ref] = Field(default_factory=list, max_length=500)
+    promotion_refs: list[Ref] = Field(default_factory=list, max_length=500)
+    worker_source_refs: list[Ref] = Field(default_factory=list, max_length=500)
+    handoff_id: str | None = Field(default=None, pattern=r"^hnd_[0-9a-f]{16}$")
+    handoff_event_ref: Ref | None = None
+    diagnostic_pending_ids: list[str] = Field(default_factory=list, max_length=500)
+    conflict_ids: list[str] = Field(default_factory=list, max_length=500)
+    excluded_row_reasons: list[ExcludedRow] = Field(default_factory=list, max_length=500)
+    non_authoritative_rows: list[DiagnosticRow] = Field(default_factory=list, max_length=500)
+    created_by: str = Field(min_length=1, max_length=128)
+
+
 CONTRACTS: dict[str, type[_Contract]] = {
     MISSION_STARTED: MissionStarted,
     WORKER_CREATED: WorkerCreated,
@@ -139,4 +192,5 @@ CONTRACTS: dict[str, type[_Contract]] = {
     FINDING_REVIEWED: FindingReviewed,
     FINDING_PROMOTED: FindingPromoted,
     HANDOFF_CREATED: HandoffCreated,
+    PROOF_PACKET_CREATED: ProofPacketCreated,
 }

@@ -21,7 +21,9 @@ from .contracts import (
     FINDING_REVIEWED,
     HANDOFF_CREATED,
     MISSION_STARTED,
+    PROOF_PACKET_CREATED,
     ROLE_PERMISSIONS,
+    SCOPE_PERMISSION,
     WORKER_CREATED,
 )
 
@@ -122,6 +124,7 @@ class Mission:
     workers: dict[str, Worker] = field(default_factory=dict)
     findings: dict[str, Finding] = field(default_factory=dict)
     handoffs: dict[str, Event] = field(default_factory=dict)
+    proofs: list[Event] = field(default_factory=list)
     ignored: list[dict[str, Any]] = field(default_factory=list)
 
     def role_of(self, actor: str) -> str | None:
@@ -259,6 +262,31 @@ def _apply(mission: Mission, event: Event) -> None:
                 )
                 return
         mission.handoffs[p["handoff_id"]] = event
+    elif event.type == PROOF_PACKET_CREATED:
+        reason = _proof_problem(mission, event)
+        if reason:
+            mission.ignored.append(_ignored(event, reason))
+            return
+        mission.proofs.append(event)
+
+
+def _proof_problem(mission: Mission, event: Event) -> str | None:
+    """A proof packet counts only when its author had the right its decision scope needs, every finding it
+    calls accepted was promoted (by the cited promotion) before it, and a handoff it names is that handoff."""
+    p = event.payload
+    if p["created_by"] != event.actor or not mission.may(event.actor, SCOPE_PERMISSION[p["decision_scope"]]):
+        return f"{event.actor!r} may not bind a {p['decision_scope']} proof packet"
+    promotions = {f.finding_id: f.promotion for f in mission.findings.values() if f.promotion is not None}
+    cited = p.get("promotion_refs", [])
+    for finding_id in p.get("accepted_finding_ids", []):
+        promotion = promotions.get(finding_id)
+        if promotion is None or not any(same_ref(ref, promotion) for ref in cited):
+            return f"the proof packet calls {finding_id} accepted without citing its promotion"
+    if p.get("handoff_id") is not None:
+        handoff = mission.handoffs.get(p["handoff_id"])
+        if handoff is None or not same_ref(p.get("handoff_event_ref") or {}, handoff):
+            return "the proof packet cites a handoff event that is not this mission's handoff"
+    return None
 
 
 def _review_problem(mission: Mission, finding: Finding | None, event: Event) -> str | None:

@@ -8,43 +8,31 @@ mission, not with the rest of the memory.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from collections.abc import Callable, Iterable
 from typing import Any
 
-from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, UnauthorizedError, ZaxyError
-from zaxy_agents.eventloom.citations import parse_citation
-from zaxy_agents.eventloom.models import Event, EventDraft
-from zaxy_agents.eventloom.protocol import EventLog
+from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, UnauthorizedError
+from zaxy_agents.eventloom.models import Event
 
 from . import views
+from .access import check_id, digest, slug, written
 from .contracts import (
     ASSIGNMENT_CREATED,
     FINDING_PROMOTED,
     FINDING_REPORTED,
     FINDING_REVIEWED,
     HANDOFF_CREATED,
-    ID_PATTERN,
     MISSION_STARTED,
-    REVIEW_STATUSES,
     WORKER_CREATED,
     parent_session,
     worker_session,
 )
-from .mission import Mission, fold, ref_of, same_ref
-
-AppendMany = Callable[[str, Iterable[EventDraft | dict[str, Any]]], list[Event]]
-_ID = re.compile(ID_PATTERN)
+from .mission import ref_of, same_ref
+from .proof_ops import ProofOperations
 
 
-class CoordinateService:
-    """Mission, workers, assignments, findings, review, promotion, handoff, and the reads over them."""
-
-    def __init__(self, log: EventLog, append_many: AppendMany) -> None:
-        self.log = log
-        self._append_many = append_many
+class CoordinateService(ProofOperations):
+    """Mission, workers, assignments, findings, review, promotion, handoff, proof packets, and the reads over them."""
 
     # ------------------------------------------------------------------ writes
     def start(
@@ -58,8 +46,8 @@ class CoordinateService:
     ) -> dict[str, Any]:
         """Open a mission in its own parent session; ``coordinator`` holds every right, ``reviewers`` may review,
         promote, apply approvals and hand off."""
-        mission_id = mission_id or _slug(title)
-        _check_id(mission_id, "mission_id")
+        mission_id = mission_id or slug(title)
+        check_id(mission_id, "mission_id")
         session = parent_session(mission_id)
         if self.log.has_session(session):
             raise ConflictError(
@@ -75,7 +63,7 @@ class CoordinateService:
             "reviewers": list(reviewers or []),
         }
         event = self._write(session, [(MISSION_STARTED, payload, coordinator)])[0]
-        return {"mission_id": mission_id, "session": session, **_written(event)}
+        return {"mission_id": mission_id, "session": session, **written(event)}
 
     def worker_create(
         self, mission_id: str, worker_id: str, *, purpose: str = "", actor: str | None = None
@@ -83,7 +71,7 @@ class CoordinateService:
         mission = self._mission(mission_id)
         actor = actor or mission.coordinator
         self._require(mission, actor, "assign")
-        _check_id(worker_id, "worker_id")
+        check_id(worker_id, "worker_id")
         if worker_id in mission.workers or worker_id in {mission.coordinator, *mission.reviewers}:
             raise ConflictError(
                 f"{worker_id!r} is already part of mission {mission_id!r}",
@@ -93,7 +81,7 @@ class CoordinateService:
         session = worker_session(mission_id, worker_id)
         payload = {"mission_id": mission_id, "worker_id": worker_id, "worker_session": session, "purpose": purpose}
         event = self._write(mission.session, [(WORKER_CREATED, payload, actor)])[0]
-        return {"mission_id": mission_id, "worker_id": worker_id, "worker_session": session, **_written(event)}
+        return {"mission_id": mission_id, "worker_id": worker_id, "worker_session": session, **written(event)}
 
     def assign(
         self, mission_id: str, worker_id: str, task: str, *, assignment_id: str | None = None, actor: str | None = None
@@ -102,11 +90,11 @@ class CoordinateService:
         actor = actor or mission.coordinator
         self._require(mission, actor, "assign")
         self._worker(mission, worker_id)
-        assignment_id = assignment_id or "a-" + _digest(mission_id, worker_id, task)[:12]
-        _check_id(assignment_id, "assignment_id")
+        assignment_id = assignment_id or "a-" + digest(mission_id, worker_id, task)[:12]
+        check_id(assignment_id, "assignment_id")
         payload = {"mission_id": mission_id, "assignment_id": assignment_id, "worker_id": worker_id, "task": task}
         event = self._write(mission.session, [(ASSIGNMENT_CREATED, payload, actor)])[0]
-        return {"mission_id": mission_id, "assignment_id": assignment_id, "worker_id": worker_id, **_written(event)}
+        return {"mission_id": mission_id, "assignment_id": assignment_id, "worker_id": worker_id, **written(event)}
 
     def report_finding(
         self,
@@ -137,7 +125,7 @@ class CoordinateService:
                 remediation="Omit it, or use an assignment_id coordination_assign returned for this worker.",
             )
         refs = [self._ref(item, f"evidence[{i}]", worker.session) for i, item in enumerate(evidence or [])]
-        finding_id = "fnd_" + _digest(mission_id, worker_id, subject, claim, json.dumps(refs, sort_keys=True))[:16]
+        finding_id = "fnd_" + digest(mission_id, worker_id, subject, claim, json.dumps(refs, sort_keys=True))[:16]
         if finding_id in mission.findings:
             existing = mission.findings[finding_id]
             return {"mission_id": mission_id, "created": False, **existing.to_dict(with_reviews=False)}
@@ -161,7 +149,7 @@ class CoordinateService:
             "created": True,
             "review_status": "pending",
             "authority_status": "non_authoritative",
-            **_written(event),
+            **written(event),
         }
 
     def review_finding(
@@ -173,7 +161,7 @@ class CoordinateService:
         self._check_review(mission, finding_id, status, rationale, reviewer)
         payload = _review_payload(mission_id, finding.event, status, rationale, reviewer)
         event = self._write(mission.session, [(FINDING_REVIEWED, payload, reviewer)])[0]
-        return {"mission_id": mission_id, "finding_id": finding_id, "status": status, **_written(event)}
+        return {"mission_id": mission_id, "finding_id": finding_id, "status": status, **written(event)}
 
     def promote(self, mission_id: str, finding_id: str, *, promoted_by: str) -> dict[str, Any]:
         """Make an accepted finding mission state; it must be accepted by its latest review."""
@@ -201,7 +189,7 @@ class CoordinateService:
             "mission_id": mission_id,
             "finding_id": finding_id,
             "authority_status": "accepted_mission_state",
-            **_written(event),
+            **written(event),
         }
 
     def apply_approval(
@@ -283,8 +271,8 @@ class CoordinateService:
         return {
             "mission_id": mission_id,
             "packet_id": packet_id,
-            "reviews": [_written(event) | {"finding_id": event.payload["finding_id"]} for event in reviews],
-            "promotions": [_written(event) | {"finding_id": event.payload["finding_id"]} for event in promotions],
+            "reviews": [written(event) | {"finding_id": event.payload["finding_id"]} for event in reviews],
+            "promotions": [written(event) | {"finding_id": event.payload["finding_id"]} for event in promotions],
         }
 
     def handoff(
@@ -316,7 +304,7 @@ class CoordinateService:
                         remediation="Cite the promotion_citation of a promoted finding (coordination_merge_brief).",
                     )
                 refs.append(ref)
-        handoff_id = "hnd_" + _digest(mission_id, str(mission.head.seq), summary)[:16]
+        handoff_id = "hnd_" + digest(mission_id, str(mission.head.seq), summary)[:16]
         payload = {
             "mission_id": mission_id,
             "handoff_id": handoff_id,
@@ -333,7 +321,7 @@ class CoordinateService:
             "handoff_id": handoff_id,
             "handoff_event_ref": ref_of(event),
             "promoted_refs": refs,
-            **_written(event),
+            **written(event),
         }
 
     # ------------------------------------------------------------------ reads
@@ -374,174 +362,6 @@ class CoordinateService:
     def approval_packet(self, mission_id: str) -> dict[str, Any]:
         return views.approval_packet(self._mission(mission_id))
 
-    def proof_trace(
-        self,
-        mission_id: str,
-        *,
-        handoff_id: str | None = None,
-        finding_id: str | None = None,
-        proof_seq: int | None = None,
-    ) -> dict[str, Any]:
-        """Replay how promoted claims came to be, every step cited and re-verified against the log."""
-        mission = self._mission(mission_id)
-        given = [
-            name
-            for name, value in (("handoff_id", handoff_id), ("finding_id", finding_id), ("proof_seq", proof_seq))
-            if value is not None
-        ]
-        if len(given) != 1:
-            raise InvalidRequestError(
-                "name exactly one of handoff_id, finding_id, proof_seq",
-                field="handoff_id",
-                remediation="handoff_id traces a handoff, finding_id one finding, proof_seq a promotion/handoff seq.",
-            )
-        handoff = None
-        if proof_seq is not None:
-            handoff = next((e for e in mission.handoffs.values() if e.seq == proof_seq), None)
-            promoted = next((f for f in mission.promoted() if f.promotion and f.promotion.seq == proof_seq), None)
-            if handoff is None and promoted is None:
-                raise NotFoundError(
-                    f"event {proof_seq} of {mission.session} is no promotion or handoff",
-                    field="proof_seq",
-                    remediation="Use the seq of a promotion or handoff event (coordination_merge_brief lists them).",
-                )
-            finding_ids = [promoted.finding_id] if promoted else []
-        elif handoff_id is not None:
-            handoff = mission.handoffs.get(handoff_id)
-            if handoff is None:
-                raise NotFoundError(
-                    f"mission {mission_id!r} has no handoff {handoff_id!r}",
-                    field="handoff_id",
-                    remediation="Use a handoff_id coordination_handoff returned.",
-                )
-        else:
-            assert finding_id is not None
-            self._finding(mission, finding_id)
-            finding_ids = [finding_id]
-        if handoff is not None:
-            finding_ids = [
-                f.finding_id
-                for ref in handoff.payload.get("promoted_refs", [])
-                for f in mission.promoted()
-                if f.promotion is not None and same_ref(ref, f.promotion)
-            ]
-        return views.proof_trace(mission, finding_ids, handoff, self._resolves)
-
-    # ------------------------------------------------------------------ helpers
-    def _mission(self, mission_id: str) -> Mission:
-        _check_id(mission_id, "mission_id")
-        session = parent_session(mission_id)
-        if not self.log.has_session(session):
-            raise NotFoundError(
-                f"no mission {mission_id!r}",
-                field="mission_id",
-                remediation="Start it with coordination_start, or check the mission_id.",
-            )
-        parent = list(self.log.replay(session))
-        started = parent[0] if parent and parent[0].type == MISSION_STARTED else None
-        worker_ids = [e.payload.get("worker_id") for e in parent if e.type == WORKER_CREATED]
-        workers = {
-            w: list(self.log.replay(worker_session(mission_id, w)))
-            for w in worker_ids
-            if isinstance(w, str) and self.log.has_session(worker_session(mission_id, w))
-        }
-        mission = fold(parent, workers) if started is not None else None
-        if mission is None:
-            raise NotFoundError(
-                f"session {session!r} holds no mission",
-                field="mission_id",
-                remediation="Start the mission with coordination_start.",
-            )
-        return mission
-
-    def _worker(self, mission: Mission, worker_id: str) -> Any:
-        worker = mission.workers.get(worker_id) if isinstance(worker_id, str) else None
-        if worker is None:
-            raise NotFoundError(
-                f"mission {mission.mission_id!r} has no worker {worker_id!r}",
-                field="worker_id",
-                remediation="Create it with coordination_worker_create, or use a worker of this mission.",
-            )
-        return worker
-
-    def _finding(self, mission: Mission, finding_id: str, *, field: str = "finding_id") -> Any:
-        finding = mission.findings.get(finding_id) if isinstance(finding_id, str) else None
-        if finding is None:
-            raise NotFoundError(
-                f"mission {mission.mission_id!r} has no finding {finding_id!r}",
-                field=field,
-                remediation="Use a finding_id from coordination_merge_brief of this mission.",
-            )
-        return finding
-
-    def _require(self, mission: Mission, actor: str, permission: str, *, field: str = "actor") -> None:
-        if not mission.may(actor, permission):
-            role = mission.role_of(actor) or "not a member"
-            raise UnauthorizedError(
-                f"{actor!r} ({role}) has no {permission} right in mission {mission.mission_id!r}",
-                field=field,
-                remediation=f"Act as the coordinator ({mission.coordinator!r}) or a reviewer the mission granted.",
-            )
-
-    def _check_review(
-        self, mission: Mission, finding_id: str, status: Any, rationale: Any, reviewer: str, *, field: str = ""
-    ) -> None:
-        prefix = f"{field}." if field else ""
-        if status not in REVIEW_STATUSES:
-            raise InvalidRequestError(
-                f"unknown review status {status!r}",
-                field=f"{prefix}status",
-                remediation=f"Use one of {', '.join(REVIEW_STATUSES)}.",
-            )
-        if not isinstance(rationale, str) or not rationale.strip():
-            raise InvalidRequestError(
-                "a review needs a rationale", field=f"{prefix}rationale", remediation="Say why you decided this."
-            )
-        self._require(mission, reviewer, "review", field="actor" if field else "reviewer")
-        finding = mission.findings[finding_id]
-        if reviewer == finding.worker_id:
-            raise UnauthorizedError(
-                "a worker may not review its own finding",
-                field="reviewer",
-                remediation="Ask the coordinator or a reviewer of the mission.",
-            )
-        if finding.promotion is not None:
-            raise ConflictError(
-                f"finding {finding_id} is already promoted",
-                field=f"{prefix}finding_id",
-                remediation="Promoted state is final for this mission; report a new finding to correct it.",
-            )
-
-    def _ref(self, item: Any, field: str, default_session: str) -> dict[str, Any]:
-        """A citation string or ``{session?, seq, hash}`` -> a verified full ref (the event exists, same hash)."""
-        try:
-            if isinstance(item, str):
-                event = self.log.resolve(parse_citation(item, field=field))
-            elif isinstance(item, dict) and isinstance(item.get("seq"), int) and isinstance(item.get("hash"), str):
-                session = item.get("session", default_session)
-                event = self.log.get(session, item["seq"])
-                if event.hash != item["hash"]:
-                    raise NotFoundError(f"{field}: the event has a different hash", field=field)
-            else:
-                raise InvalidRequestError(f"{field} must be a citation", field=field)
-        except ZaxyError as exc:
-            raise type(exc)(
-                exc.message,
-                field=field,
-                remediation="Cite an existing event by its eventloom:// citation or {session, seq, hash (64 hex)}.",
-            ) from exc
-        return ref_of(event)
-
-    def _resolves(self, ref: dict[str, Any]) -> bool:
-        try:
-            return self.log.get(ref["session"], ref["seq"]).hash == ref["hash"]
-        except (ZaxyError, KeyError, TypeError):
-            return False
-
-    def _write(self, session: str, events: list[tuple[str, dict[str, Any], str]]) -> list[Event]:
-        drafts = [{"type": kind, "payload": payload, "actor": actor} for kind, payload, actor in events]
-        return self._append_many(session, drafts)
-
 
 def _review_payload(
     mission_id: str, finding: Event, status: str, rationale: str, reviewer: str, packet_id: str | None = None
@@ -570,26 +390,3 @@ def _promotion(mission_id: str, finding: Any, review: Event, promoted_by: str) -
         "promoted_by": promoted_by,
         "authority_status": "accepted_mission_state",
     }
-
-
-def _written(event: Event) -> dict[str, Any]:
-    return {"event_type": event.type, "seq": event.seq, "hash": event.hash, "citation": event.citation}
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
-
-
-def _slug(title: Any) -> str:
-    text = title if isinstance(title, str) else ""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:32].strip("-")
-    return slug or "mission"
-
-
-def _check_id(value: Any, field: str) -> None:
-    if not isinstance(value, str) or not _ID.fullmatch(value):
-        raise InvalidRequestError(
-            f"invalid {field} {value!r}",
-            field=field,
-            remediation="Use 1-48 characters: lowercase letters, digits, '-' and '_', starting with a letter or digit.",
-        )

@@ -224,5 +224,29 @@ def _header(mission: Mission) -> dict[str, Any]:
     }
 
 
+def proof_dict(event: Any) -> dict[str, Any]:
+    """A proof packet as the trace and the checkout show it (coordinator memory, never accepted state itself)."""
+    p = event.payload
+    return {
+        "proof_id": p["proof_id"],
+        "decision_scope": p["decision_scope"],
+        "artifact_id": p["artifact_id"],
+        "handoff_id": p.get("handoff_id"),
+        "handoff_event_ref": p.get("handoff_event_ref"),
+        "accepted_finding_ids": p.get("accepted_finding_ids", []),
+        "diagnostic_pending_ids": p.get("diagnostic_pending_ids", []),
+        "conflict_ids": p.get("conflict_ids", []),
+        "excluded_row_reasons": p.get("excluded_row_reasons", []),
+        "created_by": p["created_by"],
+        "citation": event.citation,
+        "proof_seq": event.seq,
+    }
+
+
+def proof_step(name: str, ref: dict[str, Any], resolves: Resolves, **extra: Any) -> dict[str, Any]:
+    citation = format_citation(ref["session"], ref["seq"], ref["hash"])
+    return {"step": name, "citation": citation, "verified": resolves(ref), **extra}
+
+
 def _step(name: str, event: Any, resolves: Resolves, **extra: Any) -> dict[str, Any]:
     return {"step": name, "citation": event.citation, "verified": resolves(ref_of(event)), **extra}

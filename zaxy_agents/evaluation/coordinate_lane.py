@@ -5,7 +5,8 @@ engine; then each guardrail is attacked and must hold:
 
 - ``refused_writes``: promotion without review; review by a worker, by the finding's own worker and by a
   stranger; a handoff citing a review instead of a promotion; applying a stale approval packet; a worker of
-  another mission reading this mission's pending findings; diagnostics without membership.
+  another mission reading this mission's pending findings; diagnostics without membership; a worker binding a
+  synthesis answer to a decision.
 - ``forgery_ignored``: events appended straight to the log (bypassing the tools) that claim a promotion, a review
   by a worker and a handoff citing a non-promotion are ignored by the fold and reported.
 - ``accepted_state``: the checkout's accepted state is exactly the promoted findings, pending rows appear only in
@@ -89,6 +90,11 @@ def run_coordinate_lane() -> dict[str, Any]:
             _refused(lambda: c.report_finding(M, "w1", "cause", "x", actor="w2")),
             "worker reports as another worker",
         )
+        score.check(
+            refused,
+            _refused(lambda: c.record_synthesis_artifact(M, {}, decision_scope="merge_brief", actor="w1")),
+            "worker binds a synthesis answer to the merge brief",
+        )
 
         forged = "forgery_ignored"
         parent = f"coordinate.{M}"
@@ -146,6 +152,26 @@ def run_coordinate_lane() -> dict[str, Any]:
             "each forged event is reported as ignored",
         )
         score.check(forged, c.checkout(M)["latest_handoff"] is None, "a handoff citing a non-promotion is ignored")
+        start = c.merge_brief(M)["mission_citation"]
+        memory.append(
+            parent,
+            "coordination.proof_packet.created",
+            {
+                "mission_id": M,
+                "proof_id": "prf_" + "0" * 16,
+                "decision_scope": "merge_brief",
+                "artifact_id": "syn_" + "0" * 24,
+                "artifact_ref": {"session": parent, "seq": 1, "hash": memory.resolve(start).hash},
+                "accepted_finding_ids": [bad_id],
+                "created_by": "lead",
+            },
+            actor="lead",
+        )
+        score.check(
+            forged,
+            _refused(lambda: c.proof_trace(M, artifact_id="syn_" + "0" * 24)),
+            "a proof packet calling an unpromoted finding accepted is ignored",
+        )
 
         accepted = "accepted_state"
         try:

@@ -64,7 +64,7 @@ def run_locomo(
                 ingest_seconds += time.perf_counter() - started
                 turns_total += len(conversation.turns)
                 started = time.perf_counter()
-                fabric.projector.flush(timeout=None)  # keep background graph writes out of query timings
+                _commit_graph(fabric)
                 graph_seconds += time.perf_counter() - started
                 baselines = {name: factory() for name, factory in BASELINES.items()}
                 for turn in conversation.turns:
@@ -118,9 +118,36 @@ def _ingest(fabric: MemoryFabric, session: str, conversation: Conversation) -> d
     return dia_of_seq
 
 
+def _commit_graph(fabric: MemoryFabric) -> None:
+    """Bring the graph of record (embedded Kuzu) up to the log now, in this thread.
+
+    Reads never need the graph (retrieval and checkout are served from derived.sqlite), so an embedded graph is
+    written lazily, on first use; a user who traverses it or runs a server pays this cost anyway. Timing it here
+    gives the ingest rate *with* the graph commit beside the rate without it, and keeps graph writes out of the
+    query timings.
+    """
+    if fabric.projector.store is None:  # opens the graph file and syncs it from the catalog's cursors
+        return
+    fabric.projector.flush(timeout=None)
+
+
 def _recall(gold: list[str], ranked: list[str], k: int) -> float:
     top = set(ranked[:k])
     return sum(1 for g in gold if g in top) / len(gold)
+
+
+def _sitting(dia_id: str) -> str:
+    """``D3:14`` -> ``D3``: LoCoMo's sessions (sittings) are the unit of session-level recall."""
+    return dia_id.split(":", 1)[0]
+
+
+def _session_recall(gold: list[str], ranked: list[str], k: int) -> float:
+    """Share of the gold turns' sittings that hold at least one of the top-k turns: what peers that retrieve
+    whole sessions or chunks report as recall (coarser than turn-level recall, so always at least as high when
+    every turn belongs to one sitting)."""
+    wanted = {_sitting(g) for g in gold}
+    top = {_sitting(r) for r in ranked[:k]}
+    return len(wanted & top) / len(wanted)
 
 
 def _summary(rows: list[dict[str, Any]], system: str, ks: tuple[int, ...]) -> dict[str, float]:
@@ -130,6 +157,7 @@ def _summary(rows: list[dict[str, Any]], system: str, ks: tuple[int, ...]) -> di
     for k in ks:
         out[f"recall@{k}"] = round(statistics.fmean(_recall(r["gold"], r[system], k) for r in rows), 4)
         out[f"hit@{k}"] = round(statistics.fmean(float(bool(set(r["gold"]) & set(r[system][:k]))) for r in rows), 4)
+        out[f"session_recall@{k}"] = round(statistics.fmean(_session_recall(r["gold"], r[system], k) for r in rows), 4)
     return out
 
 
@@ -194,8 +222,13 @@ def _report(
             "mean": round(statistics.fmean(latencies), 3) if latencies else None,
         },
         "ingest": {
+            # log append + projection + the retrieval indexes (what a question needs before it can be answered)
             "turns_per_s": round(turns / ingest_seconds, 1) if ingest_seconds else None,
             "seconds": round(ingest_seconds, 3),
+            # ... plus writing the same turns into the graph of record (embedded Kuzu), timed separately
+            "turns_per_s_with_graph_commit": (
+                round(turns / (ingest_seconds + graph_seconds), 1) if ingest_seconds + graph_seconds else None
+            ),
             "graph_commit_seconds": round(graph_seconds, 3),
         },
         "evidence": dict(sorted(skipped.items())),

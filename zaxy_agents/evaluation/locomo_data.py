@@ -3,8 +3,9 @@
 Format: a JSON list; each item has ``sample_id``, ``conversation`` (``speaker_a``, ``speaker_b``, ``session_N``
 lists of turns ``{speaker, dia_id, text, blip_caption?, query?}`` and ``session_N_date_time`` strings like
 "1:56 pm on 8 May, 2023") and ``qa`` (``{question, answer | adversarial_answer, evidence: [dia_id...],
-category}``). Some evidence ids are malformed (``D8:6; D9:17``, stray spaces) or point to missing turns: they
-are normalised where possible, otherwise skipped and counted.
+category}``). A turn's ``query`` (the image-search string the dataset's authors used to find its photo) is
+ignored: a real memory would not hold it. Some evidence ids are malformed (``D8:6; D9:17``, stray spaces) or
+point to missing turns: they are normalised where possible, otherwise skipped and counted.
 """
 
 from __future__ import annotations
@@ -98,13 +99,16 @@ def _conversation(item: dict, index: int) -> Conversation:
     for number in numbers:
         when = parse_session_date(conversation.get(f"session_{number}_date_time"))
         for turn in conversation[f"session_{number}"]:
-            caption = " ".join(part for part in (turn.get("blip_caption"), turn.get("query")) if part)
+            # Only what a real memory would hold: the turn's text and its image caption. The dataset's ``query``
+            # field (the image-search string its authors used to find the photo) is left out: it was worth +0.007
+            # R@10 on the dev six, and no agent's memory would have it.
+            caption = turn.get("blip_caption") or None
             turns.append(
                 Turn(
                     str(turn["dia_id"]),
                     str(turn.get("speaker", "")),
                     str(turn.get("text", "")),
-                    caption or None,
+                    str(caption) if caption else None,
                     f"session_{number}",
                     when,
                 )

@@ -20,6 +20,7 @@ from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.retrieval.profiles import PROFILES
+from zaxy_agents.retrieval.ranking import DEFAULT_RETRIEVAL_PROFILE, RETRIEVAL_PROFILES, get_retrieval_profile
 
 from .feedback_fields import feedback_details, invalid_at_for
 from .mixin import FabricMixin
@@ -69,6 +70,7 @@ class CheckoutOperations(FabricMixin):
         encoding: str = DEFAULT_ENCODING,
         replay_from_seq: int | None = None,
         max_recent_events: int | None = None,
+        retrieval_profile: str | None = None,
     ) -> CheckoutPacket:
         """The front door: current facts, cited evidence, working set, answerability and guidance, budgeted.
 
@@ -78,8 +80,11 @@ class CheckoutOperations(FabricMixin):
         ``ref`` checks memory out as of a memory ref (``refs/tags/v1``) or a seq of ``session``.
         ``max_recent_events`` / ``replay_from_seq`` add the session's latest events (from that seq on; 8 when only
         the seq is given) as the ``replay`` lane.
+        ``retrieval_profile``: which 2.2 ranking features apply (``plain``, ``balanced``, ``full``; see
+        docs/retrieval.md); shown in ``diagnostics.retrieval_profile``.
         """
         _check_query(query, max_tokens, k)
+        ranking = get_retrieval_profile(retrieval_profile)
         as_of = parse_instant(as_of)
         policy = resolve_purpose(purpose)
         sessions = self._scope(session, scope)
@@ -113,6 +118,7 @@ class CheckoutOperations(FabricMixin):
             notices=projector.take_notices(),
             recent=recent,
             damaged=projector.damaged,
+            ranking=ranking,
         )
 
     def bootstrap(
@@ -141,6 +147,7 @@ class CheckoutOperations(FabricMixin):
         limit: int = 8,
         replay_from_seq: int | None = None,
         max_recent_events: int = 5,
+        retrieval_profile: str | None = None,
     ) -> dict[str, Any]:
         """One budgeted, prompt-ready bundle for one or several questions (each checked out on its share of the
         budget, citations de-duplicated), starting with the session's active working set, plus the session's
@@ -162,6 +169,7 @@ class CheckoutOperations(FabricMixin):
                 purpose=purpose,
                 encoding=encoding,
                 k=limit,
+                retrieval_profile=retrieval_profile,
                 **({"replay_from_seq": replay_from_seq, "max_recent_events": max_recent_events} if i == 0 else {}),
             )
             for i, q in enumerate(questions)
@@ -256,6 +264,10 @@ class CheckoutOperations(FabricMixin):
             "eventloom_path": str(self.settings.eventloom_path),
             "embedder": vectors.model_id,
             "retrieval_profiles": sorted(PROFILES),
+            "ranking_profiles": {
+                "default": DEFAULT_RETRIEVAL_PROFILE,
+                "profiles": {name: policy.to_dict() for name, policy in RETRIEVAL_PROFILES.items()},
+            },
             "purposes": sorted(PRESETS),
             "token_encodings": list(SUPPORTED_ENCODINGS),
             "extractors": self.features.extractors.registered_types(),

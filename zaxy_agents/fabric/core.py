@@ -36,9 +36,12 @@ from .integrity_ops import IntegrityOperations
 from .lifecycle_ops import LifecycleOperations
 from .log_ops import LogOperations
 from .metacognition_ops import MetacognitionOperations
+from .procedure_ops import ProcedureOperations
 from .projection_ops import ProjectionOperations
+from .reasoning_ops import ReasoningOperations
 from .retrieval_ops import RetrievalOperations
 from .store_ops import StoreOperations
+from .synthesis_ops import SynthesisOperations
 from .workingset_ops import WorkingSetOperations
 
 
@@ -55,6 +58,9 @@ class MemoryFabric(
     MetacognitionOperations,
     ConfidenceOperations,
     BeliefOperations,
+    SynthesisOperations,
+    ReasoningOperations,
+    ProcedureOperations,
     LifecycleOperations,
     ConversationOperations,
     CognitiveOperations,

@@ -30,6 +30,15 @@ from zaxy_agents.projection.contracts import BUILTIN_CONTRACTS, ContractTable
 from zaxy_agents.projection.extractors import BUILTIN_MODULES, generic
 from zaxy_agents.projection.producers import ProducerTable
 from zaxy_agents.projection.registry import ExtractorTable
+from zaxy_agents.reasoning import context as reasoning_context
+from zaxy_agents.reasoning import contracts as reasoning_contracts
+from zaxy_agents.reasoning import extractor as reasoning_extractor
+from zaxy_agents.salience import contracts as salience_contracts
+from zaxy_agents.salience import extractor as salience_extractor
+from zaxy_agents.skillmemory import context as procedures_context
+from zaxy_agents.synthesis import context as synthesis_context
+from zaxy_agents.synthesis import contracts as synthesis_contracts
+from zaxy_agents.synthesis import extractor as synthesis_extractor
 
 EXTRACTOR_MODULES = (
     *BUILTIN_MODULES,
@@ -38,6 +47,9 @@ EXTRACTOR_MODULES = (
     consolidation_extractor,
     coordinate_extractor,
     metacognition_extractor,
+    reasoning_extractor,
+    salience_extractor,
+    synthesis_extractor,
 )
 PRODUCER_MODULES = (causal_producer,)
 CONTRACT_MAPS = (
@@ -47,11 +59,19 @@ CONTRACT_MAPS = (
     consolidation_contracts.CONTRACTS,
     coordinate_contracts.CONTRACTS,
     metacognition_contracts.CONTRACTS,
+    reasoning_contracts.CONTRACTS,
+    salience_contracts.CONTRACTS,
+    synthesis_contracts.CONTRACTS,
 )
 CHECKOUT_EXTENSIONS = (
     *BUILTIN_EXTENSIONS,
     ("metacognition", metacognition_context.metacognition),
+    ("reasoning_primitives", reasoning_context.reasoning_primitives),
     ("belief_update_proposals", beliefs_context.belief_update_proposals),
+    ("synthesis", synthesis_context.synthesis),
+    ("skills", procedures_context.skills),
+    ("skill_analytics", procedures_context.skill_analytics),
+    ("procedural_memory", procedures_context.procedural_memory),
 )
 
 

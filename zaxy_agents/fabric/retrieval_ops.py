@@ -85,15 +85,24 @@ class RetrievalOperations:
         profile: str = "balanced",
         as_of: str | None = None,
         include_superseded: bool = False,
+        retrieval_profile: str | None = None,
     ) -> QueryResponse:
         """Fused retrieval over every lane; each hit cites its event and explains its score. ``as_of``: an
-        ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`."""
+        ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`.
+        ``retrieval_profile``: ``plain`` | ``balanced`` | ``full`` (retrieval/ranking.py; default ``balanced``);
+        an explicit search returns attenuated memories, labelled."""
         as_of = parse_instant(as_of)
         self.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
         result = retriever.search(
-            text, sessions=sessions, k=k, profile=profile, as_of=as_of, include_superseded=include_superseded
+            text,
+            sessions=sessions,
+            k=k,
+            profile=profile,
+            as_of=as_of,
+            include_superseded=include_superseded,
+            retrieval_profile=retrieval_profile,
         )
         return QueryResponse.from_result(
             self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projector.degraded

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from .metacognition import metacognition_tools
     from .middleware import ZaxyMemoryMiddleware
     from .nodes import ZaxyMemoryState, capture_node, checkout_node, compaction_node, feedback_node
+    from .procedures import procedure_tools
     from .scoping import MemoryScope, memory_session
     from .store import AsyncZaxyStore, ZaxyStore
+    from .synthesis import synthesis_tools
     from .tools import ZaxyTool, memory_tools
 
 _EXPORTS = {
@@ -51,6 +53,8 @@ _EXPORTS = {
     "cognitive_tools": "cognitive",
     "metacognition_tools": "metacognition",
     "belief_tools": "beliefs",
+    "synthesis_tools": "synthesis",
+    "procedure_tools": "procedures",
 }
 __all__ = [
     "AsyncZaxyCheckpointer",
@@ -71,6 +75,8 @@ __all__ = [
     "memory_session",
     "memory_tools",
     "metacognition_tools",
+    "procedure_tools",
+    "synthesis_tools",
     "with_memory",
 ]
 

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from zaxy_agents.coordinate.arguments import RecordSynthesisArtifactFields
 from zaxy_agents.errors import ZaxyError
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.tool_arguments import CheckoutQueryArgument
 
 Role = Literal["worker", "reviewer", "coordinator"]
 Status = Literal["accepted", "rejected", "duplicate", "needs_evidence", "deferred"]
@@ -64,10 +66,28 @@ class NoArgs(_Args):
     pass
 
 
-def coordination_tools(fabric: MemoryFabric, mission_id: str, actor: str, role: Role) -> list[BaseTool]:
+class RecordSynthesisArgs(CheckoutQueryArgument, RecordSynthesisArtifactFields):
+    """The LangGraph form: the model saw the checkout as text, so the tool checks the same query out again."""
+
+
+def _bound(schema: type[BaseModel], *fixed: str) -> type[BaseModel]:
+    """``schema`` without the fields the graph fixes (mission, actor): the model never sees or sets them."""
+    fields = {name: (info.annotation, info) for name, info in schema.model_fields.items() if name not in fixed}
+    return create_model(schema.__name__, __base__=_Args, **fields)  # type: ignore[call-overload]
+
+
+def coordination_tools(
+    fabric: MemoryFabric, mission_id: str, actor: str, role: Role, *, session: str | None = None
+) -> list[BaseTool]:
     """The coordination tools of ``role``, acting as ``actor`` in ``mission_id`` (a worker's ``actor`` is its
-    worker id)."""
+    worker id). ``session``: where the agent's ``memory_checkout`` reads (default the whole memory); a reviewer's
+    ``coordination_record_synthesis_artifact`` checks the same query out there again."""
     c = fabric.coordination
+
+    def record_synthesis(query: str, purpose: Any = None, **arguments: Any) -> dict[str, Any]:
+        checkout = fabric.checkout(query, session=session, purpose=purpose).model_dump(mode="json")
+        return c.record_synthesis_artifact(mission_id, checkout, actor=actor, **arguments)
+
     worker_tools: list[tuple[str, str, type[BaseModel], Callable[..., dict[str, Any]]]] = [
         (
             "coordination_checkout",
@@ -111,6 +131,14 @@ def coordination_tools(fabric: MemoryFabric, mission_id: str, actor: str, role: 
             "Promote an accepted finding into the mission's accepted state.",
             PromoteArgs,
             lambda finding_id: c.promote(mission_id, finding_id, promoted_by=actor),
+        ),
+        (
+            "coordination_record_synthesis_artifact",
+            "Bind a numeric answer candidate of memory_checkout (same query; candidate id or rank, outcome) to a "
+            "mission decision (decision_scope; a handoff needs handoff_id): records the synthesis artifact and a "
+            "proof packet with the accepted findings it rests on and the worker-local rows it does not.",
+            _bound(RecordSynthesisArgs, "mission_id", "actor"),
+            record_synthesis,
         ),
         (
             "coordination_handoff",

@@ -47,6 +47,8 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
         fabric: the shared :class:`MemoryFabric` (use the same one for ZaxyStore / ZaxyCheckpointer).
         checkout_tokens: budget of the checkout packet added to the system message (``None``: no checkout).
         purpose: checkout purpose preset (``coding``, ``research``, ...) or policy.
+        retrieval_profile: which 2.2 ranking features the checkout applies (``plain``, ``balanced``, ``full``;
+            default ``balanced``, see docs/retrieval.md); the memory tools' own argument overrides it per call.
         scope / session / session_prefix: scoping, see :mod:`zaxy_agents.langgraph.scoping`.
         compact_at: compact when the conversation exceeds this many tokens (tiktoken ``encoding``);
             ``None`` (default) never compacts.
@@ -82,6 +84,7 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
         record_checkouts: bool = True,
         encoding: str = DEFAULT_ENCODING,
         redact: Callable[[str], str] | None = None,
+        retrieval_profile: str | None = None,
     ) -> None:
         super().__init__()
         self.fabric = fabric
@@ -96,6 +99,7 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
                 encoding=encoding,
                 record=record_checkouts,
                 every_call=every_call,
+                retrieval_profile=retrieval_profile,
             )
             if checkout_tokens is not None
             else None

@@ -69,6 +69,7 @@ def checkout_node(
     encoding: str = DEFAULT_ENCODING,
     record: bool = True,
     every_call: bool = False,
+    retrieval_profile: str | None = None,
 ) -> Node:
     """Before the model: a Memory Checkout for the latest user request, stored as ``state["memory_context"]``.
 
@@ -84,6 +85,7 @@ def checkout_node(
         encoding=encoding,
         record=record,
         every_call=every_call,
+        retrieval_profile=retrieval_profile,
     )
 
     def zaxy_checkout(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:

@@ -47,10 +47,12 @@ class CheckoutStep:
         encoding: str = DEFAULT_ENCODING,
         record: bool = True,
         every_call: bool = False,
+        retrieval_profile: str | None = None,
     ) -> None:
         self.fabric, self.scope = fabric, scope
         self.max_tokens, self.purpose, self.encoding = max_tokens, purpose, encoding
         self.record, self.every_call = record, every_call
+        self.retrieval_profile = retrieval_profile
 
     def run(
         self, messages: Sequence[BaseMessage], config: Any, previous: MemoryContext | None = None
@@ -71,6 +73,7 @@ class CheckoutStep:
                     max_tokens=self.max_tokens,
                     purpose=self.purpose,
                     encoding=self.encoding,
+                    retrieval_profile=self.retrieval_profile,
                 )
             else:
                 packet = self.fabric.bootstrap(

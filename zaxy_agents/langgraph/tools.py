@@ -43,7 +43,7 @@ from zaxy_agents.checkpoints.transcript import MEMORY_SOURCE
 from zaxy_agents.errors import InvalidRequestError, UnauthorizedError, ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.tool_arguments import validation_problems
+from zaxy_agents.tool_arguments import RetrievalProfileName, validation_problems
 
 from .context import render_for_model
 from .scoping import MemoryScope, ResolvedScope
@@ -131,7 +131,7 @@ class ZaxyTool(BaseTool):
             args = self.args_schema.model_validate(arguments)  # type: ignore[union-attr]
             context = ToolContext(self.fabric, self.memory_scope.resolve(self.fabric, config), config)
             result = self.execute(context, args)
-        except ZaxyError as exc:
+        except ZaxyError as exc:  # a refused call writes nothing, not even its observation
             raise ToolException(json.dumps(exc.to_dict(), ensure_ascii=False)) from None
         except ValidationError as exc:
             raise ToolException(_validation_error(exc)) from None
@@ -139,8 +139,16 @@ class ZaxyTool(BaseTool):
             logger.exception("%s failed", self.name)
             error = ZaxyError(f"{type(exc).__name__}: {exc}", remediation="Retry later or continue without memory.")
             raise ToolException(json.dumps(error.to_dict(), ensure_ascii=False)) from None
+        self._observe(context, arguments, result)
         content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
         return content, {"lc_source": MEMORY_SOURCE, "tool": self.name, "recall": self.recalls_memory}
+
+    def _observe(self, context: ToolContext, arguments: dict[str, Any], result: Any) -> None:
+        """A primitive's completed call becomes a ``reasoning.primitive.called`` observation (seed 002/003)."""
+        actor = arguments.get("actor")
+        self.fabric.observe_primitive(
+            context.session, self.name, arguments, result=result, actor=actor if isinstance(actor, str) else "agent"
+        )
 
     async def _arun(
         self, config: RunnableConfig, run_manager: Any = None, **arguments: Any
@@ -161,10 +169,14 @@ def _validation_error(exc: ValidationError) -> str:
 
 
 # ---------------------------------------------------------------------- memory_checkout
+PROFILE_HELP = "Ranking features: plain (none), balanced (the measured default), full (every 2.2 feature)."
+
+
 class MemoryCheckoutArgs(BaseModel):
     query: str = Field(min_length=1, max_length=4000, description="The question or task to check memory out for.")
     max_tokens: int = Field(default=1200, ge=64, le=8000, description="Token budget of the returned packet.")
     purpose: PurposeName | None = Field(default=None, description="Purpose preset that shapes what is emphasised.")
+    retrieval_profile: RetrievalProfileName | None = Field(default=None, description=PROFILE_HELP)
 
 
 class MemoryCheckoutTool(ZaxyTool):
@@ -183,6 +195,7 @@ class MemoryCheckoutTool(ZaxyTool):
             scope=context.scope.recall,
             max_tokens=args.max_tokens,
             purpose=args.purpose,
+            retrieval_profile=args.retrieval_profile,
         )
         return render_for_model(packet)
 
@@ -226,6 +239,7 @@ class MemoryQueryArgs(BaseModel):
     query: str = Field(min_length=1, max_length=4000, description="What to search memory for.")
     k: int = Field(default=8, ge=1, le=20, description="How many hits to return.")
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated memory.")
+    retrieval_profile: RetrievalProfileName | None = Field(default=None, description=PROFILE_HELP)
 
 
 class MemoryQueryTool(ZaxyTool):
@@ -239,13 +253,18 @@ class MemoryQueryTool(ZaxyTool):
 
     def execute(self, context: ToolContext, args: MemoryQueryArgs) -> dict[str, Any]:
         response = context.fabric.query(
-            args.query, sessions=context.scope.recall, k=args.k, include_superseded=args.include_superseded
+            args.query,
+            sessions=context.scope.recall,
+            k=args.k,
+            include_superseded=args.include_superseded,
+            retrieval_profile=args.retrieval_profile,
         )
         hits = [
             {
                 "citation": hit.citation,
                 "type": hit.event_type,
                 "status": hit.status,
+                **({"attenuated": True} if hit.attenuated else {}),
                 "text": hit.text if len(hit.text) <= 400 else hit.text[:399] + "…",
                 **({"entity": hit.entity["name"], "entity_type": hit.entity["entity_type"]} if hit.entity else {}),
             }
@@ -317,7 +336,7 @@ def memory_tools(
     """The default memory tools (or those named in ``include``, which may also name opt-in tools such as the
     causal and consolidation tools of :mod:`.cognitive` and the metacognition tools of :mod:`.metacognition`),
     scoped as described in :mod:`.scoping`."""
-    from . import beliefs, cognitive, metacognition  # noqa: F401 - register the opt-in tools
+    from . import beliefs, cognitive, metacognition, procedures, synthesis  # noqa: F401 - register the opt-in tools
 
     memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
     names = [n for n, t in ZaxyTool.registry.items() if t.default] if include is None else list(include)

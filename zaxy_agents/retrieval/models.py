@@ -21,6 +21,9 @@ class QueryHit(BaseModel):
     status: str = Field(description="current | superseded | invalidated | event")
     entity: dict[str, Any] | None = None
     salience: dict[str, float] | None = None
+    attenuated: bool = Field(
+        default=False, description="below the retrieval profile's salience floor: out of default ranking"
+    )
     score_explanation: dict[str, Any]
 
     @classmethod
@@ -35,6 +38,7 @@ class QueryHit(BaseModel):
             status=hit.status,
             entity=hit.entity.to_dict() if hit.entity is not None else None,
             salience=hit.salience,
+            attenuated=hit.attenuated,
             score_explanation=hit.score_explanation(result.profile),
         )
 
@@ -42,6 +46,7 @@ class QueryHit(BaseModel):
 class QueryResponse(BaseModel):
     query: str
     profile: str
+    retrieval_profile: dict[str, Any] = Field(default_factory=dict, description="the 2.2 ranking features applied")
     as_of: str | None = None
     hits: list[QueryHit]
     lane_counts: dict[str, int]
@@ -56,6 +61,7 @@ class QueryResponse(BaseModel):
         return cls(
             query=result.query,
             profile=result.profile.name,
+            retrieval_profile=result.ranking.to_dict() if result.ranking is not None else {},
             as_of=result.as_of,
             hits=[QueryHit.from_hit(hit, result) for hit in result.hits],
             lane_counts=result.lane_counts,

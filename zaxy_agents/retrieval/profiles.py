@@ -28,6 +28,10 @@ class RetrievalProfile:
     candidates: int = 50  # per-lane depth before fusion (and how many fused hits an embedding re-rank sees)
     rerank_weight: float = 0.15  # re-rank by a "rerank"-role embedder (retrieval/rerank.py); 0 switches it off
     expansion_weight: float = 0.4  # query expansion with a "rerank"-role embedder (retrieval/expansion.py); 0: off
+    # Set by the retrieval profile (retrieval/ranking.py), never by a lane preset:
+    attenuation_floor: float = 0.0  # entities below this salience are labelled attenuated (0: off)
+    cue_weight: float = 0.0  # blend of cue overlap with the caller's context cues (0: off)
+    ranking: str = ""  # the retrieval profile applied ("" before one is)
 
 
 PROFILES: dict[str, RetrievalProfile] = {

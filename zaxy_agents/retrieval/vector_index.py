@@ -26,6 +26,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from zaxy_agents.errors import InvalidRequestError
+
 from .ann import ANN_THRESHOLD, OVERSAMPLE, STALE_ROWS, AnnBuilder, AnnReader, ann_available
 from .derived import DerivedStore
 from .embeddings import EmbeddingProvider
@@ -283,6 +285,14 @@ class VectorIndex:
             stored = 0
             if len(keys) and row is not None:
                 dims, rows = row[0], row[1]
+                if int(vectors.shape[1]) != dims:  # one stamp, two shapes: another model under the same id
+                    raise InvalidRequestError(
+                        f"embedder {self.model_id} returned {vectors.shape[1]}-d vectors but this memory holds "
+                        f"{dims}-d vectors stamped {self.model_id}",
+                        field="model_id",
+                        remediation="Give the new model its own 'model@version' stamp (its vectors are then "
+                        "computed afresh, never compared with the old ones), or run `zaxy memory re-embed`.",
+                    )
                 sessions = self._session_ids(db, {session for session, _ in keys})
                 known = self._rows_of(db, keys)
                 fresh = [i for i, key in enumerate(keys) if key not in known]

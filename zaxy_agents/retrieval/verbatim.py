@@ -62,7 +62,7 @@ class Config:
     irregular: bool = True  # irregular inflections -> base form ("bought" -> "buy")
     caption_weight: float = 0.5  # weight of the attachment-caption field (separate BM25)
     speaker_term_weight: float = 0.0  # weight of query words naming a known speaker in term matching
-    speaker_boost: float = 1.0  # events by a speaker named in the query: score *= 1 + boost
+    speaker_boost: float = 0.5  # events by a speaker named in the query: score *= 1 + boost (see docs)
     ctx_weight: float = 0.5  # BM25 over the event + its neighbours' term counts (window +-2)
     ctx_decay1: float = 0.5  # weight of the +-1 neighbours' term counts in that window
     ctx_decay2: float = 0.25  # weight of the +-2 neighbours' term counts

@@ -14,7 +14,9 @@ from . import (
     log,
     maintenance,
     meta,
+    procedures,
     recall,
+    synthesis,
 )
 
 TOOL_MODULES = (
@@ -30,5 +32,7 @@ TOOL_MODULES = (
     log,
     maintenance,
     meta,
+    procedures,
     recall,
+    synthesis,
 )

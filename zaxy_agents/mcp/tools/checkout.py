@@ -10,7 +10,7 @@ from pydantic import Field
 from zaxy_agents.checkout.replay import MAX_RECENT_EVENTS
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
-from zaxy_agents.tool_arguments import PurposeArgument, as_of_field, purpose_value
+from zaxy_agents.tool_arguments import PurposeArgument, RetrievalProfileArgument, as_of_field, purpose_value
 
 SCOPE_HELP = (
     "Other sessions to recall from as well (your own is always included). Default: this workspace's other "
@@ -38,6 +38,7 @@ class CheckoutArgs(ToolArgs):
     purpose: PurposeArgument = None
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
     as_of: as_of_field("Check memory out") = None
+    retrieval_profile: RetrievalProfileArgument = None
 
 
 def _summary(result: dict[str, Any]) -> str:
@@ -87,6 +88,7 @@ def memory_checkout(call: ToolCall[CheckoutArgs]) -> dict[str, Any]:
         k=args.limit,
         replay_from_seq=args.replay_from_seq,
         max_recent_events=args.max_recent_events,
+        retrieval_profile=args.retrieval_profile,
     )
     call.fabric.mark_checkout(call.session, packet.retention.projected_through.get(call.session, 0))
     return _packet(packet)
@@ -116,6 +118,7 @@ class AssembleArgs(ToolArgs):
     max_tokens: int = Field(default=4000, ge=200, le=200_000, description="Token budget shared by all questions.")
     purpose: PurposeArgument = None
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
+    retrieval_profile: RetrievalProfileArgument = None
 
 
 @tool(
@@ -140,6 +143,7 @@ def context_assemble(call: ToolCall[AssembleArgs]) -> dict[str, Any]:
         limit=args.limit,
         replay_from_seq=args.replay_from_seq,
         max_recent_events=args.max_recent_events,
+        retrieval_profile=args.retrieval_profile,
     )
 
 

@@ -18,13 +18,15 @@ from zaxy_agents.coordinate.arguments import (
     MissionFields,
     PromoteFields,
     ProofTraceFields,
+    RecordSynthesisArtifactFields,
     ReportFindingFields,
     ReviewFindingFields,
     StartFields,
     WorkerCreateFields,
 )
 from zaxy_agents.mcp.registry import ToolCall, tool
-from zaxy_agents.mcp.schema import ToolArgs
+from zaxy_agents.mcp.schema import ToolArgs, payload_validator
+from zaxy_agents.tool_arguments import CheckoutArgument
 
 
 class StartArgs(StartFields, ToolArgs):
@@ -69,6 +71,10 @@ class HandoffArgs(HandoffFields, ToolArgs):
 
 class ProofTraceArgs(ProofTraceFields, ToolArgs):
     pass
+
+
+class RecordSynthesisArtifactArgs(CheckoutArgument, RecordSynthesisArtifactFields, ToolArgs):
+    _bounded = payload_validator("checkout")
 
 
 def _written(result: dict[str, Any]) -> str:
@@ -268,12 +274,41 @@ def coordination_handoff(call: ToolCall[HandoffArgs]) -> dict[str, Any]:
     order=312,
     read_only=True,
     summarize=lambda r: f"verified={r.get('verified')} steps={len(r.get('steps', []))}",
-    description="""Replay how promoted claims came to be, by handoff_id, finding_id or proof_seq: the report,
-    each evidence citation, the reviews, the promotion and the handoff, every step cited and re-verified against
-    the log (verified is false if any no longer resolves).""",
+    description="""Replay how promoted claims came to be, by handoff_id, finding_id, artifact_id or proof_seq:
+    the report, each evidence citation, the reviews, the promotion, the handoff and, for a proof packet, the
+    synthesis artifact with its answer candidates, ledger rows and non-authoritative diagnostics; every step cited
+    and re-verified against the log (verified is false if any no longer resolves).""",
 )
 def coordination_proof_trace(call: ToolCall[ProofTraceArgs]) -> dict[str, Any]:
     a = call.args
     return call.fabric.coordination.proof_trace(
-        a.mission_id, handoff_id=a.handoff_id, finding_id=a.finding_id, proof_seq=a.proof_seq
+        a.mission_id, handoff_id=a.handoff_id, finding_id=a.finding_id, artifact_id=a.artifact_id, proof_seq=a.proof_seq
+    )
+
+
+@tool(
+    "coordination_record_synthesis_artifact",
+    order=313,
+    admin=True,
+    summarize=lambda r: f"proof={r.get('proof_id')} artifact={r.get('artifact_id')} {r.get('citation')}",
+    description="""In a Coordinate mission, use this instead of memory_synthesis_artifact when a synthesis answer
+    candidate of a memory_checkout is part of a merge brief, approval packet, accepted checkout or handoff
+    (decision_scope; a handoff needs handoff_id). Writes the synthesis artifact (and the candidate's outcome), then
+    a coordination.proof_packet.created in the mission with the accepted finding ids, review, promotion and worker
+    source refs, the handoff event ref, pending and conflicting finding ids, excluded row reasons, and the ledger
+    rows that rest only on worker-local state (non-authoritative). Trace it with coordination_proof_trace
+    artifact_id.""",
+)
+def coordination_record_synthesis_artifact(call: ToolCall[RecordSynthesisArtifactArgs]) -> dict[str, Any]:
+    a = call.args
+    return call.fabric.coordination.record_synthesis_artifact(
+        a.mission_id,
+        a.checkout,
+        decision_scope=a.decision_scope,
+        candidate=a.candidate,
+        outcome=a.outcome,
+        handoff_id=a.handoff_id,
+        reason=a.reason,
+        corrected_value=a.corrected_value,
+        actor=a.actor,
     )

@@ -32,6 +32,15 @@ GATED_TYPES = {
     "coordination.finding.reviewed": "coordination_review_finding",
     "coordination.finding.promoted": "coordination_promote",
     "coordination.handoff.created": "coordination_handoff",
+    "coordination.proof_packet.created": "coordination_record_synthesis_artifact",
+    # synthesis: the tools check the bundle against the cited events before appending
+    "memory.synthesis.artifact.created": "memory_synthesis_artifact",
+    "memory.synthesis.used": "memory_synthesis_artifact",
+    "memory.synthesis.rejected": "memory_synthesis_artifact",
+    "memory.synthesis.corrected": "memory_synthesis_artifact",
+    "memory.evidence.reinforced": "memory_synthesis_evidence",
+    "memory.evidence.excluded": "memory_synthesis_evidence",
+    "reasoning.primitive.called": "the primitive tools themselves (Zaxy records their calls)",
 }
 REPLAY_MAX_CHARS = 200_000
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
-from zaxy_agents.tool_arguments import as_of_field
+from zaxy_agents.tool_arguments import RetrievalProfileArgument, as_of_field
 
 RetrievalProfile = Literal["balanced", "precision", "recall", "temporal", "cognitive"]
 
@@ -22,6 +22,7 @@ class QueryArgs(ToolArgs):
     scope: optional(list[SessionName], "Other sessions to search as well.", max_length=MAX_SCOPE) = None
     profile: RetrievalProfile = Field(default="balanced", description="Lane weighting of the fused retrieval.")
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated results.")
+    retrieval_profile: RetrievalProfileArgument = None
 
 
 @tool(
@@ -44,5 +45,6 @@ def memory_query(call: ToolCall[QueryArgs]) -> dict[str, Any]:
         profile=args.profile,
         as_of=args.temporal_filter,
         include_superseded=args.include_superseded,
+        retrieval_profile=args.retrieval_profile,
     )
     return response.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,118 @@
+"""Claude Code and Codex subagents as Coordinate workers (opt-in: ``ZAXY_MISSION`` or ``--mission``).
+
+When a mission is named, the hook sink maps a subagent's lifecycle onto the mission (docs/coordinate.md):
+
+- ``SubagentStart``: the subagent becomes a worker of the mission (created once, id ``<client>-<agent id>``) and
+  gets an assignment. The parent session spawned it, so these are the coordinator's acts, written as the
+  mission's coordinator.
+- ``SubagentStop``: the subagent's last reply becomes a finding reported *by that worker*, citing the
+  ``hook.subagent_stopped`` event the hook captured; it stays pending and non-authoritative until a reviewer
+  (the coordinator or a reviewer the mission grants, through ``coordination_review_finding``) accepts and
+  promotes it. The hook never reviews or promotes anything.
+
+A mission that does not exist yet is started on the first subagent, with the coordinator
+``ZAXY_MISSION_COORDINATOR`` (default: the client's name) and the reviewers ``ZAXY_MISSION_REVIEWERS``
+(comma-separated). This path opens the full fabric (the log only, never the graph), so it costs more than the
+stdlib hook path; it runs only on subagent events, and only where a mission is named.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from typing import Any
+
+from zaxy_agents.errors import ConflictError, NotFoundError
+
+ENV_MISSION = "ZAXY_MISSION"
+ENV_COORDINATOR = "ZAXY_MISSION_COORDINATOR"
+ENV_REVIEWERS = "ZAXY_MISSION_REVIEWERS"
+SUBAGENT_EVENTS = ("SubagentStart", "SubagentStop")
+CLAIM_MAX_CHARS = 4_000
+_CLIENT_PREFIX = {"claude-code": "cc", "codex": "codex"}
+
+
+def mission_named(option: str | None) -> str | None:
+    """The mission this hook reports into: ``--mission`` first, then ``ZAXY_MISSION``; ``None`` = not opted in."""
+    named = option or os.environ.get(ENV_MISSION, "").strip()
+    return named or None
+
+
+def worker_id(client: str, hook: dict[str, Any]) -> str:
+    """The same worker id at start and stop: the client and the first 12 letters/digits of the agent id (the
+    agent type can differ between a subagent's start and stop payloads, so it is not part of the id)."""
+    agent = re.sub(r"[^a-z0-9]", "", str(hook.get("agent_id") or "").lower())[:12] or "subagent"
+    return f"{_CLIENT_PREFIX.get(client, 'agent')}-{agent}"
+
+
+def record(
+    client: str,
+    event_name: str,
+    hook: dict[str, Any],
+    captured: list[dict[str, Any]],
+    eventloom_path: str,
+    mission: str,
+) -> dict[str, Any]:
+    """Write the coordination events for one subagent hook; returns what was written (for the hook log)."""
+    from zaxy_agents.fabric import MemoryFabric
+
+    with MemoryFabric.from_path(eventloom_path) as fabric:
+        coordination = fabric.coordination
+        coordinator = _ensure_mission(coordination, mission, client)
+        worker = worker_id(client, hook)
+        agent_type = str(hook.get("agent_type") or "") or "general-purpose"
+        created = _ensure_worker(coordination, mission, worker, f"{client} {agent_type} subagent", coordinator)
+        done: dict[str, Any] = {"mission_id": mission, "worker_id": worker, "worker_created": created}
+        if event_name == "SubagentStart":
+            parent = str(hook.get("session_id") or "")[:8]
+            task = f"{agent_type} subagent of {client} session {parent}" if parent else f"{agent_type} subagent"
+            done["assignment"] = coordination.assign(mission, worker, task, actor=coordinator)["citation"]
+            return done
+        reply = str(hook.get("last_assistant_message") or "").strip()
+        if reply:
+            evidence = [event["citation"] for event in captured if event.get("type") == "hook.subagent_stopped"]
+            done["finding"] = coordination.report_finding(
+                mission,
+                worker,
+                f"{agent_type} subagent result",
+                reply[:CLAIM_MAX_CHARS],
+                evidence=evidence,
+                assignment_id=_latest_assignment(coordination, mission, worker),
+            )["finding_id"]
+        return done
+
+
+def _ensure_mission(coordination: Any, mission: str, client: str) -> str:
+    """The mission's coordinator, starting the mission first when this is its first subagent."""
+    try:
+        return str(coordination.merge_brief(mission)["coordinator"])
+    except NotFoundError:
+        pass
+    coordinator = os.environ.get(ENV_COORDINATOR, "").strip() or client
+    reviewers = [r.strip() for r in os.environ.get(ENV_REVIEWERS, "").split(",") if r.strip()]
+    with contextlib.suppress(ConflictError):  # a parallel subagent's hook may have started it first
+        coordination.start(
+            mission,
+            f"Subagents of {client} report their results here; they count once a reviewer promotes them.",
+            mission_id=mission,
+            coordinator=coordinator,
+            reviewers=reviewers,
+        )
+    return str(coordination.merge_brief(mission)["coordinator"])
+
+
+def _ensure_worker(coordination: Any, mission: str, worker: str, purpose: str, coordinator: str) -> bool:
+    if any(w["worker_id"] == worker for w in coordination.merge_brief(mission)["workers"]):
+        return False
+    try:
+        coordination.worker_create(mission, worker, purpose=purpose, actor=coordinator)
+    except ConflictError:  # created meanwhile by the same subagent's other hook
+        return False
+    return True
+
+
+def _latest_assignment(coordination: Any, mission: str, worker: str) -> str | None:
+    workers = coordination.merge_brief(mission)["workers"]
+    assignments = next((w["assignments"] for w in workers if w["worker_id"] == worker), [])
+    return assignments[-1]["assignment_id"] if assignments else None

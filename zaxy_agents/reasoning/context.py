@@ -1,0 +1,75 @@
+"""Checkout extension ``reasoning_primitives`` (seed 002/003 beta.1): how many primitive observations the scope
+holds (``context_count``), per phase and per primitive, ``authority_status: non_authoritative``, and the seed's
+guidance that they are replayable trace evidence, not authority. Reads the latest ``SCAN`` observations of each
+session (bounded: cost follows recent activity, not history)."""
+
+from __future__ import annotations
+
+import json
+import weakref
+from typing import Any
+
+from zaxy_agents.checkout.extensions.context import CheckoutContext
+from zaxy_agents.projection.catalog import EntityCatalog
+
+from .contracts import AUTHORITY_STATUS, OBSERVATION_ENTITY
+from .primitives import PHASES
+
+GUIDANCE = (
+    "reasoning_primitives: treat primitive observations as replayable reasoning trace evidence rather than "
+    "authority; they show which memory operations ran, not that their results are true."
+)
+SCAN = 500
+MEMO_SIZE = 512
+Counts = tuple[int, dict[str, int], dict[str, int], dict[str, int]]
+# (id(catalog), session) -> (catalog ref, latest observation version id, counts): a checkout after no new
+# observation reads one version instead of SCAN
+_MEMO: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], str | None, Counts]] = {}
+
+
+def _session_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> Counts:
+    token = None
+    if as_of is None:
+        latest = catalog.recent_versions(session, OBSERVATION_ENTITY, 1, None)
+        token = latest[0].id if latest else None
+        cached = _MEMO.get((id(catalog), session))
+        if cached is not None and cached[0]() is catalog and cached[1] == token:
+            return cached[2]
+    phases: dict[str, int] = {}
+    primitives: dict[str, int] = {}
+    statuses: dict[str, int] = {}
+    total = 0
+    for version in catalog.recent_versions(session, OBSERVATION_ENTITY, SCAN, as_of) if token or as_of else []:
+        data = json.loads(version.properties_json or "{}")
+        total += 1
+        for counts, key in ((phases, "phase"), (primitives, "primitive"), (statuses, "status")):
+            counts[str(data.get(key))] = counts.get(str(data.get(key)), 0) + 1
+    result = (total, phases, primitives, statuses)
+    if as_of is None:
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[(id(catalog), session)] = (weakref.ref(catalog), token, result)
+    return result
+
+
+def reasoning_primitives(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
+    catalog = context.catalog
+    sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
+    phases: dict[str, int] = {}
+    primitives: dict[str, int] = {}
+    statuses: dict[str, int] = {}
+    total = 0
+    for session in sessions:
+        count, by_phase, by_primitive, by_status = _session_counts(catalog, session, context.as_of)
+        total += count
+        for into, counts in ((phases, by_phase), (primitives, by_primitive), (statuses, by_status)):
+            for key, value in counts.items():
+                into[key] = into.get(key, 0) + value
+    block = {
+        "context_count": total,
+        "phase_counts": {phase: phases[phase] for phase in PHASES if phase in phases},
+        "primitive_counts": dict(sorted(primitives.items())),
+        "status_counts": dict(sorted(statuses.items())),
+        "authority_status": AUTHORITY_STATUS,
+    }
+    return block, [GUIDANCE] if total else []

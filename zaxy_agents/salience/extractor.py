@@ -1,0 +1,63 @@
+"""What the salience events contribute to the projection (all rebuildable by replay).
+
+Surfacing and restore are feedback signals (the catalog's reinforcement aggregate: weight and last touch); a pin
+is an entity of its own (``pin`` ``<type>:<name>``) asserted by ``memory.pinned`` and closed by
+``memory.unpinned``, so "is it pinned now / then" is an ordinary current-version read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zaxy_agents.projection.model import EntityDraft, EntityRef, Extraction, FeedbackSignal, Invalidation
+from zaxy_agents.projection.registry import register
+from zaxy_agents.retrieval.attenuation import PIN_TYPE, pin_name
+
+from .contracts import (
+    PINNED_EVENT,
+    RESTORE_WEIGHT,
+    RESTORED_EVENT,
+    SURFACED_EVENT,
+    SURFACING_WEIGHT,
+    UNPINNED_EVENT,
+    MemoryTarget,
+    SurfacedPayload,
+)
+
+
+def _target(payload: dict[str, Any]) -> MemoryTarget:
+    return MemoryTarget.model_validate(payload)
+
+
+@register(SURFACED_EVENT)
+def surfaced(envelope: dict[str, Any]) -> Extraction:
+    payload = SurfacedPayload.model_validate(envelope["payload"])
+    return Extraction(
+        feedback=[
+            FeedbackSignal(EntityRef(m.entity_name, m.entity_type), "surfaced", SURFACING_WEIGHT, True)
+            for m in payload.memories
+        ]
+    )
+
+
+@register(RESTORED_EVENT)
+def restored(envelope: dict[str, Any]) -> Extraction:
+    target = _target(envelope["payload"])
+    ref = EntityRef(target.entity_name, target.entity_type)
+    return Extraction(feedback=[FeedbackSignal(ref, "restored", RESTORE_WEIGHT, True)])
+
+
+@register(PINNED_EVENT)
+def pinned(envelope: dict[str, Any]) -> Extraction:
+    target = _target(envelope["payload"])
+    name = pin_name(target.entity_type, target.entity_name)
+    pin = EntityDraft(name, PIN_TYPE, summary=f"pinned {name}" + (f": {target.reason}" if target.reason else ""))
+    return Extraction(entities=[pin])
+
+
+@register(UNPINNED_EVENT)
+def unpinned(envelope: dict[str, Any]) -> Extraction:
+    target = _target(envelope["payload"])
+    return Extraction(
+        invalidations=[Invalidation(EntityRef(pin_name(target.entity_type, target.entity_name), PIN_TYPE))]
+    )
