@@ -8,6 +8,8 @@ imports inside functions and under ``TYPE_CHECKING``).
 3. No backend-kind check outside ``zaxy_agents.storage``: nothing else compares backend names or URI schemes,
    tests a storage class with ``isinstance``, or looks at a class name.
 4. No module registers itself on import: every extractor, producer and MCP tool module is in its explicit list.
+5. The fabric is a facade composed of services (no mixin bases); no domain package receives the fabric (no
+   ``fabric`` parameter, attribute or ``services={"fabric": ...}`` callback), so nothing below it calls it back.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ PUBLIC = {
     "zaxy_agents.workingset",
     "zaxy_agents.evaluation",  # benchmark harnesses the CLI runs (they drive MemoryFabric themselves)
 }
+# Units above the fabric (they hold a MemoryFabric): the fabric itself, the surfaces, the framework adapters, the
+# benchmark harnesses and the conformance kit. Everything else is domain or storage and never sees the fabric.
+ABOVE_DOMAIN = {"fabric", "adapters", "evaluation", "storage.conformance", *SURFACES}
 BACKEND_WORDS = {"jsonl", "files", "embedded", "postgresql", "postgres", "memory", "kuzu"}
 BACKEND_SCHEMES = ("postgresql://", "postgres://", "memory://")
 
@@ -272,3 +277,71 @@ def test_every_labelled_module_is_listed() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b": ["a.x:1"]}, "b": {"c": ["b.y:2"]}, "c": {"a": ["c.z:3"]}, "d": {"a": ["d:1"]}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_fabric_is_composed_of_services_not_mixins() -> None:
+    """MemoryFabric inherits nothing, and builds each service from the core and other services, never from itself
+    (so no service can call the facade back)."""
+    from zaxy_agents.fabric.core import MemoryFabric
+
+    assert MemoryFabric.__mro__ == (MemoryFabric, object)
+    init = next(
+        node
+        for node in ast.walk(MODULES["zaxy_agents.fabric.core"])
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    built = [
+        node for node in ast.walk(init) if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Service")
+    ]
+    assert len(built) >= 20
+    mixins = [
+        f"{name}.{node.name}"
+        for name, tree in MODULES.items()
+        if _unit(name) == "fabric"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and (node.name.endswith(("Operations", "Mixin")))
+    ]
+    assert not mixins, f"fabric mixins are gone; make these services: {mixins}"
+    for call in built:
+        arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+        assert not any(isinstance(a, ast.Name) and a.id == "self" for a in arguments), ast.unparse(call)
+
+
+def _fabric_handles(name: str, tree: ast.Module) -> list[str]:
+    """Where a module imports the fabric or is handed it: a ``fabric`` parameter, variable or attribute, a
+    ``"fabric"`` key, or a ``services=`` argument (the callback bag domain code once used to reach the facade)."""
+    found = [f"{name}:{line} imports {target}" for target, line in _imports(name, tree) if _unit(target) == "fabric"]
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.arg) and node.arg in {"fabric", "services"}:
+            found.append(f"{where} takes a {node.arg!r} parameter")
+        elif isinstance(node, ast.Name) and node.id == "fabric":
+            found.append(f"{where} uses a name 'fabric'")
+        elif isinstance(node, ast.Attribute) and node.attr == "fabric":
+            found.append(f"{where} reads .fabric")
+        elif isinstance(node, ast.Constant) and node.value == "fabric":
+            found.append(f"{where} uses the key 'fabric'")
+        elif isinstance(node, ast.keyword) and node.arg == "services":
+            found.append(f"{where} passes services=")
+    return found
+
+
+def test_no_domain_package_receives_the_fabric() -> None:
+    problems = [
+        problem
+        for name, tree in MODULES.items()
+        if name != "zaxy_agents" and _unit(name) not in ABOVE_DOMAIN
+        for problem in _fabric_handles(name, tree)
+    ]
+    assert not problems, "domain code gets what it needs as arguments, never the fabric:\n" + "\n".join(problems)
+
+
+def test_the_check_catches_a_fabric_callback() -> None:
+    tree = ast.parse(
+        "from zaxy_agents.fabric import MemoryFabric\n"
+        "def extension(context, services):\n"
+        "    return services['fabric'].query('x')\n"
+        "run(extension, services={'fabric': self})\n"
+        "def build(fabric): return fabric.log\n"
+    )
+    assert len(_fabric_handles("zaxy_agents.checkout.x", tree)) == 7

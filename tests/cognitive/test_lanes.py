@@ -9,13 +9,14 @@ from zaxy_agents.checkout import assemble
 from zaxy_agents.cli import lane_commands
 from zaxy_agents.evaluation.causal_lane import run_causal_lane
 from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
-from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.eventloom.evidence import EvidenceCheck
+from zaxy_agents.fabric.synthesis_ops import SynthesisService
 from zaxy_agents.skillmemory import memory as skill_memory
 from zaxy_agents.synthesis.artifact import read_bundle
 
 
 def test_causal_lane_catches_trusting_unresolvable_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(MemoryFabric, "evidence_resolves", lambda self, session, seq, digest: True)
+    monkeypatch.setattr(EvidenceCheck, "__call__", lambda self, session, seq, digest: True)
     report = run_causal_lane()
     assert not report["passed"]
     assert report["metrics"]["stale_distractor_rejection"] < 1.0
@@ -52,7 +53,7 @@ def test_synthesis_lane_passes_and_catches_unchecked_rows(monkeypatch: pytest.Mo
     assert run_synthesis_lane()["passed"]
     # break the guardrail: record a checkout's bundle without re-reading the events its rows cite
     monkeypatch.setattr(
-        MemoryFabric, "_checked_bundle", lambda self, checkout, session: (read_bundle(checkout), "syn-trip")
+        SynthesisService, "_checked_bundle", lambda self, checkout, session: (read_bundle(checkout), "syn-trip")
     )
     report = run_synthesis_lane()
     assert not report["passed"] and report["metrics"]["citation_integrity"] < 1.0

@@ -38,12 +38,35 @@ async def _responses(root: Path) -> dict[str, Any]:
         ("error: invalid_request", "memory_checkout", {"query": "x", "max_tokens": 10}),
         ("error: unknown_tool", "memory_forget_everything", {}),
     ]  # fmt: skip
+    # seed 003's snapshot also covers the synthesis writes: their arguments come from the numeric checkout's
+    # response (the snapshot stores how they were built, not the whole checkout again)
+    numeric = "memory_checkout (numeric)"
+    calls += [
+        ("memory_append (an amount)", "memory_append",
+         {"event_type": "note.recorded", "payload": {"text": "The CI runners cost $420 this month."}}),
+        (numeric, "memory_checkout", {"query": "How much did the CI runners cost in total?"}),
+    ]  # fmt: skip
+    derived: list[tuple[str, str, dict[str, str], Any]] = [
+        ("memory_synthesis_artifact", "memory_synthesis_artifact",
+         {"checkout": f"<{numeric}>", "candidate": "<its rank 1 candidate>", "outcome": "used"},
+         lambda c: {"checkout": c, "candidate": c["diagnostics"]["synthesis"]["answer_candidates"][0],
+                    "outcome": "used"}),
+        ("memory_synthesis_evidence", "memory_synthesis_evidence",
+         {"checkout": f"<{numeric}>", "row": "<the row the candidate rests on>", "outcome": "helpful"},
+         lambda c: {"checkout": c, "outcome": "helpful",
+                    "row": c["diagnostics"]["synthesis"]["answer_candidates"][0]["supporting_source_ids"][0]}),
+    ]  # fmt: skip
     responses: dict[str, Any] = {}
     try:
         async with connected(app) as client:
             for label, name, arguments in calls:
                 result = await client.call_tool(name, arguments)
                 responses[label] = {"tool": name, "arguments": arguments, "isError": result.isError,
+                                    "structuredContent": result.structuredContent}  # fmt: skip
+            checkout = responses[numeric]["structuredContent"]
+            for label, name, shown, build in derived:
+                result = await client.call_tool(name, build(checkout))
+                responses[label] = {"tool": name, "arguments": shown, "isError": result.isError,
                                     "structuredContent": result.structuredContent}  # fmt: skip
     finally:
         app.close()
@@ -62,6 +85,8 @@ async def test_responses_match_the_snapshot(tmp_path: Path) -> None:
         "and review the diff."
     )
     assert live["memory_checkout (after supersession)"]["structuredContent"]["retention"]["superseded_excluded"] >= 1
+    assert not live["memory_synthesis_artifact"]["isError"] and not live["memory_synthesis_evidence"]["isError"]
+    assert live["memory_synthesis_artifact"]["structuredContent"]["outcome"]["event_type"] == "memory.synthesis.used"
 
 
 def _shape(value: Any) -> Any:

@@ -12,18 +12,18 @@ from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 from zaxy_agents.storage.status import BackendStatus
 from zaxy_agents.storage.transfer import TransferResult, export_session, export_sessions, import_paths
 
+from .service import FabricCore, FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.storage.protocols import StorageBackend
+    pass
 
 
-class BackendOperations:
-    """Mixin: the backend-management part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class BackendService(FabricService):
+    """Service: the backend-management part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-    settings: ZaxySettings
-    backend: StorageBackend
-    _applied_migrations: tuple[str, ...] = ()  # set by MemoryFabric.for_maintenance
+    def __init__(self, core: FabricCore, applied_migrations: tuple[str, ...] = ()) -> None:
+        super().__init__(core)
+        self._applied_migrations = applied_migrations  # by MemoryFabric.for_maintenance
 
     @staticmethod
     def graph_schema_plan(settings: ZaxySettings | None = None) -> dict[str, Any]:

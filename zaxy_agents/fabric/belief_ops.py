@@ -23,26 +23,34 @@ from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import parse_instant
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.models import Event
+    from .cognitive_ops import CognitiveService
+    from .confidence_ops import ConfidenceService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
 
 MAX_ITEMS = 200
 
 
-class BeliefOperations(FabricMixin):
-    """Mixin: propose belief updates and review them (a disposition, never a promotion)."""
+class BeliefService(FabricService):
+    """Service: propose belief updates and review them (a disposition, never a promotion)."""
 
-    if TYPE_CHECKING:
-
-        def evidence_resolves(self, session: str, seq: int, digest: str) -> bool: ...
-
-        def _sources(
-            self, sources: list[str | dict[str, Any]], session: str, *, required: bool, field: str = ...
-        ) -> list[dict[str, Any]]: ...
-
-        def _resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event: ...
+    def __init__(
+        self,
+        core: FabricCore,
+        events: LogService,
+        projection: ProjectionService,
+        cognitive: CognitiveService,
+        confidence: ConfidenceService,
+    ) -> None:
+        """``confidence``: cites sources the way the metacognition records do; ``cognitive``: evidence checks."""
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.cognitive = cognitive
+        self.confidence = confidence
 
     def propose_belief_update(
         self,
@@ -79,7 +87,7 @@ class BeliefOperations(FabricMixin):
                 field="claim_key",
                 remediation="Use <entity_type>:<name>, e.g. fact:launch date.",
             )
-        cited = self._sources(citations, session, required=True, field="citations")
+        cited = self.confidence.cited_sources(citations, session, required=True, field="citations")
         identifier = proposal_id(claim, cited)
         existing = self._proposal(session, identifier)
         if existing is not None:
@@ -95,7 +103,7 @@ class BeliefOperations(FabricMixin):
             "review_status": "pending",
             "authority_status": AUTHORITY_STATUS,
         }
-        self.append(session, PROPOSED_EVENT, payload, actor=actor)
+        self.events.append(session, PROPOSED_EVENT, payload, actor=actor)
         created = self._proposal(session, identifier)
         assert created is not None
         return {**_result(created), "created": True}
@@ -155,7 +163,7 @@ class BeliefOperations(FabricMixin):
             **({"reviewer": reviewer} if reviewer else {}),
             "authority_status": AUTHORITY_STATUS,
         }
-        event = self.append(session, REVIEWED_EVENT, payload, actor=actor)
+        event = self.events.append(session, REVIEWED_EVENT, payload, actor=actor)
         reviewed = self._proposal(session, proposal_id)
         assert reviewed is not None
         return {
@@ -190,8 +198,8 @@ class BeliefOperations(FabricMixin):
             )
         sessions = sorted(set(scope or []) | {session})
         as_of = parse_instant(as_of)
-        self.project(sessions)
-        items = proposals(self.projector.catalog, sessions, as_of, self.evidence_resolves)
+        self.projection.project(sessions)
+        items = proposals(self.projection.projector.catalog, sessions, as_of, self.cognitive.evidence_resolves)
         shown = [item for item in items if status is None or item["review_status"] == status]
         return {"session": session, "sessions": sessions, "as_of": as_of, **counts(items), "items": shown[:limit]}
 
@@ -202,8 +210,8 @@ class BeliefOperations(FabricMixin):
                 field="proposal_id",
                 remediation="Use a proposal_id (bel_...) from memory_belief_update_proposals.",
             )
-        self.project([session])
-        for item in proposals(self.projector.catalog, [session], None, self.evidence_resolves):
+        self.projection.project([session])
+        for item in proposals(self.projection.projector.catalog, [session], None, self.cognitive.evidence_resolves):
             if item["proposal_id"] == identifier:
                 return item
         return None

@@ -16,6 +16,7 @@ from zaxy_agents.config import DERIVED_DIR_NAME
 from zaxy_agents.errors import InvalidRequestError
 
 from .hook_state import read_hook_errors
+from .service import FabricService
 
 
 def edit_key(call_id: object, path: object, cwd: object = None) -> str | None:
@@ -29,17 +30,13 @@ def edit_key(call_id: object, path: object, cwd: object = None) -> str | None:
 
 
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
+    pass
 
 CAPTURE_SCAN_WINDOW = 20_000  # events of the session tail scanned for source refs and client refs
 
 
-class CaptureOperations:
-    """Mixin: the capture part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    settings: ZaxySettings
+class CaptureService(FabricService):
+    """Service: the capture part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def _cursor_file(self, name: str) -> str:
         if not (0 < len(name) <= 64 and name.isascii() and name.replace("-", "").replace("_", "").isalnum()):

@@ -23,15 +23,17 @@ from zaxy_agents.retrieval.profiles import PROFILES
 from zaxy_agents.retrieval.ranking import DEFAULT_RETRIEVAL_PROFILE, RETRIEVAL_PROFILES, get_retrieval_profile
 
 from .feedback_fields import feedback_details, invalid_at_for
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 DEFAULT_REPLAY = 8  # recent events when only replay_from_seq is given
 
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import EvidenceItem, PurposePolicy
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.refs import MemoryRefs
-    from zaxy_agents.retrieval.engine import Retriever
+
+    from .integrity_ops import IntegrityService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+    from .retrieval_ops import RetrievalService
 
 FEEDBACK_SIGNALS = {
     "used": True,
@@ -45,16 +47,23 @@ MAX_QUERY_CHARS = 4000
 MAX_TOKENS_LIMIT = 200_000
 
 
-class CheckoutOperations(FabricMixin):
-    """Mixin: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class CheckoutService(FabricService):
+    """Service: the Memory Checkout part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    refs: MemoryRefs
-    settings: ZaxySettings
-
-    if TYPE_CHECKING:
-
-        @property
-        def retriever(self) -> Retriever: ...
+    def __init__(
+        self,
+        core: FabricCore,
+        events: LogService,
+        projection: ProjectionService,
+        retrieval: RetrievalService,
+        integrity: IntegrityService,
+    ) -> None:
+        """``integrity``: ``capabilities`` reports the sessions that cannot be read."""
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.retrieval = retrieval
+        self.integrity = integrity
 
     def checkout(
         self,
@@ -93,16 +102,16 @@ class CheckoutOperations(FabricMixin):
         # Lag is measured against the log as it was when the checkout started: events another writer appends
         # meanwhile (a checkpointer saving the previous step) are newer than the question, not missing memory.
         heads = self._event_counts(sessions)
-        self.project(sessions)
-        self.retriever.vectors.embed_pending(32)
-        projector = self.projector
+        self.projection.project(sessions)
+        self.retrieval.retriever.vectors.embed_pending(32)
+        projector = self.projection.projector
         lag = self._projection_lag(heads)
         return assemble(
             query=query.strip(),
             session=session,
             scope=sessions,
             catalog=projector.catalog,
-            retriever=self.retriever,
+            retriever=self.retrieval.retriever,
             log=self.log,
             purpose=policy,
             max_tokens=max_tokens,
@@ -111,7 +120,7 @@ class CheckoutOperations(FabricMixin):
             ref=ref_label,
             k=k,
             projection_lag=lag,
-            embedding_lag=self.retriever.vectors.lag(),
+            embedding_lag=self.retrieval.retriever.vectors.lag(),
             degraded=projector.degraded or projector.writer_error(),
             extensions=self.features.checkout_extensions,
             evidence_resolves=self.evidence_check,
@@ -222,7 +231,7 @@ class CheckoutOperations(FabricMixin):
             **({"message_id": message_id} if message_id else {}),
         }
         kind = "memory.reinforced" if FEEDBACK_SIGNALS[signal] else "memory.feedback"
-        return self.append(session, kind, payload, actor=actor)
+        return self.events.append(session, kind, payload, actor=actor)
 
     def invalidate(
         self,
@@ -248,19 +257,19 @@ class CheckoutOperations(FabricMixin):
             payload["invalid_at"] = invalid_at_for(invalid_at, current.valid_from)
         if reason:
             payload["reason"] = reason
-        return self.append(session, "memory.invalidated", payload, actor=actor)
+        return self.events.append(session, "memory.invalidated", payload, actor=actor)
 
     def capabilities(self) -> dict[str, Any]:
         """What this memory can do right now, including degraded modes (never silently degraded)."""
-        projector = self.projector
-        vectors = self.retriever.vectors
+        projector = self.projection.projector
+        vectors = self.retrieval.retriever.vectors
         return {
             "backend": {
                 "eventloom": type(self.log).__name__,
                 "graph": projector.graph_backend,
             },
             "degraded": projector.degraded or projector.writer_error(),
-            "damaged_sessions": self.damaged_sessions(),  # type: ignore[attr-defined]
+            "damaged_sessions": self.integrity.damaged_sessions(),
             "eventloom_path": str(self.settings.eventloom_path),
             "embedder": vectors.model_id,
             "retrieval_profiles": sorted(PROFILES),
@@ -306,8 +315,8 @@ class CheckoutOperations(FabricMixin):
 
     def _require_entity(self, session: str, entity: str, entity_type: str) -> EntityVersion:
         validate_session_id(session)
-        self.project([session])
-        current = self.projector.catalog.current(entity_key(session, entity_type, entity))
+        self.projection.project([session])
+        current = self.projection.projector.catalog.current(entity_key(session, entity_type, entity))
         if current is None:
             raise NotFoundError(
                 f"no current {entity_type} {entity!r} in session {session!r}",
@@ -339,7 +348,7 @@ class CheckoutOperations(FabricMixin):
         return _scope_of(session, scope, lambda: (summary.session for summary in self.log.sessions()))
 
     def _projection_lag(self, heads: dict[str, int]) -> int:
-        cursors = self.projector.catalog.cursors
+        cursors = self.projection.projector.catalog.cursors
         return sum(max(0, count - cursors.get(session, (0, ""))[0]) for session, count in heads.items())
 
 

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
     from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .erase_ops import EraseService
 
 
-class CheckpointOperations:
-    """Mixin: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class CheckpointService(FabricService):
+    """Service: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-    backend: StorageBackend
-    on_erase: Callable[[Callable[[str], None]], None]
+    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
+        """``erasure``: a checkpoint store it opens drops an erased thread's views at once."""
+        super().__init__(core)
+        self.erasure = erasure
 
     def checkpoint_store(
         self,
@@ -42,7 +45,7 @@ class CheckpointOperations:
             writes_log=self._pending_writes_log(),
             concurrent_writes=concurrent_writes,
         )
-        self.on_erase(store.on_erased)
+        self.erasure.on_erase(store.on_erased)
         return store
 
     def _pending_writes_log(self) -> EventLog:

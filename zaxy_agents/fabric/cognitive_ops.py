@@ -31,9 +31,12 @@ from zaxy_agents.instants import parse_instant
 from zaxy_agents.procedures.mining import MAX_LENGTH, mine
 from zaxy_agents.projection.model import entity_key
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+
     pass
 
 MINING_METHOD = "procedure_mining_v1"
@@ -41,8 +44,13 @@ DEFAULT_PROCEDURE_SESSION = "procedures"
 MAX_STATUS_ITEMS = 200
 
 
-class CognitiveOperations(FabricMixin):
-    """Mixin: causal reads, explanations, consolidation candidates and reviews, procedure mining."""
+class CognitiveService(FabricService):
+    """Service: causal reads, explanations, consolidation candidates and reviews, procedure mining."""
+
+    def __init__(self, core: FabricCore, events: LogService, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
 
     # ------------------------------------------------------------------ evidence
     def evidence_resolves(self, session: str, seq: int, digest: str) -> bool:
@@ -118,7 +126,7 @@ class CognitiveOperations(FabricMixin):
             raise InvalidRequestError(
                 "confidence must be a number in [0, 1]", field="confidence", remediation="Use e.g. 0.8."
             )
-        source = self._resolve_source(evidence, "evidence", session)
+        source = self.resolve_source(evidence, "evidence", session)
         payload = {  # the seed's shape (seed 000 task 3); evidence.session only for another session's event
             "cause": source_point.to_dict(),
             "effect": target_point.to_dict(),
@@ -131,7 +139,7 @@ class CognitiveOperations(FabricMixin):
                 **({"reason": explanation} if explanation else {}),
             },
         }
-        event = self.append(session, OUTCOME_EXPLAINED_EVENT, payload, actor=actor)
+        event = self.events.append(session, OUTCOME_EXPLAINED_EVENT, payload, actor=actor)
         edge = self._produced_edge(event)
         return {
             "explanation": event.citation,
@@ -164,7 +172,7 @@ class CognitiveOperations(FabricMixin):
                 field="source_events",
                 remediation="Pass the eventloom:// citations of the events the summary is based on.",
             )
-        sources = [self._resolve_source(item, f"source_events[{i}]", session) for i, item in enumerate(source_events)]
+        sources = [self.resolve_source(item, f"source_events[{i}]", session) for i, item in enumerate(source_events)]
         payload = candidate_payload(
             candidate_type=candidate_type,
             title=title,
@@ -274,7 +282,7 @@ class CognitiveOperations(FabricMixin):
                     remediation=f"Review {record.superseded_by} instead.",
                 )
         conflicts = [
-            self._resolve_source(c, f"conflicts_with[{i}]", session) for i, c in enumerate(conflicts_with or [])
+            self.resolve_source(c, f"conflicts_with[{i}]", session) for i, c in enumerate(conflicts_with or [])
         ]
         creation = self.log.resolve(record.citation)
         payload = review_payload(
@@ -285,7 +293,7 @@ class CognitiveOperations(FabricMixin):
             revokes_acceptance=record.review_status == "accepted" and decision != "accepted",
             conflicts_with=conflicts,
         )
-        event = self.append(session, REVIEW_EVENT, payload, actor=actor)
+        event = self.events.append(session, REVIEW_EVENT, payload, actor=actor)
         return {
             "candidate_id": candidate_id,
             "status": decision,
@@ -309,8 +317,8 @@ class CognitiveOperations(FabricMixin):
             validate_session_id(session)
         _check_range("limit", limit, 0, MAX_STATUS_ITEMS)
         as_of = parse_instant(as_of)
-        self.project([session] if session is not None else None)
-        catalog = self.projector.catalog
+        self.projection.project([session] if session is not None else None)
+        catalog = self.projection.projector.catalog
         sessions = [session] if session is not None else sorted(catalog.sessions)
         records = candidate_records(catalog, sessions, as_of, self.evidence_resolves)
         status: dict[str, Any] = {"sessions": sessions, "as_of": as_of}
@@ -401,8 +409,8 @@ class CognitiveOperations(FabricMixin):
         relations = [relation_type] if isinstance(relation_type, str) else list(relation_type or [])
         for index, relation in enumerate(relations):
             check_relation(relation, field=f"relation_type[{index}]" if len(relations) > 1 else "relation_type")
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         if entity_type is not None:
             keys = (
                 [entity_key(session, entity_type, entity)]
@@ -444,7 +452,7 @@ class CognitiveOperations(FabricMixin):
                 return event
         return None
 
-    def _resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event:
+    def resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event:
         """A citation string or ``{seq, hash (64 hex), session?}`` (the seed's shape; ``session`` defaults to
         ``default_session``) -> the event (which must exist, with that hash)."""
         if isinstance(source, str):
@@ -473,8 +481,8 @@ class CognitiveOperations(FabricMixin):
         self, session: str, payloads: list[dict[str, Any]], actor: str, limit: int | None = None
     ) -> list[Event]:
         """Append the candidates that do not exist yet (by id; at most ``limit``), in one atomic batch."""
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         fresh: dict[str, dict[str, Any]] = {}
         for payload in payloads:
             identifier = payload["candidate_id"]
@@ -485,7 +493,7 @@ class CognitiveOperations(FabricMixin):
         if limit is not None:
             fresh = dict(list(fresh.items())[:limit])
         drafts = [{"type": CANDIDATE_EVENT, "actor": actor, "payload": payload} for payload in fresh.values()]
-        return self.append_many(session, drafts)
+        return self.events.append_many(session, drafts)
 
     def _candidate_record(self, session: str, candidate_id: str) -> CandidateRecord:
         if not isinstance(candidate_id, str) or not candidate_id.startswith(("cand_", "consolidation:")):
@@ -494,8 +502,8 @@ class CognitiveOperations(FabricMixin):
                 field="candidate_id",
                 remediation="Use a candidate id (cand_... or consolidation:<type>:...) from status or a proposal.",
             )
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         key = entity_key(session, CANDIDATE_ENTITY, candidate_id)
         records = candidate_records(catalog, [session], None, self.evidence_resolves) if catalog.has_key(key) else []
         for record in records:

@@ -1,9 +1,9 @@
 """Fabric operations for metacognition (seed 003 beta.2): known unknowns, confidence trajectories, conflict
 clusters and re-verification needs.
 
-Writes go through :meth:`append` (payload contracts are checked before anything is written); reads replay the
-projected catalog as of an instant. Nothing here changes what memory holds as current: every record and every
-answer is labelled ``non_authoritative`` and cites its sources. See docs/cognitive.md.
+Writes go through the log service's ``append`` (payload contracts are checked before anything is written);
+reads replay the projected catalog as of an instant. Nothing here changes what memory holds as current: every
+record and every answer is labelled ``non_authoritative`` and cites its sources. See docs/cognitive.md.
 """
 
 from __future__ import annotations
@@ -41,24 +41,28 @@ from zaxy_agents.metacognition.state import (
 )
 from zaxy_agents.projection.model import normalise_name
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.models import Event
+    from .cognitive_ops import CognitiveService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
 
 STATUSES = ("open", "resolved", "all")
 MAX_ITEMS = 200
 DEFAULT_MAX_AGE_DAYS = 90
 
 
-class ConfidenceOperations(FabricMixin):
-    """Mixin: the metacognition tools (record and read uncertainty; never an authority change)."""
+class ConfidenceService(FabricService):
+    """Service: the metacognition tools (record and read uncertainty; never an authority change)."""
 
-    if TYPE_CHECKING:
-
-        def evidence_resolves(self, session: str, seq: int, digest: str) -> bool: ...
-
-        def _resolve_source(self, source: str | dict[str, Any], field: str, default_session: str) -> Event: ...
+    def __init__(
+        self, core: FabricCore, events: LogService, projection: ProjectionService, cognitive: CognitiveService
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.cognitive = cognitive
 
     # ------------------------------------------------------------------ writes
     def record_known_unknown(
@@ -80,7 +84,7 @@ class ConfidenceOperations(FabricMixin):
         if claim_key is not None:
             _text("claim_key", claim_key, CLAIM_KEY_MAX)
         _choice("priority", priority, PRIORITIES)
-        sources = self._sources(source_events, session, required=True)
+        sources = self.cited_sources(source_events, session, required=True)
         identifier = unknown_id(question, claim_key)
         existing = self._unknown(session, identifier)
         if existing is not None and existing.status == "open":
@@ -95,7 +99,7 @@ class ConfidenceOperations(FabricMixin):
             "status": "open",
             "authority_status": AUTHORITY_STATUS,
         }
-        self.append(session, UNKNOWN_RECORDED_EVENT, payload, actor=actor)
+        self.events.append(session, UNKNOWN_RECORDED_EVENT, payload, actor=actor)
         recorded = self._unknown(session, identifier)
         assert recorded is not None
         return {**_unknown_result(recorded), "created": True}
@@ -127,7 +131,7 @@ class ConfidenceOperations(FabricMixin):
                 field="unknown_id",
                 remediation="Record the question again to reopen it.",
             )
-        sources = self._sources(source_events or [], session, required=resolution == "answered")
+        sources = self.cited_sources(source_events or [], session, required=resolution == "answered")
         payload = {
             "unknown_id": unknown_id,
             "resolution": resolution,
@@ -135,7 +139,7 @@ class ConfidenceOperations(FabricMixin):
             "source_events": sources,
             "authority_status": AUTHORITY_STATUS,
         }
-        self.append(session, UNKNOWN_RESOLVED_EVENT, payload, actor=actor)
+        self.events.append(session, UNKNOWN_RESOLVED_EVENT, payload, actor=actor)
         resolved = self._unknown(session, unknown_id)
         assert resolved is not None
         return _unknown_result(resolved)
@@ -155,7 +159,7 @@ class ConfidenceOperations(FabricMixin):
         _text("claim_key", claim_key, CLAIM_KEY_MAX)
         _text("reason", reason, 2000)
         _choice("priority", priority, PRIORITIES)
-        sources = self._sources(source_events, session, required=True)
+        sources = self.cited_sources(source_events, session, required=True)
         identifier = request_id(claim_key, reason)
         existing = self._request(session, identifier)
         if existing is not None and existing["status"] == "open":
@@ -169,7 +173,7 @@ class ConfidenceOperations(FabricMixin):
             "status": "open",
             "authority_status": AUTHORITY_STATUS,
         }
-        self.append(session, REVERIFY_REQUESTED_EVENT, payload, actor=actor)
+        self.events.append(session, REVERIFY_REQUESTED_EVENT, payload, actor=actor)
         return {**(self._request(session, identifier) or {}), "created": True}
 
     def resolve_reverification(
@@ -204,10 +208,10 @@ class ConfidenceOperations(FabricMixin):
             "request_id": request_id,
             "resolution": resolution,
             "rationale": rationale,
-            "source_events": self._sources(source_events, session, required=True),
+            "source_events": self.cited_sources(source_events, session, required=True),
             "authority_status": AUTHORITY_STATUS,
         }
-        self.append(session, REVERIFY_RESOLVED_EVENT, payload, actor=actor)
+        self.events.append(session, REVERIFY_RESOLVED_EVENT, payload, actor=actor)
         return self._request(session, request_id) or {}
 
     # ------------------------------------------------------------------ reads
@@ -224,7 +228,7 @@ class ConfidenceOperations(FabricMixin):
         sessions, as_of = self._metacognition_scope(session, scope, as_of)
         _choice("status", status, STATUSES)
         _limit(limit)
-        items = known_unknowns(self.projector.catalog, sessions, as_of)
+        items = known_unknowns(self.projection.projector.catalog, sessions, as_of)
         shown = [item for item in items if status == "all" or item.status == status]
         return {
             "session": session,
@@ -245,7 +249,7 @@ class ConfidenceOperations(FabricMixin):
         claim), with the latest value and the direction it moved."""
         sessions, as_of = self._metacognition_scope(session, scope, as_of)
         _text("claim_key", claim_key, CLAIM_KEY_MAX)
-        points = trajectory(self.projector.catalog, sessions, claim_key, as_of)
+        points = trajectory(self.projection.projector.catalog, sessions, claim_key, as_of)
         return {"claim_key": claim_key, "sessions": sessions, "as_of": as_of, **_trend(points)}
 
     def reverification_needs(
@@ -268,11 +272,11 @@ class ConfidenceOperations(FabricMixin):
             raise InvalidRequestError(
                 "max_age_days must be an integer between 1 and 36500", field="max_age_days", remediation="Use 90."
             )
-        catalog = self.projector.catalog
+        catalog = self.projection.projector.catalog
         requests = reverification_requests(catalog, sessions, as_of)
         clusters = conflict_clusters(catalog, sessions, as_of)
         derived = derived_needs(
-            catalog, sessions, as_of, self.evidence_resolves, max_age_days=max_age_days, clusters=clusters
+            catalog, sessions, as_of, self.cognitive.evidence_resolves, max_age_days=max_age_days, clusters=clusters
         )
         open_requests = [r for r in requests if r["status"] == "open"]
         return {
@@ -326,11 +330,11 @@ class ConfidenceOperations(FabricMixin):
                 "claim_key": claim_key,
                 "confidence": float(confidence),
                 "rationale": rationale,
-                "source_events": self._sources(source_events or [], session, required=True),
+                "source_events": self.cited_sources(source_events or [], session, required=True),
                 "method": method,
                 "authority_status": AUTHORITY_STATUS,
             }
-            recorded = self.append(session, CONFIDENCE_EVENT, payload, actor=actor).citation
+            recorded = self.events.append(session, CONFIDENCE_EVENT, payload, actor=actor).citation
         elif rationale is not None or source_events:
             raise InvalidRequestError(
                 "rationale and source_events describe an assessment: pass confidence too",
@@ -338,7 +342,7 @@ class ConfidenceOperations(FabricMixin):
                 remediation="Add confidence (0..1) to record an assessment, or drop rationale/source_events.",
             )
         sessions, as_of = self._metacognition_scope(session, scope, as_of)
-        catalog = self.projector.catalog
+        catalog = self.projection.projector.catalog
         wanted = normalise_name(claim_key)
         versions = claim_versions(catalog, sessions, claim_key, as_of)
         facts = [
@@ -347,7 +351,7 @@ class ConfidenceOperations(FabricMixin):
                 "content": v.summary,
                 "citation": v.citation,
                 "valid_from": v.valid_from,
-                "resolves": self.evidence_resolves(v.session, v.source_event_seq, v.source_event_hash),
+                "resolves": self.cognitive.evidence_resolves(v.session, v.source_event_seq, v.source_event_hash),
             }
             for v in versions
         ]
@@ -390,10 +394,10 @@ class ConfidenceOperations(FabricMixin):
             validate_session_id(name, field=f"scope[{index}]")
         sessions = sorted(set(scope or []) | {session})
         as_of = parse_instant(as_of)
-        self.project(sessions)
+        self.projection.project(sessions)
         return sessions, as_of
 
-    def _sources(
+    def cited_sources(
         self, sources: list[str | dict[str, Any]], session: str, *, required: bool, field: str = "source_events"
     ) -> list[dict[str, Any]]:
         """Cited sources -> the payload form ``{seq, hash, session?}``; each must resolve against the log."""
@@ -408,7 +412,7 @@ class ConfidenceOperations(FabricMixin):
         for index, item in enumerate(sources):
             field = f"{name}[{index}]"
             try:
-                events.append(self._resolve_source(item, field, session))
+                events.append(self.cognitive.resolve_source(item, field, session))
             except ZaxyError as exc:  # name the argument, not the log's internal field
                 if exc.field is not None and exc.field.startswith(name):
                     raise
@@ -426,8 +430,8 @@ class ConfidenceOperations(FabricMixin):
                 field="unknown_id",
                 remediation="Use an unknown_id (unk_...) from memory_known_unknowns.",
             )
-        self.project([session])
-        for item in known_unknowns(self.projector.catalog, [session], None):
+        self.projection.project([session])
+        for item in known_unknowns(self.projection.projector.catalog, [session], None):
             if item.unknown_id == identifier:
                 return item
         return None
@@ -439,8 +443,8 @@ class ConfidenceOperations(FabricMixin):
                 field="request_id",
                 remediation="Use a request_id (rvq_...) from memory_reverification_needs.",
             )
-        self.project([session])
-        for item in reverification_requests(self.projector.catalog, [session], None):
+        self.projection.project([session])
+        for item in reverification_requests(self.projection.projector.catalog, [session], None):
             if item["request_id"] == identifier:
                 return item
         return None

@@ -23,13 +23,18 @@ from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.models import Event
 from zaxy_agents.eventloom.validation import validate_session_id
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import CheckoutPacket
     from zaxy_agents.conversation.messages import Redactor
+    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.records import EntityVersion
-    from zaxy_agents.workingset import WorkingSet
+
+    from .checkout_ops import CheckoutService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+    from .workingset_ops import WorkingSetService
 
 CHECKOUT_RECORDED = "metacognition.checkout"  # bookkeeping: the projection keeps metacognition.* out of recall
 MAX_LEDGERS = 256
@@ -38,33 +43,30 @@ MAX_RECORDED_QUERY_CHARS = 500
 REFERENCE_ENTITY_TYPES = frozenset({"topic", "participant", "tool", "document", "session"})
 
 
-class ConversationOperations(FabricMixin):
-    """Mixin: the agent-conversation part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class ConversationService(FabricService):
+    """Service: the agent-conversation part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    if TYPE_CHECKING:
-
-        def resolve(self, citation: Any) -> Event: ...
-
-        def working_set(
-            self, session: str, *, window: int = ..., limits: dict[str, int] | None = None
-        ) -> WorkingSet: ...
-
-        def checkout(self, query: str, **kwargs: Any) -> CheckoutPacket: ...
-
-        def feedback(self, session: str, entity: str, entity_type: str, signal: str, **kwargs: Any) -> Event: ...
-
-        def _pending_writes_log(self) -> Any: ...
+    def __init__(
+        self,
+        core: FabricCore,
+        events: LogService,
+        projection: ProjectionService,
+        checkouts: CheckoutService,
+        working_sets: WorkingSetService,
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.checkouts = checkouts
+        self.working_sets = working_sets
+        self._conversation_lock = threading.RLock()
+        self._ledgers: OrderedDict[str, ConversationLedger] = OrderedDict()  # LRU, at most MAX_LEDGERS
+        self._group_commit: EventLog | None = None
 
     # ------------------------------------------------------------------ ledgers
-    @property
-    def _conversation_lock(self) -> threading.RLock:
-        return self.__dict__.setdefault("_conversation_lock_", threading.RLock())
-
     def _ledger(self, session: str) -> ConversationLedger:
         """The caught-up ledger of ``session`` (caller holds ``_conversation_lock``); LRU-bounded."""
-        ledgers: OrderedDict[str, ConversationLedger] = self.__dict__.setdefault(
-            "_conversation_ledgers_", OrderedDict()
-        )
+        ledgers = self._ledgers
         ledger = ledgers.get(session)
         if ledger is None:
             ledger = ledgers[session] = ConversationLedger(self.log, session)
@@ -118,7 +120,7 @@ class ConversationOperations(FabricMixin):
                 )
             if not drafts:
                 return []
-            events = self.append_many(session, drafts)
+            events = self.events.append_many(session, drafts)
             ledger.absorb(events)
             return events
 
@@ -146,11 +148,10 @@ class ConversationOperations(FabricMixin):
         # durable by the log's group commit, so the model call never waits for its fsync.
         return self._group_commit_log().append(session, CHECKOUT_RECORDED, payload, actor=actor)
 
-    def _group_commit_log(self) -> Any:
-        log = self.__dict__.get("_group_commit_log_")
-        if log is None:
-            log = self.__dict__["_group_commit_log_"] = self._pending_writes_log()
-        return log
+    def _group_commit_log(self) -> EventLog:
+        if self._group_commit is None:
+            self._group_commit = self.backend.group_commit_log(self.log)
+        return self._group_commit
 
     def compaction_recovery(
         self,
@@ -171,8 +172,8 @@ class ConversationOperations(FabricMixin):
         Turns of ``exclude_message_ids`` (the messages the conversation keeps) are not repeated in it.
         """
         validate_session_id(session)
-        working = self.working_set(session) if self.log.has_session(session) else None
-        packet = self.checkout(
+        working = self.working_sets.working_set(session) if self.log.has_session(session) else None
+        packet = self.checkouts.checkout(
             query[:4000],
             session=session,
             scope=scope,
@@ -198,7 +199,7 @@ class ConversationOperations(FabricMixin):
         matched = set()
         for citation in set(citations):
             try:
-                payload = self.resolve(citation).payload
+                payload = self.events.resolve(citation).payload
             except ZaxyError:
                 continue
             if payload.get("message_id") in message_ids:
@@ -214,7 +215,7 @@ class ConversationOperations(FabricMixin):
             ledger = self._ledger(session)
             if compaction_id in ledger.compaction_ids:
                 return None
-            event = self.append(session, COMPACTED, {**payload, "compaction_id": compaction_id}, actor=actor)
+            event = self.events.append(session, COMPACTED, {**payload, "compaction_id": compaction_id}, actor=actor)
             ledger.absorb([event])
             return event
 
@@ -225,9 +226,9 @@ class ConversationOperations(FabricMixin):
         Raises ``not_found`` when the citation does not resolve to the same content.
         """
         parsed = parse_citation(citation)
-        self.resolve(parsed)
-        self.project([parsed.session])
-        catalog = self.projector.catalog
+        self.events.resolve(parsed)
+        self.projection.project([parsed.session])
+        catalog = self.projection.projector.catalog
         versions = catalog.event_versions(parsed.session, parsed.seq)
         return [v for v in versions if catalog.is_current(v.id) and v.entity_type not in REFERENCE_ENTITY_TYPES]
 
@@ -263,7 +264,7 @@ class ConversationOperations(FabricMixin):
                 except ZaxyError:
                     continue
                 for entity in entities:
-                    event = self.feedback(
+                    event = self.checkouts.feedback(
                         entity.session,
                         entity.name,
                         entity.entity_type,

@@ -1,75 +1,59 @@
-"""The MemoryFabric facade: surfaces call this; it owns the log and (lazily) the derived layers.
+"""The MemoryFabric facade: surfaces call this; it owns the storage backend, the log and the services.
 
-Data flows one way: surfaces -> fabric -> domain -> storage. The facade is assembled from one mixin per
-feature area (``log_ops``, ...) so each area lives in a small module; heavy layers (graph projection,
-indexes) are opened on first use so that cheap operations (append, replay, verify) stay cheap.
+Data flows one way: surfaces -> fabric -> domain -> storage. The fabric is composed of services it owns, one
+per feature area (``log_ops.LogService``, ``projection_ops.ProjectionService``, ...), built in dependency order
+in ``__init__``: each service gets the core pieces and the services it uses, never the fabric, so no service
+calls the facade back. The public methods forward to them (same names, signatures and docstrings as ever).
+Heavy layers (graph projection, indexes) open on first use so cheap operations (append, replay) stay cheap.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.config import ZaxySettings
+from zaxy_agents.coordinate.proofs import SynthesisPort
+from zaxy_agents.coordinate.service import CoordinateService
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
-from zaxy_agents.retrieval.embeddings import resolve_embedder
+from zaxy_agents.retrieval.embeddings import EmbeddingProvider, resolve_embedder
+from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.storage.protocols import StorageBackend
 from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 
-from .backend_ops import BackendOperations
-from .belief_ops import BeliefOperations
-from .capture_ops import CaptureOperations
-from .checkout_ops import CheckoutOperations
-from .checkpoint_ops import CheckpointOperations
-from .cognitive_ops import CognitiveOperations
-from .confidence_ops import ConfidenceOperations
-from .conversation_ops import ConversationOperations
-from .coordinate_ops import CoordinateOperations
-from .disclosure_ops import DisclosureOperations
-from .erase_ops import EraseOperations
+from .backend_ops import BackendService
+from .belief_ops import BeliefService
+from .capture_ops import CaptureService
+from .checkout_ops import CheckoutService
+from .checkpoint_ops import CheckpointService
+from .cognitive_ops import CognitiveService
+from .confidence_ops import ConfidenceService
+from .conversation_ops import ConversationService
+from .disclosure_ops import DisclosureService
+from .erase_ops import EraseService
 from .features import Features, builtin_features
 from .guard import guard_public_methods
-from .inspector_ops import InspectorOperations
-from .integrity_ops import IntegrityOperations
-from .lifecycle_ops import LifecycleOperations
-from .log_ops import LogOperations
-from .metacognition_ops import MetacognitionOperations
-from .procedure_ops import ProcedureOperations
-from .projection_ops import ProjectionOperations
-from .reasoning_ops import ReasoningOperations
-from .retrieval_ops import RetrievalOperations
-from .store_ops import StoreOperations
-from .synthesis_ops import SynthesisOperations
-from .workingset_ops import WorkingSetOperations
+from .inspector_ops import InspectorService
+from .integrity_ops import IntegrityService
+from .lifecycle_ops import LifecycleService
+from .log_ops import LogService
+from .metacognition_ops import MetacognitionService
+from .procedure_ops import ProcedureService
+from .projection_ops import ProjectionService
+from .reasoning_ops import ReasoningService
+from .retrieval_ops import RetrievalService, retrieval_listeners
+from .service import FabricCore, core_attribute, forward
+from .store_ops import StoreService
+from .synthesis_ops import SynthesisService
+from .workingset_ops import WorkingSetService
+
+if TYPE_CHECKING:
+    from zaxy_agents.projection.projector import Projector
 
 
-class MemoryFabric(
-    LogOperations,
-    ProjectionOperations,
-    RetrievalOperations,
-    CheckoutOperations,
-    WorkingSetOperations,
-    CaptureOperations,
-    StoreOperations,
-    CheckpointOperations,
-    BackendOperations,
-    MetacognitionOperations,
-    ConfidenceOperations,
-    BeliefOperations,
-    SynthesisOperations,
-    ReasoningOperations,
-    ProcedureOperations,
-    LifecycleOperations,
-    ConversationOperations,
-    CognitiveOperations,
-    CoordinateOperations,
-    DisclosureOperations,
-    IntegrityOperations,
-    EraseOperations,
-    InspectorOperations,
-):
+class MemoryFabric:
     """Memory for agents: cited, replayable, honest about what it knows."""
 
     def __init__(
@@ -79,19 +63,48 @@ class MemoryFabric(
         log: EventLog | None = None,
         embedder: Any = None,
         backend: StorageBackend | None = None,
+        applied_migrations: tuple[str, ...] = (),
     ) -> None:
         """``backend``: the storage backend object (default: the one ``settings`` names, from the registry);
         ``log``: an already open log to use instead of the backend's own (the caller closes nothing else)."""
-        self.settings = settings
-        self.embedder = resolve_embedder(embedder if embedder is not None else settings.embedder)
-        self.backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
-        self.log = log or self.backend.open_log()
-        self.features: Features = builtin_features()
-        self.evidence_check = EvidenceCheck(self.log)
-        self.refs = MemoryRefs(self.log)
-        self._closers: list[Any] = []
-        self._projector = None
-        self._retriever = None
+        backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
+        log = log or backend.open_log()
+        self.core = core = FabricCore(
+            settings,
+            backend,
+            log,
+            MemoryRefs(log),
+            builtin_features(),
+            EvidenceCheck(log),
+            resolve_embedder(embedder if embedder is not None else settings.embedder),
+        )
+        # Built in dependency order: each service gets the core and the services it uses, never the fabric.
+        self.events = LogService(core)
+        self.projection = ProjectionService(core, lambda: retrieval_listeners(core))
+        self.retrieval = RetrievalService(core, self.projection)
+        self.working_sets = WorkingSetService(core)
+        self.erasure = EraseService(core, self.projection, self.working_sets)
+        self.integrity = IntegrityService(core, self.projection, self.erasure)
+        self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval, self.integrity)
+        self.capture = CaptureService(core)
+        self.stores = StoreService(core, self.erasure)
+        self.checkpoints = CheckpointService(core, self.erasure)
+        self.storage = BackendService(core, applied_migrations)
+        self.metacognition = MetacognitionService(core, self.events, self.projection, self.retrieval)
+        self.lifecycle = LifecycleService(core, self.events, self.projection, self.checkouts)
+        self.conversation = ConversationService(core, self.events, self.projection, self.checkouts, self.working_sets)
+        self.cognitive = CognitiveService(core, self.events, self.projection)
+        self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
+        self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)
+        self.synthesis = SynthesisService(core, self.events, self.projection)
+        synthesis = SynthesisPort(
+            record=self.synthesis.record_synthesis_artifact, read=self.synthesis.synthesis_artifact
+        )
+        self.coordination = CoordinateService(core.log, self.events.append_many, synthesis)
+        self.reasoning = ReasoningService(core, self.events)
+        self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
+        self.disclosure = DisclosureService(core, self.retrieval)
+        self.inspector = InspectorService(core, self.events, self.projection)
 
     @classmethod
     def from_path(
@@ -110,23 +123,171 @@ class MemoryFabric(
         """A fabric that opens even when the schema needs migrating (``skip``), or migrates it first: every
         component sharing the backend's schema (on PostgreSQL the Eventloom, then the graph projection)."""
         backend = DEFAULT_REGISTRY.open(settings)
-        applied = backend.migrate() if apply_migrations else []
-        fabric = cls(settings, log=backend.open_log(schema_mode="skip"), backend=backend)
-        fabric._applied_migrations = tuple(applied)
-        return fabric
+        applied = tuple(backend.migrate()) if apply_migrations else ()
+        return cls(settings, log=backend.open_log(schema_mode="skip"), backend=backend, applied_migrations=applied)
 
-    def _projection_listeners(self) -> list[Any]:
-        return self._retrieval_listeners()
+    graph_schema_plan = staticmethod(BackendService.graph_schema_plan)
+
+    # ------------------------------------------------------------------ the core pieces
+    settings: ZaxySettings = core_attribute("settings")
+    backend: StorageBackend = core_attribute("backend")
+    log: EventLog = core_attribute("log")
+    refs: MemoryRefs = core_attribute("refs")
+    embedder: EmbeddingProvider | None = core_attribute("embedder")
+    evidence_check: EvidenceCheck = core_attribute("evidence_check")
+
+    @property
+    def features(self) -> Features:
+        return self.core.features
+
+    @features.setter
+    def features(self, features: Features) -> None:
+        """Swap the feature tables (benchmarks measure checkout with and without its extensions)."""
+        self.core.features = features
 
     @property
     def location(self) -> str:
         """Where this memory lives, safe to print: the folder, or the backend URI without its password."""
         return self.backend.location
 
+    @property
+    def projector(self) -> Projector:
+        """The projection of the log (opened on first use: Kuzu loads only for commands that need the graph)."""
+        return self.projection.projector
+
+    @property
+    def retriever(self) -> Retriever:
+        return self.retrieval.retriever
+
+    # ------------------------------------------------------------------ the public operations
+    # events: LogService
+    append = forward(LogService.append, "events")
+    append_many = forward(LogService.append_many, "events")
+    replay = forward(LogService.replay, "events")
+    resolve = forward(LogService.resolve, "events")
+    head = forward(LogService.head, "events")
+    verify = forward(LogService.verify, "events")
+    sessions = forward(LogService.sessions, "events")
+    set_ref = forward(LogService.set_ref, "events")
+    get_ref = forward(LogService.get_ref, "events")
+    # projection: ProjectionService
+    project = forward(ProjectionService.project, "projection")
+    reproject = forward(ProjectionService.reproject, "projection")
+    projection_digest = forward(ProjectionService.projection_digest, "projection")
+    memory_status = forward(ProjectionService.memory_status, "projection")
+    inferred_status = forward(ProjectionService.inferred_status, "projection")
+    entity_history = forward(ProjectionService.entity_history, "projection")
+    traverse = forward(ProjectionService.traverse, "projection")
+    search_entities = forward(ProjectionService.search_entities, "projection")
+    # retrieval: RetrievalService
+    query = forward(RetrievalService.query, "retrieval")
+    verbatim = forward(RetrievalService.verbatim, "retrieval")
+    embed_pending = forward(RetrievalService.embed_pending, "retrieval")
+    re_embed = forward(RetrievalService.re_embed, "retrieval")
+    # checkouts: CheckoutService
+    checkout = forward(CheckoutService.checkout, "checkouts")
+    bootstrap = forward(CheckoutService.bootstrap, "checkouts")
+    context_assemble = forward(CheckoutService.context_assemble, "checkouts")
+    feedback = forward(CheckoutService.feedback, "checkouts")
+    invalidate = forward(CheckoutService.invalidate, "checkouts")
+    capabilities = forward(CheckoutService.capabilities, "checkouts")
+    # working_sets: WorkingSetService
+    working_set = forward(WorkingSetService.working_set, "working_sets")
+    recovery_packet = forward(WorkingSetService.recovery_packet, "working_sets")
+    bootstrap_packet = forward(WorkingSetService.bootstrap_packet, "working_sets")
+    # capture: CaptureService
+    capture_cursors = forward(CaptureService.capture_cursors, "capture")
+    save_capture_cursors = forward(CaptureService.save_capture_cursors, "capture")
+    captured_state = forward(CaptureService.captured_state, "capture")
+    last_event = forward(CaptureService.last_event, "capture")
+    hook_errors = forward(CaptureService.hook_errors, "capture")
+    capture_signals = forward(CaptureService.capture_signals, "capture")
+    # stores: StoreService
+    item_store = forward(StoreService.item_store, "stores")
+    # checkpoints: CheckpointService
+    checkpoint_store = forward(CheckpointService.checkpoint_store, "checkpoints")
+    # storage: BackendService
+    backend_status = forward(BackendService.backend_status, "storage")
+    applied_migrations = forward(BackendService.applied_migrations, "storage")
+    export_jsonl = forward(BackendService.export_jsonl, "storage")
+    import_jsonl = forward(BackendService.import_jsonl, "storage")
+    # metacognition: MetacognitionService
+    feeling_of_knowing = forward(MetacognitionService.feeling_of_knowing, "metacognition")
+    # lifecycle: LifecycleService
+    mark_checkout = forward(LifecycleService.mark_checkout, "lifecycle")
+    last_checkout = forward(LifecycleService.last_checkout, "lifecycle")
+    after_turn = forward(LifecycleService.after_turn, "lifecycle")
+    subagent_cleanup = forward(LifecycleService.subagent_cleanup, "lifecycle")
+    record_skill = forward(LifecycleService.record_skill, "lifecycle")
+    # conversation: ConversationService
+    item_history = forward(ConversationService.item_history, "conversation")
+    capture_messages = forward(ConversationService.capture_messages, "conversation")
+    record_checkout = forward(ConversationService.record_checkout, "conversation")
+    compaction_recovery = forward(ConversationService.compaction_recovery, "conversation")
+    record_compaction = forward(ConversationService.record_compaction, "conversation")
+    cited_entities = forward(ConversationService.cited_entities, "conversation")
+    feedback_from_citations = forward(ConversationService.feedback_from_citations, "conversation")
+    # cognitive: CognitiveService
+    evidence_resolves = forward(CognitiveService.evidence_resolves, "cognitive")
+    causal_successors = forward(CognitiveService.causal_successors, "cognitive")
+    causal_predecessors = forward(CognitiveService.causal_predecessors, "cognitive")
+    explain_outcome = forward(CognitiveService.explain_outcome, "cognitive")
+    consolidation_candidate = forward(CognitiveService.consolidation_candidate, "cognitive")
+    consolidation_propose_from_log = forward(CognitiveService.consolidation_propose_from_log, "cognitive")
+    consolidation_review = forward(CognitiveService.consolidation_review, "cognitive")
+    consolidation_status = forward(CognitiveService.consolidation_status, "cognitive")
+    mine_procedures = forward(CognitiveService.mine_procedures, "cognitive")
+    # disclosure: DisclosureService
+    search_index = forward(DisclosureService.search_index, "disclosure")
+    timeline = forward(DisclosureService.timeline, "disclosure")
+    get_events = forward(DisclosureService.get_events, "disclosure")
+    # confidence: ConfidenceService (metacognition records and reads)
+    record_known_unknown = forward(ConfidenceService.record_known_unknown, "confidence")
+    resolve_known_unknown = forward(ConfidenceService.resolve_known_unknown, "confidence")
+    request_reverification = forward(ConfidenceService.request_reverification, "confidence")
+    resolve_reverification = forward(ConfidenceService.resolve_reverification, "confidence")
+    known_unknowns = forward(ConfidenceService.known_unknowns, "confidence")
+    confidence_trajectory = forward(ConfidenceService.confidence_trajectory, "confidence")
+    reverification_needs = forward(ConfidenceService.reverification_needs, "confidence")
+    claim_confidence = forward(ConfidenceService.claim_confidence, "confidence")
+    # beliefs: BeliefService
+    propose_belief_update = forward(BeliefService.propose_belief_update, "beliefs")
+    review_belief_update = forward(BeliefService.review_belief_update, "beliefs")
+    belief_proposals = forward(BeliefService.belief_proposals, "beliefs")
+    # synthesis: SynthesisService
+    record_synthesis_artifact = forward(SynthesisService.record_synthesis_artifact, "synthesis")
+    record_synthesis_evidence = forward(SynthesisService.record_synthesis_evidence, "synthesis")
+    synthesis_artifact = forward(SynthesisService.synthesis_artifact, "synthesis")
+    # reasoning: ReasoningService
+    observe_primitive = forward(ReasoningService.observe_primitive, "reasoning")
+    # procedures: ProcedureService
+    plan_from_procedures = forward(ProcedureService.plan_from_procedures, "procedures")
+    skill_from_procedure = forward(ProcedureService.skill_from_procedure, "procedures")
+    # integrity: IntegrityService
+    repair = forward(IntegrityService.repair, "integrity")
+    damaged_sessions = forward(IntegrityService.damaged_sessions, "integrity")
+    # erasure: EraseService
+    erase_events = forward(EraseService.erase_events, "erasure")
+    erase_session = forward(EraseService.erase_session, "erasure")
+    erase_range = forward(EraseService.erase_range, "erasure")
+    erase_citation = forward(EraseService.erase_citation, "erasure")
+    erase_store_items = forward(EraseService.erase_store_items, "erasure")
+    on_erase = forward(EraseService.on_erase, "erasure")
+    finish_erasures = forward(EraseService.finish_erasures, "erasure")
+    # inspector: InspectorService (zaxy ui)
+    session_overview = forward(InspectorService.session_overview, "inspector")
+    chain_status = forward(InspectorService.chain_status, "inspector")
+    timeline_page = forward(InspectorService.timeline_page, "inspector")
+    prove_event = forward(InspectorService.prove_event, "inspector")
+    session_entities = forward(InspectorService.session_entities, "inspector")
+    entity_detail = forward(InspectorService.entity_detail, "inspector")
+    erase_preview = forward(InspectorService.erase_preview, "inspector")
+
+    # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
         """Close derived layers first (they may flush), then the log, then what the backend opened itself."""
-        while self._closers:
-            self._closers.pop()()
+        while self.core.closers:
+            self.core.closers.pop()()
         self.log.close()
         self.backend.close()
 

@@ -22,8 +22,10 @@ from zaxy_agents.errors import InvalidRequestError, ZaxyError
 from zaxy_agents.eventloom.canonical import event_hash
 from zaxy_agents.eventloom.citations import format_citation, parse_citation
 
+from .service import FabricCore, FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
+    from .retrieval_ops import RetrievalService
 
 TITLE_MAX_CHARS = 120
 MAX_TIMELINE_SPAN = 25
@@ -57,7 +59,7 @@ def event_title(envelope: dict[str, Any]) -> str:
 
 
 def opened(envelope: dict[str, Any]) -> dict[str, Any]:
-    """An event as :meth:`DisclosureOperations.get_events` returns it (and what ``tokens`` counts)."""
+    """An event as :meth:`DisclosureService.get_events` returns it (and what ``tokens`` counts)."""
     return {
         "id": format_citation(envelope["session"], int(envelope["seq"]), str(envelope["hash"])),
         "type": envelope["type"],
@@ -84,10 +86,12 @@ def index_row(envelope: dict[str, Any], **extra: Any) -> dict[str, Any]:
     }
 
 
-class DisclosureOperations:
-    """Mixin: the progressive-disclosure part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class DisclosureService(FabricService):
+    """Service: the progressive-disclosure part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
+    def __init__(self, core: FabricCore, retrieval: RetrievalService) -> None:
+        super().__init__(core)
+        self.retrieval = retrieval
 
     def _envelope(self, session: str, seq: int) -> dict[str, Any] | None:
         for envelope in self.log.replay_envelopes(session, seq, seq):
@@ -98,7 +102,7 @@ class DisclosureOperations:
         self, text: str, *, sessions: list[str] | None = None, k: int = 10, as_of: str | None = None
     ) -> dict[str, Any]:
         """Step 1: the hits of a fused search as cheap index rows (``tokens``: the cost of opening each)."""
-        response = self.query(text, sessions=sessions, k=k, as_of=as_of)  # type: ignore[attr-defined]
+        response = self.retrieval.query(text, sessions=sessions, k=k, as_of=as_of)
         rows = []
         for hit in response.hits:
             envelope = self._envelope(hit.session, hit.seq)

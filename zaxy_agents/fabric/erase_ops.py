@@ -12,7 +12,7 @@ deletes through ``erase_store_items``) does, in order:
 3. scrubs the log (:mod:`zaxy_agents.eventloom.erasure`: the chain still verifies);
 4. erases derived state here: the projection's catalog, indexes and graph (``Projector.erase``, which rewrites
    its files so no freed page keeps the bytes), the working-set fold cache, and the embedding cache; then every
-   derived store open in this process that registered with :meth:`EraseOperations.on_erase` (the LangGraph item
+   derived store open in this process that registered with :meth:`EraseService.on_erase` (the LangGraph item
    store's SQLite file, checkpoint thread views) drops what it holds. Stores in other processes do the same when
    their catch-up meets the record.
 
@@ -42,18 +42,22 @@ from zaxy_agents.eventloom.integrity import decode_line
 from zaxy_agents.eventloom.validation import validate_actor, validate_session_id
 from zaxy_agents.workingset.cache import cache_path
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.projection.projector import Projector
+    from .projection_ops import ProjectionService
+    from .workingset_ops import WorkingSetService
 
 
-class EraseOperations(FabricMixin):
-    """Mixin: erasure for :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class EraseService(FabricService):
+    """Service: erasure for :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    settings: ZaxySettings
-    _projector: Projector | None
+    def __init__(self, core: FabricCore, projection: ProjectionService, working_sets: WorkingSetService) -> None:
+        """``working_sets``: its in-process fold memo holds content of the session and must forget it."""
+        super().__init__(core)
+        self.projection = projection
+        self.working_sets = working_sets
+        self._erase_hooks: list[Callable[[str], None]] = []  # derived stores open in this process (on_erase)
 
     def erase_events(
         self,
@@ -188,7 +192,7 @@ class EraseOperations(FabricMixin):
     def on_erase(self, hook: Callable[[str], None]) -> None:
         """Register ``hook(session)``, called after an erasure in ``session`` scrubbed the log: a derived store
         open in this process drops what it holds at once (see the module docstring)."""
-        self.__dict__.setdefault("_erase_hooks", []).append(hook)
+        self._erase_hooks.append(hook)
 
     def finish_erasures(self, session: str) -> int:
         """Finish erasures a crash interrupted (a record whose events still hold content); returns how many events
@@ -215,9 +219,7 @@ class EraseOperations(FabricMixin):
     def _erase_derived(self, session: str, seqs: list[int], envelopes: dict[int, Any]) -> None:
         """Every local derived file that may hold content of the erased events loses it now (other processes'
         derived state erases itself when its catch-up meets the record)."""
-        memo = self.__dict__.get("_standing_folds")
-        if memo is not None:
-            memo.pop(session, None)
+        self.working_sets.forget_folds(session)
         eventloom_dir = self.settings.eventloom_dir
         for path in (cache_path(eventloom_dir, session),):
             if os.path.exists(path):
@@ -229,8 +231,8 @@ class EraseOperations(FabricMixin):
                 str((envelopes[seq] or {}).get("type", "")).startswith(_STORE_ITEM_PREFIX) for seq in envelopes
             ):
                 shutil.rmtree(self.settings.derived_path / "embeddings", ignore_errors=True)
-            self.projector.erase(session, seqs, envelopes)
-            for hook in list(self.__dict__.get("_erase_hooks", ())):
+            self.projection.projector.erase(session, seqs, envelopes)
+            for hook in list(self._erase_hooks):
                 hook(session)
 
 

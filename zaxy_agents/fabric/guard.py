@@ -99,7 +99,8 @@ def _checks_for(function: Callable[..., Any]) -> dict[str, tuple[int | None, Che
         annotation = parameter.annotation
         if annotation is inspect.Parameter.empty:
             continue
-        check = _compile(annotation if isinstance(annotation, str) else _name_of(annotation), function.__globals__)
+        namespace = inspect.unwrap(function).__globals__  # a forwarded method: the service's module
+        check = _compile(annotation if isinstance(annotation, str) else _name_of(annotation), namespace)
         if check is not None:
             index = position - 1 if parameter.kind != parameter.KEYWORD_ONLY else None  # minus ``self``
             checks[parameter.name] = (index, check)

@@ -22,11 +22,14 @@ from zaxy_agents.instants import format_instant, parse_instant
 from zaxy_agents.projection.model import entity_key, normalise_name
 
 from .cognitive_ops import _check_range as _check_int
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.models import SessionSummary, VerifyReport
+    from zaxy_agents.eventloom.models import SessionSummary
     from zaxy_agents.projection.records import EntityVersion, RelationRecord
+
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
 
 MAX_PAGE = 500
 MAX_SCAN = 50_000
@@ -37,14 +40,14 @@ CHAIN_TTL = 60.0  # seconds a chain verification is reused while the session loo
 _CLOSURE_PROBE = 16  # events looked at around the instant a version was closed
 
 
-class InspectorOperations(FabricMixin):
-    """Mixin: the read side of the Memory Inspector (``zaxy ui``), see docs/ui.md."""
+class InspectorService(FabricService):
+    """Service: the read side of the Memory Inspector (``zaxy ui``), see docs/ui.md."""
 
-    if TYPE_CHECKING:
-
-        def sessions(self) -> list[SessionSummary]: ...
-
-        def verify(self, session: str) -> VerifyReport: ...
+    def __init__(self, core: FabricCore, events: LogService, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self._chain_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any], float]] = {}
 
     # ------------------------------------------------------------------ sessions
     def session_overview(self, sessions: list[str] | None = None) -> list[dict[str, Any]]:
@@ -55,7 +58,7 @@ class InspectorOperations(FabricMixin):
         """
         wanted = None if sessions is None else {validate_session_id(name) for name in sessions}
         rows = []
-        for summary in self.sessions():
+        for summary in self.events.sessions():
             if wanted is not None and summary.session not in wanted:
                 continue
             last = None
@@ -64,7 +67,7 @@ class InspectorOperations(FabricMixin):
                     last = self.log.get(summary.session, summary.event_count).timestamp
                 except ZaxyError:
                     last = None  # a damaged tail: chain_status says why
-            cached = self._inspector_chain_cache().get(summary.session)
+            cached = self._chain_cache.get(summary.session)
             fresh = cached is not None and cached[0] == _summary_token(summary)
             fresh = fresh and cached is not None and time.monotonic() - cached[2] < CHAIN_TTL
             rows.append(
@@ -87,16 +90,16 @@ class InspectorOperations(FabricMixin):
         and modification time stay the same (an edit that changes none of them within that minute is caught
         by the next check); ``refresh`` recomputes now."""
         validate_session_id(session)
-        summary = next((s for s in self.sessions() if s.session == session), None)
+        summary = next((s for s in self.events.sessions() if s.session == session), None)
         if summary is None:
             raise NotFoundError(
                 f"no session {session!r}", field="session", remediation="Pick a session from the session list."
             )
         token = _summary_token(summary)
-        cached = self._inspector_chain_cache().get(session)
+        cached = self._chain_cache.get(session)
         if not refresh and cached is not None and cached[0] == token and time.monotonic() - cached[2] < CHAIN_TTL:
             return cached[1]
-        report = self.verify(session)
+        report = self.events.verify(session)
         status = {
             "status": "verified" if report.ok else "damaged",
             "event_count": report.event_count,
@@ -106,11 +109,8 @@ class InspectorOperations(FabricMixin):
             "torn_tail_bytes": report.torn_tail_bytes,
             "verified_at": format_instant(datetime.now(UTC)),
         }
-        self._inspector_chain_cache()[session] = (token, status, time.monotonic())
+        self._chain_cache[session] = (token, status, time.monotonic())
         return status
-
-    def _inspector_chain_cache(self) -> dict[str, tuple[tuple[Any, ...], dict[str, Any], float]]:
-        return self.__dict__.setdefault("_inspector_verified", {})
 
     # ------------------------------------------------------------------ timeline
     def timeline_page(
@@ -232,8 +232,8 @@ class InspectorOperations(FabricMixin):
         return None, "missing"
 
     def _event_versions(self, session: str, seq: int) -> list[EntityVersion]:
-        self.project([session])
-        return self.projector.catalog.event_versions(session, seq)
+        self.projection.project([session])
+        return self.projection.projector.catalog.event_versions(session, seq)
 
     # ------------------------------------------------------------------ entities
     def session_entities(
@@ -251,8 +251,8 @@ class InspectorOperations(FabricMixin):
         _check_int("limit", limit, 1, MAX_PAGE)
         _check_int("offset", offset, 0, 10_000_000)
         contains = _text_filter(text)
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         keys = catalog.session_keys(
             session, entity_type=entity_type, contains=contains and normalise_name(contains), limit=limit, offset=offset
         )
@@ -285,8 +285,8 @@ class InspectorOperations(FabricMixin):
             raise InvalidRequestError(
                 "an entity is named by its type and name", field="entity", remediation="Open an entity from the list."
             )
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         key = entity_key(session, entity_type, name)
         history = catalog.history(key)
         if not history:
@@ -357,7 +357,7 @@ class InspectorOperations(FabricMixin):
         return exact[0] if len(exact) == 1 else None
 
     def _edge_row(self, edge: RelationRecord, direction: str) -> dict[str, Any]:
-        catalog = self.projector.catalog
+        catalog = self.projection.projector.catalog
         other = catalog.version(edge.target_id if direction == "out" else edge.source_id)
         return {
             "relation_type": edge.relation_type,
@@ -397,8 +397,8 @@ class InspectorOperations(FabricMixin):
                 field="to_seq",
                 remediation="Pick a range inside the session.",
             )
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         events, versions = [], []
         for envelope in self.log.replay_envelopes(session, from_seq, to_seq):
             row = _event_row(envelope)

@@ -14,16 +14,21 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.validation import validate_session_id
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.projection.projector import Projector
+    from .erase_ops import EraseService
+    from .projection_ops import ProjectionService
 
 
-class IntegrityOperations(FabricMixin):
-    """Mixin: repair (and integrity reports) for :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class IntegrityService(FabricService):
+    """Service: repair (and integrity reports) for :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    _projector: Projector | None
+    def __init__(self, core: FabricCore, projection: ProjectionService, erasure: EraseService) -> None:
+        """``erasure``: repair also finishes erasures a crash interrupted."""
+        super().__init__(core)
+        self.projection = projection
+        self.erasure = erasure
 
     def repair(self, session: str | None = None, *, actor: str = "zaxy", dry_run: bool = False) -> dict[str, Any]:
         """Repair ``session`` (default: every session); ``dry_run`` reports without changing anything.
@@ -37,16 +42,17 @@ class IntegrityOperations(FabricMixin):
             try:
                 report = self.log.repair(name, actor=actor, dry_run=dry_run)
                 if not dry_run and not report.get("refused"):
-                    finished = self.finish_erasures(name)  # type: ignore[attr-defined]
+                    finished = self.erasure.finish_erasures(name)
                     if finished:
                         report = {**report, "repaired": True, "finished_erasure": finished}
                 reports.append(report)
             except IntegrityError as exc:
                 reports.append({"session": name, "repaired": False, "refused": exc.message, "fix": exc.remediation})
-        if self._projector is not None:
+        projector = self.projection.opened_projector()
+        if projector is not None:
             for report in reports:
                 if report.get("repaired"):
-                    self._projector.damaged.pop(report["session"], None)
+                    projector.damaged.pop(report["session"], None)
         return {
             "sessions": reports,
             "repaired": [r["session"] for r in reports if r.get("repaired")],
@@ -57,7 +63,8 @@ class IntegrityOperations(FabricMixin):
     def damaged_sessions(self) -> dict[str, str]:
         """Sessions that cannot be read (their tail) or read past some event: session -> why."""
         damaged = {s.session: s.damaged for s in self.log.sessions() if s.damaged}
-        if self._projector is not None:
-            for name, why in self._projector.damaged.items():
+        projector = self.projection.opened_projector()
+        if projector is not None:
+            for name, why in projector.damaged.items():
                 damaged.setdefault(name, why)
         return dict(sorted(damaged.items()))

@@ -11,23 +11,35 @@ from zaxy_agents.errors import InvalidRequestError, ZaxyError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.projection.model import entity_key
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.eventloom.models import Event
 
+    from .checkout_ops import CheckoutService
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
 
-class LifecycleOperations(FabricMixin):
-    """Mixin: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+class LifecycleService(FabricService):
+    """Service: the agent-lifecycle part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+
+    def __init__(
+        self, core: FabricCore, events: LogService, projection: ProjectionService, checkouts: CheckoutService
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.checkouts = checkouts
+        self._checkout_marks: dict[str, int] = {}  # session -> log position its last checkout reflected
 
     # ------------------------------------------------------------------ checkout marks
     def mark_checkout(self, session: str, seq: int) -> None:
         """Remember (in this process) the log position a checkout of ``session`` reflected."""
-        marks: dict[str, int] = self.__dict__.setdefault("_checkout_marks", {})
-        marks[session] = seq
+        self._checkout_marks[session] = seq
 
     def last_checkout(self, session: str) -> int | None:
-        return self.__dict__.get("_checkout_marks", {}).get(session)
+        return self._checkout_marks.get(session)
 
     # ------------------------------------------------------------------ turns
     def after_turn(
@@ -71,13 +83,13 @@ class LifecycleOperations(FabricMixin):
             since, basis = marked, "last_checkout"
         else:
             since, basis = before, "this_turn"
-        events = self.append_many(session, drafts)
-        self.project([session])
-        changes = changes_since(self.log, self.projector.catalog, session, since)
+        events = self.events.append_many(session, drafts)
+        self.projection.project([session])
+        changes = changes_since(self.log, self.projection.projector.catalog, session, since)
         result = {"recorded": [event.citation for event in events], "since": {"seq": since, "basis": basis}, **changes}
         question = next((text for text in (content, user_text, assistant_text) if text and text.strip()), None)
         if assemble_tokens is not None and question is not None:
-            assembled = self.context_assemble(question[:4000], session=session, max_tokens=assemble_tokens)
+            assembled = self.checkouts.context_assemble(question[:4000], session=session, max_tokens=assemble_tokens)
             result["context"] = {
                 key: assembled[key] for key in ("prompt", "context_counts", "citations", "budget", "assembly_policy")
             }
@@ -106,8 +118,8 @@ class LifecycleOperations(FabricMixin):
         )
         if not subagent_id or not subagent_id.strip():
             raise InvalidRequestError("subagent_id is required", field="subagent_id", remediation="Name the subagent.")
-        self.project([source])
-        tasks = open_tasks(self.projector.catalog, source, task_ids, implicit=source != session)
+        self.projection.project([source])
+        tasks = open_tasks(self.projection.projector.catalog, source, task_ids, implicit=source != session)
         own, parent, completion = cleanup_drafts(
             parent_session=session,
             subagent_session=source,
@@ -123,11 +135,11 @@ class LifecycleOperations(FabricMixin):
             parent_session=session, subagent_id=subagent_id, status=status, summary=summary, integrity=integrity
         )
         if source != session:
-            written = self.append_many(source, [*own, cleaned])
-            recorded = self.append_many(session, parent)
+            written = self.events.append_many(source, [*own, cleaned])
+            recorded = self.events.append_many(session, parent)
             cleaned_event, task_events = written[-1], written[:-1] + recorded[:-1]
         else:
-            recorded = self.append_many(session, [*own, cleaned, *parent])
+            recorded = self.events.append_many(session, [*own, cleaned, *parent])
             cleaned_event = recorded[len(own)]
             task_events = recorded[: len(own)] + recorded[len(own) + 1 : -1]
         return {
@@ -161,8 +173,8 @@ class LifecycleOperations(FabricMixin):
         task, success_score, feedback, evidence, reason, failure_modes, rollback, contradiction_reason,
         supersedes_version. Every action but ``proposed`` needs a current skill; citations must resolve."""
         validate_session_id(session)
-        self.project([session])
-        version = self.projector.catalog.current(entity_key(session, "skill", str(skill_id).strip()))
+        self.projection.project([session])
+        version = self.projection.projector.catalog.current(entity_key(session, "skill", str(skill_id).strip()))
         current = version.properties if version is not None else None
         for index, citation in enumerate(fields.get("citations") or []):
             try:
@@ -171,4 +183,4 @@ class LifecycleOperations(FabricMixin):
                 exc.field = f"citations[{index}]"
                 raise
         event_type, payload = skill_payload(action, skill_id, current, **fields)
-        return self.append(session, event_type, payload, actor=actor)
+        return self.events.append(session, event_type, payload, actor=actor)

@@ -11,19 +11,14 @@ from zaxy_agents.eventloom.erasure import RESERVED_TYPES
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport
 from zaxy_agents.eventloom.refs import RefTarget
 
+from .service import FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.eventloom.refs import MemoryRefs
-
-    from .features import Features
+    pass
 
 
-class LogOperations:
-    """Mixin: the log-level part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    refs: MemoryRefs
-    features: Features
+class LogService(FabricService):
+    """Service: the log-level part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
     def append(self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent") -> Event:
         """Append one event; the returned event carries ``.citation``.

@@ -9,22 +9,27 @@ from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.metacognition.fok import CUE_NAMES, predict
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.retrieval.engine import Retriever
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
+    from .retrieval_ops import RetrievalService
 
 FOK_EVENT = "metacognition.fok.predicted"
 MAX_FOK_QUERY_CHARS = 1000
 
 
-class MetacognitionOperations(FabricMixin):
-    """Mixin: metacognitive reads of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class MetacognitionService(FabricService):
+    """Service: metacognitive reads of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    if TYPE_CHECKING:
-
-        @property
-        def retriever(self) -> Retriever: ...
+    def __init__(
+        self, core: FabricCore, events: LogService, projection: ProjectionService, retrieval: RetrievalService
+    ) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
+        self.retrieval = retrieval
 
     def feeling_of_knowing(
         self,
@@ -54,16 +59,16 @@ class MetacognitionOperations(FabricMixin):
         for index, name in enumerate(scope or []):
             validate_session_id(name, field=f"scope[{index}]")
         sessions = sorted(set(scope or []) | {session})
-        catalog = self.projector.catalog
+        catalog = self.projection.projector.catalog
         heads = {name: self.log.head(name) for name in sessions}
         cold = [name for name in sessions if name not in catalog.cursors and heads[name] is not None]
         if cold:
-            self.project(cold)
+            self.projection.project(cold)
         lag = sum(head.seq - catalog.cursors.get(name, (0, ""))[0] for name, head in heads.items() if head is not None)
-        result = predict(query, catalog, self.retriever.verbatim, sessions, cues).to_dict()
+        result = predict(query, catalog, self.retrieval.retriever.verbatim, sessions, cues).to_dict()
         result.update({"query": query, "scope": sessions, "projection_lag": lag, "experimental": True})
         if record:
-            marker = self.append(
+            marker = self.events.append(
                 session,
                 FOK_EVENT,
                 {

@@ -19,10 +19,12 @@ from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.skillmemory.memory import procedures, relevant
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.models import Event
+    from .cognitive_ops import CognitiveService
+    from .lifecycle_ops import LifecycleService
+    from .projection_ops import ProjectionService
 
 MAX_LIMIT = 50
 PLAN_GUIDANCE = (
@@ -31,16 +33,21 @@ PLAN_GUIDANCE = (
 )
 
 
-class ProcedureOperations(FabricMixin):
-    """Mixin: plan from procedures; propose a skill from an accepted procedure candidate."""
+class ProcedureService(FabricService):
+    """Service: plan from procedures; propose a skill from an accepted procedure candidate."""
 
-    if TYPE_CHECKING:
-
-        def evidence_resolves(self, session: str, seq: int, digest: str) -> bool: ...
-
-        def record_skill(
-            self, session: str, action: str, skill_id: str, *, actor: str = ..., **fields: Any
-        ) -> Event: ...
+    def __init__(
+        self,
+        core: FabricCore,
+        projection: ProjectionService,
+        cognitive: CognitiveService,
+        lifecycle: LifecycleService,
+    ) -> None:
+        """``lifecycle``: a skill proposal is recorded like every skill event (``record_skill``)."""
+        super().__init__(core)
+        self.projection = projection
+        self.cognitive = cognitive
+        self.lifecycle = lifecycle
 
     def plan_from_procedures(
         self,
@@ -67,9 +74,9 @@ class ProcedureOperations(FabricMixin):
             validate_session_id(name, field=f"scope[{index}]")
         sessions = sorted(set(scope or []) | {session})
         as_of = parse_instant(as_of)
-        self.project(sessions)
-        catalog = self.projector.catalog
-        matched = relevant(procedures(catalog, sessions, as_of, self.log, self.evidence_resolves, goal), goal)
+        self.projection.project(sessions)
+        catalog = self.projection.projector.catalog
+        matched = relevant(procedures(catalog, sessions, as_of, self.log, self.cognitive.evidence_resolves, goal), goal)
         by_class: dict[str, list[dict[str, Any]]] = {"applicable": [], "diagnostic": [], "excluded": []}
         for match, procedure in matched:
             if len(by_class[procedure.klass]) < limit:
@@ -108,11 +115,11 @@ class ProcedureOperations(FabricMixin):
         validate_session_id(session)
         if not isinstance(candidate_id, str) or not candidate_id.strip():
             raise InvalidRequestError("candidate_id is required", field="candidate_id", remediation="Name it.")
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         found = [
             p
-            for p in procedures(catalog, [session], None, self.log, self.evidence_resolves)
+            for p in procedures(catalog, [session], None, self.log, self.cognitive.evidence_resolves)
             if p.kind == "procedure_candidate" and p.procedure_id == candidate_id
         ]
         if not found:
@@ -138,7 +145,7 @@ class ProcedureOperations(FabricMixin):
             raise ConflictError(
                 f"skill {name!r} already exists", field="skill_id", remediation="Revise it with memory_skill instead."
             )
-        event = self.record_skill(
+        event = self.lifecycle.record_skill(
             session,
             "proposed",
             name,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -12,31 +11,23 @@ from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
 from zaxy_agents.storage.protocols import Capability
 
+from .service import FabricCore, FabricService
+
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.projection.projector import Projector
     from zaxy_agents.projection.protocol import ProjectionStore
-    from zaxy_agents.storage.protocols import StorageBackend
-
-    from .features import Features
 
 
-# Guards the first opening of a fabric's lazily opened layers (rare and short: one process-wide lock is enough).
-LAZY_OPEN = threading.RLock()
+class ProjectionService(FabricService):
+    """Service: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-
-class ProjectionOperations:
-    """Mixin: the projection part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    log: EventLog
-    settings: ZaxySettings
-    backend: StorageBackend
-    features: Features
-    _projector: Projector | None
-    _closers: list[Any]
+    def __init__(self, core: FabricCore, listeners: Callable[[], list[Any]]) -> None:
+        """``listeners``: builds the indexes kept in step with the projection (the retrieval service's module)."""
+        super().__init__(core)
+        self.listeners = listeners
+        self._projector: Projector | None = None
 
     @property
     def projector(self) -> Projector:
@@ -44,7 +35,7 @@ class ProjectionOperations:
         (LangGraph runs parallel nodes in threads): one of them opens it, the others wait for that one."""
         if self._projector is not None:
             return self._projector
-        with LAZY_OPEN:
+        with self.core.lazy_open:
             return self._open_projector()
 
     def _open_projector(self) -> Projector:
@@ -55,7 +46,7 @@ class ProjectionOperations:
                 self.log,
                 self.backend.derived_path,
                 extractors=self.features.extractors,
-                listeners=self._projection_listeners(),
+                listeners=self.listeners(),
                 store_factory=self._open_graph,
                 shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
                 graph_name=self.backend.graph_name,
@@ -64,8 +55,9 @@ class ProjectionOperations:
             self._closers.append(self._close_projector)
         return self._projector
 
-    def _projection_listeners(self) -> list[Any]:
-        return []
+    def opened_projector(self) -> Projector | None:
+        """The projector if something opened it already (repair reports what it found; nothing opens it for that)."""
+        return self._projector
 
     def _open_graph(self, _graph_path: Path) -> ProjectionStore:
         return self.backend.open_graph()

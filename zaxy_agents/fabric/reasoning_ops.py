@@ -12,18 +12,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.reasoning.contracts import AUTHORITY_STATUS, CALLED_EVENT
 from zaxy_agents.reasoning.primitives import MAX_CITATIONS, observed, primitive_of
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
+
+if TYPE_CHECKING:
+    from .log_ops import LogService
 
 logger = logging.getLogger(__name__)
 
 
-class ReasoningOperations(FabricMixin):
-    """Mixin: record a reasoning primitive observation for a tool call."""
+class ReasoningService(FabricService):
+    """Service: record a reasoning primitive observation for a tool call."""
+
+    def __init__(self, core: FabricCore, events: LogService) -> None:
+        super().__init__(core)
+        self.events = events
 
     def observe_primitive(
         self,
@@ -54,7 +61,7 @@ class ReasoningOperations(FabricMixin):
             "authority_status": AUTHORITY_STATUS,
         }
         try:
-            event = self.append(session, CALLED_EVENT, payload, actor=actor)
+            event = self.events.append(session, CALLED_EVENT, payload, actor=actor)
         except Exception:  # an observation must never fail the call it observes
             logger.warning("could not record the %s primitive call of %s", primitive, tool, exc_info=True)
             return None

@@ -16,59 +16,55 @@ from zaxy_agents.retrieval.vector_index import VectorIndex
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 from zaxy_agents.storage.protocols import Capability
 
-from .projection_ops import LAZY_OPEN
+from .service import FabricCore, FabricService
 
 if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.projection.projector import Projector
-    from zaxy_agents.retrieval.embeddings import EmbeddingProvider
     from zaxy_agents.retrieval.vector_index import DurableVectors
-    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .projection_ops import ProjectionService
 
 EMBED_STEP_BEFORE_QUERY = 32  # bounded embedding work a query may do when no background embedder runs
 VERBATIM_POOL = 50  # hits the verbatim surface re-ranks exact-first before keeping k
 
 
-class RetrievalOperations:
-    """Mixin: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+def retrieval_listeners(core: FabricCore) -> list[Any]:
+    """The retrieval indexes the projection keeps in step: tables of ``derived.sqlite`` written in the
+    projector's transactions (verbatim, entity keywords, vectors)."""
+    texts = EventTexts(core.log, core.features.extractors.extract)
+    verbatim = VerbatimIndex()
+    verbatim.text_source = texts.texts
+    vectors = VectorIndex(core.embedder, durable=_durable_vectors(core))
+    vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
+    core.closers.append(vectors.close)
+    return [verbatim, EntityKeywordIndex(), vectors]
 
-    log: EventLog
-    backend: StorageBackend
-    embedder: EmbeddingProvider | None
-    _retriever: Retriever | None
-    _closers: list[Any]
 
-    @property
-    def projector(self) -> Projector: ...  # provided by ProjectionOperations
+def _durable_vectors(core: FabricCore) -> Callable[[], DurableVectors] | None:
+    """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
+    backend = core.backend
+    return backend.open_vectors if Capability.SHARED_VECTORS in backend.capabilities else None
 
-    def project(self, sessions: list[str] | None = None) -> int: ...
 
-    def _retrieval_listeners(self) -> list[Any]:
-        """The retrieval indexes: tables of ``derived.sqlite`` written in the projector's transactions."""
-        texts = EventTexts(self.log, self.features.extractors.extract)
-        verbatim = VerbatimIndex()
-        verbatim.text_source = texts.texts
-        vectors = VectorIndex(self.embedder, durable=self._durable_vectors())
-        vectors.text_source, vectors.key_source = texts.texts, verbatim.documents
-        self._closers.append(vectors.close)
-        return [verbatim, EntityKeywordIndex(), vectors]
+class RetrievalService(FabricService):
+    """Service: the retrieval part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    def _durable_vectors(self) -> Callable[[], DurableVectors] | None:
-        """Where the backend stores vectors once for every worker (PostgreSQL), else ``None`` (in-process)."""
-        return self.backend.open_vectors if Capability.SHARED_VECTORS in self.backend.capabilities else None
+    def __init__(self, core: FabricCore, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.projection = projection
+        self._retriever: Retriever | None = None
 
     @property
     def retriever(self) -> Retriever:
         if self._retriever is not None:
             return self._retriever
-        with LAZY_OPEN:
+        with self.core.lazy_open:
             return self._open_retriever()
 
     def _open_retriever(self) -> Retriever:
         if self._retriever is None:
-            indexes = {listener.name: listener for listener in self.projector.listeners}
+            indexes = {listener.name: listener for listener in self.projection.projector.listeners}
             self._retriever = Retriever(
-                self.projector,
+                self.projection.projector,
                 indexes["verbatim"],
                 indexes["entity_keyword"],
                 indexes["vectors"],
@@ -92,7 +88,7 @@ class RetrievalOperations:
         ``retrieval_profile``: ``plain`` | ``balanced`` | ``full`` (retrieval/ranking.py; default ``balanced``);
         an explicit search returns attenuated memories, labelled."""
         as_of = parse_instant(as_of)
-        self.project(sessions)
+        self.projection.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
         result = retriever.search(
@@ -105,17 +101,17 @@ class RetrievalOperations:
             retrieval_profile=retrieval_profile,
         )
         return QueryResponse.from_result(
-            self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projector.degraded
+            self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projection.projector.degraded
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
         """Lexical search over raw event text only (works with no graph at all). The exact-source lane: an event
         containing the query as a phrase, then all its terms, then some, outranks every event found only through
         its context (``score_explanation.exact_match``)."""
-        self.project(sessions)
+        self.projection.project(sessions)
         result = self.retriever.search(text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",))
         result.hits = exact_first(text, result.hits)[:k]
-        return QueryResponse.from_result(self._verified(result), degraded=self.projector.degraded)
+        return QueryResponse.from_result(self._verified(result), degraded=self.projection.projector.degraded)
 
     def _verified(self, result: RetrievalResult) -> RetrievalResult:
         """Read-side verification: hits whose event no longer matches its hash are dropped with an
@@ -127,12 +123,12 @@ class RetrievalOperations:
 
     def embed_pending(self, max_items: int | None = None) -> int:
         """Embed queued texts now (servers run this in the background); returns how many were embedded."""
-        self.project()
+        self.projection.project()
         return self.retriever.vectors.embed_pending(max_items)
 
     def re_embed(self) -> dict[str, Any]:
         """Drop every stored vector and re-embed all searchable events with the current embedder."""
-        self.project()
+        self.projection.project()
         vectors = self.retriever.vectors
         if vectors.embedder is None:
             from zaxy_agents.errors import InvalidRequestError

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .service import FabricCore, FabricService
+
 if TYPE_CHECKING:
-    from zaxy_agents.config import ZaxySettings
-    from zaxy_agents.eventloom.protocol import EventLog
     from zaxy_agents.itemstore import ItemStore
-    from zaxy_agents.storage.protocols import StorageBackend
+
+    from .erase_ops import EraseService
 
 
-class StoreOperations:
-    """Mixin: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class StoreService(FabricService):
+    """Service: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-    settings: ZaxySettings
-    backend: StorageBackend
-    _closers: list[Any]
-    on_erase: Callable[[Callable[[str], None]], None]
+    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
+        """``erasure``: an item store it opens drops erased items from its derived file at once."""
+        super().__init__(core)
+        self.erasure = erasure
 
     def item_store(
         self,
@@ -48,5 +47,5 @@ class StoreOperations:
             actor=actor,
         )
         self._closers.append(store.close)
-        self.on_erase(store.on_erased)
+        self.erasure.on_erase(store.on_erased)
         return store

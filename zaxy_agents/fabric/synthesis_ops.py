@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
@@ -34,11 +34,20 @@ from zaxy_agents.synthesis.contracts import (
 )
 from zaxy_agents.synthesis.ledger import stated_values
 
-from .mixin import FabricMixin
+from .service import FabricCore, FabricService
+
+if TYPE_CHECKING:
+    from .log_ops import LogService
+    from .projection_ops import ProjectionService
 
 
-class SynthesisOperations(FabricMixin):
-    """Mixin: record synthesis artifacts, candidate outcomes and ledger-row feedback; read an artifact back."""
+class SynthesisService(FabricService):
+    """Service: record synthesis artifacts, candidate outcomes and ledger-row feedback; read an artifact back."""
+
+    def __init__(self, core: FabricCore, events: LogService, projection: ProjectionService) -> None:
+        super().__init__(core)
+        self.events = events
+        self.projection = projection
 
     def record_synthesis_artifact(
         self,
@@ -118,7 +127,7 @@ class SynthesisOperations(FabricMixin):
             feedback |= {"outcome": normalised}
             if corrected_value is not None:
                 feedback["corrected_value"] = corrected_value
-        event = self.append(home, OUTCOME_EVENTS[normalised], feedback, actor=actor)
+        event = self.events.append(home, OUTCOME_EVENTS[normalised], feedback, actor=actor)
         result["outcome"] = {
             "outcome": normalised,
             "event_type": event.type,
@@ -174,7 +183,7 @@ class SynthesisOperations(FabricMixin):
             **({"reason": reason} if reason is not None else {}),
             "authority_status": AUTHORITY_STATUS,
         }
-        event = self.append(home, event_type, payload, actor=actor)
+        event = self.events.append(home, event_type, payload, actor=actor)
         return {
             "artifact_id": bundle.artifact_id,
             "artifact_citation": artifact.citation,
@@ -196,8 +205,8 @@ class SynthesisOperations(FabricMixin):
         feedback on its rows, oldest first (for proof traces: ``coordination_proof_trace``)."""
         validate_session_id(session)
         _artifact_id(artifact_id)
-        self.project([session])
-        catalog = self.projector.catalog
+        self.projection.project([session])
+        catalog = self.projection.projector.catalog
         history = catalog.history(entity_key(session, ARTIFACT_ENTITY, artifact_id))
         if not history:
             raise NotFoundError(
@@ -259,11 +268,11 @@ class SynthesisOperations(FabricMixin):
 
     def _artifact_event(self, bundle: Bundle, session: str, actor: str) -> tuple[Any, bool]:
         """The artifact's ``memory.synthesis.artifact.created`` event, appended unless it exists."""
-        self.project([session])
-        history = self.projector.catalog.history(entity_key(session, ARTIFACT_ENTITY, bundle.artifact_id))
+        self.projection.project([session])
+        history = self.projection.projector.catalog.history(entity_key(session, ARTIFACT_ENTITY, bundle.artifact_id))
         if history:
             return self.log.get(session, history[0].source_event_seq), False
-        return self.append(session, ARTIFACT_CREATED, bundle.payload(), actor=actor), True
+        return self.events.append(session, ARTIFACT_CREATED, bundle.payload(), actor=actor), True
 
 
 def _feedback(version: Any, kind: str, id_field: str) -> dict[str, Any]:

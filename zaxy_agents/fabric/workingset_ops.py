@@ -10,7 +10,7 @@ protocol.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zaxy_agents.errors import NotFoundError
 from zaxy_agents.workingset import DEFAULT_MAX_CHARS, DEFAULT_WINDOW, Packet, WorkingSet, render_packet
@@ -18,16 +18,20 @@ from zaxy_agents.workingset.cache import FoldSource, fold_session
 from zaxy_agents.workingset.digest import merge
 from zaxy_agents.workingset.verified import verified
 
-if TYPE_CHECKING:
-    from zaxy_agents.eventloom.protocol import EventLog
-    from zaxy_agents.storage.protocols import StorageBackend
+from .service import FabricCore, FabricService
 
 
-class WorkingSetOperations:
-    """Mixin: the working-set part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
+class WorkingSetService(FabricService):
+    """Service: the working-set part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
 
-    log: EventLog
-    backend: StorageBackend
+    def __init__(self, core: FabricCore) -> None:
+        super().__init__(core)
+        self._standing_folds: dict[str, Any] = {}  # per-session standing folds, in this process
+        self._fold_lock = threading.Lock()
+
+    def forget_folds(self, session: str) -> None:
+        """Drop the in-process fold of ``session`` (an erasure: it may hold erased content)."""
+        self._standing_folds.pop(session, None)
 
     def working_set(
         self,
@@ -54,14 +58,14 @@ class WorkingSetOperations:
         for name in [session, *[other for other in sessions or () if other != session]]:
             if name != session and not self.log.has_session(name):
                 continue
-            with self._fold_lock():
+            with self._fold_lock:
                 folds.append(
                     fold_session(
                         name,
                         self._fold_source(name),
                         window=window,
                         cache_dir=self._fold_cache_dir(),
-                        memo=self.__dict__.setdefault("_standing_folds", {}),
+                        memo=self._standing_folds,
                     )
                 )
         own = folds[0]
@@ -82,12 +86,6 @@ class WorkingSetOperations:
     def _fold_cache_dir(self) -> str | None:
         """Where the backend shares log-derived caches between processes (files: beside the logs; else memory)."""
         return self.backend.cache_root
-
-    def _fold_lock(self) -> threading.Lock:
-        lock = self.__dict__.get("_standing_fold_lock")
-        if lock is None:
-            lock = self.__dict__.setdefault("_standing_fold_lock", threading.Lock())
-        return lock
 
     def _fold_source(self, session: str) -> FoldSource:
         log = self.log

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import features as feat
 from . import postings
+from . import sorted_sets as sets
 from .derived import DerivedStore
 from .text import Analyzer
 
@@ -242,7 +243,7 @@ class EntityKeywordIndex:
         found = _POSTINGS.read(db, FIELD, [known[t][0] for t in names], scope)
         if not found:
             return []
-        matched = np.unique(np.concatenate([entry.docs for entry in found.values()]))
+        matched = sets.unique(np.concatenate([entry.docs for entry in found.values()]))
         tf = np.zeros((len(names), matched.size))
         for row, term in enumerate(names):
             entry = found.get(known[term][0])

@@ -18,6 +18,8 @@ import threading
 
 import numpy as np
 
+from . import sorted_sets as sets
+
 BLOCK = 256
 FLAG_TEMPORAL = 1  # the text holds a temporal expression
 FLAG_ASKS = 2  # the text holds a question mark
@@ -151,7 +153,7 @@ class FeatureCache:
             top = int(numbers.max())
             self._grow(top + 1)
             if not self.loaded[numbers].all():
-                self._load(db, np.unique(numbers[~self.loaded[numbers]]))
+                self._load(db, sets.unique(numbers[~self.loaded[numbers]]))
             return self.records[docs] if field is None else self.records[field][docs]
 
     def _load(self, db: sqlite3.Connection, missing: np.ndarray) -> None:

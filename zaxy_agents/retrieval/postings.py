@@ -53,6 +53,37 @@ def encode_run(docs: np.ndarray, tfs: np.ndarray) -> tuple[bytes, bytes]:
     return encoded_docs, encoded_tfs
 
 
+def encode_runs(
+    field: np.ndarray, term: np.ndarray, session: np.ndarray, docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray
+) -> list[tuple[int, int, int, int, int, bytes, bytes]]:
+    """The rows ``(field, term, session, first, n, docs, tfs)`` of postings sorted by key then doc, whose keys start
+    at ``starts``: each key cut into runs of up to ``RUN_SIZE``, every run encoded as :func:`encode_run` does (same
+    bytes) but all at once — a batch writes one run per key it touches, hundreds of thousands of tiny runs in a
+    bulk projection, and per-run NumPy calls cost more than the postings themselves."""
+    size = docs.size
+    lengths = np.diff(np.append(starts, size))
+    key_of = np.repeat(np.arange(starts.size), lengths)
+    offset = np.arange(size) - starts[key_of]
+    runs = np.flatnonzero(offset % RUN_SIZE == 0)  # each key's start, then every RUN_SIZE-th posting of it
+    ends = np.append(runs[1:], size)
+    gaps = np.diff(docs, prepend=docs[0])
+    gaps[runs] = 0
+    counts = np.minimum(tfs, MAX_TF)
+    wide_gap = np.maximum.reduceat(gaps, runs) >= 65536
+    wide_tf = np.maximum.reduceat(counts, runs) >= 256
+    gap_bytes, doc_bytes = gaps.astype("<u2").tobytes(), docs.astype(DOC).tobytes()
+    tf_narrow, tf_wide = counts.astype("u1").tobytes(), counts.astype(TF).tobytes()
+    keys = np.stack((field[runs], term[runs], session[runs], docs[runs]), axis=1).tolist()
+    rows = []
+    for (f, t, s, first), start, end, wide, wide_count in zip(
+        keys, runs.tolist(), ends.tolist(), wide_gap.tolist(), wide_tf.tolist(), strict=True
+    ):
+        encoded_docs = doc_bytes[4 * start : 4 * end] if wide else gap_bytes[2 * start : 2 * end]
+        encoded_tfs = tf_wide[2 * start : 2 * end] if wide_count else tf_narrow[start:end]
+        rows.append((f, t, s, first, end - start, encoded_docs, encoded_tfs))
+    return rows
+
+
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
     """Docs (int64) and tfs (float64) of ``(first, n, docs, tfs)`` runs, concatenated (not in run order: runs of
     the same widths are decoded together)."""
@@ -117,14 +148,9 @@ class PostingStore:
         docs = doc[order].astype(np.int64)
         tfs = tf[order].astype(np.int64)
         change = np.flatnonzero((np.diff(field) != 0) | (np.diff(term) != 0) | (np.diff(session) != 0)) + 1
-        starts = np.concatenate(([0], change)).tolist()
-        ends = [*starts[1:], int(doc.size)]
+        starts = np.concatenate(([0], change))
         keys = np.stack((field[starts], term[starts], session[starts]), axis=1).tolist()
-        rows = []
-        for (f, t, s), start, end in zip(keys, starts, ends, strict=True):
-            for chunk in range(start, end, RUN_SIZE):
-                stop = min(chunk + RUN_SIZE, end)
-                rows.append((f, t, s, int(docs[chunk]), stop - chunk, *encode_run(docs[chunk:stop], tfs[chunk:stop])))
+        rows = encode_runs(field, term, session, docs, tfs, starts)
         db.executemany(f"INSERT INTO {self.prefix}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         if compact:
             self.compact(db, keys)

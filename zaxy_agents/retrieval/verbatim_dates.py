@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import sorted_sets as sets
 from .dates import QueryDate
 from .verbatim import PREFIX, Stats
 
@@ -132,6 +133,6 @@ def dated(
             found += ids
     inside = in_windows(tail.records["day"].astype(np.int64), windows)
     if scope is not None:
-        inside &= np.isin(tail.records["session"], scope)
+        inside &= sets.isin(tail.records["session"], np.asarray(scope))
     found += (np.flatnonzero(inside) + tail.first).tolist()
-    return np.unique(np.array(found, dtype=np.int64)), cut
+    return sets.unique(np.array(found, dtype=np.int64)), cut

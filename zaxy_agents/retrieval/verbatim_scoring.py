@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import features as feat
+from . import sorted_sets as sets
 from .dates import QueryDate
 from .postings import CHUNK, bm25
 from .text import _WHEN_RE
@@ -65,7 +66,7 @@ class Matched:
     @classmethod
     def build(cls, terms: Terms, text: dict[int, object], caption: dict[int, object]) -> Matched:
         parts = [p.docs for p in text.values()] + [p.docs for p in caption.values()]  # type: ignore[attr-defined]
-        docs = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        docs = sets.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
         tf = np.zeros((len(terms.ids), docs.size))
         ctf = np.zeros((len(terms.ids), docs.size))
         for row, term in enumerate(terms.ids):
@@ -140,9 +141,9 @@ class Groups:
             rows = db.execute(f"SELECT id FROM {PREFIX}_doc WHERE grp IN ({chunk})").fetchall()
             parts.append(np.array([r[0] for r in rows], dtype=np.int64))
         if scattered.size and len(tail.records):
-            in_tail = np.isin(tail.records["group"], scattered)
+            in_tail = sets.isin(tail.records["group"], scattered)
             parts.append(np.flatnonzero(in_tail).astype(np.int64) + tail.first)
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        return sets.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
 class Scorer:
@@ -263,7 +264,7 @@ class Scorer:
         if cfg.question_penalty:
             scale("question", 1.0 - cfg.question_penalty * records["qshare"])
         if cfg.speaker_boost and named:
-            scale("speaker", 1.0 + cfg.speaker_boost * np.isin(records["speaker"], list(named)))
+            scale("speaker", 1.0 + cfg.speaker_boost * sets.isin(records["speaker"], np.array(sorted(named))))
             self.prior_bound *= 1.0 + cfg.speaker_boost
         date_match = np.zeros(size)
         if cfg.date_term_weight and in_window:

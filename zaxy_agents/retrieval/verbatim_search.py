@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import features as feat
+from . import sorted_sets as sets
 from . import verbatim_dates as date_windows
 from .dates import QueryDate, query_dates
 from .postings import TermPostings
@@ -186,7 +187,7 @@ class _Query:
             dated, dates_cut = date_windows.dated(db, windows, scope, self.tail)
         else:
             dated, dates_cut = np.zeros(0, dtype=np.int64), False
-        touched = np.union1d(matched.features["group"], self.gather(dated)["group"]).astype(np.int64)
+        touched = sets.union(matched.features["group"], self.gather(dated)["group"]).astype(np.int64)
         groups = Groups.load(db, touched, self.lookups.groups)
         scorer = Scorer(self, stats, terms, matched, captions, groups)
         seeds = matched.docs
@@ -197,24 +198,23 @@ class _Query:
             seeds = np.sort(seeds[np.argpartition(-own, limit - 1)[:limit]])
         # Every event within HOPS links of a match (or dated in the named window) is a candidate, scored exactly
         # over a universe that holds their neighbours too.
-        starts = np.union1d(seeds, dated)
-        candidates = self._within(starts, HOPS)
+        starts = sets.union(seeds, dated)
+        candidates, universe = self._within(starts, HOPS, 2 * HOPS)
         if candidates.size == 0:
             return []
-        universe = self._within(starts, 2 * HOPS)
         ranked = self._rank(scorer, universe, candidates, named, dates, in_window, reference, exclude_types, names)
         # Farther events of a matching thread can only borrow its segment score. A thread is read whole only when
         # that bound could beat the k-th score found so far; threads longer than GROUP_LIMIT are not (inexact).
         threshold = ranked[3] if len(ranked[0]) >= k else 0.0
         due = scorer.threads_to_read(threshold)
         readable = groups.small(GROUP_LIMIT)
-        extra = groups.members(db, np.intersect1d(due, readable), self.tail)
-        extra = extra[~np.isin(extra, candidates)]
+        extra = groups.members(db, sets.intersect(due, readable), self.tail)
+        extra = extra[~sets.isin(extra, candidates, members_sorted=True)]
         if extra.size:
-            candidates = np.union1d(candidates, extra)
-            universe = np.union1d(universe, self._within(extra, HOPS))
+            candidates = sets.union(candidates, extra)
+            universe = sets.union(universe, *self._within(extra, HOPS))
             ranked = self._rank(scorer, universe, candidates, named, dates, in_window, reference, exclude_types, names)
-        exact = not pruned and not dates_cut and np.isin(due, readable).all()
+        exact = not pruned and not dates_cut and sets.isin(due, readable).all()
         index.counters["queries"] += 1
         index.counters["inexact"] += not exact
         chosen, totals, comp = ranked[0][:k], ranked[1], ranked[2]
@@ -229,31 +229,33 @@ class _Query:
         """``(positions in universe of the results, best first; totals; components; k-th... ; universe)``."""
         total, comp, local = scorer.score(universe, named, dates, in_window)
         features = scorer.features
-        mask = np.isin(universe, candidates, assume_unique=True) & (total > 0) & (local > 0)
+        mask = sets.isin(universe, candidates, members_sorted=True) & (total > 0) & (local > 0)
         if reference is not None:
             mask &= features["epoch"] <= reference.timestamp()
         if exclude_types:
             excluded = list(names.type_ids(self.db, list(exclude_types)).values())
             if excluded:
-                mask &= ~np.isin(features["type"], excluded)
+                mask &= ~sets.isin(features["type"], np.array(excluded))
         chosen = np.flatnonzero(mask)
         order = chosen[np.lexsort((universe[chosen], -total[chosen]))]
         kth = float(total[order[min(self.k, order.size) - 1]]) if order.size else 0.0
         return order, total, comp, kth, universe
 
-    def _within(self, docs: np.ndarray, steps: int) -> np.ndarray:
-        """``docs`` and every doc within ``steps`` neighbour links of them (sorted): a walk of ``steps`` links in
-        each direction from every doc."""
-        found = [docs]
+    def _within(self, docs: np.ndarray, *depths: int) -> tuple[np.ndarray, ...]:
+        """For each of ``depths``: ``docs`` and every doc within that many neighbour links of them (sorted). One
+        walk of the deepest in each direction from every doc serves them all."""
+        found: list[list[np.ndarray]] = [[docs] for _ in depths]
         for link in ("prev", "next"):
             current = docs
-            for _ in range(steps):
+            for step in range(1, max(depths) + 1):
                 current = self.gather(current, link).astype(np.int64)
                 current = current[current >= 0]
                 if current.size == 0:
                     break
-                found.append(current)
-        return np.unique(np.concatenate(found))
+                for parts, depth in zip(found, depths, strict=True):
+                    if step <= depth:
+                        parts.append(current)
+        return tuple(sets.unique(np.concatenate(parts)) for parts in found)
 
     def gather(self, docs: np.ndarray, field: str | None = None) -> np.ndarray:
         """Feature records of ``docs`` (or their ``field``): the tail's own, else the cached blocks, with the
@@ -269,7 +271,7 @@ class _Query:
         else:
             records = self.cache.gather(self.db, docs, field)
         if tail.links and field in (None, "next"):
-            for position in np.flatnonzero(np.isin(docs, list(tail.links))).tolist():
+            for position in np.flatnonzero(sets.isin(docs, np.fromiter(tail.links, dtype=np.int64))).tolist():
                 if field is None:
                     records["next"][position] = tail.links[int(docs[position])]
                 else:

@@ -1,0 +1,33 @@
+"""The sort-based set operations return exactly what NumPy's own do (values, dtype, shapes, empty inputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zaxy_agents.retrieval import sorted_sets as sets
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_same_results_as_numpy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    size_a, size_b = (int(n) for n in rng.integers(0, 400, size=2))
+    high = int(rng.choice([3, 50, 10_000, 2**40]))
+    dtype = rng.choice([np.int64, np.int32, np.uint32])
+    a = rng.integers(0, min(high, np.iinfo(dtype).max), size=size_a).astype(dtype)
+    b = rng.integers(0, min(high, np.iinfo(dtype).max), size=size_b).astype(dtype)
+    for mine, theirs in (
+        (sets.unique(a), np.unique(a)),
+        (sets.union(a, b), np.union1d(a, b)),
+        (sets.intersect(a, b), np.intersect1d(a, b)),
+        (sets.isin(a, b), np.isin(a, b)),
+        (sets.isin(a, np.sort(b), members_sorted=True), np.isin(a, b)),
+    ):
+        assert mine.dtype == theirs.dtype
+        assert np.array_equal(mine, theirs)
+
+
+def test_isin_keeps_the_shape_of_its_values() -> None:
+    values = np.array([[1, 2], [3, 4]])
+    assert np.array_equal(sets.isin(values, np.array([4, 1])), [[True, False], [False, True]])
+    assert sets.isin(values, np.zeros(0, dtype=np.int64)).shape == (2, 2)

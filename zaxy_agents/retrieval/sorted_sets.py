@@ -1,0 +1,48 @@
+"""Set operations on integer id arrays (doc ids, block numbers, groups) by sorting, for the query hot paths.
+
+NumPy 2.3+ answers ``np.unique`` (and so ``union1d`` / ``intersect1d``) on integers through a hash table that is
+30-90x slower than a sort on the arrays a query handles (10^4-10^5 ids: 38 ms against 0.7 ms for 50,000 int64
+here), and ``np.isin`` concatenates and merge-sorts both sides. These functions return exactly what the NumPy ones
+return (sorted unique values; a boolean mask) from one ``np.sort`` and a ``searchsorted``, whatever the NumPy
+version. Tested against NumPy's own in tests/retrieval/test_sorted_sets.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``: the sorted distinct values (flattened)."""
+    ordered = np.sort(np.ravel(values))
+    if ordered.size < 2:
+        return ordered
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``np.union1d(first, second)``."""
+    return unique(np.concatenate((np.ravel(first), np.ravel(second))))
+
+
+def isin(values: np.ndarray, members: np.ndarray, *, members_sorted: bool = False) -> np.ndarray:
+    """``np.isin(values, members)``: a mask of ``values`` (same shape) that occur in ``members``.
+    ``members_sorted``: ``members`` is already sorted ascending (skips the sort)."""
+    values = np.asarray(values)
+    pool = np.ravel(np.asarray(members))
+    if pool.size == 0 or values.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    if not members_sorted:
+        pool = np.sort(pool)
+    at = np.searchsorted(pool, values)
+    np.minimum(at, pool.size - 1, out=at)
+    return pool[at] == values
+
+
+def intersect(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``np.intersect1d(first, second)``: the sorted distinct values in both."""
+    left = unique(first)
+    return left[isin(left, second)]
