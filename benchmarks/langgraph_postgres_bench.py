@@ -8,7 +8,11 @@ threads of the same process each driving their own LangGraph thread through one 
 PostgresSaver runs in its own schema (``search_path``) on an autocommit connection, as its documentation sets
 it up (``prepare_threshold=0``, ``dict_row``); for the concurrent run it gets a connection pool.
 
+``--cold-threads N`` instead measures a cold ``list(None, limit=10)`` over N one-turn threads: each figure a
+fresh process opening the saver (Zaxy with its local checkpoint index, built by the first such open).
+
 Usage: python benchmarks/langgraph_postgres_bench.py [--dsn postgresql://...] [--turns 300] [--json]
+       [--cold-threads 1000 --repeats 5]
 (the DSN defaults to $ZAXY_BENCH_POSTGRES_DSN or $ZAXY_TEST_POSTGRES_DSN).
 """
 
@@ -126,6 +130,69 @@ def run(dsn: str, turns: int) -> dict[str, Any]:
     return results
 
 
+COLD_CHILD = r"""
+import json, os, sys, time
+sys.path.insert(0, {root!r})
+kind, dsn, schema, folder = sys.argv[1:5]
+import psycopg
+from psycopg.rows import dict_row
+from langgraph.checkpoint.postgres import PostgresSaver
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.langgraph import ZaxyCheckpointer
+t0 = time.perf_counter()
+if kind == "zaxy":
+    os.environ["ZAXY_POSTGRES_SCHEMA"] = schema
+    saver = ZaxyCheckpointer(MemoryFabric.from_path(folder, backend=dsn))
+else:
+    conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                           options=f"-c search_path={{schema}}")
+    saver = PostgresSaver(conn)
+found = len(list(saver.list(None, limit=10)))
+print(json.dumps({{"seconds": time.perf_counter() - t0, "found": found}}))
+"""
+
+
+def cold_list(dsn: str, threads: int, repeats: int) -> dict[str, Any]:
+    """A fresh process opens each saver on ``threads`` one-turn threads and lists the newest 10 checkpoints."""
+    import statistics
+    import subprocess
+
+    import psycopg
+
+    from zaxy_agents.fabric import MemoryFabric
+    from zaxy_agents.langgraph import ZaxyCheckpointer
+
+    ours, theirs = f"zaxy_cold_{uuid.uuid4().hex[:8]}", f"pgsaver_cold_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{theirs}"')
+    os.environ["ZAXY_POSTGRES_SCHEMA"] = ours
+    root = str(Path(__file__).resolve().parents[1])
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            with MemoryFabric.from_path(folder, backend=dsn) as fabric:
+                graphs = [_graph(ZaxyCheckpointer(fabric)), _graph(_postgres_saver(dsn, theirs)[0])]
+                for n in range(threads):
+                    for graph in graphs:
+                        graph.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": f"t{n}"}})
+
+            def child(kind: str, schema: str) -> float:
+                out = subprocess.run(
+                    [sys.executable, "-c", COLD_CHILD.format(root=root), kind, dsn, schema, folder],
+                    capture_output=True, text=True, check=True, cwd=root,
+                )  # fmt: skip
+                return json.loads(out.stdout)["seconds"] * 1e3
+
+            first = child("zaxy", ours)  # builds the checkpoint index
+            zaxy = statistics.median(child("zaxy", ours) for _ in range(repeats))
+            theirs_ms = statistics.median(child("postgres_saver", theirs) for _ in range(repeats))
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            for schema in (ours, theirs):
+                admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    return {"threads": threads, "zaxy_ms": zaxy, "postgres_saver_ms": theirs_ms, "first_list_ms": first,
+            "ratio": zaxy / theirs_ms}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -133,9 +200,19 @@ def main() -> None:
     )
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cold-threads", type=int, default=0, help="only the cold list(None, limit=10) over N threads")
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     if not args.dsn:
         parser.error("no PostgreSQL server: pass --dsn or set ZAXY_BENCH_POSTGRES_DSN")
+    if args.cold_threads:
+        cold = cold_list(args.dsn, args.cold_threads, args.repeats)
+        print(json.dumps(cold, indent=2) if args.json else (
+            f"cold list(None, limit=10) over {cold['threads']} threads, fresh process (median of {args.repeats}): "
+            f"zaxy {cold['zaxy_ms']:.1f} ms, PostgresSaver {cold['postgres_saver_ms']:.1f} ms, "
+            f"ratio {cold['ratio']:.2f}x (the first list, which builds the index: {cold['first_list_ms']:.0f} ms)"
+        ))  # fmt: skip
+        return
     results = run(args.dsn, args.turns)
     if args.json:
         print(json.dumps(results, indent=2))

@@ -345,3 +345,25 @@ def test_the_check_catches_a_fabric_callback() -> None:
         "def build(fabric): return fabric.log\n"
     )
     assert len(_fabric_handles("zaxy_agents.checkout.x", tree)) == 7
+
+
+def test_the_architecture_page_lists_every_service_the_fabric_builds() -> None:
+    """docs/architecture.md's table of services names each one MemoryFabric.__init__ builds, under its attribute."""
+    page = (PACKAGE_ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    init = next(
+        node
+        for node in ast.walk(MODULES["zaxy_agents.fabric.core"])
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    built = {
+        node.targets[0].attr: ast.unparse(node.value.func)
+        for node in init.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Attribute)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func).endswith("Service")
+    }
+    assert len(built) >= 20
+    missing = [f"`{service}` (`{attribute}`" for attribute, service in built.items()]
+    missing = [entry for entry in missing if entry not in page]
+    assert not missing, f"docs/architecture.md does not list: {missing}"

@@ -86,6 +86,7 @@ def assemble(
     recent: list[EvidenceItem] | None = None,
     damaged: dict[str, str] | None = None,
     ranking: RankingPolicy | None = None,
+    cues: dict[str, str] | None = None,
 ) -> CheckoutPacket:
     """``ranking``: the retrieval profile (2.2 ranking features; default profile when ``None``); attenuated memories
     leave the packet and are counted. ``recent``: the session's latest events (the replay lane of
@@ -114,6 +115,7 @@ def assemble(
             as_of=as_of,
             retrieval_profile=ranking,
             hide_attenuated=True,
+            cues=cues,
         )
         attenuated = result.attenuated
         warnings += result.warnings
@@ -254,7 +256,11 @@ def assemble(
         # seed 003: "checkout diagnostics also include a slot_plan contract" (also under quality, next to the
         # missing slots it explains); null when the question is not composed
         slot_plan=[slot.model_dump() for slot in quality.slot_plan] if quality.slot_plan is not None else None,
-        retrieval_profile={**ranking.to_dict(), "attenuated_excluded": len(attenuated_ids)},
+        retrieval_profile={
+            **ranking.to_dict(),
+            "attenuated_excluded": len(attenuated_ids),
+            **({"cues": cues, "cue_matched": sum(1 for h in hits if "cue_overlap" in h.boosts)} if cues else {}),
+        },
         **extension_blocks,
     )
     retention = Retention(

@@ -32,9 +32,16 @@ class BlobRecord:
     ref: str
     encoding: str  # "full" | "append"
     kind: str  # serde type tag
-    data: bytes
+    text: str  # base64, as stored: decoded on first read, so replaying a thread decodes only what is read
     base: str | None
     container: str  # "list" | "value"
+    _data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = unb64(self.text)
+        return self._data
 
 
 class ElementCache:
@@ -75,6 +82,11 @@ class BlobTable:
         self.records: dict[str, BlobRecord] = {}
         self._parts: dict[str, list[dict[str, Any]]] = {}
 
+    @property
+    def pending_parts(self) -> bool:
+        """Whether a multi-part blob has parts applied and parts still to come."""
+        return bool(self._parts)
+
     def __contains__(self, ref: str) -> bool:
         return ref in self.records
 
@@ -95,14 +107,16 @@ class BlobTable:
                 return
             del self._parts[ref]
             pending.sort(key=lambda p: p["part"])
-            data = unb64("".join(p["data"] for p in pending))
+            text = "".join(p["data"] for p in pending)
         else:
-            data = unb64(payload["data"])
+            text = payload["data"]
+        if not isinstance(text, str):
+            raise TypeError("checkpoint blob data must be base64 text")
         self.records[ref] = BlobRecord(
             ref=ref,
             encoding=payload["encoding"],
             kind=payload["type"],
-            data=data,
+            text=text,
             base=payload.get("base"),
             container=payload.get("container", "value"),
         )
@@ -176,11 +190,16 @@ class BlobTable:
                 return None
             start = tuple(decoded)
             self.cache.put((self.session, first.ref), start)
+        if not chain:
+            return start
+        # One concatenation, and only the version asked for is cached: caching every version on the way would
+        # build O(n^2) elements for an n-step history (older versions are rebuilt when time travel asks).
+        elements = list(start)
         for record in reversed(chain):
-            suffix = serde.loads_typed((record.kind, record.data))
-            start = start + tuple(suffix)
-            self.cache.put((self.session, record.ref), start)
-        return start
+            elements.extend(serde.loads_typed((record.kind, record.data)))
+        result = tuple(elements)
+        self.cache.put((self.session, ref), result)
+        return result
 
     def _record(self, ref: str) -> BlobRecord:
         record = self.records.get(ref)

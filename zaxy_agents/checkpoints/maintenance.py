@@ -11,7 +11,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from zaxy_agents.errors import InvalidRequestError
 
 from . import events as ev
-from .codec import b64, to_json
+from .codec import to_json
 from .state import ThreadState
 from .views import ThreadViews, record_metadata, record_versions
 
@@ -196,9 +196,7 @@ def copy_drafts(
                     refs.add(write.blob)
                     entries.append({"idx": write.idx, "channel": write.channel, "blob": write.blob})
                 else:
-                    entries.append(
-                        {"idx": write.idx, "channel": write.channel, "type": write.kind, "data": b64(write.data)}
-                    )
+                    entries.append({"idx": write.idx, "channel": write.channel, "type": write.kind, "data": write.text})
             payload = {
                 "thread_id": target_thread_id,
                 "checkpoint_ns": record.ns,
@@ -213,7 +211,7 @@ def copy_drafts(
         if blob.ref in target.blobs:
             continue
         for payload in ev.blob_payloads(
-            target_thread_id, blob.ref, encoding=blob.encoding, kind=blob.kind, data=b64(blob.data),
+            target_thread_id, blob.ref, encoding=blob.encoding, kind=blob.kind, data=blob.text,
             base=blob.base, container=blob.container, chunk_chars=chunk_chars,
         ):  # fmt: skip
             blobs.append(ev.draft(ev.BLOB, payload, actor))

@@ -41,6 +41,9 @@ class CheckpointReads:
         ns = configurable.get("checkpoint_ns")
         only_id = configurable.get("checkpoint_id")
         before_id = (before or {}).get("configurable", {}).get("checkpoint_id")
+        if not config and self.views.index is not None:
+            yield from self._list_indexed(serde, before_id, filter, limit)
+            return
         with self.views.lock:
             views = [self.views.view(configurable["thread_id"])] if config else list(self.views.all_views())
             chosen: list[tuple[str, ThreadView, CheckpointRecord]] = []
@@ -60,6 +63,34 @@ class CheckpointReads:
                 built = build_tuple(view.state, _thread_id(view, configurable), record, serde) if live else None
             if built is not None:
                 yield built
+
+    def _list_indexed(
+        self,
+        serde: SerializerProtocol,
+        before_id: str | None,
+        filter: dict[str, Any] | None,
+        limit: int | None,
+    ) -> Iterator[CheckpointTuple]:
+        """``list(None, ...)`` in the index's order (the same as sorting every thread's checkpoints by id): only
+        the threads of the checkpoints returned are loaded, and none past ``limit``."""
+        assert self.views.index is not None
+        if limit is not None and limit <= 0:
+            return
+        remaining = limit if limit is not None else -1
+        with self.views.lock:
+            self.views.check_open()
+            candidates = self.views.index.newest(before_id=before_id)
+        for session, record_ns, checkpoint_id in candidates:
+            with self.views.lock:
+                view = self.views.view_of_session(session)
+                record = view.state.record(record_ns, checkpoint_id)
+                if record is None or (filter and not _metadata_matches(record, filter, serde)):
+                    continue  # deleted since the index was read, or filtered out
+                built = build_tuple(view.state, _thread_id(view, {}), record, serde)
+            yield built
+            remaining -= 1
+            if remaining == 0:
+                return
 
     def delta_channel_history(
         self, config: dict[str, Any], channels: Sequence[str], serde: SerializerProtocol

@@ -6,13 +6,18 @@ saver's ``with_allowlist`` clone shares this service but carries its own seriali
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.protocol import EventLog
 
 from .blobs import ElementCache
+from .index import CheckpointIndex
 from .maintenance import CheckpointMaintenance
 from .reads import CheckpointReads
-from .sessions import DEFAULT_SESSION_PREFIX
+from .sessions import DEFAULT_SESSION_PREFIX, check_prefix
 from .views import ThreadViews
 from .writes import CheckpointWrites
 
@@ -31,8 +36,10 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
         capture_transcripts: bool = True,
         actor: str = "langgraph",
         cache: ElementCache | None = None,
-        writes_log: EventLog | None = None,
+        writes_log: EventLog | Callable[[], EventLog] | None = None,
         concurrent_writes: str = "warn",
+        index_dir: Path | None = None,
+        identity: str = "",
     ) -> None:
         if concurrent_writes not in CONCURRENT_WRITE_MODES:
             raise InvalidRequestError(
@@ -41,14 +48,28 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
                 remediation="Use 'warn' (save and report a fork) or 'error' (refuse a put that forks the thread).",
             )
         self.concurrent_writes = concurrent_writes
-        self.views = ThreadViews(log, session_prefix, cache)
+        index = None
+        if index_dir is not None:  # one file per log and prefix (a server's schema has its own)
+            digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+            index = CheckpointIndex(
+                log, index_dir / f"{check_prefix(session_prefix)}.{digest}.sqlite3", prefix=session_prefix,
+                identity=identity,
+            )  # fmt: skip
+        self.views = ThreadViews(log, session_prefix, cache, index=index)
         # Pending writes may go through a group-commit log: the next checkpoint's fsync (or the group commit
         # within 50 ms) makes them durable; a lost pending write only means its task runs again on resume.
-        self.writes_log = writes_log or log
+        self._writes_log = writes_log or log
         self.capture_transcripts = capture_transcripts
         self.actor = actor
         max_payload = log.max_payload_bytes
         self.chunk_chars = max(1024, max_payload - _PAYLOAD_HEADROOM)
+
+    @property
+    def writes_log(self) -> EventLog:
+        """The log pending writes go to (a factory given to the constructor is called on first use)."""
+        if not isinstance(self._writes_log, EventLog):
+            self._writes_log = self._writes_log()
+        return self._writes_log
 
     @property
     def closed(self) -> bool:

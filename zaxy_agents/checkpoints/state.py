@@ -86,9 +86,13 @@ class WriteRecord:
     idx: int
     channel: str
     kind: str
-    data: bytes
+    text: str  # base64, as stored (decoded when the write is read)
     task_path: str
     blob: str | None = None  # large values are stored as a checkpoint.blob and referenced
+
+    @property
+    def data(self) -> bytes:
+        return unb64(self.text) if self.text else b""
 
 
 @dataclass
@@ -164,7 +168,7 @@ class ThreadState:
                     idx=int(write["idx"]),
                     channel=write["channel"],
                     kind=write.get("type", ""),
-                    data=unb64(write["data"]) if "data" in write else b"",
+                    text=_text(write.get("data", "")),
                     task_path=payload.get("task_path", ""),
                     blob=write.get("blob"),
                 )
@@ -210,3 +214,9 @@ class ThreadState:
         if position < len(space.ids) and space.ids[position] == checkpoint_id:
             del space.ids[position]
         self.writes.pop((ns, checkpoint_id), None)
+
+
+def _text(data: Any) -> str:
+    if not isinstance(data, str):
+        raise TypeError("checkpoint write data must be base64 text")
+    return data

@@ -19,6 +19,7 @@ from zaxy_agents.eventloom.protocol import EventLog
 
 from .blobs import ElementCache
 from .codec import copy_json, decode_typed
+from .index import CheckpointIndex
 from .sessions import DEFAULT_SESSION_PREFIX, check_prefix, is_thread_session, thread_session
 from .state import CheckpointRecord, ThreadState
 
@@ -56,8 +57,10 @@ class ThreadViews:
         prefix: str = DEFAULT_SESSION_PREFIX,
         cache: ElementCache | None = None,
         max_views: int = DEFAULT_MAX_VIEWS,
+        index: CheckpointIndex | None = None,
     ) -> None:
         self.log = log
+        self.index = index  # live checkpoints of every thread on disk: list(None) without replaying them all
         self.prefix = check_prefix(prefix)
         self.cache = cache or ElementCache()
         self.lock = threading.RLock()
@@ -77,6 +80,8 @@ class ThreadViews:
         with self.lock:
             self.closed = True
             self._views.clear()
+            if self.index is not None:
+                self.index.close()
 
     def session(self, thread_id: str) -> str:
         return thread_session(str(thread_id), self.prefix)

@@ -36,7 +36,7 @@ INLINE_BLOB_CHARS = 16 * 1024
 
 class CheckpointWrites:
     views: ThreadViews
-    writes_log: EventLog
+    writes_log: EventLog  # a property of CheckpointStore: the group-commit log, opened on first use
     actor: str
     capture_transcripts: bool
     chunk_chars: int

@@ -121,6 +121,10 @@ def append_command(
     ] = None,
     payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON object (with --type).")] = None,
     actor: Annotated[str, typer.Option("--actor", "-a")] = "user",
+    encoding_gate: Annotated[
+        bool,
+        typer.Option("--encoding-gate", help="Tag it novel, reinforcing or redundant (tagging only; always appended)."),
+    ] = False,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -135,11 +139,15 @@ def append_command(
             payload,
         )
         with open_fabric(eventloom_path) as fabric:
-            event = fabric.append(session_id, kind_type, body, actor=actor)
+            append = fabric.append_gated if encoding_gate else fabric.append
+            event = append(session_id, kind_type, body, actor=actor)
         if json_output:
             emit_json({"event": event, "citation": event.citation})
         else:
             console.print(f"remembered [bold]{event.type}[/] seq {event.seq}  [cyan]{event.citation}[/]")
+            if encoding_gate:
+                gate = event.payload["encoding_gate"]
+                console.print(f"encoding gate: {gate['tag']} (similarity {gate['similarity']})")
             if event.security:
                 console.print(f"[yellow]redacted:[/] {', '.join(event.security.redacted_paths)}")
 

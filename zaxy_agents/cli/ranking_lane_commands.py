@@ -1,4 +1,4 @@
-"""`zaxy benchmark budget | cache | forgetting | fok | ppr`: the measurement lanes behind the retrieval
+"""`zaxy benchmark budget | cache | forgetting | fok | ppr | gate`: the measurement lanes behind the retrieval
 profiles (seed 004). Each runs deterministic fixtures offline through the real engine, reports every retrieval
 profile with ``plain`` beside it, and exits 1 when the lane's bar is not met.
 """
@@ -21,6 +21,7 @@ def register(benchmark_app: typer.Typer) -> None:
     benchmark_app.command("forgetting")(forgetting_command)
     benchmark_app.command("fok")(fok_command)
     benchmark_app.command("ppr")(ppr_command)
+    benchmark_app.command("gate")(gate_command)
 
 
 Size = Annotated[int, typer.Option("--size", min=2, max=100, help="Fixture size (services or projects).")]
@@ -69,6 +70,13 @@ def ppr_command(
     from zaxy_agents.evaluation.ranking_lanes import run_ppr_lane
 
     _run(lambda: run_ppr_lane(size, locomo, conversations), json_output)
+
+
+def gate_command(size: Size = 16, json_output: JsonFlag = False) -> None:
+    """Share of appends the encoding gate tags redundant, tag accuracy, and recall with the gate on vs off."""
+    from zaxy_agents.evaluation.gate_lane import run_gate_lane
+
+    _run(lambda: run_gate_lane(size), json_output)
 
 
 def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:

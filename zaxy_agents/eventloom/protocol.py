@@ -137,6 +137,11 @@ class EventLog(Protocol):
         head = self.head(session)
         return None if head is None else (head.seq, head.hash)
 
+    def change_tokens(self, prefix: str) -> dict[str, object]:
+        """``change_token`` of every session whose id starts with ``prefix``, in one pass where the backend can
+        (a follower of many sessions checks them all at once). Default: one ``change_token`` per session."""
+        return {name: self.change_token(name) for name in self.session_names() if name.startswith(prefix)}
+
     def last_written(self, session: str) -> tuple[object, int] | None:
         """``(change token, seq)`` as of this process's last append to ``session``, without I/O; ``None`` when
         unknown (the default)."""

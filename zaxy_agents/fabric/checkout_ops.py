@@ -19,13 +19,16 @@ from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion
+from zaxy_agents.retrieval.cues import checked_cues
 from zaxy_agents.retrieval.profiles import PROFILES
 from zaxy_agents.retrieval.ranking import DEFAULT_RETRIEVAL_PROFILE, RETRIEVAL_PROFILES, get_retrieval_profile
+from zaxy_agents.salience.contracts import SURFACED_EVENT
 
 from .feedback_fields import feedback_details, invalid_at_for
 from .service import FabricCore, FabricService
 
 DEFAULT_REPLAY = 8  # recent events when only replay_from_seq is given
+SURFACED_LIMIT = 200  # memories one memory.surfaced event names (its contract's bound)
 
 if TYPE_CHECKING:
     from zaxy_agents.checkout.models import EvidenceItem, PurposePolicy
@@ -80,6 +83,7 @@ class CheckoutService(FabricService):
         replay_from_seq: int | None = None,
         max_recent_events: int | None = None,
         retrieval_profile: str | None = None,
+        cues: dict[str, str] | None = None,
     ) -> CheckoutPacket:
         """The front door: current facts, cited evidence, working set, answerability and guidance, budgeted.
 
@@ -90,10 +94,12 @@ class CheckoutService(FabricService):
         ``max_recent_events`` / ``replay_from_seq`` add the session's latest events (from that seq on; 8 when only
         the seq is given) as the ``replay`` lane.
         ``retrieval_profile``: which 2.2 ranking features apply (``plain``, ``balanced``, ``full``; see
-        docs/retrieval.md); shown in ``diagnostics.retrieval_profile``.
+        docs/retrieval.md); shown in ``diagnostics.retrieval_profile``. ``cues``: the caller's context (``mission``,
+        ``workspace``, ``tool``, ``phase``), blended by overlap with the cues events recorded (``full`` profile).
         """
         _check_query(query, max_tokens, k)
         ranking = get_retrieval_profile(retrieval_profile)
+        cues = checked_cues(cues)
         as_of = parse_instant(as_of)
         policy = resolve_purpose(purpose)
         sessions = self._scope(session, scope)
@@ -106,7 +112,7 @@ class CheckoutService(FabricService):
         self.retrieval.retriever.vectors.embed_pending(32)
         projector = self.projection.projector
         lag = self._projection_lag(heads)
-        return assemble(
+        packet = assemble(
             query=query.strip(),
             session=session,
             scope=sessions,
@@ -128,7 +134,23 @@ class CheckoutService(FabricService):
             recent=recent,
             damaged=projector.damaged,
             ranking=ranking,
+            cues=cues,
         )
+        if ranking.salience and session is not None and moment is None:
+            self._record_surfacing(session, packet)
+        return packet
+
+    def _record_surfacing(self, session: str, packet: CheckoutPacket) -> None:
+        """Seed 004's weak reinforcement: under a profile that ranks by salience, the session's current facts a
+        checkout showed get a ``memory.surfaced`` event (so salience is rebuilt by replay, like every signal)."""
+        shown = [
+            {"entity_name": fact.name, "entity_type": fact.entity_type}
+            for fact in packet.current_facts
+            if fact.session == session
+        ][:SURFACED_LIMIT]
+        if shown:
+            payload = {"memories": shown, **({"query": packet.query} if packet.query else {})}
+            self.events.append(session, SURFACED_EVENT, payload, actor="zaxy-checkout")
 
     def bootstrap(
         self,
@@ -157,6 +179,7 @@ class CheckoutService(FabricService):
         replay_from_seq: int | None = None,
         max_recent_events: int = 5,
         retrieval_profile: str | None = None,
+        cues: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """One budgeted, prompt-ready bundle for one or several questions (each checked out on its share of the
         budget, citations de-duplicated), starting with the session's active working set, plus the session's
@@ -179,6 +202,7 @@ class CheckoutService(FabricService):
                 encoding=encoding,
                 k=limit,
                 retrieval_profile=retrieval_profile,
+                cues=cues,
                 **({"replay_from_seq": replay_from_seq, "max_recent_events": max_recent_events} if i == 0 else {}),
             )
             for i, q in enumerate(questions)

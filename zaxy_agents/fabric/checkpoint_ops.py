@@ -42,8 +42,10 @@ class CheckpointService(FabricService):
             session_prefix=session_prefix or DEFAULT_SESSION_PREFIX,
             capture_transcripts=capture_transcripts,
             actor=actor,
-            writes_log=self._pending_writes_log(),
+            writes_log=self._pending_writes_log,  # opened on the first pending write, not at construction
             concurrent_writes=concurrent_writes,
+            index_dir=self.backend.derived_path / "checkpoints",  # per deployment, like the item store's state
+            identity=str(self.backend.derived_path),
         )
         self.erasure.on_erase(store.on_erased)
         return store

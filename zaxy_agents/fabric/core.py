@@ -44,6 +44,7 @@ from .procedure_ops import ProcedureService
 from .projection_ops import ProjectionService
 from .reasoning_ops import ReasoningService
 from .retrieval_ops import RetrievalService, retrieval_listeners
+from .salience_ops import SalienceService
 from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
 from .synthesis_ops import SynthesisService
@@ -105,6 +106,7 @@ class MemoryFabric:
         self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
         self.disclosure = DisclosureService(core, self.retrieval)
         self.inspector = InspectorService(core, self.events, self.projection)
+        self.salience = SalienceService(core, self.events, self.projection, self.retrieval, self.beliefs)
 
     @classmethod
     def from_path(
@@ -282,6 +284,12 @@ class MemoryFabric:
     session_entities = forward(InspectorService.session_entities, "inspector")
     entity_detail = forward(InspectorService.entity_detail, "inspector")
     erase_preview = forward(InspectorService.erase_preview, "inspector")
+    # salience: SalienceService (pins, restore, the encoding gate)
+    pin = forward(SalienceService.pin, "salience")
+    unpin = forward(SalienceService.unpin, "salience")
+    restore = forward(SalienceService.restore, "salience")
+    encoding_gate = forward(SalienceService.encoding_gate, "salience")
+    append_gated = forward(SalienceService.append_gated, "salience")
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:

@@ -172,7 +172,14 @@ class EraseService(FabricService):
         names one of ``keys`` (``(namespace, key)``) in the item-store ``session``, up to ``through_seq`` (default:
         its current head; a TTL sweep passes its last delete, so a put of the same key made since survives); what
         the LangGraph store's ``delete`` and TTL sweep call. None when no live event names them."""
-        wanted = {(tuple(namespace), str(key)) for namespace, key in keys}
+        try:
+            wanted = {(tuple(namespace), str(key)) for namespace, key in keys}
+        except (TypeError, ValueError):  # not (namespace, key) pairs: a structured error, not a traceback
+            raise InvalidRequestError(
+                "keys must be (namespace, key) pairs",
+                field="keys",
+                remediation="Pass e.g. [(('users', 'u1'), 'prefs')].",
+            ) from None
         head = self.log.head(session)
         if not wanted or head is None:
             return None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.eventloom.integrity import check_cited
 from zaxy_agents.instants import parse_instant
+from zaxy_agents.retrieval.cues import checked_cues
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.event_texts import EventTexts
@@ -82,12 +83,15 @@ class RetrievalService(FabricService):
         as_of: str | None = None,
         include_superseded: bool = False,
         retrieval_profile: str | None = None,
+        cues: dict[str, str] | None = None,
     ) -> QueryResponse:
         """Fused retrieval over every lane; each hit cites its event and explains its score. ``as_of``: an
         ISO-8601 instant or date or a relative date ("yesterday"), see :func:`zaxy_agents.instants.parse_instant`.
         ``retrieval_profile``: ``plain`` | ``balanced`` | ``full`` (retrieval/ranking.py; default ``balanced``);
-        an explicit search returns attenuated memories, labelled."""
+        an explicit search returns attenuated memories, labelled. ``cues``: the caller's context (``mission``,
+        ``workspace``, ``tool``, ``phase``), blended by overlap with the cues events recorded (``full`` profile)."""
         as_of = parse_instant(as_of)
+        cues = checked_cues(cues)
         self.projection.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
@@ -99,6 +103,7 @@ class RetrievalService(FabricService):
             as_of=as_of,
             include_superseded=include_superseded,
             retrieval_profile=retrieval_profile,
+            cues=cues,
         )
         return QueryResponse.from_result(
             self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projection.projector.degraded

@@ -18,6 +18,7 @@ from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 
 from .attenuation import PIN_TYPE, attenuation
+from .cues import cue_overlap, recorded_cues
 from .embeddings import expands_queries, retrieval_role
 from .entity_index import EntityKeywordIndex
 from .event_texts import EventTexts
@@ -139,10 +140,12 @@ class Retriever:
         exclude_types: frozenset[str] = NOT_RECALLED,
         retrieval_profile: str | RankingPolicy | None = None,
         hide_attenuated: bool = False,
+        cues: dict[str, str] | None = None,
     ) -> RetrievalResult:
         """``profile``: the lane preset; ``retrieval_profile``: which 2.2 ranking features apply (plain,
         balanced, full; retrieval/ranking.py). ``hide_attenuated``: leave attenuated hits out of the ranking
-        (default ranking, as checkout does) instead of returning them labelled (explicit search)."""
+        (default ranking, as checkout does) instead of returning them labelled (explicit search). ``cues``: the
+        caller's context cues, blended by cue overlap when the profile's ``cue_weight`` is above 0 (cues.py)."""
         with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
             return self._search(
                 query,
@@ -155,6 +158,7 @@ class Retriever:
                 exclude_types,
                 get_retrieval_profile(retrieval_profile),
                 hide_attenuated,
+                cues,
             )
 
     def _search(
@@ -169,6 +173,7 @@ class Retriever:
         exclude_types: frozenset[str],
         ranking: RankingPolicy,
         hide_attenuated: bool,
+        cues: dict[str, str] | None,
     ) -> RetrievalResult:
         started = time.perf_counter()
         chosen = ranking.apply(get_profile(profile))
@@ -273,6 +278,8 @@ class Retriever:
             hit.components = components.get((hit.session, hit.seq), {})
             self._boost(hit, chosen, catalog)
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
+        if cues and chosen.cue_weight:
+            hits = self._blend_cues(hits, cues, chosen)
         if reranks and "vector" in lanes:
             try:
                 hits = rerank_by_embedding(query, hits, self.vectors, chosen)
@@ -331,6 +338,21 @@ class Retriever:
         if missing:
             warnings.append(f"{len(missing)} indexed event(s) could not be read back from the log and were left out")
         return chosen, [hit for hit in excluded if (hit.session, hit.seq) not in missing]
+
+    def _blend_cues(
+        self, hits: list[RetrievalHit], cues: dict[str, str], profile: RetrievalProfile
+    ) -> list[RetrievalHit]:
+        """Multiply the top ``candidates`` hits by ``1 + cue_weight x overlap`` (their cues read from the log)."""
+        head = hits[: profile.candidates]
+        payloads = self.texts.payloads([(hit.session, hit.seq) for hit in head])
+        for hit in head:
+            overlap = cue_overlap(cues, recorded_cues(payloads.get((hit.session, hit.seq))))
+            if overlap:
+                factor = 1.0 + profile.cue_weight * overlap
+                hit.boosts["cue_overlap"] = round(factor, 4)
+                hit.score *= factor
+        head.sort(key=lambda h: (-h.score, h.session, h.seq))
+        return head + hits[profile.candidates :]
 
     def _expansion_for(self, query: str, weight: float, sessions: list[str] | None) -> dict[str, float]:
         """Expansion terms from the configured re-rank embedder (one expander per embedder, kept across

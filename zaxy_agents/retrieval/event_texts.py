@@ -60,6 +60,23 @@ class EventTexts:
             out[(session, seq)] = (envelope["hash"], str(envelope.get("type", "")), text[:TEXT_LIMIT])
         return out
 
+    def payloads(self, keys: Iterable[EventKey]) -> dict[EventKey, dict[str, Any]]:
+        """The stored payloads of ``keys`` (one batched read); used for the cues they recorded. A damaged line is
+        left out (the hit then simply has no cues)."""
+        out: dict[EventKey, dict[str, Any]] = {}
+        for key, line in self.log.lines_at(list(dict.fromkeys(keys))).items():
+            try:
+                envelope = json.loads(line)
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if (
+                isinstance(envelope, dict)
+                and envelope.get("seq") == key[1]
+                and isinstance(envelope.get("payload"), dict)
+            ):
+                out[key] = envelope["payload"]
+        return out
+
     def texts(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:
         """Full searchable texts (for embedding and for re-learning an index's vocabulary)."""
         out: dict[EventKey, str] = {}

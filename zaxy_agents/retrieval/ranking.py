@@ -74,7 +74,8 @@ RETRIEVAL_PROFILES: dict[str, RankingPolicy] = {
         salience=True,
         ppr=True,
         attenuation_floor=0.05,
-        description="every 2.2 feature: salience, PPR, attenuation floor",
+        cue_weight=0.5,
+        description="every 2.2 feature: salience, PPR, attenuation floor, cue overlap",
     ),
 }
 # The profile a caller gets without asking; set from the lanes' results (docs/retrieval.md).

@@ -10,6 +10,7 @@ from pydantic import Field
 from zaxy_agents.checkout.replay import MAX_RECENT_EVENTS
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
+from zaxy_agents.mcp.tools.meta import Cues
 from zaxy_agents.tool_arguments import PurposeArgument, RetrievalProfileArgument, as_of_field, purpose_value
 
 SCOPE_HELP = (
@@ -39,6 +40,7 @@ class CheckoutArgs(ToolArgs):
     scope: optional(list[SessionName], SCOPE_HELP, max_length=MAX_SCOPE) = None
     as_of: as_of_field("Check memory out") = None
     retrieval_profile: RetrievalProfileArgument = None
+    cues: optional(Cues, "Your context (mission, workspace, tool, phase): memories recorded in it rank higher.") = None
 
 
 def _summary(result: dict[str, Any]) -> str:
@@ -89,6 +91,7 @@ def memory_checkout(call: ToolCall[CheckoutArgs]) -> dict[str, Any]:
         replay_from_seq=args.replay_from_seq,
         max_recent_events=args.max_recent_events,
         retrieval_profile=args.retrieval_profile,
+        cues=args.cues.model_dump(exclude_none=True) if args.cues is not None else None,
     )
     call.fabric.mark_checkout(call.session, packet.retention.projected_through.get(call.session, 0))
     return _packet(packet)

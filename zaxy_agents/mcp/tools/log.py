@@ -19,6 +19,7 @@ from zaxy_agents.mcp.schema import (
     payload_validator,
     session_field,
 )
+from zaxy_agents.mcp.tools.meta import Cues
 
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
 # Event types with a gate of their own: appending them raw would bypass it (e.g. the admin token on reviews).
@@ -64,6 +65,14 @@ class AppendArgs(ToolArgs):
         "key (or subject + predicate) supersedes the old one. Secrets are redacted before hashing.",
     )
     actor: str = Field(default="agent", min_length=1, max_length=256, description="Who produced the event.")
+    encoding_gate: bool = Field(
+        default=False,
+        description="Tag the event novel, reinforcing or redundant against what memory already holds (payload "
+        "field encoding_gate; tagging only: the event is always appended).",
+    )
+    cues: optional(
+        Cues, "The context it was written in (mission, workspace, tool, phase): stored as payload.cues for recall."
+    ) = None
     thread: optional(
         SessionName, "The session (thread) to append to; same as session_id. Defaults to the server's session."
     ) = None
@@ -89,7 +98,12 @@ def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
             field="event_type",
             remediation=f"Call {GATED_TYPES[args.event_type]} (it checks the rights and references first).",
         )
-    event = call.fabric.append(call.session, args.event_type, args.payload, actor=args.actor)
+    payload = args.payload
+    if args.cues is not None:
+        given = payload.get("cues") if isinstance(payload.get("cues"), dict) else {}
+        payload = {**payload, "cues": {**args.cues.model_dump(exclude_none=True), **given}}
+    append = call.fabric.append_gated if args.encoding_gate else call.fabric.append
+    event = append(call.session, args.event_type, payload, actor=args.actor)
     return {
         "citation": event.citation,
         "session": event.session,
@@ -98,6 +112,7 @@ def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
         "timestamp": event.timestamp,
         "hash": event.hash,
         "redacted_paths": list(event.security.redacted_paths) if event.security else [],
+        **({"encoding_gate": event.payload["encoding_gate"]} if args.encoding_gate else {}),
     }
 
 

@@ -10,10 +10,16 @@ from .common import bounded, event_time, flatten_text
 
 # Internal bookkeeping events: nothing to remember, nothing to search.
 SILENT_PREFIXES = ("checkpoint.", "eventloom.", "memory.ref.", "metacognition.", "extraction.")
+# Metadata any event may carry (seed 004: the cues it was written in, the encoding gate's tag): read by ranking,
+# never searched as the event's content.
+METADATA_KEYS = frozenset({"cues", "encoding_gate"})
 
 
 def generic_event(envelope: dict[str, Any]) -> Extraction:
-    text = flatten_text(envelope["payload"])
+    payload = envelope["payload"]
+    text = flatten_text(
+        {k: v for k, v in payload.items() if k not in METADATA_KEYS} if isinstance(payload, dict) else payload
+    )
     entity = EntityDraft(
         name=f"{envelope['type']} #{envelope['seq']}",
         entity_type="event",

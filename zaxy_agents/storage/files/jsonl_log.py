@@ -24,7 +24,7 @@ from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.integrity import SessionReader
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
-from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, SESSION_ID_PATTERN, validate_session_id
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
@@ -193,6 +193,28 @@ class JsonlEventLog(EventLog):
         except FileNotFoundError:
             return None
         return (stat.st_ino, stat.st_size)
+
+    def change_tokens(self, prefix: str) -> dict[str, tuple[int, int]]:
+        """One directory scan: the ``(inode, size)`` token of every session file whose id starts with ``prefix``."""
+        tokens: dict[str, tuple[int, int]] = {}
+        try:
+            entries = os.scandir(self.root)
+        except FileNotFoundError:
+            return tokens
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if not (name.startswith(prefix) and name.endswith(".jsonl")):
+                    continue
+                session = name[: -len(".jsonl")]
+                if not SESSION_ID_PATTERN.fullmatch(session):
+                    continue
+                try:
+                    stat = entry.stat()
+                except FileNotFoundError:
+                    continue
+                tokens[session] = (stat.st_ino, stat.st_size)
+        return tokens
 
     def last_written(self, session: str) -> tuple[tuple[int, int], int] | None:
         """``(change token, seq)`` as of this process's last append to ``session`` (no I/O).

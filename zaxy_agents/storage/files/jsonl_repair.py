@@ -25,19 +25,17 @@ from typing import Any
 
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, canonical_bytes, sha256
+from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.eventloom.integrity import decode_line, line_problem
+from zaxy_agents.eventloom.sealing import json_string, seal, utc_timestamp
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE
 
 from .jsonl_file import (
     PENDING_SUFFIX,
-    PreparedDraft,
     SessionFile,
     _fsync_directory,
-    _json_string,
-    _seal,
     classify_torn_tail,
     storage_error,
-    utc_timestamp,
 )
 
 REPAIR_DIR_NAME = ".repair"
@@ -185,7 +183,7 @@ def _rewrite(
         "acknowledged events do not verify and stay excluded from every read",
     }
     draft = PreparedDraft(type=REPAIR_TYPE, actor=actor, payload=payload, timestamp=timestamp)
-    envelope, record = _seal(draft, record_seq, prev, session, _json_string(session))
+    envelope, record = seal(draft, record_seq, prev, session, json_string(session))
     lines.append(record)
     repair_dir = os.path.join(root, REPAIR_DIR_NAME)
     try:

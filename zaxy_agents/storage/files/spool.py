@@ -37,7 +37,7 @@ def spool_dir(root: str, session: str) -> str:
 
 def write_spool(root: str, session: str, drafts: list[Any]) -> str:
     """Write prepared drafts (with ids and capture timestamps assigned here) to a new spool file; returns it."""
-    from .jsonl_file import new_event_id, utc_timestamp
+    from zaxy_agents.eventloom.sealing import new_event_id, utc_timestamp
 
     folder = spool_dir(root, session)
     os.makedirs(folder, exist_ok=True)

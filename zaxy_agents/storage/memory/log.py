@@ -15,10 +15,10 @@ from zaxy_agents.eventloom.erasure import erased_line, is_erased
 from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability, SealedLine
+from zaxy_agents.eventloom.sealing import json_string, seal
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
 
-from ..files.jsonl_file import _json_string, _seal
 from ..files.jsonl_log import DURABILITY_MODES
 
 
@@ -66,7 +66,7 @@ class MemoryEventLog(EventLog):
             for position, draft in enumerate(drafts, 1):
                 seq += 1
                 batch = (position, count) if count > 1 else None  # hashed: a whole batch is told from a cut one
-                envelope, line = _seal(draft, seq, prev, session, _json_string(session), batch)
+                envelope, line = seal(draft, seq, prev, session, json_string(session), batch)
                 stored.append(line)
                 envelopes.append(envelope)
                 prev = envelope["hash"]
@@ -124,12 +124,12 @@ class MemoryEventLog(EventLog):
                 "reason": "the last event does not verify; it stays excluded from every read",
             }
             prev = envelope["hash"] if envelope is not None else GENESIS_HASH
-            sealed, line = _seal(
+            sealed, line = seal(
                 PreparedDraft(type=REPAIR_TYPE, actor=actor, payload=payload),
                 len(stored) + 1,
                 prev,
                 session,
-                _json_string(session),
+                json_string(session),
             )
             stored.append(line)
         self.integrity_problems.pop(session, None)

@@ -30,15 +30,15 @@ from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestErro
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_hash
 from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.citations import Citation
-from zaxy_agents.eventloom.drafts import prepare_draft
+from zaxy_agents.eventloom.drafts import PreparedDraft, prepare_draft
 from zaxy_agents.eventloom.erasure import erased_line, is_erased
 from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.resolve import resolve_citation
+from zaxy_agents.eventloom.sealing import json_string, seal
 from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
-from zaxy_agents.storage.files.jsonl_file import PreparedDraft, _json_string, _seal
 from zaxy_agents.storage.files.jsonl_log import DURABILITY_MODES
 from zaxy_agents.storage.postgres.connect import (
     acquire_pool,
@@ -264,7 +264,7 @@ class PostgresEventLog(EventLog):
         adapting a single str and bytes costs the client a quarter of what eight Python lists do.
         """
         seq, prev = head
-        session_json = _json_string(session)
+        session_json = json_string(session)
         envelopes: list[dict[str, Any]] = []
         rows: list[str] = []
         chunks: list[bytes] = []
@@ -272,7 +272,7 @@ class PostgresEventLog(EventLog):
         count = len(drafts)
         for position, draft in enumerate(drafts, start=1):
             seq += 1
-            envelope, line = _seal(draft, seq, prev, session, session_json, (position, count) if count > 1 else None)
+            envelope, line = seal(draft, seq, prev, session, session_json, (position, count) if count > 1 else None)
             size = len(line) - 1  # stored without the newline
             rows.append(
                 f"{seq}\t{envelope['hash']}\t{prev}\t{envelope['id']}\t{envelope['type']}\t{envelope['actor']}\t"
@@ -442,6 +442,10 @@ class PostgresEventLog(EventLog):
             SessionSummary(session=s, event_count=int(n), head_hash=h, size_bytes=int(size), modified=modified)
             for s, n, h, size, modified in rows
         ]
+
+    def change_tokens(self, prefix: str) -> dict[str, object]:
+        """Every session's ``(head seq, head hash)`` from the head rows in one query (``change_token`` per session)."""
+        return {s.session: (s.event_count, s.head_hash) for s in self.sessions() if s.session.startswith(prefix)}
 
     def verify(self, session: str) -> VerifyReport:
         """Recompute the whole chain from the stored lines; also check the columns and the head row."""
