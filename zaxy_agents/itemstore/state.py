@@ -284,11 +284,10 @@ class ItemState:
         return expression
 
     def derives_from(self, ranges: list[tuple[int, int]]) -> bool:
-        """Whether a live item was written by an event in one of ``ranges`` (inclusive), or by the put right after
-        one (whose chunks precede it): only then must an erasure rebuild the items; a deleted item's row is gone
-        already (zeroed by ``secure_delete``)."""
+        """Whether a live item was last written by an event in one of ``ranges`` (inclusive): only then must an
+        erasure rebuild the items; a deleted item's row is gone already (zeroed by ``secure_delete``)."""
         return any(
-            self.conn.execute("SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT 1", (first, last + 1)).fetchone()
+            self.conn.execute("SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT 1", (first, last)).fetchone()
             for first, last in ranges
         )
 
