@@ -19,6 +19,10 @@ process dying, a hang), and writes on rejection (a session log or torn-tail file
 A surface is clean when the last three are 0.
 
 Usage: python benchmarks/fuzz_surfaces.py [--per-tool 2000] [--cli 2000] [--python 2000] [--seed 25] [--json]
+       [--only cli] [--cli-subprocess] [--subprocess-every 20] [--workers 2]
+The CLI runs in-process by default (worker processes of 50 inputs each, through the real entry point with
+Click's isolation) plus every 20th input as a real ``zaxy`` subprocess; ``--cli-subprocess`` runs them all as
+subprocesses (about a second each on a loaded machine).
 The test suite runs a small seeded sample (tests/surfaces/test_fuzz.py).
 """
 
@@ -31,6 +35,7 @@ import math
 import os
 import random
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,6 +80,9 @@ class Tally:
     codes: Counter[str] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)  # the first few failures, to reproduce them
     targets: set[str] = field(default_factory=set)
+    subprocess_sample: Tally | None = None  # the CLI's in-process run: the inputs also run as real processes
+    exit_codes: list[int | None] = field(default_factory=list)  # CLI: per input, in order (None: no outcome)
+    disagreements: int = 0  # CLI in-process run: sampled inputs whose real process exited with another code
 
     def fail(self, kind: str, detail: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
@@ -95,6 +103,7 @@ class Tally:
             "tracebacks": self.tracebacks,
             "crashes": self.crashes,
             "writes_on_rejection": self.writes_on_rejection,
+            **({"disagreements_with_subprocess": self.disagreements} if self.subprocess_sample else {}),
             "codes": dict(sorted(self.codes.items())),
             "examples": self.examples,
         }
@@ -485,7 +494,8 @@ def cli_commands() -> list[tuple[list[str], list[Any]]]:
             found.append((words, list(command.params)))
 
     walk(typer.main.get_command(app), [])
-    return [(words, params) for words, params in found if words[:1] not in (["serve"], ["benchmark"], ["demo"])]
+    # Servers run until stopped, by design (`serve`, `ui`); `benchmark` and `demo` are long runs of their own.
+    return [(w, params) for w, params in found if w[:1] not in (["serve"], ["ui"], ["benchmark"], ["demo"])]
 
 
 def cli_case(commands: list[tuple[list[str], list[Any]]], values: Malformed, workdir: Path, index: int) -> dict:
@@ -532,21 +542,53 @@ def _cli_value(values: Malformed) -> Any:
     return text
 
 
-def fuzz_cli(workdir: Path, count: int, seed: int, *, workers: int = 2, huge_every: int = 100) -> Tally:
-    tally = Tally("cli")
-    values = Malformed(seed, huge_every=huge_every)
-    commands = cli_commands()
-    cwd = workdir / "cli-workspace"
+def _cli_workspace(cwd: Path) -> Path:
+    """A workspace root with some memory to read (so not every read is "no memory"); returns its log folder."""
     (cwd / ".git").mkdir(parents=True, exist_ok=True)  # a workspace root: nothing escapes the scratch folder
     root = cwd / ".eventloom"
     from zaxy_agents.fabric import MemoryFabric
 
-    with MemoryFabric.from_path(root) as fabric:  # some memory to read, so not every read is "no memory"
+    with MemoryFabric.from_path(root) as fabric:
         fabric.append("s", "fact.asserted", {"key": "db", "fact": "the database is PostgreSQL"})
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "HOME": str(workdir / "home")}
+    return root
+
+
+def _cli_env_overrides(workdir: Path) -> dict[str, str]:
+    env = {"NO_COLOR": "1", "COLUMNS": "200", "HOME": str(workdir / "home")}
     env.update({"ZAXY_EVENTLOOM_PATH": "", "CLAUDE_CONFIG_DIR": str(workdir / "home" / ".claude")})
     env.update({"CODEX_HOME": str(workdir / "home" / ".codex"), "ZAXY_HOOKS_SESSION": ""})
-    cases = [cli_case(commands, values, workdir, index) for index in range(count)]
+    return env
+
+
+def fuzz_cli(
+    workdir: Path,
+    count: int,
+    seed: int,
+    *,
+    workers: int = 2,
+    huge_every: int = 100,
+    in_process: bool = False,
+    chunk: int = 50,
+    subprocess_every: int = 20,
+) -> Tally:
+    """``count`` CLI invocations. By default each is a real ``zaxy`` subprocess. ``in_process`` runs the bulk
+    inside worker processes (``chunk`` invocations each, ``workers`` at a time, each worker on its own copy of the
+    workspace so the write check stays exact) through ``zaxy_agents.cli.entry.main`` with Click's isolation
+    (stdin, stdout, stderr, environment), and every ``subprocess_every``-th input also as a real subprocess: the
+    interpreter start (~1 s per call on a loaded machine) is what made 2,000 subprocesses infeasible."""
+    if in_process:
+        return _fuzz_cli_in_process(workdir, count, seed, workers, huge_every, chunk, subprocess_every)
+    values = Malformed(seed, huge_every=huge_every)
+    commands = cli_commands()
+    return fuzz_cli_cases(workdir, [cli_case(commands, values, workdir, index) for index in range(count)], workers)
+
+
+def fuzz_cli_cases(workdir: Path, cases: list[dict], workers: int, label: str = "cli") -> Tally:
+    """Run CLI inputs as real ``zaxy`` subprocesses (``workers`` at a time) and tally them."""
+    tally = Tally(label)
+    cwd = workdir / f"{label.replace(' ', '-')}-workspace"
+    root = _cli_workspace(cwd)
+    env = {**os.environ, **_cli_env_overrides(workdir)}
 
     def run(case: dict) -> tuple[dict, subprocess.CompletedProcess[bytes] | None, dict, dict]:
         before = log_state(root)
@@ -570,9 +612,11 @@ def fuzz_cli(workdir: Path, count: int, seed: int, *, workers: int = 2, huge_eve
         shown = " ".join(repr(a)[:80] for a in case["argv"])
         if result is None:
             tally.fail("crashes", f"timeout: {shown}")
+            tally.exit_codes.append(None)
             continue
         output = result.stderr.decode("utf-8", "replace")  # stdout may show recorded errors (hooks status)
         tally.codes[f"exit {result.returncode}"] += 1
+        tally.exit_codes.append(result.returncode)
         if "Traceback (most recent call last)" in output or result.returncode not in STRUCTURED_EXIT_CODES:
             kind = "crashes" if result.returncode < 0 else "tracebacks"
             tally.fail(kind, f"exit {result.returncode}: {shown}\n{output[-800:]}")
@@ -586,6 +630,148 @@ def fuzz_cli(workdir: Path, count: int, seed: int, *, workers: int = 2, huge_eve
             if again is not None and again.returncode != 0 and before != after:
                 tally.fail("writes_on_rejection", f"{shown} (exit {again.returncode})")
     return tally
+
+
+def _fuzz_cli_in_process(
+    workdir: Path, count: int, seed: int, workers: int, huge_every: int, chunk: int, subprocess_every: int
+) -> Tally:
+    import base64
+    import shutil
+
+    tally = Tally("cli (in-process)")
+    values = Malformed(seed, huge_every=huge_every)
+    commands = cli_commands()
+    template = workdir / "cli-template"
+    _cli_workspace(template)
+    cases = [cli_case(commands, values, workdir, index) for index in range(count)]
+    overrides = _cli_env_overrides(workdir)
+    chunks = [list(range(start, min(start + chunk, count))) for start in range(0, count, chunk)]
+
+    def encode_case(case: dict) -> dict:
+        argv = [{"b": base64.b64encode(a).decode()} if isinstance(a, bytes) else {"s": a} for a in case["argv"]]
+        return {"argv": argv, "stdin": base64.b64encode(case["stdin"]).decode()}
+
+    def run_chunk(number: int) -> list[dict] | None:
+        cwd = workdir / f"cli-ws-{number}"
+        shutil.copytree(template, cwd, dirs_exist_ok=True)
+        spec = workdir / f"cli-chunk-{number}.json"
+        spec.write_text(json.dumps({"cwd": str(cwd), "env": overrides,
+                                    "cases": [encode_case(cases[i]) for i in chunks[number]]}))  # fmt: skip
+        out = workdir / f"cli-chunk-{number}.out.json"
+        try:
+            subprocess.run([sys.executable, __file__, "--cli-chunk", str(spec), str(out)], cwd=cwd,
+                           capture_output=True, timeout=120 + 150 * len(chunks[number]), check=False)  # fmt: skip
+            return json.loads(out.read_text())
+        except (subprocess.TimeoutExpired, OSError, ValueError):
+            return None  # a hang or a dead worker: its inputs are re-run one by one as subprocesses below
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(pool.map(run_chunk, range(len(chunks))))
+    unfinished: list[int] = []
+    for number, results in enumerate(outcomes):
+        if results is None:
+            unfinished += chunks[number]
+            tally.fail("crashes", f"worker for inputs {chunks[number][0]}..{chunks[number][-1]} hung or died")
+            tally.exit_codes += [None] * len(chunks[number])
+            continue
+        for index, result in zip(chunks[number], results, strict=True):
+            _count_cli(tally, cases[index], result)
+    # The subprocess sample (plus the inputs of any worker that did not finish) through real `zaxy` processes.
+    sample = sorted(set(unfinished) | set(range(0, count, subprocess_every)))
+    real = fuzz_cli_cases(workdir, [cases[i] for i in sample], workers, "cli subprocess sample")
+    tally.subprocess_sample = real
+    for index, code in zip(sample, real.exit_codes, strict=True):
+        if tally.exit_codes[index] is not None and code != tally.exit_codes[index]:
+            tally.disagreements += 1
+            tally.examples.append(f"in-process exit {tally.exit_codes[index]}, subprocess exit {code}: input {index}")
+    return tally
+
+
+class _Hang(BaseException):
+    """Raised by the in-process worker's alarm in a call that did not return in time."""
+
+
+def _count_cli(tally: Tally, case: dict, result: dict) -> None:
+    words = [w for w in case["argv"] if isinstance(w, str) and not w.startswith("-")][:2]
+    tally.targets.add(" ".join(words))
+    tally.inputs += 1
+    shown = " ".join(repr(a)[:80] for a in case["argv"])
+    code = result["code"]
+    if code is None:
+        tally.fail("crashes", f"hang: {shown}")
+        tally.exit_codes.append(None)
+        return
+    tally.codes[f"exit {code}"] += 1
+    tally.exit_codes.append(code)
+    if result["traceback"] or code not in STRUCTURED_EXIT_CODES:
+        tally.fail("tracebacks", f"exit {code}: {shown}\n{result['stderr'][-800:]}")
+    elif code == 0:
+        tally.accepted += 1
+    else:
+        tally.rejected += 1
+        if result["wrote"]:
+            tally.fail("writes_on_rejection", f"{shown} (exit {code})")
+
+
+def run_cli_chunk(spec_path: str, out_path: str) -> None:
+    """Worker: run a chunk of CLI inputs in this process, one after another, and write their outcomes."""
+    import base64
+    import traceback
+
+    from click.testing import CliRunner
+
+    from zaxy_agents.cli.entry import main as zaxy_main
+
+    spec = json.loads(Path(spec_path).read_text())
+    os.chdir(spec["cwd"])
+    root = Path(spec["cwd"]) / ".eventloom"
+    runner = CliRunner()
+    # A `zaxy` process with piped streams encodes with these error handlers (surrogateescape under a UTF-8
+    # locale); Click's isolation is strict, which would fail on undecodable argv echoed back.
+    handlers = {name: getattr(sys, name).errors for name in ("stdin", "stdout", "stderr")}
+
+    def hang(_signum: int, _frame: Any) -> None:
+        raise _Hang
+
+    signal.signal(signal.SIGALRM, hang)
+    results = []
+    for case in spec["cases"]:
+        argv = [os.fsdecode(base64.b64decode(a["b"])) if "b" in a else a["s"] for a in case["argv"]]
+        before = log_state(root)
+        code: Any = 0
+        escaped = ""
+        with runner.isolation(input=base64.b64decode(case["stdin"]), env=spec["env"]) as (_out, err, _both):
+            for name, errors in handlers.items():
+                getattr(sys, name).reconfigure(errors=errors)
+            signal.alarm(120)  # as a subprocess's timeout: a call that does not return in 2 minutes hangs
+            try:
+                zaxy_main(argv)
+            except SystemExit as exc:
+                code = exc.code
+            except _Hang:
+                escaped, code = "hang: no answer in 120 s", "hang"
+            except BaseException:  # what a subprocess would print as a traceback
+                escaped = traceback.format_exc()
+                code = 1
+            finally:
+                signal.alarm(0)
+            stderr = err.getvalue().decode("utf-8", "replace")
+        if code == "hang":
+            results.append({"code": None, "traceback": False, "stderr": stderr[-2000:], "wrote": False})
+            continue
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):
+            stderr += f"\n{code}"
+            code = 1
+        results.append({
+            "code": code,
+            "traceback": bool(escaped) or "Traceback (most recent call last)" in stderr,
+            "stderr": (stderr + escaped)[-2000:],
+            "wrote": code != 0 and log_state(root) != before,
+        })  # fmt: skip
+        os.chdir(spec["cwd"])  # a command that changed the working folder does not move the next one
+    Path(out_path).write_text(json.dumps(results))
 
 
 # ---------------------------------------------------------------------- the Python API
@@ -678,12 +864,27 @@ def _shown(args: list[Any], kwargs: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- main
 def main() -> int:
+    if sys.argv[1:2] == ["--cli-chunk"]:  # a worker of the in-process CLI run (see fuzz_cli)
+        run_cli_chunk(sys.argv[2], sys.argv[3])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-tool", type=int, default=2000, help="malformed inputs per MCP tool")
     parser.add_argument("--cli", type=int, default=2000, help="CLI invocations")
     parser.add_argument("--python", type=int, default=2000, help="Python API calls")
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--workers", type=int, default=2, help="CLI processes at a time")
+    parser.add_argument(
+        "--cli-subprocess",
+        action="store_true",
+        help="every CLI input in its own `zaxy` process (default: in-process workers + a sample)",
+    )
+    parser.add_argument(
+        "--subprocess-every",
+        type=int,
+        default=20,
+        help="in-process mode: every N-th CLI input also runs as a real subprocess",
+    )
+    parser.add_argument("--only", default="python,mcp,mcp-http,cli", help="surfaces to run (comma-separated)")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
     results = []
@@ -693,16 +894,22 @@ def main() -> int:
             ("python", lambda: fuzz_python(workdir, options.python, options.seed)),
             ("mcp", lambda: fuzz_mcp(workdir, options.per_tool, options.seed)),
             ("mcp-http", lambda: fuzz_mcp(workdir, options.per_tool, options.seed, transport="http")),
-            ("cli", lambda: fuzz_cli(workdir, options.cli, options.seed, workers=options.workers)),
-        ):
+            ("cli", lambda: fuzz_cli(workdir, options.cli, options.seed, workers=options.workers,
+                                     in_process=not options.cli_subprocess,
+                                     subprocess_every=options.subprocess_every)),
+        ):  # fmt: skip
+            if label not in options.only.split(","):
+                continue
             started = time.perf_counter()
             tally = run()
-            summary = {**tally.summary(), "seconds": round(time.perf_counter() - started, 1)}
-            results.append(summary)
-            if not options.json:
-                print(f"{label}: {json.dumps({k: v for k, v in summary.items() if k != 'examples'})}", flush=True)
-                for example in summary["examples"]:
-                    print("   ", example.replace("\n", "\n    "), flush=True)
+            tallies = [tally, *([tally.subprocess_sample] if tally.subprocess_sample else [])]
+            for one in tallies:
+                summary = {**one.summary(), "seconds": round(time.perf_counter() - started, 1)}
+                results.append(summary)
+                if not options.json:
+                    print(f"{label}: {json.dumps({k: v for k, v in summary.items() if k != 'examples'})}", flush=True)
+                    for example in summary["examples"]:
+                        print("   ", example.replace("\n", "\n    "), flush=True)
     if options.json:
         print(json.dumps(results, indent=2))
     return 0 if all(r["tracebacks"] == r["crashes"] == r["writes_on_rejection"] == 0 for r in results) else 1

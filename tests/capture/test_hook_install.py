@@ -102,6 +102,19 @@ def test_codex_install_project_and_user_scopes(env: Env) -> None:
     assert command.startswith(shell_command(zaxy_command())) and "--eventloom-path" not in command
 
 
+def test_a_path_that_is_not_utf8_is_refused_before_any_write(env: Env) -> None:
+    """Found by the CLI fuzz (2,000 inputs): `hooks codex --eventloom-path <bytes that are not UTF-8>` was an
+    internal error (exit 70, UnicodeEncodeError writing hooks.json); now a structured refusal, nothing written."""
+    result = subprocess.run(
+        [sys.executable, "-m", "zaxy_agents.cli.entry", "hooks", "codex", "--eventloom-path", b"\xed\xa0\x80gP",
+         "--json"],
+        cwd=env.workspace, env={**os.environ, **env.vars()}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert json.loads(result.stdout)["error"]["code"] == "invalid_request"
+    assert not (env.workspace / ".codex").exists()
+
+
 def test_a_zaxy_inside_the_workspace_is_named_relative_to_it_in_shared_files(env: Env) -> None:
     """The README's set-up installs zaxy into the project's .venv: shared files then say `.venv/bin/zaxy` relative
     to the root each client gives (Claude Code's $CLAUDE_PROJECT_DIR, the git top level for Codex)."""

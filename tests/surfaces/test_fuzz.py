@@ -45,6 +45,16 @@ def test_the_cli(tmp_path: Path) -> None:
     _clean(tally, rejected_share=0.1)  # a command without arguments (hooks status) has nothing to reject
 
 
+def test_the_cli_in_process_agrees_with_real_processes(tmp_path: Path) -> None:
+    """The full CLI run's harness: inputs run in-process in worker processes (Click's isolation), a sample also as
+    real `zaxy` subprocesses; both are clean and every sampled input exits with the same code both ways."""
+    tally = fuzz_cli(tmp_path, 16, SEED + 1, workers=2, huge_every=6, in_process=True, chunk=16, subprocess_every=8)
+    assert tally.inputs == 16 and tally.subprocess_sample is not None and tally.subprocess_sample.inputs == 2
+    assert tally.disagreements == 0, tally.examples
+    _clean(tally, rejected_share=0.1)
+    _clean(tally.subprocess_sample, rejected_share=0.0)
+
+
 def test_the_python_api(tmp_path: Path) -> None:
     tally = fuzz_python(tmp_path, 600, SEED, huge_every=150)
     assert len(tally.targets) >= 50  # every public MemoryFabric method

@@ -46,7 +46,19 @@ def dump_json(value: Any) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, creating parent folders and keeping the file's mode."""
+    """Replace ``path`` with ``text`` atomically, creating parent folders and keeping the file's mode.
+
+    Refused before anything is written when ``text`` cannot be UTF-8 (a path argument holding bytes that are not
+    UTF-8, which reach Python as lone surrogates): client config files are UTF-8 JSON / TOML."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[max(exc.start - 30, 0) : exc.end + 10].encode("utf-8", "backslashreplace").decode()
+        raise InvalidRequestError(
+            f"cannot write {path}: it would hold bytes that are not UTF-8 (near {bad!r})",
+            field="eventloom_path",
+            remediation="Pass paths and names whose characters are valid UTF-8.",
+        ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

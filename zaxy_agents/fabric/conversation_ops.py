@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from zaxy_agents.projection.records import EntityVersion
 
     from .checkout_ops import CheckoutService
+    from .erase_ops import EraseService
     from .log_ops import LogService
     from .projection_ops import ProjectionService
     from .workingset_ops import WorkingSetService
@@ -53,7 +54,10 @@ class ConversationService(FabricService):
         projection: ProjectionService,
         checkouts: CheckoutService,
         working_sets: WorkingSetService,
+        erasure: EraseService,
     ) -> None:
+        """``erasure``: the per-session ledgers (ids read from the log) forget a session an erasure scrubbed, so
+        this process answers "already recorded?" as a fresh one would."""
         super().__init__(core)
         self.events = events
         self.projection = projection
@@ -62,8 +66,13 @@ class ConversationService(FabricService):
         self._conversation_lock = threading.RLock()
         self._ledgers: OrderedDict[str, ConversationLedger] = OrderedDict()  # LRU, at most MAX_LEDGERS
         self._group_commit: EventLog | None = None
+        erasure.on_erase(self._forget_ledger)
 
     # ------------------------------------------------------------------ ledgers
+    def _forget_ledger(self, session: str) -> None:
+        with self._conversation_lock:
+            self._ledgers.pop(session, None)
+
     def _ledger(self, session: str) -> ConversationLedger:
         """The caught-up ledger of ``session`` (caller holds ``_conversation_lock``); LRU-bounded."""
         ledgers = self._ledgers

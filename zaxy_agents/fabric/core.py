@@ -93,7 +93,9 @@ class MemoryFabric:
         self.storage = BackendService(core, applied_migrations)
         self.metacognition = MetacognitionService(core, self.events, self.projection, self.retrieval)
         self.lifecycle = LifecycleService(core, self.events, self.projection, self.checkouts)
-        self.conversation = ConversationService(core, self.events, self.projection, self.checkouts, self.working_sets)
+        self.conversation = ConversationService(
+            core, self.events, self.projection, self.checkouts, self.working_sets, self.erasure
+        )
         self.cognitive = CognitiveService(core, self.events, self.projection)
         self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
         self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)

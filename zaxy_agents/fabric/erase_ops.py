@@ -232,7 +232,12 @@ class EraseService(FabricService):
             if os.path.exists(path):
                 os.unlink(path)
         if seqs:
-            shutil.rmtree(self.settings.derived_path / "embeddings", ignore_errors=True)  # vectors of the texts
+            # The embedding cache holds vectors of item-store texts only: dropped when item events are erased (or
+            # when the erased events' types are unknown), so other erasures do not cost a re-embedding.
+            if len(envelopes) < len(seqs) or any(
+                str((envelopes[seq] or {}).get("type", "")).startswith(_STORE_ITEM_PREFIX) for seq in envelopes
+            ):
+                shutil.rmtree(self.settings.derived_path / "embeddings", ignore_errors=True)
             self.projection.projector.erase(session, seqs, envelopes)
             for hook in list(self._erase_hooks):
                 hook(session)

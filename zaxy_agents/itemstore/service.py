@@ -36,6 +36,8 @@ from langgraph.store.base import (
 )
 
 from zaxy_agents.errors import ClosedError
+from zaxy_agents.eventloom.erasure import is_erased
+from zaxy_agents.eventloom.integrity import decode_line
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.redaction import policy_for, redact_value
 from zaxy_agents.eventloom.validation import validate_session_id
@@ -111,7 +113,7 @@ class ItemStore:
         self._cache = EmbeddingCache(self.index.model_id, cache_dir) if self.index else None
         self._chunks: tuple[tuple[tuple[str, ...], str], dict[int, str]] | None = None
         self._lock = threading.RLock()
-        self._follower = DerivedFollower(log, self.db, self._apply, self._reset, self.state.derives_from)
+        self._follower = DerivedFollower(log, self.db, self._apply, self._reset, self._derives_from)
         self.sweeper = TTLSweeper(self.sweep_expired)
         # Called by every sweep that deleted items: ``on_expired(keys, through_seq)`` (see ``sweep_expired``).
         self.on_expired: Callable[[list[tuple[tuple[str, ...], str]], int], None] | None = None
@@ -136,6 +138,7 @@ class ItemStore:
         if self._follower.catch_up():  # another process (or a rebuild) changed the items: vectors follow later
             self.vectors = None
             self.state.forget_indexes()
+        self.state.settle()
 
     # ------------------------------------------------------------------ batches
     def execute(self, ops: Iterable[Op]) -> list[Result]:
@@ -364,6 +367,7 @@ class ItemStore:
         if self._follower.absorb(events, lambda event: self._apply_own(event, prepared)):
             self.vectors = None
             self.state.forget_indexes()
+        self.state.settle()
 
     def _reset(self) -> None:
         self.state.clear()
@@ -380,6 +384,25 @@ class ItemStore:
         with self._lock:
             if not self.closed:
                 self._catch_up()
+
+    def _derives_from(self, ranges: list[tuple[int, int]]) -> bool:
+        """Whether a live item was written by an erased event, or is a chunked put whose chunks end a range (then
+        the erasure rebuilds the items from the log). A store delete or TTL sweep erases every event of the key,
+        so it never does: the items keep their order (namespace births included), as InMemoryStore does."""
+        if self.state.derives_from(ranges):
+            return True
+        lines = self.log.lines_at([(self.session, last + 1) for _first, last in ranges])
+        for (_session, seq), line in lines.items():
+            envelope = decode_line(line)
+            if (
+                envelope is not None
+                and not is_erased(envelope)
+                and envelope.get("type") == ev.ITEM_PUT
+                and "value_chunks" in (envelope.get("payload") or {})
+                and self.state.derives_from([(seq, seq)])
+            ):
+                return True
+        return False
 
     def _apply_own(self, event: Any, prepared: dict[tuple[tuple[str, ...], str], _PreparedPut]) -> bool:
         settled = self._apply(event.seq, event.type, event.timestamp, event.payload, own=True)

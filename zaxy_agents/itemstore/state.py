@@ -67,14 +67,31 @@ class ItemState:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._indexed_fields: set[str] | None = None
+        # Positions carried over a rebuild (see clear): namespace -> birth, (namespace, key) -> birth.
+        self._carried_ns: dict[str, int] = {}
+        self._carried_items: dict[tuple[str, str], int] = {}
 
     def __len__(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM items").fetchone()[0])
 
     def clear(self) -> None:
+        """Empty the tables for a rebuild from the log, remembering where the live namespaces and items stood.
+
+        An erasure rebuilds the items from the scrubbed log, and the erased events are gone from it: a namespace
+        first created by an item that was later deleted (and erased) would otherwise move behind namespaces
+        created after it, though it never became empty (InMemoryStore keeps its place). So the rebuild gives each
+        namespace and item that was live before it the position it had (until :meth:`settle`); the counter
+        keeps counting, so anything new still comes after them. Only live names are remembered, in memory."""
+        self._carried_ns = dict(self.conn.execute("SELECT ns, birth FROM namespaces").fetchall())
+        self._carried_items = {
+            (ns, key): birth for ns, key, birth in self.conn.execute("SELECT ns, key, birth FROM items")
+        }
         for table in ("items", "namespaces"):
             self.conn.execute(f"DELETE FROM {table}")
-        self.conn.execute("UPDATE counters SET value = 0 WHERE name = 'birth'")
+
+    def settle(self) -> None:
+        """The rebuild is over: forget the carried positions."""
+        self._carried_ns, self._carried_items = {}, {}
 
     # ------------------------------------------------------------------ mutation (inside a transaction)
     def get(self, namespace: tuple[str, ...], key: str) -> ItemRecord | None:
@@ -107,14 +124,15 @@ class ItemState:
             return int(updated[0])
         birth = self.conn.execute("SELECT birth FROM namespaces WHERE ns = ?", (ns,)).fetchone()
         if birth is None:
-            ns_birth = self._next_birth()
+            ns_birth = self._carried_ns.get(ns) or self._next_birth()
             self.conn.execute("INSERT INTO namespaces VALUES (?, ?)", (ns, ns_birth))
         else:
             ns_birth = int(birth[0])
+        item_birth = self._carried_items.get((ns, key)) or self._next_birth()
         row = self.conn.execute(
             "INSERT INTO items (ns, key, value, idx, created_at, updated_at, ns_birth, birth, seq, ttl, expires_at,"
             " persisted_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING uid",
-            (ns, key, value_json, idx, at, at, ns_birth, self._next_birth(), seq, ttl_minutes, expires_at, expires_at),
+            (ns, key, value_json, idx, at, at, ns_birth, item_birth, seq, ttl_minutes, expires_at, expires_at),
         ).fetchone()
         return int(row[0])
 
@@ -266,11 +284,10 @@ class ItemState:
         return expression
 
     def derives_from(self, ranges: list[tuple[int, int]]) -> bool:
-        """Whether a live item was written by an event in one of ``ranges`` (inclusive), or by the put right after
-        one (whose chunks precede it): only then must an erasure rebuild the items; a deleted item's row is gone
-        already (zeroed by ``secure_delete``)."""
+        """Whether a live item was last written by an event in one of ``ranges`` (inclusive): only then must an
+        erasure rebuild the items; a deleted item's row is gone already (zeroed by ``secure_delete``)."""
         return any(
-            self.conn.execute("SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT 1", (first, last + 1)).fetchone()
+            self.conn.execute("SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT 1", (first, last)).fetchone()
             for first, last in ranges
         )
 

@@ -547,6 +547,29 @@ class GraphSync:
             self._cursors, self.mismatches, self.error = {}, {}, None
             return self.store
 
+    def forget(self) -> bool:
+        """After an erasure: a private graph's files are deleted, not rebuilt here (Kuzu leaves deleted rows'
+        bytes in its pages, so rows cannot be removed in place). The graph is rebuilt from the scrubbed log on its
+        next use (a traversal, ``zaxy memory status``...), or at once in the background when this process follows
+        it (servers), so the erase itself does not pay for the whole memory. False for a shared graph (the caller
+        removes its rows in place)."""
+        if not self.private:
+            return False
+        following = self.following
+        self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
+        with self._lock:
+            if self.store is not None:
+                with contextlib.suppress(Exception):
+                    self.store.close()
+                self.store = None
+            if self._files() or self._state() is not None:
+                self._remove_files()
+            self._cursors, self.mismatches, self.error = {}, {}, None
+            self._clean = True
+        if following:
+            self.follow()
+        return True
+
     def _stop_thread(self, *, wait: bool = True) -> None:
         if self._thread is not None:
             self._queue.put(None)  # FIFO: the writer takes it before anything a new writer is given

@@ -642,8 +642,10 @@ class Projector:
 
     # ------------------------------------------------------------------ erasure
     def erase(self, session: str, seqs: list[int], envelopes: dict[int, Any] | None = None) -> None:
-        """Remove every derived row of ``session`` (catalog, indexes) and replay the session from the (scrubbed)
-        log; no byte of the removed rows stays in the files. The graph is rebuilt from the log."""
+        """Remove every derived row of ``session`` (catalog, indexes) and replay that session from the (scrubbed)
+        log; no byte of the removed rows stays in the files. The cost follows the erased session, not the memory:
+        rows are deleted in place (``secure_delete`` zeroes them, the WAL is folded), only the session is
+        re-planned, and an embedded graph file is dropped to be rebuilt on its next use (``GraphSync.forget``)."""
         with self._lock:
             head = self.log.head(session)
             with self.derived.write() as db:
@@ -655,13 +657,14 @@ class Projector:
                 # Every erasure record up to the head is covered by this replay of the scrubbed log.
                 self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
             self._new_planner()
-            for listener in self._memory:
-                listener.reset()
-            self._memory_cursors, self._memory_dirty = {}, True
-            self._catch_up(None)
+            if self._memory:  # in-memory listeners cannot drop one session's rows: they start over
+                for listener in self._memory:
+                    listener.reset()
+                self._memory_cursors, self._memory_dirty = {}, True
+            self._catch_up([session])
             self._catch_up_listeners()
             self.derived.scrub()
-            if self.use_graph:
+            if self.use_graph and not self.graph.forget():
                 self.graph.reset(new_file=True)
                 self.graph.sync()
 

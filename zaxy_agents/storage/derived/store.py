@@ -245,14 +245,14 @@ class DerivedStore:
 
     # ------------------------------------------------------------------ maintenance
     def scrub(self) -> None:
-        """Make deleted rows unrecoverable from the files: VACUUM, then truncate the WAL (after an erasure)."""
+        """Make deleted rows unrecoverable from the files (after an erasure): every connection runs with
+        ``secure_delete=ON``, so SQLite zeroed the deleted cells and freed pages when it deleted them; what may
+        still hold their bytes is the WAL (older images of those pages), which this checkpoints into the file and
+        truncates. No VACUUM: rewriting the whole file would make an erasure cost the size of the memory."""
         with self._write_lock:
             writer = self._writer
             if writer is None:
                 return
-            writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            with contextlib.suppress(sqlite3.OperationalError):  # readers of other processes may keep VACUUM out
-                writer.execute("VACUUM")
             writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def size_bytes(self) -> int:
