@@ -3,17 +3,20 @@
 When a mission is named, the hook sink maps a subagent's lifecycle onto the mission (docs/coordinate.md):
 
 - ``SubagentStart``: the subagent becomes a worker of the mission (created once, id ``<client>-<agent id>``) and
-  gets an assignment. The parent session spawned it, so these are the coordinator's acts, written as the
-  mission's coordinator.
+  gets an assignment, written by the hook as the mission's *dispatcher* ``<client>-hooks``: a role that may
+  create and assign workers and nothing else (the mission must grant it).
 - ``SubagentStop``: the subagent's last reply becomes a finding reported *by that worker*, citing the
   ``hook.subagent_stopped`` event the hook captured; it stays pending and non-authoritative until a reviewer
   (the coordinator or a reviewer the mission grants, through ``coordination_review_finding``) accepts and
-  promotes it. The hook never reviews or promotes anything.
+  promotes it. The hook never reviews or promotes anything, and no identity it writes as could: it acts as the
+  dispatcher or as the worker, never as the coordinator or a reviewer.
 
 A mission that does not exist yet is started on the first subagent, with the coordinator
-``ZAXY_MISSION_COORDINATOR`` (default: the client's name) and the reviewers ``ZAXY_MISSION_REVIEWERS``
-(comma-separated). This path opens the full fabric (the log only, never the graph), so it costs more than the
-stdlib hook path; it runs only on subagent events, and only where a mission is named.
+``ZAXY_MISSION_COORDINATOR`` (default: ``user``, never the client or its hooks), the reviewers
+``ZAXY_MISSION_REVIEWERS`` (comma-separated) and both clients' hook dispatchers. An existing mission that does not
+grant the dispatcher is refused (hook error log), not joined with more authority. This path opens the full fabric
+(the log only, never the graph), so it costs more than the stdlib hook path; it runs only on subagent events, and
+only where a mission is named.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ import os
 import re
 from typing import Any
 
-from zaxy_agents.errors import ConflictError, NotFoundError
+from zaxy_agents.errors import ConflictError, NotFoundError, UnauthorizedError
 
 ENV_MISSION = "ZAXY_MISSION"
 ENV_COORDINATOR = "ZAXY_MISSION_COORDINATOR"
 ENV_REVIEWERS = "ZAXY_MISSION_REVIEWERS"
+DEFAULT_COORDINATOR = "user"  # the person who named the mission; never the client or its hooks
 SUBAGENT_EVENTS = ("SubagentStart", "SubagentStop")
 CLAIM_MAX_CHARS = 4_000
 _CLIENT_PREFIX = {"claude-code": "cc", "codex": "codex"}
@@ -59,15 +63,15 @@ def record(
 
     with MemoryFabric.from_path(eventloom_path) as fabric:
         coordination = fabric.coordination
-        coordinator = _ensure_mission(coordination, mission, client)
+        dispatcher = _ensure_mission(coordination, mission, client)
         worker = worker_id(client, hook)
         agent_type = str(hook.get("agent_type") or "") or "general-purpose"
-        created = _ensure_worker(coordination, mission, worker, f"{client} {agent_type} subagent", coordinator)
+        created = _ensure_worker(coordination, mission, worker, f"{client} {agent_type} subagent", dispatcher)
         done: dict[str, Any] = {"mission_id": mission, "worker_id": worker, "worker_created": created}
         if event_name == "SubagentStart":
             parent = str(hook.get("session_id") or "")[:8]
             task = f"{agent_type} subagent of {client} session {parent}" if parent else f"{agent_type} subagent"
-            done["assignment"] = coordination.assign(mission, worker, task, actor=coordinator)["citation"]
+            done["assignment"] = coordination.assign(mission, worker, task, actor=dispatcher)["citation"]
             return done
         reply = str(hook.get("last_assistant_message") or "").strip()
         if reply:
@@ -79,34 +83,51 @@ def record(
                 reply[:CLAIM_MAX_CHARS],
                 evidence=evidence,
                 assignment_id=_latest_assignment(coordination, mission, worker),
+                actor=worker,
             )["finding_id"]
         return done
 
 
+def dispatcher_for(client: str) -> str:
+    """Who the hooks of ``client`` write as when they create and assign workers."""
+    return f"{client}-hooks"
+
+
 def _ensure_mission(coordination: Any, mission: str, client: str) -> str:
-    """The mission's coordinator, starting the mission first when this is its first subagent."""
+    """The dispatcher the hooks act as, starting the mission first when this is its first subagent; refused
+    when an existing mission does not grant that dispatcher."""
+    dispatcher = dispatcher_for(client)
     try:
-        return str(coordination.merge_brief(mission)["coordinator"])
+        brief = coordination.merge_brief(mission)
     except NotFoundError:
-        pass
-    coordinator = os.environ.get(ENV_COORDINATOR, "").strip() or client
-    reviewers = [r.strip() for r in os.environ.get(ENV_REVIEWERS, "").split(",") if r.strip()]
-    with contextlib.suppress(ConflictError):  # a parallel subagent's hook may have started it first
-        coordination.start(
-            mission,
-            f"Subagents of {client} report their results here; they count once a reviewer promotes them.",
-            mission_id=mission,
-            coordinator=coordinator,
-            reviewers=reviewers,
+        coordinator = os.environ.get(ENV_COORDINATOR, "").strip() or DEFAULT_COORDINATOR
+        reviewers = [r.strip() for r in os.environ.get(ENV_REVIEWERS, "").split(",") if r.strip()]
+        with contextlib.suppress(ConflictError):  # a parallel subagent's hook may have started it first
+            coordination.start(
+                mission,
+                f"Subagents of {client} report their results here; they count once a reviewer promotes them.",
+                mission_id=mission,
+                coordinator=coordinator,
+                reviewers=reviewers,
+                dispatchers=[dispatcher_for(name) for name in _CLIENT_PREFIX],
+            )
+        brief = coordination.merge_brief(mission)
+    if dispatcher not in brief.get("dispatchers", []):
+        raise UnauthorizedError(
+            f"mission {mission!r} does not let {dispatcher!r} create workers (its dispatchers: "
+            f"{brief.get('dispatchers') or 'none'})",
+            field="ZAXY_MISSION",
+            remediation=f"Name a new mission (the first subagent starts it with the hook dispatchers), or start one "
+            f"with coordination_start dispatchers=[{dispatcher!r}]. The hooks never act as its coordinator.",
         )
-    return str(coordination.merge_brief(mission)["coordinator"])
+    return dispatcher
 
 
-def _ensure_worker(coordination: Any, mission: str, worker: str, purpose: str, coordinator: str) -> bool:
+def _ensure_worker(coordination: Any, mission: str, worker: str, purpose: str, dispatcher: str) -> bool:
     if any(w["worker_id"] == worker for w in coordination.merge_brief(mission)["workers"]):
         return False
     try:
-        coordination.worker_create(mission, worker, purpose=purpose, actor=coordinator)
+        coordination.worker_create(mission, worker, purpose=purpose, actor=dispatcher)
     except ConflictError:  # created meanwhile by the same subagent's other hook
         return False
     return True

@@ -34,6 +34,11 @@ class StartFields(BaseModel):
     reviewers: list[Actor] = Field(
         default_factory=list, max_length=50, description="Who may review, promote, apply approvals and hand off."
     )
+    dispatchers: list[Actor] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Who may only create and assign workers (e.g. claude-code-hooks for IDE subagents).",
+    )
 
 
 class WorkerCreateFields(MissionFields):

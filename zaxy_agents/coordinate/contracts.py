@@ -52,6 +52,8 @@ PERMISSIONS: tuple[str, ...] = get_args(Permission)
 ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "coordinator": PERMISSIONS,
     "reviewer": ("review", "promote", "approve", "handoff"),
+    # Creates and assigns workers, nothing else: what IDE subagent hooks act as (docs/hooks.md, Coordinate).
+    "dispatcher": ("assign",),
     "worker": (),
 }
 
@@ -86,6 +88,7 @@ class MissionStarted(_Contract):
     objective: str = Field(min_length=1, max_length=4000)
     coordinator: str = Field(min_length=1, max_length=128)
     reviewers: list[str] = Field(default_factory=list, max_length=50)
+    dispatchers: list[str] = Field(default_factory=list, max_length=50)
 
 
 class WorkerCreated(_Contract):

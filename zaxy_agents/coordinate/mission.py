@@ -126,12 +126,15 @@ class Mission:
     handoffs: dict[str, Event] = field(default_factory=dict)
     proofs: list[Event] = field(default_factory=list)
     ignored: list[dict[str, Any]] = field(default_factory=list)
+    dispatchers: list[str] = field(default_factory=list)  # may create and assign workers, nothing else
 
     def role_of(self, actor: str) -> str | None:
         if actor == self.coordinator:
             return "coordinator"
         if actor in self.reviewers:
             return "reviewer"
+        if actor in self.dispatchers:
+            return "dispatcher"
         if actor in self.workers:
             return "worker"
         return None
@@ -187,6 +190,7 @@ def fold(parent_events: Iterable[Event], worker_events: dict[str, list[Event]]) 
         reviewers=list(payload.get("reviewers", [])),
         start=start,
         head=start,
+        dispatchers=list(payload.get("dispatchers", [])),
     )
     parent = list(events)
     for event in parent:

@@ -43,9 +43,11 @@ class CoordinateService(ProofOperations):
         mission_id: str | None = None,
         coordinator: str = "coordinator",
         reviewers: list[str] | None = None,
+        dispatchers: list[str] | None = None,
     ) -> dict[str, Any]:
         """Open a mission in its own parent session; ``coordinator`` holds every right, ``reviewers`` may review,
-        promote, apply approvals and hand off."""
+        promote, apply approvals and hand off, ``dispatchers`` may only create and assign workers (IDE subagent
+        hooks)."""
         mission_id = mission_id or slug(title)
         check_id(mission_id, "mission_id")
         session = parent_session(mission_id)
@@ -61,6 +63,7 @@ class CoordinateService(ProofOperations):
             "objective": objective,
             "coordinator": coordinator,
             "reviewers": list(reviewers or []),
+            **({"dispatchers": list(dispatchers)} if dispatchers else {}),
         }
         event = self._write(session, [(MISSION_STARTED, payload, coordinator)])[0]
         return {"mission_id": mission_id, "session": session, **written(event)}
@@ -72,7 +75,7 @@ class CoordinateService(ProofOperations):
         actor = actor or mission.coordinator
         self._require(mission, actor, "assign")
         check_id(worker_id, "worker_id")
-        if worker_id in mission.workers or worker_id in {mission.coordinator, *mission.reviewers}:
+        if worker_id in mission.workers or worker_id in {mission.coordinator, *mission.reviewers, *mission.dispatchers}:
             raise ConflictError(
                 f"{worker_id!r} is already part of mission {mission_id!r}",
                 field="worker_id",

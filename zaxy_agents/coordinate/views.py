@@ -220,6 +220,7 @@ def _header(mission: Mission) -> dict[str, Any]:
         "objective": mission.objective,
         "coordinator": mission.coordinator,
         "reviewers": mission.reviewers,
+        "dispatchers": mission.dispatchers,
         "mission_citation": mission.start.citation,
     }
 

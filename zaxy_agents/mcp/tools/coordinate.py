@@ -94,7 +94,12 @@ def _written(result: dict[str, Any]) -> str:
 def coordination_start(call: ToolCall[StartArgs]) -> dict[str, Any]:
     a = call.args
     return call.fabric.coordination.start(
-        a.title, a.objective, mission_id=a.mission_id, coordinator=a.coordinator, reviewers=list(a.reviewers)
+        a.title,
+        a.objective,
+        mission_id=a.mission_id,
+        coordinator=a.coordinator,
+        reviewers=list(a.reviewers),
+        dispatchers=list(a.dispatchers),
     )
 
 
