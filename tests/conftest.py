@@ -89,6 +89,22 @@ def run_zaxy(
     )
 
 
+def run_example(name: str, eventloom: Path, timeout: float = 180) -> str:
+    """Run ``examples/<name>/agent.py`` offline (scripted models: ``ZAXY_EXAMPLE_MODEL`` unset) on the memory at
+    ``eventloom``, as its README says; returns its output, failing with its stderr if it exits non-zero."""
+    env = {key: value for key, value in os.environ.items() if key != "ZAXY_EXAMPLE_MODEL"}
+    done = subprocess.run(
+        [sys.executable, "agent.py"],
+        cwd=REPO_ROOT / "examples" / name,
+        env={**env, "ZAXY_EVENTLOOM_PATH": str(eventloom)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def run_zaxy_json(*args: str, **kwargs) -> tuple[int, dict]:
     result = run_zaxy(*args, "--json", **kwargs)
     try:

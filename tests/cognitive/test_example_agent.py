@@ -4,28 +4,15 @@ the real CLI."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT, run_zaxy_json
+from tests.conftest import run_example, run_zaxy_json
 
 
 def test_agent_explains_the_failure_and_proposes_a_procedure_for_review(tmp_path: Path) -> None:
     root = tmp_path / "eventloom"
-    env = {key: value for key, value in os.environ.items() if key != "ZAXY_EXAMPLE_MODEL"}
-    done = subprocess.run(
-        [sys.executable, "agent.py"],
-        cwd=REPO_ROOT / "examples" / "incident-review",
-        env={**env, "ZAXY_EVENTLOOM_PATH": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("incident-review", root)
     assert "tools: memory_query, memory_append, memory_causal_predecessors, memory_consolidation_candidate" in out
     failure = r"eventloom://ops/events/2#[0-9a-f]{12}"
     assert re.search(

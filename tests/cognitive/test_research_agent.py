@@ -3,29 +3,16 @@ belief-update and synthesis tools; then the memory it left behind, read through 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import run_example
 from zaxy_agents.fabric import MemoryFabric
 
 
 def test_research_agent_records_what_it_does_not_know(tmp_path: Path) -> None:
     root = tmp_path / "eventloom"
-    env = {key: value for key, value in os.environ.items() if key != "ZAXY_EXAMPLE_MODEL"}
-    done = subprocess.run(
-        [sys.executable, "agent.py"],
-        cwd=REPO_ROOT / "examples" / "research-agent",
-        env={**env, "ZAXY_EVENTLOOM_PATH": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("research-agent", root)
     assert (
         "tools: memory_claim_confidence, memory_record_known_unknown, memory_propose_belief_update, "
         "memory_checkout, memory_synthesis_artifact"

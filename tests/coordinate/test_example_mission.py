@@ -3,28 +3,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import run_example
 from zaxy_agents.fabric import MemoryFabric
 
 
 def test_the_mission_promotes_only_what_the_evidence_backs(tmp_path: Path) -> None:
     root = tmp_path / "eventloom"
-    env = {key: value for key, value in os.environ.items() if key != "ZAXY_EXAMPLE_MODEL"}
-    done = subprocess.run(
-        [sys.executable, "agent.py"],
-        cwd=REPO_ROOT / "examples" / "incident-mission",
-        env={**env, "ZAXY_EVENTLOOM_PATH": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("incident-mission", root)
     assert "review: promoted=1, deferred=1, rejected=1" in out, out
     accepted = out.split("## Accepted Mission State")[1].split("##")[0]
     assert "DB connection pool" in accepted and "DNS" not in out.split("# Coordinate Checkout")[1]
