@@ -172,3 +172,24 @@ def test_vectors_of_another_model_are_a_warning_naming_the_re_embed(env: Env) ->
     assert "zaxy memory re-embed" in embedder["fix"] and "fix: Run `zaxy memory re-embed`" in human
     code, report, _human = doctor(env, ZAXY_EMBEDDER="hashing:64")
     assert by_name(report)["embedder"]["status"] == "ok"  # the same model: no mix
+
+
+def test_the_vector_cache_check_measures_the_mapped_vector_files(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#18 doctor item "vector cache headroom": the bytes exact search maps (rows x dims x 4), against the memory
+    available; past a quarter of it the check warns and names the ann extra."""
+    with MemoryFabric.from_path(env.eventloom, embedder="hashing:64") as fabric:
+        for n in range(5):
+            fabric.append("notes", "fact.asserted", {"fact": f"service {n} listens on port 80{n}"})
+        fabric.query("which port", sessions=["notes"])  # embeds what is pending before it searches
+        rows = fabric.retriever.vectors.count
+    assert rows == 5
+    _code, report, _human = doctor(env, ZAXY_EMBEDDER="hashing:64")
+    cache = by_name(report)["vector cache"]
+    assert cache["status"] == "ok" and cache["details"]["vector_bytes"] == rows * 64 * 4, cache
+
+    from zaxy_agents.cli import doctor_checks
+
+    monkeypatch.setenv("ZAXY_EMBEDDER", "hashing:64")
+    monkeypatch.setattr(doctor_checks, "_available_memory", lambda: 4 * rows * 64 * 4 - 1)  # a quarter is just less
+    warned = doctor_checks.check_vector_cache(doctor_checks.DoctorContext(None, env.eventloom, min_free_mb=1))
+    assert warned.status == "warn" and "ann extra" in warned.fix, warned

@@ -336,13 +336,11 @@ def _stamped_model(ctx: DoctorContext) -> str | None:
 
 
 def check_vector_cache(ctx: DoctorContext) -> Check:
-    """Vectors held in memory against the memory available (headroom for the index cache)."""
+    """The vector files exact search maps into memory, against the memory available (headroom for the cache)."""
     try:
-        vectors = ctx.fabric().retriever.vectors if ctx.exists else None
+        held = ctx.fabric().retriever.vectors.mapped_bytes() if ctx.exists else 0
     except Exception as exc:
         return _failed_check("vector cache", exc, "`zaxy reproject` rebuilds derived state from the log.")
-    matrix = getattr(vectors, "matrix", None)
-    held = int(getattr(matrix, "nbytes", 0) or 0)
     available = _available_memory()
     if available is None:
         return Check("vector cache", SKIP, f"{held / 1e6:.1f} MB of vectors in memory (available memory unknown)")

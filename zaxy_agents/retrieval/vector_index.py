@@ -160,6 +160,14 @@ class VectorIndex:
         row = self._model_row(self._reader_db())
         return 0 if row is None else row[1]
 
+    def mapped_bytes(self) -> int:
+        """Bytes of the configured model's float32 vector files, which exact search maps into memory (``zaxy
+        doctor`` compares them with the memory available: past a share of it, searches page from disk)."""
+        if self.embedder is None or self.store is None:
+            return 0
+        row = self._model_row(self._reader_db())
+        return 0 if row is None else int(row[0]) * int(row[1]) * 4
+
     def stored_models(self) -> dict[str, int]:
         """Vectors held per model (``zaxy doctor``: vectors of another model than the configured one are replaced
         on next use, every event re-embedded)."""
