@@ -193,3 +193,20 @@ def test_the_vector_cache_check_measures_the_mapped_vector_files(env: Env, monke
     monkeypatch.setattr(doctor_checks, "_available_memory", lambda: 4 * rows * 64 * 4 - 1)  # a quarter is just less
     warned = doctor_checks.check_vector_cache(doctor_checks.DoctorContext(None, env.eventloom, min_free_mb=1))
     assert warned.status == "warn" and "ann extra" in warned.fix, warned
+
+
+def test_an_embedder_whose_vectors_differ_from_its_declared_dims_fails_naming_the_re_embed(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#18 doctor item "dims": an embedder that declares 32 dims but returns 64 (no CLI setting can configure one,
+    so the configured embedder is swapped in-process; what the doctor does with it is the real check)."""
+    from zaxy_agents.cli import doctor_checks
+    from zaxy_agents.retrieval import embeddings
+
+    env.eventloom.mkdir(parents=True)
+    lying = embeddings.CallableEmbedder(lambda texts: [[0.5] * 64 for _ in texts], model_id="liar@1", dims=32)
+    monkeypatch.setenv("ZAXY_EMBEDDER", "hashing:32")
+    monkeypatch.setattr(embeddings, "resolve_embedder", lambda spec, **_: lying)
+    check = doctor_checks.check_embedder(doctor_checks.DoctorContext(None, env.eventloom, min_free_mb=1))
+    assert check.status == "fail" and "declares 32 dims but returns 64" in check.summary, check
+    assert "zaxy memory re-embed" in check.fix
