@@ -63,10 +63,11 @@ def record(
 
     with MemoryFabric.from_path(eventloom_path) as fabric:
         coordination = fabric.coordination
-        dispatcher = _ensure_mission(coordination, mission, client)
+        dispatcher, brief = _ensure_mission(coordination, mission, client)
         worker = worker_id(client, hook)
         agent_type = str(hook.get("agent_type") or "") or "general-purpose"
         created = _ensure_worker(coordination, mission, worker, f"{client} {agent_type} subagent", dispatcher)
+        known = next((w for w in brief["workers"] if w["worker_id"] == worker), None)
         done: dict[str, Any] = {"mission_id": mission, "worker_id": worker, "worker_created": created}
         if event_name == "SubagentStart":
             parent = str(hook.get("session_id") or "")[:8]
@@ -82,7 +83,7 @@ def record(
                 f"{agent_type} subagent result",
                 reply[:CLAIM_MAX_CHARS],
                 evidence=evidence,
-                assignment_id=_latest_assignment(coordination, mission, worker),
+                assignment_id=known["assignments"][-1]["assignment_id"] if known and known["assignments"] else None,
                 actor=worker,
             )["finding_id"]
         return done
@@ -93,9 +94,9 @@ def dispatcher_for(client: str) -> str:
     return f"{client}-hooks"
 
 
-def _ensure_mission(coordination: Any, mission: str, client: str) -> str:
-    """The dispatcher the hooks act as, starting the mission first when this is its first subagent; refused
-    when an existing mission does not grant that dispatcher."""
+def _ensure_mission(coordination: Any, mission: str, client: str) -> tuple[str, dict[str, Any]]:
+    """The dispatcher the hooks act as and the mission's brief, starting the mission first when this is its first
+    subagent; refused when an existing mission does not grant that dispatcher."""
     dispatcher = dispatcher_for(client)
     try:
         brief = coordination.merge_brief(mission)
@@ -120,20 +121,13 @@ def _ensure_mission(coordination: Any, mission: str, client: str) -> str:
             remediation=f"Name a new mission (the first subagent starts it with the hook dispatchers), or start one "
             f"with coordination_start dispatchers=[{dispatcher!r}]. The hooks never act as its coordinator.",
         )
-    return dispatcher
+    return dispatcher, brief
 
 
 def _ensure_worker(coordination: Any, mission: str, worker: str, purpose: str, dispatcher: str) -> bool:
-    if any(w["worker_id"] == worker for w in coordination.merge_brief(mission)["workers"]):
-        return False
+    """Create the worker; False when it exists already (its start hook, or a parallel hook, created it)."""
     try:
         coordination.worker_create(mission, worker, purpose=purpose, actor=dispatcher)
-    except ConflictError:  # created meanwhile by the same subagent's other hook
+    except ConflictError:
         return False
     return True
-
-
-def _latest_assignment(coordination: Any, mission: str, worker: str) -> str | None:
-    workers = coordination.merge_brief(mission)["workers"]
-    assignments = next((w["assignments"] for w in workers if w["worker_id"] == worker), [])
-    return assignments[-1]["assignment_id"] if assignments else None
