@@ -18,7 +18,7 @@ keeps doc order and rewrites only the tail of a key.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
