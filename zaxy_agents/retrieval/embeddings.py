@@ -176,6 +176,9 @@ def expands_queries(embedder: EmbeddingProvider | None) -> bool:
     return bool(getattr(embedder, "expands_queries", False))
 
 
+FEW_TEXTS = 8  # up to this many texts, WordLlama embeds without the tokenizer's thread pool (the query path)
+
+
 class WordLlamaEmbedder:
     """WordLlama static token embeddings (``l2_supercat``, 256-d, bundled in the ``wordllama`` wheel, MIT).
 
@@ -206,7 +209,22 @@ class WordLlamaEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 256), dtype=np.float32)
+        if len(texts) <= FEW_TEXTS:
+            return self._embed_few(texts)
         return _as_matrix(self._model.embed(list(texts), norm=True), len(texts), self.model_id)
+
+    def _embed_few(self, texts: Sequence[str]) -> np.ndarray:
+        """The query path (a question, its expansion seeds): WordLlama's mean pooling of token vectors, but each
+        text tokenised with ``encode`` rather than ``encode_batch``, whose hand-off to the tokenizer's thread pool
+        cost ~3 ms per call on two busy cores (measured in docs/retrieval.md); the vectors are the same."""
+        table = self._model.embedding
+        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = np.asarray(self._model.tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.int64)
+            if ids.size:
+                vector = table[np.clip(ids, 0, table.shape[0] - 1)].mean(axis=0)
+                out[row] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
