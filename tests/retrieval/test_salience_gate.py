@@ -120,8 +120,8 @@ async def test_cues_recorded_on_append_and_blended_at_checkout(tmp_path: Path) -
     finally:
         app.close()
     with MemoryFabric.from_path(tmp_path / "loom") as fabric, pytest.raises(InvalidRequestError) as raised:
-        fabric.query("deploy", cues={"repo": "y"})
-    assert raised.value.field == "cues.repo"
+        fabric.query("deploy", cues={"colour": "y"})  # (repo and task are other names for workspace and mission)
+    assert raised.value.field == "cues.colour"
 
 
 def test_checkout_surfacing_is_weak_reinforcement_only_when_salience_ranks(tmp_path: Path) -> None:

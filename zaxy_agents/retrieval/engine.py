@@ -228,8 +228,10 @@ class Retriever:
 
         def keyword_lane() -> list[tuple[EventKey, float]]:
             best: dict[EventKey, float] = {}
-            for version_id, score in self.keyword.search(query, depth * 3, sessions):
-                version = catalog.version(version_id)
+            found = self.keyword.search(query, depth * 3, sessions)
+            versions = catalog.versions([version_id for version_id, _ in found])  # one read, not one per hit
+            for version_id, score in found:
+                version = versions[version_id]
                 if version is None or (scope is not None and version.session not in scope):
                     continue
                 if as_of is not None and version.valid_from > as_of:
@@ -258,6 +260,7 @@ class Retriever:
         run("graph", lambda: versions_to_events(traverse(seeds, catalog, chosen.graph_depth)))
         run("ppr", lambda: versions_to_events(personalized_pagerank(seeds, catalog)))
 
+        catalog.events_versions([key for results in ranked.values() for key, _ in results])  # read once, cached
         fused: dict[EventKey, RetrievalHit] = {}
         anchored = bool(ranked.get("exact"))  # the question names an entity: its neighbourhood is the answer
         for lane, results in ranked.items():
