@@ -24,7 +24,7 @@ from zaxy_agents.projection.model import SearchDoc
 
 from . import features as feat
 from . import postings
-from .text import _TEMPORAL_RE, question_share
+from .text import has_time_cue, question_share
 from .verbatim import _POSTINGS, _STATS, FIELD_CAPTION, FIELD_TEXT, PREFIX, parse_moment, read_stats
 from .verbatim_tail import TAIL_TABLES, Prepared, pack_postings, unpack_postings
 
@@ -157,6 +157,7 @@ class Writer:
             text = doc.text
             terms, surface = analyse(text)
             words.update(surface)
+            temporal = has_time_cue(text, surface)
             caption: list[str] = []
             if doc.caption:
                 caption, surface = analyse(doc.caption)
@@ -174,7 +175,7 @@ class Writer:
                 stats["min_day"] = day if stats["min_day"] < 0 else min(stats["min_day"], day)
                 stats["max_day"] = max(stats["max_day"], day)
             flags = feat.FLAG_ASKS if "?" in text else 0
-            if _TEMPORAL_RE.search(text.lower()):
+            if temporal:
                 flags |= feat.FLAG_TEMPORAL
             length = len(terms) + cfg.caption_weight * len(caption)
             group, previous = self._link(i, groups, session_id, doc.segment, length, lengths, following, links)
@@ -376,15 +377,22 @@ class Writer:
         return found
 
     def _term_ids(self, terms: set[str]) -> dict[str, int]:
-        ordered = sorted(terms)
-        known = {r[0]: r[1] for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", ordered)}
-        fresh = [(term,) for term in ordered if term not in known]
-        if fresh:
-            self.db.executemany(f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES (?, 0, 0)", fresh)
+        """Term -> id, creating unknown terms (in sorted order, as before the cache: the same ids). Ids the writer
+        already looked up are cached (:class:`WriteCache`, valid while no other write happened); a bulk batch
+        meets mostly known terms, and looking each up again was 3 % of projection time."""
+        known = self.cache.terms
+        ordered = sorted(term for term in terms if term not in known)
+        if ordered:
             known.update(
-                (r[0], r[1])
-                for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", [t for (t,) in fresh])
+                (r[0], r[1]) for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", ordered)
             )
+            fresh = [(term,) for term in ordered if term not in known]
+            if fresh:
+                self.db.executemany(f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES (?, 0, 0)", fresh)
+                known.update(
+                    (r[0], r[1])
+                    for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", [t for (t,) in fresh])
+                )
         return known
 
 
