@@ -14,7 +14,9 @@ from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.collector import collector_paused
 from zaxy_agents.retrieval.text import (
     _IDENTIFIER_HINT,
+    _POSS_RE,
     _TEMPORAL_RE,
+    _TOKEN_RE,
     STOPWORDS,
     TEMPORAL_WORDS,
     Analyzer,
@@ -54,8 +56,8 @@ def test_time_cue_shortcut_agrees_with_the_regex(stopwords: bool) -> None:
 
 
 def _reference_analyse(analyser: Analyzer, text: str) -> tuple[list[str], list[str]]:
-    """The analyser before the memo fast path (one list comprehension, ``cache.get(w) or term(w)``)."""
-    words = analyser.words(text)
+    """The analyser before the fast paths (substitution always run, one list comprehension per step)."""
+    words = _TOKEN_RE.findall(_POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", ""))
     if analyser.stop:
         words = [w for w in words if w not in STOPWORDS]
     terms = [analyser.term(w) for w in words]

@@ -133,7 +133,9 @@ class Analyzer:
 
     def words(self, text: str) -> list[str]:
         """Surface words (lower-case, possessive 's and apostrophes removed)."""
-        text = _POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", "")
+        text = text.lower()
+        if "'" in text or "\u2019" in text:  # most texts have none: skip the substitution
+            text = _POSS_RE.sub("", text.replace("\u2019", "'")).replace("'", "")
         return _TOKEN_RE.findall(text)
 
     def term(self, word: str) -> str:
