@@ -35,6 +35,7 @@ PUBLIC = {
     "zaxy_agents.fabric.capture_ops",  # edit_key: the capture dedupe key, shared with the transcript readers
     "zaxy_agents.checkout.replay",  # the replay lane's bounds (tool arguments)
     "zaxy_agents.retrieval.embeddings",  # resolve_embedder: what an embedder setting names (zaxy doctor)
+    "zaxy_agents.retrieval.cues",  # context cue names and their check (the CLI's --cue, before opening memory)
     "zaxy_agents.instants",  # parsing and checking instants (--as-of)
     "zaxy_agents.eventloom.scope_patterns",
     "zaxy_agents.config",

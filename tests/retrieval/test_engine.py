@@ -103,3 +103,21 @@ def test_verbatim_works_without_a_graph(tmp_path: Path) -> None:
         response = fabric.verbatim("where is the deploy key")
         assert response.hits and response.hits[0].seq == 1
         assert fabric.projector.store is None
+
+
+def test_batched_catalog_reads_equal_one_by_one(memory: MemoryFabric) -> None:
+    """The engine reads the versions of all its hits in one query (``events_versions`` / ``versions``): the
+    answers must be exactly the per-key reads, for events with versions, without, and unknown."""
+    memory.query("billing db host")  # projects the events
+    catalog = memory.projection.projector.catalog
+    keys = [("proj", seq) for seq in range(1, 9)] + [("nosuch", 1), ("proj", 3)]
+    batched = catalog.events_versions(keys)
+    ids = [v.id for versions in batched.values() for v in versions] + ["no-such-version"]
+    catalog.refresh()
+    catalog._clear()  # cold: the one-by-one reads below go to the database
+    assert batched == {key: catalog.event_versions(*key) for key in keys}
+    assert any(batched.values()) and batched[("nosuch", 1)] == []
+    versions = catalog.versions(ids)
+    catalog._clear()
+    assert versions == {version_id: catalog.version(version_id) for version_id in ids}
+    assert versions["no-such-version"] is None

@@ -14,6 +14,7 @@ from zaxy_agents.errors import InvalidRequestError
 
 from .common import (
     AsOf,
+    CueOption,
     EventloomPath,
     JsonFlag,
     RetrievalProfileOption,
@@ -21,6 +22,7 @@ from .common import (
     emit_json,
     handled,
     open_fabric,
+    parse_cues,
     parse_json_option,
 )
 
@@ -59,10 +61,13 @@ def checkout_command(
     as_of: AsOf = None,
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="Evidence items to retrieve.")] = 8,
     retrieval_profile: RetrievalProfileOption = None,
+    cue: CueOption = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
     """The Memory Checkout: current facts, cited evidence, working set, answerability, a budgeted prompt."""
+    with handled(json_output):
+        cues = parse_cues(cue)
     with (
         handled(json_output),
         open_fabric(eventloom_path, reads=True, sessions=[session_id, *(scope or [])], check_as_of=as_of) as fabric,
@@ -78,6 +83,7 @@ def checkout_command(
                 as_of=as_of,
                 k=k,
                 retrieval_profile=retrieval_profile,
+                cues=cues,
             )
         _render_packet(packet, json_output)
 
@@ -125,6 +131,7 @@ def append_command(
         bool,
         typer.Option("--encoding-gate", help="Tag it novel, reinforcing or redundant (tagging only; always appended)."),
     ] = False,
+    cue: CueOption = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -138,7 +145,11 @@ def append_command(
             event_type,
             payload,
         )
+        cues = parse_cues(cue)
         with open_fabric(eventloom_path) as fabric:
+            if cues is not None:  # the context it was written in, stored as payload.cues (names checked)
+                given = body.get("cues") if isinstance(body.get("cues"), dict) else {}
+                body = {**body, "cues": {**cues, **given}}
             append = fabric.append_gated if encoding_gate else fabric.append
             event = append(session_id, kind_type, body, actor=actor)
         if json_output:

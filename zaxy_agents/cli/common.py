@@ -76,10 +76,45 @@ RetrievalProfileOption = Annotated[
         help="Which 2.2 ranking features apply: plain (none), balanced (the measured default), full (all).",
     ),
 ]
+CueOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cue",
+        help="Your context as key=value (repeatable): mission (or task), workspace (or repo), tool, phase. "
+        "Memories recorded with the same cues rank higher under --retrieval-profile full.",
+        show_default=False,
+    ),
+]
 SessionId = Annotated[str, typer.Option("--session-id", "-s", help="Session (thread) id.")]
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def parse_cues(values: list[str] | None) -> dict[str, str] | None:
+    """``--cue key=value`` options -> ``{name: value}`` (``repo`` = ``workspace``, ``task`` = ``mission``); an
+    unknown or repeated name is a structured error naming ``cues.<name>``."""
+    if not values:
+        return None
+    cues: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name or not text:
+            raise InvalidRequestError(
+                f"--cue {value!r} is not key=value",
+                field="--cue",
+                remediation="Write --cue repo=zaxy --cue tool=pytest (names: mission or task, workspace or repo, "
+                "tool, phase).",
+            )
+        if name in cues:
+            raise InvalidRequestError(
+                f"--cue {name} is given twice", field=f"cues.{name}", remediation="Give each cue once."
+            )
+        cues[name] = text
+    from zaxy_agents.retrieval.cues import checked_cues  # names checked before any memory is opened
+
+    return checked_cues(cues)
 
 
 def emit_json(value: Any) -> None:

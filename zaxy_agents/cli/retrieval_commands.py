@@ -9,6 +9,7 @@ from rich.table import Table
 
 from .common import (
     AsOf,
+    CueOption,
     EventloomPath,
     JsonFlag,
     RetrievalProfileOption,
@@ -16,6 +17,7 @@ from .common import (
     emit_json,
     handled,
     open_fabric,
+    parse_cues,
 )
 
 Sessions = Annotated[
@@ -37,10 +39,13 @@ def query_command(
     as_of: AsOf = None,
     include_superseded: Annotated[bool, typer.Option("--include-superseded")] = False,
     retrieval_profile: RetrievalProfileOption = None,
+    cue: CueOption = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Fused retrieval (exact, keyword, vector, graph, PageRank, verbatim); every hit is cited."""
+    with handled(json_output):
+        cues = parse_cues(cue)
     with (
         handled(json_output),
         open_fabric(eventloom_path, reads=True, sessions=session_id, check_as_of=as_of) as fabric,
@@ -53,6 +58,7 @@ def query_command(
             as_of=as_of,
             include_superseded=include_superseded,
             retrieval_profile=retrieval_profile,
+            cues=cues,
         )
         _render(response, json_output)
 

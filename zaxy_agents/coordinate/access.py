@@ -19,17 +19,35 @@ from .mission import Mission, fold, ref_of
 from .proofs import SynthesisPort
 
 AppendMany = Callable[[str, Iterable[EventDraft | dict[str, Any]]], list[Event]]
+ReinforcePromotion = Callable[[Event, list[dict[str, Any]]], list[Event]]
+"""``(promotion event, the finding's evidence refs) -> reinforcement events written``: seed 004's strong
+reinforcement for the memories a promoted finding cites (the salience feature writes ``memory.promoted``)."""
 _ID = re.compile(ID_PATTERN)
 
 
 class MissionAccess:
     """The log, the writer and the checks the Coordinate operations build on."""
 
-    def __init__(self, log: EventLog, append_many: AppendMany, synthesis: SynthesisPort | None = None) -> None:
-        """``synthesis``: the synthesis feature's recorder and reader (proof packets bind its artifacts)."""
+    def __init__(
+        self,
+        log: EventLog,
+        append_many: AppendMany,
+        synthesis: SynthesisPort | None = None,
+        reinforce: ReinforcePromotion | None = None,
+    ) -> None:
+        """``synthesis``: the synthesis feature's recorder and reader (proof packets bind its artifacts);
+        ``reinforce``: called after each accepted promotion with its evidence refs (salience's strong
+        reinforcement); without it a promotion changes mission state only."""
         self.log = log
         self._append_many = append_many
         self._synthesis = synthesis
+        self._reinforce = reinforce
+
+    def _reinforced(self, promotion: Event, finding: Any) -> dict[str, Any]:
+        """The promotion's strong reinforcement of the memories its finding cites (``reinforced``: the events)."""
+        if self._reinforce is None or not finding.evidence:
+            return {"reinforced": []}
+        return {"reinforced": [written(event) for event in self._reinforce(promotion, list(finding.evidence))]}
 
     def _mission(self, mission_id: str) -> Mission:
         check_id(mission_id, "mission_id")

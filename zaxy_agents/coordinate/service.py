@@ -193,6 +193,7 @@ class CoordinateService(ProofOperations):
             "finding_id": finding_id,
             "authority_status": "accepted_mission_state",
             **written(event),
+            **self._reinforced(event, finding),
         }
 
     def apply_approval(
@@ -275,7 +276,12 @@ class CoordinateService(ProofOperations):
             "mission_id": mission_id,
             "packet_id": packet_id,
             "reviews": [written(event) | {"finding_id": event.payload["finding_id"]} for event in reviews],
-            "promotions": [written(event) | {"finding_id": event.payload["finding_id"]} for event in promotions],
+            "promotions": [
+                written(event)
+                | {"finding_id": event.payload["finding_id"]}
+                | self._reinforced(event, mission.findings[event.payload["finding_id"]])
+                for event in promotions
+            ],
         }
 
     def handoff(

@@ -19,9 +19,23 @@ EVENT_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 ACTOR_MAX_LENGTH = 256
 EVENT_TYPE_MAX_LENGTH = 128
 DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
+# How appends reach disk. Every backend accepts the same names, so a setting means the same everywhere:
+# "fsync" makes each append durable before it returns; "batch" group-commits (docs/eventloom.md).
+DURABILITY_MODES = ("fsync", "batch")
 MAX_PAYLOAD_DEPTH = 100  # nesting of objects/arrays below the payload object itself
 MAX_INTEGER = 2**128  # integers must lie strictly between -MAX_INTEGER and MAX_INTEGER (39 digits)
 _SCALARS = (str, bool, type(None))
+
+
+def validate_durability(durability: object) -> str:
+    """Accept one of :data:`DURABILITY_MODES`; the one check every log backend runs in its constructor."""
+    if durability not in DURABILITY_MODES:
+        raise InvalidRequestError(
+            f"unknown durability mode {durability!r}",
+            field="durability",
+            remediation=f"Use one of {', '.join(DURABILITY_MODES)}.",
+        )
+    return durability  # type: ignore[return-value]  # one of the str constants above
 
 
 def validate_session_id(session: object, *, field: str = "session") -> str:

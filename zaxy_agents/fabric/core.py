@@ -18,6 +18,7 @@ from zaxy_agents.coordinate.service import CoordinateService
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.eventloom.refs import MemoryRefs
+from zaxy_agents.retrieval.cues import checked_cues
 from zaxy_agents.retrieval.embeddings import EmbeddingProvider, resolve_embedder
 from zaxy_agents.retrieval.engine import Retriever
 from zaxy_agents.storage.protocols import StorageBackend
@@ -103,12 +104,14 @@ class MemoryFabric:
         synthesis = SynthesisPort(
             record=self.synthesis.record_synthesis_artifact, read=self.synthesis.synthesis_artifact
         )
-        self.coordination = CoordinateService(core.log, self.events.append_many, synthesis)
+        self.salience = SalienceService(core, self.events, self.projection, self.retrieval, self.beliefs)
+        self.coordination = CoordinateService(
+            core.log, self.events.append_many, synthesis, reinforce=self.salience.reinforce_promotion
+        )
         self.reasoning = ReasoningService(core, self.events)
         self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
         self.disclosure = DisclosureService(core, self.retrieval)
         self.inspector = InspectorService(core, self.events, self.projection)
-        self.salience = SalienceService(core, self.events, self.projection, self.retrieval, self.beliefs)
 
     @classmethod
     def from_path(
@@ -131,6 +134,7 @@ class MemoryFabric:
         return cls(settings, log=backend.open_log(schema_mode="skip"), backend=backend, applied_migrations=applied)
 
     graph_schema_plan = staticmethod(BackendService.graph_schema_plan)
+    checked_cues = staticmethod(checked_cues)
 
     # ------------------------------------------------------------------ the core pieces
     settings: ZaxySettings = core_attribute("settings")

@@ -14,7 +14,7 @@ from zaxy_agents.errors import InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import format_instant
 from zaxy_agents.projection.model import entity_key
-from zaxy_agents.salience.contracts import PINNED_EVENT, RESTORED_EVENT, UNPINNED_EVENT
+from zaxy_agents.salience.contracts import PINNED_EVENT, PROMOTED_EVENT, RESTORED_EVENT, UNPINNED_EVENT
 from zaxy_agents.salience.gate import Candidate, classify
 
 from .service import FabricCore, FabricService
@@ -76,6 +76,42 @@ class SalienceService(FabricService):
         """Strong reinforcement that lifts an attenuated memory back above the floor (its recency restarts)."""
         return self._mark(RESTORED_EVENT, session, entity_name, entity_type, reason, actor, current=True)
 
+    def reinforce_promotion(self, promotion: Event, evidence: list[dict[str, Any]]) -> list[Event]:
+        """Seed 004's strong reinforcement for a promoted Coordinate finding: one ``memory.promoted`` per session
+        its evidence lives in, naming the memories (entities) the cited events asserted. Coordinate calls this
+        (through the port the fabric injects) only after an accepted promotion was written; evidence that asserted
+        nothing reinforces nothing."""
+        targets: dict[str, list[dict[str, str]]] = {}
+        sessions = sorted({ref["session"] for ref in evidence if isinstance(ref.get("session"), str)})
+        if sessions:
+            self.projection.project(sessions)
+        catalog = self.projection.projector.catalog
+        for ref in evidence:
+            session, seq = ref.get("session"), ref.get("seq")
+            if not isinstance(session, str) or not isinstance(seq, int):
+                continue
+            memories = targets.setdefault(session, [])
+            for version in catalog.event_versions(session, seq):
+                target = {"entity_name": version.name, "entity_type": version.entity_type}
+                if target not in memories:
+                    memories.append(target)
+        finding_id = str(promotion.payload.get("finding_id", ""))
+        return [
+            self.events.append(
+                session,
+                PROMOTED_EVENT,
+                {
+                    "memories": memories[:200],
+                    "mission_id": str(promotion.payload.get("mission_id", "")),
+                    "finding_id": finding_id,
+                    "promotion_ref": promotion.citation,
+                },
+                actor=promotion.actor,
+            )
+            for session, memories in targets.items()
+            if memories
+        ]
+
     def encoding_gate(self, session: str, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
         """What the gate would tag this event (``{tag, similarity, against?}``) without appending it."""
         validate_session_id(session)
@@ -100,9 +136,20 @@ class SalienceService(FabricService):
         name = next((e.name for e in extraction.entities if e.mode == "assert"), None)
         if not text.strip() or not self.log.has_session(session):
             return classify(event_type, text, [], name)
-        hits = self.retrieval.query(text[:4000], sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
+        probe = text[:4000]
+        hits = self.retrieval.query(probe, sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
+        seen = {hit.citation for hit in hits}  # plus copies from the exact-source lane (it holds the whole text)
+        copies = self.retrieval.verbatim(probe, sessions=[session], k=GATE_NEIGHBOURS).hits
+        hits += [h for h in copies if h.citation not in seen and h.score_explanation.get("exact_match") == "phrase"]
         candidates = [
-            Candidate(hit.citation, hit.event_type, hit.text, hit.status, hit.entity["name"] if hit.entity else None)
+            Candidate(
+                hit.citation,
+                hit.event_type,
+                hit.text,
+                hit.status,
+                hit.entity["name"] if hit.entity else None,
+                hit.entity["entity_type"] if hit.entity else None,
+            )
             for hit in hits
         ]
         return classify(event_type, text, candidates, name)

@@ -16,7 +16,7 @@ memory tools are registered too. The same steps back the plain nodes in :mod:`.n
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -49,6 +49,9 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
         purpose: checkout purpose preset (``coding``, ``research``, ...) or policy.
         retrieval_profile: which 2.2 ranking features the checkout applies (``plain``, ``balanced``, ``full``;
             default ``balanced``, see docs/retrieval.md); the memory tools' own argument overrides it per call.
+        cues: the agent's context, ``{mission|task, workspace|repo, tool, phase: str}``: memories recorded with the
+            same cues rank higher under the ``full`` profile (docs/retrieval.md, "cue overlap"); also the memory
+            tools' default cues. Checked when the middleware is built (a structured error names the bad cue).
         scope / session / session_prefix: scoping, see :mod:`zaxy_agents.langgraph.scoping`.
         compact_at: compact when the conversation exceeds this many tokens (tiktoken ``encoding``);
             ``None`` (default) never compacts.
@@ -85,9 +88,11 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
         encoding: str = DEFAULT_ENCODING,
         redact: Callable[[str], str] | None = None,
         retrieval_profile: str | None = None,
+        cues: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.fabric = fabric
+        checked = fabric.checked_cues(dict(cues) if isinstance(cues, Mapping) else cues)
         self.memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
         capture_step = CaptureStep(fabric, self.memory_scope, redact=redact)
         self._checkout = (
@@ -100,6 +105,7 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
                 record=record_checkouts,
                 every_call=every_call,
                 retrieval_profile=retrieval_profile,
+                cues=checked,
             )
             if checkout_tokens is not None
             else None
@@ -120,7 +126,11 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
             if compact_at is not None
             else None
         )
-        self.tools = memory_tools(fabric, scope=scope, session=session, session_prefix=session_prefix) if tools else []
+        self.tools = (
+            memory_tools(fabric, scope=scope, session=session, session_prefix=session_prefix, cues=checked)
+            if tools
+            else []
+        )
 
     # ------------------------------------------------------------------ before the model
     def before_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ docs/langgraph.md for each node's behaviour and the events it writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired
 
 from langchain_core.runnables import RunnableConfig
@@ -70,6 +70,7 @@ def checkout_node(
     record: bool = True,
     every_call: bool = False,
     retrieval_profile: str | None = None,
+    cues: Mapping[str, str] | None = None,
 ) -> Node:
     """Before the model: a Memory Checkout for the latest user request, stored as ``state["memory_context"]``.
 
@@ -86,6 +87,7 @@ def checkout_node(
         record=record,
         every_call=every_call,
         retrieval_profile=retrieval_profile,
+        cues=cues,
     )
 
     def zaxy_checkout(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:

@@ -7,7 +7,7 @@ the middleware only adapt them to their calling conventions, so both styles beha
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
@@ -48,11 +48,15 @@ class CheckoutStep:
         record: bool = True,
         every_call: bool = False,
         retrieval_profile: str | None = None,
+        cues: Mapping[str, str] | None = None,
     ) -> None:
+        """``cues``: the agent's context (mission or task, workspace or repo, tool, phase), checked here so a bad
+        one fails when the graph is built, not on every turn."""
         self.fabric, self.scope = fabric, scope
         self.max_tokens, self.purpose, self.encoding = max_tokens, purpose, encoding
         self.record, self.every_call = record, every_call
         self.retrieval_profile = retrieval_profile
+        self.cues = fabric.checked_cues(dict(cues) if isinstance(cues, Mapping) else cues)
 
     def run(
         self, messages: Sequence[BaseMessage], config: Any, previous: MemoryContext | None = None
@@ -74,6 +78,7 @@ class CheckoutStep:
                     purpose=self.purpose,
                     encoding=self.encoding,
                     retrieval_profile=self.retrieval_profile,
+                    cues=self.cues,
                 )
             else:
                 packet = self.fabric.bootstrap(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -101,6 +101,7 @@ class ZaxyTool(BaseTool):
 
     fabric: Any = Field(exclude=True)
     memory_scope: MemoryScope = Field(default_factory=MemoryScope, exclude=True)
+    memory_cues: dict[str, str] | None = Field(default=None, exclude=True)  # default cues of recall tools
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: Any = True
     handle_validation_error: Any = None
@@ -170,6 +171,10 @@ def _validation_error(exc: ValidationError) -> str:
 
 # ---------------------------------------------------------------------- memory_checkout
 PROFILE_HELP = "Ranking features: plain (none), balanced (the measured default), full (every 2.2 feature)."
+CUES_HELP = (
+    "Your context as {name: value} with names mission (or task), workspace (or repo), tool, phase: memories "
+    "recorded in the same context rank higher under the full profile. Default: the agent's configured cues."
+)
 
 
 class MemoryCheckoutArgs(BaseModel):
@@ -177,6 +182,7 @@ class MemoryCheckoutArgs(BaseModel):
     max_tokens: int = Field(default=1200, ge=64, le=8000, description="Token budget of the returned packet.")
     purpose: PurposeName | None = Field(default=None, description="Purpose preset that shapes what is emphasised.")
     retrieval_profile: RetrievalProfileName | None = Field(default=None, description=PROFILE_HELP)
+    cues: dict[str, str] | None = Field(default=None, description=CUES_HELP)
 
 
 class MemoryCheckoutTool(ZaxyTool):
@@ -196,6 +202,7 @@ class MemoryCheckoutTool(ZaxyTool):
             max_tokens=args.max_tokens,
             purpose=args.purpose,
             retrieval_profile=args.retrieval_profile,
+            cues=args.cues if args.cues is not None else self.memory_cues,
         )
         return render_for_model(packet)
 
@@ -240,6 +247,7 @@ class MemoryQueryArgs(BaseModel):
     k: int = Field(default=8, ge=1, le=20, description="How many hits to return.")
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated memory.")
     retrieval_profile: RetrievalProfileName | None = Field(default=None, description=PROFILE_HELP)
+    cues: dict[str, str] | None = Field(default=None, description=CUES_HELP)
 
 
 class MemoryQueryTool(ZaxyTool):
@@ -258,6 +266,7 @@ class MemoryQueryTool(ZaxyTool):
             k=args.k,
             include_superseded=args.include_superseded,
             retrieval_profile=args.retrieval_profile,
+            cues=args.cues if args.cues is not None else self.memory_cues,
         )
         hits = [
             {
@@ -332,10 +341,12 @@ def memory_tools(
     session: str | None = None,
     session_prefix: str = DEFAULT_SESSION_PREFIX,
     include: Iterable[str] | None = None,
+    cues: Mapping[str, str] | None = None,
 ) -> list[BaseTool]:
     """The default memory tools (or those named in ``include``, which may also name opt-in tools such as the
     causal and consolidation tools of :mod:`.cognitive` and the metacognition tools of :mod:`.metacognition`),
-    scoped as described in :mod:`.scoping`."""
+    scoped as described in :mod:`.scoping`. ``cues``: the default context cues of memory_checkout and
+    memory_query (a call's own ``cues`` replace them)."""
     from . import beliefs, cognitive, metacognition, procedures, synthesis  # noqa: F401 - register the opt-in tools
 
     memory_scope = MemoryScope(session=session, scope=tuple(scope), session_prefix=session_prefix)
@@ -347,4 +358,5 @@ def memory_tools(
             field="include",
             remediation=f"Choose from {', '.join(ZaxyTool.registry)}.",
         )
-    return [ZaxyTool.registry[name](fabric=fabric, memory_scope=memory_scope) for name in names]
+    checked = fabric.checked_cues(dict(cues) if isinstance(cues, Mapping) else cues)
+    return [ZaxyTool.registry[name](fabric=fabric, memory_scope=memory_scope, memory_cues=checked) for name in names]

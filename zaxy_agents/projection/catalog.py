@@ -8,6 +8,7 @@ queries the on-disk tables with small caches, so nothing here is ever loaded who
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -29,6 +30,9 @@ class EntityCatalog(Protocol):
     # identities and versions
     def version(self, version_id: str) -> EntityVersion | None: ...
 
+    def versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion | None]:
+        """:meth:`version` of many ids at once (one read for those not cached)."""
+
     def key_state(self, key: str) -> KeyState | None: ...
 
     def has_key(self, key: str) -> bool: ...
@@ -48,6 +52,9 @@ class EntityCatalog(Protocol):
 
     def event_versions(self, session: str, seq: int) -> list[EntityVersion]:
         """The versions one event created, in planning order."""
+
+    def events_versions(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[EntityVersion]]:
+        """:meth:`event_versions` of many events at once (one read per session for those not cached)."""
 
     def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
         """Identities of one type in one session, most recently asserted first (bounded scan, no duplicates)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zaxy_agents.projection.catalog import FeedbackAggregate
@@ -189,6 +189,20 @@ class SqliteCatalog:
         cache[version_id] = found
         return found
 
+    def versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion | None]:
+        """:meth:`version` of many ids, those not cached read in one query per ``_IN_CHUNK``."""
+        cache = self._versions
+        missing = [v for v in dict.fromkeys(version_ids) if v not in cache]
+        if missing and len(cache) + len(missing) >= CACHE_LIMIT:
+            cache.clear()
+            missing = list(dict.fromkeys(version_ids))
+        for chunk in _chunks(missing):
+            found = {row[0]: _version(row) for row in self._rows(
+                f"{_VERSION_FROM} WHERE v.id IN ({','.join('?' * len(chunk))})", chunk)}  # fmt: skip
+            for version_id in chunk:
+                cache[version_id] = found.get(version_id)
+        return {v: cache.get(v) for v in version_ids}
+
     def key_state(self, key: str) -> KeyState | None:
         cache = self._keys
         if key in cache:
@@ -243,6 +257,30 @@ class SqliteCatalog:
             self._events.clear()
         self._events[(session, seq)] = found
         return found
+
+    def events_versions(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[EntityVersion]]:
+        """:meth:`event_versions` of many events, those not cached read in one query per session."""
+        cache = self._events
+        missing = [key for key in dict.fromkeys(keys) if key not in cache]
+        if missing and len(cache) + len(missing) >= CACHE_LIMIT:
+            cache.clear()
+            missing = list(dict.fromkeys(keys))
+        by_session: dict[str, list[int]] = {}
+        for session, seq in missing:
+            by_session.setdefault(session, []).append(int(seq))
+        for session, seqs in by_session.items():
+            for start in range(0, len(seqs), _IN_CHUNK):
+                chunk = seqs[start : start + _IN_CHUNK]
+                found: dict[tuple[str, int], list[EntityVersion]] = {(session, seq): [] for seq in chunk}
+                rows = self._rows(
+                    f"{_VERSION_FROM} WHERE v.session = ? AND v.seq IN ({','.join(map(str, chunk))}) ORDER BY v.vid",
+                    (session,),
+                )
+                for row in rows:
+                    version = _version(row)
+                    found[(session, version.source_event_seq)].append(version)
+                cache.update(found)
+        return {key: cache[key] if key in cache else self.event_versions(*key) for key in keys}
 
     def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
         rows = self._rows(

@@ -18,7 +18,7 @@ keeps doc order and rewrites only the tail of a key.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,25 +87,44 @@ def encode_runs(
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
     """Docs (int64) and tfs (float64) of ``(first, n, docs, tfs)`` runs, concatenated (not in run order: runs of
     the same widths are decoded together)."""
-    doc_parts, tf_parts = [], []
-    by_width: dict[tuple[bool, bool], list[tuple[int, int, bytes, bytes]]] = {}
-    for run in runs:
-        by_width.setdefault((len(run[2]) == 2 * run[1], len(run[3]) == run[1]), []).append(run)
-    for (gaps, narrow_tf), group in by_width.items():
-        sizes = np.fromiter((run[1] for run in group), dtype=np.int64, count=len(group))
-        if gaps:
-            values = np.frombuffer(b"".join(run[2] for run in group), dtype="<u2").astype(np.int64)
-            total = np.cumsum(values)
-            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-            before = total[starts] - values[starts]  # the running sum up to each run's start
-            firsts = np.fromiter((run[0] for run in group), dtype=np.int64, count=len(group))
-            doc_parts.append(total - np.repeat(before, sizes) + np.repeat(firsts, sizes))
-        else:
-            doc_parts.append(np.frombuffer(b"".join(run[2] for run in group), dtype=DOC).astype(np.int64))
-        width = "u1" if narrow_tf else TF
-        tf_parts.append(np.frombuffer(b"".join(run[3] for run in group), dtype=width).astype(np.float64))
-    if not doc_parts:
+    if not runs:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
+    firsts, sizes, doc_blobs, tf_blobs = zip(*runs, strict=True)
+    return decode_columns(firsts, sizes, doc_blobs, tf_blobs)
+
+
+def decode_columns(
+    firsts: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decode_runs` over the columns of the runs (as ``zip(*rows)`` gives them): a whole-memory query
+    reads thousands of runs per term, and a Python step per run cost more than decoding their postings."""
+    count = len(sizes)
+    if not count:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    n = np.fromiter(sizes, dtype=np.int64, count=count)
+    gaps = np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n
+    narrow_tf = np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n
+    doc_parts, tf_parts = [], []
+    run_firsts = None
+    for gap_width, narrow in ((True, True), (True, False), (False, True), (False, False)):
+        same = np.flatnonzero((gaps == gap_width) & (narrow_tf == narrow))
+        if same.size == 0:
+            continue
+        chosen = same.tolist()
+        blob = b"".join([doc_blobs[i] for i in chosen])
+        if gap_width:
+            if run_firsts is None:
+                run_firsts = np.fromiter(firsts, dtype=np.int64, count=count)
+            values = np.frombuffer(blob, dtype="<u2").astype(np.int64)
+            total = np.cumsum(values)
+            group_sizes = n[same]
+            starts = np.concatenate(([0], np.cumsum(group_sizes)[:-1]))
+            before = total[starts] - values[starts]  # the running sum up to each run's start
+            doc_parts.append(total - np.repeat(before - run_firsts[same], group_sizes))
+        else:
+            doc_parts.append(np.frombuffer(blob, dtype=DOC).astype(np.int64))
+        width = "u1" if narrow else TF
+        tf_parts.append(np.frombuffer(b"".join([tf_blobs[i] for i in chosen]), dtype=width).astype(np.float64))
     return np.concatenate(doc_parts), np.concatenate(tf_parts)
 
 
@@ -253,31 +272,29 @@ class PostingStore:
         """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None)."""
         if not terms or (sessions is not None and not sessions):
             return {}
-        blobs: dict[int, list[tuple[int, int, bytes, bytes]]] = {term: [] for term in terms}
         p = self.prefix
         term_list = ",".join(str(int(term)) for term in terms)
+        sql = f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list})"
         if sessions is None:
-            rows: Iterable[tuple[int, int, int, bytes, bytes]] = db.execute(
-                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list})", (field,)
-            )
-            self._collect(rows, blobs)
+            rows = db.execute(sql, (field,)).fetchall()
         else:
+            rows = []
             for start in range(0, len(sessions), CHUNK):
                 session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
-                rows = db.execute(
-                    f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list}) "
-                    f"AND session IN ({session_list})",
-                    (field,),
-                )
-                self._collect(rows, blobs)
-        return {term: TermPostings(*decode_runs(runs)) for term, runs in blobs.items() if runs}
-
-    @staticmethod
-    def _collect(
-        rows: Iterable[tuple[int, int, int, bytes, bytes]], blobs: dict[int, list[tuple[int, int, bytes, bytes]]]
-    ) -> None:
-        for term, first, n, docs, tfs in rows:
-            blobs[term].append((first, n, docs, tfs))
+                rows += db.execute(f"{sql} AND session IN ({session_list})", (field,)).fetchall()
+        if not rows:
+            return {}
+        run_terms, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
+        if len(terms) == 1:
+            return {int(terms[0]): TermPostings(*decode_columns(firsts, sizes, doc_blobs, tf_blobs))}
+        term_of = np.fromiter(run_terms, dtype=np.int64, count=len(rows))
+        found = {}
+        for term in dict.fromkeys(int(t) for t in terms):
+            mine = np.flatnonzero(term_of == term).tolist()
+            if mine:
+                pick = [firsts[i] for i in mine], [sizes[i] for i in mine], [doc_blobs[i] for i in mine]
+                found[term] = TermPostings(*decode_columns(*pick, [tf_blobs[i] for i in mine]))
+        return found
 
     def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
         """Documents containing ``term`` in ``field`` within ``sessions`` (all when None)."""

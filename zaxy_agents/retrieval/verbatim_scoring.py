@@ -87,6 +87,68 @@ class Matched:
         return np.where(present, self.tf[:, where], 0.0), np.where(present, self.ctf[:, where], 0.0)
 
 
+class GroupRows:
+    """Rows of ``<prefix>_group`` (docs, total length, first and last doc), in arrays indexed by group id: a
+    whole-memory query touches tens of thousands of threads, and building them from per-row tuples cost more
+    than the scoring that reads them. Valid for one write sequence of the index (:class:`ReadCache`)."""
+
+    FULL_SCAN = 2000  # past this many missing rows, one scan of the table beats IN lists
+
+    def __init__(self) -> None:
+        self.loaded = np.zeros(0, dtype=bool)
+        self.docs = np.zeros(0, dtype=np.int64)
+        self.lengths = np.zeros(0)
+        self.first = np.zeros(0, dtype=np.int64)
+        self.last = np.zeros(0, dtype=np.int64)
+        self.count = 0
+        self.scanned = False
+
+    def known(self, ids: np.ndarray) -> np.ndarray:
+        inside = ids < self.loaded.size
+        found = np.zeros(ids.size, dtype=bool)
+        found[inside] = self.loaded[ids[inside]]
+        return found
+
+    def fill(self, db: sqlite3.Connection, ids: np.ndarray) -> None:
+        """Load the rows of ``ids`` not loaded yet (a group missing from the table stays unknown)."""
+        if ids.size == 0 or self.scanned:
+            return
+        missing = ids[~self.known(ids)]
+        if missing.size == 0:
+            return
+        if missing.size > self.FULL_SCAN:
+            table = db.execute(f"SELECT id, docs, len, first, last FROM {PREFIX}_group").fetchall()
+            self.scanned = True
+        else:
+            table = []
+            for start in range(0, missing.size, CHUNK):
+                chunk = ",".join(map(str, missing[start : start + CHUNK].tolist()))
+                table += db.execute(
+                    f"SELECT id, docs, len, first, last FROM {PREFIX}_group WHERE id IN ({chunk})"
+                ).fetchall()
+        if not table:
+            return
+        values = np.array(table, dtype=np.float64)
+        where = values[:, 0].astype(np.int64)
+        self._grow(int(where.max()) + 1)
+        self.count += int((~self.loaded[where]).sum())
+        self.loaded[where] = True
+        self.docs[where] = values[:, 1].astype(np.int64)
+        self.lengths[where] = values[:, 2]
+        self.first[where] = values[:, 3].astype(np.int64)
+        self.last[where] = values[:, 4].astype(np.int64)
+
+    def _grow(self, size: int) -> None:
+        if size <= self.loaded.size:
+            return
+        size = max(size, 2 * self.loaded.size)
+        for name in ("loaded", "docs", "lengths", "first", "last"):
+            old = getattr(self, name)
+            grown = np.zeros(size, dtype=old.dtype)
+            grown[: old.size] = old
+            setattr(self, name, grown)
+
+
 @dataclass
 class Groups:
     """The (session, segment) threads a query touches: size, total length and end docs."""
@@ -98,25 +160,11 @@ class Groups:
     last: np.ndarray
 
     @classmethod
-    def load(cls, db: sqlite3.Connection, ids: np.ndarray, rows: dict[int, tuple[int, float, int, int]]) -> Groups:
+    def load(cls, db: sqlite3.Connection, ids: np.ndarray, rows: GroupRows) -> Groups:
         """The rows of groups ``ids`` (sorted), through ``rows`` (a cache filled here)."""
-        wanted = ids.tolist()
-        missing = [g for g in wanted if g not in rows]
-        for start in range(0, len(missing), CHUNK):
-            chunk = ",".join(str(g) for g in missing[start : start + CHUNK])
-            for group, docs, length, first, last in db.execute(
-                f"SELECT id, docs, len, first, last FROM {PREFIX}_group WHERE id IN ({chunk})"
-            ):
-                rows[group] = (docs, length, first, last)
-        known = [g for g in wanted if g in rows]
-        table = np.array([rows[g] for g in known], dtype=np.float64).reshape(-1, 4)
-        return cls(
-            np.array(known, dtype=np.int64),
-            table[:, 0].astype(np.int64),
-            table[:, 1],
-            table[:, 2].astype(np.int64),
-            table[:, 3].astype(np.int64),
-        )
+        rows.fill(db, ids)
+        known = ids[rows.known(ids)].astype(np.int64)
+        return cls(known, rows.docs[known], rows.lengths[known], rows.first[known], rows.last[known])
 
     def small(self, limit: int) -> np.ndarray:
         return self.ids[self.docs <= limit]

@@ -37,7 +37,7 @@ from .dates import QueryDate, query_dates
 from .postings import TermPostings
 from .text import _PROPN_RE
 from .verbatim import _POSTINGS, FIELD_CAPTION, FIELD_TEXT, PREFIX, Names, VerbatimHit, parse_moment, read_stats
-from .verbatim_scoring import Groups, Matched, Scorer, Terms
+from .verbatim_scoring import GroupRows, Groups, Matched, Scorer, Terms
 
 if TYPE_CHECKING:
     from .verbatim import VerbatimIndex
@@ -79,15 +79,16 @@ class ReadCache:
     a read-mostly memory answers them from memory; any write starts a fresh cache."""
 
     LIMIT = 200_000
+    GROUP_LIMIT = 2_000_000  # thread rows kept (33 bytes each)
 
     def __init__(self, wseq: int) -> None:
         self.wseq = wseq
         self.terms: dict[str, tuple[int, int, int] | None] = {}
         self.speakers: dict[str, int | None] = {}
-        self.groups: dict[int, tuple[int, float, int, int]] = {}
+        self.groups = GroupRows()
 
     def full(self) -> bool:
-        return len(self.terms) + len(self.speakers) + len(self.groups) > self.LIMIT
+        return len(self.terms) + len(self.speakers) > self.LIMIT or self.groups.count > self.GROUP_LIMIT
 
 
 def read_cache(index: VerbatimIndex, wseq: int) -> ReadCache:

@@ -15,12 +15,15 @@ from zaxy_agents.retrieval.attenuation import PIN_TYPE, pin_name
 
 from .contracts import (
     PINNED_EVENT,
+    PROMOTED_EVENT,
+    PROMOTION_WEIGHT,
     RESTORE_WEIGHT,
     RESTORED_EVENT,
     SURFACED_EVENT,
     SURFACING_WEIGHT,
     UNPINNED_EVENT,
     MemoryTarget,
+    PromotedPayload,
     SurfacedPayload,
 )
 
@@ -60,4 +63,15 @@ def unpinned(envelope: dict[str, Any]) -> Extraction:
     target = _target(envelope["payload"])
     return Extraction(
         invalidations=[Invalidation(EntityRef(pin_name(target.entity_type, target.entity_name), PIN_TYPE))]
+    )
+
+
+@register(PROMOTED_EVENT)
+def promoted(envelope: dict[str, Any]) -> Extraction:
+    payload = PromotedPayload.model_validate(envelope["payload"])
+    return Extraction(
+        feedback=[
+            FeedbackSignal(EntityRef(m.entity_name, m.entity_type), "promoted", PROMOTION_WEIGHT, True)
+            for m in payload.memories
+        ]
     )

@@ -34,6 +34,7 @@ GATED_TYPES = {
     "coordination.finding.promoted": "coordination_promote",
     "coordination.handoff.created": "coordination_handoff",
     "coordination.proof_packet.created": "coordination_record_synthesis_artifact",
+    "memory.promoted": "coordination_promote (a promotion's strong reinforcement cites the promotion)",
     # synthesis: the tools check the bundle against the cited events before appending
     "memory.synthesis.artifact.created": "memory_synthesis_artifact",
     "memory.synthesis.used": "memory_synthesis_artifact",

@@ -24,12 +24,16 @@ from zaxy_agents.eventloom.drafts import prepare_draft
 from zaxy_agents.eventloom.integrity import SessionReader
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
-from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, SESSION_ID_PATTERN, validate_session_id
+from zaxy_agents.eventloom.validation import (
+    DEFAULT_MAX_PAYLOAD_BYTES,
+    SESSION_ID_PATTERN,
+    validate_durability,
+    validate_session_id,
+)
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
 
-DURABILITY_MODES = ("fsync", "batch")
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
 
 
@@ -51,12 +55,7 @@ class JsonlEventLog(EventLog):
         max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
         group_commit_seconds: float = DEFAULT_GROUP_COMMIT_SECONDS,
     ) -> None:
-        if durability not in DURABILITY_MODES:
-            raise InvalidRequestError(
-                f"unknown durability mode {durability!r}",
-                field="durability",
-                remediation=f"Use one of {', '.join(DURABILITY_MODES)}.",
-            )
+        validate_durability(durability)
         self.root = Path(root)
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.errors import ConflictError, IntegrityError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
 from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.drafts import PreparedDraft, prepare_draft
@@ -16,10 +16,8 @@ from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_pro
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability, SealedLine
 from zaxy_agents.eventloom.sealing import json_string, seal
-from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_durability, validate_session_id
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
-
-from ..files.jsonl_log import DURABILITY_MODES
 
 
 class MemoryEventLog(EventLog):
@@ -28,12 +26,7 @@ class MemoryEventLog(EventLog):
     capabilities = frozenset({LogCapability.CONTINUE_IMPORT})
 
     def __init__(self, *, durability: str = "fsync", max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
-        if durability not in DURABILITY_MODES:  # nothing to flush, but the setting means the same everywhere
-            raise InvalidRequestError(
-                f"unknown durability mode {durability!r}",
-                field="durability",
-                remediation=f"Use one of {', '.join(DURABILITY_MODES)}.",
-            )
+        validate_durability(durability)
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self.lines: dict[str, list[bytes]] = {}

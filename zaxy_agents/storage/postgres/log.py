@@ -37,9 +37,8 @@ from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSu
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
 from zaxy_agents.eventloom.resolve import resolve_citation
 from zaxy_agents.eventloom.sealing import json_string, seal
-from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_session_id
+from zaxy_agents.eventloom.validation import DEFAULT_MAX_PAYLOAD_BYTES, validate_durability, validate_session_id
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE, ChainVerifier
-from zaxy_agents.storage.files.jsonl_log import DURABILITY_MODES
 from zaxy_agents.storage.postgres.connect import (
     acquire_pool,
     probe_connection,
@@ -76,12 +75,7 @@ class PostgresEventLog(EventLog):
         schema_mode: str = "auto",
         options: PostgresOptions | None = None,
     ) -> None:
-        if durability not in DURABILITY_MODES:
-            raise InvalidRequestError(
-                f"unknown durability mode {durability!r}",
-                field="durability",
-                remediation=f"Use one of {', '.join(DURABILITY_MODES)}.",
-            )
+        validate_durability(durability)
         self.dsn = dsn
         self.options = options or PostgresOptions.from_env(schema=schema)
         self.schema = self.options.schema
