@@ -102,16 +102,21 @@ def decode_columns(
     if not count:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     n = np.fromiter(sizes, dtype=np.int64, count=count)
-    gaps = np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n
-    narrow_tf = np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n
+    gaps = (np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n).astype(np.int64)
+    narrow_tf = (np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n).astype(np.int64)
     doc_parts, tf_parts = [], []
     run_firsts = None
-    for gap_width, narrow in ((True, True), (True, False), (False, True), (False, False)):
-        same = np.flatnonzero((gaps == gap_width) & (narrow_tf == narrow))
-        if same.size == 0:
-            continue
-        chosen = same.tolist()
-        blob = b"".join([doc_blobs[i] for i in chosen])
+    widths = 2 * gaps + narrow_tf  # 3: gaps, one-byte counts; 2: gaps, two-byte; 1: uint32 docs, one-byte; 0
+    codes = sorted(set(widths.tolist()))
+    for code in codes:
+        gap_width, narrow = code >= 2, code % 2 == 1
+        if len(codes) == 1:  # the usual case: every run of the same widths
+            same, doc_part, tf_part = np.arange(count), doc_blobs, tf_blobs
+        else:
+            same = np.flatnonzero(widths == code)
+            chosen = same.tolist()
+            doc_part, tf_part = [doc_blobs[i] for i in chosen], [tf_blobs[i] for i in chosen]
+        blob = b"".join(doc_part)
         if gap_width:
             if run_firsts is None:
                 run_firsts = np.fromiter(firsts, dtype=np.int64, count=count)
@@ -124,7 +129,7 @@ def decode_columns(
         else:
             doc_parts.append(np.frombuffer(blob, dtype=DOC).astype(np.int64))
         width = "u1" if narrow else TF
-        tf_parts.append(np.frombuffer(b"".join([tf_blobs[i] for i in chosen]), dtype=width).astype(np.float64))
+        tf_parts.append(np.frombuffer(b"".join(tf_part), dtype=width).astype(np.float64))
     return np.concatenate(doc_parts), np.concatenate(tf_parts)
 
 
