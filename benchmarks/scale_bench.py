@@ -5,13 +5,19 @@ events; see ``realistic_stream.py``) and measures, in the same run:
 
 * ingest: appending the stream (the log-append baseline), then projecting it batched (catalog + indexes in
   ``derived.sqlite``), then bringing the embedded graph up to date (off the read path);
-* a **fresh process**: imports + open + first cited checkout (wall), its peak RSS, and its close;
-* the CLI end to end (``zaxy memory checkout ... --json``);
+* a **fresh process**: imports + open + first cited checkout (wall and CPU), its peak RSS, and its close;
+* the CLI end to end (``zaxy memory checkout ... --json``), wall and CPU;
 * warm checkout latency (p50 / p95) in one process;
 * one-at-a-time append + project (the MCP / hook / LangGraph path) on top of the memory;
 * optionally ``zaxy reproject`` (``--reproject``) and ``zaxy serve`` readiness (``--serve``);
 * disk: log, derived state, graph;
 * the baseline: an SQLite FTS5 index over the same texts (build; fresh process open + query, RSS).
+
+Start-up is measured the way an installed package runs: with its bytecode compiled (``pip install`` compiles it;
+a checkout run with ``PYTHONDONTWRITEBYTECODE=1`` recompiles every module in every process). The children use a
+private ``PYTHONPYCACHEPREFIX`` compiled once before measuring; ``fresh_process_source_only`` repeats the first
+answer without bytecode, to show what compiling costs. CPU times (user + system) are given beside wall times:
+on a loaded machine they are the figures that compare across runs.
 
 Usage: python benchmarks/scale_bench.py [--sizes 1000,10000,100000] [--one-by-one 500] [--reproject] [--serve]
        [--workdir DIR] [--keep] [--json]
@@ -58,16 +64,17 @@ FIRST_ANSWER = (
     PEAK_RSS
     + r"""
 import json, sys, time
-started = time.perf_counter()
+started, started_cpu = time.perf_counter(), time.process_time()
 from zaxy_agents.fabric import MemoryFabric
-imported = time.perf_counter()
+imported, imported_cpu = time.perf_counter(), time.process_time()
 fabric = MemoryFabric.from_path(sys.argv[1])
 packet = fabric.checkout(sys.argv[2], session=sys.argv[3], max_tokens=2000)
-answered = time.perf_counter()
+answered, answered_cpu = time.perf_counter(), time.process_time()
 fabric.close()
 closed = time.perf_counter()
 print(json.dumps({
     "import_s": imported - started, "open_and_answer_s": answered - imported, "first_answer_s": answered - started,
+    "import_cpu_s": imported_cpu - started_cpu, "first_answer_cpu_s": answered_cpu - started_cpu,
     "close_s": closed - answered, "rss_mb": peak_rss_mb(),
     "cited": "eventloom://" in packet.prompt, "answer": packet.prompt,
 }))
@@ -102,14 +109,41 @@ print(json.dumps({"open_and_answer_s": time.perf_counter() - started,
 )
 
 
-def _run_json(code: str, *args: str, timeout: float = 3600) -> dict[str, Any]:
+_BYTECODE: dict[str, str] = {}
+
+
+def _child_env(*, bytecode: bool = True) -> dict[str, str]:
+    """The children's environment: warnings off and, by default, the package's bytecode compiled once into a
+    private cache (as an installed package has it) instead of recompiling every module in every process."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    if not _BYTECODE:
+        _BYTECODE["prefix"] = tempfile.mkdtemp(prefix="zaxy-pycache-")
+        _BYTECODE["empty"] = tempfile.mkdtemp(prefix="zaxy-nopycache-")
+        compiled = {**env, "PYTHONPYCACHEPREFIX": _BYTECODE["prefix"]}
+        compiled.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([PYTHON, "-m", "compileall", "-q", "zaxy_agents"], cwd=REPO, env=compiled, check=True)
+    if not bytecode:  # an empty cache that is never written: every module compiles from source
+        return {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": _BYTECODE["empty"]}
+    env["PYTHONPYCACHEPREFIX"] = _BYTECODE["prefix"]
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run_json(code: str, *args: str, timeout: float = 3600, bytecode: bool = True) -> dict[str, Any]:
     result = subprocess.run(
         [PYTHON, "-c", code, *args],
         capture_output=True,
         text=True,
         cwd=REPO,
         timeout=timeout,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        env=_child_env(bytecode=bytecode),
     )
     if result.returncode != 0:
         raise RuntimeError(f"child failed: {result.stderr[-3000:]}")
@@ -192,9 +226,13 @@ def measure(root: Path, size: int, facts: list[tuple[str, str, str, str]], args:
         k: round(v, 3) if isinstance(v, float) else v for k, v in first.items() if k != "answer"
     }
     results["fresh_process"]["current_fact_cited"] = citation in first["answer"]
-    runs = []
+    source_only = _run_json(FIRST_ANSWER, str(root), question, session, bytecode=False)
+    results["fresh_process_source_only"] = {
+        k: round(source_only[k], 3) for k in ("import_s", "first_answer_s", "import_cpu_s", "first_answer_cpu_s")
+    }
+    runs, cpu = [], []
     for _ in range(3):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), _children_cpu()
         cli = subprocess.run(
             [
                 PYTHON,
@@ -212,11 +250,13 @@ def measure(root: Path, size: int, facts: list[tuple[str, str, str, str]], args:
             capture_output=True,
             text=True,
             cwd=REPO,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            env=_child_env(),
         )
         runs.append(time.perf_counter() - started)
+        cpu.append(_children_cpu() - started_cpu)
         assert cli.returncode == 0, cli.stderr[-2000:]
     results["cli_checkout_s"] = round(statistics.median(runs), 3)
+    results["cli_checkout_cpu_s"] = round(statistics.median(cpu), 3)
     warm = _run_json(WARM_QUERIES, str(root), json.dumps(questions))
     results["warm_checkout"] = _percentiles(warm["samples_ms"])
     results["warm_checkout"]["current_fact_recall"] = round(warm["recall"], 3)
@@ -291,7 +331,7 @@ def serve_ready(root: Path, question: str, session: str) -> dict[str, Any]:
         params = StdioServerParameters(
             command=PYTHON,
             args=["-m", "zaxy_agents.cli.entry", "serve", "--eventloom-path", str(root)],
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            env=_child_env(),
             cwd=REPO,
         )
         started = time.perf_counter()
@@ -302,7 +342,11 @@ def serve_ready(root: Path, question: str, session: str) -> dict[str, Any]:
             answered = time.perf_counter()
         return {"initialize_s": initialised - started, "first_checkout_s": answered - started}
 
-    return {k: round(v, 3) for k, v in asyncio.run(run()).items()}
+    started_cpu = _children_cpu()
+    timings = asyncio.run(run())
+    # the server's whole life (start-up, first checkout, shutdown), counted once it has exited
+    timings["server_cpu_s"] = _children_cpu() - started_cpu
+    return {k: round(v, 3) for k, v in timings.items()}
 
 
 def main() -> None:
@@ -333,6 +377,8 @@ def main() -> None:
             if not args.json:
                 print(json.dumps(results, indent=2), flush=True)
     finally:
+        for cache in _BYTECODE.values():
+            shutil.rmtree(cache, ignore_errors=True)
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     if args.json:

@@ -50,3 +50,12 @@ def test_ppr_lane_through_the_cli() -> None:
     assert all(figures[single] >= report["profiles"]["plain"][single] for figures in report["profiles"].values())
     in_process = run_ppr_lane(projects=6)
     assert in_process["profiles"]["plain"] == report["profiles"]["plain"]  # deterministic
+
+
+def test_cue_lane_through_the_cli() -> None:
+    code, report = run_zaxy_json("benchmark", "cues", "--workspaces", "3", "--services", "4")
+    assert code == 0 and report["lane"] == "cues" and report["passed"] and list(report["profiles"]) == PROFILES
+    plain, balanced = report["profiles"]["plain"], report["profiles"]["balanced"]
+    assert plain["context_only_lift@1"] == 0.0  # plain never blends cues
+    assert balanced["context_only_lift@1"] > 0 and balanced["worst_loss@1"] == 0.0 and balanced["cues_help"]
+    assert balanced["misleading.recall@1_with_cues"] == balanced["misleading.recall@1_without_cues"]

@@ -35,13 +35,14 @@ def _system_prompt(fabric: MemoryFabric, **options) -> str:
     return llm.calls[-1][0].text
 
 
-def test_middleware_cues_reorder_the_checkout_under_the_full_profile(fabric: MemoryFabric) -> None:
+def test_middleware_cues_reorder_the_checkout(fabric: MemoryFabric) -> None:
     _remember(fabric)
-    assert _ours_first(_system_prompt(fabric, retrieval_profile="full"))
+    assert _ours_first(_system_prompt(fabric))
+    assert not _ours_first(_system_prompt(fabric, cues={"repo": "other"}))  # the default profile blends cues
     assert not _ours_first(_system_prompt(fabric, retrieval_profile="full", cues={"repo": "other"}))
-    assert _ours_first(_system_prompt(fabric, retrieval_profile="full", cues={"workspace": "zaxy"}))
-    # balanced does not blend cues (docs/retrieval.md): the same order as without them
-    assert _ours_first(_system_prompt(fabric, cues={"repo": "other"}))
+    assert _ours_first(_system_prompt(fabric, cues={"workspace": "zaxy"}))
+    # plain is pre-2.2 ranking: cues change nothing
+    assert _ours_first(_system_prompt(fabric, retrieval_profile="plain", cues={"repo": "other"}))
 
 
 def test_tool_cues_argument_and_the_middlewares_default(fabric: MemoryFabric) -> None:

@@ -23,3 +23,35 @@ def test_building_the_server_imports_nothing_heavy(tmp_path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
+
+
+FOLLOW_PROBE = """
+import sys
+from zaxy_agents.config import ZaxySettings
+from zaxy_agents.mcp.backend import FabricRunner
+runner = FabricRunner(ZaxySettings.resolve(sys.argv[1]))
+runner.warm()
+first = runner.call(lambda fabric: fabric.projector.graph.following)
+# the follow was queued behind the first call: the second call runs after it
+second = runner.call(lambda fabric: fabric.projector.graph.following)
+runner.close()
+print(first, second)
+"""
+
+
+def test_the_first_tool_call_does_not_wait_for_the_graph(tmp_path) -> None:
+    """A server that owns a memory with a graph follows that graph, but only after its first call (or once idle):
+    opening Kuzu is not on the first checkout's path."""
+    from zaxy_agents.fabric import MemoryFabric
+
+    loom = tmp_path / "eventloom"
+    with MemoryFabric.from_path(loom) as fabric:
+        fabric.append("proj", "fact.asserted", {"subject": "api", "predicate": "port", "object": "8080"})
+        fabric.project()
+        fabric.projector.store  # noqa: B018 - materialises the graph of record
+    assert (loom / ".zaxy" / "graph.kuzu").exists()
+    result = subprocess.run(
+        [sys.executable, "-c", FOLLOW_PROBE, str(loom)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True"]

@@ -57,8 +57,30 @@ async def test_mcp_append_with_the_gate(tmp_path: Path) -> None:
             assert (
                 again["encoding_gate"]["tag"] == "redundant" and again["encoding_gate"]["against"] == first["citation"]
             )
+            # folded: the duplicate reinforces the memory it repeats instead of competing with it
+            assert again["encoding_gate"]["reinforces"] == {"entity_name": "note.recorded #1", "entity_type": "event"}
+            found = await ok(client, "memory_query", {"query": NOTE, "retrieval_profile": "full"})
+            assert [hit["citation"] for hit in found["hits"]] == [first["citation"]]
+            assert found["hits"][0]["salience"]["reinforcement"] > 1.0
+            replayed = await ok(client, "memory_replay", {"session_id": "p"})
+            assert [e["seq"] for e in replayed["events"]] == [first["seq"], again["seq"]]  # still in the log
+            # a near copy with one value changed is tagged redundant but never folded: the new value is not lost
+            long = "the atlas nightly export job writes parquet files to bucket {} every night at two"
+            await ok(client, "memory_append", {"event_type": "note.recorded", "payload": {"text": long.format(7)}})
+            near = await ok(
+                client,
+                "memory_append",
+                {"event_type": "note.recorded", "payload": {"text": long.format(8)}, "encoding_gate": True},
+            )
+            assert near["encoding_gate"]["tag"] == "redundant" and "reinforces" not in near["encoding_gate"]
+            found = await ok(client, "memory_query", {"query": "atlas nightly export bucket 8"})
+            assert near["citation"] in [hit["citation"] for hit in found["hits"]]
     finally:
         app.close()
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:  # replay from scratch: the same fold
+        fabric.reproject()
+        assert [h.citation for h in fabric.query(NOTE, sessions=["p"], k=3).hits][:1] == [first["citation"]]
+        assert again["citation"] not in [h.citation for h in fabric.query(NOTE, sessions=["p"], k=10).hits]
 
 
 def test_cli_append_with_the_gate_and_the_gate_lane(tmp_path: Path) -> None:
@@ -74,6 +96,9 @@ def test_cli_append_with_the_gate_and_the_gate_lane(tmp_path: Path) -> None:
     plain = lane["profiles"]["plain"]
     assert plain["recall@5_gate_on"] == plain["recall@5_gate_off"] and plain["novel_tagged_redundant"] == 0
     assert plain["confusion"]["redundant"]["redundant"] >= 1
+    # folded: duplicates reinforce the memory they repeat and no longer crowd the packet
+    assert plain["folded_reinforced"] == plain["exact_duplicates"] >= 1
+    assert plain["duplicate_evidence_gate_on"] == 0 < plain["duplicate_evidence_gate_off"]
 
 
 def test_interference_proposes_a_belief_update(tmp_path: Path) -> None:

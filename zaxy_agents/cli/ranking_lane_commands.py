@@ -1,4 +1,4 @@
-"""`zaxy benchmark budget | cache | forgetting | fok | ppr | gate`: the measurement lanes behind the retrieval
+"""`zaxy benchmark budget | cache | forgetting | fok | ppr | gate | cues`: the measurement lanes behind the retrieval
 profiles (seed 004). Each runs deterministic fixtures offline through the real engine, reports every retrieval
 profile with ``plain`` beside it, and exits 1 when the lane's bar is not met.
 """
@@ -22,6 +22,7 @@ def register(benchmark_app: typer.Typer) -> None:
     benchmark_app.command("fok")(fok_command)
     benchmark_app.command("ppr")(ppr_command)
     benchmark_app.command("gate")(gate_command)
+    benchmark_app.command("cues")(cues_command)
 
 
 Size = Annotated[int, typer.Option("--size", min=2, max=100, help="Fixture size (services or projects).")]
@@ -77,6 +78,18 @@ def gate_command(size: Size = 16, json_output: JsonFlag = False) -> None:
     from zaxy_agents.evaluation.gate_lane import run_gate_lane
 
     _run(lambda: run_gate_lane(size), json_output)
+
+
+def cues_command(
+    workspaces: Annotated[int, typer.Option("--workspaces", min=2, max=40, help="Repositories sharing topics.")] = 6,
+    services: Annotated[int, typer.Option("--services", min=2, max=60, help="Topics (services) per repository.")] = 10,
+    json_output: JsonFlag = False,
+) -> None:
+    """Recall with and without the caller's context cues: where only the cue tells memories apart, where the
+    answer has no cues, and where the words name another workspace than the cue."""
+    from zaxy_agents.evaluation.cue_lane import run_cue_lane
+
+    _run(lambda: run_cue_lane(workspaces, services), json_output)
 
 
 def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.eventloom.validation import validate_session_id
-from zaxy_agents.metacognition.fok import CUE_NAMES, predict
+from zaxy_agents.metacognition.fok import predict
+from zaxy_agents.retrieval.cues import checked_cues
 
 from .service import FabricCore, FabricService
 
@@ -55,7 +56,7 @@ class MetacognitionService(FabricService):
                 remediation="Pass the question you are about to answer.",
             )
         validate_session_id(session)
-        cues = _checked_cues(cues)
+        cues = checked_cues(cues)  # the same names (and task/repo aliases) as checkout and query
         for index, name in enumerate(scope or []):
             validate_session_id(name, field=f"scope[{index}]")
         sessions = sorted(set(scope or []) | {session})
@@ -83,20 +84,3 @@ class MetacognitionService(FabricService):
             )
             result["marker"] = marker.citation
         return result
-
-
-def _checked_cues(cues: dict[str, str] | None) -> dict[str, str] | None:
-    if not cues:
-        return None
-    for name, value in cues.items():
-        if name not in CUE_NAMES:
-            raise InvalidRequestError(
-                f"unknown cue {name!r}", field=f"cues.{name}", remediation=f"Use {', '.join(CUE_NAMES)}."
-            )
-        if not isinstance(value, str) or len(value) > 500:
-            raise InvalidRequestError(
-                f"cue {name} must be a string of at most 500 characters",
-                field=f"cues.{name}",
-                remediation="Pass a short name (the mission, workspace, tool or phase).",
-            )
-    return {name: value for name, value in cues.items() if value.strip()} or None

@@ -136,9 +136,20 @@ class SalienceService(FabricService):
         name = next((e.name for e in extraction.entities if e.mode == "assert"), None)
         if not text.strip() or not self.log.has_session(session):
             return classify(event_type, text, [], name)
-        hits = self.retrieval.query(text[:4000], sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
+        probe = text[:4000]
+        hits = self.retrieval.query(probe, sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
+        seen = {hit.citation for hit in hits}  # plus copies from the exact-source lane (it holds the whole text)
+        copies = self.retrieval.verbatim(probe, sessions=[session], k=GATE_NEIGHBOURS).hits
+        hits += [h for h in copies if h.citation not in seen and h.score_explanation.get("exact_match") == "phrase"]
         candidates = [
-            Candidate(hit.citation, hit.event_type, hit.text, hit.status, hit.entity["name"] if hit.entity else None)
+            Candidate(
+                hit.citation,
+                hit.event_type,
+                hit.text,
+                hit.status,
+                hit.entity["name"] if hit.entity else None,
+                hit.entity["entity_type"] if hit.entity else None,
+            )
             for hit in hits
         ]
         return classify(event_type, text, candidates, name)

@@ -22,6 +22,7 @@ spawns another: nothing outlives the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -31,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from zaxy_agents import __version__
+from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, get_encoding
 from zaxy_agents.config import ZaxySettings
 from zaxy_agents.errors import ZaxyError
 from zaxy_agents.fabric import sharing
@@ -40,6 +42,9 @@ from .caller import Caller
 logger = logging.getLogger("zaxy.mcp")
 OWNER_GRACE_SECONDS = 5.0
 REELECT_INTERVAL_SECONDS = 3.0
+# A server starts following the graph of record after its first tool call, or after this long idle once warm: opening
+# the graph (Kuzu, pyarrow, catching up) costs ~0.2-0.3 s of CPU that the first checkout should not wait for.
+GRAPH_FOLLOW_IDLE_SECONDS = 2.0
 
 
 class FabricRunner:
@@ -50,6 +55,9 @@ class FabricRunner:
         self.settings = settings
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zaxy-fabric")
         self._fabric: Any = None
+        self._follow_lock = threading.Lock()
+        self._follow_queued = False
+        self._follow_timer: threading.Timer | None = None
 
     def _open(self) -> Any:
         if self._fabric is None:
@@ -59,23 +67,58 @@ class FabricRunner:
         return self._fabric
 
     def call(self, function: Callable[[Any], Any]) -> Any:
-        return self._pool.submit(lambda: function(self._open())).result()
+        try:
+            return self._pool.submit(lambda: function(self._open())).result()
+        finally:
+            self.follow_graph_soon()
 
     def warm(self) -> None:
-        """Open the fabric and catch the projection up in the background, so the first tool call is fast."""
+        """Open the fabric, catch the projection up and build the token encoder in the background, so the first
+        tool call is fast. Following the graph waits for the first call (or an idle moment): see
+        :meth:`follow_graph_soon`."""
 
         def warm_up(fabric: Any) -> None:
             try:
                 fabric.project()
                 fabric.retriever  # noqa: B018 - builds the retriever
-                fabric.projector.follow_graph()  # keeps an existing graph of record current, off the read path
+                get_encoding(DEFAULT_ENCODING)  # every budgeted checkout counts tokens (~0.1 s of CPU to build)
             except Exception:
                 logger.exception("warm-up failed (the first call will retry)")
+            with self._follow_lock:
+                if not self._follow_queued:
+                    self._follow_timer = threading.Timer(GRAPH_FOLLOW_IDLE_SECONDS, self.follow_graph_soon)
+                    self._follow_timer.daemon = True
+                    self._follow_timer.start()
 
         self._pool.submit(lambda: warm_up(self._open()))
 
+    def follow_graph_soon(self) -> None:
+        """Queue, once, keeping an existing graph of record current off the read path (``follow_graph``).
+
+        Called after each tool call and by the idle timer the warm-up starts, whichever comes first: the first
+        call never waits for the graph to open unless it needs the graph itself."""
+        with self._follow_lock:
+            if self._follow_queued:
+                return
+            self._follow_queued = True
+            if self._follow_timer is not None:
+                self._follow_timer.cancel()
+
+        def follow(fabric: Any) -> None:
+            try:
+                fabric.projector.follow_graph()
+            except Exception:
+                logger.exception("following the graph failed (graph reads will catch it up)")
+
+        with contextlib.suppress(RuntimeError):  # the runner is closing: nothing to follow any more
+            self._pool.submit(lambda: follow(self._open()))
+
     def close(self) -> None:
         """Finish the call in progress, drop queued work (e.g. a warm-up not yet started), close the fabric."""
+        with self._follow_lock:
+            self._follow_queued = True  # nothing is queued after this
+            if self._follow_timer is not None:
+                self._follow_timer.cancel()
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._fabric is not None:
             self._fabric.close()

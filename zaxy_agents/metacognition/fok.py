@@ -48,9 +48,6 @@ class TermStatistics(Protocol):
     def term_statistics(self, query: str, *, sessions: list[str] | None = None) -> tuple[int, dict[str, int]]: ...
 
 
-CUE_NAMES = ("mission", "workspace", "tool", "phase")
-
-
 @dataclass
 class FokPrediction:
     verdict: str

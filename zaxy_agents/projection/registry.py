@@ -18,6 +18,7 @@ from typing import Any
 
 from zaxy_agents.labels import label_of, labelled, put_label
 
+from .fold import folded
 from .model import Extraction
 
 Extractor = Callable[[dict[str, Any]], Extraction]
@@ -77,6 +78,9 @@ class ExtractorTable:
         """Run the extractor for one envelope; failures degrade to the generic entity plus a diagnostic."""
         if "erased" in envelope:  # an erased event (or a tombstone): its content is gone, nothing to project
             return Extraction()
+        fold = folded(envelope)  # a gated duplicate reinforces the memory it repeats instead of competing with it
+        if fold is not None:
+            return fold
         function = self.extractor_for(envelope["type"])
         if function is None:
             return self._generic(envelope)

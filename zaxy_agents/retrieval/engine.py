@@ -27,6 +27,7 @@ from .graph_lanes import exact_matches, personalized_pagerank, traverse
 from .profiles import LANES, RRF_K, RetrievalProfile, get_profile
 from .ranking import RankingPolicy, get_retrieval_profile
 from .rerank import rerank_by_embedding
+from .text import Analyzer
 from .threads import query_threads
 from .vector_index import VectorIndex
 from .verbatim import VerbatimIndex
@@ -48,6 +49,8 @@ NOT_RECALLED = frozenset(
 # surface stale text.
 ANCHOR_TYPES = frozenset({"participant", "topic", "tool", "document", PIN_TYPE})
 ANCHORED_GRAPH_BOOST = 3.0
+
+CUE_ANALYZER = Analyzer()  # the question terms a hit's own text holds (cue blending never outranks words)
 
 
 @dataclass
@@ -282,7 +285,7 @@ class Retriever:
             self._boost(hit, chosen, catalog)
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
         if cues and chosen.cue_weight:
-            hits = self._blend_cues(hits, cues, chosen)
+            hits = self._blend_cues(query, hits, cues, chosen)
         if reranks and "vector" in lanes:
             try:
                 hits = rerank_by_embedding(query, hits, self.vectors, chosen)
@@ -343,19 +346,34 @@ class Retriever:
         return chosen, [hit for hit in excluded if (hit.session, hit.seq) not in missing]
 
     def _blend_cues(
-        self, hits: list[RetrievalHit], cues: dict[str, str], profile: RetrievalProfile
+        self, query: str, hits: list[RetrievalHit], cues: dict[str, str], profile: RetrievalProfile
     ) -> list[RetrievalHit]:
-        """Multiply the top ``candidates`` hits by ``1 + cue_weight x overlap`` (their cues read from the log)."""
+        """Multiply the top ``candidates`` hits by ``1 + cue_weight x overlap`` (their cues read from the log); a
+        boosted hit moves up only past hits whose own text holds no more of the question's terms than its own
+        (the cue-overlap lane: a context cue picks among equally good matches, never over the words)."""
         head = hits[: profile.candidates]
-        payloads = self.texts.payloads([(hit.session, hit.seq) for hit in head])
+        views = self.texts.cue_views([(hit.session, hit.seq) for hit in head])
+        wanted = set(CUE_ANALYZER(query))
+        matched: dict[int, int] = {}
         for hit in head:
-            overlap = cue_overlap(cues, recorded_cues(payloads.get((hit.session, hit.seq))))
+            payload, text = views.get((hit.session, hit.seq), ({}, hit.text))
+            matched[id(hit)] = len(wanted & set(CUE_ANALYZER(text or hit.text)))
+            overlap = cue_overlap(cues, recorded_cues(payload))
             if overlap:
                 factor = 1.0 + profile.cue_weight * overlap
                 hit.boosts["cue_overlap"] = round(factor, 4)
                 hit.score *= factor
-        head.sort(key=lambda h: (-h.score, h.session, h.seq))
-        return head + hits[profile.candidates :]
+        ordered: list[RetrievalHit] = []
+        for hit in head:  # stable insertion from the fused order: only a boosted hit can move up
+            position = len(ordered)
+            while (
+                position
+                and ordered[position - 1].score < hit.score
+                and matched[id(ordered[position - 1])] <= matched[id(hit)]
+            ):
+                position -= 1
+            ordered.insert(position, hit)
+        return ordered + hits[profile.candidates :]
 
     def _expansion_for(self, query: str, weight: float, sessions: list[str] | None) -> dict[str, float]:
         """Expansion terms from the configured re-rank embedder (one expander per embedder, kept across

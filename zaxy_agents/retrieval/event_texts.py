@@ -60,21 +60,26 @@ class EventTexts:
             out[(session, seq)] = (envelope["hash"], str(envelope.get("type", "")), text[:TEXT_LIMIT])
         return out
 
-    def payloads(self, keys: Iterable[EventKey]) -> dict[EventKey, dict[str, Any]]:
-        """The stored payloads of ``keys`` (one batched read); used for the cues they recorded. A damaged line is
-        left out (the hit then simply has no cues)."""
-        out: dict[EventKey, dict[str, Any]] = {}
+    def cue_views(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[dict[str, Any], str]]:
+        """``(payload, searchable text)`` of ``keys`` in one batched read: the cues an event recorded and the words
+        it holds (cue blending). A damaged line is left out (the hit then simply has no cues)."""
+        out: dict[EventKey, tuple[dict[str, Any], str]] = {}
         for key, line in self.log.lines_at(list(dict.fromkeys(keys))).items():
             try:
                 envelope = json.loads(line)
             except (UnicodeDecodeError, ValueError, RecursionError):
                 continue
-            if (
+            if not (
                 isinstance(envelope, dict)
                 and envelope.get("seq") == key[1]
                 and isinstance(envelope.get("payload"), dict)
             ):
-                out[key] = envelope["payload"]
+                continue
+            try:
+                text = self.extract(envelope).searchable_text
+            except (KeyError, TypeError, ValueError):
+                text = ""
+            out[key] = (envelope["payload"], text[:TEXT_LIMIT])
         return out
 
     def texts(self, keys: Iterable[EventKey]) -> dict[EventKey, str]:

@@ -67,7 +67,11 @@ class RankingPolicy:
 RETRIEVAL_PROFILES: dict[str, RankingPolicy] = {
     "plain": RankingPolicy("plain", salience=False, ppr=False, description="pre-2.2 ranking: no 2.2 feature"),
     "balanced": RankingPolicy(
-        "balanced", salience=False, ppr=True, description="the features a measurement lane justified: PPR"
+        "balanced",
+        salience=False,
+        ppr=True,
+        cue_weight=0.5,
+        description="the features a measurement lane justified: PPR, and cue overlap when the caller passes cues",
     ),
     "full": RankingPolicy(
         "full",

@@ -1,14 +1,18 @@
 """The write-time encoding gate (seed 004, prediction-error gated encoding): is a new memory novel, reinforcing
 or redundant against what memory already returns for it?
 
-Tagging only, never dropping: the tag rides in the appended event's payload (``encoding_gate``), every event is
-still appended and hash-chained, and ranking ignores the tag, so replaying without the gate gives the same memory.
-Off by default; a caller asks for it per append.
+Never dropping: the tag rides in the appended event's payload (``encoding_gate``) and every event is still
+appended and hash-chained. An exact restatement's ``redundant`` tag also names the memory it repeats
+(``reinforces``: ``{entity_name, entity_type}``); the projection folds such an append into weak reinforcement
+of that memory instead of a second ranked entry (:mod:`zaxy_agents.projection.fold`), reversible by replay.
+``novel`` and ``reinforcing`` tags change nothing in ranking. Off by default; a caller asks for it per append.
 
 Classification against the nearest existing memories (the top hits a plain query for the new text returns):
 Jaccard similarity of their analysed terms (stemmed, stop words removed) with the new text's.
 
-* ``redundant``: similarity >= 0.85 with an event of the same type (a duplicate);
+* ``redundant``: similarity >= 0.85 with an event of the same type (a duplicate); with similarity 1.0 (the
+  same analysed terms: an exact restatement) the tag names the memory it repeats in ``reinforces`` and the
+  projection folds it; between 0.85 and 1.0 (e.g. one value of a long sentence changed) it stays a tag only;
 * ``reinforcing``: similarity >= 0.5 (it confirms or restates something memory holds);
 * ``novel``: otherwise (it contradicts or extends what memory holds, or memory holds nothing like it).
 
@@ -27,6 +31,7 @@ from typing import Any
 from zaxy_agents.retrieval.text import Analyzer
 
 REDUNDANT = 0.85
+FOLD = 1.0  # only an exact restatement (the same analysed terms) is folded: a changed number is never lost
 REINFORCING = 0.5
 TAGS = ("novel", "reinforcing", "redundant")
 _ANALYZER = Analyzer()
@@ -41,6 +46,7 @@ class Candidate:
     text: str
     status: str = "event"  # current | superseded | invalidated | event
     name: str | None = None  # the entity it asserted (its identity), when there is one
+    entity_type: str | None = None
 
 
 def classify(event_type: str, text: str, candidates: Iterable[Candidate], name: str | None = None) -> dict[str, Any]:
@@ -72,9 +78,15 @@ def classify(event_type: str, text: str, candidates: Iterable[Candidate], name: 
         tag = "reinforcing"
     else:
         tag = "novel"
+    reinforces = (
+        {"entity_name": nearest.name, "entity_type": nearest.entity_type}
+        if tag == "redundant" and similarity >= FOLD and nearest is not None and nearest.name and nearest.entity_type
+        else None
+    )
     return {
         "tag": tag,
         "similarity": round(similarity, 4),
         **({"against": nearest.citation} if nearest is not None and tag != "novel" else {}),
+        **({"reinforces": reinforces} if reinforces is not None else {}),
         **({"interferes_with": nearest.citation} if interferes and nearest is not None else {}),
     }
