@@ -93,6 +93,17 @@ def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarr
     return decode_columns(firsts, sizes, doc_blobs, tf_blobs)
 
 
+FEW_RUNS = 4  # up to this many runs, each is decoded on its own
+
+
+def _decode_run(first: int, n: int, docs: bytes, tfs: bytes) -> tuple[np.ndarray, np.ndarray]:
+    if len(docs) == 2 * n:
+        decoded = np.cumsum(np.frombuffer(docs, dtype="<u2"), dtype=np.int64) + first
+    else:
+        decoded = np.frombuffer(docs, dtype=DOC).astype(np.int64)
+    return decoded, np.frombuffer(tfs, dtype="u1" if len(tfs) == n else TF).astype(np.float64)
+
+
 def decode_columns(
     firsts: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -101,6 +112,11 @@ def decode_columns(
     count = len(sizes)
     if not count:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if count <= FEW_RUNS:  # a session-scoped query: a few NumPy calls per run beat the grouping below
+        parts = [_decode_run(*run) for run in zip(firsts, sizes, doc_blobs, tf_blobs, strict=True)]
+        if count == 1:
+            return parts[0]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     n = np.fromiter(sizes, dtype=np.int64, count=count)
     gaps = (np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n).astype(np.int64)
     narrow_tf = (np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n).astype(np.int64)
@@ -289,6 +305,11 @@ class PostingStore:
                 rows += db.execute(f"{sql} AND session IN ({session_list})", (field,)).fetchall()
         if not rows:
             return {}
+        if len(rows) <= FEW_RUNS * len(terms):  # a few runs per term (one session): group them in Python
+            runs: dict[int, list[tuple[int, int, bytes, bytes]]] = {}
+            for term, *run in rows:
+                runs.setdefault(term, []).append(run)  # type: ignore[arg-type]
+            return {int(t): TermPostings(*decode_runs(runs[t])) for t in dict.fromkeys(terms) if t in runs}
         run_terms, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
         if len(terms) == 1:
             return {int(terms[0]): TermPostings(*decode_columns(firsts, sizes, doc_blobs, tf_blobs))}
