@@ -52,13 +52,16 @@ questions = [f"Which option did we pick for area {t % 97}, and who owns service 
 cpu, wall, packets = [], [], []
 with MemoryFabric.from_path(folder) as memory:
     for turn, question in enumerate(questions):
-        memory.append_many("langgraph.bench", [{"type": "transcript.turn", "payload": {"role": "user", "text": question}}])
+        turn_event = {"type": "transcript.turn", "payload": {"role": "user", "text": question}}
+        memory.append_many("langgraph.bench", [turn_event])
         lanes_before, c0, t0 = lanes[0], time.process_time(), time.perf_counter()
         packet = memory.checkout(question, session="langgraph.bench", scope=["project"], max_tokens=1200)
         if turn >= 3:  # the first turns warm up (imports, tiktoken)
             wall.append((time.perf_counter() - t0) * 1000)
             cpu.append(((time.process_time() - c0) * 1000, (lanes[0] - lanes_before) * 1000))
-            packets.append([[e.citation.split("#")[0] for e in packet.evidence], [f.citation.split("#")[0] for f in packet.current_facts]])
+            # session/seq of what the packet cites (the appended turns' hashes differ from run to run)
+            evidence = [e.citation.split("#")[0] for e in packet.evidence]
+            packets.append([evidence, [f.citation.split("#")[0] for f in packet.current_facts]])
 print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets}))
 """
 
