@@ -6,7 +6,9 @@ question by question. Reports per-category R@5 / R@10 for both, the number of qu
 paired bootstrap 95% interval of the R@5 / R@10 difference (categories 1-4), and query latency / ingest rate.
 
 Usage: python benchmarks/locomo_compare.py --before /path/to/main-checkout --after . [--dataset PATH]
-       [--embedder wordllama] [--runs 1] [--json]
+       [--embedder wordllama] [--before-embedder none] [--after-embedder e5-words] [--runs 1] [--json]
+One tree, two configurations: ``--before . --after . --before-embedder none --after-embedder e5-words``
+(``none`` = no embedder; each side defaults to ``--embedder``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ json.dump(report, open(sys.argv[2], "w"))
 def run_tree(tree: Path, dataset: str, embedder: str | None) -> dict:
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     environment.pop("ZAXY_EMBEDDER", None)
-    if embedder:
+    if embedder and embedder != "none":
         environment["ZAXY_EMBEDDER"] = embedder
     with tempfile.NamedTemporaryFile(suffix=".json") as output:
         child = subprocess.run([sys.executable, "-c", _CHILD, dataset, output.name], env=environment,
@@ -88,6 +90,7 @@ def compare(before: dict, after: dict) -> dict:
         out["per_category"][str(category)] = entry
     out["identical_rankings"] = sum(b["ours"] == a["ours"] for b, a in zip(rows_before, rows_after, strict=True))
     out["latency_ms"] = {"before": before["latency_ms"], "after": after["latency_ms"]}
+    out["query_cpu_ms"] = {"before": before.get("query_cpu_ms"), "after": after.get("query_cpu_ms")}
     out["ingest_turns_per_s"] = {"before": before["ingest"]["turns_per_s"], "after": after["ingest"]["turns_per_s"]}
     out["reports"] = {"before": _summary(before), "after": _summary(after)}
     return out
@@ -102,6 +105,7 @@ def _summary(report: dict) -> dict:
         "adversarial": {"ours": adversarial["ours"], **adversarial.get("baselines", {})},
         "per_category_r10": {name: row["ours"].get("recall@10") for name, row in report["per_category"].items()},
         "latency_ms": report["latency_ms"],
+        "query_cpu_ms": report.get("query_cpu_ms"),
         "ingest": report["ingest"],
     }
 
@@ -112,13 +116,15 @@ def main() -> None:
     parser.add_argument("--after", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--dataset", default=DATASET)
     parser.add_argument("--embedder", default=None)
+    parser.add_argument("--before-embedder", default=None, help="the before side's embedder ('none': no embedder)")
+    parser.add_argument("--after-embedder", default=None, help="the after side's embedder ('none': no embedder)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = []
     for _ in range(args.runs):
-        before = run_tree(args.before.resolve(), args.dataset, args.embedder)
-        after = run_tree(args.after.resolve(), args.dataset, args.embedder)
+        before = run_tree(args.before.resolve(), args.dataset, args.before_embedder or args.embedder)
+        after = run_tree(args.after.resolve(), args.dataset, args.after_embedder or args.embedder)
         results.append(compare(before, after))
     print(json.dumps(results if args.runs > 1 else results[0], indent=None if args.json else 1))
 

@@ -28,6 +28,8 @@ def test_cues_are_recorded_on_append_and_blended_at_query_and_checkout(tmp_path:
         "memory", "checkout", "how do I deploy", "-s", "s", "--cue", "repo=other", "--cue", "phase=execution", *full
     )
     assert code == 0 and packet["prompt"].index(THEIRS) < packet["prompt"].index(OURS)
+    code, fok = run_zaxy_json("memory", "fok", "where is it", "-s", "s", "--cue", "task=deploy", *memory)
+    assert code == 0 and fok["signals"]["cues_matched"] == ["mission"]  # FoK probes cue words in memory
 
 
 def test_bad_cues_are_structured_errors(tmp_path: Path) -> None:

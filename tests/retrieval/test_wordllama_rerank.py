@@ -74,3 +74,14 @@ def test_lane_role_embedders_still_run_the_vector_lane(tmp_path: Path) -> None:
         assert retrieval_role(fabric.embedder) == "lane"
         assert "vector" in response.lane_counts
         assert all("fused_score" not in hit.score_explanation["boosts"] for hit in response.hits)
+
+
+def test_the_query_path_embeds_like_the_batch_path(embedder: WordLlamaEmbedder) -> None:
+    """A few texts (a question, its expansion seeds) skip the tokenizer's thread pool; the vectors are the same."""
+    from zaxy_agents.retrieval.embeddings import FEW_TEXTS
+
+    texts = ["What instruments does Caroline play?", "guitar", "naïve café ☕", "word " * 400]
+    few = embedder.embed_documents(texts)
+    batch = np.asarray(embedder._model.embed(texts * (FEW_TEXTS // len(texts) + 1), norm=True))[: len(texts)]
+    assert len(texts) <= FEW_TEXTS and np.allclose(few, batch, atol=1e-6)
+    assert not embedder.embed_documents([""]).any()  # no tokens: a zero vector, never NaN

@@ -103,9 +103,10 @@ def _render(report: dict, ks: tuple[int, ...]) -> None:
                 cells.append(f"{summary.get(f'recall@{k}', 0):.3f}")
         table.add_row(name, *cells)
     console.print(table)
-    latency, ingest = report["latency_ms"], report["ingest"]
+    latency, ingest, cpu = report["latency_ms"], report["ingest"], report.get("query_cpu_ms", {})
     console.print(
-        f"query latency p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms; "
+        f"query latency p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms "
+        f"(CPU time p50 {cpu.get('p50')} ms, p95 {cpu.get('p95')} ms); "
         f"ingest {ingest['turns_per_s']} turns/s, "
         f"{ingest.get('turns_per_s_with_graph_commit')} turns/s with the graph commit"
     )

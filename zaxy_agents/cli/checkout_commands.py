@@ -267,15 +267,18 @@ def fok_command(
     session_id: Session = ...,  # type: ignore[assignment]
     scope: Scope = None,
     record: Annotated[bool, typer.Option("--record/--no-record", help="Append the prediction marker.")] = True,
+    cue: CueOption = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Feeling of knowing (experimental): likely / possible / unlikely that memory can answer, without retrieval."""
+    with handled(json_output):
+        cues = parse_cues(cue)
     with (
         handled(json_output),
         open_fabric(eventloom_path, reads=True, sessions=[session_id, *(scope or [])]) as fabric,
     ):
-        result = fabric.feeling_of_knowing(query, session=session_id, scope=scope, record=record)
+        result = fabric.feeling_of_knowing(query, session=session_id, scope=scope, record=record, cues=cues)
         if json_output:
             emit_json(result)
             return

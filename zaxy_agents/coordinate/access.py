@@ -47,7 +47,10 @@ class MissionAccess:
         """The promotion's strong reinforcement of the memories its finding cites (``reinforced``: the events)."""
         if self._reinforce is None or not finding.evidence:
             return {"reinforced": []}
-        return {"reinforced": [written(event) for event in self._reinforce(promotion, list(finding.evidence))]}
+        try:
+            return {"reinforced": [written(event) for event in self._reinforce(promotion, list(finding.evidence))]}
+        except ZaxyError as exc:  # the promotion stands (it is written); say the reinforcement is missing
+            return {"reinforced": [], "warnings": [f"strong reinforcement not recorded: {exc.code}: {exc.message}"]}
 
     def _mission(self, mission_id: str) -> Mission:
         check_id(mission_id, "mission_id")

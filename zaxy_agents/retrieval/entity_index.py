@@ -133,8 +133,13 @@ class EntityKeywordIndex:
         sessions = self._sessions(db, {row["session_id"] for row in rows})
         known = {r[0] for r in _in(db, f"SELECT version FROM {p}_doc WHERE version IN", [row["id"] for row in rows])}
         writer = feat.FeatureWriter(p, db, RECORD)
-        found: dict[tuple[int, str], list[tuple[int, int]]] = {}
+        # one posting per (version, term): parallel lists, turned into arrays once (no per-posting tuples)
+        post_term: list[str] = []
+        post_session: list[int] = []
+        post_doc: list[int] = []
+        post_tf: list[int] = []
         doc_rows = []
+        analyse = self.an
         for row in rows:
             if row["id"] in known:
                 continue  # already indexed (idempotent)
@@ -142,26 +147,34 @@ class EntityKeywordIndex:
             i = int(next_doc)
             next_doc += 1
             docs += 1
-            terms = self.an(row["name"]) * int(NAME_WEIGHT) + self.an(row["summary"] or "")
+            terms = analyse(row["name"]) * int(NAME_WEIGHT) + analyse(row["summary"] or "")
             session = sessions[row["session_id"]]
-            for term, tf in Counter(terms).items():
-                found.setdefault((session, term), []).append((i, tf))
+            counts = Counter(terms)
+            post_term.extend(counts)
+            post_tf.extend(counts.values())
+            post_session.extend([session] * len(counts))
+            post_doc.extend([i] * len(counts))
             writer.set(i, "len", len(terms))
             total += len(terms)
             nonempty += bool(terms)
             doc_rows.append((i, row["id"], session, int(row["source_event_seq"])))
         if not doc_rows:
             return
-        df: Counter[str] = Counter()
-        for (_, term), hits in found.items():
-            df[term] += len(hits)
+        df = Counter(post_term)  # versions holding each term, in order of first appearance (new terms' ids)
         db.executemany(
             f"INSERT INTO {p}_term(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
             list(df.items()),
         )
-        ids = self._term_ids(db, list(df))
-        runs = {(FIELD, ids[term][0], session): hits for (session, term), hits in found.items()}
-        _POSTINGS.append(db, runs, compact=before % postings.COMPACT_EVERY == 0)
+        ids = {term: found[0] for term, found in self._term_ids(db, list(df)).items()}
+        _POSTINGS.append_arrays(
+            db,
+            np.full(len(post_term), FIELD, dtype=np.int64),
+            np.fromiter(map(ids.__getitem__, post_term), dtype=np.int64, count=len(post_term)),
+            np.array(post_session, dtype=np.int64),
+            np.array(post_doc, dtype=np.int64),
+            np.array(post_tf, dtype=np.int64),
+            compact=before % postings.COMPACT_EVERY == 0,
+        )
         db.executemany(f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?)", doc_rows)
         wseq = before + 1
         blocks = writer.flush(wseq)

@@ -164,16 +164,6 @@ class PostingStore:
         self.prefix = prefix
 
     # ------------------------------------------------------------------ writing
-    def append(
-        self, db: sqlite3.Connection, runs: dict[tuple[int, int, int], list[tuple[int, int]]], compact: bool = False
-    ) -> None:
-        """Append one run per key ``(field, term, session)``: ``[(doc, tf), ...]`` (see :meth:`append_arrays`)."""
-        keys = [(key, posting) for key, found in runs.items() for posting in found]
-        if not keys:
-            return
-        table = np.array([(*key, doc, tf) for key, (doc, tf) in keys], dtype=np.int64)
-        self.append_arrays(db, table[:, 0], table[:, 1], table[:, 2], table[:, 3], table[:, 4], compact=compact)
-
     def append_arrays(
         self, db: sqlite3.Connection, field: np.ndarray, term: np.ndarray, session: np.ndarray, doc: np.ndarray,
         tf: np.ndarray, *, compact: bool = False,
@@ -189,11 +179,10 @@ class PostingStore:
         tfs = tf[order].astype(np.int64)
         change = np.flatnonzero((np.diff(field) != 0) | (np.diff(term) != 0) | (np.diff(session) != 0)) + 1
         starts = np.concatenate(([0], change))
-        keys = np.stack((field[starts], term[starts], session[starts]), axis=1).tolist()
         rows = encode_runs(field, term, session, docs, tfs, starts)
         db.executemany(f"INSERT INTO {self.prefix}_post VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         if compact:
-            self.compact(db, keys)
+            self.compact(db, np.stack((field[starts], term[starts], session[starts]), axis=1).tolist())
 
     def compact(self, db: sqlite3.Connection, keys: list[list[int]]) -> None:
         """Merge the small runs of those ``keys`` that have ``MERGE_RUNS`` of them or more."""

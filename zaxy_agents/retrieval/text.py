@@ -8,6 +8,7 @@ Stemming uses Snowball (PyStemmer's C implementation when installed).
 from __future__ import annotations
 
 import re
+from itertools import filterfalse
 
 import snowballstemmer
 
@@ -73,6 +74,33 @@ _TEMPORAL_RE = re.compile(
     r"summer|winter|spring|fall|autumn|time|" + _WEEKDAYS + r")s?|" + _WEEKDAYS + "|" + _MON + r"|(19|20)\d\d|"
     r"(a|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|\d+) (days?|weeks?|months?|years?))\b"
 )
+# Every match of _TEMPORAL_RE holds one of these as a whole [a-z0-9]+ token of the lower-cased text, or the digits
+# "19" / "20": a text with neither cannot match, and the regex (slow: it tries ~60 alternatives at every word)
+# is skipped (tested against the regex in tests/retrieval/test_text_analysis.py).
+_TIME_UNITS = "night morning evening week weekend month year summer winter spring fall autumn time day"
+TEMPORAL_WORDS = frozenset(
+    ["yesterday", "today", "tonight", "tomorrow", "ago", "recently", "lately"]
+    + _MONTHS
+    + [form for unit in (*_TIME_UNITS.split(), *_WEEKDAYS.split("|")) for form in (unit, unit + "s")]
+)
+
+
+def has_time_cue(text: str, surface: list[str]) -> bool:
+    """``_TEMPORAL_RE.search(text.lower())``, answered without the regex when it cannot match. ``surface`` is
+    what :meth:`Analyzer.analyse` returned for ``text``: its words equal the text's lower-case tokens (minus stop
+    words, none of which is a time word) unless the text has an apostrophe, which the analyser removes."""
+    lower = text.lower()
+    if (
+        "'" not in lower
+        and "\u2019" not in lower
+        and "19" not in lower
+        and "20" not in lower
+        and TEMPORAL_WORDS.isdisjoint(surface)
+    ):
+        return False
+    return _TEMPORAL_RE.search(lower) is not None
+
+
 # Questions about time.
 _WHEN_RE = re.compile(
     r"^\s*when\b|\b(what|which) (year|month|day|date|time|week|weekend)\b|\bhow long\b"
@@ -105,7 +133,9 @@ class Analyzer:
 
     def words(self, text: str) -> list[str]:
         """Surface words (lower-case, possessive 's and apostrophes removed)."""
-        text = _POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", "")
+        text = text.lower()
+        if "'" in text or "\u2019" in text:  # most texts have none: skip the substitution
+            text = _POSS_RE.sub("", text.replace("\u2019", "'")).replace("'", "")
         return _TOKEN_RE.findall(text)
 
     def term(self, word: str) -> str:
@@ -126,9 +156,10 @@ class Analyzer:
         """``(index terms, the surface words they came from)`` of ``text`` (identifiers have no surface word)."""
         words = self.words(text)
         if self.stop:
-            words = [w for w in words if w not in STOPWORDS]
-        cache = self._cache
-        terms = [cache.get(w) or self.term(w) for w in words]
+            words = list(filterfalse(STOPWORDS.__contains__, words))
+        terms = list(map(self._cache.get, words))  # memoised words at C speed; misses are None
+        if None in terms:
+            terms = [term if term is not None else self.term(word) for term, word in zip(terms, words, strict=True)]
         if _IDENTIFIER_HINT.search(text):
             terms += identifiers(text)
         return terms, words

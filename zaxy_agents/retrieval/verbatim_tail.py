@@ -56,11 +56,12 @@ class Prepared:
     records: np.ndarray  # FEATURE records of docs first .. first + n - 1
     first: int
     seqs: list[int]
-    post_field: list[int] = field(default_factory=list)
-    post_term: list[int] = field(default_factory=list)  # term ids
-    post_session: list[int] = field(default_factory=list)
-    post_doc: list[int] = field(default_factory=list)
-    post_tf: list[int] = field(default_factory=list)
+    # one entry per posting: lists (the tail, in first-appearance order) or int64 arrays (bulk batches)
+    post_field: list[int] | np.ndarray = field(default_factory=list)
+    post_term: list[int] | np.ndarray = field(default_factory=list)  # term ids
+    post_session: list[int] | np.ndarray = field(default_factory=list)
+    post_doc: list[int] | np.ndarray = field(default_factory=list)
+    post_tf: list[int] | np.ndarray = field(default_factory=list)
     links: dict[int, int] = field(default_factory=dict)  # older doc -> its new next doc
 
     def arrays(self) -> tuple[np.ndarray, ...]:

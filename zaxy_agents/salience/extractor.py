@@ -32,15 +32,15 @@ def _target(payload: dict[str, Any]) -> MemoryTarget:
     return MemoryTarget.model_validate(payload)
 
 
+def _reinforcing(memories: list[MemoryTarget], signal: str, weight: float) -> Extraction:
+    return Extraction(
+        feedback=[FeedbackSignal(EntityRef(m.entity_name, m.entity_type), signal, weight, True) for m in memories]
+    )
+
+
 @register(SURFACED_EVENT)
 def surfaced(envelope: dict[str, Any]) -> Extraction:
-    payload = SurfacedPayload.model_validate(envelope["payload"])
-    return Extraction(
-        feedback=[
-            FeedbackSignal(EntityRef(m.entity_name, m.entity_type), "surfaced", SURFACING_WEIGHT, True)
-            for m in payload.memories
-        ]
-    )
+    return _reinforcing(SurfacedPayload.model_validate(envelope["payload"]).memories, "surfaced", SURFACING_WEIGHT)
 
 
 @register(RESTORED_EVENT)
@@ -68,10 +68,4 @@ def unpinned(envelope: dict[str, Any]) -> Extraction:
 
 @register(PROMOTED_EVENT)
 def promoted(envelope: dict[str, Any]) -> Extraction:
-    payload = PromotedPayload.model_validate(envelope["payload"])
-    return Extraction(
-        feedback=[
-            FeedbackSignal(EntityRef(m.entity_name, m.entity_type), "promoted", PROMOTION_WEIGHT, True)
-            for m in payload.memories
-        ]
-    )
+    return _reinforcing(PromotedPayload.model_validate(envelope["payload"]).memories, "promoted", PROMOTION_WEIGHT)

@@ -21,6 +21,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .checkpointer import WRITER_LIMIT_PAGES, Checkpointer
+
 DERIVED_FILE = "derived.sqlite"
 FORMAT = "zaxy-derived/1"  # the file as a whole (meta table layout); components version their own tables
 BUSY_TIMEOUT_MS = 10_000
@@ -63,6 +65,7 @@ class DerivedStore:
         self._watch_lock = threading.Lock()
         self._committed_hooks: list[Callable[[], None]] = []
         self.closed = False
+        self.checkpointer = Checkpointer(str(self.path), self._connect)  # WAL checkpoints off the writer's path
         if create:
             self.folder.mkdir(parents=True, exist_ok=True)
         self._open_checked()
@@ -102,6 +105,8 @@ class DerivedStore:
                 writer.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)", (FORMAT,))
         else:
             writer.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the schema: raises on damage
+        if self.checkpointer.supported():
+            writer.execute(f"PRAGMA wal_autocheckpoint={WRITER_LIMIT_PAGES}")  # checkpointer.py checkpoints sooner
         self._writer = writer
 
     def _connect(self) -> sqlite3.Connection:
@@ -168,6 +173,7 @@ class DerivedStore:
                 return
             with self._transaction(writer):
                 yield writer
+            self.checkpointer.committed()
             for hook in list(self._committed_hooks):
                 hook()
 
@@ -268,6 +274,9 @@ class DerivedStore:
             self._close_connections()
 
     def _close_connections(self) -> None:
+        # the checkpoint thread stops (finishing a checkpoint in progress) before its connection is closed
+        stopped, self.checkpointer = self.checkpointer, Checkpointer(str(self.path), self._connect)
+        stopped.close()
         with self._connections_lock:
             connections, self._connections = self._connections, []
         for connection in connections:

@@ -117,6 +117,22 @@ REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
 }
 # Relation tables with a second FROM/TO pair (one label, so the seed's queries match both): (table, from, to).
 EXTRA_PAIRS: dict[str, tuple[str, str]] = {"CITES_SOURCE": ("Event", "Source")}
+# Relation tables Kuzu stores forward only. By default Kuzu keeps every relationship, with all its properties, twice
+# (a forward and a backward adjacency list): these tables are only ever matched from their source side (the spine,
+# provenance and version chains, and each typed edge, which repeats a RELATES row), so the backward copy was half of
+# their pages. A directed pattern bound on the target side still answers (Kuzu scans forward); an undirected one is
+# refused by Kuzu. RELATES and HAS_VERSION are walked both ways by traversals and keep both directions.
+FORWARD_ONLY = (
+    "HAS_EVENT",
+    "NEXT_EVENT",
+    "PREVIOUS_EVENT",
+    "PROJECTED_ENTITY",
+    "SUPERSEDED_BY",
+    "PREVIOUS_VERSION",
+    "CITES_SOURCE",
+    "PROJECTED_RELATION",
+)
+FORWARD_STORAGE = " WITH (storage_direction = 'fwd')"
 
 # table -> the ProjectionBatch field holding its rows (every store writes a batch table by table)
 BATCH_ROW_KEYS = {
@@ -153,8 +169,17 @@ def rel_ddl(table: str, source: str, target: str, columns: list[tuple[str, str]]
 
 
 def typed_rel_ddl(label: str) -> str:
-    """DDL of a typed relation table (``CALLS_SYMBOL``); ``label`` comes only from ``model.typed_label``."""
-    return rel_ddl(label, "Entity", "Entity", EDGE_AUDIT_COLUMNS)
+    """DDL of a typed relation table (``CALLS_SYMBOL``); ``label`` comes only from ``model.typed_label``.
+    Stored forward only (see :data:`FORWARD_ONLY`): traversals walk RELATES, which holds the same edge."""
+    return rel_ddl(label, "Entity", "Entity", EDGE_AUDIT_COLUMNS) + FORWARD_STORAGE
+
+
+def _forward_only_ddl(table: str) -> str:
+    """The current DDL of a :data:`FORWARD_ONLY` table, every FROM/TO pair included."""
+    source, target, columns = REL_TABLES[table]
+    pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
+    body = ", ".join(f"FROM {a} TO {b}" for a, b in pairs) + "".join(f", {name} {kind}" for name, kind in columns)
+    return f"CREATE REL TABLE IF NOT EXISTS `{table}`({body}){FORWARD_STORAGE}"
 
 
 @dataclass(frozen=True)
@@ -209,6 +234,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE CITES_SOURCE ADD source_event_hash STRING",
             rel_ddl("PROJECTED_RELATION", "Event", "Entity", PROJECTED_RELATION_COLUMNS),
         ),
+        rebuild=True,
+    ),
+    # Forward-only storage for the relation tables read from their source side (:data:`FORWARD_ONLY`): Kuzu cannot
+    # change a table's storage in place, so they are dropped and re-created, and a store holding data is re-projected
+    # from the log (typed tables are re-created with the new DDL as the projection meets them).
+    Migration(
+        "0004_forward_only_spine_edges",
+        tuple(f"DROP TABLE `{table}`" for table in FORWARD_ONLY) + tuple(_forward_only_ddl(t) for t in FORWARD_ONLY),
         rebuild=True,
     ),
 )

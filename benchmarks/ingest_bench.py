@@ -1,0 +1,253 @@
+"""Ingest cost, this tree against another tree (``--before``) and against SQLite FTS5, in one run.
+
+Four parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
+
+* ``batched``: ``--events`` realistic events (``realistic_stream.py``, ~1 KB each, sessions of 1,000) appended
+  in chunks of 1,000 (group commit), then projected (catalog + retrieval indexes in ``derived.sqlite``), then the
+  embedded Kuzu graph brought up to date. Wall and CPU seconds of each step; the baseline is an SQLite FTS5 index
+  built over the same payload texts in the same child process.
+* ``locomo``: the LoCoMo turns of ``--locomo`` ingested as ``zaxy benchmark locomo`` does (append in chunks of
+  500, project, then the graph commit per conversation); turns/s without and with the graph commit.
+* ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject()`` (what ``zaxy reproject``
+  runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
+* ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events,
+  with ``durability="fsync"`` (every append waits for its own ``fdatasync``) and ``"batch"`` (group commit); the
+  append and project shares of the time.
+
+Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
+       [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one,reproject] [--runs 2]
+       [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, os, sqlite3, sys, tempfile, time, shutil
+tree, part, arg = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, tree)
+sys.path.insert(1, sys.argv[4])  # this benchmark's tree, for realistic_stream
+from benchmarks.realistic_stream import RealisticStream
+from zaxy_agents.fabric import MemoryFabric
+
+def clock():
+    return time.perf_counter(), time.process_time()
+
+def since(start):
+    wall, cpu = clock()
+    return wall - start[0], cpu - start[1]
+
+root = tempfile.mkdtemp(prefix="zaxy-ingest-")
+out = {}
+try:
+    if part == "batched":
+        size = int(arg)
+        stream = RealisticStream(seed=size)
+        texts = []
+        append = [0.0, 0.0]
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            for session, drafts in stream.sessions(size):
+                for offset in range(0, len(drafts), 1000):
+                    chunk = drafts[offset : offset + 1000]
+                    start = clock()
+                    fabric.append_many(session, chunk)
+                    wall, cpu = since(start)
+                    append[0] += wall
+                    append[1] += cpu
+                    texts += [json.dumps(d["payload"]) for d in chunk]
+            start = clock()
+            fabric.project()
+            out["project_wall_s"], out["project_cpu_s"] = since(start)
+            start = clock()
+            fabric.projector.store  # opens the graph and syncs it from the log
+            fabric.projector.flush(timeout=None)
+            out["graph_wall_s"], out["graph_cpu_s"] = since(start)
+        out["append_wall_s"], out["append_cpu_s"] = append
+        start = clock()
+        db = sqlite3.connect(os.path.join(root, "fts.sqlite"))
+        db.execute("CREATE VIRTUAL TABLE docs USING fts5(text)")
+        db.executemany("INSERT INTO docs(text) VALUES (?)", [(t,) for t in texts])
+        db.commit()
+        db.close()
+        out["fts5_wall_s"], out["fts5_cpu_s"] = since(start)
+        out["events"] = size
+    elif part == "locomo":
+        from zaxy_agents.evaluation.locomo import _commit_graph, _ingest, session_for
+        from zaxy_agents.evaluation.locomo_data import load_conversations
+        conversations = load_conversations(arg)
+        totals = {"ingest_wall_s": 0.0, "ingest_cpu_s": 0.0, "graph_wall_s": 0.0, "graph_cpu_s": 0.0}
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            for conversation in conversations:
+                start = clock()
+                _ingest(fabric, session_for(conversation.sample_id), conversation)
+                wall, cpu = since(start)
+                totals["ingest_wall_s"] += wall
+                totals["ingest_cpu_s"] += cpu
+                start = clock()
+                _commit_graph(fabric)
+                wall, cpu = since(start)
+                totals["graph_wall_s"] += wall
+                totals["graph_cpu_s"] += cpu
+        out.update(totals)
+        out["turns"] = sum(len(c.turns) for c in conversations)
+    elif part == "reproject":
+        size = int(arg)
+        stream = RealisticStream(seed=size)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            for session, drafts in stream.sessions(size):
+                fabric.append_many(session, drafts)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            start = clock()
+            fabric.reproject()  # what `zaxy reproject` runs: catalog, indexes and the graph, from the log
+            out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
+        out["events"] = size
+    elif part == "one":
+        count = int(arg)
+        stream = RealisticStream(seed=5)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            for session, drafts in stream.sessions(1000):
+                fabric.append_many(session, drafts)
+            fabric.project()
+        live = [stream.draft(i) for i in range(2 * count)]
+        for mode, drafts in (("fsync", live[:count]), ("batch", live[count:])):
+            with MemoryFabric.from_path(root, durability=mode) as fabric:
+                fabric.project()
+                fabric.projector.follow_graph()
+                appended, projected = [0.0, 0.0], [0.0, 0.0]
+                for draft in drafts:
+                    start = clock()
+                    fabric.append("live-" + mode, draft["type"], draft["payload"])
+                    wall, cpu = since(start)
+                    appended[0] += wall
+                    appended[1] += cpu
+                    start = clock()
+                    fabric.project(["live-" + mode])
+                    wall, cpu = since(start)
+                    projected[0] += wall
+                    projected[1] += cpu
+                start = clock()
+                fabric.projector.flush(timeout=None)
+                drain = since(start)
+            out[mode] = {"append_wall_s": appended[0], "append_cpu_s": appended[1],
+                         "project_wall_s": projected[0], "project_cpu_s": projected[1],
+                         "graph_drain_wall_s": drain[0], "events": count}
+finally:
+    shutil.rmtree(root, ignore_errors=True)
+print(json.dumps(out))
+"""
+
+
+def run_child(tree: Path, part: str, arg: str) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tree), part, arg, str(REPO)],
+        capture_output=True,
+        text=True,
+        cwd=str(tree),
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        timeout=7200,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{tree} {part} failed:\n{result.stderr[-4000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
+    """Events (turns) per second of wall and of CPU time, per step."""
+    if part == "batched":
+        n = raw["events"]
+        ingest_wall = raw["append_wall_s"] + raw["project_wall_s"]
+        ingest_cpu = raw["append_cpu_s"] + raw["project_cpu_s"]
+        return {
+            "append_per_s": n / raw["append_wall_s"],
+            "project_per_s": n / raw["project_wall_s"],
+            "project_per_cpu_s": n / raw["project_cpu_s"],
+            "ingest_per_s": n / ingest_wall,
+            "ingest_per_cpu_s": n / ingest_cpu,
+            "graph_per_s": n / raw["graph_wall_s"],
+            "graph_per_cpu_s": n / raw["graph_cpu_s"],
+            "with_graph_per_s": n / (ingest_wall + raw["graph_wall_s"]),
+            "with_graph_per_cpu_s": n / (ingest_cpu + raw["graph_cpu_s"]),
+            "fts5_per_s": n / raw["fts5_wall_s"],
+            "fts5_per_cpu_s": n / raw["fts5_cpu_s"],
+            "ingest_over_fts5_cpu": (n / ingest_cpu) / (n / raw["fts5_cpu_s"]),
+        }
+    if part == "locomo":
+        n = raw["turns"]
+        return {
+            "turns_per_s": n / raw["ingest_wall_s"],
+            "turns_per_cpu_s": n / raw["ingest_cpu_s"],
+            "with_graph_per_s": n / (raw["ingest_wall_s"] + raw["graph_wall_s"]),
+            "with_graph_per_cpu_s": n / (raw["ingest_cpu_s"] + raw["graph_cpu_s"]),
+        }
+    if part == "reproject":
+        n = raw["events"]
+        return {
+            "reproject_s": raw["reproject_wall_s"],
+            "reproject_cpu_s": raw["reproject_cpu_s"],
+            "reproject_per_s": n / raw["reproject_wall_s"],
+            "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
+        }
+    out = {}
+    for mode in ("fsync", "batch"):
+        m = raw[mode]
+        n = m["events"]
+        out[f"{mode}_per_s"] = n / (m["append_wall_s"] + m["project_wall_s"])
+        out[f"{mode}_append_ms"] = 1000 * m["append_wall_s"] / n
+        out[f"{mode}_append_cpu_ms"] = 1000 * m["append_cpu_s"] / n
+        out[f"{mode}_project_ms"] = 1000 * m["project_wall_s"] / n
+        out[f"{mode}_project_cpu_ms"] = 1000 * m["project_cpu_s"] / n
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", type=Path, default=None, help="another checkout to compare against")
+    parser.add_argument("--events", type=int, default=10000)
+    parser.add_argument("--one", type=int, default=200)
+    parser.add_argument("--locomo", default="/work/shared/datasets/locomo/locomo_dev6.json")
+    parser.add_argument("--parts", default="batched,locomo,one")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    trees = {"after": REPO} | ({"before": args.before.resolve()} if args.before else {})
+    arguments = {
+        "batched": str(args.events),
+        "locomo": args.locomo,
+        "one": str(args.one),
+        "reproject": str(args.events),
+    }
+    samples: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for part in args.parts.split(","):
+        for run in range(args.runs):
+            order = list(trees.items()) if run % 2 == 0 else list(reversed(trees.items()))
+            for name, tree in order:
+                raw = run_child(tree, part, arguments[part])
+                samples.setdefault(part, {}).setdefault(name, []).append(rates(part, raw))
+                if not args.json:
+                    shown = {k: round(v, 2) for k, v in rates(part, raw).items()}
+                    print(f"{part} {name} run {run + 1}: {json.dumps(shown)}", flush=True)
+    report: dict[str, Any] = {}
+    for part, by_tree in samples.items():
+        medians = {name: {k: statistics.median(s[k] for s in runs) for k in runs[0]} for name, runs in by_tree.items()}
+        report[part] = {name: {k: round(v, 2) for k, v in m.items()} for name, m in medians.items()}
+        if "before" in medians:
+            report[part]["after_over_before"] = {
+                k: round(medians["after"][k] / medians["before"][k], 2)
+                for k in medians["after"]
+                if medians["before"][k]
+            }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""What the embedded graph spends its pages on (issue 24, graph.kuzu size), checked on a real Kuzu file.
+
+Kuzu keeps a relationship and all its properties twice (forward and backward adjacency) unless the table says
+``storage_direction = 'fwd'``. The tables only ever matched from their source side are stored forward only; RELATES
+and HAS_VERSION, which traversals walk both ways, keep both. A graph written before that is re-projected from the
+log with the new storage, its contents unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.storage.files import kuzu_schema, kuzu_store
+
+SESSION = "proj"
+
+
+def _write(memory: MemoryFabric) -> None:
+    memory.append(SESSION, "task.created", {"task_id": "t-1", "title": "fix the flaky retry test"})
+    memory.append(SESSION, "file.edited", {"path": "src/retry.py", "task_id": "t-1"})
+    memory.append(SESSION, "command.completed", {"command": "pytest tests/test_retry.py", "exit_code": 0})
+    memory.append(SESSION, "decision.recorded", {"decision": "cap retries at 5", "task_id": "t-1"})
+    memory.append(SESSION, "fact.asserted", {"subject": "api", "predicate": "port", "object": "8080"})
+    memory.append(SESSION, "fact.asserted", {"subject": "api", "predicate": "port", "object": "9090"})
+    memory.project([SESSION])
+    memory.projector.flush()
+
+
+def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
+    """table -> the adjacency directions Kuzu stores pages for ("fwd", "bwd"), from its storage report."""
+    store = memory.projector.store
+    tables = [name for name, kind in store._rows("CALL SHOW_TABLES() RETURN name, type") if kind == "REL"]
+    found: dict[str, set[str]] = {}
+    for table in tables:
+        columns = store._rows(f'CALL storage_info("{table}") WHERE num_pages > 0 RETURN DISTINCT column_name')
+        found[table] = {name.split("_", 1)[0] for (name,) in columns} & {"fwd", "bwd"}
+    return found
+
+
+def _contents(memory: MemoryFabric) -> list[str]:
+    return sorted(memory.projector.store.dump_lines())
+
+
+def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        directions = _directions(memory)
+        typed = memory.projector.store.typed_labels()
+        assert typed, "the fixture projects typed edges"
+        for table in (*kuzu_schema.FORWARD_ONLY, *typed):
+            if directions.get(table):  # a table with rows
+                assert directions[table] == {"fwd"}, table
+        assert directions["RELATES"] == directions["HAS_VERSION"] == {"fwd", "bwd"}
+        assert {"NEXT_EVENT", "PROJECTED_ENTITY", "PROJECTED_RELATION"} <= {t for t, d in directions.items() if d}
+        # matched from the target side, a forward-only table still answers (the seed's inspection queries are
+        # directed): the events that projected each version of the api port fact
+        rows = memory.projector.store._rows(
+            "MATCH (e:Entity {name: 'api port'})<-[:PROJECTED_ENTITY]-(ev:Event) RETURN ev.seq ORDER BY ev.seq"
+        )
+        assert rows == [[5], [6]]
+        # and traversals (RELATES both ways) are unchanged
+        found = memory.search_entities("flaky retry test", session=SESSION)
+        assert found
+        task = found[0][0]
+        assert memory.traverse(SESSION, task.name, task.entity_type, depth=1) != []
+
+
+def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name != "0004_forward_only_spine_edges")
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
+    monkeypatch.setattr(kuzu_store, "typed_rel_ddl", lambda label: kuzu_schema.typed_rel_ddl(label).split(" WITH")[0])
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        assert _directions(memory)["NEXT_EVENT"] == {"fwd", "bwd"}
+        written = _contents(memory)
+    graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
+    both_ways = graph.stat().st_size
+    monkeypatch.undo()
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.project([SESSION])
+        memory.projector.flush()
+        assert memory.projector.store.cursors()[SESSION][0] == 6
+        assert _directions(memory)["NEXT_EVENT"] == {"fwd"}
+        assert _contents(memory) == written
+    # re-projected into a new file: a Kuzu file never shrinks, so emptying the old one would have kept its size
+    assert graph.stat().st_size < both_ways

@@ -1,0 +1,147 @@
+"""Ingest fast paths give exactly what the slow paths gave: the time-cue shortcut, the analyser's memo lookups,
+the writer's cached term ids, and the collector pause (which must always hand the collector back)."""
+
+from __future__ import annotations
+
+import gc
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection.collector import collector_paused
+from zaxy_agents.retrieval.text import (
+    _IDENTIFIER_HINT,
+    _POSS_RE,
+    _TEMPORAL_RE,
+    _TOKEN_RE,
+    STOPWORDS,
+    TEMPORAL_WORDS,
+    Analyzer,
+    has_time_cue,
+    identifiers,
+)
+
+_PIECES = [
+    *sorted(TEMPORAL_WORDS), "last", "next", "this", "past", "few", "couple of", "three", "12", "1999", "2020",
+    "19", "20", "x20", "2019x", "20\u0663\u0664", "sunday's", "x'today", "to'day", "today\u2019s", "TODAY", "Mays",
+    "_today", "today_", "\u00e9today", "weekends", "ago.", "agora", "chicago", "bada", "fisu", "the", "a", "of",
+    "couple", "of", "?", "!", ",", "-", "/", "'", "\u2019", "\u0130stanbul", "caf\u00e9", "T-102", "src/app.py",
+]  # fmt: skip
+
+
+def _texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    joiners = [" ", " ", " ", "", "'", "-", ". ", "_"]
+    return ["".join(rng.choice(_PIECES) + rng.choice(joiners) for _ in range(rng.randint(1, 12))) for _ in range(count)]
+
+
+def test_time_words_are_never_stop_words() -> None:
+    assert not TEMPORAL_WORDS & STOPWORDS  # the shortcut reads stop-word-filtered words
+
+
+@pytest.mark.parametrize("stopwords", [True, False])
+def test_time_cue_shortcut_agrees_with_the_regex(stopwords: bool) -> None:
+    analyser = Analyzer(stopwords=stopwords)
+    texts = [*_texts(6000, seed=7), "We met yesterday.", "in 2019", "bada fisu", "three weeks", "last Mondays"]
+    skipped = 0
+    for text in texts:
+        _, surface = analyser.analyse(text)
+        expected = _TEMPORAL_RE.search(text.lower()) is not None
+        assert has_time_cue(text, surface) is expected, text
+        skipped += not expected
+    assert skipped > 1000  # the corpus exercises both answers
+
+
+def _reference_analyse(analyser: Analyzer, text: str) -> tuple[list[str], list[str]]:
+    """The analyser before the fast paths (substitution always run, one list comprehension per step)."""
+    words = _TOKEN_RE.findall(_POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", ""))
+    if analyser.stop:
+        words = [w for w in words if w not in STOPWORDS]
+    terms = [analyser.term(w) for w in words]
+    if _IDENTIFIER_HINT.search(text):
+        terms += identifiers(text)
+    return terms, words
+
+
+def test_analyser_memo_path_equals_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("zaxy_agents.retrieval.text.MEMO_LIMIT", 50)  # the memo is cleared mid-text too
+    fast, reference = Analyzer(), Analyzer()
+    for text in _texts(800, seed=3):
+        terms, words = fast.analyse(text)
+        want_terms, want_words = _reference_analyse(reference, text)
+        assert (terms, words) == (want_terms, want_words)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_collector_pause_restores_the_collector(enabled: bool) -> None:
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()  # the outer pause still holds
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError), collector_paused():
+            raise RuntimeError("a failed batch")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def _drafts(count: int) -> list[dict]:
+    rng = random.Random(11)
+    words = ["bada", "fisu", "kolo", "zaba", "retry", "deploy", "yesterday", "port", "service", "T-12", "src/a.py"]
+    drafts = []
+    for i in range(count):
+        text = " ".join(rng.choice(words) + ("" if rng.random() < 0.9 else f"{i}") for _ in range(rng.randint(3, 30)))
+        if i % 3 == 0:
+            drafts.append({"type": "fact.asserted", "payload": {"subject": f"service {i % 7}", "predicate": "port",
+                                                                "object": str(i), "fact": text}})  # fmt: skip
+        else:
+            drafts.append({"type": "transcript.turn", "payload": {"role": "user", "speaker": "Ann", "text": text}})
+    return drafts
+
+
+def _tables(root: Path) -> dict[str, list[tuple]]:
+    db = sqlite3.connect(root / ".zaxy" / "derived.sqlite")
+    try:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        # verbatim_stats holds a random creation token: compare every other column
+        return {
+            name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
+            for name in names
+            if name != "verbatim_stats"
+        } | {"verbatim_stats": [r[:-3] for r in db.execute("SELECT * FROM verbatim_stats")]}
+    finally:
+        db.close()
+
+
+def test_cached_term_ids_write_what_a_cold_writer_writes(tmp_path: Path) -> None:
+    """One process projecting three bulk batches (term ids cached between them) leaves the same derived rows as a
+    fresh process per batch (every id looked up in the database)."""
+    warm, cold = tmp_path / "warm", tmp_path / "cold"
+    with MemoryFabric.from_path(warm, durability="batch") as fabric:
+        drafts = _drafts(900)
+        for start in (0, 300, 600):  # three appends: a prefix of the log ending at one is a whole log
+            fabric.append_many("s", drafts[start : start + 300])
+    (log,) = warm.glob("*.jsonl")
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 900
+    with MemoryFabric.from_path(warm, durability="batch") as fabric:
+        fabric.projector.batch_events = 300
+        fabric.project()
+        warm_hits = [h.seq for h in fabric.query("bada retry yesterday", k=10).hits]
+    cold.mkdir()
+    for stop in (300, 600, 900):  # the log grows by 300 events between fresh processes
+        (cold / log.name).write_bytes(b"".join(lines[:stop]))
+        with MemoryFabric.from_path(cold, durability="batch") as fabric:
+            fabric.project()  # (opening the fabric may have projected already)
+            assert fabric.projector.catalog.cursors["s"][0] == stop
+            cold_hits = [h.seq for h in fabric.query("bada retry yesterday", k=10).hits]
+    assert warm_hits == cold_hits and warm_hits
+    assert _tables(warm) == _tables(cold)
