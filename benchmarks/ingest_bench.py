@@ -1,6 +1,6 @@
 """Ingest cost, this tree against another tree (``--before``) and against SQLite FTS5, in one run.
 
-Three parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
+Four parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
 
 * ``batched``: ``--events`` realistic events (``realistic_stream.py``, ~1 KB each, sessions of 1,000) appended
   in chunks of 1,000 (group commit), then projected (catalog + retrieval indexes in ``derived.sqlite``), then the
@@ -8,12 +8,15 @@ Three parts, each run in a fresh child process per tree, the two trees alternate
   built over the same payload texts in the same child process.
 * ``locomo``: the LoCoMo turns of ``--locomo`` ingested as ``zaxy benchmark locomo`` does (append in chunks of
   500, project, then the graph commit per conversation); turns/s without and with the graph commit.
+* ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject()`` (what ``zaxy reproject``
+  runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events,
   with ``durability="fsync"`` (every append waits for its own ``fdatasync``) and ``"batch"`` (group commit); the
   append and project shares of the time.
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
-       [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one] [--runs 2] [--json]
+       [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one,reproject] [--runs 2]
+       [--json]
 """
 
 from __future__ import annotations
@@ -97,6 +100,17 @@ try:
                 totals["graph_cpu_s"] += cpu
         out.update(totals)
         out["turns"] = sum(len(c.turns) for c in conversations)
+    elif part == "reproject":
+        size = int(arg)
+        stream = RealisticStream(seed=size)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            for session, drafts in stream.sessions(size):
+                fabric.append_many(session, drafts)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            start = clock()
+            fabric.reproject()  # what `zaxy reproject` runs: catalog, indexes and the graph, from the log
+            out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
+        out["events"] = size
     elif part == "one":
         count = int(arg)
         stream = RealisticStream(seed=5)
@@ -175,6 +189,14 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "with_graph_per_s": n / (raw["ingest_wall_s"] + raw["graph_wall_s"]),
             "with_graph_per_cpu_s": n / (raw["ingest_cpu_s"] + raw["graph_cpu_s"]),
         }
+    if part == "reproject":
+        n = raw["events"]
+        return {
+            "reproject_s": raw["reproject_wall_s"],
+            "reproject_cpu_s": raw["reproject_cpu_s"],
+            "reproject_per_s": n / raw["reproject_wall_s"],
+            "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
+        }
     out = {}
     for mode in ("fsync", "batch"):
         m = raw[mode]
@@ -198,7 +220,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     trees = {"after": REPO} | ({"before": args.before.resolve()} if args.before else {})
-    arguments = {"batched": str(args.events), "locomo": args.locomo, "one": str(args.one)}
+    arguments = {
+        "batched": str(args.events),
+        "locomo": args.locomo,
+        "one": str(args.one),
+        "reproject": str(args.events),
+    }
     samples: dict[str, dict[str, list[dict[str, float]]]] = {}
     for part in args.parts.split(","):
         for run in range(args.runs):

@@ -142,3 +142,19 @@ def test_docs_example_runs(tmp_path: Path) -> None:
     assert "'attenuated_excluded': 1" in lines[0]
     assert "('legacy port is 7001', True)" in lines[1]
     assert lines[2] == "0"
+
+
+def test_docs_cue_example_prints_what_it_says(tmp_path: Path) -> None:
+    """docs/retrieval.md's cue example: its printed lines are the comments under it."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "retrieval.md").read_text()
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "cues=cues" in b]
+    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    expected = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+    assert result.stdout.splitlines() == expected

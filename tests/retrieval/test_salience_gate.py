@@ -141,7 +141,11 @@ async def test_cues_recorded_on_append_and_blended_at_checkout(tmp_path: Path) -
             plain = await ok(client, "memory_checkout", {**arguments, "retrieval_profile": "plain"})
             assert "cue_overlap" not in plain["evidence"][0]["score_explanation"]["boosts"]
             refused = await client.call_tool("memory_checkout", {"query": "x", "cues": {"repo": "y"}})
-            assert refused.isError
+            assert refused.isError  # the MCP schema lists the four seed names only
+            for workspace, first in (("search-api", "canary"), ("billing-api", "staging")):
+                found = await ok(client, "memory_query", {"query": "deploy flag", "cues": {"workspace": workspace}})
+                assert first in found["hits"][0]["text"]  # the default profile blends cues
+                assert found["hits"][0]["score_explanation"]["boosts"]["cue_overlap"] == 1.5
     finally:
         app.close()
     with MemoryFabric.from_path(tmp_path / "loom") as fabric, pytest.raises(InvalidRequestError) as raised:

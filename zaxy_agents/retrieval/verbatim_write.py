@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 TAIL_LIMIT = 1024  # events in the tail before it is merged into the main tables
 DIRECT_MIN = 256  # a batch at least this large is written to the main tables directly
+FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid, no lookup query)
 
 
 class WriteCache:
@@ -381,8 +382,12 @@ class Writer:
                 (r[0], r[1]) for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", ordered)
             )
             fresh = [(term,) for term in ordered if term not in known]
-            if fresh:
-                self.db.executemany(f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES (?, 0, 0)", fresh)
+            insert = f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES (?, 0, 0)"
+            if len(fresh) <= FRESH_ONE_BY_ONE:  # a few new terms (one event): each insert tells its id
+                for (term,) in fresh:
+                    known[term] = self.db.execute(insert, (term,)).lastrowid  # type: ignore[assignment]
+            else:
+                self.db.executemany(insert, fresh)
                 known.update(
                     (r[0], r[1])
                     for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", [t for (t,) in fresh])
