@@ -133,9 +133,10 @@ class SalienceService(FabricService):
         except Exception:  # an event the projection cannot read is news to it (the append records the failure)
             return classify(event_type, "", [])
         text = extraction.searchable_text
-        name = next((e.name for e in extraction.entities if e.mode == "assert"), None)
+        asserted = next((e for e in extraction.entities if e.mode == "assert"), None)
+        name, entity_type = (asserted.name, asserted.entity_type) if asserted is not None else (None, None)
         if not text.strip() or not self.log.has_session(session):
-            return classify(event_type, text, [], name)
+            return classify(event_type, text, [], name, entity_type)
         probe = text[:4000]
         hits = self.retrieval.query(probe, sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
         seen = {hit.citation for hit in hits}  # plus copies from the exact-source lane (it holds the whole text)
@@ -152,7 +153,7 @@ class SalienceService(FabricService):
             )
             for hit in hits
         ]
-        return classify(event_type, text, candidates, name)
+        return classify(event_type, text, candidates, name, entity_type)
 
     def append_gated(
         self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
