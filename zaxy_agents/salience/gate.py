@@ -2,7 +2,8 @@
 or redundant against what memory already returns for it?
 
 Never dropping: the tag rides in the appended event's payload (``encoding_gate``) and every event is still
-appended and hash-chained. An exact restatement's ``redundant`` tag also names the memory it repeats
+appended and hash-chained. An exact copy's ``redundant`` tag (the fabric also checks that the payload is the
+same, cues aside) also names the memory it repeats
 (``reinforces``: ``{entity_name, entity_type}``); the projection folds such an append into weak reinforcement
 of that memory instead of a second ranked entry (:mod:`zaxy_agents.projection.fold`), reversible by replay.
 ``novel`` and ``reinforcing`` tags change nothing in ranking. Off by default; a caller asks for it per append.
