@@ -10,6 +10,8 @@ tightest threshold such a scheme could ever reach (the exact ``theta``):
   are the commonest ones whose bounds sum below ``theta`` (an event holding only those cannot be a seed on its
   own words);
 * ``scoring_skippable``: the share of matched events holding only non-essential words (no need to score them);
+* ``cpu_share``: where a query's CPU time goes (reading + decoding postings, scoring the seeds' neighbourhood),
+  so the shares above can be weighed;
 * ``reads_skippable``: the share of posting runs that need not be read. An event's segment score sums its whole
   thread's term counts, so a non-essential term's postings must still be read in every thread that holds an
   essential-term event; postings are stored per (term, session), so at best the runs of sessions holding no
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,14 +89,35 @@ def main() -> None:
         return own
 
     Scorer.own_scores = capture  # type: ignore[method-assign]
+    phases = {"postings": 0.0, "rank": 0.0}
+    originals = {"postings": search_module._Query._postings, "rank": search_module._Query._rank}
+
+    def timed(name: str):  # CPU time of one step of the query
+        def run(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return originals[name](*args, **kwargs)
+            finally:
+                phases[name] += time.process_time() - started
+
+        return run
+
+    search_module._Query._postings = timed("postings")  # type: ignore[method-assign]
+    search_module._Query._rank = timed("rank")  # type: ignore[method-assign]
     report: dict = {"events": args.events, "queries": args.queries}
     try:
+        for question, _session in questions[:5]:
+            index.search(question, 10)  # warm the feature blocks and thread rows
         for k in (10, 50):
             limit = min(search_module.SEED_LIMIT, max(search_module.SEEDS_PER_RESULT * k, 500))
             rows = []
+            spent = 0.0
+            phases.update(postings=0.0, rank=0.0)
             for question, _session in questions:
                 captured.clear()
+                started = time.process_time()
                 index.search(question, k)
+                spent += time.process_time() - started
                 if captured:
                     found = _bounds(*captured[0], limit)
                     if found is not None:
@@ -106,9 +130,12 @@ def main() -> None:
                     sum(r["reads_skippable"] * r["runs"] for r in rows) / max(sum(r["runs"] for r in rows), 1), 3
                 ),
                 "median_matched": int(np.median([r["matched"] for r in rows] or [0])),
+                "cpu_share": {name: round(value / max(spent, 1e-9), 3) for name, value in phases.items()},
             }
     finally:
         Scorer.own_scores = original  # type: ignore[method-assign]
+        search_module._Query._postings = originals["postings"]  # type: ignore[method-assign]
+        search_module._Query._rank = originals["rank"]  # type: ignore[method-assign]
         indexes.close()
     print(json.dumps(report, indent=None if args.json else 2))
 
