@@ -142,3 +142,24 @@ def test_tools_can_be_left_out_and_turns_are_captured_without_a_checkpointer(fab
     turns = [e.payload for e in fabric.replay("langgraph.bare") if e.type == "transcript.turn"]
     assert [(t["role"], t["text"]) for t in turns] == [("user", "hello there"), ("assistant", "ok")]
     assert json.dumps(turns)  # plain JSON payloads
+
+
+def test_the_middleware_adds_no_graph_steps_and_keeps_its_context_in_state(fabric: MemoryFabric) -> None:
+    """Checkout, capture and feedback run inside the model's own step: a turn saves as many checkpoints as the
+    same agent without the middleware, and memory_context still lands in state (one checkout per user message,
+    reused by the tool loop's second model call)."""
+    llm = ScriptedChatModel(policy=policy)
+    plain = create_agent(llm, [run_linter], checkpointer=ZaxyCheckpointer(fabric, session_prefix="plain"))
+    remembering = agent(fabric, llm)
+    for graph in (plain, remembering):
+        ask(graph, "steps", "Lint the app please")
+        ask(graph, "steps", "What do we use?")
+    saved = {
+        prefix: sum(1 for e in fabric.replay(f"{prefix}.steps") if e.type == "checkpoint.saved")
+        for prefix in ("plain", "langgraph")
+    }
+    assert saved["langgraph"] == saved["plain"] > 0
+    state = remembering.get_state({"configurable": {"thread_id": "steps"}}).values
+    assert state["memory_context"]["query"] == "What do we use?"
+    checkouts = [e for e in fabric.replay("langgraph.steps") if e.type == "metacognition.checkout"]
+    assert [e.payload["query"] for e in checkouts] == ["Lint the app please", "What do we use?"]

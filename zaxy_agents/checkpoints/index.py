@@ -50,6 +50,7 @@ class CheckpointIndex:
         self.prefix = prefix
         self.path, self.identity = path, identity
         self._db: DerivedDatabase | None = None  # opened on first use: a saver that never lists writes no file
+        self.seen_tokens: dict[str, object] = {}  # change tokens read by the last refresh
 
     @property
     def db(self) -> DerivedDatabase:
@@ -83,9 +84,13 @@ class CheckpointIndex:
 
     # ------------------------------------------------------------------ keeping current
     def tokens(self) -> dict[str, str]:
-        """Every thread session's change token (JSON text), in one pass over the log's sessions."""
+        """Every thread session's change token (JSON text), in one pass over the log's sessions. The tokens as
+        the log gave them stay in :attr:`seen_tokens` (a listing preloads the threads it returns with them)."""
         tokens = self.log.change_tokens(self.prefix + ".")
-        return {session: _dump(token) for session, token in tokens.items() if is_thread_session(session, self.prefix)}
+        self.seen_tokens = {
+            session: token for session, token in tokens.items() if is_thread_session(session, self.prefix)
+        }
+        return {session: _dump(token) for session, token in self.seen_tokens.items()}
 
     def refresh(self) -> None:
         current = self.tokens()
