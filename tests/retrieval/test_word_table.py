@@ -18,14 +18,7 @@ from zaxy_agents.retrieval.profiles import PROFILES
 from zaxy_agents.retrieval.word_table import DATA, NAME, WordTable, WordTableEmbedder, shipped_table
 from zaxy_agents.retrieval.word_table_build import reduce
 
-QUESTION = "Which instruments does Caroline own?"
-TURNS = [
-    ("Caroline", "I finally bought a second-hand guitar last week."),
-    ("Melanie", "Nice, which shop?"),
-    ("Caroline", "The little one next to the bakery, they also repair bikes."),
-    ("Melanie", "My sister owns a bakery too."),
-    ("Caroline", "Does she sell sourdough?"),
-]
+from .instrument_chat import QUESTION, TURNS
 
 
 def test_the_shipped_table_matches_its_provenance() -> None:
