@@ -104,3 +104,56 @@ def test_limit_counts_only_live_checkpoints(saver: ZaxyCheckpointer, limit: int)
     saver.delete_thread("gone")
     listed = ids(saver, None, limit=limit)
     assert len(listed) == limit and not set(listed) & {c["configurable"]["checkpoint_id"] for c in gone}
+
+
+def test_replay_sessions_matches_replay_envelopes(elog) -> None:
+    for n in range(3):
+        for session in ("bulk.a", "bulk.b"):
+            elog.append(session, "note.added", {"text": f"{session} {n}"})
+    found = elog.replay_sessions(["bulk.b", "bulk.a", "bulk.b", "bulk.none"])
+    assert list(found) == ["bulk.b", "bulk.a", "bulk.none"]
+    for session in ("bulk.a", "bulk.b"):
+        assert found[session] == list(elog.replay_envelopes(session))
+    assert found["bulk.none"] == []
+
+
+def test_change_tokens_treat_the_prefix_literally(elog) -> None:
+    """A prefix is a plain string: ``_`` is not a wildcard (PostgreSQL reads it with starts_with, not LIKE)."""
+    for session in ("a_b.x", "aXb.y"):
+        elog.append(session, "note.added", {"text": session})
+    assert set(elog.change_tokens("a_b.")) == {"a_b.x"}
+
+
+def test_a_cold_list_reads_the_threads_it_returns_together(eventloom: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a log whose change tokens are heads (PostgreSQL), a cold ``list(None, limit=n)`` reads its n threads in
+    one bulk read and asks no thread for its head again: two queries, not two per thread."""
+    threads = [f"t{n}" for n in range(8)]
+    with ZaxyCheckpointer.from_path(eventloom) as writer:
+        for thread in threads:
+            chain(writer, thread, 2)
+        expected = everything_newest_first(writer, threads)
+    with ZaxyCheckpointer.from_path(eventloom) as first:
+        assert ids(first, None) == expected  # builds the index (reads every thread once)
+    with ZaxyCheckpointer.from_path(eventloom) as cold:
+        log = cold._store.views.log
+        calls: dict[str, list[object]] = {"bulk": [], "replay": [], "token": []}
+        for name, key in (("replay_sessions", "bulk"), ("replay_envelopes", "replay"), ("change_token", "token")):
+            original = getattr(log, name)
+
+            def counted(*args, _original=original, _key=key, **kwargs):
+                calls[_key].append(args[0])
+                return _original(*args, **kwargs)
+
+            monkeypatch.setattr(log, name, counted)
+        assert ids(cold, None, limit=5) == expected[:5]
+        heads = all(isinstance(token, tuple) and isinstance(token[1], str) for token in log.change_tokens("").values())
+        if heads:
+            # two checkpoints per thread: the newest five are those of the three newest threads
+            assert [sorted(c) for c in calls["bulk"]] == [sorted(cold._store.session_of(t) for t in threads[-3:])]
+            assert [c for c in calls["replay"] if str(c).startswith("langgraph.")] == []
+            assert [c for c in calls["token"] if str(c).startswith("langgraph.")] == []
+        # Later reads of those threads still follow the log (another writer's checkpoint is seen).
+        with ZaxyCheckpointer.from_path(eventloom) as other:
+            newest = chain(other, "t0", 1)[-1]["configurable"]["checkpoint_id"]
+        assert ids(cold, config("t0"), limit=1) == [newest]
+        assert ids(cold, None, limit=1) == [newest]

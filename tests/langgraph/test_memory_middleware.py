@@ -142,3 +142,43 @@ def test_tools_can_be_left_out_and_turns_are_captured_without_a_checkpointer(fab
     turns = [e.payload for e in fabric.replay("langgraph.bare") if e.type == "transcript.turn"]
     assert [(t["role"], t["text"]) for t in turns] == [("user", "hello there"), ("assistant", "ok")]
     assert json.dumps(turns)  # plain JSON payloads
+
+
+def test_the_middleware_adds_no_graph_steps_and_keeps_its_context_in_state(fabric: MemoryFabric) -> None:
+    """Checkout, capture and feedback run inside the model's own step: a turn saves as many checkpoints as the
+    same agent without the middleware, and memory_context still lands in state (one checkout per user message,
+    reused by the tool loop's second model call)."""
+    llm = ScriptedChatModel(policy=policy)
+    plain = create_agent(llm, [run_linter], checkpointer=ZaxyCheckpointer(fabric, session_prefix="plain"))
+    remembering = agent(fabric, llm)
+    for graph in (plain, remembering):
+        ask(graph, "steps", "Lint the app please")
+        ask(graph, "steps", "What do we use?")
+    saved = {
+        prefix: sum(1 for e in fabric.replay(f"{prefix}.steps") if e.type == "checkpoint.saved")
+        for prefix in ("plain", "langgraph")
+    }
+    assert saved["langgraph"] == saved["plain"] > 0
+    state = remembering.get_state({"configurable": {"thread_id": "steps"}}).values
+    assert state["memory_context"]["query"] == "What do we use?"
+    checkouts = [e for e in fabric.replay("langgraph.steps") if e.type == "metacognition.checkout"]
+    assert [e.payload["query"] for e in checkouts] == ["Lint the app please", "What do we use?"]
+
+
+def test_only_compaction_adds_a_node_and_subclasses_keep_it(fabric: MemoryFabric) -> None:
+    class TeamMemory(ZaxyMemoryMiddleware):
+        """A user's subclass: compact_at must still compact."""
+
+    llm = ScriptedChatModel(policy=lambda messages: AIMessage("ok"))
+    nodes = {
+        label: set(create_agent(llm, [], middleware=[middleware]).get_graph().nodes)
+        for label, middleware in (
+            ("plain", ZaxyMemoryMiddleware(fabric, tools=False)),
+            ("compacting", ZaxyMemoryMiddleware(fabric, tools=False, compact_at=8000)),
+            ("subclass", TeamMemory(fabric, tools=False, compact_at=8000)),
+        )
+    }
+    assert not any(name.endswith(".before_model") or name.endswith(".after_model") for name in nodes["plain"])
+    assert "ZaxyMemoryMiddleware.before_model" in nodes["compacting"]
+    assert "TeamMemory.before_model" in nodes["subclass"]
+    assert isinstance(TeamMemory(fabric, tools=False, compact_at=8000), TeamMemory)

@@ -38,3 +38,24 @@ def test_batched_encoding_equals_per_run_encoding(seed: int) -> None:
     decoded, counts = postings.decode_runs([(first, n, d, t) for _, _, _, first, n, d, t in rows])
     pairs = sorted(zip(decoded.tolist(), counts.tolist(), strict=True))
     assert pairs == sorted(zip(doc.tolist(), np.minimum(tf, postings.MAX_TF).astype(float).tolist(), strict=True))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_few_runs_decode_like_many(seed: int) -> None:
+    """Up to ``FEW_RUNS`` runs are decoded one by one (session-scoped reads), more are grouped by width: both
+    paths give the same postings."""
+    rng = np.random.default_rng(100 + seed)
+    runs = []
+    for _ in range(int(rng.integers(postings.FEW_RUNS + 1, 12))):
+        size = int(rng.integers(1, 300))
+        first = int(rng.integers(0, 10**6))
+        docs = np.sort(rng.choice(np.arange(first, first + int(rng.choice([400, 10**7]))), size, replace=False))
+        tfs = rng.integers(1, int(rng.choice([5, 70_000])), size)
+        runs.append((int(docs[0]), size, *postings.encode_run(docs, tfs)))
+    grouped = postings.decode_runs(runs)
+    pieces = [postings.decode_runs(runs[i : i + postings.FEW_RUNS]) for i in range(0, len(runs), postings.FEW_RUNS)]
+    one_by_one = np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+    assert sorted(zip(*(a.tolist() for a in one_by_one), strict=True)) == sorted(
+        zip(*(a.tolist() for a in grouped), strict=True)
+    )
+    assert one_by_one[0].dtype == grouped[0].dtype and one_by_one[1].dtype == grouped[1].dtype

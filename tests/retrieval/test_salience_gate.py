@@ -141,7 +141,11 @@ async def test_cues_recorded_on_append_and_blended_at_checkout(tmp_path: Path) -
             plain = await ok(client, "memory_checkout", {**arguments, "retrieval_profile": "plain"})
             assert "cue_overlap" not in plain["evidence"][0]["score_explanation"]["boosts"]
             refused = await client.call_tool("memory_checkout", {"query": "x", "cues": {"repo": "y"}})
-            assert refused.isError
+            assert refused.isError  # the MCP schema lists the four seed names only
+            for workspace, first in (("search-api", "canary"), ("billing-api", "staging")):
+                found = await ok(client, "memory_query", {"query": "deploy flag", "cues": {"workspace": workspace}})
+                assert first in found["hits"][0]["text"]  # the default profile blends cues
+                assert found["hits"][0]["score_explanation"]["boosts"]["cue_overlap"] == 1.5
     finally:
         app.close()
     with MemoryFabric.from_path(tmp_path / "loom") as fabric, pytest.raises(InvalidRequestError) as raised:
@@ -163,3 +167,25 @@ def test_checkout_surfacing_is_weak_reinforcement_only_when_salience_ranks(tmp_p
         assert before["reinforcement"] == 1.0 and after["reinforcement"] == pytest.approx(1.0953, abs=1e-4)
         fabric.checkout("gateway port", session="p", retrieval_profile="full", as_of="2020-01-01")
         assert [event.type for event in fabric.replay("p")].count("memory.surfaced") == 2  # a past view records none
+
+
+def test_the_fold_never_loses_another_identity_or_a_revert(tmp_path: Path) -> None:
+    """Only an exact copy (the same payload, cues aside) of a current memory of the same identity folds: the same
+    words under another fact key or with another field, or a return to a superseded value, are tagged redundant
+    but projected as the news they are."""
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+        fabric.append("s", "fact.asserted", {"key": "db.port", "fact": "5432"})
+        other = fabric.append_gated("s", "fact.asserted", {"key": "cache.port", "fact": "5432"})
+        same = fabric.append_gated("s", "fact.asserted", {"key": "db.port", "fact": "5432"})
+        assert other.payload["encoding_gate"]["tag"] == same.payload["encoding_gate"]["tag"] == "redundant"
+        assert "reinforces" not in other.payload["encoding_gate"]
+        assert same.payload["encoding_gate"]["reinforces"] == {"entity_name": "db.port", "entity_type": "fact"}
+        dated = fabric.append_gated(
+            "s", "fact.asserted", {"key": "db.port", "fact": "5432", "valid_from": "2026-01-01"}
+        )
+        assert "reinforces" not in dated.payload["encoding_gate"]  # the same words, another field: not a copy
+        fabric.append("s", "fact.asserted", {"key": "db.port", "fact": "6543"})
+        revert = fabric.append_gated("s", "fact.asserted", {"key": "db.port", "fact": "5432"})
+        assert "reinforces" not in revert.payload["encoding_gate"]
+        current = {h.entity["name"]: h.text for h in fabric.query("5432 6543 port", sessions=["s"]).hits}
+        assert current == {"cache.port": "5432", "db.port": "5432"}  # both identities; the revert is current

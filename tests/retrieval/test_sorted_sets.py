@@ -31,3 +31,16 @@ def test_isin_keeps_the_shape_of_its_values() -> None:
     values = np.array([[1, 2], [3, 4]])
     assert np.array_equal(sets.isin(values, np.array([4, 1])), [[True, False], [False, True]])
     assert sets.isin(values, np.zeros(0, dtype=np.int64)).shape == (2, 2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_unique_inverse_equals_numpy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(0, 3000))
+    high = int(rng.choice([1, 40, 5_000, 2**33]))  # dense ids (bin count) and sparse ones (sort)
+    ids = rng.integers(0, high, size=size).astype(np.int64)
+    if rng.random() < 0.5:
+        ids = np.sort(ids)  # nearly sorted, as a query's thread ids are
+    values, inverse = sets.unique_inverse(ids)
+    expected_values, expected_inverse = np.unique(ids, return_inverse=True)
+    assert np.array_equal(values, expected_values) and np.array_equal(inverse, expected_inverse.reshape(-1))

@@ -727,6 +727,8 @@ def _fit(
         rank = (sum(c.value for c in packing.kept), len(guidance_lines))
         if used <= max_tokens and (best is None or rank > best[0]):
             best = (rank, packing, prompt, prefix, used)
+            if packing.complete:  # every item fits with the fullest guidance left: no later variant ranks higher
+                break
     if best is None:  # nothing fits even with one guidance line: the shortest prompt
         return packing, prompt, prefix, used
     return best[1], best[2], best[3], best[4]

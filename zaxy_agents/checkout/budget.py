@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .tokens import line_tokens
+
 # Best section first: standing memory, reviewed consolidation, structured session state (a task with its status,
 # a goal, a decision, a blocker, a file), evidence for the question (ranked for it: documents and turns are read
 # there, not as bare source anchors), source anchors, replay.
@@ -49,6 +51,7 @@ class Packing:
     kept: list[Candidate]
     elided: list[Candidate]
     used: int
+    complete: bool = False  # every item kept in its best section: no smaller overhead can keep more
 
 
 def pack(
@@ -63,7 +66,7 @@ def pack(
     ``tier_caps`` bounds how many tokens a tier may take (the stable tier may not starve the evidence).
     """
     for candidate in candidates:
-        candidate.tokens = len(encoder.encode(candidate.line + "\n", disallowed_special=())) if encoder else 0
+        candidate.tokens = line_tokens(encoder, candidate.line + "\n") if encoder else 0
     primary, alternates = _by_item(candidates)
     if budget is None:
         return Packing(primary, [], overhead + sum(c.tokens for c in primary))
@@ -84,7 +87,8 @@ def pack(
             if cap is not None:
                 caps[candidate.tier] = cap - candidate.tokens
     elided = [c for c in primary if c.citation not in shown]
-    return Packing(kept, elided, budget - remaining)
+    complete = not elided and len(kept) == len(primary)  # shown through their primaries, no alternate
+    return Packing(kept, elided, budget - remaining, complete)
 
 
 def _by_item(candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:

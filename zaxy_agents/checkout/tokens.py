@@ -120,3 +120,20 @@ def _decode_ranks(data: bytes) -> dict[bytes, int] | None:
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     return len(get_encoding(encoding).encode(text, disallowed_special=()))
+
+
+LINE_CACHE_LIMIT = 16_384
+_line_counts: dict[tuple[str, str], int] = {}
+
+
+def line_tokens(encoder: Any, line: str) -> int:
+    """Tokens of one packet line, remembered per encoding: a checkout counts the same stable facts, working-set
+    items and evidence lines turn after turn (an agent's middleware checks memory out at every user message), so
+    only lines not seen before are encoded. Bounded: the table is emptied when it reaches its limit."""
+    key = (encoder.name, line)
+    found = _line_counts.get(key)
+    if found is None:
+        if len(_line_counts) >= LINE_CACHE_LIMIT:
+            _line_counts.clear()
+        found = _line_counts[key] = len(encoder.encode(line, disallowed_special=()))
+    return found

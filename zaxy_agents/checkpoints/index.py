@@ -24,9 +24,9 @@ from typing import Any
 
 from zaxy_agents.eventloom.erasure import ERASURE_TYPE, is_erased
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.storage.derived_sqlite import DerivedDatabase
 
 from . import events as ev
+from .derived_file import LazyDerivedFile
 from .sessions import is_thread_session
 
 logger = logging.getLogger(__name__)
@@ -42,28 +42,14 @@ SCHEMA = (
 _PAGE = 64
 
 
-class CheckpointIndex:
+class CheckpointIndex(LazyDerivedFile):
     """The live checkpoints of every thread session under ``prefix``, newest first on demand."""
 
+    kind, format_version, schema = "checkpoint-index", FORMAT_VERSION, SCHEMA
+
     def __init__(self, log: EventLog, path: Path, *, prefix: str, identity: str) -> None:
-        self.log = log
-        self.prefix = prefix
-        self.path, self.identity = path, identity
-        self._db: DerivedDatabase | None = None  # opened on first use: a saver that never lists writes no file
-
-    @property
-    def db(self) -> DerivedDatabase:
-        if self._db is None:
-            self._db = DerivedDatabase(
-                self.path, kind="checkpoint-index", format_version=FORMAT_VERSION, session=self.prefix,
-                identity=self.identity, schema=SCHEMA,
-            )  # fmt: skip
-        return self._db
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        super().__init__(log, path, prefix=prefix, identity=identity)
+        self.seen_tokens: dict[str, object] = {}  # change tokens read by the last refresh
 
     # ------------------------------------------------------------------ reading
     def newest(self, *, before_id: str | None = None) -> Iterator[tuple[str, str, str]]:
@@ -83,9 +69,13 @@ class CheckpointIndex:
 
     # ------------------------------------------------------------------ keeping current
     def tokens(self) -> dict[str, str]:
-        """Every thread session's change token (JSON text), in one pass over the log's sessions."""
+        """Every thread session's change token (JSON text), in one pass over the log's sessions. The tokens as
+        the log gave them stay in :attr:`seen_tokens` (a listing preloads the threads it returns with them)."""
         tokens = self.log.change_tokens(self.prefix + ".")
-        return {session: _dump(token) for session, token in tokens.items() if is_thread_session(session, self.prefix)}
+        self.seen_tokens = {
+            session: token for session, token in tokens.items() if is_thread_session(session, self.prefix)
+        }
+        return {session: _dump(token) for session, token in self.seen_tokens.items()}
 
     def refresh(self) -> None:
         current = self.tokens()

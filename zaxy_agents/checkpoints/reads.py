@@ -8,24 +8,62 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory, PendingWrite
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from . import latest as latest_copies
+from .latest import LatestCheckpoints
 from .state import CheckpointRecord, ThreadState, WriteRecord
 from .views import ThreadView, ThreadViews, record_body, record_metadata, record_versions
 
 
 class CheckpointReads:
     views: ThreadViews
+    latest: LatestCheckpoints | None
 
     def get_tuple(self, config: dict[str, Any], serde: SerializerProtocol) -> CheckpointTuple | None:
         configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        ns = configurable.get("checkpoint_ns", "")
         with self.views.lock:
-            view = self.views.view(configurable["thread_id"])
-            ns = configurable.get("checkpoint_ns", "")
+            session = self.views.session(thread_id)
+            cold = not self.views.loaded(session)
+            if cold and not configurable.get("checkpoint_id") and self.latest is not None:
+                self.views.check_open()
+                stored = self.latest.read(session, ns, thread_id, serde)
+                if stored is not None:  # the thread's head is still the event the copy was built at
+                    self.views.served(session, ns, stored.config["configurable"]["checkpoint_id"])
+                    return stored
+            view = self.views.view(thread_id)
             record = view.state.record(ns, configurable.get("checkpoint_id"))
             if record is None:
                 return None
             if not configurable.get("checkpoint_id"):
                 view.observed[ns] = record.id  # the latest, as a run starting on this thread sees it
-            return build_tuple(view.state, str(configurable["thread_id"]), record, serde)
+            built = build_tuple(view.state, thread_id, record, serde)
+            if cold and self.latest is not None and view.follower.applied_seq >= latest_copies.MIN_EVENTS:
+                self.store_latest(session, serde)  # the next cold read of this long thread reads one row
+            return built
+
+    def store_latest(self, session: str, serde: SerializerProtocol) -> None:
+        """Store the latest checkpoint of every namespace of ``session``'s view (caller holds the lock) when the
+        thread is long and the view is exactly at the log's head; a copy already at that head is kept."""
+        assert self.latest is not None
+        view = self.views.peek(session)
+        if view is None or view.follower.applied_seq < latest_copies.MIN_EVENTS:
+            return
+        head = self.views.log.head(session)
+        if head is None or head.seq != view.follower.applied_seq:
+            return  # another writer appended meanwhile: the view is not the head's state
+        if self.latest.stored_head(session) == (head.seq, head.hash):
+            return
+        thread_id = _thread_id(view, {})
+        latest = [
+            build_tuple(view.state, thread_id, space.records[space.ids[-1]], serde)
+            for space in view.state.namespaces.values()
+            if space.ids
+        ]
+        if latest:
+            self.latest.write(session, (head.seq, head.hash), latest, serde)
+        else:
+            self.latest.forget(session)
 
     def list(
         self,
@@ -80,17 +118,27 @@ class CheckpointReads:
         with self.views.lock:
             self.views.check_open()
             candidates = self.views.index.newest(before_id=before_id)
-        for session, record_ns, checkpoint_id in candidates:
-            with self.views.lock:
-                view = self.views.view_of_session(session)
-                record = view.state.record(record_ns, checkpoint_id)
-                if record is None or (filter and not _metadata_matches(record, filter, serde)):
-                    continue  # deleted since the index was read, or filtered out
-                built = build_tuple(view.state, _thread_id(view, {}), record, serde)
-            yield built
-            remaining -= 1
-            if remaining == 0:
-                return
+        for batch in _batches(candidates, remaining if remaining > 0 else _PRELOAD_BATCH):
+            tokens = self.views.index.seen_tokens  # as the refresh (run by the first row) read them
+            with self.views.lock:  # the threads of this batch in one read (PostgreSQL: one query)
+                preloaded = self.views.preload({session: tokens.get(session) for session, _ns, _id in batch})
+                built_batch = []
+                try:
+                    for session, record_ns, checkpoint_id in batch:
+                        view = self.views.view_of_session(session)
+                        record = view.state.record(record_ns, checkpoint_id)
+                        if record is None or (filter and not _metadata_matches(record, filter, serde)):
+                            continue  # deleted since the index was read, or filtered out
+                        built_batch.append(build_tuple(view.state, _thread_id(view, {}), record, serde))
+                        if len(built_batch) == remaining:
+                            break
+                finally:
+                    self.views.settle(preloaded)
+            for built in built_batch:
+                yield built
+                remaining -= 1
+                if remaining == 0:
+                    return
 
     def delta_channel_history(
         self, config: dict[str, Any], channels: Sequence[str], serde: SerializerProtocol
@@ -132,6 +180,21 @@ class CheckpointReads:
                 entry["seed"] = seeds[channel]
             result[channel] = entry
         return result
+
+
+_PRELOAD_BATCH = 16  # candidates whose threads are read together when the listing has no limit
+
+
+def _batches(rows: Iterator[tuple[str, str, str]], size: int) -> Iterator[list[tuple[str, str, str]]]:
+    """``rows`` in lists of ``size`` (the last may be shorter)."""
+    batch: list[tuple[str, str, str]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def build_tuple(

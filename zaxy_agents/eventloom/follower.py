@@ -44,6 +44,24 @@ class SessionFollower:
         self._token = token
         return True
 
+    def load(self, envelopes: Sequence[dict[str, Any]], token: object) -> None:
+        """Apply a whole session read elsewhere (``EventLog.replay_sessions``) as the first catch-up. ``token`` is
+        the session's change token taken *before* that read: the read may hold more than it names, never less,
+        so the next :meth:`catch_up` at worst re-reads a tail it already has (from ``applied_seq`` on)."""
+        for envelope in envelopes:
+            if envelope["seq"] <= self.applied_seq:
+                continue
+            if envelope["seq"] != self.applied_seq + 1:  # a gap (an unreadable event): leave it to catch_up
+                break
+            if not is_erased(envelope):
+                self.apply(envelope["seq"], envelope["type"], envelope["timestamp"], envelope["payload"])
+            self.applied_seq = envelope["seq"]
+        else:
+            self._token = token
+            return
+        self._replay_from(self.applied_seq + 1, None)
+        self._token = token
+
     def absorb(self, events: Sequence[Any], apply_own: Callable[[Any], None] | None = None) -> None:
         """Apply the caller's just-appended ``events`` (pydantic Events), replaying any gap before them.
 

@@ -13,7 +13,7 @@ their own strategy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -141,6 +141,13 @@ class EventLog(Protocol):
         """``change_token`` of every session whose id starts with ``prefix``, in one pass where the backend can
         (a follower of many sessions checks them all at once). Default: one ``change_token`` per session."""
         return {name: self.change_token(name) for name in self.session_names() if name.startswith(prefix)}
+
+    def replay_sessions(self, sessions: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Every readable envelope of each of ``sessions`` (whole, in seq order), in one round trip where the
+        backend can: a reader that needs several small sessions at once (a checkpoint listing the newest
+        threads) pays one query, not two per session. The caller bounds the sizes. Default: one
+        ``replay_envelopes`` per session."""
+        return {session: list(self.replay_envelopes(session)) for session in dict.fromkeys(sessions)}
 
     def last_written(self, session: str) -> tuple[object, int] | None:
         """``(change token, seq)`` as of this process's last append to ``session``, without I/O; ``None`` when

@@ -239,6 +239,12 @@ class EraseService(FabricService):
             ):
                 shutil.rmtree(self.settings.derived_path / "embeddings", ignore_errors=True)
             self.projection.projector.erase(session, seqs, envelopes)
+            # Stored latest checkpoints of the thread (any saver of this deployment wrote them): gone now.
+            checkpoints = self.backend.derived_path / "checkpoints"
+            if checkpoints.is_dir() and any(checkpoints.glob("*.latest.sqlite3")):  # (checkpoints.latest.SUFFIX)
+                from zaxy_agents.checkpoints.latest import forget_everywhere  # imports langgraph: only when used
+
+                forget_everywhere(checkpoints, session)
             for hook in list(self._erase_hooks):
                 hook(session)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.errors import InvalidRequestError, NotFoundError, ZaxyError
+from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import format_instant
 from zaxy_agents.projection.model import entity_key
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .retrieval_ops import RetrievalService
 
 GATE_NEIGHBOURS = 5  # existing memories a new one is compared with
+METADATA_FIELDS = frozenset({"encoding_gate", "cues"})  # where an event was written, not what it says
 GATE_FIELD = "encoding_gate"
 GATE_ACTOR = "zaxy-gate"
 
@@ -133,9 +135,10 @@ class SalienceService(FabricService):
         except Exception:  # an event the projection cannot read is news to it (the append records the failure)
             return classify(event_type, "", [])
         text = extraction.searchable_text
-        name = next((e.name for e in extraction.entities if e.mode == "assert"), None)
+        asserted = next((e for e in extraction.entities if e.mode == "assert"), None)
+        name, entity_type = (asserted.name, asserted.entity_type) if asserted is not None else (None, None)
         if not text.strip() or not self.log.has_session(session):
-            return classify(event_type, text, [], name)
+            return classify(event_type, text, [], name, entity_type)
         probe = text[:4000]
         hits = self.retrieval.query(probe, sessions=[session], k=GATE_NEIGHBOURS, retrieval_profile="plain").hits
         seen = {hit.citation for hit in hits}  # plus copies from the exact-source lane (it holds the whole text)
@@ -152,7 +155,18 @@ class SalienceService(FabricService):
             )
             for hit in hits
         ]
-        return classify(event_type, text, candidates, name)
+        tag = classify(event_type, text, candidates, name, entity_type)
+        if "reinforces" in tag and not self._same_payload(tag["against"], payload):
+            del tag["reinforces"]  # the same words but other fields (a rationale, a validity time): not a copy
+        return tag
+
+    def _same_payload(self, citation: str, payload: dict[str, Any]) -> bool:
+        """Whether the event at ``citation`` recorded ``payload`` (context metadata aside): only a true copy folds."""
+        try:
+            old = self.log.resolve(parse_citation(citation)).payload
+        except ZaxyError:
+            return False
+        return _content(old) == _content(payload)
 
     def append_gated(
         self, session: str, type: str, payload: dict[str, Any] | None = None, *, actor: str = "agent"
@@ -206,3 +220,7 @@ class SalienceService(FabricService):
         if reason:
             payload["reason"] = reason
         return self.events.append(session, event_type, payload, actor=actor)
+
+
+def _content(payload: Any) -> Any:
+    return {k: v for k, v in payload.items() if k not in METADATA_FIELDS} if isinstance(payload, dict) else payload

@@ -258,7 +258,7 @@ class ZaxyCheckpointer(BaseCheckpointSaver[str]):
         """Release what this saver opened; every later call raises ``ClosedError`` (as SqliteSaver raises)."""
         if self._store.closed:
             return
-        self._store.close()
+        self._store.close(self.serde)  # type: ignore[arg-type]
         if self._owns_fabric:
             self._fabric.close()
             remove_temporary(self._temporary)

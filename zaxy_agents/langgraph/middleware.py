@@ -5,24 +5,29 @@ agent = create_agent(model, tools, middleware=[ZaxyMemoryMiddleware(memory, comp
                      checkpointer=ZaxyCheckpointer(memory), store=ZaxyStore(memory))
 ```
 
-Before each model call it compacts an oversized conversation (a cited recovery packet instead of
-``SummarizationMiddleware``'s model-written summary: no extra model call, nothing lost that the log holds)
-and checks memory out for the current user request; the packet is added to the system message for that call
-only (state keeps it under ``memory_context``, never as a message). After each model call it captures new
-turns and tool results and turns the answer's citations into feedback. With ``tools=True`` (default) the
-memory tools are registered too. The same steps back the plain nodes in :mod:`.nodes`.
+Around each model call (inside the model's own step: the agent gets no extra graph steps, so no extra
+checkpoints) it checks memory out for the current user request, once per user message; the packet is added to
+the system message for that call only (state keeps it under ``memory_context``, never as a message). After the
+call it captures new turns and tool results and turns the answer's citations into feedback. With
+``compact_at`` it also compacts an oversized conversation before the model (a step of its own, since it rewrites
+the message list; a cited recovery packet instead of ``SummarizationMiddleware``'s model-written summary: no
+extra model call, nothing lost that the log holds). With ``tools=True`` (default) the memory tools are
+registered too. The same steps back the plain nodes in :mod:`.nodes`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import PrivateStateAttr
+from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
+from langchain_core.messages import AIMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING
 from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX
@@ -132,49 +137,82 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
             else []
         )
 
-    # ------------------------------------------------------------------ before the model
-    def before_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
-        config = get_config()
-        messages = list(state["messages"])
-        update: dict[str, Any] = {}
-        if self._compaction is not None:
-            compacted = self._compaction.run(messages, config)
-            if compacted is not None:
-                update["messages"] = compacted
-                messages = compacted[1:]  # what the list holds once RemoveMessage(all) is applied
-        if self._checkout is not None:
-            context = self._checkout.run(messages, config, state.get(STATE_KEY))
-            if context is not None:
-                update[STATE_KEY] = context
-        return update or None
-
-    async def abefore_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
-        return await asyncio.to_thread(self.before_model, state, runtime)
+    def __new__(cls, *args: Any, compact_at: int | None = None, **kwargs: Any) -> ZaxyMemoryMiddleware:
+        # Compaction rewrites the message list, which needs a node of its own before the model; without it every
+        # step runs inside the model call, so the agent gets no extra graph steps (each one a checkpoint).
+        if compact_at is not None and not issubclass(cls, _CompactionHook):
+            cls = _with_compaction(cls)
+        return super().__new__(cls)
 
     # ------------------------------------------------------------------ the model call
-    def _with_memory(self, request: ModelRequest) -> ModelRequest:
-        context = request.state.get(STATE_KEY) if request.state else None
+    def _checkout_for(self, request: ModelRequest) -> MemoryContext | None:
+        """A new checkout for this call, or ``None`` when the state's context was made for the same user message."""
+        if self._checkout is None:
+            return None
+        state = request.state or {}
+        return self._checkout.run(list(state.get("messages", request.messages)), get_config(), state.get(STATE_KEY))
+
+    def _after(self, request: ModelRequest, response: ModelResponse, context: MemoryContext | None) -> None:
+        """Capture the turn's new messages and tool results; turn the answer's citations into feedback."""
+        if self._capture is None and self._feedback is None:
+            return
+        config = get_config()
+        messages = [*(request.state or {}).get("messages", request.messages), *response.result]
+        if self._capture is not None:
+            self._capture.run(messages, config)
+        if self._feedback is not None:
+            self._feedback.run(messages, config, context)
+
+    @staticmethod
+    def _with_memory(request: ModelRequest, context: MemoryContext | None) -> ModelRequest:
         if not context or not context.get("prompt"):
             return request
         return request.override(system_message=merge_system_message(request.system_message, context["prompt"]))
 
+    @staticmethod
+    def _respond(response: ModelResponse, context: MemoryContext | None) -> Any:
+        """The model's response, plus the new context for state (``memory_context``) when one was made."""
+        if context is None:
+            return response
+        return ExtendedModelResponse(model_response=response, command=Command(update={STATE_KEY: context}))
+
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
-        return handler(self._with_memory(request))
+        context = self._checkout_for(request)
+        current = context or (request.state or {}).get(STATE_KEY)
+        response = _as_response(handler(self._with_memory(request, current)))
+        self._after(request, response, current)
+        return self._respond(response, context)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        return await handler(self._with_memory(request))
+        context = await asyncio.to_thread(self._checkout_for, request)
+        current = context or (request.state or {}).get(STATE_KEY)
+        response = _as_response(await handler(self._with_memory(request, current)))
+        await asyncio.to_thread(self._after, request, response, current)
+        return self._respond(response, context)
 
-    # ------------------------------------------------------------------ after the model
-    def after_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
-        config = get_config()
-        messages = state["messages"]
-        if self._capture is not None:
-            self._capture.run(messages, config)
-        if self._feedback is not None:
-            self._feedback.run(messages, config, state.get(STATE_KEY))
-        return None
 
-    async def aafter_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
-        return await asyncio.to_thread(self.after_model, state, runtime)
+class _CompactionHook:
+    """Compaction before the model, as a step of its own (it rewrites the message list): mixed into
+    ``ZaxyMemoryMiddleware`` (or a subclass of it) when it is built with ``compact_at``."""
+
+    _compaction: CompactionStep | None
+
+    def before_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
+        assert self._compaction is not None
+        compacted = self._compaction.run(list(state["messages"]), get_config())
+        return {"messages": compacted} if compacted is not None else None
+
+    async def abefore_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.before_model, state, runtime)
+
+
+@functools.cache
+def _with_compaction(cls: type[ZaxyMemoryMiddleware]) -> type[ZaxyMemoryMiddleware]:
+    """``cls`` with the compaction step (same name, so the agent's node names do not change)."""
+    return type(cls.__name__, (_CompactionHook, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+
+
+def _as_response(result: Any) -> ModelResponse:
+    return ModelResponse(result=[result]) if isinstance(result, AIMessage) else result

@@ -93,6 +93,17 @@ def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarr
     return decode_columns(firsts, sizes, doc_blobs, tf_blobs)
 
 
+FEW_RUNS = 4  # up to this many runs, each is decoded on its own
+
+
+def _decode_run(first: int, n: int, docs: bytes, tfs: bytes) -> tuple[np.ndarray, np.ndarray]:
+    if len(docs) == 2 * n:
+        decoded = np.cumsum(np.frombuffer(docs, dtype="<u2"), dtype=np.int64) + first
+    else:
+        decoded = np.frombuffer(docs, dtype=DOC).astype(np.int64)
+    return decoded, np.frombuffer(tfs, dtype="u1" if len(tfs) == n else TF).astype(np.float64)
+
+
 def decode_columns(
     firsts: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -101,17 +112,27 @@ def decode_columns(
     count = len(sizes)
     if not count:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if count <= FEW_RUNS:  # a session-scoped query: a few NumPy calls per run beat the grouping below
+        parts = [_decode_run(*run) for run in zip(firsts, sizes, doc_blobs, tf_blobs, strict=True)]
+        if count == 1:
+            return parts[0]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     n = np.fromiter(sizes, dtype=np.int64, count=count)
-    gaps = np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n
-    narrow_tf = np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n
+    gaps = (np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n).astype(np.int64)
+    narrow_tf = (np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n).astype(np.int64)
     doc_parts, tf_parts = [], []
     run_firsts = None
-    for gap_width, narrow in ((True, True), (True, False), (False, True), (False, False)):
-        same = np.flatnonzero((gaps == gap_width) & (narrow_tf == narrow))
-        if same.size == 0:
-            continue
-        chosen = same.tolist()
-        blob = b"".join([doc_blobs[i] for i in chosen])
+    widths = 2 * gaps + narrow_tf  # 3: gaps, one-byte counts; 2: gaps, two-byte; 1: uint32 docs, one-byte; 0
+    codes = sorted(set(widths.tolist()))
+    for code in codes:
+        gap_width, narrow = code >= 2, code % 2 == 1
+        if len(codes) == 1:  # the usual case: every run of the same widths
+            same, doc_part, tf_part = np.arange(count), doc_blobs, tf_blobs
+        else:
+            same = np.flatnonzero(widths == code)
+            chosen = same.tolist()
+            doc_part, tf_part = [doc_blobs[i] for i in chosen], [tf_blobs[i] for i in chosen]
+        blob = b"".join(doc_part)
         if gap_width:
             if run_firsts is None:
                 run_firsts = np.fromiter(firsts, dtype=np.int64, count=count)
@@ -124,7 +145,7 @@ def decode_columns(
         else:
             doc_parts.append(np.frombuffer(blob, dtype=DOC).astype(np.int64))
         width = "u1" if narrow else TF
-        tf_parts.append(np.frombuffer(b"".join([tf_blobs[i] for i in chosen]), dtype=width).astype(np.float64))
+        tf_parts.append(np.frombuffer(b"".join(tf_part), dtype=width).astype(np.float64))
     return np.concatenate(doc_parts), np.concatenate(tf_parts)
 
 
@@ -273,6 +294,11 @@ class PostingStore:
                 rows += db.execute(f"{sql} AND session IN ({session_list})", (field,)).fetchall()
         if not rows:
             return {}
+        if len(rows) <= FEW_RUNS * len(terms):  # a few runs per term (one session): group them in Python
+            runs: dict[int, list[tuple[int, int, bytes, bytes]]] = {}
+            for term, *run in rows:
+                runs.setdefault(term, []).append(run)  # type: ignore[arg-type]
+            return {int(t): TermPostings(*decode_runs(runs[t])) for t in dict.fromkeys(terms) if t in runs}
         run_terms, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
         if len(terms) == 1:
             return {int(terms[0]): TermPostings(*decode_columns(firsts, sizes, doc_blobs, tf_blobs))}

@@ -46,3 +46,24 @@ def intersect(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """``np.intersect1d(first, second)``: the sorted distinct values in both."""
     left = unique(first)
     return left[isin(left, second)]
+
+
+def unique_inverse(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(groups, return_inverse=True)`` for non-negative integer ids (int64 results): a bin count when
+    the ids are dense, else a stable sort (a query's matched events come in doc order, so their thread ids are
+    nearly sorted already)."""
+    if groups.size == 0:
+        return groups, groups
+    top = int(groups.max()) + 1
+    if top <= 4 * groups.size + 1024:
+        present = np.bincount(groups, minlength=top) > 0
+        ids = np.flatnonzero(present)
+        slot = np.cumsum(present) - 1
+        return ids, slot[groups]
+    order = np.argsort(groups, kind="stable")
+    ordered = groups[order]
+    first = np.ones(ordered.size, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(groups.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse

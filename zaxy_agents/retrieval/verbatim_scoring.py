@@ -211,7 +211,7 @@ class Scorer:
         cfg, matched = self.cfg, self.matched
         if not cfg.session_weight or matched.docs.size == 0 or not self.terms.ids:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        groups, inverse = np.unique(matched.features["group"].astype(np.int64), return_inverse=True)
+        groups, inverse = sets.unique_inverse(matched.features["group"].astype(np.int64))
         tfx = matched.tf + cfg.caption_weight * matched.ctf if self.captions else matched.tf
         tfs = np.stack([np.bincount(inverse, weights=row, minlength=groups.size) for row in tfx])
         lengths = self.groups.lookup(groups, self.groups.lengths)

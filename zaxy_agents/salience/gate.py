@@ -2,7 +2,8 @@
 or redundant against what memory already returns for it?
 
 Never dropping: the tag rides in the appended event's payload (``encoding_gate``) and every event is still
-appended and hash-chained. An exact restatement's ``redundant`` tag also names the memory it repeats
+appended and hash-chained. An exact copy's ``redundant`` tag (the fabric also checks that the payload is the
+same, cues aside) also names the memory it repeats
 (``reinforces``: ``{entity_name, entity_type}``); the projection folds such an append into weak reinforcement
 of that memory instead of a second ranked entry (:mod:`zaxy_agents.projection.fold`), reversible by replay.
 ``novel`` and ``reinforcing`` tags change nothing in ranking. Off by default; a caller asks for it per append.
@@ -11,8 +12,9 @@ Classification against the nearest existing memories (the top hits a plain query
 Jaccard similarity of their analysed terms (stemmed, stop words removed) with the new text's.
 
 * ``redundant``: similarity >= 0.85 with an event of the same type (a duplicate); with similarity 1.0 (the
-  same analysed terms: an exact restatement) the tag names the memory it repeats in ``reinforces`` and the
-  projection folds it; between 0.85 and 1.0 (e.g. one value of a long sentence changed) it stays a tag only;
+  same analysed terms: an exact restatement) of a *current* memory of the same identity (or a current plain
+  event) the tag names that memory in ``reinforces`` and the projection folds it; otherwise (one value of a
+  long sentence changed, a revert to a superseded value, another fact key with the same words) it stays a tag;
 * ``reinforcing``: similarity >= 0.5 (it confirms or restates something memory holds);
 * ``novel``: otherwise (it contradicts or extends what memory holds, or memory holds nothing like it).
 
@@ -49,9 +51,15 @@ class Candidate:
     entity_type: str | None = None
 
 
-def classify(event_type: str, text: str, candidates: Iterable[Candidate], name: str | None = None) -> dict[str, Any]:
-    """``{tag, similarity, against?, interferes_with?}``: the gate's verdict on ``text`` (asserting the entity
-    ``name``, if any) against the nearest ``candidates``."""
+def classify(
+    event_type: str,
+    text: str,
+    candidates: Iterable[Candidate],
+    name: str | None = None,
+    entity_type: str | None = None,
+) -> dict[str, Any]:
+    """``{tag, similarity, against?, reinforces?, interferes_with?}``: the gate's verdict on ``text`` (asserting
+    the entity ``name`` of ``entity_type``, if any) against the nearest ``candidates``."""
     terms = set(_ANALYZER(text))
     best: tuple[float, Candidate | None] = (0.0, None)
     for candidate in candidates:
@@ -80,7 +88,7 @@ def classify(event_type: str, text: str, candidates: Iterable[Candidate], name: 
         tag = "novel"
     reinforces = (
         {"entity_name": nearest.name, "entity_type": nearest.entity_type}
-        if tag == "redundant" and similarity >= FOLD and nearest is not None and nearest.name and nearest.entity_type
+        if tag == "redundant" and similarity >= FOLD and nearest is not None and _folds_into(nearest, name, entity_type)
         else None
     )
     return {
@@ -90,3 +98,15 @@ def classify(event_type: str, text: str, candidates: Iterable[Candidate], name: 
         **({"reinforces": reinforces} if reinforces is not None else {}),
         **({"interferes_with": nearest.citation} if interferes and nearest is not None else {}),
     }
+
+
+def _folds_into(nearest: Candidate, name: str | None, entity_type: str | None) -> bool:
+    """An exact restatement folds only into a *current* memory of the same identity (the same fact key, the same
+    decision) or, for plain events (notes, turns: the generic ``event`` entity), into a current copy. Never into a
+    superseded one (re-asserting an old value is a revert, news) nor into another identity that happens to hold
+    the same words (``db.port`` and ``cache.port`` both "5432")."""
+    if nearest.status != "current" or not nearest.name or not nearest.entity_type:
+        return False
+    if entity_type == "event" == nearest.entity_type:
+        return True
+    return name is not None and name.lower() == nearest.name.lower() and entity_type == nearest.entity_type

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from zaxy_agents.mcp.registry import ToolCall, tool
 from zaxy_agents.mcp.schema import MAX_SCOPE, SessionName, ToolArgs, optional
+from zaxy_agents.mcp.tools.meta import Cues
 from zaxy_agents.tool_arguments import RetrievalProfileArgument, as_of_field
 
 RetrievalProfile = Literal["balanced", "precision", "recall", "temporal", "cognitive"]
@@ -23,6 +24,7 @@ class QueryArgs(ToolArgs):
     profile: RetrievalProfile = Field(default="balanced", description="Lane weighting of the fused retrieval.")
     include_superseded: bool = Field(default=False, description="Also return superseded or invalidated results.")
     retrieval_profile: RetrievalProfileArgument = None
+    cues: optional(Cues, "Your context (mission, workspace, tool, phase): memories recorded in it rank higher.") = None
 
 
 @tool(
@@ -46,5 +48,6 @@ def memory_query(call: ToolCall[QueryArgs]) -> dict[str, Any]:
         as_of=args.temporal_filter,
         include_superseded=args.include_superseded,
         retrieval_profile=args.retrieval_profile,
+        cues=args.cues.model_dump(exclude_none=True) if args.cues is not None else None,
     )
     return response.model_dump(mode="json", exclude_none=True)

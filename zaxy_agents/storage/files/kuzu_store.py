@@ -18,6 +18,7 @@ import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importli
 import json
 import math
 import re
+import shutil
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -113,9 +114,11 @@ class KuzuProjectionStore(ProjectionStore):
         self.rows_applied = 0
         self._closed = False
         applied = self.migrate()
-        if REBUILD_MIGRATIONS.intersection(applied) and self.cursors():
-            # The graph predates a schema change its rows cannot be completed for: empty it (derived data; the
-            # projector re-projects it from the log, as for a new workspace), keeping the file and its lock.
+        # A graph that predates a schema change its rows cannot be completed for starts over (derived data; the
+        # projector re-projects it from the log, as for a new workspace). In a new file when this store is the
+        # file's only user in the process (the caller holds graph.lock): a Kuzu file never shrinks, so tables
+        # emptied in place would keep every page the old rows used.
+        if REBUILD_MIGRATIONS.intersection(applied) and self.cursors() and not self._recreate_file():
             self.reset()
 
     # ------------------------------------------------------------------ plumbing
@@ -196,6 +199,27 @@ class KuzuProjectionStore(ProjectionStore):
             for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
                 self._connection().execute(f"DROP TABLE `{name}`")
         self.migrate()
+
+    def _recreate_file(self) -> bool:
+        """Replace the database with a new, empty file (then migrate it); False when another store of this process
+        shares the open database (it is then emptied in place instead)."""
+        key = str(self.path.resolve())
+        with _REGISTRY_LOCK:
+            entry = _DATABASES.get(key)
+            if entry is None or entry[1] != 1:
+                return False
+            del _DATABASES[key]
+            self._connections = []
+        self._local = threading.local()
+        entry[0].close()
+        for leftover in self.path.parent.glob(f"{self.path.name}*"):  # the file and its WAL / shadow files
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+        self._database = _open_database(self.path)
+        self.migrate()
+        return True
 
     def migrations(self) -> list[dict[str, Any]]:
         rows = self._rows("MATCH (m:Migration) RETURN m.name, m.checksum, m.statement_count ORDER BY m.name")

@@ -19,7 +19,7 @@ import atexit
 import contextlib
 import json
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -439,7 +439,26 @@ class PostgresEventLog(EventLog):
 
     def change_tokens(self, prefix: str) -> dict[str, object]:
         """Every session's ``(head seq, head hash)`` from the head rows in one query (``change_token`` per session)."""
-        return {s.session: (s.event_count, s.head_hash) for s in self.sessions() if s.session.startswith(prefix)}
+        rows = self._fetchall(self._sql["heads_with_prefix"], (prefix,))
+        return {str(session): (int(seq), str(digest)) for session, seq, digest in rows}
+
+    def replay_sessions(self, sessions: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Every readable envelope of each session in one query (like :meth:`replay_envelopes`: an event whose
+        bytes do not match its hash is skipped and recorded; a row that is not an event raises)."""
+        wanted = list(dict.fromkeys(sessions))
+        for session in wanted:
+            validate_session_id(session)
+        found: dict[str, list[dict[str, Any]]] = {session: [] for session in wanted}
+        if not wanted:
+            return found
+        readers = {
+            session: SessionReader(session, 1, strict=False, problems=self._problems(session)) for session in wanted
+        }
+        for session, line in self._fetchall(self._sql["sessions_lines"], (wanted,)):
+            envelope = readers[session].decode(bytes(line) + b"\n")
+            if envelope is not None:
+                found[session].append(envelope)
+        return found
 
     def verify(self, session: str) -> VerifyReport:
         """Recompute the whole chain from the stored lines; also check the columns and the head row."""

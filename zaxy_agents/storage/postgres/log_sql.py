@@ -67,6 +67,14 @@ STATEMENTS = {
     ),
     "vacuum": "VACUUM {schema}.eventloom_events",
     "any_event": "SELECT EXISTS (SELECT 1 FROM {schema}.eventloom_events WHERE session = %s)",
+    # One thread's events for several sessions at once (checkpoint list(None) loads the threads it returns).
+    "sessions_lines": (
+        "SELECT session, line FROM {schema}.eventloom_events WHERE session = ANY(%s) ORDER BY session, seq"
+    ),
+    "heads_with_prefix": (
+        "SELECT session, head_seq, head_hash FROM {schema}.eventloom_sessions"
+        " WHERE head_seq > 0 AND starts_with(session, %s)"
+    ),
     "sessions": (
         "SELECT session, head_seq, head_hash, size_bytes,"
         " to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"

@@ -1,0 +1,120 @@
+"""A 10k-event checkout as ``ZaxyMemoryMiddleware`` asks it, two source trees on the SAME memory: lane cost A/B.
+
+Seeds (once, kept in ``--folder``) a memory of ``--events`` events the way ``agent_memory_bench.py`` does (decisions,
+tasks, facts, turns in one ``project`` session), then runs each tree in its own subprocess (``PYTHONPATH`` = the
+tree) on a fresh copy of that memory, ``--runs`` times, alternating. Each child asks ``--turns`` checkouts with the
+middleware's arguments (thread session, ``scope=["project"]``, 1,200 tokens) and appends one turn before each (as
+the middleware's capture does, so the caches are as cold as in an agent turn). Reported per tree: CPU milliseconds
+per checkout and per retrieval call (the lanes, ``Retriever.search``), wall p50, the ratios before / after, and
+whether every packet cites the same evidence and facts in the same order.
+
+Usage: python benchmarks/checkout_lanes_bench.py --before /path/to/main-checkout [--after .] [--events 10000]
+       [--turns 40] [--runs 2] [--folder DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_SEED = r"""
+import sys
+from benchmarks.agent_memory_bench import _seed
+from zaxy_agents.fabric import MemoryFabric
+with MemoryFabric.from_path(sys.argv[1]) as memory:
+    _seed(memory, int(sys.argv[2]))
+    memory.checkout("warm up", session="project", max_tokens=200)
+"""
+
+_TURNS = r"""
+import json, sys, time
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.retrieval import engine
+lanes = [0.0]
+search = engine.Retriever.search
+def timed(self, *args, **kwargs):
+    started = time.process_time()
+    try:
+        return search(self, *args, **kwargs)
+    finally:
+        lanes[0] += time.process_time() - started
+engine.Retriever.search = timed
+folder, turns = sys.argv[1], int(sys.argv[2])
+questions = [f"Which option did we pick for area {t % 97}, and who owns service {t % 53}?" for t in range(turns + 3)]
+cpu, wall, packets = [], [], []
+with MemoryFabric.from_path(folder) as memory:
+    for turn, question in enumerate(questions):
+        turn_event = {"type": "transcript.turn", "payload": {"role": "user", "text": question}}
+        memory.append_many("langgraph.bench", [turn_event])
+        lanes_before, c0, t0 = lanes[0], time.process_time(), time.perf_counter()
+        packet = memory.checkout(question, session="langgraph.bench", scope=["project"], max_tokens=1200)
+        if turn >= 3:  # the first turns warm up (imports, tiktoken)
+            wall.append((time.perf_counter() - t0) * 1000)
+            cpu.append(((time.process_time() - c0) * 1000, (lanes[0] - lanes_before) * 1000))
+            # session/seq of what the packet cites (the appended turns' hashes differ from run to run)
+            evidence = [e.citation.split("#")[0] for e in packet.evidence]
+            packets.append([evidence, [f.citation.split("#")[0] for f in packet.current_facts]])
+print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets}))
+"""
+
+
+def _child(code: str, tree: Path, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore"}
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tree, env=env)
+    if result.returncode != 0:
+        raise RuntimeError(f"{tree}: {result.stderr[-3000:]}")
+    return result.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, default=ROOT)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--folder", type=Path, default=None, help="keep (and reuse) the seeded memory here")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    scratch = tempfile.TemporaryDirectory(prefix="zaxy-checkout-lanes-")
+    seeded = args.folder or Path(scratch.name) / "seeded"
+    try:
+        if not seeded.exists():
+            _child(_SEED, args.before, str(seeded), str(args.events))
+        results: dict[str, dict[str, list]] = {"before": {"cpu": [], "wall": []}, "after": {"cpu": [], "wall": []}}
+        packets: dict[str, list] = {}
+        for run in range(args.runs):
+            for side, tree in (("before", args.before), ("after", args.after)):
+                copy = Path(scratch.name) / f"{side}-{run}"
+                shutil.copytree(seeded, copy)
+                out = json.loads(_child(_TURNS, tree, str(copy), str(args.turns)))
+                shutil.rmtree(copy)
+                results[side]["cpu"] += out["cpu"]
+                results[side]["wall"] += out["wall"]
+                packets[side] = out["packets"]
+        report: dict = {"events": args.events, "turns": args.turns, "runs": args.runs,
+                        "identical_packets": packets["before"] == packets["after"]}  # fmt: skip
+        for side in ("before", "after"):
+            cpu, wall = results[side]["cpu"], sorted(results[side]["wall"])
+            report[side] = {
+                "checkout_cpu_ms": round(sum(c for c, _ in cpu) / len(cpu), 2),
+                "lanes_cpu_ms": round(sum(lane for _, lane in cpu) / len(cpu), 2),
+                "checkout_wall_p50_ms": round(wall[len(wall) // 2], 2),
+            }
+        for name in ("checkout_cpu_ms", "lanes_cpu_ms", "checkout_wall_p50_ms"):
+            report[f"ratio_{name}"] = round(report["before"][name] / max(report["after"][name], 1e-9), 2)
+        print(json.dumps(report, indent=None if args.json else 2))
+    finally:
+        scratch.cleanup()
+
+
+if __name__ == "__main__":
+    main()
