@@ -2,7 +2,8 @@
 
 Turns: two ``create_agent`` agents with the same scripted model and a ZaxyCheckpointer each, one with
 ``ZaxyMemoryMiddleware`` (checkout over a seeded scope, capture, feedback), alternating turn by turn so both
-see the same disk regime. Reported: p50/p95 per turn and the middleware's added milliseconds.
+see the same disk regime. Reported: p50/p95 per turn, the process's CPU time per turn (all its threads), and
+the middleware's added milliseconds.
 
 Compaction: the same long history (tool exchanges and long messages) compacted by Zaxy's compaction step
 (tiktoken count, plan, cited recovery packet, ``transcript.compacted``; the history is already in the log,
@@ -11,7 +12,8 @@ as it is when turns were captured as they happened) and by LangChain's
 its mechanics; in real use it also makes a model call that reads ``trim_tokens_to_summarize`` tokens (4,000 by
 default) and writes a summary, which Zaxy never does.
 
-Usage: python benchmarks/agent_memory_bench.py [--turns 60] [--seed-events 2000] [--history 300] [--json]
+Usage: python benchmarks/agent_memory_bench.py [--turns 60] [--seed-events 2000] [--history 300]
+       [--only turns|compaction] [--json]
 """
 
 from __future__ import annotations
@@ -96,18 +98,23 @@ def bench_turns(turns: int, seed_events: int) -> dict[str, Any]:
             checkpointer=ZaxyCheckpointer(memory),
         )
         samples: dict[str, list[float]] = {"checkpointer only": [], "with ZaxyMemoryMiddleware": []}
+        cpu: dict[str, list[float]] = {name: [] for name in samples}
         config = {"configurable": {"thread_id": "bench"}}
         for turn in range(turns + 3):  # the first turns warm up (tiktoken, the projection)
             text = f"Which option did we pick for area {turn % 97}, and who owns service {turn % 53}?"
             for name, agent in (("checkpointer only", plain), ("with ZaxyMemoryMiddleware", remembering)):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 agent.invoke({"messages": [HumanMessage(text)]}, config)
                 if turn >= 3:
                     samples[name].append(time.perf_counter() - t0)
-    result = {name: _stats(values) for name, values in samples.items()}
+                    cpu[name].append(time.process_time() - c0)
+    result: dict[str, Any] = {name: _stats(values) for name, values in samples.items()}
+    for name, values in cpu.items():  # CPU of the whole process during the turn (all threads)
+        result[name]["cpu_p50_ms"] = _stats(values)["p50_ms"]
     base, with_memory = result["checkpointer only"], result["with ZaxyMemoryMiddleware"]
     result["added_p50_ms"] = with_memory["p50_ms"] - base["p50_ms"]
     result["ratio_p50"] = with_memory["p50_ms"] / base["p50_ms"]
+    result["added_cpu_p50_ms"] = with_memory["cpu_p50_ms"] - base["cpu_p50_ms"]
     return result
 
 
@@ -175,18 +182,31 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--seed-events", type=int, default=2000)
     parser.add_argument("--history", type=int, default=300, help="messages in the compacted history")
+    parser.add_argument("--only", choices=["turns", "compaction"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = {"turns": bench_turns(args.turns, args.seed_events), "compaction": bench_compaction(args.history)}
+    report: dict[str, Any] = {}
+    if args.only != "compaction":
+        report["turns"] = bench_turns(args.turns, args.seed_events)
+    if args.only != "turns":
+        report["compaction"] = bench_compaction(args.history)
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    turns = report["turns"]
-    print(f"per agent turn ({args.turns} turns, {args.seed_events} seeded events in scope):")
-    for name in ("checkpointer only", "with ZaxyMemoryMiddleware"):
-        s = turns[name]
-        print(f"  {name:28} p50 {s['p50_ms']:7.1f} ms  p95 {s['p95_ms']:7.1f} ms")
-    print(f"  middleware adds p50 {turns['added_p50_ms']:.1f} ms (x{turns['ratio_p50']:.2f})")
+    if "turns" in report:
+        turns = report["turns"]
+        print(f"per agent turn ({args.turns} turns, {args.seed_events} seeded events in scope):")
+        for name in ("checkpointer only", "with ZaxyMemoryMiddleware"):
+            s = turns[name]
+            print(
+                f"  {name:28} p50 {s['p50_ms']:7.1f} ms  p95 {s['p95_ms']:7.1f} ms  CPU p50 {s['cpu_p50_ms']:6.1f} ms"
+            )
+        print(
+            f"  middleware adds p50 {turns['added_p50_ms']:.1f} ms (x{turns['ratio_p50']:.2f}); "
+            f"CPU p50 {turns['added_cpu_p50_ms']:.1f} ms"
+        )
+    if "compaction" not in report:
+        return
     c = report["compaction"]
     print(f"compaction of {c['messages']} messages ({c['tokens_before']} tokens -> {c['tokens_after']}):")
     print(f"  zaxy (count, plan, recovery packet, record)   p50 {c['zaxy_compaction']['p50_ms']:7.1f} ms")

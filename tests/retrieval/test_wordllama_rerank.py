@@ -85,3 +85,5 @@ def test_the_query_path_embeds_like_the_batch_path(embedder: WordLlamaEmbedder) 
     batch = np.asarray(embedder._model.embed(texts * (FEW_TEXTS // len(texts) + 1), norm=True))[: len(texts)]
     assert len(texts) <= FEW_TEXTS and np.allclose(few, batch, atol=1e-6)
     assert not embedder.embed_documents([""]).any()  # no tokens: a zero vector, never NaN
+    many = embedder.embed_documents(["", *texts] * FEW_TEXTS)  # the batch path too
+    assert np.isfinite(many).all() and not many[0].any() and np.allclose(many[1 : len(texts) + 1], few, atol=1e-6)

@@ -24,9 +24,9 @@ from typing import Any
 
 from zaxy_agents.eventloom.erasure import ERASURE_TYPE, is_erased
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.storage.derived_sqlite import DerivedDatabase
 
 from . import events as ev
+from .derived_file import LazyDerivedFile
 from .sessions import is_thread_session
 
 logger = logging.getLogger(__name__)
@@ -42,29 +42,14 @@ SCHEMA = (
 _PAGE = 64
 
 
-class CheckpointIndex:
+class CheckpointIndex(LazyDerivedFile):
     """The live checkpoints of every thread session under ``prefix``, newest first on demand."""
 
+    kind, format_version, schema = "checkpoint-index", FORMAT_VERSION, SCHEMA
+
     def __init__(self, log: EventLog, path: Path, *, prefix: str, identity: str) -> None:
-        self.log = log
-        self.prefix = prefix
-        self.path, self.identity = path, identity
-        self._db: DerivedDatabase | None = None  # opened on first use: a saver that never lists writes no file
+        super().__init__(log, path, prefix=prefix, identity=identity)
         self.seen_tokens: dict[str, object] = {}  # change tokens read by the last refresh
-
-    @property
-    def db(self) -> DerivedDatabase:
-        if self._db is None:
-            self._db = DerivedDatabase(
-                self.path, kind="checkpoint-index", format_version=FORMAT_VERSION, session=self.prefix,
-                identity=self.identity, schema=SCHEMA,
-            )  # fmt: skip
-        return self._db
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
     # ------------------------------------------------------------------ reading
     def newest(self, *, before_id: str | None = None) -> Iterator[tuple[str, str, str]]:

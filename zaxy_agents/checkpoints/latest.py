@@ -24,8 +24,9 @@ from pathlib import Path
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.storage.derived_sqlite import DerivedDatabase
+
+from .derived_file import LazyDerivedFile
 
 logger = logging.getLogger(__name__)
 
@@ -43,28 +44,10 @@ _COLUMNS = (
 )
 
 
-class LatestCheckpoints:
+class LatestCheckpoints(LazyDerivedFile):
     """The latest checkpoint of long threads under ``prefix``, tied to each session's log head."""
 
-    def __init__(self, log: EventLog, path: Path, *, prefix: str, identity: str) -> None:
-        self.log = log
-        self.prefix = prefix
-        self.path, self.identity = path, identity
-        self._db: DerivedDatabase | None = None  # opened on first use
-
-    @property
-    def db(self) -> DerivedDatabase:
-        if self._db is None:
-            self._db = DerivedDatabase(
-                self.path, kind="checkpoint-latest", format_version=FORMAT_VERSION, session=self.prefix,
-                identity=self.identity, schema=SCHEMA,
-            )  # fmt: skip
-        return self._db
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+    kind, format_version, schema = "checkpoint-latest", FORMAT_VERSION, SCHEMA
 
     # ------------------------------------------------------------------ reading
     def read(self, session: str, ns: str, thread_id: str, serde: SerializerProtocol) -> CheckpointTuple | None:

