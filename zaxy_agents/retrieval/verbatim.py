@@ -221,6 +221,7 @@ class VerbatimIndex:
         self.text_source: Callable[[list[tuple[str, int]]], dict[tuple[str, int], str]] | None = None
         self.cache = feat.FeatureCache(PREFIX)
         self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
+        self._pending_created: float | None = None  # the index's creation token, as the writer read it
         from .verbatim_tail import Tail
 
         self.tail = Tail()
@@ -256,17 +257,18 @@ class VerbatimIndex:
         if self._pending is not None:
             blocks, before, after = self._pending
             self.cache.install(blocks, before, after)
-            self.tail.committed(read_stats(self.reader()).created)
+            created = self._pending_created  # read inside the write: no query after each commit
+            self.tail.committed(read_stats(self.reader()).created if created is None else created)
         if self._write_cache_next is not None and self.write_cache is not None:
             self.write_cache.wseq = self._write_cache_next  # type: ignore[attr-defined]
         self._write_cache_next = None
         self._known_words |= self._pending_words
         if len(self._known_words) > 500_000:
             self._known_words.clear()
-        self._pending, self._pending_words = None, set()
+        self._pending, self._pending_words, self._pending_created = None, set(), None
 
     def rolled_back(self) -> None:
-        self._pending, self._pending_words = None, set()
+        self._pending, self._pending_words, self._pending_created = None, set(), None
         self.tail.rolled_back()
         self.write_cache, self._write_cache_next = None, None
 

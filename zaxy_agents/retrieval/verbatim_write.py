@@ -338,6 +338,7 @@ class Writer:
             [stats[n] for n in _STATS],
         )
         self.index._pending = (blocks, self.before, int(stats["wseq"]))
+        self.index._pending_created = stats["created"]
         self.cache.wseq = -1.0  # valid again only once committed (VerbatimIndex.committed sets it)
         self.index._write_cache_next = stats["wseq"]
         self.index.tail.stage(self.before, int(stats["wseq"]), merged, tail_batch, int(stats["tail_first"]))
