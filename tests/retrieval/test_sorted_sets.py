@@ -44,3 +44,17 @@ def test_unique_inverse_equals_numpy(seed: int) -> None:
     values, inverse = sets.unique_inverse(ids)
     expected_values, expected_inverse = np.unique(ids, return_inverse=True)
     assert np.array_equal(values, expected_values) and np.array_equal(inverse, expected_inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_unique_positions_equal_unique_and_searchsorted(seed: int) -> None:
+    rng = np.random.default_rng(50 + seed)
+    parts = []
+    for _ in range(int(rng.integers(1, 7))):
+        high = int(rng.choice([30, 10_000, 2**40]))
+        part = rng.choice(high, int(rng.integers(0, min(high, 500))), replace=False)
+        parts.append(np.sort(part).astype(np.int64) if rng.random() < 0.7 else part.astype(np.int64))
+    values, at = sets.unique_positions(parts)
+    expected = np.unique(np.concatenate(parts))
+    assert values.dtype == np.int64 and np.array_equal(values, expected)
+    assert np.array_equal(at, np.searchsorted(expected, np.concatenate(parts)))

@@ -65,18 +65,22 @@ class Matched:
 
     @classmethod
     def build(cls, terms: Terms, text: dict[int, object], caption: dict[int, object]) -> Matched:
-        parts = [p.docs for p in text.values()] + [p.docs for p in caption.values()]  # type: ignore[attr-defined]
-        docs = sets.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
-        tf = np.zeros((len(terms.ids), docs.size))
-        ctf = np.zeros((len(terms.ids), docs.size))
-        for row, term in enumerate(terms.ids):
-            if term in text:
-                found = text[term]
-                tf[row, np.searchsorted(docs, found.docs)] = found.tfs  # type: ignore[attr-defined]
-            if term in caption:
-                found = caption[term]
-                ctf[row, np.searchsorted(docs, found.docs)] = found.tfs  # type: ignore[attr-defined]
-        return cls(docs, tf, ctf, np.zeros(0, dtype=feat.FEATURE))
+        """The union of the terms' postings and each posting's column in it, from one stable argsort of their
+        concatenation (runs of ascending doc ids: merged in near-linear time) — a search of every posting in the
+        union cost more, at 10^5 postings a term, than the sort."""
+        found = [(0, row, text[t]) for row, t in enumerate(terms.ids) if t in text]
+        found += [(1, row, caption[t]) for row, t in enumerate(terms.ids) if t in caption]
+        tf = np.zeros((2, len(terms.ids), 0))
+        if not found:
+            return cls(np.zeros(0, dtype=np.int64), tf[0], tf[1], np.zeros(0, dtype=feat.FEATURE))
+        docs, column = sets.unique_positions([entry.docs for _, _, entry in found])  # type: ignore[attr-defined]
+        tf = np.zeros((2, len(terms.ids), docs.size))
+        start = 0
+        for field, row, entry in found:
+            end = start + entry.docs.size  # type: ignore[attr-defined]
+            tf[field, row, column[start:end]] = entry.tfs  # type: ignore[attr-defined]
+            start = end
+        return cls(docs, tf[0], tf[1], np.zeros(0, dtype=feat.FEATURE))
 
     def at(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Text and caption term counts (terms x docs) of any ``docs``: 0 where a doc holds no query term."""
