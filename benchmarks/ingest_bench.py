@@ -169,6 +169,7 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
         ingest_cpu = raw["append_cpu_s"] + raw["project_cpu_s"]
         return {
             "append_per_s": n / raw["append_wall_s"],
+            "append_per_cpu_s": n / raw["append_cpu_s"],
             "project_per_s": n / raw["project_wall_s"],
             "project_per_cpu_s": n / raw["project_cpu_s"],
             "ingest_per_s": n / ingest_wall,

@@ -41,3 +41,15 @@ def test_page_example_runs(page: str, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "eventloom://" in result.stdout or page == "graph-schema.md"
+
+
+def test_readme_example_prints_what_its_comments_say(tmp_path: Path) -> None:
+    """README.md's comments promise: the prompt cites event 2 (db-new), never the superseded db-old, and the
+    verdict is answer_from_memory."""
+    script = tmp_path / "example.py"
+    script.write_text(_first_example("../README.md"))
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "eventloom://proj/events/2#" in result.stdout and "db-new" in result.stdout
+    assert "db-old" not in result.stdout and "eventloom://proj/events/1#" not in result.stdout
+    assert result.stdout.splitlines()[-1] == "answer_from_memory"

@@ -75,6 +75,20 @@ def test_existing_entry_needs_force(env: Env) -> None:
     assert code == 0 and set(json.loads(target.read_text())["mcpServers"]) == {"zaxy", "zaxy-shop"}
 
 
+def test_install_keeps_the_file_mode_and_writes_two_space_json(env: Env) -> None:
+    """docs/ide-config.md: writes "keep the file's permissions"; "JSON files are re-written with two-space
+    indentation"."""
+    target = env.workspace / ".mcp.json"
+    target.write_text(json.dumps({"mcpServers": {"other": {"command": "npx", "args": ["other-mcp"]}}}))
+    target.chmod(0o640)
+    code, info = env.zaxy_json("ide-config", "claude-code", "--install")
+    assert code == 0 and info["action"] == "added"
+    assert target.stat().st_mode & 0o777 == 0o640
+    text = target.read_text()
+    assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+    assert list(env.workspace.glob(".mcp.json.*")) == []  # no temporary file left beside it
+
+
 def test_jsonc_file_is_refused_untouched(env: Env) -> None:
     target = env.workspace / ".vscode" / "mcp.json"
     target.parent.mkdir()

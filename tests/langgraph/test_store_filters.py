@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 from langgraph.store.memory import InMemoryStore
 
@@ -111,3 +114,23 @@ def test_indexes_stay_consistent_through_updates_and_deletes(store: ZaxyStore) -
 
 def keys_of(store: ZaxyStore, prefix: tuple[str, ...], filter: dict) -> list[str]:
     return [item.key for item in store.search(prefix, filter=filter, limit=1000)]
+
+
+def test_field_indexes_are_made_on_first_filter_and_capped_at_16(tmp_path: Path) -> None:
+    """docs/langgraph.md: equality and range filters run over expression indexes "created the first time a field
+    is filtered on (up to 16 fields)"; fields past the cap are still filtered exactly, just without an index."""
+
+    def field_indexes() -> set[str]:
+        (path,) = (tmp_path / "eventloom" / ".zaxy" / "itemstore").glob("*.sqlite3")
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'field_%'")
+            return {name for (name,) in rows}
+
+    with ZaxyStore.from_path(tmp_path / "eventloom") as store:
+        for n in range(3):
+            store.put(("f",), f"k{n}", {f"f{i}": n for i in range(20)})
+        assert store.search(("f",), limit=10) and field_indexes() == set()  # no filter yet: no index
+        for i in range(20):
+            assert [item.key for item in store.search(("f",), filter={f"f{i}": 1})] == ["k1"]
+            assert [item.key for item in store.search(("f",), filter={f"f{i}": {"$gte": 1}})] == ["k1", "k2"]
+            assert len(field_indexes()) == min(i + 1, 16)

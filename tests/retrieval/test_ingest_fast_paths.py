@@ -14,6 +14,7 @@ from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.collector import collector_paused
 from zaxy_agents.retrieval.text import (
     _IDENTIFIER_HINT,
+    _IDENTIFIER_RE,
     _POSS_RE,
     _TEMPORAL_RE,
     _TOKEN_RE,
@@ -21,7 +22,6 @@ from zaxy_agents.retrieval.text import (
     TEMPORAL_WORDS,
     Analyzer,
     has_time_cue,
-    identifiers,
 )
 
 _PIECES = [
@@ -29,6 +29,7 @@ _PIECES = [
     "19", "20", "x20", "2019x", "20\u0663\u0664", "sunday's", "x'today", "to'day", "today\u2019s", "TODAY", "Mays",
     "_today", "today_", "\u00e9today", "weekends", "ago.", "agora", "chicago", "bada", "fisu", "the", "a", "of",
     "couple", "of", "?", "!", ",", "-", "/", "'", "\u2019", "\u0130stanbul", "caf\u00e9", "T-102", "src/app.py",
+    "v1.2.3", "retry_policy", "a-b", "x:y#z", "9-" + "a" * 90,
 ]  # fmt: skip
 
 
@@ -62,7 +63,10 @@ def _reference_analyse(analyser: Analyzer, text: str) -> tuple[list[str], list[s
         words = [w for w in words if w not in STOPWORDS]
     terms = [analyser.term(w) for w in words]
     if _IDENTIFIER_HINT.search(text):
-        terms += identifiers(text)
+        for match in _IDENTIFIER_RE.finditer(text.lower()):
+            token = match.group(0).strip("-_./:#")
+            if any(c.isdigit() or c in "_/." for c in token) and len(token) <= 80:
+                terms.append("id:" + token)
     return terms, words
 
 

@@ -59,6 +59,7 @@ for _grp in _IRREGULAR_SRC.replace("\n", "").split("|"):
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _IDENTIFIER_RE = re.compile(r"[a-z0-9]+(?:[-_./:#][a-z0-9]+)+")
+_IDENTIFIER_MARK = re.compile(r"[0-9_/.]")  # what makes a compound an identifier (a digit, _, / or .)
 _IDENTIFIER_HINT = re.compile(r"[A-Za-z0-9][-_./:#][A-Za-z0-9]")
 _POSS_RE = re.compile(r"'s\b")
 _SENT_RE = re.compile(r"[^.!?]+[.!?]*")
@@ -172,8 +173,8 @@ def identifiers(text: str) -> list[str]:
     the word tokens. Kept unstemmed and prefixed so they never collide with a word term.
     """
     found = []
-    for match in _IDENTIFIER_RE.finditer(text.lower()):
-        token = match.group(0).strip("-_./:#")
-        if any(c.isdigit() or c in "_/." for c in token) and len(token) <= 80:
+    for match in _IDENTIFIER_RE.findall(text.lower()):
+        token = match.strip("-_./:#")
+        if len(token) <= 80 and _IDENTIFIER_MARK.search(token):  # ASCII only: the pattern matched [a-z0-9] runs
             found.append("id:" + token)
     return found
