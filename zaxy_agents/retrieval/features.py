@@ -66,6 +66,17 @@ def empty_block(dtype: np.dtype = FEATURE) -> np.ndarray:
     return block
 
 
+def raw(records: np.ndarray) -> np.ndarray:
+    """``records`` seen as opaque fixed-size items (same memory): NumPy copies those with one ``memcpy`` each, where
+    it copies a structured record field by field (~20x slower when a query gathers 10^4 records)."""
+    return records.view(np.dtype((np.void, records.dtype.itemsize)))
+
+
+def take(records: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """``records[docs]`` (a new structured array), copied as raw items."""
+    return raw(records)[docs].view(records.dtype)
+
+
 class FeatureWriter:
     """The blocks one write transaction changes (read from the database, the source of truth)."""
 
@@ -154,7 +165,7 @@ class FeatureCache:
             self._grow(top + 1)
             if not self.loaded[numbers].all():
                 self._load(db, sets.unique(numbers[~self.loaded[numbers]]))
-            return self.records[docs] if field is None else self.records[field][docs]
+            return take(self.records, docs) if field is None else self.records[field][docs]
 
     def _load(self, db: sqlite3.Connection, missing: np.ndarray) -> None:
         for start in range(0, len(missing), 500):

@@ -276,9 +276,14 @@ class _Query:
         if in_tail is not None and in_tail.any():
             dtype = feat.FEATURE if field is None else feat.FEATURE[field]
             records = np.zeros(docs.size, dtype=dtype)
-            records[~in_tail] = self.cache.gather(self.db, docs[~in_tail], field)
+            main = self.cache.gather(self.db, docs[~in_tail], field)
             own = tail.records[docs[in_tail] - tail.first]
-            records[in_tail] = own if field is None else own[field]
+            if field is None:  # whole records: copied as raw items (feat.raw), not field by field
+                feat.raw(records)[~in_tail] = feat.raw(main)
+                feat.raw(records)[in_tail] = feat.raw(own)
+            else:
+                records[~in_tail] = main
+                records[in_tail] = own[field]
         else:
             records = self.cache.gather(self.db, docs, field)
         if tail.links and field in (None, "next"):
