@@ -46,8 +46,9 @@ def test_background_checkpoints_keep_the_wal_bounded(tmp_path: Path, monkeypatch
         fabric.project(["s"])
         hits = fabric.query("red teapot", sessions=["s"], k=3).hits
         assert hits and hits[0].seq == 61
-        # the WAL restarted after the checkpoint: it holds the recent commits, not the 61 events' pages
-        assert _wal_frames(store.path) < 200
+        # the WAL restarted after a checkpoint: it holds the commits since then, not the 61 events' pages (about
+        # 1,600 frames with checkpoints off; ~100 on an idle machine, ~250 when the thread runs late under load)
+        assert _wal_frames(store.path) < 600
         thread = store.checkpointer._thread
         assert thread is not None and thread.name == THREAD
     _wait_for(lambda: not thread.is_alive(), "the thread to stop")  # close() stopped it
