@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.verbatim_ab_bench import _child  # one tree per subprocess, PYTHONPATH = the tree  # noqa: E402
 
 _SEED = r"""
 import sys
@@ -64,14 +65,6 @@ with MemoryFabric.from_path(folder) as memory:
             packets.append([evidence, [f.citation.split("#")[0] for f in packet.current_facts]])
 print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets}))
 """
-
-
-def _child(code: str, tree: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore"}
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tree, env=env)
-    if result.returncode != 0:
-        raise RuntimeError(f"{tree}: {result.stderr[-3000:]}")
-    return result.stdout
 
 
 def main() -> None:

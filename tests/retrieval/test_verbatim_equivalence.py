@@ -160,3 +160,39 @@ def test_erased_words_leave_no_bytes_in_the_index_file(tmp_path: Path, opened: l
     data = b"".join(path.read_bytes() for path in tmp_path.iterdir() if path.is_file())
     for secret in (b"zorblax", b"glimmerquux", b"quentinovich", b"Quentinovich"):
         assert secret not in data
+
+
+def test_bounded_seed_selection_uses_the_reference_own_scores(
+    tmp_path: Path, opened: list[StandaloneIndexes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the seed limit (a whole-memory query at scale) seeds are the best matched events by their own score:
+    the shortcuts in that path (the matched events' union from one argsort, their segment scores by position)
+    must pick exactly what the plain formula picks — text + caption BM25 plus a searched segment score."""
+    from zaxy_agents.retrieval import verbatim_search
+    from zaxy_agents.retrieval.postings import bm25
+    from zaxy_agents.retrieval.verbatim_scoring import Scorer
+
+    monkeypatch.setattr(verbatim_search, "SEED_LIMIT", 12)  # a 300-event corpus takes the bounded path
+    rng = random.Random(11)
+    docs = corpus(rng, 300)
+    index = VerbatimIndex()
+    opened.append(listeners := open_standalone(tmp_path / "index", index))
+    for start in range(0, len(docs), 50):
+        listeners.on_batch(_Batch(docs[start : start + 50]), None)
+    asked = list(queries(rng, 30))
+    shortcut = [ranking(index, *question) for question in asked]
+    assert index.counters["inexact"] > 0
+
+    def reference(self: Scorer):  # the formula, spelled out
+        matched, cfg, stats = self.matched, self.cfg, self.stats
+        records = matched.features
+        score = bm25(matched.tf, records["tl"].astype(float), stats.text_total / max(stats.text_nonempty, 1),
+                     self.terms.weight, cfg.k1, cfg.b)  # fmt: skip
+        if self.captions:
+            score += cfg.caption_weight * bm25(matched.ctf, records["cl"].astype(float),
+                                               stats.cap_total / max(stats.cap_nonempty, 1),
+                                               self.terms.caption_weight, cfg.k1, cfg.b)  # fmt: skip
+        return score + self._segment(records["group"].astype("int64"))
+
+    monkeypatch.setattr(Scorer, "own_scores", reference)
+    assert [ranking(index, *question) for question in asked] == shortcut

@@ -282,34 +282,27 @@ class PostingStore:
         """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None)."""
         if not terms or (sessions is not None and not sessions):
             return {}
-        p = self.prefix
-        term_list = ",".join(str(int(term)) for term in terms)
-        sql = f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list})"
-        if sessions is None:
-            rows = db.execute(sql, (field,)).fetchall()
-        else:
-            rows = []
-            for start in range(0, len(sessions), CHUNK):
-                session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
-                rows += db.execute(f"{sql} AND session IN ({session_list})", (field,)).fetchall()
-        if not rows:
-            return {}
-        if len(rows) <= FEW_RUNS * len(terms):  # a few runs per term (one session): group them in Python
-            runs: dict[int, list[tuple[int, int, bytes, bytes]]] = {}
-            for term, *run in rows:
+        p, unique_terms = self.prefix, list(dict.fromkeys(int(t) for t in terms))
+        if sessions is None:  # the whole memory: one range scan per term, no term column to group by
+            sql = f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND term = ?"
+            found = {}
+            for term in unique_terms:
+                rows = db.execute(sql, (field, term)).fetchall()
+                if rows:
+                    found[term] = TermPostings(*decode_columns(*zip(*rows, strict=True)))
+            return found
+        # Some sessions: a few runs per term, one statement per CHUNK sessions, grouped in Python.
+        term_list = ",".join(map(str, unique_terms))
+        runs: dict[int, list[tuple[int, int, bytes, bytes]]] = {}
+        for start in range(0, len(sessions), CHUNK):
+            session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
+            for term, *run in db.execute(
+                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND term IN ({term_list}) "
+                f"AND session IN ({session_list})",
+                (field,),
+            ):
                 runs.setdefault(term, []).append(run)  # type: ignore[arg-type]
-            return {int(t): TermPostings(*decode_runs(runs[t])) for t in dict.fromkeys(terms) if t in runs}
-        run_terms, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
-        if len(terms) == 1:
-            return {int(terms[0]): TermPostings(*decode_columns(firsts, sizes, doc_blobs, tf_blobs))}
-        term_of = np.fromiter(run_terms, dtype=np.int64, count=len(rows))
-        found = {}
-        for term in dict.fromkeys(int(t) for t in terms):
-            mine = np.flatnonzero(term_of == term).tolist()
-            if mine:
-                pick = [firsts[i] for i in mine], [sizes[i] for i in mine], [doc_blobs[i] for i in mine]
-                found[term] = TermPostings(*decode_columns(*pick, [tf_blobs[i] for i in mine]))
-        return found
+        return {term: TermPostings(*decode_runs(runs[term])) for term in unique_terms if term in runs}
 
     def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
         """Documents containing ``term`` in ``field`` within ``sessions`` (all when None)."""

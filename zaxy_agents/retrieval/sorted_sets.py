@@ -60,13 +60,7 @@ def unique_inverse(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ids = np.flatnonzero(present)
         slot = np.cumsum(present) - 1
         return ids, slot[groups]
-    order = np.argsort(groups, kind="stable")
-    ordered = groups[order]
-    first = np.ones(ordered.size, dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    inverse = np.empty(groups.size, dtype=np.int64)
-    inverse[order] = np.cumsum(first) - 1
-    return ordered[first], inverse
+    return unique_positions([groups])
 
 
 def unique_positions(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

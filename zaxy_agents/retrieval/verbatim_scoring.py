@@ -208,6 +208,7 @@ class Scorer:
         self.captions, self.groups = captions, groups
         self.features = np.zeros(0, dtype=feat.FEATURE)
         self.prior_bound = 1.0
+        self._matched_slot: np.ndarray | None = None  # each matched doc's position in the segment ids
         self._segments = self._segment_scores()
 
     def _segment_scores(self) -> tuple[np.ndarray, np.ndarray]:
@@ -216,6 +217,7 @@ class Scorer:
         if not cfg.session_weight or matched.docs.size == 0 or not self.terms.ids:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         groups, inverse = sets.unique_inverse(matched.features["group"].astype(np.int64))
+        self._matched_slot = inverse
         tfx = matched.tf + cfg.caption_weight * matched.ctf if self.captions else matched.tf
         tfs = np.stack([np.bincount(inverse, weights=row, minlength=groups.size) for row in tfx])
         lengths = self.groups.lookup(groups, self.groups.lengths)
@@ -251,6 +253,8 @@ class Scorer:
             score += cfg.caption_weight * bm25(matched.ctf, records["cl"].astype(np.float64),
                                                stats.cap_total / max(stats.cap_nonempty, 1),
                                                self.terms.caption_weight, cfg.k1, cfg.b)  # fmt: skip
+        if self._matched_slot is not None:  # every matched doc's thread is among the segment ids: no search
+            return score + self._segments[1][self._matched_slot]
         return score + self._segment(records["group"].astype(np.int64))
 
     def score(
