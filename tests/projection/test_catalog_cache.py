@@ -17,6 +17,8 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
     """Everything the catalog's caches serve for these sessions (reading it also fills the caches)."""
     seen: dict[str, Any] = {"cursors": dict(catalog.cursors), "events": catalog.event_count}
     for session in sessions:
+        for kind in catalog.entity_type_counts(session):
+            seen[f"{session} recent {kind}"] = catalog.recent_versions(session, kind, 500, None)
         for key in catalog.session_keys(session, limit=10_000):
             history = [version.id for version in catalog.history(key)]
             versions = [catalog.version(version_id) for version_id in history]
@@ -50,6 +52,7 @@ def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_
         catalog = fabric.projector.catalog
         _served(catalog, ["a", "b"])  # warm every cache
         kept = catalog.version(catalog.key_state("b\x1ffact\x1fdb host").current)
+        kept_recent = catalog.recent_versions("b", "fact", 500, None)
         old_a = catalog.current("a\x1ffact\x1fdb host")
         assert kept is not None and old_a is not None
 
@@ -69,6 +72,7 @@ def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_
         assert any(hit.seq == turn.seq for hit in hits)  # the new event is found
         # session b was not written: its cached version is the same object, not a re-read
         assert catalog.version(kept.id) is kept
+        assert all(a is b for a, b in zip(catalog.recent_versions("b", "fact", 500, None), kept_recent, strict=True))
 
 
 def test_a_commit_by_another_store_drops_every_cache(tmp_path: Path) -> None:

@@ -155,6 +155,7 @@ class _Touched:
     events: set[tuple[str, int]] = field(default_factory=set)
     edge_keys: set[str] = field(default_factory=set)
     feedback: set[str] = field(default_factory=set)
+    sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
     everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
 
 
@@ -186,6 +187,8 @@ class SqliteCatalog:
             self._edges.pop((key, "in"), None)
         for key in touched.feedback:
             self._feedback.pop(key, None)
+        if touched.sessions:
+            self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
         self._cursors = None
         self._counters = None
 
@@ -201,6 +204,7 @@ class SqliteCatalog:
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
+        self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
         self._cursors: dict[str, tuple[int, str]] | None = None
         self._counters: dict[str, Any] | None = None
 
@@ -337,6 +341,9 @@ class SqliteCatalog:
         if as_of is not None:
             found = (self.version_at(key, as_of) for key in self.recent_keys(session, entity_type, scan))
             return [version for version in found if version is not None]
+        cached = self._recent.get((session, entity_type, scan))
+        if cached is not None:
+            return list(cached)
         rows = self._rows(  # one query: the recent identities joined to their current (open) version
             f"SELECT {_VERSION_COLUMNS} FROM (SELECT kid, max(vid) AS last FROM (SELECT kid, vid FROM cat_versions "
             "WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?) GROUP BY kid) r "
@@ -344,7 +351,11 @@ class SqliteCatalog:
             "WHERE NOT k.closed ORDER BY r.last DESC",
             (session, entity_type, scan),
         )
-        return [_version(row) for row in rows]
+        found = [_version(row) for row in rows]
+        if len(self._recent) >= CACHE_LIMIT // 10:
+            self._recent.clear()
+        self._recent[(session, entity_type, scan)] = found
+        return list(found)
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(
@@ -637,11 +648,16 @@ class SqliteCatalog:
         touched.keys.update(row["id"] for row in batch.key_updates)
         touched.keys.update(row["key"] for row in batch.entities)
         touched.events.update((row["session_id"], int(row["source_event_seq"])) for row in batch.entities)
+        touched.sessions.update(row["session_id"] for row in batch.entities)
         for chunk in _chunks(sorted({row["id"] for row in batch.closures})):  # events listing a closed version
             marks = ",".join("?" * len(chunk))
-            touched.events.update(
-                (session, int(seq))
-                for session, seq in db.execute(f"SELECT session, seq FROM cat_versions WHERE id IN ({marks})", chunk)
+            for session, seq in db.execute(f"SELECT session, seq FROM cat_versions WHERE id IN ({marks})", chunk):
+                touched.events.add((session, int(seq)))
+                touched.sessions.add(session)
+        for chunk in _chunks(sorted({row["id"] for row in batch.key_updates})):  # identities whose current moved
+            marks = ",".join("?" * len(chunk))
+            touched.sessions.update(
+                row[0] for row in db.execute(f"SELECT session FROM cat_keys WHERE key IN ({marks})", chunk)
             )
         touched.feedback.update(row["entity_key"] for row in batch.feedback)
 
