@@ -62,3 +62,18 @@ def test_every_flag_in_the_tables_exists_and_no_option_goes_unmentioned() -> Non
                 ]
     assert not unknown, f"docs/cli.md names options that do not exist: {unknown}"
     assert not unmentioned, f"docs/cli.md does not mention: {unmentioned}"
+
+
+def test_eventloom_page_cli_block_commands_take_the_shared_options() -> None:
+    """docs/eventloom.md: the commands of its CLI block accept --eventloom-path, --backend and --json, except
+    `zaxy demo` (no --backend)."""
+    text = (REPO_ROOT / "docs" / "eventloom.md").read_text().split("## CLI", 1)[1].split("\n## ", 1)[0]
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    for line in block.splitlines():
+        words = line.split("#")[0].split()[1:]
+        (path, command), *_ = _commands(" ".join(words))
+        expected = {"--eventloom-path", "--json"} | (set() if path == "demo" else {"--backend"})
+        options = set().union(*(_long_options(param) for param in command.params))
+        assert expected <= options, (path, expected - options)
+        if path == "demo":
+            assert "--backend" not in options  # the page says so: update it if demo learns --backend
