@@ -12,8 +12,11 @@ as it is when turns were captured as they happened) and by LangChain's
 its mechanics; in real use it also makes a model call that reads ``trim_tokens_to_summarize`` tokens (4,000 by
 default) and writes a summary, which Zaxy never does.
 
+``--citations FILE`` writes each measured turn's checkout citations (session/seq, without the hash, which
+depends on the run's timestamps) so two builds can be checked for identical packets on the same turns.
+
 Usage: python benchmarks/agent_memory_bench.py [--turns 60] [--seed-events 2000] [--history 300]
-       [--only turns|compaction] [--json]
+       [--only turns|compaction] [--citations FILE] [--json]
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def _seed(memory: MemoryFabric, events: int) -> None:
         memory.append_many("project", drafts[start : start + 500])
 
 
-def bench_turns(turns: int, seed_events: int) -> dict[str, Any]:
+def bench_turns(turns: int, seed_events: int, citations: list[list[str]] | None = None) -> dict[str, Any]:
     model = ScriptedChatModel(policy=lambda messages: AIMessage("Noted; continuing with the plan."))
     with (
         MemoryFabric.from_path(tempfile.mkdtemp()) as plain_memory,
@@ -105,6 +108,9 @@ def bench_turns(turns: int, seed_events: int) -> dict[str, Any]:
             for name, agent in (("checkpointer only", plain), ("with ZaxyMemoryMiddleware", remembering)):
                 t0, c0 = time.perf_counter(), time.process_time()
                 agent.invoke({"messages": [HumanMessage(text)]}, config)
+                if citations is not None and agent is remembering and turn >= 3:  # outside the timed part
+                    cited = (agent.get_state(config).values.get("memory_context") or {}).get("citations", [])
+                    citations.append([citation.split("#")[0] for citation in cited])
                 if turn >= 3:
                     samples[name].append(time.perf_counter() - t0)
                     cpu[name].append(time.process_time() - c0)
@@ -183,11 +189,15 @@ def main() -> None:
     parser.add_argument("--seed-events", type=int, default=2000)
     parser.add_argument("--history", type=int, default=300, help="messages in the compacted history")
     parser.add_argument("--only", choices=["turns", "compaction"])
+    parser.add_argument("--citations", type=Path, help="write each measured turn's checkout citations here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {}
     if args.only != "compaction":
-        report["turns"] = bench_turns(args.turns, args.seed_events)
+        cited: list[list[str]] | None = [] if args.citations else None
+        report["turns"] = bench_turns(args.turns, args.seed_events, cited)
+        if args.citations:
+            args.citations.write_text(json.dumps(cited, indent=0) + "\n")
     if args.only != "turns":
         report["compaction"] = bench_compaction(args.history)
     if args.json:

@@ -162,3 +162,13 @@ def test_unknown_client_and_scope_are_structured_errors(env: Env) -> None:
     assert code == 2 and body["error"]["field"] == "client"
     code, body = env.zaxy_json("ide-config", "vscode", "--scope", "user")
     assert code == 2 and body["error"]["field"] == "--scope"
+
+
+def test_json_output_has_the_documented_keys(env: Env) -> None:
+    """docs/ide-config.md: `--json` prints exactly these keys, plus `action`, `written`, `gitignore` with --install."""
+    keys = {"client", "scope", "name", "path", "format", "container", "entry", "snippet", "commands", "shared"}
+    keys.add("warnings")
+    code, printed = env.zaxy_json("ide-config", "cursor")
+    assert code == 0 and set(printed) == keys
+    code, installed = env.zaxy_json("ide-config", "claude-code", "--install")
+    assert code == 0 and set(installed) == keys | {"action", "written", "gitignore"}

@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
+from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.langgraph import ZaxyMemoryMiddleware, memory_tools, nodes
 
 PAGE = (REPO_ROOT / "docs" / "langgraph.md").read_text()
@@ -56,3 +58,15 @@ def test_middleware_options_are_the_code() -> None:
             if default:
                 assert actual[option] == ast.literal_eval(default), f"{option}: docs say {default}"
     assert set(actual) - {"self", "fabric"} == set(named), sorted(set(actual) - set(named))
+
+
+def test_memory_tool_table_names_every_argument(tmp_path: Path) -> None:
+    """The memory tools table lists each default tool's arguments: the names in its second column are exactly the
+    fields of the tool's argument model."""
+    table = PAGE.split("### The memory tools", 1)[1]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.*?) \| ", table, re.MULTILINE)}
+    with MemoryFabric.from_path(tmp_path / "eventloom") as memory:
+        for tool in memory_tools(memory):
+            arguments = re.sub(r"\([^)]*\)", "", rows[tool.name])  # drop the notes: (64-8000, ...), (`used`, ...)
+            documented = set(re.findall(r"`(\w+)`", arguments))
+            assert documented == set(tool.args_schema.model_fields), (tool.name, sorted(documented))

@@ -3,7 +3,9 @@
 Layout choices (sizes matter: derived state must stay within ~2x the log): identities get an integer id
 (``kid``) that versions and edges reference; event hashes are stored as 32-byte blobs; versions are numbered in
 assertion order (``vid``), which is the order of an identity's history and of a session's type log. Reads go
-through small caches that are dropped whenever anything committed (:meth:`SqliteCatalog.refresh`).
+through small caches: a commit of projected batches drops only the entries those batches touched (identities,
+versions, events, edges, feedback they wrote or closed); any other commit, and any commit by another process
+(:meth:`SqliteCatalog.refresh`), drops them all.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.projection.catalog import FeedbackAggregate
@@ -142,28 +145,72 @@ def _chunks(items: list[str]) -> Iterable[list[str]]:
         yield items[start : start + _IN_CHUNK]
 
 
+@dataclass
+class _Touched:
+    """What the batches applied in one write transaction changed: the cache entries its commit must drop."""
+
+    serial: int
+    versions: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    events: set[tuple[str, int]] = field(default_factory=set)
+    edge_keys: set[str] = field(default_factory=set)
+    feedback: set[str] = field(default_factory=set)
+    sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
+    everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
+
+
 class SqliteCatalog:
     """The :class:`~zaxy_agents.projection.catalog.EntityCatalog` over ``derived.sqlite`` (reads and writes)."""
 
     def __init__(self, store: DerivedStore) -> None:
         self.store = store
         self._seen_generation = -1
+        self._touched: _Touched | None = None
         self._clear()
-        store.on_commit(self._clear)
+        store.on_commit(self._committed)
 
     # ------------------------------------------------------------------ caches
+    def _committed(self) -> None:
+        """After a commit: drop what its batches touched, or everything when it wrote anything else."""
+        touched, self._touched = self._touched, None
+        if touched is None or touched.everything or touched.serial != self.store.transaction_serial:
+            self._clear()  # not (only) projected batches, or they were rolled back: nothing is known
+            return
+        for version_id in touched.versions:
+            self._versions.pop(version_id, None)
+        for key in touched.keys:
+            self._keys.pop(key, None)
+        for event in touched.events:
+            self._events.pop(event, None)
+        for key in touched.edge_keys:
+            self._edges.pop((key, "out"), None)
+            self._edges.pop((key, "in"), None)
+        for key in touched.feedback:
+            self._feedback.pop(key, None)
+        if touched.sessions:
+            self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
+        self._cursors = None
+        self._counters = None
+
+    def _touching(self) -> _Touched:
+        serial = self.store.transaction_serial
+        if self._touched is None or self._touched.serial != serial:
+            self._touched = _Touched(serial)
+        return self._touched
+
     def _clear(self) -> None:
         self._versions: dict[str, EntityVersion | None] = {}
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
+        self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
         self._cursors: dict[str, tuple[int, str]] | None = None
         self._counters: dict[str, Any] | None = None
 
     def refresh(self) -> bool:
         """Drop every cache when another process committed since the last call; True when it had."""
-        generation = self.store.generation()
+        generation = self.store.foreign_generation()
         if generation == self._seen_generation:
             return False
         self._seen_generation = generation
@@ -294,6 +341,9 @@ class SqliteCatalog:
         if as_of is not None:
             found = (self.version_at(key, as_of) for key in self.recent_keys(session, entity_type, scan))
             return [version for version in found if version is not None]
+        cached = self._recent.get((session, entity_type, scan))
+        if cached is not None:
+            return list(cached)
         rows = self._rows(  # one query: the recent identities joined to their current (open) version
             f"SELECT {_VERSION_COLUMNS} FROM (SELECT kid, max(vid) AS last FROM (SELECT kid, vid FROM cat_versions "
             "WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?) GROUP BY kid) r "
@@ -301,7 +351,11 @@ class SqliteCatalog:
             "WHERE NOT k.closed ORDER BY r.last DESC",
             (session, entity_type, scan),
         )
-        return [_version(row) for row in rows]
+        found = [_version(row) for row in rows]
+        if len(self._recent) >= CACHE_LIMIT // 10:
+            self._recent.clear()
+        self._recent[(session, entity_type, scan)] = found
+        return list(found)
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(
@@ -493,6 +547,7 @@ class SqliteCatalog:
     def apply(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
         """Write one planned batch (inside the projector's transaction): versions, identities, closures,
         edges, feedback, failures, labels, sources, counters and the cursors it covers."""
+        self._note_touched(db, batch)
         kids = self._write_keys(db, batch)
         db.executemany(
             "INSERT INTO cat_versions(id, kid, session, name, entity_type, body, valid_from, "
@@ -534,7 +589,7 @@ class SqliteCatalog:
                 [(row["valid_to"], int(bool(row["invalidated"])), row["id"]) for row in batch.closures],
             )
         if batch.relations:
-            self._write_edges(db, batch)
+            self._touched_edges(self._write_edges(db, batch))
         for row in batch.feedback:
             positive = bool(row["positive"])
             db.execute(
@@ -584,6 +639,31 @@ class SqliteCatalog:
             [(session, seq, digest) for session, (seq, digest) in sorted(batch.cursors.items())],
         )
 
+    def _note_touched(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
+        """Remember the cache entries this batch changes (dropped when its transaction commits)."""
+        touched = self._touching()
+        touched.versions.update(row["id"] for row in batch.entities)
+        touched.versions.update(row["id"] for row in batch.closures)
+        touched.keys.update(row["id"] for row in batch.entity_keys)
+        touched.keys.update(row["id"] for row in batch.key_updates)
+        touched.keys.update(row["key"] for row in batch.entities)
+        touched.events.update((row["session_id"], int(row["source_event_seq"])) for row in batch.entities)
+        touched.sessions.update(row["session_id"] for row in batch.entities)
+        for chunk in _chunks(sorted({row["id"] for row in batch.closures})):  # events listing a closed version
+            marks = ",".join("?" * len(chunk))
+            for session, seq in db.execute(f"SELECT session, seq FROM cat_versions WHERE id IN ({marks})", chunk):
+                touched.events.add((session, int(seq)))
+                touched.sessions.add(session)
+        for chunk in _chunks(sorted({row["id"] for row in batch.key_updates})):  # identities whose current moved
+            marks = ",".join("?" * len(chunk))
+            touched.sessions.update(
+                row[0] for row in db.execute(f"SELECT session FROM cat_keys WHERE key IN ({marks})", chunk)
+            )
+        touched.feedback.update(row["entity_key"] for row in batch.feedback)
+
+    def _touched_edges(self, keys: Iterable[str]) -> None:
+        self._touching().edge_keys.update(keys)
+
     def _write_keys(self, db: sqlite3.Connection, batch: ProjectionBatch) -> dict[str, int]:
         """Insert the new identities; returns ``key -> kid`` for every key the batch's versions use."""
         starts = {row["id"]: row["valid_from"] for row in batch.entities}
@@ -621,12 +701,20 @@ class SqliteCatalog:
         return starts
 
     @staticmethod
-    def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> None:
+    def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
+        """Insert the batch's relations; returns the identity keys of their endpoints."""
         endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
         kid_of: dict[str, int] = {}
+        keys: set[str] = set()
         for chunk in _chunks(sorted(endpoints)):
             marks = ",".join("?" * len(chunk))
-            kid_of.update(db.execute(f"SELECT id, kid FROM cat_versions WHERE id IN ({marks})", chunk).fetchall())
+            for version_id, kid, key in db.execute(
+                f"SELECT v.id, v.kid, k.key FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid "
+                f"WHERE v.id IN ({marks})",
+                chunk,
+            ):
+                kid_of[version_id] = kid
+                keys.add(key)
         db.executemany(
             "INSERT INTO cat_edges(id, source_id, target_id, source_kid, target_kid, relation_type, session, "
             "inferred, confidence, method, ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash) "
@@ -654,9 +742,11 @@ class SqliteCatalog:
                 for row in batch.relations
             ],
         )
+        return keys
 
     def delete_session(self, db: sqlite3.Connection, session: str) -> None:
         """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""
+        self._touching().everything = True
         db.execute("DELETE FROM cat_edges WHERE session = ?", (session,))
         db.execute("DELETE FROM cat_versions WHERE session = ?", (session,))
         db.execute("DELETE FROM cat_feedback WHERE key >= ? AND key < ?", (f"{session}\x1f", f"{session}\x20"))

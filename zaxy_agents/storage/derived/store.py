@@ -64,6 +64,7 @@ class DerivedStore:
         self._watch: sqlite3.Connection | None = None
         self._watch_lock = threading.Lock()
         self._committed_hooks: list[Callable[[], None]] = []
+        self.transaction_serial = 0  # counts write transactions begun: ties what a hook learned to one commit
         self.closed = False
         self.checkpointer = Checkpointer(str(self.path), self._connect)  # WAL checkpoints off the writer's path
         if create:
@@ -171,6 +172,7 @@ class DerivedStore:
             if writer.in_transaction:  # nested use by the same thread joins the outer transaction
                 yield writer
                 return
+            self.transaction_serial += 1
             with self._transaction(writer):
                 yield writer
             self.checkpointer.committed()
@@ -207,6 +209,17 @@ class DerivedStore:
             if self._watch is None:
                 self._watch = self._connect()
             return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+
+    def foreign_generation(self) -> int:
+        """Changes only when another connection (another process, another store on this file) committed.
+
+        This store's own commits do not move it (SQLite's ``data_version`` on the writer), so a cache that its
+        :meth:`on_commit` hook already kept exact is not dropped again."""
+        with self._write_lock:
+            writer = self._writer
+            if writer is None or self.closed:
+                raise RuntimeError(f"{self.path} is closed")
+            return int(writer.execute("PRAGMA data_version").fetchone()[0])
 
     # ------------------------------------------------------------------ meta and components
     def meta(self, key: str, default: str | None = None) -> str | None:

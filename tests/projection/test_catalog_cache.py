@@ -1,0 +1,94 @@
+"""The catalog's read caches after commits: a projected batch drops exactly the entries it changed.
+
+Every case compares what the long-lived catalog (caches warm from before the writes) serves with what a fresh
+catalog over the same file reads, for every identity of the sessions involved: a stale entry fails the test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection.sqlite_catalog import SqliteCatalog
+
+
+def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
+    """Everything the catalog's caches serve for these sessions (reading it also fills the caches)."""
+    seen: dict[str, Any] = {"cursors": dict(catalog.cursors), "events": catalog.event_count}
+    for session in sessions:
+        for kind in catalog.entity_type_counts(session):
+            seen[f"{session} recent {kind}"] = catalog.recent_versions(session, kind, 500, None)
+        for key in catalog.session_keys(session, limit=10_000):
+            history = [version.id for version in catalog.history(key)]
+            versions = [catalog.version(version_id) for version_id in history]
+            events = [(v.session, v.source_event_seq) for v in versions if v is not None]
+            seen[key] = {
+                "state": catalog.key_state(key),
+                "current": catalog.current(key),
+                "versions": versions,
+                "many": catalog.versions(history),
+                "events": [catalog.event_versions(*event) for event in events],
+                "events_many": catalog.events_versions(events),
+                "out": catalog.out_edges(key),
+                "in": catalog.in_edges(key),
+                "degree": catalog.degree(key),
+                "feedback": catalog.feedback(key),
+            }
+    return seen
+
+
+def _seed(fabric: MemoryFabric) -> None:
+    for session in ("a", "b"):
+        fabric.append(session, "task.created", {"task_id": "T-1", "title": f"Ship the {session} release"})
+        fabric.append(session, "fact.asserted", {"subject": "db", "predicate": "host", "object": "alpha"})
+        fabric.append(session, "decision.recorded", {"decision": "Use WAL", "topic": "storage", "task_id": "T-1"})
+    fabric.project()
+
+
+def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_path: Path) -> None:
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+        _seed(fabric)
+        catalog = fabric.projector.catalog
+        _served(catalog, ["a", "b"])  # warm every cache
+        kept = catalog.version(catalog.key_state("b\x1ffact\x1fdb host").current)
+        kept_recent = catalog.recent_versions("b", "fact", 500, None)
+        old_a = catalog.current("a\x1ffact\x1fdb host")
+        assert kept is not None and old_a is not None
+
+        # a closure (the fact's new value), a new identity, a new edge onto an existing task, a new turn
+        fact = fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
+        fabric.append("a", "decision.recorded", {"decision": "Keep backups", "topic": "ops", "task_id": "T-1"})
+        turn = fabric.append("a", "transcript.turn", {"role": "user", "text": "the quokka migration starts Monday"})
+        fabric.project()
+
+        fresh = SqliteCatalog(fabric.projector.derived)
+        assert _served(catalog, ["a", "b"]) == _served(fresh, ["a", "b"])
+        current = catalog.current("a\x1ffact\x1fdb host")
+        assert current is not None and current.source_event_seq == fact.seq
+        closed = catalog.event_versions("a", old_a.source_event_seq)
+        assert [v.valid_to for v in closed] != [None] * len(closed)  # the old event's version shows its closure
+        hits = fabric.query("quokka migration", sessions=["a"]).hits
+        assert any(hit.seq == turn.seq for hit in hits)  # the new event is found
+        # session b was not written: its cached version is the same object, not a re-read
+        assert catalog.version(kept.id) is kept
+        assert all(a is b for a, b in zip(catalog.recent_versions("b", "fact", 500, None), kept_recent, strict=True))
+
+
+def test_a_commit_by_another_store_drops_every_cache(tmp_path: Path) -> None:
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        _seed(fabric)
+        catalog = fabric.projector.catalog
+        _served(catalog, ["a", "b"])
+        catalog.refresh()
+        fabric.append("a", "transcript.turn", {"role": "user", "text": "an own write"})
+        fabric.project()
+        assert not catalog.refresh()  # this store's own commit already kept the caches exact
+        with MemoryFabric.from_path(root) as other:  # its own derived-state connection: a foreign commit
+            other.append("b", "fact.asserted", {"subject": "db", "predicate": "host", "object": "gamma"})
+            other.project()
+        assert catalog.refresh()  # another connection committed: every cache is dropped
+        assert _served(catalog, ["a", "b"]) == _served(SqliteCatalog(fabric.projector.derived), ["a", "b"])
+        current = catalog.current("b\x1ffact\x1fdb host")
+        assert current is not None and "gamma" in current.summary
