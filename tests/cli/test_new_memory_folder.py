@@ -21,10 +21,11 @@ def test_writes_create_the_eventloom_and_failures_and_reads_leave_nothing(tmp_pa
 
     failed = run_zaxy("memory", "invalidate", "api.port", "--reason", "moved", "-s", "s", cwd=here, env=env)
     assert failed.returncode == 3 and "not_found" in failed.stderr
+    assert "creating" not in failed.stderr  # it never claims to have created a folder it did not
     assert not (workspace / ".eventloom").exists()
 
     wrote = run_zaxy("memory", "append", "the api listens on 8080", "-s", "s", cwd=here, env=env)
-    assert wrote.returncode == 0 and "zaxy: new memory: creating the Eventloom at" in wrote.stderr
+    assert wrote.returncode == 0 and "zaxy: new memory: no Eventloom yet; the first write creates it at" in wrote.stderr
     assert (workspace / ".eventloom" / "s.jsonl").is_file()  # at the workspace root, not in src/pkg
     assert (workspace / ".eventloom" / ".gitignore").read_text().splitlines()[-1] == "*"  # ignores everything
     again = run_zaxy("memory", "append", "the api listens on 9090", "-s", "s", cwd=here, env=env)

@@ -128,7 +128,7 @@ def test_the_cli_finds_the_workspace_memory_from_a_subfolder(tmp_path: Path) -> 
     (project / ".git").mkdir()  # the workspace root, as the IDE hooks see it
     created = run_zaxy("memory", "append", "the API listens on 8080", "--key", "api.port", "-s", "p", cwd=deeper)
     assert created.returncode == 0, created.stderr
-    assert "creating the Eventloom at" in created.stderr and str(project / ".eventloom") in created.stderr
+    assert "the first write creates it at" in created.stderr and str(project / ".eventloom") in created.stderr
     assert (project / ".eventloom" / "p.jsonl").exists() and not (deeper / ".eventloom").exists()
     assert (project / ".eventloom" / ".gitignore").read_text().splitlines()[-1] == "*"
     again = run_zaxy("memory", "append", "deploys on Tuesdays", "-s", "p", cwd=project / "src")

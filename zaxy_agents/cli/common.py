@@ -287,7 +287,11 @@ def _checked_location(path: Path, field: str, explicit: bool, reads: bool) -> Pa
     if not os.access(parent, os.W_OK | os.X_OK):
         raise permission_denied(str(path), "create", field)
     where = "" if explicit else f" (no .eventloom from {os.getcwd()} up to the workspace root)"
-    err_console.print(f"zaxy: new memory: creating the Eventloom at {path}{where}", markup=False, highlight=False)
+    err_console.print(
+        f"zaxy: new memory: no Eventloom yet; the first write creates it at {path}{where}",
+        markup=False,
+        highlight=False,
+    )
     return path
 
 
