@@ -14,29 +14,26 @@ cycles waits for the collection that runs after the pause.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
-_lock = threading.Lock()
-_depth = 0
-_resume = False
+from zaxy_agents.shared_scope import SharedScope
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
+def _pause() -> Callable[[], None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    return gc.enable if was_enabled else _leave_disabled
+
+
+def _leave_disabled() -> None:
+    """The collector was off when the first pause began: the caller's choice stays."""
+
+
+_PAUSE = SharedScope(_pause)
+
+
+def collector_paused() -> AbstractContextManager[None]:
     """Run the block with the cyclic collector disabled (see the module docstring)."""
-    global _depth, _resume
-    with _lock:
-        if _depth == 0:
-            _resume = gc.isenabled()
-            gc.disable()
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _resume:
-                gc.enable()
+    return _PAUSE.held()

@@ -11,19 +11,16 @@ a library must not change a user's process-wide thread settings for good. Uses `
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.shared_scope import SharedScope
 
 ENV = "ZAXY_QUERY_BLAS_THREADS"
 DEFAULT_THREADS = 1
 
-_lock = threading.Lock()
-_depth = 0
-_limiter: Any = None
 _controller: Any = None
 
 
@@ -45,30 +42,26 @@ def configured_threads() -> int:
     return value
 
 
+def _limit() -> Callable[[], None]:
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()  # scans the loaded BLAS libraries once
+    return _controller.limit(limits=configured_threads(), user_api="blas").restore_original_limits
+
+
+_LIMIT = SharedScope(_limit)
+
+
 @contextmanager
 def query_threads() -> Iterator[None]:
     """Limit BLAS threads while the block runs; nested and concurrent uses share one limit."""
-    global _depth, _limiter, _controller
-    threads = configured_threads()
-    if threads == 0:
+    if configured_threads() == 0:
         yield
         return
-    with _lock:
-        if _depth == 0:
-            if _controller is None:
-                from threadpoolctl import ThreadpoolController
-
-                _controller = ThreadpoolController()  # scans the loaded BLAS libraries once
-            _limiter = _controller.limit(limits=threads, user_api="blas")
-        _depth += 1
-    try:
+    with _LIMIT.held():
         yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _limiter is not None:
-                _limiter.restore_original_limits()
-                _limiter = None
 
 
 def blas_threads() -> list[int]:
