@@ -30,14 +30,14 @@ def causal_command(json_output: JsonFlag = False) -> None:
     stale distractor rejection."""
     from zaxy_agents.evaluation.causal_lane import run_causal_lane
 
-    _run(run_causal_lane, json_output)
+    run_lane(run_causal_lane, json_output)
 
 
 def consolidation_command(json_output: JsonFlag = False) -> None:
     """Internal lane: type match, source-event fidelity, determinism, authority boundary, review gate."""
     from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
 
-    _run(run_consolidation_lane, json_output)
+    run_lane(run_consolidation_lane, json_output)
 
 
 def coordinate_command(json_output: JsonFlag = False) -> None:
@@ -45,7 +45,7 @@ def coordinate_command(json_output: JsonFlag = False) -> None:
     state exactly the promoted findings."""
     from zaxy_agents.evaluation.coordinate_lane import run_coordinate_lane
 
-    _run(run_coordinate_lane, json_output)
+    run_lane(run_coordinate_lane, json_output)
 
 
 def metacognition_command(json_output: JsonFlag = False) -> None:
@@ -53,7 +53,7 @@ def metacognition_command(json_output: JsonFlag = False) -> None:
     re-verification requests, contract gate."""
     from zaxy_agents.evaluation.metacognition_lane import run_metacognition_lane
 
-    _run(run_metacognition_lane, json_output)
+    run_lane(run_metacognition_lane, json_output)
 
 
 def synthesis_command(json_output: JsonFlag = False) -> None:
@@ -61,7 +61,7 @@ def synthesis_command(json_output: JsonFlag = False) -> None:
     once and never recalled or promoted."""
     from zaxy_agents.evaluation.synthesis_lane import run_synthesis_lane
 
-    _run(run_synthesis_lane, json_output)
+    run_lane(run_synthesis_lane, json_output)
 
 
 def skills_command(json_output: JsonFlag = False) -> None:
@@ -69,26 +69,33 @@ def skills_command(json_output: JsonFlag = False) -> None:
     procedures only proposed as skills, analytics."""
     from zaxy_agents.evaluation.skills_lane import run_skills_lane
 
-    _run(run_skills_lane, json_output)
+    run_lane(run_skills_lane, json_output)
 
 
-def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:
+def run_lane(
+    lane: Callable[[], dict[str, Any]], json_output: bool, render: Callable[[dict[str, Any]], None] | None = None
+) -> None:
+    """Run a lane: its report as JSON or rendered (``render``, the checks table by default); exit 1 below the bar."""
     with handled(json_output):
         report = lane()
     if json_output:
         emit_json(report)
     else:
-        table = Table(title=f"{report['lane']} lane (internal fixtures, {report['took_s']} s)")
-        table.add_column("metric")
-        table.add_column("score")
-        table.add_column("checks")
-        for name, value in report["metrics"].items():
-            checks = report["checks"][name]
-            style = "" if value == 1.0 else "[red]"
-            table.add_row(name, f"{style}{value:.4f}", f"{checks['passed']}/{checks['total']}")
-        console.print(table)
-        for failure in report["failures"]:
-            console.print(f"[red]failed[/] {failure['metric']}: {failure['check']}")
-        console.print("[green]passed[/]" if report["passed"] else "[red]below 1.0[/]")
+        (render or _checks_table)(report)
     if not report["passed"]:
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+def _checks_table(report: dict[str, Any]) -> None:
+    table = Table(title=f"{report['lane']} lane (internal fixtures, {report['took_s']} s)")
+    table.add_column("metric")
+    table.add_column("score")
+    table.add_column("checks")
+    for name, value in report["metrics"].items():
+        checks = report["checks"][name]
+        style = "" if value == 1.0 else "[red]"
+        table.add_row(name, f"{style}{value:.4f}", f"{checks['passed']}/{checks['total']}")
+    console.print(table)
+    for failure in report["failures"]:
+        console.print(f"[red]failed[/] {failure['metric']}: {failure['check']}")
+    console.print("[green]passed[/]" if report["passed"] else "[red]below 1.0[/]")

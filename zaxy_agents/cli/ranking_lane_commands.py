@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from .common import EXIT_CHECK_FAILED, JsonFlag, console, emit_json, handled
+from .common import JsonFlag, console
+from .lane_commands import run_lane
 
 
 def register(benchmark_app: typer.Typer) -> None:
@@ -93,14 +94,7 @@ def cues_command(
 
 
 def _run(lane: Callable[[], dict[str, Any]], json_output: bool) -> None:
-    with handled(json_output):
-        report = lane()
-    if json_output:
-        emit_json(report)
-    else:
-        _table(report)
-    if not report["passed"]:
-        raise typer.Exit(EXIT_CHECK_FAILED)
+    run_lane(lane, json_output, _table)
 
 
 def _table(report: dict[str, Any]) -> None:
