@@ -98,6 +98,16 @@ class MissionAccess:
             )
         return finding
 
+    def _handoff(self, mission: Mission, handoff_id: str) -> Any:
+        handoff = mission.handoffs.get(handoff_id) if isinstance(handoff_id, str) else None
+        if handoff is None:
+            raise NotFoundError(
+                f"mission {mission.mission_id!r} has no handoff {handoff_id!r}",
+                field="handoff_id",
+                remediation="Use a handoff_id coordination_handoff returned for this mission.",
+            )
+        return handoff
+
     def _require(self, mission: Mission, actor: str, permission: str, *, field: str = "actor") -> None:
         if not mission.may(actor, permission):
             role = mission.role_of(actor) or "not a member"

@@ -41,15 +41,7 @@ class ProofOperations(MissionAccess):
         actor = actor or mission.coordinator
         proofs.check_scope(decision_scope, handoff_id, DECISION_SCOPES)
         self._require(mission, actor, SCOPE_PERMISSION[decision_scope])
-        handoff = None
-        if handoff_id is not None:
-            handoff = mission.handoffs.get(handoff_id)
-            if handoff is None:
-                raise NotFoundError(
-                    f"mission {mission_id!r} has no handoff {handoff_id!r}",
-                    field="handoff_id",
-                    remediation="Use a handoff_id coordination_handoff returned for this mission.",
-                )
+        handoff = self._handoff(mission, handoff_id) if handoff_id is not None else None
         if self._synthesis is None:
             raise ZaxyError(
                 "synthesis artifacts are not available on this memory",
@@ -143,13 +135,7 @@ class ProofOperations(MissionAccess):
                 )
             finding_ids = [promoted.finding_id] if promoted else []
         elif handoff_id is not None:
-            handoff = mission.handoffs.get(handoff_id)
-            if handoff is None:
-                raise NotFoundError(
-                    f"mission {mission_id!r} has no handoff {handoff_id!r}",
-                    field="handoff_id",
-                    remediation="Use a handoff_id coordination_handoff returned.",
-                )
+            handoff = self._handoff(mission, handoff_id)
         elif artifact_id is not None:
             proof = next((e for e in reversed(mission.proofs) if e.payload["artifact_id"] == artifact_id), None)
             if proof is None:
