@@ -41,7 +41,7 @@ def test_a_failing_lane_exits_one(capsys: pytest.CaptureFixture[str]) -> None:
         "took_s": 0.1,
     }
     with pytest.raises(typer.Exit) as info:
-        lane_commands._run(lambda: failing, json_output=False)
+        lane_commands.run_lane(lambda: failing, json_output=False)
     assert info.value.exit_code == 1
     out = capsys.readouterr().out
     assert "predecessor_hit" in out and "x -> y found" in out and "below 1.0" in out
