@@ -149,11 +149,37 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None) -> dict
             digest.update(line.encode() + b"\n")
         result["dump_digest"] = digest.hexdigest()[:16]
         result["answers_digest"] = answers.hexdigest()[:16]
+    result["one_row_node_table_bytes"] = one_row_tables(root.parent / f"one-row-{engine}")
     if engine != "kuzu":
         result["disk_size_info"] = _disk_size_info(root / GRAPH)
         if kuzu_file is not None:
             result["opens_kuzu_0_11_file"] = opens_kuzu_file(kuzu_file)
     return result
+
+
+def one_row_tables(folder: Path) -> dict[str, int]:
+    """What one row costs the engine: the file size growth of a checkpointed database when a node table with one
+    key column (STRING, INT64, SERIAL) gets its first row (the primary-key index, for the most part)."""
+    import kuzu  # in a LadybugDB child this is LadybugDB (see use_engine)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    grown = {}
+    for kind in ("STRING", "INT64", "SERIAL"):
+        path = folder / f"{kind}.db"
+        database = kuzu.Database(str(path))
+        connection = kuzu.Connection(database)
+        connection.execute(f"CREATE NODE TABLE T(id {kind}, n INT64, PRIMARY KEY(id))")
+        connection.execute("CHECKPOINT")
+        empty = path.stat().st_size
+        connection.execute(
+            "CREATE (:T {n: 1})"
+            if kind == "SERIAL"
+            else f"CREATE (:T {{id: {'1' if kind == 'INT64' else chr(39) + 'a' + chr(39)}, n: 1}})"
+        )
+        connection.execute("CHECKPOINT")
+        database.close()
+        grown[kind] = path.stat().st_size - empty
+    return grown
 
 
 def _disk_size_info(path: Path) -> dict[str, int]:
@@ -252,6 +278,10 @@ def _print(reports: list[dict[str, Any]]) -> None:
                 print(f"| {engine} | {result.get('skipped') or result.get('error')} |")
                 continue
             print(f"| {engine} | " + " | ".join(str(render(result)) for _, render in columns) + " |")
+        for engine, result in report["engines"].items():
+            if "one_row_node_table_bytes" in result:
+                grown = ", ".join(f"{k} {v / 1e6:.3f} MB" for k, v in result["one_row_node_table_bytes"].items())
+                print(f"{engine}: the first row of a node table keyed by {grown}")
         for engine, result in report["engines"].items():
             if "disk_size_info" in result:
                 parts = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in sorted(result["disk_size_info"].items()) if v)
