@@ -3,8 +3,6 @@ memory, the page's Python surface). Each test names the sentences it keeps true.
 
 from __future__ import annotations
 
-import pytest
-
 from zaxy_agents.fabric import MemoryFabric
 
 
