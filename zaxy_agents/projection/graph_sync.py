@@ -153,12 +153,8 @@ class GraphSync:
     def _open_store(self) -> ProjectionStore:
         """A store from the backend, reading its entity versions' text from the catalog if it keeps none."""
         store = self._factory(self.path)
-        store.attach_texts(self._version_texts)
+        store.attach_texts(self.catalog.texts)
         return store
-
-    def _version_texts(self, version_ids: Any) -> dict[str, tuple[str, str]]:
-        found = self.catalog.versions(list(version_ids))
-        return {vid: (v.summary, v.properties_json) for vid, v in found.items() if v is not None}
 
     def _claim_lock(self) -> bool:
         if self._lock_handle is not None:
