@@ -588,14 +588,26 @@ class KuzuProjectionStore(ProjectionStore):
         if session:
             validity += " AND e.session_id = $s"
             parameters["s"] = session
-        rows = self._rows(f"MATCH (e:Entity) WHERE {validity} RETURN " + _entity_projection("e"), parameters)
+        # ids and names of the versions valid then, their text from the catalog; whole rows only for the best
+        candidates = self._rows(
+            f"MATCH (e:Entity) WHERE {validity} RETURN e.id, e.name, e.source_event_seq", parameters
+        )
+        texts = self._texts_of([version_id for version_id, _, _ in candidates]) if candidates else {}
         wanted, name = set(words), " ".join(text.casefold().split())
-        scored = []
-        for version in self._entity_versions(rows):
-            found = wanted & set(_WORDS.findall(f"{version.name} {version.summary}".casefold()))
+        matched: list[tuple[float, int, str]] = []
+        for version_id, version_name, seq in candidates:
+            haystack = f"{version_name} {texts[version_id][0]}".casefold()
+            if not any(word in haystack for word in words):
+                continue
+            found = wanted & set(_WORDS.findall(haystack))
             if found:
-                exact = 1.0 if " ".join(version.name.casefold().split()) == name else 0.0
-                scored.append((version, len(found) + exact))
+                exact = 1.0 if " ".join(version_name.casefold().split()) == name else 0.0
+                matched.append((-(len(found) + exact), -seq, version_id))
+        best = {version_id: -score for score, _seq, version_id in sorted(matched)[:limit]}
+        if not best:
+            return []
+        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN " + _entity_projection("e"), {"ids": list(best)})
+        scored = [(version, best[version.id]) for version in self._entity_versions(rows)]
         scored.sort(key=lambda pair: (-pair[1], -pair[0].source_event_seq, pair[0].id))
         return scored[:limit]
 
