@@ -86,3 +86,63 @@ def test_synthesis_confidence_is_discounted_by_contested_rows_only(memory: Memor
     assert sorted(excluded) == ["duplicate", "off_topic"]
     share = 3 / (3 + 1)  # three included rows, one duplicate
     assert discounted[0] == round(0.8 * share, 3) and set(discounted[1:]) == {round(0.5 * share, 3)}
+
+
+def test_the_primitive_table_is_the_routing_table() -> None:
+    """The reasoning-primitive table (phase, primitive, tool), 'up to 20 of those citations' and 'the latest 500
+    per session'."""
+    import re
+
+    from tests.conftest import REPO_ROOT
+    from zaxy_agents.reasoning import context, primitives
+
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    table = text.split("## Reasoning-loop primitives", 1)[1].split("\n\n", 3)[2]
+    documented: dict[str, str] = {}
+    for phase, cell in re.findall(r"^\| (\w+) \| (.+) \|$", table, re.MULTILINE):
+        for primitive, tool in re.findall(r"`(\w+)`(?: \((\w+)[) ]?)?", cell):
+            documented[primitive] = phase
+            if tool.startswith("memory_"):
+                assert primitives.PRIMITIVE_TOOLS[tool] == (primitive, phase), tool
+    assert documented == primitives.PRIMITIVES
+    assert "with up to 20 of\nthose `citations`" in text and primitives.MAX_CITATIONS == 20
+    assert "the latest\n500 per session" in text and context.SCAN == 500
+
+
+def test_the_listed_agent_tools_exist_on_both_surfaces(memory: MemoryFabric) -> None:
+    """'The same seven operations are agent tools on both surfaces', 'The six metacognition tools are agent tools
+    on both surfaces too' and the issue-20 tools: each name is an MCP tool of the full profile and a LangGraph
+    tool of the opt-in set the page names."""
+    from zaxy_agents.langgraph import beliefs, cognitive, metacognition, procedures, synthesis
+    from zaxy_agents.mcp import registry
+
+    served = {spec.name for spec in registry.all_tools()}
+    sets = {
+        cognitive.cognitive_tools: [
+            "memory_causal_successors",
+            "memory_causal_predecessors",
+            "memory_consolidation_candidate",
+            "memory_consolidation_propose_from_log",
+            "memory_consolidation_review",
+            "memory_consolidation_status",
+            "memory_consolidation",
+        ],
+        metacognition.metacognition_tools: [
+            "memory_record_known_unknown",
+            "memory_known_unknowns",
+            "memory_confidence_trajectory",
+            "memory_reverification_needs",
+            "memory_claim_confidence",
+            "memory_confidence",
+        ],
+        beliefs.belief_tools: [
+            "memory_propose_belief_update",
+            "memory_review_belief_update",
+            "memory_belief_update_proposals",
+        ],
+        synthesis.synthesis_tools: ["memory_synthesis_artifact", "memory_synthesis_evidence"],
+        procedures.procedure_tools: ["memory_plan_from_procedures", "memory_skill_from_procedure"],
+    }
+    for make, names in sets.items():
+        assert set(names) <= served, make.__name__
+        assert set(names) <= {t.name for t in make(memory)}, make.__name__
