@@ -3,6 +3,8 @@ memory, the page's Python surface). Each test names the sentences it keeps true.
 
 from __future__ import annotations
 
+import pytest
+
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -146,3 +148,22 @@ def test_the_listed_agent_tools_exist_on_both_surfaces(memory: MemoryFabric) -> 
     for make, names in sets.items():
         assert set(names) <= served, make.__name__
         assert set(names) <= {t.name for t in make(memory)}, make.__name__
+
+
+def test_accepting_a_belief_update_whose_citation_no_longer_resolves_is_a_conflict(tmp_path) -> None:
+    """'Accepting twice, or accepting a proposal whose citations no longer resolve, is a conflict' (the second half;
+    tests/mcp/test_belief_tools.py holds the first): the cited event was edited by hand after the proposal."""
+    from zaxy_agents.errors import ConflictError
+
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.append("ops", "fact.asserted", {"key": "db", "fact": "db is MySQL"})
+        note = memory.append("ops", "note.recorded", {"text": "ops moved the database to Postgres last night"})
+        proposal = memory.propose_belief_update(
+            "ops", claim="db is Postgres", rationale="the note says so", confidence=0.7, citations=[note.citation]
+        )
+    log = tmp_path / "loom" / "ops.jsonl"
+    log.write_bytes(log.read_bytes().replace(note.hash.encode(), b"f" * 64, 1))  # the cited hash is gone
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        with pytest.raises(ConflictError) as refused:
+            memory.review_belief_update("ops", proposal["proposal_id"], status="accepted", rationale="confirmed")
+        assert "no longer resolve" in refused.value.message
