@@ -167,3 +167,23 @@ def test_accepting_a_belief_update_whose_citation_no_longer_resolves_is_a_confli
         with pytest.raises(ConflictError) as refused:
             memory.review_belief_update("ops", proposal["proposal_id"], status="accepted", rationale="confirmed")
         assert "no longer resolve" in refused.value.message
+
+
+def test_a_confidence_trajectory_names_its_trend(memory: MemoryFabric) -> None:
+    """'every assessment, oldest first, the latest value (current_confidence) and trend (single, rising, falling,
+    flat; unassessed when none)', the latest against the first; and the unk_ / rvq_ ids of the events table."""
+    import re
+
+    note = memory.append("s", "note.recorded", {"text": "two vendors disagree on the launch date"})
+    assert memory.confidence_trajectory("s", "fact:launch")["trend"] == "unassessed"
+    trends = []
+    for value in (0.5, 0.7, 0.4, 0.5):
+        memory.claim_confidence("s", "fact:launch", confidence=value, rationale="r", source_events=[note.citation])
+        trajectory = memory.confidence_trajectory("s", "fact:launch")
+        trends.append((trajectory["trend"], trajectory["current_confidence"]))
+    assert trends == [("single", 0.5), ("rising", 0.7), ("falling", 0.4), ("flat", 0.5)]
+    assert [point["confidence"] for point in trajectory["points"]] == [0.5, 0.7, 0.4, 0.5]  # oldest first
+    unknown = memory.record_known_unknown("s", question="When is the launch?", reason="r", source_events=[note.citation])
+    assert re.fullmatch(r"unk_[0-9a-f]{24}", unknown["unknown_id"])
+    request = memory.request_reverification("s", "fact:launch", reason="vendors disagree", source_events=[note.citation])
+    assert re.fullmatch(r"rvq_[0-9a-f]{24}", request["request_id"])
