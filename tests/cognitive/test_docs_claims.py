@@ -183,7 +183,11 @@ def test_a_confidence_trajectory_names_its_trend(memory: MemoryFabric) -> None:
         trends.append((trajectory["trend"], trajectory["current_confidence"]))
     assert trends == [("single", 0.5), ("rising", 0.7), ("falling", 0.4), ("flat", 0.5)]
     assert [point["confidence"] for point in trajectory["points"]] == [0.5, 0.7, 0.4, 0.5]  # oldest first
-    unknown = memory.record_known_unknown("s", question="When is the launch?", reason="r", source_events=[note.citation])
+    unknown = memory.record_known_unknown(
+        "s", question="When is the launch?", reason="r", source_events=[note.citation]
+    )
     assert re.fullmatch(r"unk_[0-9a-f]{24}", unknown["unknown_id"])
-    request = memory.request_reverification("s", "fact:launch", reason="vendors disagree", source_events=[note.citation])
+    request = memory.request_reverification(
+        "s", "fact:launch", reason="vendors disagree", source_events=[note.citation]
+    )
     assert re.fullmatch(r"rvq_[0-9a-f]{24}", request["request_id"])
