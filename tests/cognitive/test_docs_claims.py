@@ -3,6 +3,8 @@ memory, the page's Python surface). Each test names the sentences it keeps true.
 
 from __future__ import annotations
 
+import pytest
+
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -86,3 +88,106 @@ def test_synthesis_confidence_is_discounted_by_contested_rows_only(memory: Memor
     assert sorted(excluded) == ["duplicate", "off_topic"]
     share = 3 / (3 + 1)  # three included rows, one duplicate
     assert discounted[0] == round(0.8 * share, 3) and set(discounted[1:]) == {round(0.5 * share, 3)}
+
+
+def test_the_primitive_table_is_the_routing_table() -> None:
+    """The reasoning-primitive table (phase, primitive, tool), 'up to 20 of those citations' and 'the latest 500
+    per session'."""
+    import re
+
+    from tests.conftest import REPO_ROOT
+    from zaxy_agents.reasoning import context, primitives
+
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    table = text.split("## Reasoning-loop primitives", 1)[1].split("\n\n", 3)[2]
+    documented: dict[str, str] = {}
+    for phase, cell in re.findall(r"^\| (\w+) \| (.+) \|$", table, re.MULTILINE):
+        for primitive, tool in re.findall(r"`(\w+)`(?: \((\w+)[) ]?)?", cell):
+            documented[primitive] = phase
+            if tool.startswith("memory_"):
+                assert primitives.PRIMITIVE_TOOLS[tool] == (primitive, phase), tool
+    assert documented == primitives.PRIMITIVES
+    assert "with up to 20 of\nthose `citations`" in text and primitives.MAX_CITATIONS == 20
+    assert "the latest\n500 per session" in text and context.SCAN == 500
+
+
+def test_the_listed_agent_tools_exist_on_both_surfaces(memory: MemoryFabric) -> None:
+    """'The same seven operations are agent tools on both surfaces', 'The six metacognition tools are agent tools
+    on both surfaces too' and the issue-20 tools: each name is an MCP tool of the full profile and a LangGraph
+    tool of the opt-in set the page names."""
+    from zaxy_agents.langgraph import beliefs, cognitive, metacognition, procedures, synthesis
+    from zaxy_agents.mcp import registry
+
+    served = {spec.name for spec in registry.all_tools()}
+    sets = {
+        cognitive.cognitive_tools: [
+            "memory_causal_successors",
+            "memory_causal_predecessors",
+            "memory_consolidation_candidate",
+            "memory_consolidation_propose_from_log",
+            "memory_consolidation_review",
+            "memory_consolidation_status",
+            "memory_consolidation",
+        ],
+        metacognition.metacognition_tools: [
+            "memory_record_known_unknown",
+            "memory_known_unknowns",
+            "memory_confidence_trajectory",
+            "memory_reverification_needs",
+            "memory_claim_confidence",
+            "memory_confidence",
+        ],
+        beliefs.belief_tools: [
+            "memory_propose_belief_update",
+            "memory_review_belief_update",
+            "memory_belief_update_proposals",
+        ],
+        synthesis.synthesis_tools: ["memory_synthesis_artifact", "memory_synthesis_evidence"],
+        procedures.procedure_tools: ["memory_plan_from_procedures", "memory_skill_from_procedure"],
+    }
+    for make, names in sets.items():
+        assert set(names) <= served, make.__name__
+        assert set(names) <= {t.name for t in make(memory)}, make.__name__
+
+
+def test_accepting_a_belief_update_whose_citation_no_longer_resolves_is_a_conflict(tmp_path) -> None:
+    """'Accepting twice, or accepting a proposal whose citations no longer resolve, is a conflict' (the second half;
+    tests/mcp/test_belief_tools.py holds the first): the cited event was edited by hand after the proposal."""
+    from zaxy_agents.errors import ConflictError
+
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.append("ops", "fact.asserted", {"key": "db", "fact": "db is MySQL"})
+        note = memory.append("ops", "note.recorded", {"text": "ops moved the database to Postgres last night"})
+        proposal = memory.propose_belief_update(
+            "ops", claim="db is Postgres", rationale="the note says so", confidence=0.7, citations=[note.citation]
+        )
+    log = tmp_path / "loom" / "ops.jsonl"
+    log.write_bytes(log.read_bytes().replace(note.hash.encode(), b"f" * 64, 1))  # the cited hash is gone
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        with pytest.raises(ConflictError) as refused:
+            memory.review_belief_update("ops", proposal["proposal_id"], status="accepted", rationale="confirmed")
+        assert "no longer resolve" in refused.value.message
+
+
+def test_a_confidence_trajectory_names_its_trend(memory: MemoryFabric) -> None:
+    """'every assessment, oldest first, the latest value (current_confidence) and trend (single, rising, falling,
+    flat; unassessed when none)', the latest against the first; and the unk_ / rvq_ ids of the events table."""
+    import re
+
+    note = memory.append("s", "note.recorded", {"text": "two vendors disagree on the launch date"})
+    assert memory.confidence_trajectory("s", "fact:launch")["trend"] == "unassessed"
+    trends = []
+    for value in (0.5, 0.7, 0.4, 0.5):
+        memory.claim_confidence("s", "fact:launch", confidence=value, rationale="r", source_events=[note.citation])
+        trajectory = memory.confidence_trajectory("s", "fact:launch")
+        trends.append((trajectory["trend"], trajectory["current_confidence"]))
+    assert trends == [("single", 0.5), ("rising", 0.7), ("falling", 0.4), ("flat", 0.5)]
+    assert [point["confidence"] for point in trajectory["points"]] == [0.5, 0.7, 0.4, 0.5]  # oldest first
+    unknown = memory.record_known_unknown(
+        "s", question="When is the launch?", reason="r", source_events=[note.citation]
+    )
+    assert re.fullmatch(r"unk_[0-9a-f]{24}", unknown["unknown_id"])
+    request = memory.request_reverification(
+        "s", "fact:launch", reason="vendors disagree", source_events=[note.citation]
+    )
+    assert re.fullmatch(r"rvq_[0-9a-f]{24}", request["request_id"])

@@ -129,3 +129,24 @@ def test_a_mission_read_replays_only_the_missions_sessions(memory: MemoryFabric,
     c.performance_ledger(M)
     c.approval_packet(M)
     assert read and set(read) <= {f"coordinate.{M}", f"coordinate.{M}.db", f"coordinate.{M}.net"}
+
+
+def test_a_proof_trace_reverifies_each_step_against_the_log(tmp_path: Path) -> None:
+    """'A proof trace ... replays how a promoted claim came to be ... and re-verifies every step against the log
+    (verified)': an evidence event whose hash no longer matches (the log edited by hand) fails its step and the
+    trace, and only that step."""
+    root = tmp_path / ".eventloom"
+    with MemoryFabric.from_path(root) as memory:
+        state = _mission(memory)
+        c = memory.coordination
+        c.review_finding(M, state["right"]["finding_id"], "accepted", "the log shows it", reviewer="sre")
+        c.promote(M, state["right"]["finding_id"], promoted_by="sre")
+        handoff = c.handoff(M, "Raise the pool", actor="lead")
+        assert c.proof_trace(M, handoff_id=handoff["handoff_id"])["verified"] is True
+    log = root / "ops.jsonl"
+    log.write_bytes(log.read_bytes().replace(state["log"].hash.encode(), b"e" * 64, 1))
+    with MemoryFabric.from_path(root) as memory:
+        trace = memory.coordination.proof_trace(M, handoff_id=handoff["handoff_id"])
+    assert trace["verified"] is False
+    failed = [step["step"] for step in trace["steps"] if not step["verified"]]
+    assert failed == ["evidence"] and trace["steps"][1]["citation"] == state["log"].citation
