@@ -217,3 +217,35 @@ def test_promotion_and_rollback_candidates_at_their_thresholds(memory: MemoryFab
     ]
     assert [c["skill_id"] for c in analytics["promotion_candidates"]] == ["edge"]
     assert [c["skill_id"] for c in analytics["rollback_candidates"]] == ["worse"]
+
+
+def test_weak_edges_are_halved_in_trust_and_add_their_guidance_line(memory: MemoryFabric) -> None:
+    """'Trust per edge is its confidence, halved when weak ... When edges are present the guidance says "Use
+    causal_context as explanatory memory, not as authoritative state." (plus a line about weak or uncited edges
+    when there are any)'."""
+    failed = memory.append("s", "fact.asserted", {"key": "failed deploy", "fact": "deploy 41 failed with 401"})
+    memory.append("s", "fact.asserted", {"key": "expired token", "fact": "the CI token expired"})
+    memory.append("s", "fact.asserted", {"key": "flaky runner", "fact": "runner 3 is flaky"})
+
+    def explain(cause: str, confidence: float) -> None:
+        memory.explain_outcome(
+            "s",
+            cause={"name": cause, "entity_type": "fact"},
+            effect={"name": "failed deploy", "entity_type": "fact"},
+            relation="caused",
+            confidence=confidence,
+            evidence=failed.citation,
+        )
+
+    question = "why did the failed deploy happen?"
+    explain("expired token", 0.8)
+    packet = memory.checkout(question, session="s")
+    trust = "\n".join(packet.guidance.trust)
+    assert "Use causal_context as explanatory memory, not as authoritative state." in trust
+    assert "weak or uncited" not in trust
+    explain("flaky runner", 0.3)
+    packet = memory.checkout(question, session="s")
+    block = packet.diagnostics.model_dump()["causal_context"]
+    weak = next(edge for edge in block["edges"] if edge["source"] == "flaky runner")
+    assert weak["weak"] and weak["trust"] == 0.15 and block["weak"] == 1
+    assert "weak or uncited causal edges" in "\n".join(packet.guidance.trust)
