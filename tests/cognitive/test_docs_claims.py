@@ -249,3 +249,21 @@ def test_weak_edges_are_halved_in_trust_and_add_their_guidance_line(memory: Memo
     weak = next(edge for edge in block["edges"] if edge["source"] == "flaky runner")
     assert weak["weak"] and weak["trust"] == 0.15 and block["weak"] == 1
     assert "weak or uncited causal edges" in "\n".join(packet.guidance.trust)
+
+
+def test_a_mined_procedure_cites_one_trace_per_session_up_to_ten(memory: MemoryFabric) -> None:
+    """'proposes each as a review-pending procedure candidate ... citing one trace per supporting session (up to
+    ten sessions)'."""
+    sessions = [f"repo{n:02d}" for n in range(11)]
+    for session in sessions:
+        steps = [
+            ("tool.call.completed", {"tool": "read_file"}),
+            ("command.completed", {"command": "pytest", "exit_code": 0}),
+        ]
+        memory.append_many(session, [{"type": kind, "payload": payload} for kind, payload in steps])
+    assert memory.mine_procedures(min_support=11)["created"] == 1
+    [candidate] = memory.consolidation_status("procedures")["candidates"]
+    cited = {memory.resolve(citation).session for citation in candidate["source_events"]}
+    assert len(cited) == 10 and cited <= set(sessions)
+    assert len(candidate["source_events"]) == 20  # the two steps of each cited session's trace
+    assert "Succeeded in 11 sessions" in candidate["summary"] and "1 more" in candidate["summary"]
