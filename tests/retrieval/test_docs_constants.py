@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.conftest import REPO_ROOT
-from zaxy_agents.retrieval import ann, features, graph_lanes, postings, verbatim_search, verbatim_write
+from zaxy_agents.retrieval import ann, engine, features, graph_lanes, postings, verbatim_search, verbatim_write
 from zaxy_agents.retrieval.profiles import LANES, PROFILES
 from zaxy_agents.retrieval.ranking import RETRIEVAL_PROFILES
 from zaxy_agents.salience import gate
@@ -87,6 +87,8 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("`rerank_weight` is 0.15 in every profile", {p.rerank_weight for p in PROFILES.values()}, {0.15}),
         ("(0.4 in every profile, 0 switches it off", {p.expansion_weight for p in PROFILES.values()}, {0.4}),
         ("the top `candidates` (50) fused hits", PROFILES["balanced"].candidates, 50),
+        ("(tripled, like the `graph` lane's, when the query names an entity", engine.ANCHORED_GRAPH_BOOST, 3.0),
+        ("over the seeds' neighbourhood up to 3 hops", graph_lanes.personalized_pagerank.__defaults__, (3,)),
     ],
 )
 def test_a_stated_parameter_is_the_one_the_engine_runs_with(sentence: str, value: object, stated: object) -> None:
