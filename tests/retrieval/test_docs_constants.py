@@ -81,6 +81,7 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("M 32, efConstruction 128, ef 256", (ann.CONNECTIVITY, ann.EXPANSION_ADD), (32, 128)),
         ("M 32, efConstruction 128, ef 256", ann.EXPANSION_SEARCH, 256),
         ("proposes 3 x k candidates", ann.OVERSAMPLE, 3),
+        ("bounded traversal (depth 1-3, set by the profile)", {p.graph_depth for p in PROFILES.values()}, {1, 2, 3}),
         ("20,000 rows stale", ann.STALE_ROWS, 20_000),
         (">= 0.85 with an event of the same type is redundant, >= 0.5 reinforcing", gate.REDUNDANT, 0.85),
         (">= 0.85 with an event of the same type is redundant, >= 0.5 reinforcing", gate.REINFORCING, 0.5),
