@@ -28,6 +28,7 @@ def test_study_default_row_is_the_engines_ranking_and_every_family_reports(tmp_p
     engine = run_locomo(dataset, ks=(5, 10))["categories_1_4"]["ours"]
     assert report["default"]["all"] == [engine["recall@5"], engine["recall@10"]]
     assert report["ceiling"]["oracle_r10_all"] >= report["default"]["all"][1]
+    assert report["ceiling"]["gold_by_named_speaker"] == 1.0  # each toy question names the speaker of its gold
     assert timing["query_cpu_ms_p95"] > 0
     expected = {"neighbour", "sitting", "sitting_top10", "diversity", "coverage", "answer_type", "first_person"}
     assert expected | {"linear", "prf"} <= set(report["families"])
