@@ -53,3 +53,27 @@ def test_readme_example_prints_what_its_comments_say(tmp_path: Path) -> None:
     assert "eventloom://proj/events/2#" in result.stdout and "db-new" in result.stdout
     assert "db-old" not in result.stdout and "eventloom://proj/events/1#" not in result.stdout
     assert result.stdout.splitlines()[-1] == "answer_from_memory"
+
+
+def _run_block(page: str, marker: str, tmp_path: Path) -> list[str]:
+    """Run the one ``python`` block of ``page`` that contains ``marker``; its stdout lines."""
+    tmp_path.mkdir()
+    text = (REPO_ROOT / "docs" / page).read_text()
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if marker in b]
+    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_retrieval_examples_print_what_their_comments_say(tmp_path: Path) -> None:
+    """docs/retrieval.md: the first example's three comments, the relative-date example (found by the verbatim
+    lane's date_match component alone: no word is shared) and the WordLlama re-rank example (each hit carries its
+    cosine rank as ``vector``); the other examples of the page are run by tests/retrieval."""
+    first = _run_block("retrieval.md", '"billing db host"', tmp_path / "first")
+    assert "db-new current eventloom://proj/events/2#" in first[0] and "db-old" not in first[0]
+    assert "'verbatim'" in first[1] and first[2] == "1"
+    dated = _run_block("retrieval.md", "What did we decide yesterday?", tmp_path / "dated")
+    assert dated[0].startswith("Billing moves to Postgres 16. ")
+    assert "'lane_scores': {'verbatim'" in dated[0] and "'verbatim_components': {'date_match'" in dated[0]
+    reranked = _run_block("retrieval.md", 'embedder="wordllama"', tmp_path / "reranked")
+    assert len(reranked) == 2 and all("'vector': " in line for line in reranked)

@@ -187,11 +187,12 @@ def test_the_vector_cache_check_measures_the_mapped_vector_files(env: Env, monke
     cache = by_name(report)["vector cache"]
     assert cache["status"] == "ok" and cache["details"]["vector_bytes"] == rows * 64 * 4, cache
 
-    from zaxy_agents.cli import doctor_checks
+    from zaxy_agents.cli import doctor_base, doctor_setup_checks
 
     monkeypatch.setenv("ZAXY_EMBEDDER", "hashing:64")
-    monkeypatch.setattr(doctor_checks, "_available_memory", lambda: 4 * rows * 64 * 4 - 1)  # a quarter is just less
-    warned = doctor_checks.check_vector_cache(doctor_checks.DoctorContext(None, env.eventloom, min_free_mb=1))
+    # a quarter of the available memory is just less than the vectors held
+    monkeypatch.setattr(doctor_setup_checks, "_available_memory", lambda: 4 * rows * 64 * 4 - 1)
+    warned = doctor_setup_checks.check_vector_cache(doctor_base.DoctorContext(None, env.eventloom, min_free_mb=1))
     assert warned.status == "warn" and "ann extra" in warned.fix, warned
 
 
@@ -200,13 +201,13 @@ def test_an_embedder_whose_vectors_differ_from_its_declared_dims_fails_naming_th
 ) -> None:
     """#18 doctor item "dims": an embedder that declares 32 dims but returns 64 (no CLI setting can configure one,
     so the configured embedder is swapped in-process; what the doctor does with it is the real check)."""
-    from zaxy_agents.cli import doctor_checks
+    from zaxy_agents.cli import doctor_base, doctor_setup_checks
     from zaxy_agents.retrieval import embeddings
 
     env.eventloom.mkdir(parents=True)
     lying = embeddings.CallableEmbedder(lambda texts: [[0.5] * 64 for _ in texts], model_id="liar@1", dims=32)
     monkeypatch.setenv("ZAXY_EMBEDDER", "hashing:32")
     monkeypatch.setattr(embeddings, "resolve_embedder", lambda spec, **_: lying)
-    check = doctor_checks.check_embedder(doctor_checks.DoctorContext(None, env.eventloom, min_free_mb=1))
+    check = doctor_setup_checks.check_embedder(doctor_base.DoctorContext(None, env.eventloom, min_free_mb=1))
     assert check.status == "fail" and "declares 32 dims but returns 64" in check.summary, check
     assert "zaxy memory re-embed" in check.fix

@@ -7,6 +7,7 @@ fails the test, whatever the machine's load.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.conftest import run_zaxy
@@ -20,9 +21,11 @@ SERVER_AND_FRAMEWORKS = ("kuzu", "pyarrow", "mcp", "langgraph", "langchain_core"
 MEMORY_STACK = ("numpy", "tiktoken", "zaxy_agents.fabric.checkout_ops", "zaxy_agents.projection.projector")
 
 
-def _imported(*args: str) -> set[str]:
-    result = run_zaxy(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+def _imported(*args: str, stdin: str | None = None, answers: list[dict] | None = None) -> set[str]:
+    result = run_zaxy(*args, env={"PYTHONPROFILEIMPORTTIME": "1"}, stdin=stdin)
     assert result.returncode == 0, result.stderr[-3000:]
+    if answers is not None:
+        answers.extend(json.loads(line) for line in result.stdout.splitlines())
     modules = set()
     for line in result.stderr.splitlines():
         if line.startswith("import time:") and line.count("|") == 2:
@@ -52,3 +55,32 @@ def test_cli_checkout_loads_neither_the_graph_nor_a_server(tmp_path: Path) -> No
     assert {"zaxy_agents.fabric.checkout_ops", "tiktoken"} <= modules
     # ... without the embedded graph, the MCP SDK or an agent framework
     assert _heavy(modules, SERVER_AND_FRAMEWORKS) == []
+
+
+# What the stdio MCP server does without (zaxy_agents/mcp/stdio.py): the MCP SDK (its import alone was ~0.45 s of
+# CPU) and the HTTP stack that only `--transport http` serves.
+SDK_AND_HTTP = ("mcp", "mcp.types", "starlette", "uvicorn", "httpx", "sse_starlette", "pydantic_settings")
+
+
+def test_stdio_serve_answers_a_first_checkout_without_the_mcp_sdk(tmp_path: Path) -> None:
+    root = ["--eventloom-path", str(tmp_path / "loom"), "-s", "proj"]
+    appended = run_zaxy("memory", "append", "the API runs on port 8080", "--key", "api.port", *root)
+    assert appended.returncode == 0, appended.stderr
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    conversation = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "memory_checkout", "arguments": {"query": "which port does the API use?"}}},
+    ]  # fmt: skip
+    answers: list[dict] = []
+    stdin = "".join(json.dumps(message) + "\n" for message in conversation)
+    modules = _imported("serve", *root, "--no-capture", stdin=stdin, answers=answers)
+    by_id = {answer["id"]: answer for answer in answers}
+    # the control: the server answered all three, the checkout cited the fact, and it ran the real fabric
+    assert by_id[1]["result"]["serverInfo"]["name"] == "zaxy"
+    assert by_id[2]["result"]["tools"][0]["name"] == "memory_checkout"
+    assert "eventloom://proj/events/" in json.dumps(by_id[3]["result"]["structuredContent"])
+    assert {"zaxy_agents.fabric.checkout_ops", "zaxy_agents.mcp.stdio"} <= modules
+    assert _heavy(modules, (*SDK_AND_HTTP, "kuzu", "pyarrow", "langgraph", "langchain_core")) == []

@@ -183,9 +183,10 @@ def test_causal_edges_land_in_typed_kuzu_tables_with_audit_fields(memory: Memory
     events = _chain(memory)
     memory.project()
     memory.projector.flush()
+    # the typed edge carries its RELATES row's id; the audit fields are that row's (one stored copy, migration 0005)
     rows = memory.projector.store._rows(
-        "MATCH (a:Entity)-[r:CAUSAL_BLOCKED]->(b:Entity) RETURN a.name, b.name, r.inferred, r.confidence, "
-        "r.inference_method, r.evidence_seq, r.evidence_hash"
+        "MATCH (a:Entity)-[t:CAUSAL_BLOCKED]->(b:Entity), (a)-[r:RELATES]->(b) WHERE r.id = t.id "
+        "RETURN a.name, b.name, r.inferred, r.confidence, r.inference_method, r.evidence_seq, r.evidence_hash"
     )
     assert rows == [
         ["failed deploy", "release", True, 0.6, "explicit_outcome_explanation_v1", 3, events["release"].hash]

@@ -40,6 +40,31 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
     return found
 
 
+def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as releases before migration 0005 wrote it: every RELATES copy with all its audit columns, the
+    applied migrations as rows of the Migration table."""
+    logical = {**{t: c for t, (_a, _b, c) in kuzu_schema.REL_TABLES.items()}}
+    monkeypatch.setattr(kuzu_store, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
+    monkeypatch.setattr(
+        kuzu_store,
+        "typed_rel_ddl",
+        lambda label: (
+            kuzu_schema.rel_ddl(label, "Entity", "Entity", kuzu_schema.EDGE_AUDIT_COLUMNS) + kuzu_schema.FORWARD_STORAGE
+        ),
+    )
+
+    def record_as_rows(store: kuzu_store.KuzuProjectionStore, records: list[dict]) -> None:
+        for record in records:
+            if not store._rows("MATCH (m:Migration {name: $n}) RETURN m.name", {"n": record["name"]}):
+                store._connection().execute(
+                    "CREATE (:Migration {name: $name, checksum: $checksum, statement_count: $statement_count, "
+                    "applied_at: $applied_at})",
+                    record,
+                )
+
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "_record_migrations", record_as_rows)
+
+
 def _contents(memory: MemoryFabric) -> list[str]:
     return sorted(memory.projector.store.dump_lines())
 
@@ -69,9 +94,12 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
 
 
 def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name != "0004_forward_only_spine_edges")
+    later = {"0004_forward_only_spine_edges", "0005_one_copy_of_edge_audit"}
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name not in later)
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
-    monkeypatch.setattr(kuzu_store, "typed_rel_ddl", lambda label: kuzu_schema.typed_rel_ddl(label).split(" WITH")[0])
+    _as_written_before_0005(monkeypatch)
+    typed_ddl = kuzu_store.typed_rel_ddl  # as written before 0005, without the storage clause
+    monkeypatch.setattr(kuzu_store, "typed_rel_ddl", lambda label: typed_ddl(label).split(" WITH")[0])
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert _directions(memory)["NEXT_EVENT"] == {"fwd", "bwd"}
@@ -87,3 +115,51 @@ def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, m
         assert _contents(memory) == written
     # re-projected into a new file: a Kuzu file never shrinks, so emptying the old one would have kept its size
     assert graph.stat().st_size < both_ways
+
+
+def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: Path) -> None:
+    """Typed edges and PROJECTED_RELATION keep the RELATES row's id (their audit columns are read from it), and the
+    applied migrations are recorded in the Migration table's comment: no row, so no 1.07 MB primary-key index."""
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        store = memory.projector.store
+        typed = sorted(store.typed_labels())
+        for table in (*typed, "PROJECTED_RELATION"):
+            stored = {name for _i, name, *_rest in store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}
+            assert (
+                stored
+                == {name for name, _ in kuzu_schema.stored_columns(table)}
+                <= {"id", "relation_type", "source", "target"}
+            )
+        # each copy still reads as the full audited edge (the seed's audit view), through the RELATES id
+        dumped = [line for line in _contents(memory) if line.startswith(f'["{typed[0]}",')]
+        relates = {line.split(",", 1)[1] for line in _contents(memory) if line.startswith('["RELATES",')}
+        assert dumped and all(line.split(",", 1)[1] in relates for line in dumped)
+        assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
+        assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
+        assert store.migrate() == []
+
+
+def test_a_graph_with_three_audit_copies_is_re_projected_smaller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name != "0005_one_copy_of_edge_audit")
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)
+    _as_written_before_0005(monkeypatch)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        assert memory.projector.store._rows("MATCH (m:Migration) RETURN count(m)") == [[4]]
+        written = _contents(memory)
+        digest = memory.projection_digest()
+    graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
+    three_copies = graph.stat().st_size
+    monkeypatch.undo()
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.project([SESSION])
+        memory.projector.flush()
+        store = memory.projector.store
+        assert store.cursors()[SESSION][0] == 6
+        assert _contents(memory) == written and memory.projection_digest() == digest  # nothing lost
+        assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
+        assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
+    assert graph.stat().st_size < three_copies - 1_000_000  # the Migration table's index alone was 1.07 MB

@@ -142,7 +142,8 @@ def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
     assert mismatched == [[0]] and _rows(kuzu_memory, "MATCH (e:Entity) WHERE e.event_id IS NULL RETURN count(e)") == [
         [0]
     ]
-    # PROJECTED_RELATION: one per projected relation, carrying the same audit metadata as RELATES
+    # PROJECTED_RELATION: one per projected relation, the RELATES row's id, type and endpoint names; its audit
+    # metadata is the RELATES row's (one stored copy, migration 0005), read through the id
     relates = _rows(
         kuzu_memory,
         "MATCH (a:Entity)-[r:RELATES]->(b:Entity) RETURN r.id, b.id, r.relation_type, r.inferred, r.confidence,"
@@ -150,14 +151,15 @@ def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
     )
     projected = _rows(
         kuzu_memory,
-        "MATCH (ev:Event)-[p:PROJECTED_RELATION]->(b:Entity) RETURN p.id, b.id, p.relation_type, p.inferred,"
-        " p.confidence, p.inference_method, p.evidence_seq, ev.seq ORDER BY p.id",
+        "MATCH (ev:Event)-[p:PROJECTED_RELATION]->(b:Entity)<-[r:RELATES]-() WHERE r.id = p.id"
+        " RETURN p.id, b.id, p.relation_type, r.inferred, r.confidence, r.inference_method, r.evidence_seq, ev.seq"
+        " ORDER BY p.id",
     )
     assert projected == relates and len(projected) >= 10
     causal = _rows(
         kuzu_memory,
-        "MATCH (ev:Event)-[p:PROJECTED_RELATION {relation_type: 'causal_caused'}]->(b:Entity)"
-        " RETURN ev.type, p.source, p.target, p.inferred, p.inference_method",
+        "MATCH (ev:Event)-[p:PROJECTED_RELATION {relation_type: 'causal_caused'}]->(b:Entity)<-[r:RELATES]-()"
+        " WHERE r.id = p.id RETURN ev.type, p.source, p.target, r.inferred, r.inference_method",
     )
     assert causal == [["causal.edge.generated", "ci runner", "pytest #5", True, "explicit_outcome_explanation_v1"]]
     # the consolidation review entity, linked to its candidate (seed 000 task 6)
@@ -171,7 +173,7 @@ def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
 
 def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A graph built before migration 0003 cannot be completed in place: it starts over from the log."""
-    later = {"0003_seed_provenance_backbone", "0004_forward_only_spine_edges"}
+    later = {"0003_seed_provenance_backbone", "0004_forward_only_spine_edges", "0005_one_copy_of_edge_audit"}
     before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name not in later)
     old_entity = [column for column in kuzu_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it

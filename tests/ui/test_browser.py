@@ -256,6 +256,27 @@ def test_live_timeline_shows_new_events(browser, server, seeded) -> None:
     assert f"#{event.seq}" in fresh[0].text and "pin the fixture seed" in fresh[0].text
 
 
+def test_whole_session_previews_one_to_the_head_it_was_shown(browser, server, seeded) -> None:
+    """docs/ui.md: '*Whole session* fills in 1..the current head, so events an agent appends after the preview
+    are never erased unseen'."""
+    with MemoryFabric.from_path(seeded.path) as fabric:
+        head = fabric.head(seeded.shop).seq
+    preview_erase(browser, server, seeded.shop, 3, 3)
+    wait(browser, lambda d: css(d, "[data-testid=erase-preview] .confirm"), "first preview")
+    whole = [b for b in css(browser, "[data-testid=erase] form button") if b.text == "Whole session"]
+    whole[0].click()
+    assert css(browser, "[data-testid=erase-from]")[0].get_attribute("value") == "1"
+    assert css(browser, "[data-testid=erase-to]")[0].get_attribute("value") == str(head)
+    css(browser, "[data-testid=erase-preview-button]")[0].click()
+    phrase = f"{seeded.shop}:1-{head}"
+    placeholders = lambda d: [box.get_attribute("placeholder") for box in css(d, "[data-testid=erase-confirm]")]  # noqa: E731
+    wait(browser, lambda d: placeholders(d) == [phrase], phrase)
+    assert f"seq 1 to {head}" in css(browser, "[data-testid=erase-preview] .confirm")[0].text
+    with MemoryFabric.from_path(seeded.path) as fabric:  # an agent appends after the preview
+        fabric.append(seeded.shop, "note.recorded", {"text": "written after the preview"})
+    assert placeholders(browser) == [phrase]  # the preview, and so the erase, still end at the head it showed
+
+
 def test_forget_invalidates_a_fact_and_previews_an_erase(browser, server, seeded, tmp_path) -> None:
     go(browser, server, session_fragment(seeded.shop, "entity", "fact", "deploy target"))
     reason = wait(browser, lambda d: css(d, "[data-testid=invalidate-reason]"))[0]

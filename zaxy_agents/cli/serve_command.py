@@ -92,6 +92,6 @@ def serve_command(
         else:
             if insecure_local or rate_limit is not None:
                 err_console.print("[yellow]note:[/] --insecure-local and --rate-limit only apply to --transport http")
-            from zaxy_agents.mcp.server import serve_stdio
+            from zaxy_agents.mcp.stdio import serve_stdio
 
             serve_stdio(config)

@@ -99,8 +99,20 @@ CITATION_COLUMNS: list[tuple[str, str]] = [
     ("source_event_hash", "STRING"),
 ]
 # The seed's PROJECTED_RELATION provenance edge: the event -> the relation's target, with the relation's endpoints
-# (as the extractor named them) and the same audit metadata as RELATES and the typed edge.
+# (as the extractor named them) and the same audit metadata as RELATES and the typed edge. These are its columns as
+# every store reads and dumps them; Kuzu stores only :data:`PROJECTED_RELATION_STORED` (below).
 PROJECTED_RELATION_COLUMNS: list[tuple[str, str]] = [("source", "STRING"), ("target", "STRING"), *EDGE_AUDIT_COLUMNS]
+# What Kuzu keeps of the two copies of a RELATES row (migration 0005): the typed edge and PROJECTED_RELATION hold
+# the RELATES row's ``id`` (PROJECTED_RELATION also the endpoint names and the relation type) and read the audit
+# columns from that row (:data:`RELATES_COPIES`), which never changes once written. Three copies of 13 audit
+# columns were a third of a 10k-event graph's column pages (docs/graph-schema.md#storage).
+TYPED_REL_COLUMNS: list[tuple[str, str]] = [("id", "STRING")]
+PROJECTED_RELATION_STORED: list[tuple[str, str]] = [
+    ("id", "STRING"),
+    ("relation_type", "STRING"),
+    ("source", "STRING"),
+    ("target", "STRING"),
+]
 
 # (table, from, to, property columns)
 REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
@@ -115,6 +127,10 @@ REL_TABLES: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
     "RELATES": ("Entity", "Entity", EDGE_AUDIT_COLUMNS),
     "PROJECTED_RELATION": ("Event", "Entity", PROJECTED_RELATION_COLUMNS),
 }
+# Tables whose rows repeat a RELATES row -> the columns Kuzu stores for them (their other columns, as every store
+# reads and dumps them, are the RELATES row's). Typed relation tables (labels not in REL_TABLES) store
+# TYPED_REL_COLUMNS. The columns in REL_TABLES stay the schema every backend shares (dump, digest).
+RELATES_COPIES: dict[str, list[tuple[str, str]]] = {"PROJECTED_RELATION": PROJECTED_RELATION_STORED}
 # Relation tables with a second FROM/TO pair (one label, so the seed's queries match both): (table, from, to).
 EXTRA_PAIRS: dict[str, tuple[str, str]] = {"CITES_SOURCE": ("Event", "Source")}
 # Relation tables Kuzu stores forward only. By default Kuzu keeps every relationship, with all its properties, twice
@@ -168,15 +184,24 @@ def rel_ddl(table: str, source: str, target: str, columns: list[tuple[str, str]]
     return f"CREATE REL TABLE IF NOT EXISTS `{table}`(FROM {source} TO {target}{body})"
 
 
+def stored_columns(table: str) -> list[tuple[str, str]]:
+    """The columns Kuzu stores for a relation table (a typed label, or a table of :data:`REL_TABLES`)."""
+    if table in RELATES_COPIES:
+        return RELATES_COPIES[table]
+    return REL_TABLES[table][2] if table in REL_TABLES else TYPED_REL_COLUMNS
+
+
 def typed_rel_ddl(label: str) -> str:
     """DDL of a typed relation table (``CALLS_SYMBOL``); ``label`` comes only from ``model.typed_label``.
-    Stored forward only (see :data:`FORWARD_ONLY`): traversals walk RELATES, which holds the same edge."""
-    return rel_ddl(label, "Entity", "Entity", EDGE_AUDIT_COLUMNS) + FORWARD_STORAGE
+    Stored forward only (see :data:`FORWARD_ONLY`): traversals walk RELATES, which holds the same edge. It keeps
+    the RELATES row's id only (:data:`TYPED_REL_COLUMNS`); the audit columns are read from that row."""
+    return rel_ddl(label, "Entity", "Entity", TYPED_REL_COLUMNS) + FORWARD_STORAGE
 
 
-def _forward_only_ddl(table: str) -> str:
-    """The current DDL of a :data:`FORWARD_ONLY` table, every FROM/TO pair included."""
-    source, target, columns = REL_TABLES[table]
+def _forward_only_ddl(table: str, columns: list[tuple[str, str]] | None = None) -> str:
+    """The DDL of a :data:`FORWARD_ONLY` table, every FROM/TO pair included (``columns``: as a migration wrote it)."""
+    source, target, current = REL_TABLES[table]
+    columns = current if columns is None else columns
     pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
     body = ", ".join(f"FROM {a} TO {b}" for a, b in pairs) + "".join(f", {name} {kind}" for name, kind in columns)
     return f"CREATE REL TABLE IF NOT EXISTS `{table}`({body}){FORWARD_STORAGE}"
@@ -197,6 +222,11 @@ MIGRATION_TABLE_DDL = (
     "CREATE NODE TABLE IF NOT EXISTS Migration(name STRING, checksum STRING, statement_count INT64, "
     "applied_at STRING, PRIMARY KEY(name))"
 )
+# Applied migrations are recorded in the graph file's catalog, as a JSON list in the ``Migration`` table's comment
+# (``CALL SHOW_TABLES()`` shows it), not as rows: Kuzu 0.11 gives every non-empty node table a primary-key hash
+# index of 256 pages (1.07 MB), which four one-line records would cost. Files written before 0005 keep their rows,
+# read alongside.
+MIGRATION_RECORD_TABLE = "Migration"
 
 # Migrations are immutable once released (their checksums are recorded): 0001 keeps the original columns and
 # tables, and later ones arrive through their own migrations.
@@ -242,6 +272,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0004_forward_only_spine_edges",
         tuple(f"DROP TABLE `{table}`" for table in FORWARD_ONLY) + tuple(_forward_only_ddl(t) for t in FORWARD_ONLY),
+        rebuild=True,
+    ),
+    # One copy of each relation's audit columns (:data:`RELATES_COPIES`): PROJECTED_RELATION keeps the RELATES row's
+    # id, type and endpoint names, typed tables the id only (re-created with :func:`typed_rel_ddl` when the graph
+    # is re-projected from the log, which this migration asks for).
+    Migration(
+        "0005_one_copy_of_edge_audit",
+        ("DROP TABLE `PROJECTED_RELATION`", _forward_only_ddl("PROJECTED_RELATION", PROJECTED_RELATION_STORED)),
         rebuild=True,
     ),
 )

@@ -38,10 +38,13 @@ from .kuzu_schema import (
     BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
     EXTRA_PAIRS,
+    MIGRATION_RECORD_TABLE,
     MIGRATION_TABLE_DDL,
     MIGRATIONS,
     NODE_COLUMNS,
     REL_TABLES,
+    RELATES_COPIES,
+    stored_columns,
     typed_rel_ddl,
 )
 
@@ -118,7 +121,8 @@ class KuzuProjectionStore(ProjectionStore):
         # projector re-projects it from the log, as for a new workspace). In a new file when this store is the
         # file's only user in the process (the caller holds graph.lock): a Kuzu file never shrinks, so tables
         # emptied in place would keep every page the old rows used.
-        if REBUILD_MIGRATIONS.intersection(applied) and self.cursors() and not self._recreate_file():
+        rebuild = REBUILD_MIGRATIONS.intersection(applied) and (self.cursors() or self.typed_labels())
+        if rebuild and not self._recreate_file():
             self.reset()
 
     # ------------------------------------------------------------------ plumbing
@@ -165,28 +169,53 @@ class KuzuProjectionStore(ProjectionStore):
 
     # ------------------------------------------------------------------ schema
     def migrate(self) -> list[str]:
-        """Apply missing migrations (idempotent); returns the names applied now."""
+        """Apply missing migrations (idempotent); returns the names applied now.
+
+        Each applied migration is recorded at once in the ``Migration`` table's comment (see
+        ``kuzu_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
+        """
         connection = self._connection()
         with self._write_lock:
             connection.execute(MIGRATION_TABLE_DDL)
-            applied = {row[0]: row[1] for row in self._rows("MATCH (m:Migration) RETURN m.name, m.checksum")}
+            records = self._migration_records()
+            applied = {record["name"] for record in records}
             done = []
             for migration in MIGRATIONS:
                 if migration.name in applied:
                     continue
                 for statement in migration.statements:
                     connection.execute(statement)
-                connection.execute(
-                    "CREATE (:Migration {name: $n, checksum: $c, statement_count: $k, applied_at: $t})",
+                records.append(
                     {
-                        "n": migration.name,
-                        "c": migration.checksum,
-                        "k": len(migration.statements),
-                        "t": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    },
+                        "name": migration.name,
+                        "checksum": migration.checksum,
+                        "statement_count": len(migration.statements),
+                        "applied_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    }
                 )
+                self._record_migrations([r for r in records if not r.get("row")])
                 done.append(migration.name)
             return done
+
+    def _migration_records(self) -> list[dict[str, Any]]:
+        """Applied migrations: the comment's records, plus the rows a file written before 0005 holds."""
+        comment = next(
+            (c for name, c in self._rows("CALL SHOW_TABLES() RETURN name, comment") if name == MIGRATION_RECORD_TABLE),
+            "",
+        )
+        records = [dict(record) for record in json.loads(comment)] if comment else []
+        rows = self._rows("MATCH (m:Migration) RETURN m.name, m.checksum, m.statement_count, m.applied_at")
+        records += [
+            {"name": n, "checksum": c, "statement_count": k, "applied_at": t, "row": True} for n, c, k, t in rows
+        ]
+        return records
+
+    def _record_migrations(self, records: list[dict[str, Any]]) -> None:
+        text = json.dumps(records, separators=(",", ":"), sort_keys=True)
+        # Kuzu takes a comment only as a literal: the records are our own names, hex checksums, counts and times
+        if "'" in text or "\\" in text:
+            raise ValueError(f"a migration record cannot be written as a Kuzu comment: {text}")
+        self._connection().execute(f"COMMENT ON TABLE {MIGRATION_RECORD_TABLE} IS '{text}'")
 
     def reset(self) -> None:
         """Drop every table and re-create the schema, keeping the database (and its file lock) open.
@@ -222,8 +251,8 @@ class KuzuProjectionStore(ProjectionStore):
         return True
 
     def migrations(self) -> list[dict[str, Any]]:
-        rows = self._rows("MATCH (m:Migration) RETURN m.name, m.checksum, m.statement_count ORDER BY m.name")
-        return [{"name": n, "checksum": c, "statement_count": k} for n, c, k in rows]
+        records = sorted(self._migration_records(), key=lambda record: record["name"])
+        return [{k: record[k] for k in ("name", "checksum", "statement_count")} for record in records]
 
     def typed_labels(self) -> set[str]:
         tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
@@ -250,7 +279,8 @@ class KuzuProjectionStore(ProjectionStore):
                     self._insert(table, columns, getattr(batch, BATCH_ROW_KEYS[table]), None, bulk)
                 for table, (source, target, columns) in REL_TABLES.items():
                     if table != "RELATES":
-                        self._insert(table, columns, getattr(batch, BATCH_ROW_KEYS[table]), (source, target), bulk)
+                        rows = getattr(batch, BATCH_ROW_KEYS[table])
+                        self._insert(table, stored_columns(table), rows, (source, target), bulk)
                     if table in EXTRA_PAIRS:
                         rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
                         self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
@@ -259,7 +289,7 @@ class KuzuProjectionStore(ProjectionStore):
                 for row in batch.relations:
                     by_label.setdefault(row["label"], []).append(row)
                 for label, rows in sorted(by_label.items()):
-                    self._insert(label, EDGE_AUDIT_COLUMNS, rows, ("Entity", "Entity"), bulk)
+                    self._insert(label, stored_columns(label), rows, ("Entity", "Entity"), bulk)
                 self._update(
                     "MATCH (e:Entity {id: $id}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
                     "e.closed_by_seq = $closed_by_seq, e.invalidation_reason = $reason",
@@ -557,6 +587,9 @@ class KuzuProjectionStore(ProjectionStore):
             yield from self._canonical(table, "MATCH (n:" + table + ") RETURN " + ", ".join(f"n.{c}" for c in names))
         for table in sorted(set(REL_TABLES) | self.typed_labels()):
             source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
+            if table in RELATES_COPIES or table not in REL_TABLES:
+                yield from self._canonical(table, _relates_copy_query(table, source, target))
+                continue
             projection = "".join(f", r.{name}" for name, _ in columns)
             pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
             lines = [
@@ -578,6 +611,18 @@ class KuzuProjectionStore(ProjectionStore):
         prefix = "[" + _json_string(table) + ","
         columns = [[_json_value(value) for value in column.to_pylist()] for column in arrow.columns]
         return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
+
+
+def _relates_copy_query(table: str, source: str, target: str) -> str:
+    """The rows of a table that repeats RELATES rows (``kuzu_schema.RELATES_COPIES``, typed tables) with the columns
+    every store dumps: its own stored columns, the rest read from the RELATES row with the same id (one join along
+    RELATES from the shared endpoint: the relation's source version for a typed edge, its target for
+    PROJECTED_RELATION)."""
+    logical = REL_TABLES[table][2] if table in REL_TABLES else EDGE_AUDIT_COLUMNS
+    own = {name for name, _ in stored_columns(table)}
+    projection = "".join(f", {'c' if name in own else 'r'}.{name}" for name, _ in logical)
+    relates = "(x:Entity)-[r:RELATES]->(b)" if source == "Event" else "(a)-[r:RELATES]->(b)"
+    return f"MATCH (a:{source})-[c:`{table}`]->(b:{target}), {relates} WHERE r.id = c.id RETURN a.id, b.id{projection}"
 
 
 def _json_value(value: Any) -> str:

@@ -1,0 +1,169 @@
+"""docs/cognitive.md, claim by claim, where the other cognitive tests do not already hold it (a real embedded
+memory, the page's Python surface). Each test names the sentences it keeps true."""
+
+from __future__ import annotations
+
+import pytest
+
+from zaxy_agents.fabric import MemoryFabric
+
+
+def test_the_producer_writes_the_seeds_edge_and_a_review_writes_status(memory: MemoryFabric) -> None:
+    """'the fabric appends one causal.edge.generated event (actor zaxy-causal, method
+    explicit_outcome_explanation_v1, evidence recorded with the full hash as {source_event_seq, source_event_hash,
+    reason})' and the review payload '{..., status, rationale, ...}'."""
+    failed = memory.append("ops", "command.completed", {"command": "make deploy", "exit_code": 1})
+    result = memory.explain_outcome(
+        "ops",
+        cause={"name": "ci token expired", "entity_type": "fact"},
+        effect={"name": "make deploy #1", "entity_type": "command_run"},
+        relation="caused",
+        confidence=0.9,
+        evidence=failed.citation,
+    )
+    edge = memory.resolve(result["causal_edge"])
+    assert (edge.type, edge.actor) == ("causal.edge.generated", "zaxy-causal")
+    assert edge.payload["causal_method"] == "explicit_outcome_explanation_v1"
+    assert set(edge.payload["evidence"]) == {"source_event_seq", "source_event_hash", "reason"}
+    assert edge.payload["evidence"]["source_event_hash"] == failed.hash  # the full 64-hex hash
+
+    candidate = memory.consolidation_candidate(
+        "ops",
+        candidate_type="procedure",
+        title="Rotate the token, then redeploy",
+        summary="vault rotate, then make deploy",
+        source_events=[failed.citation],
+        confidence=0.6,
+    )
+    reviewed = memory.consolidation_review("ops", candidate["candidate_id"], decision="deferred", rationale="later")
+    payload = memory.resolve(reviewed["citation"]).payload
+    assert payload["status"] == "deferred" and "decision" not in payload
+
+
+def test_a_known_unknown_is_relevant_at_60_percent_of_its_terms_or_its_claims_name(memory: MemoryFabric) -> None:
+    """'relevant_known_unknowns (the open ones this question asks: 60% of a known unknown's question terms are in
+    the query, or all of its claim name's terms)' and the guardrail: never answer_from_memory over one."""
+    note = memory.append("ops", "fact.asserted", {"key": "db engine", "fact": "the db engine is postgres"})
+    memory.append("ops", "fact.asserted", {"key": "prod replica", "fact": "the prod replica runs postgres"})
+    memory.record_known_unknown(
+        "ops",
+        question="Which region hosts the prod replica?",  # four terms: region, host, prod, replica
+        reason="nobody said where",
+        source_events=[note.citation],
+        claim_key="fact:db engine",
+    )
+
+    def relevant(question: str) -> int:
+        packet = memory.checkout(question, session="ops")
+        if packet.diagnostics.model_dump()["metacognition"]["relevant_known_unknowns"]:
+            assert packet.quality.answerability != "answer_from_memory", question
+            return 1
+        return 0
+
+    assert relevant("which region hosts the prod replica?") == 1  # 4 of 4
+    assert relevant("prod replica region?") == 1  # 3 of 4 >= 60%
+    assert relevant("what runs the prod replica?") == 0  # 2 of 4 < 60%
+    assert relevant("what is the db engine?") == 1  # the claim's name, whatever the question's words
+
+
+def test_synthesis_confidence_is_discounted_by_contested_rows_only(memory: MemoryFabric) -> None:
+    """'a confidence (0.8 for rank 1, 0.5 for the others, times included rows / (included + rows excluded as
+    duplicate or unit_mismatch); off_topic rows do not lower it)'."""
+    memory.append("trip", "note.recorded", {"text": "I spent $450 on the flight to Lisbon."})
+    memory.append("trip", "note.recorded", {"text": "The hotel in Lisbon cost $300 for the trip."})
+    question = "How much did I spend on the Lisbon trip in total?"
+
+    def confidences() -> tuple[list[float], list[str]]:
+        synthesis = memory.checkout(question, session="trip").diagnostics.model_dump()["synthesis"]
+        reasons = [row["reason"].split(":")[0] for row in synthesis["ledger_rows"] if row["status"] != "included"]
+        return [candidate["confidence"] for candidate in synthesis["answer_candidates"]], reasons
+
+    clean, excluded = confidences()
+    assert excluded == [] and clean[0] == 0.8 and set(clean[1:]) == {0.5}
+    memory.append("trip", "note.recorded", {"text": "The Lisbon museum cost $40; I walked 12 km."})  # 12 km: off topic
+    with_off_topic, excluded = confidences()
+    assert excluded == ["off_topic"] and with_off_topic == clean  # off-topic rows do not lower it
+    memory.append("trip", "note.recorded", {"text": "I spent $450 on the flight to Lisbon, as I said."})
+    discounted, excluded = confidences()
+    assert sorted(excluded) == ["duplicate", "off_topic"]
+    share = 3 / (3 + 1)  # three included rows, one duplicate
+    assert discounted[0] == round(0.8 * share, 3) and set(discounted[1:]) == {round(0.5 * share, 3)}
+
+
+def test_the_primitive_table_is_the_routing_table() -> None:
+    """The reasoning-primitive table (phase, primitive, tool), 'up to 20 of those citations' and 'the latest 500
+    per session'."""
+    import re
+
+    from tests.conftest import REPO_ROOT
+    from zaxy_agents.reasoning import context, primitives
+
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    table = text.split("## Reasoning-loop primitives", 1)[1].split("\n\n", 3)[2]
+    documented: dict[str, str] = {}
+    for phase, cell in re.findall(r"^\| (\w+) \| (.+) \|$", table, re.MULTILINE):
+        for primitive, tool in re.findall(r"`(\w+)`(?: \((\w+)[) ]?)?", cell):
+            documented[primitive] = phase
+            if tool.startswith("memory_"):
+                assert primitives.PRIMITIVE_TOOLS[tool] == (primitive, phase), tool
+    assert documented == primitives.PRIMITIVES
+    assert "with up to 20 of\nthose `citations`" in text and primitives.MAX_CITATIONS == 20
+    assert "the latest\n500 per session" in text and context.SCAN == 500
+
+
+def test_the_listed_agent_tools_exist_on_both_surfaces(memory: MemoryFabric) -> None:
+    """'The same seven operations are agent tools on both surfaces', 'The six metacognition tools are agent tools
+    on both surfaces too' and the issue-20 tools: each name is an MCP tool of the full profile and a LangGraph
+    tool of the opt-in set the page names."""
+    from zaxy_agents.langgraph import beliefs, cognitive, metacognition, procedures, synthesis
+    from zaxy_agents.mcp import registry
+
+    served = {spec.name for spec in registry.all_tools()}
+    sets = {
+        cognitive.cognitive_tools: [
+            "memory_causal_successors",
+            "memory_causal_predecessors",
+            "memory_consolidation_candidate",
+            "memory_consolidation_propose_from_log",
+            "memory_consolidation_review",
+            "memory_consolidation_status",
+            "memory_consolidation",
+        ],
+        metacognition.metacognition_tools: [
+            "memory_record_known_unknown",
+            "memory_known_unknowns",
+            "memory_confidence_trajectory",
+            "memory_reverification_needs",
+            "memory_claim_confidence",
+            "memory_confidence",
+        ],
+        beliefs.belief_tools: [
+            "memory_propose_belief_update",
+            "memory_review_belief_update",
+            "memory_belief_update_proposals",
+        ],
+        synthesis.synthesis_tools: ["memory_synthesis_artifact", "memory_synthesis_evidence"],
+        procedures.procedure_tools: ["memory_plan_from_procedures", "memory_skill_from_procedure"],
+    }
+    for make, names in sets.items():
+        assert set(names) <= served, make.__name__
+        assert set(names) <= {t.name for t in make(memory)}, make.__name__
+
+
+def test_accepting_a_belief_update_whose_citation_no_longer_resolves_is_a_conflict(tmp_path) -> None:
+    """'Accepting twice, or accepting a proposal whose citations no longer resolve, is a conflict' (the second half;
+    tests/mcp/test_belief_tools.py holds the first): the cited event was edited by hand after the proposal."""
+    from zaxy_agents.errors import ConflictError
+
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.append("ops", "fact.asserted", {"key": "db", "fact": "db is MySQL"})
+        note = memory.append("ops", "note.recorded", {"text": "ops moved the database to Postgres last night"})
+        proposal = memory.propose_belief_update(
+            "ops", claim="db is Postgres", rationale="the note says so", confidence=0.7, citations=[note.citation]
+        )
+    log = tmp_path / "loom" / "ops.jsonl"
+    log.write_bytes(log.read_bytes().replace(note.hash.encode(), b"f" * 64, 1))  # the cited hash is gone
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        with pytest.raises(ConflictError) as refused:
+            memory.review_belief_update("ops", proposal["proposal_id"], status="accepted", rationale="confirmed")
+        assert "no longer resolve" in refused.value.message

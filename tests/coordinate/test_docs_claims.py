@@ -1,0 +1,131 @@
+"""docs/coordinate.md, claim by claim, where the MCP, HTTP, lane and example tests do not already hold it: on a real
+embedded memory (the page's Python surface), the LangGraph memory tools, and the tool registry the MCP server
+serves. Each test names the sentence it keeps true."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from zaxy_agents.errors import ZaxyError
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.mcp import registry
+
+M = "inc-9"
+PENDING_CLAIM = "the quokka cache evicts every zebra key"  # words nothing else in memory holds
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[MemoryFabric]:
+    with MemoryFabric.from_path(tmp_path / ".eventloom") as fabric:
+        yield fabric
+
+
+def _mission(memory: MemoryFabric) -> dict[str, Any]:
+    log = memory.append("ops", "command.completed", {"command": "grep 500 app.log", "output": "pool timeout"})
+    c = memory.coordination
+    c.start("Checkout 500s", "Find why checkout fails", mission_id=M, coordinator="lead", reviewers=["sre"])
+    for worker in ("db", "net"):
+        c.worker_create(M, worker, actor="lead")
+    right = c.report_finding(M, "db", "root cause", "DB pool exhausted", evidence=[log.citation])
+    pending = c.report_finding(M, "net", "cache", PENDING_CLAIM, evidence=[log.citation])
+    return {"log": log, "right": right, "pending": pending}
+
+
+def _heads(memory: MemoryFabric) -> dict[str, int]:
+    return {row.session: row.event_count for row in memory.sessions()}
+
+
+def test_the_http_column_of_the_tool_table_is_what_the_server_enforces() -> None:
+    """The table's 'over HTTP' column: 'admin token' exactly for the tools the MCP server refuses to the ordinary
+    token (tests/coordinate/test_coordinate_http.py drives that refusal over HTTP), and every coordination tool has
+    a row."""
+    text = (REPO_ROOT / "docs" / "coordinate.md").read_text()
+    table = text.split("## Tools (MCP full profile)", 1)[1].split("\n\n", 2)[1]
+    rows = dict(re.findall(r"^\| `(coordination_\w+)` \|.*\| (admin token|agent token) \|$", table, re.MULTILINE))
+    served = {spec.name: spec for spec in registry.all_tools() if spec.name.startswith("coordination_")}
+    assert set(rows) == set(served)
+    for name, spec in served.items():
+        assert rows[name] == ("admin token" if spec.admin else "agent token"), name
+
+
+def test_evidence_is_resolved_and_hash_checked_before_the_append(memory: MemoryFabric) -> None:
+    """'the eventloom:// citations of the events that support it (each is resolved and its hash checked before
+    the append)'."""
+    state = _mission(memory)
+    before = _heads(memory)
+    forged = state["log"].citation[:-12] + "0" * 12
+    for evidence in (forged, "eventloom://ops/events/99#" + "0" * 12, "eventloom://nowhere/events/1#" + "0" * 12):
+        with pytest.raises(ZaxyError) as refused:
+            memory.coordination.report_finding(M, "db", "root cause", "something else", evidence=[evidence])
+        assert refused.value.field == "evidence[0]", refused.value
+    assert _heads(memory) == before  # a refused call writes nothing
+
+
+def test_every_approval_decision_is_checked_before_any_is_written(memory: MemoryFabric) -> None:
+    """'every decision is checked before any is written'."""
+    state = _mission(memory)
+    c = memory.coordination
+    packet = c.approval_packet(M)
+    before = _heads(memory)
+    good = {"finding_id": state["right"]["finding_id"], "status": "accepted", "rationale": "the log shows it"}
+    bad = {"finding_id": state["pending"]["finding_id"], "status": "maybe", "rationale": "?"}
+    with pytest.raises(ZaxyError) as refused:
+        c.apply_approval(M, packet["packet_id"], [good, bad], actor="sre")
+    assert refused.value.field.startswith("decisions[1]")
+    assert _heads(memory) == before
+    assert c.merge_brief(M)["counts"]["accepted"] == 0
+
+
+def test_a_pending_finding_is_never_served_as_memory(memory: MemoryFabric) -> None:
+    """'coordination.* events are not projected into the shared graph, so a general memory_checkout never serves a
+    worker's pending finding as memory'."""
+    state = _mission(memory)
+    worker_session = f"coordinate.{M}.net"
+    assert state["pending"]["citation"].startswith(f"eventloom://{worker_session}/")
+    question = "does the quokka cache evict zebra keys?"
+    assert memory.query(question, sessions=[worker_session, f"coordinate.{M}"]).hits == []
+    for session, scope in ((worker_session, None), ("ops", ["*"])):
+        packet = memory.checkout(question, session=session, scope=scope)
+        assert PENDING_CLAIM not in packet.prompt and state["pending"]["citation"] not in packet.prompt
+        assert packet.quality.answerability != "answer_from_memory"
+
+
+def test_the_langgraph_memory_tools_reserve_coordination_events(memory: MemoryFabric) -> None:
+    """'the LangGraph memory tools treat them as reserved'."""
+    from zaxy_agents.langgraph.tools import memory_tools
+
+    _mission(memory)
+    before = _heads(memory)
+    [append] = [t for t in memory_tools(memory, session="ops") if t.name == "memory_append"]
+    forged = {"type": "coordination.finding.promoted", "payload": {"mission_id": M, "finding_id": "f"}}
+    answer = str(append.invoke(forged))
+    assert "reserved" in answer and "coordination.finding.promoted" in answer
+    assert _heads(memory) == before
+
+
+def test_a_mission_read_replays_only_the_missions_sessions(memory: MemoryFabric, monkeypatch) -> None:
+    """'Mission state is read by replay, not from the graph: ... the cost of a read grows with the mission, not
+    with the rest of the memory': a read opens the mission's parent session and its workers' sessions, nothing
+    else, however much else the memory holds."""
+    _mission(memory)
+    memory.append_many("elsewhere", [{"type": "note.recorded", "payload": {"n": n}} for n in range(200)])
+    log = memory.coordination.log
+    read: list[str] = []
+    original = type(log).replay
+
+    def spy(self, session, *args, **kwargs):
+        read.append(session)
+        return original(self, session, *args, **kwargs)
+
+    monkeypatch.setattr(type(log), "replay", spy)
+    c = memory.coordination
+    c.merge_brief(M)
+    c.performance_ledger(M)
+    c.approval_packet(M)
+    assert read and set(read) <= {f"coordinate.{M}", f"coordinate.{M}.db", f"coordinate.{M}.net"}
