@@ -7,6 +7,7 @@ A raw JSON-RPC client (newline-delimited, as MCP's stdio transport is; no SDK in
 * ``initialize_s``: the answer to ``initialize`` (interpreter start, imports, configuration, the transport);
 * ``tools_list_s``: the answer to ``tools/list``;
 * ``first_checkout_s``: the answer to the first ``memory_checkout`` ("ready for a first checkout");
+* ``cpu_at_first_checkout_s``: the server's CPU (user + system, all threads) when that answer arrived;
 * ``server_cpu_s``: user + system CPU of the server's whole life (``wait4``), exit included;
 * ``cited``: the answer holds an ``eventloom://`` citation (the run counts only if it does).
 
@@ -111,6 +112,7 @@ def serve_once(
         )
         result = client.answer(call)  # type: ignore[arg-type]
         answered = time.perf_counter()
+        cpu_at_answer = _process_cpu(process.pid)
     finally:
         assert process.stdin is not None
         process.stdin.close()
@@ -126,6 +128,7 @@ def serve_once(
         "initialize_s": initialized - started,
         "tools_list_s": listed - started,
         "first_checkout_s": answered - started,
+        "cpu_at_first_checkout_s": cpu_at_answer,
         "server_cpu_s": usage.ru_utime + usage.ru_stime,
         "tools_listed": len(tools["tools"]),
         "cited": "eventloom://" in text and not result.get("isError"),
@@ -133,6 +136,12 @@ def serve_once(
     if importtime:
         timeline["import_self_s_by_package"] = _import_profile(log)
     return timeline
+
+
+def _process_cpu(pid: int) -> float:
+    """User + system CPU a live process has used so far (Linux ``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _import_profile(log: str) -> dict[str, float]:
@@ -191,7 +200,7 @@ def main() -> None:
             for name, tree in trees.items():
                 runs[name].append(serve_once(envs[name], tree, memory, question, session))
         report: dict[str, Any] = {"memory": str(memory), "question": question, "runs": args.runs}
-        keys = ("initialize_s", "tools_list_s", "first_checkout_s", "server_cpu_s")
+        keys = ("initialize_s", "tools_list_s", "first_checkout_s", "cpu_at_first_checkout_s", "server_cpu_s")
         for name, samples in runs.items():
             report[name] = {key: round(statistics.median(s[key] for s in samples), 3) for key in keys}
             report[name]["first_checkout_s_range"] = [

@@ -8,6 +8,9 @@ fails the test, whatever the machine's load.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import run_zaxy
@@ -53,8 +56,33 @@ def test_cli_checkout_loads_neither_the_graph_nor_a_server(tmp_path: Path) -> No
     modules = _imported("memory", "checkout", "which port does the API use?", "--json", *root)
     # the control: a checkout really ran (the fabric and the token counter were loaded) ...
     assert {"zaxy_agents.fabric.checkout_ops", "tiktoken"} <= modules
-    # ... without the embedded graph, the MCP SDK or an agent framework
+    # ... without the embedded graph, the MCP SDK or an agent framework, nor the other commands (cli/entry.py
+    # runs it in a one-command Typer app)
     assert _heavy(modules, SERVER_AND_FRAMEWORKS) == []
+    assert _heavy(modules, ("zaxy_agents.cli.app", "zaxy_agents.cli.doctor_command")) == []
+
+
+def test_the_one_command_apps_answer_bad_input_as_the_full_app_does(tmp_path: Path) -> None:
+    """`zaxy serve` and `zaxy memory checkout` skip building the other commands: the same usage errors, structured
+    errors and exit codes as the full Typer app (run here through zaxy_agents.cli.app directly)."""
+    full_app = "import sys\nfrom zaxy_agents.cli.app import app\napp(args=sys.argv[1:], prog_name='zaxy')"
+    cases = [
+        ("memory", "checkout", "--k", "0", "q"),
+        ("memory", "checkout", "q", "--eventloom-path", str(tmp_path / "nothing"), "--json"),
+        ("serve", "--port", "0"),
+        ("serve", "--transport", "bogus", "--eventloom-path", str(tmp_path / "loom")),
+    ]
+    for args in cases:
+        fast = run_zaxy(*args)
+        full = subprocess.run(
+            [sys.executable, "-c", full_app, *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+            timeout=120,
+        )
+        assert fast.returncode not in (0, 1) and fast.returncode == full.returncode, args
+        assert (fast.stdout, fast.stderr) == (full.stdout, full.stderr), args
 
 
 # What the stdio MCP server does without (zaxy_agents/mcp/stdio.py): the MCP SDK (its import alone was ~0.45 s of

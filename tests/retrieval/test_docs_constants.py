@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.conftest import REPO_ROOT
-from zaxy_agents.retrieval import ann, features, graph_lanes, postings, verbatim_search, verbatim_write
+from zaxy_agents.retrieval import ann, engine, features, graph_lanes, postings, verbatim_search, verbatim_write
 from zaxy_agents.retrieval.profiles import LANES, PROFILES
 from zaxy_agents.retrieval.ranking import RETRIEVAL_PROFILES
 from zaxy_agents.salience import gate
@@ -87,8 +87,35 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("`rerank_weight` is 0.15 in every profile", {p.rerank_weight for p in PROFILES.values()}, {0.15}),
         ("(0.4 in every profile, 0 switches it off", {p.expansion_weight for p in PROFILES.values()}, {0.4}),
         ("the top `candidates` (50) fused hits", PROFILES["balanced"].candidates, 50),
+        ("(tripled, like the `graph` lane's, when the query names an entity", engine.ANCHORED_GRAPH_BOOST, 3.0),
+        ("over the seeds' neighbourhood up to 3 hops", graph_lanes.personalized_pagerank.__defaults__, (3,)),
     ],
 )
 def test_a_stated_parameter_is_the_one_the_engine_runs_with(sentence: str, value: object, stated: object) -> None:
     assert sentence in PAGE, f"docs/retrieval.md no longer says {sentence!r}: update this test with the page"
     assert value == stated, f"the engine runs with {value!r} but docs/retrieval.md says {sentence!r}"
+
+
+def test_salience_halves_in_30_days_from_the_last_use_against_the_newest_event(tmp_path) -> None:
+    """'Salience = recency decay (30-day half-life from the last use, against the newest event in memory ...) x
+    reinforcement (1 + ln(1 + weight)) x importance'."""
+    import math
+    from datetime import UTC, datetime, timedelta
+
+    from zaxy_agents.fabric import MemoryFabric
+    from zaxy_agents.instants import format_instant
+
+    month_ago = format_instant(datetime.now(UTC) - timedelta(days=30))
+    with MemoryFabric.from_path(tmp_path / ".eventloom") as memory:
+        memory.append("ops", "fact.asserted", {"key": "old port", "fact": "old port is 7001", "valid_from": month_ago})
+        memory.append("ops", "fact.asserted", {"key": "new port", "fact": "new port is 8080"})
+        rows = {row["name"]: row for row in memory.checkout("port", session="ops").diagnostics.model_dump()["salience"]}
+        assert rows["old port"]["recency"] == pytest.approx(0.5, abs=0.001)
+        assert rows["new port"]["recency"] == pytest.approx(1.0, abs=0.001)
+        memory.append("ops", "memory.reinforced", {"entity_name": "new port", "entity_type": "fact", "weight": 1.0})
+        rows = {row["name"]: row for row in memory.checkout("port", session="ops").diagnostics.model_dump()["salience"]}
+        new = rows["new port"]
+        assert new["reinforcement"] == pytest.approx(1 + math.log1p(1.0), abs=1e-4)
+        assert new["salience"] == pytest.approx(
+            min(1.0, new["importance"] * new["recency"] * new["reinforcement"]), abs=1e-3
+        )

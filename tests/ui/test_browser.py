@@ -16,7 +16,15 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.ui.harness import browser_problem, headless_chromium, ui_server
-from tests.ui.memory import BELIEF_CLAIM, SCRIPT_TITLE, UNKNOWN_QUESTION, Seeded, add_tampered_session, seed_memory
+from tests.ui.memory import (
+    BELIEF_CLAIM,
+    SCRIPT_TITLE,
+    TAMPERED,
+    UNKNOWN_QUESTION,
+    Seeded,
+    add_tampered_session,
+    seed_memory,
+)
 from zaxy_agents.fabric import MemoryFabric
 
 PROBLEM = browser_problem()
@@ -123,6 +131,14 @@ def test_open_a_session_from_the_workspace_list(browser, server, seeded, tmp_pat
     wait(browser, lambda d: len([b for b in css(d, ".chain .badge") if b.text == "verified"]) == 2, "chain verified")
     damaged = wait(browser, lambda d: [b for b in css(d, ".chain .badge") if b.text.startswith("damaged")], "damaged")
     assert damaged[0].text == "damaged at seq 2"  # the event edited by hand
+    with MemoryFabric.from_path(seeded.path) as fabric:  # docs/ui.md: 'with the reason as a tooltip'
+        reason = fabric.chain_status(TAMPERED)["reason"]
+    [holder] = [b for b in css(browser, ".chain") if b.get_attribute("data-session") == TAMPERED]
+    assert (
+        reason
+        and holder.get_attribute("title").startswith(reason)
+        and "click to check again" in holder.get_attribute("title")
+    )
     snap(browser, "sessions", tmp_path)
     link = next(a for a in css(browser, "main a") if a.text == seeded.shop)
     link.click()

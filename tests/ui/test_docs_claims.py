@@ -196,3 +196,25 @@ def test_a_restart_signs_everyone_out(seeded: Seeded) -> None:
         restarted = f"zaxy_ui_{second.base.rsplit(':', 1)[1]}"  # the cookie is named after the port
         for cookie in ({name: value}, {restarted: value}):
             assert httpx.get(f"{second.base}/api/sessions", cookies=cookie, timeout=30).status_code == 401
+
+
+def test_an_entity_shows_stated_and_inferred_relations_with_their_evidence(server, seeded) -> None:
+    """'its relations (stated or inferred, with method, confidence and evidence) and the provenance of each
+    version back to the event that asserted it'."""
+    url = f"/api/sessions/{seeded.shop}/entity"
+    with server.client(USER) as client:
+        red = client.get(url, params={"type": "outcome", "name": "red build"}).json()
+        inferred = red["in_edges"] + red["out_edges"]
+        assert inferred and all(edge["inferred"] and edge["method"] for edge in inferred)
+        assert {edge["other"]["name"] for edge in inferred} == {"flaky fixture", "release delay"}
+        assert {edge["confidence"] for edge in inferred} == {0.8, 0.6}
+        assert all(edge["evidence"].startswith("eventloom://") and edge["citation"] for edge in inferred)
+        topic = client.get(url, params={"type": "topic", "name": "deploy"}).json()
+        stated = topic["in_edges"] + topic["out_edges"]
+        assert stated and not any(edge["inferred"] for edge in stated)
+        assert {edge["evidence"] for edge in stated} <= {seeded.first_fact, seeded.current_fact} | {
+            edge["citation"] for edge in stated
+        }
+        deploy = client.get(url, params={"type": "fact", "name": "deploy target"}).json()
+        assert [version["citation"] for version in deploy["versions"]] == [seeded.first_fact, seeded.current_fact]
+        assert {version["source_event_type"] for version in deploy["versions"]} == {"fact.asserted"}
