@@ -86,7 +86,10 @@ def serve_command(
             workspace=workspace,
         )
         if config.transport == "http":
+            from zaxy_agents.cli import startup_collector
             from zaxy_agents.mcp.http import serve_http
+
+            startup_collector.resume()  # a long-lived HTTP server: the collector back on before serving
 
             serve_http(config)
         else:

@@ -31,6 +31,8 @@ from typing import Any, BinaryIO
 
 from pydantic_core import from_json, to_json
 
+from zaxy_agents.cli import startup_collector
+
 from .app import McpApp
 from .config import ServerConfig
 from .wire import NON_FINITE_KEY, PARSE_ERROR, first_non_finite, parse_error_body, request_id
@@ -47,9 +49,13 @@ class _Stop(BaseException):
 
 
 def serve_stdio(config: ServerConfig) -> None:
-    """Serve over stdin/stdout until the client closes stdin (or SIGTERM/SIGINT), then hand over cleanly."""
+    """Serve over stdin/stdout until the client closes stdin (or SIGTERM/SIGINT), then hand over cleanly.
+
+    The CLI starts the server with the cyclic collector off (cli/startup_collector.py): it is turned back on once
+    the first tool call is answered, or when the server has been idle that long after starting."""
     app = McpApp(config)
     app.start()
+    startup_collector.resume_later()
     transport = StdioTransport(app, sys.stdin.buffer, sys.stdout.buffer)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -155,11 +161,15 @@ class StdioTransport:
             path = first_non_finite(arguments, "arguments")
             if path is not None:
                 arguments[NON_FINITE_KEY] = path
-            self._submit(ident, lambda: self.app.call_tool_result(name, arguments, self.app.stdio_caller()))
+            self._submit(
+                ident,
+                lambda: self.app.call_tool_result(name, arguments, self.app.stdio_caller()),
+                then=startup_collector.resume,
+            )
         else:
             self._error(ident, METHOD_NOT_FOUND, "Method not found", None)
 
-    def _submit(self, ident: Any, work: Any) -> None:
+    def _submit(self, ident: Any, work: Any, then: Any = None) -> None:
         def run() -> None:
             try:
                 result = work()
@@ -168,6 +178,8 @@ class StdioTransport:
                 self._answer(ident, {"jsonrpc": "2.0", "id": ident, "error": {"code": 0, "message": str(exc)}})
                 return
             self._answer(ident, {"jsonrpc": "2.0", "id": ident, "result": result})
+            if then is not None:
+                then()
 
         with self._state_lock:
             self._in_flight[ident] = self._pool.submit(run)
