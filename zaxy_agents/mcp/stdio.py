@@ -26,12 +26,11 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from pydantic_core import from_json, to_json
-
-from zaxy_agents.cli import startup_collector
 
 from .app import McpApp
 from .config import ServerConfig
@@ -48,15 +47,13 @@ class _Stop(BaseException):
     """SIGTERM / SIGINT: stop reading (raised in the main thread by the signal handler)."""
 
 
-def serve_stdio(config: ServerConfig) -> None:
+def serve_stdio(config: ServerConfig, *, after_call: Callable[[], None] | None = None) -> None:
     """Serve over stdin/stdout until the client closes stdin (or SIGTERM/SIGINT), then hand over cleanly.
 
-    The CLI starts the server with the cyclic collector off (cli/startup_collector.py): it is turned back on once
-    the first tool call is answered, or when the server has been idle that long after starting."""
+    ``after_call`` runs after each answered tool call (the CLI's: turn the collector back on after start-up)."""
     app = McpApp(config)
     app.start()
-    startup_collector.resume_later()
-    transport = StdioTransport(app, sys.stdin.buffer, sys.stdout.buffer)
+    transport = StdioTransport(app, sys.stdin.buffer, sys.stdout.buffer, after_call=after_call)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         transport.run()
@@ -80,8 +77,11 @@ def _raise_stop(_signum: int, _frame: Any) -> None:
 class StdioTransport:
     """One client on a pair of byte streams: reads requests, answers them (calls on worker threads)."""
 
-    def __init__(self, app: McpApp, reader: BinaryIO, writer: BinaryIO) -> None:
+    def __init__(
+        self, app: McpApp, reader: BinaryIO, writer: BinaryIO, *, after_call: Callable[[], None] | None = None
+    ) -> None:
         self.app = app
+        self._after_call = after_call
         self._reader = reader
         self._writer = writer
         self._write_lock = threading.Lock()
@@ -164,7 +164,7 @@ class StdioTransport:
             self._submit(
                 ident,
                 lambda: self.app.call_tool_result(name, arguments, self.app.stdio_caller()),
-                then=startup_collector.resume,
+                then=self._after_call,
             )
         else:
             self._error(ident, METHOD_NOT_FOUND, "Method not found", None)
