@@ -191,3 +191,79 @@ def test_a_confidence_trajectory_names_its_trend(memory: MemoryFabric) -> None:
         "s", "fact:launch", reason="vendors disagree", source_events=[note.citation]
     )
     assert re.fullmatch(r"rvq_[0-9a-f]{24}", request["request_id"])
+
+
+def test_promotion_and_rollback_candidates_at_their_thresholds(memory: MemoryFabric) -> None:
+    """'promotion_candidates — a proposed skill whose two or more outcomes average 0.7 or more — and
+    rollback_candidates — an applicable revision whose outcomes average below 0.5 while an earlier version
+    exists'."""
+    run = memory.append("dev", "command.completed", {"command": "pytest -x", "exit_code": 0})
+    proposed = {"once": [1.0], "edge": [0.6, 0.8], "below": [0.69, 0.69]}
+    for skill, scores in proposed.items():
+        summary = f"fix a failing python test ({skill})"
+        memory.record_skill("dev", "proposed", skill, summary=summary, procedure=["a"], citations=[run.citation])
+        for score in scores:
+            memory.record_skill("dev", "outcome_recorded", skill, success_score=score)
+    revised = {"half": [0.5, 0.5], "worse": [0.5, 0.48]}
+    for skill, scores in revised.items():
+        summary = f"fix a failing python test ({skill})"
+        memory.record_skill("dev", "proposed", skill, summary=summary, procedure=["a"], citations=[run.citation])
+        memory.record_skill("dev", "validated", skill, reason="ok")
+        memory.record_skill("dev", "revised", skill, version="2", procedure=["b"], reason="faster")
+        for score in scores:
+            memory.record_skill("dev", "outcome_recorded", skill, success_score=score)
+    analytics = memory.checkout("how do I fix a failing python test?", session="dev").diagnostics.model_dump()[
+        "skill_analytics"
+    ]
+    assert [c["skill_id"] for c in analytics["promotion_candidates"]] == ["edge"]
+    assert [c["skill_id"] for c in analytics["rollback_candidates"]] == ["worse"]
+
+
+def test_weak_edges_are_halved_in_trust_and_add_their_guidance_line(memory: MemoryFabric) -> None:
+    """'Trust per edge is its confidence, halved when weak ... When edges are present the guidance says "Use
+    causal_context as explanatory memory, not as authoritative state." (plus a line about weak or uncited edges
+    when there are any)'."""
+    failed = memory.append("s", "fact.asserted", {"key": "failed deploy", "fact": "deploy 41 failed with 401"})
+    memory.append("s", "fact.asserted", {"key": "expired token", "fact": "the CI token expired"})
+    memory.append("s", "fact.asserted", {"key": "flaky runner", "fact": "runner 3 is flaky"})
+
+    def explain(cause: str, confidence: float) -> None:
+        memory.explain_outcome(
+            "s",
+            cause={"name": cause, "entity_type": "fact"},
+            effect={"name": "failed deploy", "entity_type": "fact"},
+            relation="caused",
+            confidence=confidence,
+            evidence=failed.citation,
+        )
+
+    question = "why did the failed deploy happen?"
+    explain("expired token", 0.8)
+    packet = memory.checkout(question, session="s")
+    trust = "\n".join(packet.guidance.trust)
+    assert "Use causal_context as explanatory memory, not as authoritative state." in trust
+    assert "weak or uncited" not in trust
+    explain("flaky runner", 0.3)
+    packet = memory.checkout(question, session="s")
+    block = packet.diagnostics.model_dump()["causal_context"]
+    weak = next(edge for edge in block["edges"] if edge["source"] == "flaky runner")
+    assert weak["weak"] and weak["trust"] == 0.15 and block["weak"] == 1
+    assert "weak or uncited causal edges" in "\n".join(packet.guidance.trust)
+
+
+def test_a_mined_procedure_cites_one_trace_per_session_up_to_ten(memory: MemoryFabric) -> None:
+    """'proposes each as a review-pending procedure candidate ... citing one trace per supporting session (up to
+    ten sessions)'."""
+    sessions = [f"repo{n:02d}" for n in range(11)]
+    for session in sessions:
+        steps = [
+            ("tool.call.completed", {"tool": "read_file"}),
+            ("command.completed", {"command": "pytest", "exit_code": 0}),
+        ]
+        memory.append_many(session, [{"type": kind, "payload": payload} for kind, payload in steps])
+    assert memory.mine_procedures(min_support=11)["created"] == 1
+    [candidate] = memory.consolidation_status("procedures")["candidates"]
+    cited = {memory.resolve(citation).session for citation in candidate["source_events"]}
+    assert len(cited) == 10 and cited <= set(sessions)
+    assert len(candidate["source_events"]) == 20  # the two steps of each cited session's trace
+    assert "Succeeded in 11 sessions" in candidate["summary"] and "1 more" in candidate["summary"]

@@ -93,6 +93,7 @@ class TailView:
         self.links: dict[int, int] = {}
         self.post: dict[tuple[int, int], list[tuple[int, int, int]]] = {}  # (field, term) -> [(doc, session, tf)]
         self.df: Counter[tuple[int, int]] = Counter()  # (field, term) -> docs
+        self._unsettled: list[tuple[Sequence[int], ...]] = []  # postings added since the last query, in order
 
     def record(self, doc: int) -> np.void | None:
         if self.first <= doc < self.first + len(self.records):
@@ -118,11 +119,19 @@ class TailView:
         self.add_postings(batch.post_field, batch.post_term, batch.post_session, batch.post_doc, batch.post_tf)
 
     def add_postings(self, *columns: Sequence[int]) -> None:
-        """Postings given as parallel ``(field, term, session, doc, tf)`` columns."""
+        """Postings given as parallel ``(field, term, session, doc, tf)`` columns; filed by term only when a query
+        needs them (:meth:`settle`): a process that only writes (a hook, an agent's MCP server between its
+        queries) never pays for filing the postings other processes wrote."""
+        self._unsettled.append(columns)
+
+    def settle(self) -> None:
+        """File the postings added since the last call under their ``(field, term)``; the caller holds the lock."""
         post, df = self.post, self.df
-        for f, t, s, d, tf in zip(*columns, strict=True):
-            post.setdefault((f, t), []).append((d, s, tf))
-            df[(f, t)] += 1
+        for columns in self._unsettled:
+            for f, t, s, d, tf in zip(*columns, strict=True):
+                post.setdefault((f, t), []).append((d, s, tf))
+                df[(f, t)] += 1
+        self._unsettled = []
 
     def add_links(self, rows: Sequence[tuple[int, int]]) -> None:
         """``(doc, next)`` rows of ``tail_link``, in id order: older docs' new neighbours."""
@@ -224,6 +233,7 @@ class Tail:
     def snapshot(self, db: sqlite3.Connection, stats: dict[str, float], terms: Sequence[int]) -> TailSnapshot:
         with self.lock:
             view = self.current(db, stats)
+            view.settle()
             post = {}
             df = {}
             for term in terms:
