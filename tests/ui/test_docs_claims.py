@@ -21,6 +21,7 @@ from zaxy_agents.ui.app import STATIC
 
 USER = "user-token-" + "u" * 24
 ADMIN = "admin-token-" + "a" * 24
+SHOP_TOKEN = "shop-session-token-" + "s" * 16
 BULK = "bulk"  # a session longer than one scan budget
 BULK_EVENTS = 5_050
 
@@ -34,8 +35,11 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
 
 
 @pytest.fixture(scope="module")
-def server(seeded: Seeded):
-    with ui_server(seeded.path, env={"ZAXY_AUTH_TOKEN": USER, "ZAXY_ADMIN_TOKEN": ADMIN}) as running:
+def server(seeded: Seeded, tmp_path_factory: pytest.TempPathFactory):
+    tokens = tmp_path_factory.mktemp("ui-claims-tokens") / "session-tokens"
+    tokens.write_text(f"{seeded.shop} {SHOP_TOKEN}\n")
+    env = {"ZAXY_AUTH_TOKEN": USER, "ZAXY_ADMIN_TOKEN": ADMIN, "ZAXY_SESSION_TOKENS_FILE": str(tokens)}
+    with ui_server(seeded.path, env=env) as running:
         yield running
 
 
@@ -218,3 +222,27 @@ def test_an_entity_shows_stated_and_inferred_relations_with_their_evidence(serve
         deploy = client.get(url, params={"type": "fact", "name": "deploy target"}).json()
         assert [version["citation"] for version in deploy["versions"]] == [seeded.first_fact, seeded.current_fact]
         assert {version["source_event_type"] for version in deploy["versions"]} == {"fact.asserted"}
+
+
+def test_a_session_token_reviews_in_its_session_and_nothing_else(server, seeded) -> None:
+    """Table row 'a line <session-id> <token> of ZAXY_SESSION_TOKENS_FILE | that one session | reviews in that
+    session'."""
+    with MemoryFabric.from_path(seeded.path) as fabric:
+        candidate = fabric.consolidation_candidate(
+            seeded.shop,
+            candidate_type="claim",
+            title="Deploys are paused on Fridays",
+            summary="no deploys on Fridays",
+            source_events=[seeded.first_fact],
+            confidence=0.4,
+        )["candidate_id"]
+    body = {"candidate_id": candidate, "decision": "rejected", "rationale": "not what was said"}
+    with server.client(SHOP_TOKEN) as shop:
+        reviewed = shop.post(f"/api/sessions/{seeded.shop}/consolidation/review", json=body)
+        assert reviewed.status_code == 200, reviewed.text
+        refused = shop.post(
+            f"/api/sessions/{seeded.shop}/invalidate",
+            json={"entity": "deploy target", "entity_type": "fact", "reason": "no"},
+        )
+        assert refused.status_code == 403 and refused.json()["error"]["field"] == "token"
+        assert shop.get(f"/api/sessions/{BULK}/events").status_code == 403
