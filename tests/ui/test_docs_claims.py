@@ -48,6 +48,20 @@ def heads(path: Path) -> dict[str, tuple[int, int]]:
     return {log.name: (log.stat().st_size, log.stat().st_mtime_ns) for log in path.rglob("*.jsonl")}
 
 
+def new_candidate(seeded: Seeded, title: str) -> str:
+    """A pending claim candidate in the shop session, citing its current deploy fact."""
+    with MemoryFabric.from_path(seeded.path) as fabric:
+        candidate = fabric.consolidation_candidate(
+            seeded.shop,
+            candidate_type="claim",
+            title=title,
+            summary=f"{title}.",
+            source_events=[seeded.current_fact],
+            confidence=0.5,
+        )
+    return candidate["candidate_id"]
+
+
 def test_nothing_is_loaded_from_the_network_and_the_policy_says_self_only(server) -> None:
     """'ships as plain HTML, CSS and JavaScript inside the package (nothing is loaded from the network: it works
     offline)'; 'a Content-Security-Policy that allows scripts, styles and connections from the inspector itself
@@ -128,15 +142,8 @@ def test_a_checkout_preview_records_nothing(server, seeded) -> None:
 def test_the_user_token_reviews_and_every_write_is_recorded_as_zaxy_ui(server, seeded) -> None:
     """Table row 'ZAXY_AUTH_TOKEN | every session | review decisions'; 'Writes made here are recorded with actor
     zaxy-ui'; 'Errors are the fabric's structured errors with HTTP 400 / 403 / 404 / 409'."""
+    candidate = new_candidate(seeded, "The database is postgres")
     with MemoryFabric.from_path(seeded.path) as fabric:
-        candidate = fabric.consolidation_candidate(
-            seeded.shop,
-            candidate_type="claim",
-            title="The database is postgres",
-            summary="The database engine is postgres.",
-            source_events=[seeded.current_fact],
-            confidence=0.5,
-        )["candidate_id"]
         fabric.append(seeded.shop, "fact.asserted", {"key": "ci runner", "fact": "ci runs on the old runner"})
     with server.client(USER) as user, server.client(ADMIN) as admin:
         body = {"candidate_id": candidate, "decision": "deferred", "rationale": "needs the version"}
@@ -227,15 +234,7 @@ def test_an_entity_shows_stated_and_inferred_relations_with_their_evidence(serve
 def test_a_session_token_reviews_in_its_session_and_nothing_else(server, seeded) -> None:
     """Table row 'a line <session-id> <token> of ZAXY_SESSION_TOKENS_FILE | that one session | reviews in that
     session'."""
-    with MemoryFabric.from_path(seeded.path) as fabric:
-        candidate = fabric.consolidation_candidate(
-            seeded.shop,
-            candidate_type="claim",
-            title="Deploys are paused on Fridays",
-            summary="no deploys on Fridays",
-            source_events=[seeded.first_fact],
-            confidence=0.4,
-        )["candidate_id"]
+    candidate = new_candidate(seeded, "Deploys are paused on Fridays")
     body = {"candidate_id": candidate, "decision": "rejected", "rationale": "not what was said"}
     with server.client(SHOP_TOKEN) as shop:
         reviewed = shop.post(f"/api/sessions/{seeded.shop}/consolidation/review", json=body)
