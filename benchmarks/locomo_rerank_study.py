@@ -16,6 +16,9 @@ hit's verbatim score and components, and re-ranks those 50 offline with each fam
   half (the "small hand-set linear re-rank", with its weights learnt instead of guessed);
 * ``prf``: a second verbatim round whose query adds the top hits' most salient terms (tf x IDF, weight w x
   share), alone or merged with the default by reciprocal rank fusion;
+* ``conjunction``: a question joining two words by "and" ("Did Jon and Gina both ...") is also asked once per
+  word ("Did Jon both ...", "Did Gina both ..."); the answers are interleaved with the default's, or merged with
+  it by reciprocal rank fusion;
 * ``embedder`` (``--embedder NAME``, e.g. ``e5``, ``wordllama``, ``e5-words``): + a x the z-scored cosine of
   the question and the turn, and the linear re-rank with that cosine as one more feature.
 
@@ -59,6 +62,7 @@ COMPONENTS = ("text", "caption", "context", "segment", "neighbour", "temporal", 
 NUMBER = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|once|twice|weeks?|months?|years?)\b")
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|our|us)\b")
 HOW_MANY = re.compile(r"\bhow (many|often|long|much)\b")
+CONJUNCTION = re.compile(r"\b([\w'-]+) and ([\w'-]+)\b")
 PRF_GRID = [(m, t, w) for m in (5, 10) for t in (5, 10) for w in (0.1, 0.2)]
 ANALYZE = Analyzer()
 Ranker = Callable[["Question"], list[str]]
@@ -73,6 +77,7 @@ class Question:
     hits: list[str]  # the engine's top 50, best first (LoCoMo dia ids)
     features: np.ndarray  # one row per hit (FEATURES)
     prf: dict[tuple[int, int, float], list[str]] = field(default_factory=dict)
+    parts: list[list[str]] = field(default_factory=list)  # the answers to each conjunct's question
     cosine: np.ndarray | None = None
     named_gold: tuple[int, int] = (0, 0)  # (gold turns by the one speaker the question names, gold turns) or (0, 0)
 
@@ -200,6 +205,11 @@ def collect(dataset: str) -> tuple[list[Question], list[str], dict[str, float]]:
                     again = lane.search(asked.text, DEPTH, sessions=[session], exclude_types=NOT_RECALLED,
                                         expansion=expansion) if expansion else []  # fmt: skip
                     question.prf[(m, t, w)] = [dia_of_seq[h.seq] for h in again if h.seq in dia_of_seq] or hits
+                joined = CONJUNCTION.search(asked.text)
+                for word in joined.groups() if joined else ():
+                    part = asked.text[: joined.start()] + word + asked.text[joined.end() :]
+                    found = lane.search(part, DEPTH, sessions=[session], exclude_types=NOT_RECALLED)
+                    question.parts.append([dia_of_seq[h.seq] for h in found if h.seq in dia_of_seq])
                 questions.append(question)
     ordered = sorted(cpu)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0.0
@@ -264,6 +274,15 @@ def rrf(*lists: list[str], k: float = 60.0) -> list[str]:
         for rank, dia in enumerate(ranked, start=1):
             score[dia] += 1.0 / (k + rank)
     return sorted(score, key=lambda dia: -score[dia])
+
+
+def interleave(*lists: list[str]) -> list[str]:
+    merged: dict[str, None] = {}
+    for rank in range(max(map(len, lists), default=0)):
+        for ranked in lists:
+            if rank < len(ranked):
+                merged.setdefault(ranked[rank])
+    return list(merged)
 
 
 def linear(train: list[Question], with_cosine: bool) -> Ranker:
@@ -333,6 +352,11 @@ def study(questions: list[Question], names: list[str], with_cosine: bool) -> dic
                 else (lambda q, key=(m, t, w): rrf(q.hits, q.prf[key])),
             )
             for (m, t, w), merge in itertools.product(PRF_GRID, ("alone", "rrf"))
+        ],
+        "conjunction": [
+            ("interleaved", lambda q: interleave(q.hits, *q.parts)),
+            ("rrf", lambda q: rrf(q.hits, *q.parts)),
+            ("conjuncts only", lambda q: interleave(*q.parts) if q.parts else q.hits),
         ],
     }
     if with_cosine:

@@ -31,7 +31,7 @@ def test_study_default_row_is_the_engines_ranking_and_every_family_reports(tmp_p
     assert report["ceiling"]["gold_by_named_speaker"] == 1.0  # each toy question names the speaker of its gold
     assert timing["query_cpu_ms_p95"] > 0
     expected = {"neighbour", "sitting", "sitting_top10", "diversity", "coverage", "answer_type", "first_person"}
-    assert expected | {"linear", "prf"} <= set(report["families"])
+    assert expected | {"linear", "prf", "conjunction"} <= set(report["families"])
     for family in report["families"].values():
         mean, low, high = family["r10_delta_all_95"]
         assert low <= mean <= high
