@@ -86,6 +86,16 @@ def _seed(memory: MemoryFabric, events: int) -> None:
         memory.append_many("project", drafts[start : start + 500])
 
 
+def _checkout_citations(memory: MemoryFabric, session: str) -> list[str]:
+    """The citations (session/seq, without the hash) of the session's latest checkout, from its durable record
+    (the middleware keeps ``memory_context`` for the run only)."""
+    latest: list[str] = []
+    for event in memory.replay(session):
+        if event.type == "metacognition.checkout":
+            latest = event.payload.get("citations", [])
+    return [citation.split("#")[0] for citation in latest]
+
+
 def bench_turns(turns: int, seed_events: int, citations: list[list[str]] | None = None) -> dict[str, Any]:
     model = ScriptedChatModel(policy=lambda messages: AIMessage("Noted; continuing with the plan."))
     with (
@@ -108,12 +118,11 @@ def bench_turns(turns: int, seed_events: int, citations: list[list[str]] | None 
             for name, agent in (("checkpointer only", plain), ("with ZaxyMemoryMiddleware", remembering)):
                 t0, c0 = time.perf_counter(), time.process_time()
                 agent.invoke({"messages": [HumanMessage(text)]}, config)
-                if citations is not None and agent is remembering and turn >= 3:  # outside the timed part
-                    cited = (agent.get_state(config).values.get("memory_context") or {}).get("citations", [])
-                    citations.append([citation.split("#")[0] for citation in cited])
                 if turn >= 3:
                     samples[name].append(time.perf_counter() - t0)
                     cpu[name].append(time.process_time() - c0)
+                if citations is not None and agent is remembering and turn >= 3:  # outside the timed part
+                    citations.append(_checkout_citations(memory, "langgraph.bench"))
     result: dict[str, Any] = {name: _stats(values) for name, values in samples.items()}
     for name, values in cpu.items():  # CPU of the whole process during the turn (all threads)
         result[name]["cpu_p50_ms"] = _stats(values)["p50_ms"]

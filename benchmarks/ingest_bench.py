@@ -13,10 +13,16 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events,
   with ``durability="fsync"`` (every append waits for its own ``fdatasync``) and ``"batch"`` (group commit); the
   append and project shares of the time.
+* ``floor``: this disk's floor for a durable append: a 4 KB ``write`` + ``fdatasync`` loop (500) in the memory's
+  file system, nothing else; events/s, p50 / p95 ms.
+* ``writers``: ``--writers`` processes (default 4: the MCP servers or hooks of four agents) each append + project
+  ``--one`` events one at a time into their own session of one memory, all at once (a shared start time), with
+  ``fsync`` and with ``batch`` durability; total events/s over the span from the first start to the last end, and
+  CPU ms per event summed over the writers.
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
-       [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one,reproject] [--runs 2]
-       [--json]
+       [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one,reproject,floor,writers]
+       [--runs 2] [--writers 4] [--json]
 """
 
 from __future__ import annotations
@@ -141,9 +147,80 @@ try:
             out[mode] = {"append_wall_s": appended[0], "append_cpu_s": appended[1],
                          "project_wall_s": projected[0], "project_cpu_s": projected[1],
                          "graph_drain_wall_s": drain[0], "events": count}
+    elif part == "floor":
+        # this disk's durable-append floor: 4 KB append + fdatasync, nothing else, in the memory's file system
+        count = int(arg)
+        fd = os.open(os.path.join(root, "floor.bin"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        block = b"x" * 4095 + b"\n"
+        latencies = []
+        start = clock()
+        for _ in range(count):
+            began = time.perf_counter()
+            os.write(fd, block)
+            os.fdatasync(fd)
+            latencies.append(time.perf_counter() - began)
+        out["floor_wall_s"], out["floor_cpu_s"] = since(start)
+        os.close(fd)
+        latencies.sort()
+        out["floor_p50_ms"] = 1000 * latencies[count // 2]
+        out["floor_p95_ms"] = 1000 * latencies[int(count * 0.95)]
+        out["events"] = count
+    elif part == "writers":
+        # N processes (MCP servers / hooks of N agents) append + project one event at a time into their own
+        # sessions of one memory, at the same time; each writer is this script with part "writer"
+        import subprocess
+        writers, count = (int(v) for v in arg.split(":"))
+        stream = RealisticStream(seed=5)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            for session, drafts in stream.sessions(1000):
+                fabric.append_many(session, drafts)
+            fabric.project()
+        for mode in ("fsync", "batch"):
+            go = time.time() + 2.0 + 0.5 * writers  # every writer has imported and opened the memory by then
+            writer = os.environ["INGEST_BENCH_WRITER"]
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, "-c", writer, tree, root, mode, str(count), str(w), str(go), sys.argv[4]],
+                    stdout=subprocess.PIPE, text=True,
+                )
+                for w in range(writers)
+            ]
+            results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+            out[mode] = {
+                "events": writers * count,
+                "wall_s": max(r["end"] for r in results) - min(r["start"] for r in results),
+                "cpu_s": sum(r["cpu_s"] for r in results),
+                "late_starts": sum(r["late"] for r in results),
+            }
+        out["writers"] = writers
 finally:
     shutil.rmtree(root, ignore_errors=True)
 print(json.dumps(out))
+"""
+
+WRITER = r"""
+import json, sys, time
+tree, root, mode, number = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5]
+count, go = int(sys.argv[4]), float(sys.argv[6])
+sys.path.insert(0, tree)
+sys.path.insert(1, sys.argv[7])
+from benchmarks.realistic_stream import RealisticStream
+from zaxy_agents.fabric import MemoryFabric
+stream = RealisticStream(seed=100 + int(number))
+drafts = [stream.draft(i) for i in range(count)]
+session = f"live-{mode}-{number}"
+with MemoryFabric.from_path(root, durability=mode) as fabric:
+    fabric.project([session])
+    late = time.time() > go
+    while time.time() < go:
+        time.sleep(0.005)
+    start, cpu = time.time(), time.process_time()
+    for draft in drafts:
+        fabric.append(session, draft["type"], draft["payload"])
+        fabric.project([session])
+    end = time.time()
+    cpu = time.process_time() - cpu
+print(json.dumps({"start": start, "end": end, "cpu_s": cpu, "late": late}))
 """
 
 
@@ -153,7 +230,7 @@ def run_child(tree: Path, part: str, arg: str) -> dict[str, Any]:
         capture_output=True,
         text=True,
         cwd=str(tree),
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        env={**os.environ, "PYTHONWARNINGS": "ignore", "INGEST_BENCH_WRITER": WRITER},
         timeout=7200,
     )
     if result.returncode != 0:
@@ -198,7 +275,22 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "reproject_per_s": n / raw["reproject_wall_s"],
             "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
         }
+    if part == "floor":
+        n = raw["events"]
+        return {
+            "floor_per_s": n / raw["floor_wall_s"],
+            "floor_p50_ms": raw["floor_p50_ms"],
+            "floor_p95_ms": raw["floor_p95_ms"],
+            "floor_cpu_ms": 1000 * raw["floor_cpu_s"] / n,
+        }
     out = {}
+    if part == "writers":
+        for mode in ("fsync", "batch"):
+            m = raw[mode]
+            out[f"{mode}_per_s"] = m["events"] / m["wall_s"]
+            out[f"{mode}_cpu_ms"] = 1000 * m["cpu_s"] / m["events"]
+            out[f"{mode}_late_starts"] = m["late_starts"]
+        return out
     for mode in ("fsync", "batch"):
         m = raw[mode]
         n = m["events"]
@@ -215,6 +307,7 @@ def main() -> None:
     parser.add_argument("--before", type=Path, default=None, help="another checkout to compare against")
     parser.add_argument("--events", type=int, default=10000)
     parser.add_argument("--one", type=int, default=200)
+    parser.add_argument("--writers", type=int, default=4, help="concurrent processes for the writers part")
     parser.add_argument("--locomo", default="/work/shared/datasets/locomo/locomo_dev6.json")
     parser.add_argument("--parts", default="batched,locomo,one")
     parser.add_argument("--runs", type=int, default=1)
@@ -226,6 +319,8 @@ def main() -> None:
         "locomo": args.locomo,
         "one": str(args.one),
         "reproject": str(args.events),
+        "floor": "500",
+        "writers": f"{args.writers}:{args.one}",
     }
     samples: dict[str, dict[str, list[dict[str, float]]]] = {}
     for part in args.parts.split(","):

@@ -60,7 +60,10 @@ def _run_block(page: str, marker: str, tmp_path: Path) -> list[str]:
     tmp_path.mkdir()
     text = (REPO_ROOT / "docs" / page).read_text()
     [block] = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if marker in b]
-    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "ZAXY_EVENTLOOM_PATH": str(tmp_path / ".eventloom")}
+    result = subprocess.run(
+        [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
@@ -77,3 +80,13 @@ def test_retrieval_examples_print_what_their_comments_say(tmp_path: Path) -> Non
     assert "'lane_scores': {'verbatim'" in dated[0] and "'verbatim_components': {'date_match'" in dated[0]
     reranked = _run_block("retrieval.md", 'embedder="wordllama"', tmp_path / "reranked")
     assert len(reranked) == 2 and all("'vector': " in line for line in reranked)
+
+
+def test_coordinate_example_prints_what_its_comments_say(tmp_path: Path) -> None:
+    """docs/coordinate.md: a worker's finding is 'pending non_authoritative'; the next shift's checkout shows
+    'promoted state and the handoff only' (not the rejected claim); the handoff's trace verifies, step by step."""
+    lines = _run_block("coordinate.md", 'c.start("Checkout 500s"', tmp_path / "mission")
+    assert lines[0] == "pending non_authoritative"
+    prompt = "\n".join(lines[1:-1])
+    assert "DB pool exhausted" in prompt and "Raise the pool to 50" in prompt and "DNS flaps" not in prompt
+    assert lines[-1] == "True ['reported', 'evidence', 'reviewed', 'promoted', 'handed_off']"

@@ -3,6 +3,8 @@ memory, the page's Python surface). Each test names the sentences it keeps true.
 
 from __future__ import annotations
 
+import pytest
+
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -86,3 +88,178 @@ def test_synthesis_confidence_is_discounted_by_contested_rows_only(memory: Memor
     assert sorted(excluded) == ["duplicate", "off_topic"]
     share = 3 / (3 + 1)  # three included rows, one duplicate
     assert discounted[0] == round(0.8 * share, 3) and set(discounted[1:]) == {round(0.5 * share, 3)}
+
+
+def test_the_primitive_table_is_the_routing_table() -> None:
+    """The reasoning-primitive table (phase, primitive, tool), 'up to 20 of those citations' and 'the latest 500
+    per session'."""
+    import re
+
+    from tests.conftest import REPO_ROOT
+    from zaxy_agents.reasoning import context, primitives
+
+    text = (REPO_ROOT / "docs" / "cognitive.md").read_text()
+    table = text.split("## Reasoning-loop primitives", 1)[1].split("\n\n", 3)[2]
+    documented: dict[str, str] = {}
+    for phase, cell in re.findall(r"^\| (\w+) \| (.+) \|$", table, re.MULTILINE):
+        for primitive, tool in re.findall(r"`(\w+)`(?: \((\w+)[) ]?)?", cell):
+            documented[primitive] = phase
+            if tool.startswith("memory_"):
+                assert primitives.PRIMITIVE_TOOLS[tool] == (primitive, phase), tool
+    assert documented == primitives.PRIMITIVES
+    assert "with up to 20 of\nthose `citations`" in text and primitives.MAX_CITATIONS == 20
+    assert "the latest\n500 per session" in text and context.SCAN == 500
+
+
+def test_the_listed_agent_tools_exist_on_both_surfaces(memory: MemoryFabric) -> None:
+    """The Agents section: 'The same seven operations are agent tools on both surfaces: ...', 'The six
+    metacognition tools are agent tools on both surfaces too: ...' and 'The issue-20 tools ... (`belief_tools`) ...
+    (`synthesis_tools` ...) ... (`procedure_tools`)': each name the page lists is an MCP tool and a tool of the
+    LangGraph opt-in set it names, and the counts the page spells out are right."""
+    import re
+
+    from tests.conftest import REPO_ROOT
+    from zaxy_agents.langgraph import beliefs, cognitive, metacognition, procedures, synthesis
+    from zaxy_agents.mcp import registry
+
+    section = (REPO_ROOT / "docs" / "cognitive.md").read_text().split("## Agents (MCP and LangGraph)", 1)[1]
+    paragraphs = [" ".join(p.split()) for p in section.split("\n\n")]
+
+    def listed(opening: str) -> list[str]:
+        paragraph = next(p for p in paragraphs if p.startswith(opening))
+        names = re.findall(r"`(memory_\w+)(?:\(|`)", paragraph.split(":", 1)[1].split(". ", 1)[0])
+        return list(dict.fromkeys(names))
+
+    served = {spec.name for spec in registry.all_tools()}
+    seven, six, issue_20 = (listed(p) for p in ("The same seven", "The six metacognition", "The issue-20 tools"))
+    assert (len(seven), len(six)) == (7, 6)
+    offered = {t.name for make in (cognitive.cognitive_tools, metacognition.metacognition_tools) for t in make(memory)}
+    offered |= {
+        t.name
+        for make in (beliefs.belief_tools, synthesis.synthesis_tools, procedures.procedure_tools)
+        for t in make(memory)
+    }
+    for name in (*seven, *six, *issue_20):
+        assert name in served and name in offered, name
+    assert {t.name for t in cognitive.cognitive_tools(memory)} >= set(seven)
+    assert {t.name for t in metacognition.metacognition_tools(memory)} >= set(six)
+    assert len(issue_20) == 7
+
+
+def test_accepting_a_belief_update_whose_citation_no_longer_resolves_is_a_conflict(tmp_path) -> None:
+    """'Accepting twice, or accepting a proposal whose citations no longer resolve, is a conflict' (the second half;
+    tests/mcp/test_belief_tools.py holds the first): the cited event was edited by hand after the proposal."""
+    from zaxy_agents.errors import ConflictError
+
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.append("ops", "fact.asserted", {"key": "db", "fact": "db is MySQL"})
+        note = memory.append("ops", "note.recorded", {"text": "ops moved the database to Postgres last night"})
+        proposal = memory.propose_belief_update(
+            "ops", claim="db is Postgres", rationale="the note says so", confidence=0.7, citations=[note.citation]
+        )
+    log = tmp_path / "loom" / "ops.jsonl"
+    log.write_bytes(log.read_bytes().replace(note.hash.encode(), b"f" * 64, 1))  # the cited hash is gone
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        with pytest.raises(ConflictError) as refused:
+            memory.review_belief_update("ops", proposal["proposal_id"], status="accepted", rationale="confirmed")
+        assert "no longer resolve" in refused.value.message
+
+
+def test_a_confidence_trajectory_names_its_trend(memory: MemoryFabric) -> None:
+    """'every assessment, oldest first, the latest value (current_confidence) and trend (single, rising, falling,
+    flat; unassessed when none)', the latest against the first; and the unk_ / rvq_ ids of the events table."""
+    import re
+
+    note = memory.append("s", "note.recorded", {"text": "two vendors disagree on the launch date"})
+    assert memory.confidence_trajectory("s", "fact:launch")["trend"] == "unassessed"
+    trends = []
+    for value in (0.5, 0.7, 0.4, 0.5):
+        memory.claim_confidence("s", "fact:launch", confidence=value, rationale="r", source_events=[note.citation])
+        trajectory = memory.confidence_trajectory("s", "fact:launch")
+        trends.append((trajectory["trend"], trajectory["current_confidence"]))
+    assert trends == [("single", 0.5), ("rising", 0.7), ("falling", 0.4), ("flat", 0.5)]
+    assert [point["confidence"] for point in trajectory["points"]] == [0.5, 0.7, 0.4, 0.5]  # oldest first
+    unknown = memory.record_known_unknown(
+        "s", question="When is the launch?", reason="r", source_events=[note.citation]
+    )
+    assert re.fullmatch(r"unk_[0-9a-f]{24}", unknown["unknown_id"])
+    request = memory.request_reverification(
+        "s", "fact:launch", reason="vendors disagree", source_events=[note.citation]
+    )
+    assert re.fullmatch(r"rvq_[0-9a-f]{24}", request["request_id"])
+
+
+def test_promotion_and_rollback_candidates_at_their_thresholds(memory: MemoryFabric) -> None:
+    """'promotion_candidates — a proposed skill whose two or more outcomes average 0.7 or more — and
+    rollback_candidates — an applicable revision whose outcomes average below 0.5 while an earlier version
+    exists'."""
+    run = memory.append("dev", "command.completed", {"command": "pytest -x", "exit_code": 0})
+    proposed = {"once": [1.0], "edge": [0.6, 0.8], "below": [0.69, 0.69]}
+    for skill, scores in proposed.items():
+        summary = f"fix a failing python test ({skill})"
+        memory.record_skill("dev", "proposed", skill, summary=summary, procedure=["a"], citations=[run.citation])
+        for score in scores:
+            memory.record_skill("dev", "outcome_recorded", skill, success_score=score)
+    revised = {"half": [0.5, 0.5], "worse": [0.5, 0.48]}
+    for skill, scores in revised.items():
+        summary = f"fix a failing python test ({skill})"
+        memory.record_skill("dev", "proposed", skill, summary=summary, procedure=["a"], citations=[run.citation])
+        memory.record_skill("dev", "validated", skill, reason="ok")
+        memory.record_skill("dev", "revised", skill, version="2", procedure=["b"], reason="faster")
+        for score in scores:
+            memory.record_skill("dev", "outcome_recorded", skill, success_score=score)
+    analytics = memory.checkout("how do I fix a failing python test?", session="dev").diagnostics.model_dump()[
+        "skill_analytics"
+    ]
+    assert [c["skill_id"] for c in analytics["promotion_candidates"]] == ["edge"]
+    assert [c["skill_id"] for c in analytics["rollback_candidates"]] == ["worse"]
+
+
+def test_weak_edges_are_halved_in_trust_and_add_their_guidance_line(memory: MemoryFabric) -> None:
+    """'Trust per edge is its confidence, halved when weak ... When edges are present the guidance says "Use
+    causal_context as explanatory memory, not as authoritative state." (plus a line about weak or uncited edges
+    when there are any)'."""
+    failed = memory.append("s", "fact.asserted", {"key": "failed deploy", "fact": "deploy 41 failed with 401"})
+    memory.append("s", "fact.asserted", {"key": "expired token", "fact": "the CI token expired"})
+    memory.append("s", "fact.asserted", {"key": "flaky runner", "fact": "runner 3 is flaky"})
+
+    def explain(cause: str, confidence: float) -> None:
+        memory.explain_outcome(
+            "s",
+            cause={"name": cause, "entity_type": "fact"},
+            effect={"name": "failed deploy", "entity_type": "fact"},
+            relation="caused",
+            confidence=confidence,
+            evidence=failed.citation,
+        )
+
+    question = "why did the failed deploy happen?"
+    explain("expired token", 0.8)
+    packet = memory.checkout(question, session="s")
+    trust = "\n".join(packet.guidance.trust)
+    assert "Use causal_context as explanatory memory, not as authoritative state." in trust
+    assert "weak or uncited" not in trust
+    explain("flaky runner", 0.3)
+    packet = memory.checkout(question, session="s")
+    block = packet.diagnostics.model_dump()["causal_context"]
+    weak = next(edge for edge in block["edges"] if edge["source"] == "flaky runner")
+    assert weak["weak"] and weak["trust"] == 0.15 and block["weak"] == 1
+    assert "weak or uncited causal edges" in "\n".join(packet.guidance.trust)
+
+
+def test_a_mined_procedure_cites_one_trace_per_session_up_to_ten(memory: MemoryFabric) -> None:
+    """'proposes each as a review-pending procedure candidate ... citing one trace per supporting session (up to
+    ten sessions)'."""
+    sessions = [f"repo{n:02d}" for n in range(11)]
+    for session in sessions:
+        steps = [
+            ("tool.call.completed", {"tool": "read_file"}),
+            ("command.completed", {"command": "pytest", "exit_code": 0}),
+        ]
+        memory.append_many(session, [{"type": kind, "payload": payload} for kind, payload in steps])
+    assert memory.mine_procedures(min_support=11)["created"] == 1
+    [candidate] = memory.consolidation_status("procedures")["candidates"]
+    cited = {memory.resolve(citation).session for citation in candidate["source_events"]}
+    assert len(cited) == 10 and cited <= set(sessions)
+    assert len(candidate["source_events"]) == 20  # the two steps of each cited session's trace
+    assert "Succeeded in 11 sessions" in candidate["summary"] and "1 more" in candidate["summary"]

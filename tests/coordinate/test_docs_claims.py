@@ -4,6 +4,7 @@ serves. Each test names the sentence it keeps true."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,3 +130,58 @@ def test_a_mission_read_replays_only_the_missions_sessions(memory: MemoryFabric,
     c.performance_ledger(M)
     c.approval_packet(M)
     assert read and set(read) <= {f"coordinate.{M}", f"coordinate.{M}.db", f"coordinate.{M}.net"}
+
+
+def test_a_proof_trace_reverifies_each_step_against_the_log(tmp_path: Path) -> None:
+    """'A proof trace ... replays how a promoted claim came to be ... and re-verifies every step against the log
+    (verified)': an evidence event whose hash no longer matches (the log edited by hand) fails its step and the
+    trace, and only that step."""
+    root = tmp_path / ".eventloom"
+    with MemoryFabric.from_path(root) as memory:
+        state = _mission(memory)
+        c = memory.coordination
+        c.review_finding(M, state["right"]["finding_id"], "accepted", "the log shows it", reviewer="sre")
+        c.promote(M, state["right"]["finding_id"], promoted_by="sre")
+        handoff = c.handoff(M, "Raise the pool", actor="lead")
+        assert c.proof_trace(M, handoff_id=handoff["handoff_id"])["verified"] is True
+    log = root / "ops.jsonl"
+    log.write_bytes(log.read_bytes().replace(state["log"].hash.encode(), b"e" * 64, 1))
+    with MemoryFabric.from_path(root) as memory:
+        trace = memory.coordination.proof_trace(M, handoff_id=handoff["handoff_id"])
+    assert trace["verified"] is False
+    failed = [step["step"] for step in trace["steps"] if not step["verified"]]
+    assert failed == ["evidence"] and trace["steps"][1]["citation"] == state["log"].citation
+
+
+async def test_memory_append_refuses_every_coordination_type(tmp_path: Path) -> None:
+    """'memory_append refuses the coordination.* event types outright (use the tools)': the ones Coordinate
+    writes, and any other name in that namespace (over a real MCP client session)."""
+    from tests.mcp.conftest import connected, error, make_app, ok
+
+    app = make_app(tmp_path / "eventloom", profile="full", capture=False)
+    try:
+        async with connected(app) as client:
+            for event_type in ("coordination.finding.promoted", "coordination.finding.accepted", "coordination.x"):
+                refused = await error(client, "memory_append", {"event_type": event_type, "payload": {"m": M}})
+                assert (refused["code"], refused["field"]) == ("invalid_request", "event_type"), event_type
+            replay = await ok(client, "memory_replay", {})
+            assert replay["events"] == []  # nothing was written
+            await ok(client, "memory_append", {"event_type": "coordinationally.fine", "payload": {"m": M}})
+    finally:
+        app.close()
+
+
+def test_the_hook_command_takes_the_mission_as_an_option(tmp_path: Path) -> None:
+    """'The hook command also takes --mission NAME if you prefer to put it in the hook configuration' (the real
+    `zaxy hook-event` with a payload recorded from Claude Code, no ZAXY_MISSION in the environment)."""
+    from tests.capture.conftest import Env, hook_payload
+
+    env = Env(tmp_path)
+    for name in ("SubagentStart", "SubagentStop"):
+        payload = hook_payload("claude-code", name, env.workspace, env.home)
+        event = json.loads(payload)["hook_event_name"]
+        ran = env.zaxy("hook-event", event, "--client", "claude-code", "--mission", "by-option", stdin=payload)
+        assert (ran.returncode, ran.stderr) == (0, ""), ran.stderr
+    with MemoryFabric.from_path(env.eventloom) as memory:
+        brief = memory.coordination.merge_brief("by-option")
+    assert [w["worker_id"] for w in brief["workers"]] and len(brief["findings"]["pending"]) == 1

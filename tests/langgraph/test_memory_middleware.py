@@ -144,10 +144,10 @@ def test_tools_can_be_left_out_and_turns_are_captured_without_a_checkpointer(fab
     assert json.dumps(turns)  # plain JSON payloads
 
 
-def test_the_middleware_adds_no_graph_steps_and_keeps_its_context_in_state(fabric: MemoryFabric) -> None:
+def test_the_middleware_adds_no_graph_steps_and_keeps_its_context_for_the_run_only(fabric: MemoryFabric) -> None:
     """Checkout, capture and feedback run inside the model's own step: a turn saves as many checkpoints as the
-    same agent without the middleware, and memory_context still lands in state (one checkout per user message,
-    reused by the tool loop's second model call)."""
+    same agent without the middleware. memory_context lives for the run (one checkout per user message, reused by
+    the tool loop's second model call) and is never checkpointed: the metacognition.checkout event is its record."""
     llm = ScriptedChatModel(policy=policy)
     plain = create_agent(llm, [run_linter], checkpointer=ZaxyCheckpointer(fabric, session_prefix="plain"))
     remembering = agent(fabric, llm)
@@ -160,9 +160,16 @@ def test_the_middleware_adds_no_graph_steps_and_keeps_its_context_in_state(fabri
     }
     assert saved["langgraph"] == saved["plain"] > 0
     state = remembering.get_state({"configurable": {"thread_id": "steps"}}).values
-    assert state["memory_context"]["query"] == "What do we use?"
+    assert "memory_context" not in state and state["messages"]
     checkouts = [e for e in fabric.replay("langgraph.steps") if e.type == "metacognition.checkout"]
     assert [e.payload["query"] for e in checkouts] == ["Lint the app please", "What do we use?"]
+    assert all(e.payload["message_id"] for e in checkouts)  # the durable record of each checkout
+    events = list(fabric.replay("langgraph.steps"))
+    written = [w["channel"] for e in events if e.type == "checkpoint.writes" for w in e.payload["writes"]]
+    channels = [c for e in events if e.type == "checkpoint.saved" for c in e.payload["channels"]]
+    stored = [c for c in channels if c.get("blob") or "inline" in c]  # a value, not only a version bump
+    assert "messages" in written and "memory_context" not in written
+    assert stored and "memory_context" not in {c["channel"] for c in stored}
 
 
 def test_only_compaction_adds_a_node_and_subclasses_keep_it(fabric: MemoryFabric) -> None:

@@ -19,6 +19,7 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
     for session in sessions:
         for kind in catalog.entity_type_counts(session):
             seen[f"{session} recent {kind}"] = catalog.recent_versions(session, kind, 500, None)
+            seen[f"{session} recent keys {kind}"] = catalog.recent_keys(session, kind, 500)
         for key in catalog.session_keys(session, limit=10_000):
             history = [version.id for version in catalog.history(key)]
             versions = [catalog.version(version_id) for version_id in history]
@@ -34,6 +35,7 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
                 "in": catalog.in_edges(key),
                 "degree": catalog.degree(key),
                 "feedback": catalog.feedback(key),
+                "named": sorted(catalog.keys_named(versions[-1].name)) if versions and versions[-1] else [],
             }
     return seen
 
@@ -55,6 +57,7 @@ def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_
         kept_recent = catalog.recent_versions("b", "fact", 500, None)
         old_a = catalog.current("a\x1ffact\x1fdb host")
         assert kept is not None and old_a is not None
+        assert catalog.keys_named("Turn  #6") == set()  # cached as unknown before the identity exists
 
         # a closure (the fact's new value), a new identity, a new edge onto an existing task, a new turn
         fact = fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
@@ -64,6 +67,7 @@ def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_
 
         fresh = SqliteCatalog(fabric.projector.derived)
         assert _served(catalog, ["a", "b"]) == _served(fresh, ["a", "b"])
+        assert catalog.keys_named("turn #6") == fresh.keys_named("turn #6") == {"a\x1fturn\x1fturn #6"}
         current = catalog.current("a\x1ffact\x1fdb host")
         assert current is not None and current.source_event_seq == fact.seq
         closed = catalog.event_versions("a", old_a.source_event_seq)

@@ -52,6 +52,21 @@ def test_superseded_facts_are_excluded_and_counted(memory: MemoryFabric) -> None
     assert old and old[0].status == "superseded"
 
 
+def test_excluded_hits_can_be_counted_without_reading_their_text(memory: MemoryFabric) -> None:
+    """Checkout only counts superseded hits: it asks for them unread, and gets the same hits and counts."""
+    memory.project()
+    read = memory.retriever.search("billing db host", sessions=["proj"], k=8)
+    unread = memory.retriever.search("billing db host", sessions=["proj"], k=8, read_excluded=False)
+    assert [(h.seq, h.status, h.text, h.hash) for h in unread.hits] == [
+        (h.seq, h.status, h.text, h.hash) for h in read.hits
+    ]
+    assert read.excluded and [(h.seq, h.status) for h in unread.excluded] == [(h.seq, h.status) for h in read.excluded]
+    assert any("db-old.internal" in h.text for h in read.excluded)
+    packet = memory.checkout("billing db host", session="proj")
+    assert packet.diagnostics.superseded_contexts_excluded == len(read.excluded)
+    assert "db-old.internal" not in packet.prompt
+
+
 def test_as_of_returns_what_was_true_then(memory: MemoryFabric) -> None:
     first_fact = memory.log.get("proj", 3)
     response = memory.query("billing db host", as_of=first_fact.timestamp)

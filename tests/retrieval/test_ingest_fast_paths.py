@@ -149,3 +149,68 @@ def test_cached_term_ids_write_what_a_cold_writer_writes(tmp_path: Path) -> None
             cold_hits = [h.seq for h in fabric.query("bada retry yesterday", k=10).hits]
     assert warm_hits == cold_hits and warm_hits
     assert _tables(warm) == _tables(cold)
+
+
+class _EntityBatch:
+    def __init__(self, rows: list[dict]) -> None:
+        self.searchable, self.entities, self.cursors = [], rows, {}
+
+
+def _entity_batches(count: int, size: int) -> list[list[dict]]:
+    rng = random.Random(5)
+    words = ["bada", "fisu", "kolo", "zaba", "retry", "deploy", "port", "service", "T-12"] + [
+        f"w{i}" for i in range(40)
+    ]
+    batches = []
+    for b in range(count):
+        rows = []
+        for i in range(size):
+            seq = b * size + i + 1
+            rows.append(
+                {
+                    "id": f"v{seq}",
+                    "entity_type": "fact",
+                    "session_id": f"s{seq % 3}",
+                    "source_event_seq": seq,
+                    "name": f"service {seq % 5}",
+                    # a rare word: erasing its versions deletes the term, a later version brings it back
+                    "summary": " ".join(rng.choices(words, k=rng.randint(2, 12))) + f" rare{seq % 40}",
+                }
+            )
+        batches.append(rows)
+    return batches
+
+
+def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Path) -> None:
+    """Two connections (two processes) write the entity keyword index in turn, with erasures between: each
+    keeps term ids between its own writes only while nobody else wrote (TermCache); the rows equal one writer's."""
+    from zaxy_agents.retrieval.derived import open_standalone
+    from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+
+    batches = _entity_batches(24, 7)
+    erase_after = {5: (0, "s1"), 11: (1, "s2"), 17: (1, "s0")}  # batch -> (which writer erases, session)
+
+    def run(folder: Path, writer_count: int) -> dict[str, list[tuple]]:
+        writers = [open_standalone(folder, EntityKeywordIndex()) for _ in range(writer_count)]
+        try:
+            for number, rows in enumerate(batches):
+                writers[number % writer_count].on_batch(_EntityBatch(rows))
+                if number in erase_after:
+                    who, session = erase_after[number]
+                    seqs = [
+                        r["source_event_seq"] for b in batches[: number + 1] for r in b if r["session_id"] == session
+                    ]
+                    writers[who % writer_count].erase(session, seqs[-4:])
+        finally:
+            for writer in writers:
+                writer.close()
+        db = sqlite3.connect(folder / "derived.sqlite")
+        try:
+            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
+                                              "'entity_keyword%' ORDER BY name")]  # fmt: skip
+            return {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
+        finally:
+            db.close()
+
+    one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
+    assert one["entity_keyword_term"] and one == two

@@ -196,3 +196,34 @@ def test_bounded_seed_selection_uses_the_reference_own_scores(
 
     monkeypatch.setattr(Scorer, "own_scores", reference)
     assert [ranking(index, *question) for question in asked] == shortcut
+
+
+@pytest.mark.parametrize(("batch", "tail"), [(1, 16), (2, 1000)], ids=["one-by-one+merges", "tail-only"])
+def test_two_writers_taking_turns_rank_like_one(
+    tmp_path: Path, opened: list[StandaloneIndexes], monkeypatch: pytest.MonkeyPatch, batch: int, tail: int
+) -> None:
+    """Two connections (two processes: the MCP servers of two agents) write the same index in turn; each reads
+    only the tail rows the other added since its last write (Tail.current), through merges, and both rank like
+    the dense reference — also a third connection that reads the whole tail afresh."""
+    monkeypatch.setattr(verbatim_write, "TAIL_LIMIT", tail)
+    monkeypatch.setattr(verbatim_write, "DIRECT_MIN", 1000)
+    rng = random.Random(20 + batch)
+    docs = corpus(rng, 160)
+    dense = DenseVerbatim()
+    writers = [VerbatimIndex(), VerbatimIndex()]
+    for writer in writers:
+        opened.append(open_standalone(tmp_path / "index", writer))
+    for turn, start in enumerate(range(0, len(docs), batch)):
+        opened[turn % 2].on_batch(_Batch(docs[start : start + batch]), None)
+        for item in docs[start : start + batch]:
+            dense.add(item)
+        if turn % 37 == 36:  # now and then both read mid-stream (the view each writer keeps is also a reader's)
+            question = next(queries(rng, 1))
+            expected = ranking(dense, *question)
+            assert [ranking(writer, *question) for writer in writers] == [expected, expected], question
+    fresh = VerbatimIndex()
+    opened.append(open_standalone(tmp_path / "index", fresh))
+    for query, sessions, as_of in queries(rng, 30):
+        expected = ranking(dense, query, sessions, as_of)
+        for index in (*writers, fresh):
+            assert ranking(index, query, sessions, as_of) == expected, query

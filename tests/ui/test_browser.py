@@ -16,7 +16,15 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.ui.harness import browser_problem, headless_chromium, ui_server
-from tests.ui.memory import BELIEF_CLAIM, SCRIPT_TITLE, UNKNOWN_QUESTION, Seeded, add_tampered_session, seed_memory
+from tests.ui.memory import (
+    BELIEF_CLAIM,
+    SCRIPT_TITLE,
+    TAMPERED,
+    UNKNOWN_QUESTION,
+    Seeded,
+    add_tampered_session,
+    seed_memory,
+)
 from zaxy_agents.fabric import MemoryFabric
 
 PROBLEM = browser_problem()
@@ -123,6 +131,14 @@ def test_open_a_session_from_the_workspace_list(browser, server, seeded, tmp_pat
     wait(browser, lambda d: len([b for b in css(d, ".chain .badge") if b.text == "verified"]) == 2, "chain verified")
     damaged = wait(browser, lambda d: [b for b in css(d, ".chain .badge") if b.text.startswith("damaged")], "damaged")
     assert damaged[0].text == "damaged at seq 2"  # the event edited by hand
+    with MemoryFabric.from_path(seeded.path) as fabric:  # docs/ui.md: 'with the reason as a tooltip'
+        reason = fabric.chain_status(TAMPERED)["reason"]
+    [holder] = [b for b in css(browser, ".chain") if b.get_attribute("data-session") == TAMPERED]
+    assert (
+        reason
+        and holder.get_attribute("title").startswith(reason)
+        and "click to check again" in holder.get_attribute("title")
+    )
     snap(browser, "sessions", tmp_path)
     link = next(a for a in css(browser, "main a") if a.text == seeded.shop)
     link.click()
@@ -254,6 +270,31 @@ def test_live_timeline_shows_new_events(browser, server, seeded) -> None:
         event = fabric.append(seeded.shop, "decision.recorded", {"decision": "pin the fixture seed", "why": "flaky"})
     fresh = wait(browser, lambda d: css(d, "li.event.fresh"), "live event")
     assert f"#{event.seq}" in fresh[0].text and "pin the fixture seed" in fresh[0].text
+
+
+def test_live_events_pass_the_timelines_filters(browser, server, seeded) -> None:
+    """docs/ui.md: 'the page re-reads the timeline with its filters, so what appears is what a reload would show'."""
+    go(browser, server, session_fragment(seeded.shop))
+    wait(browser, lambda d: css(d, "[data-testid=event-row]"))
+    form = css(browser, "[data-testid=timeline-filters]")[0]
+    form.find_element("name", "type").send_keys("decision.recorded")
+    form.submit()
+    wait(
+        browser,
+        lambda d: (rows := css(d, "[data-testid=event-row]")) and all("decision.recorded" in r.text for r in rows),
+        "filtered to decisions",
+    )
+    with MemoryFabric.from_path(seeded.path) as fabric:  # another process appends one of each
+        fabric.append(seeded.shop, "note.recorded", {"text": "a note the filter hides"})
+        decision = fabric.append(seeded.shop, "decision.recorded", {"decision": "freeze deploys", "why": "audit"})
+    fresh = wait(browser, lambda d: [r for r in css(d, "li.event.fresh") if f"#{decision.seq}" in r.text], "live")
+    assert "freeze deploys" in fresh[0].text
+    assert all("decision.recorded" in row.text for row in css(browser, "[data-testid=event-row]"))
+    assert not [row for row in css(browser, "[data-testid=event-row]") if "a note the filter hides" in row.text]
+    form = css(browser, "[data-testid=timeline-filters]")[0]
+    form.find_element("name", "type").clear()  # the page keeps a session's filters: leave none for the next tests
+    form.submit()
+    wait(browser, lambda d: any("note.recorded" in r.text for r in css(d, "[data-testid=event-row]")), "cleared")
 
 
 def test_whole_session_previews_one_to_the_head_it_was_shown(browser, server, seeded) -> None:

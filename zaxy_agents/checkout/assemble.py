@@ -116,6 +116,7 @@ def assemble(
             retrieval_profile=ranking,
             hide_attenuated=True,
             cues=cues,
+            read_excluded=False,  # superseded / invalidated hits are only counted here
         )
         attenuated = result.attenuated
         warnings += result.warnings

@@ -7,12 +7,12 @@ agent = create_agent(model, tools, middleware=[ZaxyMemoryMiddleware(memory, comp
 
 Around each model call (inside the model's own step: the agent gets no extra graph steps, so no extra
 checkpoints) it checks memory out for the current user request, once per user message; the packet is added to
-the system message for that call only (state keeps it under ``memory_context``, never as a message). After the
-call it captures new turns and tool results and turns the answer's citations into feedback. With
-``compact_at`` it also compacts an oversized conversation before the model (a step of its own, since it rewrites
-the message list; a cited recovery packet instead of ``SummarizationMiddleware``'s model-written summary: no
-extra model call, nothing lost that the log holds). With ``tools=True`` (default) the memory tools are
-registered too. The same steps back the plain nodes in :mod:`.nodes`.
+the system message for that call only (the run keeps it under ``memory_context``: private, never a message and
+never checkpointed, see :class:`ZaxyAgentState`). After the call it captures new turns and tool results and turns
+the answer's citations into feedback. With ``compact_at`` it also compacts an oversized conversation before the
+model (a step of its own, since it rewrites the message list; a cited recovery packet instead of
+``SummarizationMiddleware``'s model-written summary: no extra model call, nothing lost that the log holds). With
+``tools=True`` (default) the memory tools are registered too. The same steps back the plain nodes in :mod:`.nodes`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
 from langchain_core.messages import AIMessage
+from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -40,9 +41,13 @@ from .tools import memory_tools
 
 
 class ZaxyAgentState(AgentState):
-    """Agent state plus the current checkout (private: not part of the agent's input or output schema)."""
+    """Agent state plus the current checkout: private (not part of the agent's input or output schema) and
+    run-scoped (``UntrackedValue``: never written to a checkpoint). The tool loop's later model calls in the same
+    run reuse it; the durable record of each checkout is its ``metacognition.checkout`` event in the thread's
+    session (query, citations, verdict, message id). Checkpointing the rendered packet too would store kilobytes
+    per turn, twice (the step's writes and the saved checkpoint), that the log already holds."""
 
-    memory_context: NotRequired[Annotated[MemoryContext, PrivateStateAttr]]
+    memory_context: NotRequired[Annotated[MemoryContext, UntrackedValue, PrivateStateAttr]]
 
 
 class ZaxyMemoryMiddleware(AgentMiddleware):

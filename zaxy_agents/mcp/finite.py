@@ -4,21 +4,19 @@ The SDK parses a JSON-RPC line with a parser that accepts ``NaN``, ``Infinity`` 
 as ``1e400`` (read as infinity), then re-dumps every request in JSON mode before validating it: each non-finite
 number silently becomes ``null``, so a tool handler can no longer tell that the client sent one. The read stream
 is therefore wrapped before the SDK sees it: a ``tools/call`` whose arguments hold a non-finite number gets the
-path of the first one under :data:`NON_FINITE_KEY`, and :meth:`ZaxyMcpServer.call_tool` refuses the call with
+path of the first one under :data:`NON_FINITE_KEY`, and :meth:`McpApp.call_tool_result` refuses the call with
 ``invalid_request`` naming that path. Works for every transport, because both run through ``Server.run``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from mcp.server.lowlevel import Server
 from mcp.types import JSONRPCRequest
 
 from .unparsable import AnswerUnparsable
-
-NON_FINITE_KEY = "__zaxy_non_finite_number__"
+from .wire import NON_FINITE_KEY, first_non_finite
 
 
 class FiniteArgumentsServer(Server[Any, Any]):
@@ -65,18 +63,3 @@ def _mark(message: Any) -> Any:
             if path is not None:
                 arguments[NON_FINITE_KEY] = path
     return message
-
-
-def first_non_finite(value: Any, path: str) -> str | None:
-    """The JSON path of the first NaN or infinite number in ``value`` (iterative: any depth), or ``None``."""
-    stack = [(value, path)]
-    while stack:
-        current, where = stack.pop()
-        if isinstance(current, float):
-            if not math.isfinite(current):
-                return where
-        elif isinstance(current, dict):
-            stack.extend((item, f"{where}.{key}") for key, item in reversed(list(current.items())))
-        elif isinstance(current, list):
-            stack.extend((item, f"{where}[{index}]") for index, item in reversed(list(enumerate(current))))
-    return None

@@ -17,7 +17,7 @@ from typing import Any
 
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
-from .unparsable import PARSE_ERROR, parse_error_body, request_id
+from .wire import PARSE_ERROR, parse_error_body, request_id
 
 MAX_REQUEST_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's limit: the one a client hits either way
 MAX_NESTING = 128  # JSON-RPC envelope + arguments; event payloads are bounded at 100 levels at the log's door

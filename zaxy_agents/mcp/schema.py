@@ -31,9 +31,12 @@ SessionName = Annotated[str, Field(min_length=1, max_length=128, pattern=SESSION
 class ToolArgs(BaseModel):
     """Base of every tool's arguments. ``session_id`` is optional everywhere: stdio servers default it from
     ``--session-id`` / ``ZAXY_SESSION_ID``; over HTTP it must be absent or equal the ``x-zaxy-session-id``
-    header."""
+    header.
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    ``defer_build``: a model's validator and schema are built when first used, not at import: a server builds
+    the few it lists and calls, not all ~60 (a server's start-up, ``tests/cli/test_startup_imports.py``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     # Earlier names of this project's arguments -> the seed's (canonical) names. Aliases are accepted by the
     # server but not published in tools/list; the contract snapshot lists them (docs/seed-differences.md).

@@ -10,17 +10,15 @@ such a line is answered: when the request's ``id`` can still be read from the st
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from typing import Any
 
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage
 
+from .wire import PARSE_ERROR, parse_error_body, request_id
+
 logger = logging.getLogger("zaxy.mcp")
-PARSE_ERROR = -32700
-_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")')
 
 
 class AnswerUnparsable:
@@ -69,24 +67,6 @@ class AnswerUnparsable:
             error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason}", data=parse_error_body(reason)),
         )
         await self._write.send(SessionMessage(JSONRPCMessage(message)))
-
-
-def request_id(raw: str) -> int | str | None:
-    """The ``id`` of a JSON-RPC request read from the start of its raw text, or ``None`` when it has none there."""
-    match = _ID.search(raw[:512]) if raw else None
-    return None if match is None else json.loads(match.group(1))
-
-
-def parse_error_body(reason: str) -> dict[str, Any]:
-    """Our structured error for a request that is not JSON the server can read (the ``data`` of a -32700)."""
-    return {
-        "error": {
-            "code": "invalid_request",
-            "message": f"the request is not JSON this server can read: {reason}",
-            "remediation": "Send finite numbers of at most 4,300 digits, nesting under 100 levels, valid Unicode "
-            "(no lone surrogates) and well-formed JSON.",
-        }
-    }
 
 
 def _raw_line(error: Exception) -> str:

@@ -156,6 +156,7 @@ class _Touched:
     edge_keys: set[str] = field(default_factory=set)
     feedback: set[str] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
+    names: set[str] = field(default_factory=set)  # normalised names of the identities it created
     everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
 
 
@@ -187,8 +188,13 @@ class SqliteCatalog:
             self._edges.pop((key, "in"), None)
         for key in touched.feedback:
             self._feedback.pop(key, None)
+        for norm in touched.names:
+            self._named.pop(norm, None)
         if touched.sessions:
             self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
+            self._recent_keys = {
+                entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
+            }
         self._cursors = None
         self._counters = None
 
@@ -205,6 +211,8 @@ class SqliteCatalog:
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
         self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
+        self._recent_keys: dict[tuple[str, str, int], list[str]] = {}
+        self._named: dict[str, frozenset[str]] = {}  # keys_named: normalised name -> identities
         self._cursors: dict[str, tuple[int, str]] | None = None
         self._counters: dict[str, Any] | None = None
 
@@ -339,12 +347,21 @@ class SqliteCatalog:
         return {key: cache[key] if key in cache else self.event_versions(*key) for key in keys}
 
     def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
+        """Identities of ``session``'s last ``scan`` versions of ``entity_type``, newest first (cached until a
+        commit gives the session a version)."""
+        cached = self._recent_keys.get((session, entity_type, scan))
+        if cached is not None:
+            return list(cached)
         rows = self._rows(
             "SELECT k.key FROM (SELECT kid, vid FROM cat_versions WHERE session = ? AND entity_type = ? "
             "ORDER BY vid DESC LIMIT ?) r JOIN cat_keys k ON k.kid = r.kid ORDER BY r.vid DESC",
             (session, entity_type, scan),
         )
-        return list(dict.fromkeys(row[0] for row in rows))
+        found = list(dict.fromkeys(row[0] for row in rows))
+        if len(self._recent_keys) >= CACHE_LIMIT // 10:
+            self._recent_keys.clear()
+        self._recent_keys[(session, entity_type, scan)] = found
+        return list(found)
 
     def recent_versions(self, session: str, entity_type: str, scan: int, as_of: str | None) -> list[EntityVersion]:
         if as_of is not None:
@@ -375,8 +392,16 @@ class SqliteCatalog:
         return list(dict.fromkeys(row[0] for row in rows))
 
     def keys_named(self, name: str) -> set[str]:
+        """Identities named ``name`` (normalised): the exact lane asks every word n-gram of a question, so
+        answers are cached until a commit creates an identity of that name (names never change)."""
         norm = " ".join(name.casefold().split())
-        return {row[0] for row in self._rows("SELECT key FROM cat_keys WHERE norm = ?", (norm,))}
+        cached = self._named.get(norm)
+        if cached is None:
+            cached = frozenset(row[0] for row in self._rows("SELECT key FROM cat_keys WHERE norm = ?", (norm,)))
+            if len(self._named) >= CACHE_LIMIT:
+                self._named.clear()
+            self._named[norm] = cached
+        return set(cached)
 
     def session_keys(
         self,
@@ -654,6 +679,7 @@ class SqliteCatalog:
         touched.versions.update(row["id"] for row in batch.entities)
         touched.versions.update(row["id"] for row in batch.closures)
         touched.keys.update(row["id"] for row in batch.entity_keys)
+        touched.names.update(row["norm_name"] for row in batch.entity_keys)
         touched.keys.update(row["id"] for row in batch.key_updates)
         touched.keys.update(row["key"] for row in batch.entities)
         touched.events.update((row["session_id"], int(row["source_event_seq"])) for row in batch.entities)

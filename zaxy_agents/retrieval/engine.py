@@ -144,11 +144,15 @@ class Retriever:
         retrieval_profile: str | RankingPolicy | None = None,
         hide_attenuated: bool = False,
         cues: dict[str, str] | None = None,
+        read_excluded: bool = True,
     ) -> RetrievalResult:
         """``profile``: the lane preset; ``retrieval_profile``: which 2.2 ranking features apply (plain,
         balanced, full; retrieval/ranking.py). ``hide_attenuated``: leave attenuated hits out of the ranking
         (default ranking, as checkout does) instead of returning them labelled (explicit search). ``cues``: the
-        caller's context cues, blended by cue overlap when the profile's ``cue_weight`` is above 0 (cues.py)."""
+        caller's context cues, blended by cue overlap when the profile's ``cue_weight`` is above 0 (cues.py).
+        ``read_excluded=False``: the superseded / invalidated hits are returned without their text and hash (a
+        caller that only counts them, as checkout does, saves reading tens of log lines per question; they are
+        never served either way)."""
         with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
             return self._search(
                 query,
@@ -162,6 +166,7 @@ class Retriever:
                 get_retrieval_profile(retrieval_profile),
                 hide_attenuated,
                 cues,
+                read_excluded,
             )
 
     def _search(
@@ -177,6 +182,7 @@ class Retriever:
         ranking: RankingPolicy,
         hide_attenuated: bool,
         cues: dict[str, str] | None,
+        read_excluded: bool = True,
     ) -> RetrievalResult:
         started = time.perf_counter()
         chosen = ranking.apply(get_profile(profile))
@@ -296,7 +302,10 @@ class Retriever:
             hits = [h for h in hits if not h.attenuated]
         excluded = [h for h in hits if h.status in {"superseded", "invalidated"}]
         kept = hits if include_superseded else [h for h in hits if h.status not in {"superseded", "invalidated"}]
-        kept, excluded = self._read_texts(kept, excluded, k, from_log, warnings)
+        if read_excluded:
+            kept, excluded = self._read_texts(kept, excluded, k, from_log, warnings)
+        else:  # counted, never shown: their text and hash stay unread
+            kept, _ = self._read_texts(kept, [], k, from_log, warnings)
         return RetrievalResult(
             query=query,
             profile=chosen,

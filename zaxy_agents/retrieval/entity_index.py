@@ -23,6 +23,7 @@ from .derived import DerivedStore
 from .text import Analyzer
 
 SCHEMA_VERSION = 1
+FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
 NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
@@ -82,6 +83,7 @@ class EntityKeywordIndex:
         self.store: DerivedStore | None = None
         self.cache = feat.FeatureCache(PREFIX, RECORD)
         self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
+        self.term_cache = TermCache()
 
     # ------------------------------------------------------------------ derived-index protocol
     def create_schema(self, db: sqlite3.Connection) -> None:
@@ -101,10 +103,13 @@ class EntityKeywordIndex:
     def committed(self) -> None:
         if self._pending is not None:
             self.cache.install(*self._pending)
+            if self.store is not None and self._pending[1] >= 0:  # an erase (before -2) left the cache dropped
+                self.term_cache.committed(self.store.foreign_generation(), self._pending[2])
         self._pending = None
 
     def rolled_back(self) -> None:
         self._pending = None
+        self.term_cache.drop()
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:
@@ -161,11 +166,7 @@ class EntityKeywordIndex:
         if not doc_rows:
             return
         df = Counter(post_term)  # versions holding each term, in order of first appearance (new terms' ids)
-        db.executemany(
-            f"INSERT INTO {p}_term(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
-            list(df.items()),
-        )
-        ids = {term: found[0] for term, found in self._term_ids(db, list(df)).items()}
+        ids = self._count_terms(db, df, before)
         _POSTINGS.append_arrays(
             db,
             np.full(len(post_term), FIELD, dtype=np.int64),
@@ -199,6 +200,7 @@ class EntityKeywordIndex:
         if not gone:
             return
         doomed = np.array(gone, dtype=np.int64)
+        self.term_cache.drop()  # terms whose df falls to 0 are deleted below
         for term_id, lost in _POSTINGS.remove_docs(db, session_id, doomed).items():
             db.execute(f"UPDATE {p}_term SET df = df - ? WHERE id = ?", (lost[FIELD], term_id))
         db.execute(f"DELETE FROM {p}_term WHERE df <= 0")
@@ -275,6 +277,30 @@ class EntityKeywordIndex:
         return [(versions[int(matched[i])], float(scores[i])) for i in top if int(matched[i]) in versions]
 
     # ------------------------------------------------------------------ helpers
+    def _count_terms(self, db: sqlite3.Connection, df: Counter[str], wseq: int) -> dict[str, int]:
+        """Add ``df`` to the terms' document frequencies, creating unknown terms in ``df``'s order (so they get
+        the ids one upsert per term gave them); returns term -> id. Ids are cached between writes
+        (:class:`TermCache`): looking every term up again was ~4 % of bulk projection and ~6 % of projecting one
+        event."""
+        p = PREFIX
+        generation = self.store.foreign_generation() if self.store is not None else -1
+        known = self.term_cache.valid(generation, wseq)
+        unknown = [term for term in df if term not in known]
+        if unknown:
+            known.update(_in(db, f"SELECT term, id FROM {p}_term WHERE term IN", unknown))  # type: ignore[arg-type]
+        db.executemany(
+            f"UPDATE {p}_term SET df = df + ? WHERE id = ?", [(n, known[t]) for t, n in df.items() if t in known]
+        )
+        fresh = [(term, df[term]) for term in unknown if term not in known]
+        insert = f"INSERT INTO {p}_term(term, df) VALUES (?, ?)"
+        if len(fresh) <= FRESH_ONE_BY_ONE:  # a few new terms (one event): each insert tells its id
+            for row in fresh:
+                known[row[0]] = db.execute(insert, row).lastrowid  # type: ignore[assignment]
+        elif fresh:
+            db.executemany(insert, fresh)
+            known.update(_in(db, f"SELECT term, id FROM {p}_term WHERE term IN", [t for t, _ in fresh]))  # type: ignore[arg-type]
+        return known
+
     def _term_ids(self, db: sqlite3.Connection, terms: list[str]) -> dict[str, tuple[int, int]]:
         return {
             term: (term_id, df)
@@ -291,6 +317,32 @@ class EntityKeywordIndex:
             assert cursor.lastrowid is not None
             out[name] = cursor.lastrowid
         return out
+
+
+class TermCache:
+    """Term -> id of the keyword index as this process last committed it. Valid while no other connection
+    committed (the store's ``foreign_generation``) and the index is at the write sequence this process left it
+    at (an erase or a reset moves it); dropped on a rollback."""
+
+    LIMIT = 500_000
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.generation = self.wseq = -1
+
+    def valid(self, generation: int, wseq: int) -> dict[str, int]:
+        """The cached ids (updated in place by the writer), or a new empty dict when they may be stale."""
+        if generation != self.generation or wseq != self.wseq or len(self.ids) > self.LIMIT:
+            self.drop()
+        self.wseq = -1  # being written: valid again only once committed
+        return self.ids
+
+    def committed(self, generation: int, wseq: int) -> None:
+        self.generation, self.wseq = generation, wseq
+
+    def drop(self) -> None:
+        self.ids = {}
+        self.generation = self.wseq = -1
 
 
 def _in(db: sqlite3.Connection, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:

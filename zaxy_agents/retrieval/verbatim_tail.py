@@ -83,14 +83,17 @@ class TailView:
     older events. Kept in step with this process's own commits; rebuilt from the tail tables when another
     process wrote (a different write sequence)."""
 
-    def __init__(self, first: int = 0, wseq: float = -1.0, created: float = -1.0) -> None:
-        self.first, self.wseq, self.created = first, wseq, created
+    def __init__(self, first: int = 0, wseq: float = -1.0, created: float = -1.0, erasures: float = -1.0) -> None:
+        self.first, self.wseq, self.created, self.erasures = first, wseq, created, erasures
+        self.origin = first  # the stats' tail_first this view was read at: a merge moves it
+        self.post_id = self.link_id = 0  # the last tail_post / tail_link rows this view holds
         self._buffer = np.zeros(0, dtype=feat.FEATURE)
         self.records = self._buffer
         self.seqs: list[int] = []
         self.links: dict[int, int] = {}
         self.post: dict[tuple[int, int], list[tuple[int, int, int]]] = {}  # (field, term) -> [(doc, session, tf)]
         self.df: Counter[tuple[int, int]] = Counter()  # (field, term) -> docs
+        self._unsettled: list[tuple[Sequence[int], ...]] = []  # postings added since the last query, in order
 
     def record(self, doc: int) -> np.void | None:
         if self.first <= doc < self.first + len(self.records):
@@ -113,10 +116,30 @@ class TailView:
                 self.records["next"][doc - self.first] = following
             else:
                 self.links[doc] = following
-        for f, t, s, d, tf in zip(batch.post_field, batch.post_term, batch.post_session, batch.post_doc,
-                                  batch.post_tf, strict=True):  # fmt: skip
-            self.post.setdefault((f, t), []).append((d, s, tf))
-            self.df[(f, t)] += 1
+        self.add_postings(batch.post_field, batch.post_term, batch.post_session, batch.post_doc, batch.post_tf)
+
+    def add_postings(self, *columns: Sequence[int]) -> None:
+        """Postings given as parallel ``(field, term, session, doc, tf)`` columns; filed by term only when a query
+        needs them (:meth:`settle`): a process that only writes (a hook, an agent's MCP server between its
+        queries) never pays for filing the postings other processes wrote."""
+        self._unsettled.append(columns)
+
+    def settle(self) -> None:
+        """File the postings added since the last call under their ``(field, term)``; the caller holds the lock."""
+        post, df = self.post, self.df
+        for columns in self._unsettled:
+            for f, t, s, d, tf in zip(*columns, strict=True):
+                post.setdefault((f, t), []).append((d, s, tf))
+                df[(f, t)] += 1
+        self._unsettled = []
+
+    def add_links(self, rows: Sequence[tuple[int, int]]) -> None:
+        """``(doc, next)`` rows of ``tail_link``, in id order: older docs' new neighbours."""
+        for doc, following in rows:
+            if doc >= self.first and len(self.records):
+                self.records["next"][doc - self.first] = following
+            else:
+                self.links[doc] = following
 
 
 @dataclass
@@ -154,35 +177,63 @@ class Tail:
     def __init__(self) -> None:
         self.view = TailView()
         self.lock = threading.Lock()
-        self._staged: tuple[int, int, bool, Prepared | None, int] | None = None
+        self._staged: tuple[int, int, bool, Prepared | None, int, tuple[int, int]] | None = None
 
     def current(self, db: sqlite3.Connection, stats: dict[str, float]) -> TailView:
-        """The tail as of ``stats`` (read inside the caller's snapshot); the caller holds :attr:`lock`."""
+        """The tail as of ``stats`` (read inside the caller's snapshot); the caller holds :attr:`lock`.
+
+        When another process only appended to the tail since this view was read (same tables, no merge, no
+        erasure), only the rows it added are read: with several processes writing one event at a time (the
+        MCP servers or hooks of several agents), re-reading the whole tail (up to ``TAIL_LIMIT`` events) at
+        every write was ~half of each write's time, inside the write lock."""
         view = self.view
         if view.wseq == stats["wseq"] and view.created == stats["created"]:
             return view
-        view = TailView(int(stats["tail_first"]), stats["wseq"], stats["created"])
-        rows = db.execute(f"SELECT doc, seq, data FROM {PREFIX}_tail_doc ORDER BY doc").fetchall()
-        if rows:
-            view.first = rows[0][0]
-            view.records = np.frombuffer(b"".join(r[2] for r in rows), dtype=feat.FEATURE).copy()
-            view.seqs = [r[1] for r in rows]
-        for doc, following in db.execute(f"SELECT doc, next FROM {PREFIX}_tail_link ORDER BY id"):
-            if doc >= view.first and rows:
-                view.records["next"][doc - view.first] = following
-            else:
-                view.links[doc] = following
-        table = unpack_postings([r[0] for r in db.execute(f"SELECT data FROM {PREFIX}_tail_post ORDER BY id")])
-        for f, t, s, d, tf in zip(table["field"].tolist(), table["term"].tolist(), table["session"].tolist(),
-                                  table["doc"].tolist(), table["tf"].tolist(), strict=True):  # fmt: skip
-            view.post.setdefault((f, t), []).append((d, s, tf))
-            view.df[(f, t)] += 1
+        if (
+            len(view.records)  # a merge of a tail without docs would not move tail_first: re-read those
+            and view.wseq < stats["wseq"]
+            and view.created == stats["created"]
+            and view.erasures == stats["erasures"]
+            and view.origin == stats["tail_first"]
+            and stats["tail_docs"] >= len(view.records)
+        ):
+            self._extend(db, view)
+            view.wseq = stats["wseq"]
+            return view
+        view = TailView(int(stats["tail_first"]), stats["wseq"], stats["created"], stats["erasures"])
+        self._extend(db, view)
         self.view = view
         return view
+
+    @staticmethod
+    def _extend(db: sqlite3.Connection, view: TailView) -> None:
+        """Add the tail rows written after those ``view`` holds (all of them for a new view)."""
+        p = PREFIX
+        rows = db.execute(
+            f"SELECT doc, seq, data FROM {p}_tail_doc WHERE doc >= ? ORDER BY doc", (view.first + len(view.records),)
+        ).fetchall()
+        if rows:
+            if not len(view.records):
+                view.first = rows[0][0]
+            added = np.frombuffer(b"".join(r[2] for r in rows), dtype=feat.FEATURE)
+            view.records = np.concatenate((view.records, added)) if len(view.records) else added.copy()
+            view._buffer = view.records
+            view.seqs += [r[1] for r in rows]
+        links = db.execute(f"SELECT id, doc, next FROM {p}_tail_link WHERE id > ? ORDER BY id", (view.link_id,))
+        link_rows = links.fetchall()
+        if link_rows:
+            view.link_id = link_rows[-1][0]
+            view.add_links([(doc, following) for _, doc, following in link_rows])
+        posts = db.execute(f"SELECT id, data FROM {p}_tail_post WHERE id > ? ORDER BY id", (view.post_id,)).fetchall()
+        if posts:
+            view.post_id = posts[-1][0]
+            table = unpack_postings([r[1] for r in posts])
+            view.add_postings(*(table[name].tolist() for name in ("field", "term", "session", "doc", "tf")))
 
     def snapshot(self, db: sqlite3.Connection, stats: dict[str, float], terms: Sequence[int]) -> TailSnapshot:
         with self.lock:
             view = self.current(db, stats)
+            view.settle()
             post = {}
             df = {}
             for term in terms:
@@ -193,22 +244,26 @@ class Tail:
                         df[(field_id, term)] = view.df[(field_id, term)]
             return TailSnapshot(view.first, view.records.copy(), list(view.seqs), dict(view.links), post, df)
 
-    def stage(self, before: int, after: int, merged: bool, batch: Prepared | None, first: int) -> None:
-        self._staged = (before, after, merged, batch, first)
+    def stage(
+        self, before: int, after: int, merged: bool, batch: Prepared | None, first: int, rows: tuple[int, int]
+    ) -> None:
+        """What a write changed, adopted by :meth:`committed`; ``rows``: the last tail_post / tail_link row ids."""
+        self._staged = (before, after, merged, batch, first, rows)
 
     def committed(self, created: float) -> None:
         with self.lock:
             if self._staged is None:
                 return
-            before, after, merged, batch, first = self._staged
+            before, after, merged, batch, first, rows = self._staged
             self._staged = None
             view = self.view
             if view.wseq != before or view.created != created:
                 return  # not the state this write started from: the next reader rebuilds it
             if merged or not len(view.records):
-                view = TailView(first, after, created)
+                view = TailView(first, after, created, view.erasures)
             if batch is not None:
                 view.add(batch)
+            view.post_id, view.link_id = rows
             view.wseq = after
             self.view = view
 

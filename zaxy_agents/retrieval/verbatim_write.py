@@ -341,7 +341,11 @@ class Writer:
         self.index._pending_created = stats["created"]
         self.cache.wseq = -1.0  # valid again only once committed (VerbatimIndex.committed sets it)
         self.index._write_cache_next = stats["wseq"]
-        self.index.tail.stage(self.before, int(stats["wseq"]), merged, tail_batch, int(stats["tail_first"]))
+        last = [f"(SELECT ifnull(max(id), 0) FROM {PREFIX}_{table})" for table in ("tail_post", "tail_link")]
+        rows = self.db.execute(f"SELECT {', '.join(last)}").fetchone()  # the tail rows the view will hold
+        self.index.tail.stage(
+            self.before, int(stats["wseq"]), merged, tail_batch, int(stats["tail_first"]), (rows[0], rows[1])
+        )
 
     # ------------------------------------------------------------------ dictionaries
     def _sessions(self, names: set[str]) -> dict[str, tuple[int, int]]:

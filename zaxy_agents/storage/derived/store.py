@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .checkpointer import WRITER_LIMIT_PAGES, Checkpointer
+from .writer_queue import WriterQueue
 
 DERIVED_FILE = "derived.sqlite"
 FORMAT = "zaxy-derived/1"  # the file as a whole (meta table layout); components version their own tables
@@ -67,6 +68,7 @@ class DerivedStore:
         self.transaction_serial = 0  # counts write transactions begun: ties what a hook learned to one commit
         self.closed = False
         self.checkpointer = Checkpointer(str(self.path), self._connect)  # WAL checkpoints off the writer's path
+        self.writer_queue = WriterQueue(str(self.path))  # processes take turns without SQLite's sleeps
         if create:
             self.folder.mkdir(parents=True, exist_ok=True)
         self._open_checked()
@@ -173,7 +175,7 @@ class DerivedStore:
                 yield writer
                 return
             self.transaction_serial += 1
-            with self._transaction(writer):
+            with self.writer_queue.turn(BUSY_TIMEOUT_MS / 1000), self._transaction(writer):
                 yield writer
             self.checkpointer.committed()
             for hook in list(self._committed_hooks):
@@ -285,6 +287,7 @@ class DerivedStore:
         with self._write_lock:
             self.closed = True
             self._close_connections()
+            self.writer_queue.close()
 
     def _close_connections(self) -> None:
         # the checkpoint thread stops (finishing a checkpoint in progress) before its connection is closed
