@@ -191,3 +191,29 @@ def test_a_confidence_trajectory_names_its_trend(memory: MemoryFabric) -> None:
         "s", "fact:launch", reason="vendors disagree", source_events=[note.citation]
     )
     assert re.fullmatch(r"rvq_[0-9a-f]{24}", request["request_id"])
+
+
+def test_promotion_and_rollback_candidates_at_their_thresholds(memory: MemoryFabric) -> None:
+    """'promotion_candidates — a proposed skill whose two or more outcomes average 0.7 or more — and
+    rollback_candidates — an applicable revision whose outcomes average below 0.5 while an earlier version
+    exists'."""
+    run = memory.append("dev", "command.completed", {"command": "pytest -x", "exit_code": 0})
+    proposed = {"once": [1.0], "edge": [0.6, 0.8], "below": [0.69, 0.69]}
+    for skill, scores in proposed.items():
+        summary = f"fix a failing python test ({skill})"
+        memory.record_skill("dev", "proposed", skill, summary=summary, procedure=["a"], citations=[run.citation])
+        for score in scores:
+            memory.record_skill("dev", "outcome_recorded", skill, success_score=score)
+    revised = {"half": [0.5, 0.5], "worse": [0.5, 0.48]}
+    for skill, scores in revised.items():
+        summary = f"fix a failing python test ({skill})"
+        memory.record_skill("dev", "proposed", skill, summary=summary, procedure=["a"], citations=[run.citation])
+        memory.record_skill("dev", "validated", skill, reason="ok")
+        memory.record_skill("dev", "revised", skill, version="2", procedure=["b"], reason="faster")
+        for score in scores:
+            memory.record_skill("dev", "outcome_recorded", skill, success_score=score)
+    analytics = memory.checkout("how do I fix a failing python test?", session="dev").diagnostics.model_dump()[
+        "skill_analytics"
+    ]
+    assert [c["skill_id"] for c in analytics["promotion_candidates"]] == ["edge"]
+    assert [c["skill_id"] for c in analytics["rollback_candidates"]] == ["worse"]

@@ -150,3 +150,21 @@ def test_a_proof_trace_reverifies_each_step_against_the_log(tmp_path: Path) -> N
     assert trace["verified"] is False
     failed = [step["step"] for step in trace["steps"] if not step["verified"]]
     assert failed == ["evidence"] and trace["steps"][1]["citation"] == state["log"].citation
+
+
+async def test_memory_append_refuses_every_coordination_type(tmp_path: Path) -> None:
+    """'memory_append refuses the coordination.* event types outright (use the tools)': the ones Coordinate
+    writes, and any other name in that namespace (over a real MCP client session)."""
+    from tests.mcp.conftest import connected, error, make_app, ok
+
+    app = make_app(tmp_path / "eventloom", profile="full", capture=False)
+    try:
+        async with connected(app) as client:
+            for event_type in ("coordination.finding.promoted", "coordination.finding.accepted", "coordination.x"):
+                refused = await error(client, "memory_append", {"event_type": event_type, "payload": {"m": M}})
+                assert (refused["code"], refused["field"]) == ("invalid_request", "event_type"), event_type
+            replay = await ok(client, "memory_replay", {})
+            assert replay["events"] == []  # nothing was written
+            await ok(client, "memory_append", {"event_type": "coordinationally.fine", "payload": {"m": M}})
+    finally:
+        app.close()

@@ -44,6 +44,7 @@ GATED_TYPES = {
     "memory.evidence.excluded": "memory_synthesis_evidence",
     "reasoning.primitive.called": "the primitive tools themselves (Zaxy records their calls)",
 }
+RESERVED_PREFIXES = ("coordination.",)  # the whole namespace, as LangGraph's memory tools reserve it
 REPLAY_MAX_CHARS = 200_000
 
 
@@ -98,6 +99,12 @@ def memory_append(call: ToolCall[AppendArgs]) -> dict[str, Any]:
             f"{args.event_type} events are written by {GATED_TYPES[args.event_type]}, not appended directly",
             field="event_type",
             remediation=f"Call {GATED_TYPES[args.event_type]} (it checks the rights and references first).",
+        )
+    if args.event_type.startswith(RESERVED_PREFIXES):  # a type Coordinate may add later is never raw-appendable
+        raise InvalidRequestError(
+            f"{args.event_type}: the coordination.* event types are written by the coordination_* tools only",
+            field="event_type",
+            remediation="Use the coordination_* tools (they check the mission's roles first).",
         )
     payload = args.payload
     if args.cues is not None:
