@@ -217,3 +217,53 @@ def test_promotion_and_rollback_candidates_at_their_thresholds(memory: MemoryFab
     ]
     assert [c["skill_id"] for c in analytics["promotion_candidates"]] == ["edge"]
     assert [c["skill_id"] for c in analytics["rollback_candidates"]] == ["worse"]
+
+
+def test_weak_edges_are_halved_in_trust_and_add_their_guidance_line(memory: MemoryFabric) -> None:
+    """'Trust per edge is its confidence, halved when weak ... When edges are present the guidance says "Use
+    causal_context as explanatory memory, not as authoritative state." (plus a line about weak or uncited edges
+    when there are any)'."""
+    failed = memory.append("s", "fact.asserted", {"key": "failed deploy", "fact": "deploy 41 failed with 401"})
+    memory.append("s", "fact.asserted", {"key": "expired token", "fact": "the CI token expired"})
+    memory.append("s", "fact.asserted", {"key": "flaky runner", "fact": "runner 3 is flaky"})
+
+    def explain(cause: str, confidence: float) -> None:
+        memory.explain_outcome(
+            "s",
+            cause={"name": cause, "entity_type": "fact"},
+            effect={"name": "failed deploy", "entity_type": "fact"},
+            relation="caused",
+            confidence=confidence,
+            evidence=failed.citation,
+        )
+
+    question = "why did the failed deploy happen?"
+    explain("expired token", 0.8)
+    packet = memory.checkout(question, session="s")
+    trust = "\n".join(packet.guidance.trust)
+    assert "Use causal_context as explanatory memory, not as authoritative state." in trust
+    assert "weak or uncited" not in trust
+    explain("flaky runner", 0.3)
+    packet = memory.checkout(question, session="s")
+    block = packet.diagnostics.model_dump()["causal_context"]
+    weak = next(edge for edge in block["edges"] if edge["source"] == "flaky runner")
+    assert weak["weak"] and weak["trust"] == 0.15 and block["weak"] == 1
+    assert "weak or uncited causal edges" in "\n".join(packet.guidance.trust)
+
+
+def test_a_mined_procedure_cites_one_trace_per_session_up_to_ten(memory: MemoryFabric) -> None:
+    """'proposes each as a review-pending procedure candidate ... citing one trace per supporting session (up to
+    ten sessions)'."""
+    sessions = [f"repo{n:02d}" for n in range(11)]
+    for session in sessions:
+        steps = [
+            ("tool.call.completed", {"tool": "read_file"}),
+            ("command.completed", {"command": "pytest", "exit_code": 0}),
+        ]
+        memory.append_many(session, [{"type": kind, "payload": payload} for kind, payload in steps])
+    assert memory.mine_procedures(min_support=11)["created"] == 1
+    [candidate] = memory.consolidation_status("procedures")["candidates"]
+    cited = {memory.resolve(citation).session for citation in candidate["source_events"]}
+    assert len(cited) == 10 and cited <= set(sessions)
+    assert len(candidate["source_events"]) == 20  # the two steps of each cited session's trace
+    assert "Succeeded in 11 sessions" in candidate["summary"] and "1 more" in candidate["summary"]

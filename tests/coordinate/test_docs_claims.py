@@ -4,6 +4,7 @@ serves. Each test names the sentence it keeps true."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -168,3 +169,19 @@ async def test_memory_append_refuses_every_coordination_type(tmp_path: Path) -> 
             await ok(client, "memory_append", {"event_type": "coordinationally.fine", "payload": {"m": M}})
     finally:
         app.close()
+
+
+def test_the_hook_command_takes_the_mission_as_an_option(tmp_path: Path) -> None:
+    """'The hook command also takes --mission NAME if you prefer to put it in the hook configuration' (the real
+    `zaxy hook-event` with a payload recorded from Claude Code, no ZAXY_MISSION in the environment)."""
+    from tests.capture.conftest import Env, hook_payload
+
+    env = Env(tmp_path)
+    for name in ("SubagentStart", "SubagentStop"):
+        payload = hook_payload("claude-code", name, env.workspace, env.home)
+        event = json.loads(payload)["hook_event_name"]
+        ran = env.zaxy("hook-event", event, "--client", "claude-code", "--mission", "by-option", stdin=payload)
+        assert (ran.returncode, ran.stderr) == (0, ""), ran.stderr
+    with MemoryFabric.from_path(env.eventloom) as memory:
+        brief = memory.coordination.merge_brief("by-option")
+    assert [w["worker_id"] for w in brief["workers"]] and len(brief["findings"]["pending"]) == 1
