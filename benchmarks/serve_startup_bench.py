@@ -11,6 +11,9 @@ A raw JSON-RPC client (newline-delimited, as MCP's stdio transport is; no SDK in
 * ``server_cpu_s``: user + system CPU of the server's whole life (``wait4``), exit included;
 * ``cited``: the answer holds an ``eventloom://`` citation (the run counts only if it does).
 
+Each run also times the CLI, ``zaxy memory checkout QUESTION --json`` on the same memory: ``cli_checkout_s``
+(spawn to exit) and ``cli_checkout_cpu_s``.
+
 Each tree (``--tree NAME=DIR``, a source tree whose ``zaxy_agents`` is put first on ``PYTHONPATH``; the current
 checkout is ``now``) runs ``--runs`` times, alternated with the others, and the medians are compared as ratios in
 the same run. Bytecode is compiled once per tree into a private cache (as an installed package has it).
@@ -138,6 +141,26 @@ def serve_once(
     return timeline
 
 
+def cli_checkout_once(env: dict[str, str], tree: Path, memory: Path, question: str, session: str) -> dict[str, Any]:
+    """`zaxy memory checkout QUESTION --json` end to end: wall and CPU (``wait4``), and whether it cited."""
+    args = [PYTHON, "-m", "zaxy_agents.cli.entry", "memory", "checkout", question, "-s", session]
+    args += ["--eventloom-path", str(memory), "--json"]
+    started = time.perf_counter()
+    process = subprocess.Popen(args, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"zaxy memory checkout exited {process.returncode}")
+    return {
+        "cli_checkout_s": elapsed,
+        "cli_checkout_cpu_s": usage.ru_utime + usage.ru_stime,
+        "cli_cited": b"eventloom://" in output,
+    }
+
+
 def _process_cpu(pid: int) -> float:
     """User + system CPU a live process has used so far (Linux ``/proc/<pid>/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -198,16 +221,19 @@ def main() -> None:
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
         for _ in range(args.runs):
             for name, tree in trees.items():
-                runs[name].append(serve_once(envs[name], tree, memory, question, session))
+                run = serve_once(envs[name], tree, memory, question, session)
+                run.update(cli_checkout_once(envs[name], tree, memory, question, session))
+                runs[name].append(run)
         report: dict[str, Any] = {"memory": str(memory), "question": question, "runs": args.runs}
         keys = ("initialize_s", "tools_list_s", "first_checkout_s", "cpu_at_first_checkout_s", "server_cpu_s")
+        keys += ("cli_checkout_s", "cli_checkout_cpu_s")
         for name, samples in runs.items():
             report[name] = {key: round(statistics.median(s[key] for s in samples), 3) for key in keys}
             report[name]["first_checkout_s_range"] = [
                 round(min(s["first_checkout_s"] for s in samples), 3),
                 round(max(s["first_checkout_s"] for s in samples), 3),
             ]
-            report[name]["cited"] = all(s["cited"] for s in samples)
+            report[name]["cited"] = all(s["cited"] and s["cli_cited"] for s in samples)
             report[name]["tools_listed"] = samples[0]["tools_listed"]
             if args.importtime:
                 report[name]["import_self_s_by_package"] = serve_once(

@@ -112,42 +112,38 @@ def test_the_primitive_table_is_the_routing_table() -> None:
 
 
 def test_the_listed_agent_tools_exist_on_both_surfaces(memory: MemoryFabric) -> None:
-    """'The same seven operations are agent tools on both surfaces', 'The six metacognition tools are agent tools
-    on both surfaces too' and the issue-20 tools: each name is an MCP tool of the full profile and a LangGraph
-    tool of the opt-in set the page names."""
+    """The Agents section: 'The same seven operations are agent tools on both surfaces: ...', 'The six
+    metacognition tools are agent tools on both surfaces too: ...' and 'The issue-20 tools ... (`belief_tools`) ...
+    (`synthesis_tools` ...) ... (`procedure_tools`)': each name the page lists is an MCP tool and a tool of the
+    LangGraph opt-in set it names, and the counts the page spells out are right."""
+    import re
+
+    from tests.conftest import REPO_ROOT
     from zaxy_agents.langgraph import beliefs, cognitive, metacognition, procedures, synthesis
     from zaxy_agents.mcp import registry
 
+    section = (REPO_ROOT / "docs" / "cognitive.md").read_text().split("## Agents (MCP and LangGraph)", 1)[1]
+    paragraphs = [" ".join(p.split()) for p in section.split("\n\n")]
+
+    def listed(opening: str) -> list[str]:
+        paragraph = next(p for p in paragraphs if p.startswith(opening))
+        names = re.findall(r"`(memory_\w+)(?:\(|`)", paragraph.split(":", 1)[1].split(". ", 1)[0])
+        return list(dict.fromkeys(names))
+
     served = {spec.name for spec in registry.all_tools()}
-    sets = {
-        cognitive.cognitive_tools: [
-            "memory_causal_successors",
-            "memory_causal_predecessors",
-            "memory_consolidation_candidate",
-            "memory_consolidation_propose_from_log",
-            "memory_consolidation_review",
-            "memory_consolidation_status",
-            "memory_consolidation",
-        ],
-        metacognition.metacognition_tools: [
-            "memory_record_known_unknown",
-            "memory_known_unknowns",
-            "memory_confidence_trajectory",
-            "memory_reverification_needs",
-            "memory_claim_confidence",
-            "memory_confidence",
-        ],
-        beliefs.belief_tools: [
-            "memory_propose_belief_update",
-            "memory_review_belief_update",
-            "memory_belief_update_proposals",
-        ],
-        synthesis.synthesis_tools: ["memory_synthesis_artifact", "memory_synthesis_evidence"],
-        procedures.procedure_tools: ["memory_plan_from_procedures", "memory_skill_from_procedure"],
+    seven, six, issue_20 = (listed(p) for p in ("The same seven", "The six metacognition", "The issue-20 tools"))
+    assert (len(seven), len(six)) == (7, 6)
+    offered = {t.name for make in (cognitive.cognitive_tools, metacognition.metacognition_tools) for t in make(memory)}
+    offered |= {
+        t.name
+        for make in (beliefs.belief_tools, synthesis.synthesis_tools, procedures.procedure_tools)
+        for t in make(memory)
     }
-    for make, names in sets.items():
-        assert set(names) <= served, make.__name__
-        assert set(names) <= {t.name for t in make(memory)}, make.__name__
+    for name in (*seven, *six, *issue_20):
+        assert name in served and name in offered, name
+    assert {t.name for t in cognitive.cognitive_tools(memory)} >= set(seven)
+    assert {t.name for t in metacognition.metacognition_tools(memory)} >= set(six)
+    assert len(issue_20) == 7
 
 
 def test_accepting_a_belief_update_whose_citation_no_longer_resolves_is_a_conflict(tmp_path) -> None:

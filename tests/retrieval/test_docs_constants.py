@@ -10,11 +10,17 @@ import re
 import pytest
 
 from tests.conftest import REPO_ROOT
-from zaxy_agents.retrieval import ann, features, graph_lanes, postings, verbatim_search, verbatim_write
+from zaxy_agents.retrieval import ann, engine, features, graph_lanes, postings, verbatim_search, verbatim_write
 from zaxy_agents.retrieval.profiles import LANES, PROFILES
 from zaxy_agents.retrieval.ranking import RETRIEVAL_PROFILES
+from zaxy_agents.retrieval.verbatim import Config as VerbatimConfig
 from zaxy_agents.salience import gate
 
+_CONFIG = VerbatimConfig()
+# caption, context window, segment; then the borrows: adjacent, two away, the previous event when it asks a question
+_VERBATIM = (_CONFIG.caption_weight, _CONFIG.ctx_weight, _CONFIG.session_weight)
+_VERBATIM += (_CONFIG.neighbour_weight, _CONFIG.hop2_weight, _CONFIG.qa_weight)
+_STATED = (0.5, 0.5, 0.2, 0.5, 0.5, 1.1)
 PAGE = " ".join((REPO_ROOT / "docs" / "retrieval.md").read_text().split())  # prose with its line breaks folded
 
 
@@ -81,12 +87,26 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("M 32, efConstruction 128, ef 256", (ann.CONNECTIVITY, ann.EXPANSION_ADD), (32, 128)),
         ("M 32, efConstruction 128, ef 256", ann.EXPANSION_SEARCH, 256),
         ("proposes 3 x k candidates", ann.OVERSAMPLE, 3),
+        (
+            "+ 0.5 x caption BM25 + 0.5 x BM25 of a ±2 context window + 0.2 x BM25 of the segment + the best of "
+            "0.5 x an adjacent event's score / 0.5 x the score two events away / 1.1 x the previous event's score",
+            _VERBATIM,
+            _STATED,
+        ),
+        ("events by a speaker named in the query x1.5", 1 + VerbatimConfig().speaker_boost, 1.5),
+        ("prefer events with a temporal expression (x1.6)", 1 + VerbatimConfig().temporal_boost, 1.6),
+        ("prefers events dated just after it (x3)", 1 + VerbatimConfig().date_boost, 3.0),
+        ("questions carry few facts (x(1 - 0.4 x question share))", VerbatimConfig().question_penalty, 0.4),
+        ("events in its window gain 6 x the window's IDF", VerbatimConfig().date_term_weight, 6.0),
+        ("bounded traversal (depth 1-3, set by the profile)", {p.graph_depth for p in PROFILES.values()}, {1, 2, 3}),
         ("20,000 rows stale", ann.STALE_ROWS, 20_000),
         (">= 0.85 with an event of the same type is redundant, >= 0.5 reinforcing", gate.REDUNDANT, 0.85),
         (">= 0.85 with an event of the same type is redundant, >= 0.5 reinforcing", gate.REINFORCING, 0.5),
         ("`rerank_weight` is 0.15 in every profile", {p.rerank_weight for p in PROFILES.values()}, {0.15}),
         ("(0.4 in every profile, 0 switches it off", {p.expansion_weight for p in PROFILES.values()}, {0.4}),
         ("the top `candidates` (50) fused hits", PROFILES["balanced"].candidates, 50),
+        ("(tripled, like the `graph` lane's, when the query names an entity", engine.ANCHORED_GRAPH_BOOST, 3.0),
+        ("over the seeds' neighbourhood up to 3 hops", graph_lanes.personalized_pagerank.__defaults__, (3,)),
     ],
 )
 def test_a_stated_parameter_is_the_one_the_engine_runs_with(sentence: str, value: object, stated: object) -> None:

@@ -58,3 +58,24 @@ def test_unique_positions_equal_unique_and_searchsorted(seed: int) -> None:
     expected = np.unique(np.concatenate(parts))
     assert values.dtype == np.int64 and np.array_equal(values, expected)
     assert np.array_equal(at, np.searchsorted(expected, np.concatenate(parts)))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_positions_and_isin_equal_a_binary_search(seed: int) -> None:
+    """Dense id ranges take a lookup table, sparse ones a binary search: the same answers either way, for
+    values outside the members' range, negative sentinels and every integer width the index uses."""
+    rng = np.random.default_rng(200 + seed)
+    high = int(rng.choice([20, 3_000, 2**33]))
+    members = np.unique(rng.integers(0, high, size=int(rng.integers(1, 2_000)))).astype(np.int64)
+    values = rng.integers(-2, high + 5, size=int(rng.integers(0, 3_000)))
+    dtype = rng.choice([np.int64, np.int32, np.uint32]) if high < 2**31 else np.int64
+    if dtype == np.uint32:
+        values = np.abs(values)
+    values = values.astype(dtype)
+    where = np.minimum(np.searchsorted(members, values), members.size - 1)
+    found = members[where] == values
+    assert np.array_equal(sets.positions(members, values, -7), np.where(found, where, -7))
+    assert sets.positions(members, values, -7).dtype == np.int64
+    assert np.array_equal(sets.isin(values, members, members_sorted=True), np.isin(values, members))
+    assert np.array_equal(sets.isin(values, rng.permutation(members)), np.isin(values, members))
+    assert np.array_equal(sets.isin(values.reshape(-1, 1), members), np.isin(values, members).reshape(-1, 1))

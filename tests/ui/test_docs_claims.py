@@ -21,6 +21,7 @@ from zaxy_agents.ui.app import STATIC
 
 USER = "user-token-" + "u" * 24
 ADMIN = "admin-token-" + "a" * 24
+SHOP_TOKEN = "shop-session-token-" + "s" * 16
 BULK = "bulk"  # a session longer than one scan budget
 BULK_EVENTS = 5_050
 
@@ -34,14 +35,31 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
 
 
 @pytest.fixture(scope="module")
-def server(seeded: Seeded):
-    with ui_server(seeded.path, env={"ZAXY_AUTH_TOKEN": USER, "ZAXY_ADMIN_TOKEN": ADMIN}) as running:
+def server(seeded: Seeded, tmp_path_factory: pytest.TempPathFactory):
+    tokens = tmp_path_factory.mktemp("ui-claims-tokens") / "session-tokens"
+    tokens.write_text(f"{seeded.shop} {SHOP_TOKEN}\n")
+    env = {"ZAXY_AUTH_TOKEN": USER, "ZAXY_ADMIN_TOKEN": ADMIN, "ZAXY_SESSION_TOKENS_FILE": str(tokens)}
+    with ui_server(seeded.path, env=env) as running:
         yield running
 
 
 def heads(path: Path) -> dict[str, tuple[int, int]]:
     """Every session log's (size, mtime_ns): what a write of any kind would change."""
     return {log.name: (log.stat().st_size, log.stat().st_mtime_ns) for log in path.rglob("*.jsonl")}
+
+
+def new_candidate(seeded: Seeded, title: str) -> str:
+    """A pending claim candidate in the shop session, citing its current deploy fact."""
+    with MemoryFabric.from_path(seeded.path) as fabric:
+        candidate = fabric.consolidation_candidate(
+            seeded.shop,
+            candidate_type="claim",
+            title=title,
+            summary=f"{title}.",
+            source_events=[seeded.current_fact],
+            confidence=0.5,
+        )
+    return candidate["candidate_id"]
 
 
 def test_nothing_is_loaded_from_the_network_and_the_policy_says_self_only(server) -> None:
@@ -124,15 +142,8 @@ def test_a_checkout_preview_records_nothing(server, seeded) -> None:
 def test_the_user_token_reviews_and_every_write_is_recorded_as_zaxy_ui(server, seeded) -> None:
     """Table row 'ZAXY_AUTH_TOKEN | every session | review decisions'; 'Writes made here are recorded with actor
     zaxy-ui'; 'Errors are the fabric's structured errors with HTTP 400 / 403 / 404 / 409'."""
+    candidate = new_candidate(seeded, "The database is postgres")
     with MemoryFabric.from_path(seeded.path) as fabric:
-        candidate = fabric.consolidation_candidate(
-            seeded.shop,
-            candidate_type="claim",
-            title="The database is postgres",
-            summary="The database engine is postgres.",
-            source_events=[seeded.current_fact],
-            confidence=0.5,
-        )["candidate_id"]
         fabric.append(seeded.shop, "fact.asserted", {"key": "ci runner", "fact": "ci runs on the old runner"})
     with server.client(USER) as user, server.client(ADMIN) as admin:
         body = {"candidate_id": candidate, "decision": "deferred", "rationale": "needs the version"}
@@ -218,3 +229,19 @@ def test_an_entity_shows_stated_and_inferred_relations_with_their_evidence(serve
         deploy = client.get(url, params={"type": "fact", "name": "deploy target"}).json()
         assert [version["citation"] for version in deploy["versions"]] == [seeded.first_fact, seeded.current_fact]
         assert {version["source_event_type"] for version in deploy["versions"]} == {"fact.asserted"}
+
+
+def test_a_session_token_reviews_in_its_session_and_nothing_else(server, seeded) -> None:
+    """Table row 'a line <session-id> <token> of ZAXY_SESSION_TOKENS_FILE | that one session | reviews in that
+    session'."""
+    candidate = new_candidate(seeded, "Deploys are paused on Fridays")
+    body = {"candidate_id": candidate, "decision": "rejected", "rationale": "not what was said"}
+    with server.client(SHOP_TOKEN) as shop:
+        reviewed = shop.post(f"/api/sessions/{seeded.shop}/consolidation/review", json=body)
+        assert reviewed.status_code == 200, reviewed.text
+        refused = shop.post(
+            f"/api/sessions/{seeded.shop}/invalidate",
+            json={"entity": "deploy target", "entity_type": "fact", "reason": "no"},
+        )
+        assert refused.status_code == 403 and refused.json()["error"]["field"] == "token"
+        assert shop.get(f"/api/sessions/{BULK}/events").status_code == 403

@@ -6,6 +6,9 @@ completed task or a reverted decision never shows up as live state.
 
 from __future__ import annotations
 
+import functools
+import json
+
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 
@@ -32,7 +35,7 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker
     for version in current:
         kind = version.entity_type
-        properties = version.properties if kind in {"task", "command_run", "fact"} else {}
+        properties = _properties(version.properties_json) if _read_properties(kind, version.properties_json) else {}
         if kind == "task":
             status = str(properties.get("status") or "").lower()
             if status in BLOCKED:
@@ -54,6 +57,21 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
         elif kind in {"document", "document_chunk"} and version.source_path:
             _push(working.source_anchors, version, properties)
     return working
+
+
+def _read_properties(kind: str, properties_json: str) -> bool:
+    """Whether the kind's choice needs its properties: a task's or a command's always; a fact's only when it may
+    be a goal (a predicate of ``goal`` or ``objective`` appears in the JSON as that string): a checkout scans
+    tens of recent facts per session, and parsing each one's JSON cost more than the rest of the working set."""
+    if kind == "fact":
+        return '"goal"' in properties_json or '"objective"' in properties_json
+    return kind in {"task", "command_run"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _properties(properties_json: str) -> dict:
+    """Parsed properties (read only here), remembered: the same recent tasks are read at every checkout."""
+    return json.loads(properties_json) if properties_json else {}
 
 
 def _push(target: list[WorkingItem], version: EntityVersion, properties: dict) -> None:

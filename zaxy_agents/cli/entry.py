@@ -32,7 +32,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         single = _single_command(args)
         if single is not None:
-            single()
+            from zaxy_agents.cli import startup_collector
+
+            try:
+                single()
+            finally:
+                startup_collector.resume()
             return
         from zaxy_agents.cli.app import app
 
@@ -47,6 +52,9 @@ def _single_command(args: list[str]) -> object | None:
     for words, (module_name, function_name) in SINGLE_COMMANDS.items():
         if tuple(args[: len(words)]) != words or "--help" in args:
             continue
+        from zaxy_agents.cli import startup_collector
+
+        startup_collector.pause()  # start-up's objects live as long as the process (see the module)
         import importlib
 
         import typer

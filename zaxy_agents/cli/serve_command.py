@@ -86,12 +86,18 @@ def serve_command(
             workspace=workspace,
         )
         if config.transport == "http":
+            from zaxy_agents.cli import startup_collector
             from zaxy_agents.mcp.http import serve_http
+
+            startup_collector.resume()  # a long-lived HTTP server: the collector back on before serving
 
             serve_http(config)
         else:
             if insecure_local or rate_limit is not None:
                 err_console.print("[yellow]note:[/] --insecure-local and --rate-limit only apply to --transport http")
+            from zaxy_agents.cli import startup_collector
             from zaxy_agents.mcp.stdio import serve_stdio
 
-            serve_stdio(config)
+            # the collector (off since start-up) back on after the first answered tool call, or once idle
+            startup_collector.resume_later()
+            serve_stdio(config, after_call=startup_collector.resume)

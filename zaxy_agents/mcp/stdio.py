@@ -26,6 +26,7 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
@@ -46,11 +47,13 @@ class _Stop(BaseException):
     """SIGTERM / SIGINT: stop reading (raised in the main thread by the signal handler)."""
 
 
-def serve_stdio(config: ServerConfig) -> None:
-    """Serve over stdin/stdout until the client closes stdin (or SIGTERM/SIGINT), then hand over cleanly."""
+def serve_stdio(config: ServerConfig, *, after_call: Callable[[], None] | None = None) -> None:
+    """Serve over stdin/stdout until the client closes stdin (or SIGTERM/SIGINT), then hand over cleanly.
+
+    ``after_call`` runs after each answered tool call (the CLI's: turn the collector back on after start-up)."""
     app = McpApp(config)
     app.start()
-    transport = StdioTransport(app, sys.stdin.buffer, sys.stdout.buffer)
+    transport = StdioTransport(app, sys.stdin.buffer, sys.stdout.buffer, after_call=after_call)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         transport.run()
@@ -74,8 +77,11 @@ def _raise_stop(_signum: int, _frame: Any) -> None:
 class StdioTransport:
     """One client on a pair of byte streams: reads requests, answers them (calls on worker threads)."""
 
-    def __init__(self, app: McpApp, reader: BinaryIO, writer: BinaryIO) -> None:
+    def __init__(
+        self, app: McpApp, reader: BinaryIO, writer: BinaryIO, *, after_call: Callable[[], None] | None = None
+    ) -> None:
         self.app = app
+        self._after_call = after_call
         self._reader = reader
         self._writer = writer
         self._write_lock = threading.Lock()
@@ -155,11 +161,15 @@ class StdioTransport:
             path = first_non_finite(arguments, "arguments")
             if path is not None:
                 arguments[NON_FINITE_KEY] = path
-            self._submit(ident, lambda: self.app.call_tool_result(name, arguments, self.app.stdio_caller()))
+            self._submit(
+                ident,
+                lambda: self.app.call_tool_result(name, arguments, self.app.stdio_caller()),
+                then=self._after_call,
+            )
         else:
             self._error(ident, METHOD_NOT_FOUND, "Method not found", None)
 
-    def _submit(self, ident: Any, work: Any) -> None:
+    def _submit(self, ident: Any, work: Any, then: Any = None) -> None:
         def run() -> None:
             try:
                 result = work()
@@ -168,6 +178,8 @@ class StdioTransport:
                 self._answer(ident, {"jsonrpc": "2.0", "id": ident, "error": {"code": 0, "message": str(exc)}})
                 return
             self._answer(ident, {"jsonrpc": "2.0", "id": ident, "result": result})
+            if then is not None:
+                then()
 
         with self._state_lock:
             self._in_flight[ident] = self._pool.submit(run)

@@ -35,11 +35,47 @@ def isin(values: np.ndarray, members: np.ndarray, *, members_sorted: bool = Fals
     pool = np.ravel(np.asarray(members))
     if pool.size == 0 or values.size == 0:
         return np.zeros(values.shape, dtype=bool)
+    low, high = (pool[0], pool[-1]) if members_sorted else (pool.min(), pool.max())
+    if _dense(values, pool, int(low), int(high)):
+        table = np.zeros(int(high) - int(low) + 1, dtype=bool)
+        table[pool.astype(np.int64) - int(low)] = True
+        return _lookup(table, values, int(low), int(high), False)
     if not members_sorted:
         pool = np.sort(pool)
     at = np.searchsorted(pool, values)
     np.minimum(at, pool.size - 1, out=at)
     return pool[at] == values
+
+
+def positions(members: np.ndarray, values: np.ndarray, missing: int) -> np.ndarray:
+    """For each of ``values``, its index in ``members`` (sorted ascending, distinct), or ``missing`` (int64)."""
+    values = np.asarray(values)
+    if members.size == 0 or values.size == 0:
+        return np.full(values.shape, missing, dtype=np.int64)
+    low, high = int(members[0]), int(members[-1])
+    if _dense(values, members, low, high):
+        table = np.full(high - low + 1, missing, dtype=np.int64)
+        table[members.astype(np.int64) - low] = np.arange(members.size)
+        return _lookup(table, values, low, high, missing)
+    where = np.minimum(np.searchsorted(members, values), members.size - 1)
+    return np.where(members[where] == values, where, missing).astype(np.int64, copy=False)
+
+
+DENSE_SPAN = 4  # ids spanning up to ~4x their count: a lookup table, O(n), beats n binary searches of the pool
+
+
+def _dense(values: np.ndarray, pool: np.ndarray, low: int, high: int) -> bool:
+    """Whether a table over ``low..high`` is cheap, and both arrays are integers it can index exactly."""
+    exact = all(a.dtype.kind == "i" or (a.dtype.kind == "u" and a.dtype.itemsize <= 4) for a in (values, pool))
+    return exact and high - low < DENSE_SPAN * (pool.size + values.size) + 1024
+
+
+def _lookup(table: np.ndarray, values: np.ndarray, low: int, high: int, default: object) -> np.ndarray:
+    """``table[value - low]`` for the values in ``low..high``, ``default`` for the others (same shape)."""
+    inside = (values >= low) & (values <= high)
+    out = np.full(values.shape, default, dtype=table.dtype)
+    out[inside] = table[values[inside].astype(np.int64) - low]
+    return out
 
 
 def intersect(first: np.ndarray, second: np.ndarray) -> np.ndarray:

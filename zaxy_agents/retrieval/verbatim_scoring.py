@@ -86,8 +86,9 @@ class Matched:
         """Text and caption term counts (terms x docs) of any ``docs``: 0 where a doc holds no query term."""
         if self.docs.size == 0:
             return np.zeros((self.tf.shape[0], docs.size)), np.zeros((self.tf.shape[0], docs.size))
-        where = np.minimum(np.searchsorted(self.docs, docs), self.docs.size - 1)
-        present = self.docs[where] == docs
+        at = sets.positions(self.docs, docs, -1)
+        present = at >= 0
+        where = np.where(present, at, 0)
         return np.where(present, self.tf[:, where], 0.0), np.where(present, self.ctf[:, where], 0.0)
 
 
@@ -351,6 +352,4 @@ class Scorer:
 
 def positions(docs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Position in ``docs`` of each target doc; ``len(docs)`` (a zero sentinel) when absent or -1."""
-    targets = targets.astype(np.int64)
-    where = np.minimum(np.searchsorted(docs, targets), docs.size - 1)
-    return np.where((targets >= 0) & (docs[where] == targets), where, docs.size)
+    return sets.positions(docs, targets.astype(np.int64), docs.size)  # doc ids are >= 0: -1 is never found
