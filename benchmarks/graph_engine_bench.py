@@ -149,7 +149,7 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None) -> dict
             digest.update(line.encode() + b"\n")
         result["dump_digest"] = digest.hexdigest()[:16]
         result["answers_digest"] = answers.hexdigest()[:16]
-    result["one_row_node_table_bytes"] = one_row_tables(root.parent / f"one-row-{engine}")
+    result["one_row_node_table_bytes"] = one_row_tables(root.with_name(f"{root.name}-one-row"))
     if engine != "kuzu":
         result["disk_size_info"] = _disk_size_info(root / GRAPH)
         if kuzu_file is not None:

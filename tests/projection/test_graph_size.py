@@ -42,7 +42,8 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
 
 def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0005 wrote it: every RELATES copy with all its audit columns, the
-    applied migrations as rows of the Migration table."""
+    applied migrations as rows of the Migration table, the entities' text in the file (before 0006)."""
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", lambda table: kuzu_schema.NODE_COLUMNS[table])
     logical = {**{t: c for t, (_a, _b, c) in kuzu_schema.REL_TABLES.items()}}
     monkeypatch.setattr(kuzu_store, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
     monkeypatch.setattr(
@@ -94,8 +95,7 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
 
 
 def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    later = {"0004_forward_only_spine_edges", "0005_one_copy_of_edge_audit"}
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name not in later)
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0004")
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
     _as_written_before_0005(monkeypatch)
     typed_ddl = kuzu_store.typed_rel_ddl  # as written before 0005, without the storage clause
@@ -143,7 +143,7 @@ def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: P
 def test_a_graph_with_three_audit_copies_is_re_projected_smaller(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name != "0005_one_copy_of_edge_audit")
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0005")
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)
     _as_written_before_0005(monkeypatch)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
