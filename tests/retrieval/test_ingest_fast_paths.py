@@ -214,3 +214,25 @@ def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Pa
 
     one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
     assert one["entity_keyword_term"] and one == two
+
+
+def test_compiled_stemmer_gives_the_pure_python_reference_stems() -> None:
+    """The analyser stems with PyStemmer (Snowball's C code, ~12x faster per new word); snowballstemmer's pure-Python
+    English stemmer is the reference. Same stems on this repository's docs (real English) and on the realistic
+    stream's vocabulary (also checked on LoCoMo dev six's 7,812 words, docs/benchmarks.md "Ingest cost")."""
+    import Stemmer
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    from benchmarks.realistic_stream import RealisticStream
+    from zaxy_agents.retrieval import text as text_module
+
+    assert isinstance(text_module._STEMMER, Stemmer.Stemmer)
+    words = Analyzer(stem=False)
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    vocabulary = set(RealisticStream(seed=7, vocabulary=5000).words)
+    for page in docs.glob("*.md"):
+        vocabulary.update(words.words(page.read_text(encoding="utf-8")))
+    assert len(vocabulary) > 8000
+    reference = EnglishStemmer()
+    compiled = Stemmer.Stemmer("english")
+    assert [compiled.stemWord(w) for w in sorted(vocabulary)] == [reference.stemWord(w) for w in sorted(vocabulary)]
