@@ -110,7 +110,9 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None) -> dict
     with MemoryFabric.from_path(root) as fabric:
         started, cpu = time.perf_counter(), _cpu()
         store = fabric.projector.store  # catches the graph up from the log
-        assert store is not None, "the graph did not open"
+        if store is None:  # what the graph sync recorded (a failed write, another process holding the file)
+            graph = fabric.projector.graph
+            raise RuntimeError(f"the graph did not open: {graph.error or graph.unavailable or 'no reason recorded'}")
         result["catch_up_s"] = round(time.perf_counter() - started, 3)
         result["catch_up_cpu_s"] = round(_cpu() - cpu, 3)
         store.checkpoint()
