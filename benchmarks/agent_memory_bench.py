@@ -15,8 +15,12 @@ default) and writes a summary, which Zaxy never does.
 ``--citations FILE`` writes each measured turn's checkout citations (session/seq, without the hash, which
 depends on the run's timestamps) so two builds can be checked for identical packets on the same turns.
 
+``--breakdown`` also times the middleware's parts (checkout, its projection, retrieval and each lane, the citation
+check, packing, stable facts, working set, capture, feedback) as thread CPU per turn; the wrappers add a little
+overhead, so read the parts against each other, and the added-milliseconds line from a run without it.
+
 Usage: python benchmarks/agent_memory_bench.py [--turns 60] [--seed-events 2000] [--history 300]
-       [--only turns|compaction] [--citations FILE] [--json]
+       [--only turns|compaction] [--citations FILE] [--breakdown] [--json]
 """
 
 from __future__ import annotations
@@ -86,6 +90,46 @@ def _seed(memory: MemoryFabric, events: int) -> None:
         memory.append_many("project", drafts[start : start + 500])
 
 
+# ``--breakdown``: where the middleware's turn goes, as thread CPU per part (measured around each call; the parts
+# nest: the checkout holds the projection and assemble, assemble holds retrieval, retrieval holds its lanes).
+BREAKDOWN = (
+    ("checkout (CheckoutStep.run)", "zaxy_agents.langgraph.steps", "CheckoutStep", "run"),
+    ("  projection of new events", "zaxy_agents.fabric.projection_ops", "ProjectionService", "project"),
+    ("  assemble", "zaxy_agents.fabric.checkout_ops", None, "assemble"),
+    ("    retrieval (all lanes)", "zaxy_agents.retrieval.engine", "Retriever", "search"),
+    ("      verbatim lane", "zaxy_agents.retrieval.verbatim", "VerbatimIndex", "search"),
+    ("      keyword lane index", "zaxy_agents.retrieval.entity_index", "EntityKeywordIndex", "search"),
+    ("      graph traversal", "zaxy_agents.retrieval.engine", None, "traverse"),
+    ("      personalized PageRank", "zaxy_agents.retrieval.engine", None, "personalized_pagerank"),
+    ("    citation check (log re-read)", "zaxy_agents.checkout.assemble", None, "check_cited"),
+    ("    packing (_fit)", "zaxy_agents.checkout.assemble", None, "_fit"),
+    ("    stable facts", "zaxy_agents.checkout.assemble", None, "_stable_facts"),
+    ("    working set", "zaxy_agents.checkout.assemble", None, "build_working_set"),
+    ("capture", "zaxy_agents.langgraph.steps", "CaptureStep", "run"),
+    ("feedback", "zaxy_agents.langgraph.steps", "FeedbackStep", "run"),
+)
+
+
+def _instrument(spent: dict[str, float]) -> None:
+    """Wrap the BREAKDOWN functions so each call adds its thread CPU to ``spent`` (for this process only)."""
+    import functools
+    import importlib
+
+    for label, module_name, class_name, attribute in BREAKDOWN:
+        module = importlib.import_module(module_name)
+        owner = getattr(module, class_name) if class_name else module
+        function = getattr(owner, attribute)
+
+        def timed(*args: Any, __function: Any = function, __label: str = label, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            try:
+                return __function(*args, **kwargs)
+            finally:
+                spent[__label] = spent.get(__label, 0.0) + time.thread_time() - started
+
+        setattr(owner, attribute, functools.wraps(function)(timed))
+
+
 def _checkout_citations(memory: MemoryFabric, session: str) -> list[str]:
     """The citations (session/seq, without the hash) of the session's latest checkout, from its durable record
     (the middleware keeps ``memory_context`` for the run only)."""
@@ -96,7 +140,13 @@ def _checkout_citations(memory: MemoryFabric, session: str) -> list[str]:
     return [citation.split("#")[0] for citation in latest]
 
 
-def bench_turns(turns: int, seed_events: int, citations: list[list[str]] | None = None) -> dict[str, Any]:
+def bench_turns(
+    turns: int, seed_events: int, citations: list[list[str]] | None = None, breakdown: bool = False
+) -> dict[str, Any]:
+    spent: dict[str, float] = {}
+    parts: dict[str, list[float]] = {label: [] for label, *_ in BREAKDOWN} if breakdown else {}
+    if breakdown:
+        _instrument(spent)
     model = ScriptedChatModel(policy=lambda messages: AIMessage("Noted; continuing with the plan."))
     with (
         MemoryFabric.from_path(tempfile.mkdtemp()) as plain_memory,
@@ -116,11 +166,15 @@ def bench_turns(turns: int, seed_events: int, citations: list[list[str]] | None 
         for turn in range(turns + 3):  # the first turns warm up (tiktoken, the projection)
             text = f"Which option did we pick for area {turn % 97}, and who owns service {turn % 53}?"
             for name, agent in (("checkpointer only", plain), ("with ZaxyMemoryMiddleware", remembering)):
+                spent.clear()
                 t0, c0 = time.perf_counter(), time.process_time()
                 agent.invoke({"messages": [HumanMessage(text)]}, config)
                 if turn >= 3:
                     samples[name].append(time.perf_counter() - t0)
                     cpu[name].append(time.process_time() - c0)
+                    if agent is remembering:
+                        for label, values in parts.items():
+                            values.append(spent.get(label, 0.0))
                 if citations is not None and agent is remembering and turn >= 3:  # outside the timed part
                     citations.append(_checkout_citations(memory, "langgraph.bench"))
     result: dict[str, Any] = {name: _stats(values) for name, values in samples.items()}
@@ -130,6 +184,8 @@ def bench_turns(turns: int, seed_events: int, citations: list[list[str]] | None 
     result["added_p50_ms"] = with_memory["p50_ms"] - base["p50_ms"]
     result["ratio_p50"] = with_memory["p50_ms"] / base["p50_ms"]
     result["added_cpu_p50_ms"] = with_memory["cpu_p50_ms"] - base["cpu_p50_ms"]
+    if parts:
+        result["breakdown_thread_cpu_p50_ms"] = {label: _stats(values)["p50_ms"] for label, values in parts.items()}
     return result
 
 
@@ -199,12 +255,15 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=300, help="messages in the compacted history")
     parser.add_argument("--only", choices=["turns", "compaction"])
     parser.add_argument("--citations", type=Path, help="write each measured turn's checkout citations here")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time the middleware's parts (thread CPU p50 per turn)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {}
     if args.only != "compaction":
         cited: list[list[str]] | None = [] if args.citations else None
-        report["turns"] = bench_turns(args.turns, args.seed_events, cited)
+        report["turns"] = bench_turns(args.turns, args.seed_events, cited, args.breakdown)
         if args.citations:
             args.citations.write_text(json.dumps(cited, indent=0) + "\n")
     if args.only != "turns":
@@ -224,6 +283,8 @@ def main() -> None:
             f"  middleware adds p50 {turns['added_p50_ms']:.1f} ms (x{turns['ratio_p50']:.2f}); "
             f"CPU p50 {turns['added_cpu_p50_ms']:.1f} ms"
         )
+        for label, value in turns.get("breakdown_thread_cpu_p50_ms", {}).items():
+            print(f"    {label:36} thread CPU p50 {value:6.2f} ms")
     if "compaction" not in report:
         return
     c = report["compaction"]

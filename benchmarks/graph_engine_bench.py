@@ -110,7 +110,9 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None) -> dict
     with MemoryFabric.from_path(root) as fabric:
         started, cpu = time.perf_counter(), _cpu()
         store = fabric.projector.store  # catches the graph up from the log
-        assert store is not None, "the graph did not open"
+        if store is None:  # what the graph sync recorded (a failed write, another process holding the file)
+            graph = fabric.projector.graph
+            raise RuntimeError(f"the graph did not open: {graph.error or graph.unavailable or 'no reason recorded'}")
         result["catch_up_s"] = round(time.perf_counter() - started, 3)
         result["catch_up_cpu_s"] = round(_cpu() - cpu, 3)
         store.checkpoint()
@@ -149,7 +151,7 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None) -> dict
             digest.update(line.encode() + b"\n")
         result["dump_digest"] = digest.hexdigest()[:16]
         result["answers_digest"] = answers.hexdigest()[:16]
-    result["one_row_node_table_bytes"] = one_row_tables(root.parent / f"one-row-{engine}")
+    result["one_row_node_table_bytes"] = one_row_tables(root.with_name(f"{root.name}-one-row"))
     if engine != "kuzu":
         result["disk_size_info"] = _disk_size_info(root / GRAPH)
         if kuzu_file is not None:

@@ -176,7 +176,7 @@ try:
                 fabric.append_many(session, drafts)
             fabric.project()
         for mode in ("fsync", "batch"):
-            go = time.time() + 2.0 + 0.5 * writers  # every writer has imported and opened the memory by then
+            go = time.time() + 4.0 + 1.5 * writers  # every writer has imported and opened the memory by then
             writer = os.environ["INGEST_BENCH_WRITER"]
             procs = [
                 subprocess.Popen(

@@ -52,3 +52,35 @@ def test_every_section_of_the_benchmarks_page_names_its_command() -> None:
         if not SCRIPT.search(section) and not LANE.search(section) and "benchmarks/" not in section
     ]
     assert not bare, f"sections of docs/benchmarks.md that name no command producing their figures: {bare}"
+
+
+TABLE_SECTIONS = {
+    "coordinate": ("## Coordinate: guardrail lane", ""),
+    "synthesis": ("## Synthesis and skills", "synthesis | "),
+    "skills": ("## Synthesis and skills", "skills | "),
+}
+TOTAL_PHRASES = {
+    "causal": r"causal lane 1\.0 on all \w+ metrics \((\d+) checks",
+    "consolidation": r"consolidation lane 1\.0 on all \w+ metrics \((\d+) checks",
+    "metacognition": r"1\.0 on all seven metrics \((\d+) checks",
+}
+
+
+def documented_checks(lane: str) -> dict[str, int] | int:
+    """How many checks docs/benchmarks.md says ``lane`` runs: per metric (its table's ``n/n`` result column) for
+    the lanes with such a table, else the total its prose states (``... (121 checks``)."""
+    text = BENCHMARKS.read_text()
+    if lane in TABLE_SECTIONS:
+        heading, prefix = TABLE_SECTIONS[lane]
+        body = text.split(heading, 1)[1].split("\n## ", 1)[0]
+        rows = re.findall(rf"^\| {re.escape(prefix)}`(\w+)` \|.*\| \d+/(\d+) \|$", body, re.MULTILINE)
+        assert rows, f"docs/benchmarks.md has no check counts for the {lane} lane"
+        return {metric: int(total) for metric, total in rows}
+    found = re.search(TOTAL_PHRASES[lane], " ".join(text.split()))
+    assert found, f"docs/benchmarks.md states no check count for the {lane} lane"
+    return int(found[1])
+
+
+def run_counts(report: dict) -> dict[str, int]:
+    """``{metric: number of checks}`` of a lane report."""
+    return {metric: counts["total"] for metric, counts in report["checks"].items()}

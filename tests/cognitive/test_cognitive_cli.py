@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import run_zaxy, run_zaxy_json
+from tests.test_docs_benchmarks import documented_checks, run_counts
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -169,3 +170,4 @@ def test_internal_lanes_pass(tmp_path: Path) -> None:
         code, body = run_zaxy_json("benchmark", lane)
         assert code == 0, body["failures"]
         assert body["internal"] is True and body["passed"] is True and set(body["metrics"].values()) == {1.0}
+        assert sum(run_counts(body).values()) == documented_checks(lane)  # the count docs/benchmarks.md states

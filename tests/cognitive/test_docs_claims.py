@@ -263,3 +263,37 @@ def test_a_mined_procedure_cites_one_trace_per_session_up_to_ten(memory: MemoryF
     assert len(cited) == 10 and cited <= set(sessions)
     assert len(candidate["source_events"]) == 20  # the two steps of each cited session's trace
     assert "Succeeded in 11 sessions" in candidate["summary"] and "1 more" in candidate["summary"]
+
+
+def test_evidence_that_was_erased_no_longer_resolves(tmp_path) -> None:
+    """'whether the evidence still resolves is checked on every read (evidence_resolves)', 'zero when its evidence
+    does not resolve (uncited)' and 'accepting a proposal whose citations no longer resolve, is a conflict': an
+    erased event keeps its hash in the chain but not its content, so it vouches for nothing any more, in this
+    process and after a reopen."""
+    from zaxy_agents.errors import ConflictError
+
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as memory:
+        memory.append("s", "fact.asserted", {"key": "a", "fact": "the pool is exhausted"})
+        memory.append("s", "fact.asserted", {"key": "b", "fact": "checkout returns 500"})
+        note = memory.append("s", "note.recorded", {"text": "pool timeout in app.log"})
+        memory.explain_outcome(
+            "s",
+            cause={"name": "a", "entity_type": "fact"},
+            effect={"name": "b", "entity_type": "fact"},
+            relation="caused",
+            confidence=0.9,
+            evidence=note.citation,
+        )
+        proposal = memory.propose_belief_update(
+            "s", claim="the pool is fine", rationale="the log says so", confidence=0.6, citations=[note.citation]
+        )
+        assert memory.causal_predecessors("s", "b")["results"][0]["evidence_resolves"] is True  # cached now
+        memory.erase_range("s", note.seq, note.seq, actor="admin", reason="the log line held a secret")
+        assert memory.causal_predecessors("s", "b")["results"][0]["evidence_resolves"] is False
+        with pytest.raises(ConflictError):
+            memory.review_belief_update("s", proposal["proposal_id"], status="accepted", rationale="ok")
+    with MemoryFabric.from_path(root) as reopened:
+        assert reopened.causal_predecessors("s", "b")["results"][0]["evidence_resolves"] is False
+        block = reopened.checkout("why does checkout return 500?", session="s").diagnostics.model_dump()
+        assert block["causal_context"]["uncited"] == 1 and block["causal_context"]["average_trust"] == 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import typer
 
+from tests.test_docs_benchmarks import documented_checks, run_counts
 from zaxy_agents.checkout import assemble
 from zaxy_agents.cli import lane_commands
 from zaxy_agents.evaluation.causal_lane import run_causal_lane
@@ -50,7 +51,8 @@ def test_a_failing_lane_exits_one(capsys: pytest.CaptureFixture[str]) -> None:
 def test_synthesis_lane_passes_and_catches_unchecked_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     from zaxy_agents.evaluation.synthesis_lane import run_synthesis_lane
 
-    assert run_synthesis_lane()["passed"]
+    passing = run_synthesis_lane()
+    assert passing["passed"] and run_counts(passing) == documented_checks("synthesis")  # docs/benchmarks.md
     # break the guardrail: record a checkout's bundle without re-reading the events its rows cite
     monkeypatch.setattr(
         SynthesisService, "_checked_bundle", lambda self, checkout, session: (read_bundle(checkout), "syn-trip")
@@ -62,7 +64,8 @@ def test_synthesis_lane_passes_and_catches_unchecked_rows(monkeypatch: pytest.Mo
 def test_skills_lane_passes_and_catches_a_contradicted_skill_served(monkeypatch: pytest.MonkeyPatch) -> None:
     from zaxy_agents.evaluation.skills_lane import run_skills_lane
 
-    assert run_skills_lane()["passed"]
+    passing = run_skills_lane()
+    assert passing["passed"] and run_counts(passing) == documented_checks("skills")  # docs/benchmarks.md
     classify = skill_memory._classify_skill
 
     def contradicted_still_applicable(procedure, closed, log):  # the guardrail broken

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.conftest import run_zaxy_json
+from tests.test_docs_benchmarks import documented_checks, run_counts
 from zaxy_agents.evaluation.metacognition_lane import run_metacognition_lane
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.metacognition import context
@@ -18,6 +19,7 @@ from zaxy_agents.retrieval import entity_index
 def test_the_lane_scores_one_through_the_cli() -> None:
     code, body = run_zaxy_json("benchmark", "metacognition")
     assert code == 0, body["failures"]
+    assert sum(run_counts(body).values()) == documented_checks("metacognition")  # as docs/benchmarks.md states
     assert body["internal"] is True and body["passed"] is True and set(body["metrics"].values()) == {1.0}
     assert set(body["metrics"]) == {
         "unknown_guardrail",

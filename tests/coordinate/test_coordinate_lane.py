@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.conftest import run_zaxy
+from tests.test_docs_benchmarks import documented_checks, run_counts
 from zaxy_agents.coordinate import mission as mission_module
 from zaxy_agents.coordinate import service
 from zaxy_agents.coordinate.mission import Mission
@@ -19,6 +20,7 @@ def test_the_lane_passes_through_the_cli() -> None:
     report = json.loads(result.stdout)
     assert report["passed"] and set(report["metrics"]) == {"refused_writes", "forgery_ignored", "accepted_state"}
     assert all(value == 1.0 for value in report["metrics"].values())
+    assert run_counts(report) == documented_checks("coordinate")  # the result column of docs/benchmarks.md
 
 
 def test_the_lane_fails_when_anyone_may_do_anything(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -213,3 +214,21 @@ def test_the_protocol_versions_are_the_sdks() -> None:
     from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
     assert list(wire.PROTOCOL_VERSIONS) == SUPPORTED_PROTOCOL_VERSIONS
+
+
+def test_sigterm_stops_the_server_cleanly_and_records_the_session_end(tmp_path: Path) -> None:
+    loom = tmp_path / "loom"
+    server = _Lines(
+        [sys.executable, "-m", "zaxy_agents.cli.entry", "serve", "--eventloom-path", str(loom), "-s", "proj"],
+        tmp_path / "serve.log",
+    )
+    server.send(_request(1, "initialize", INIT))
+    server.answer(1)
+    server.send(_call(2, "memory_append", {"type": "note.recorded", "payload": {"text": "before the signal"}}))
+    assert not json.loads(server.answer(2))["result"]["isError"]
+    server.process.send_signal(signal.SIGTERM)  # stdin stays open: the signal alone ends the server
+    assert server.process.wait(timeout=60) == 0
+    with MemoryFabric.from_path(loom) as fabric:
+        types = [event.type for event in fabric.replay("proj")]
+    assert types[0] == "note.recorded" and types[-1] == "session.ended", types
+    assert "Traceback" not in (tmp_path / "serve.log").read_text()

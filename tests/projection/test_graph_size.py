@@ -8,6 +8,9 @@ log with the new storage, its contents unchanged.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,7 +45,8 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
 
 def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0005 wrote it: every RELATES copy with all its audit columns, the
-    applied migrations as rows of the Migration table."""
+    applied migrations as rows of the Migration table, the entities' text in the file (before 0006)."""
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", lambda table: kuzu_schema.NODE_COLUMNS[table])
     logical = {**{t: c for t, (_a, _b, c) in kuzu_schema.REL_TABLES.items()}}
     monkeypatch.setattr(kuzu_store, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
     monkeypatch.setattr(
@@ -63,6 +67,16 @@ def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
                 )
 
     monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "_record_migrations", record_as_rows)
+
+
+@contextmanager
+def _reopened(root: Path) -> Iterator[MemoryFabric]:
+    """The memory opened by this release: a graph an older release wrote is re-projected from the log on first use."""
+    with MemoryFabric.from_path(root) as memory:
+        memory.project([SESSION])
+        memory.projector.flush()
+        assert memory.projector.store.cursors()[SESSION][0] == 6
+        yield memory
 
 
 def _contents(memory: MemoryFabric) -> list[str]:
@@ -94,8 +108,7 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
 
 
 def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    later = {"0004_forward_only_spine_edges", "0005_one_copy_of_edge_audit"}
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name not in later)
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0004")
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
     _as_written_before_0005(monkeypatch)
     typed_ddl = kuzu_store.typed_rel_ddl  # as written before 0005, without the storage clause
@@ -107,10 +120,7 @@ def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, m
     graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
     both_ways = graph.stat().st_size
     monkeypatch.undo()
-    with MemoryFabric.from_path(tmp_path / "loom") as memory:
-        memory.project([SESSION])
-        memory.projector.flush()
-        assert memory.projector.store.cursors()[SESSION][0] == 6
+    with _reopened(tmp_path / "loom") as memory:
         assert _directions(memory)["NEXT_EVENT"] == {"fwd"}
         assert _contents(memory) == written
     # re-projected into a new file: a Kuzu file never shrinks, so emptying the old one would have kept its size
@@ -135,15 +145,24 @@ def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: P
         dumped = [line for line in _contents(memory) if line.startswith(f'["{typed[0]}",')]
         relates = {line.split(",", 1)[1] for line in _contents(memory) if line.startswith('["RELATES",')}
         assert dumped and all(line.split(",", 1)[1] in relates for line in dumped)
+        # a deterministic edge's evidence is its own source event: stored NULL, read (and dumped) as that event
+        assert store._rows("MATCH ()-[r:RELATES]->() WHERE r.evidence_hash IS NOT NULL RETURN count(r)") == [[0]]
+        names = ["table", "from", "to", *(name for name, _ in kuzu_schema.EDGE_AUDIT_COLUMNS)]
+        for line in relates:
+            edge = dict(zip(names, json.loads('["RELATES",' + line), strict=True))
+            assert edge["evidence_hash"] == edge["source_event_hash"] is not None
+            assert (edge["evidence_seq"], edge["evidence_session"]) == (edge["source_event_seq"], edge["session_id"])
         assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
         assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
         assert store.migrate() == []
 
 
-def test_a_graph_with_three_audit_copies_is_re_projected_smaller(
+def test_a_graph_with_three_audit_copies_and_the_text_is_re_projected_smaller(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name != "0005_one_copy_of_edge_audit")
+    """A graph written before 0005 and 0006 (audit columns three times, the entities' text in the file) comes back
+    from the log with the same dump and digest, its text read from the catalog."""
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0005")
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)
     _as_written_before_0005(monkeypatch)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
@@ -154,11 +173,10 @@ def test_a_graph_with_three_audit_copies_is_re_projected_smaller(
     graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
     three_copies = graph.stat().st_size
     monkeypatch.undo()
-    with MemoryFabric.from_path(tmp_path / "loom") as memory:
-        memory.project([SESSION])
-        memory.projector.flush()
+    with _reopened(tmp_path / "loom") as memory:
         store = memory.projector.store
-        assert store.cursors()[SESSION][0] == 6
+        entity_columns = {row[1] for row in store._rows("CALL TABLE_INFO('Entity') RETURN *")}
+        assert not entity_columns & set(kuzu_schema.ENTITY_TEXT_COLUMNS)
         assert _contents(memory) == written and memory.projection_digest() == digest  # nothing lost
         assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
         assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]

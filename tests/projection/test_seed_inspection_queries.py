@@ -116,7 +116,13 @@ def test_the_seed_inspection_queries_run_verbatim_and_return_what_the_seed_says(
 
     # Entity -SUPERSEDED_BY-> Entity: the old runner fact
     (superseded,) = [r[0] for r in rows["superseded"] if r[0]["_nodes"][0]["name"] == "ci runner"]
-    assert superseded["_nodes"][0]["summary"] == "CI runs on m5" and superseded["_nodes"][1]["valid_to"] is None
+    assert superseded["_nodes"][1]["valid_to"] is None
+    # the version's text is not in the Kuzu file (migration 0006): its id and source event cite it
+    old_version = superseded["_nodes"][0]
+    assert "summary" not in old_version and old_version["event_id"] == f"{old_version['session_id']}:" + str(
+        old_version["source_event_seq"]
+    )
+    assert kuzu_memory.projector.catalog.version(old_version["id"]).summary == "CI runs on m5"
 
     # task -> observations of every kind the seed lists (through RELATES and the typed tables)
     observed = {
@@ -173,11 +179,12 @@ def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
 
 def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A graph built before migration 0003 cannot be completed in place: it starts over from the log."""
-    later = {"0003_seed_provenance_backbone", "0004_forward_only_spine_edges", "0005_one_copy_of_edge_audit"}
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name not in later)
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0003")
     old_entity = [column for column in kuzu_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
-    monkeypatch.setattr(kuzu_store, "NODE_COLUMNS", {**kuzu_schema.NODE_COLUMNS, "Entity": old_entity})
+    old_nodes = {**kuzu_schema.NODE_COLUMNS, "Entity": old_entity}
+    monkeypatch.setattr(kuzu_store, "NODE_COLUMNS", old_nodes)
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", old_nodes.__getitem__)
     monkeypatch.setattr(kuzu_store, "REL_TABLES", kuzu_schema._V1_REL_TABLES)
     monkeypatch.setattr(kuzu_store, "EXTRA_PAIRS", {})
     with MemoryFabric.from_path(tmp_path / "loom") as memory:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import random
+import re
 import sqlite3
 from pathlib import Path
 
@@ -56,14 +57,37 @@ def test_time_cue_shortcut_agrees_with_the_regex(stopwords: bool) -> None:
     assert skipped > 1000  # the corpus exercises both answers
 
 
+_REFERENCE_IDENTIFIER = re.compile(r"[a-z0-9]+(?:[-_./:#][a-z0-9]+)+")  # the plain patterns (reference)
+_REFERENCE_HINT = re.compile(r"[A-Za-z0-9][-_./:#][A-Za-z0-9]")
+
+
+def test_identifier_patterns_match_the_plain_ones() -> None:
+    texts = [
+        *_texts(3000, seed=9),
+        "a-b-c x_1 v1.2.3. src/app.py: T-102 9-" + "a" * 90,
+        "\u00e9t-1 \u0130d-2 a--b a-.b",
+    ]
+    from benchmarks.realistic_stream import RealisticStream
+
+    stream = RealisticStream(seed=3, vocabulary=2000)
+    texts += [str(stream.draft(i)["payload"]) for i in range(300)]
+    hinted = 0
+    for text in texts:
+        assert bool(_IDENTIFIER_HINT.search(text)) is bool(_REFERENCE_HINT.search(text)), text
+        lower = text.lower()
+        assert _IDENTIFIER_RE.findall(lower) == _REFERENCE_IDENTIFIER.findall(lower), text
+        hinted += bool(_REFERENCE_HINT.search(text))
+    assert 500 < hinted < len(texts)  # both answers exercised
+
+
 def _reference_analyse(analyser: Analyzer, text: str) -> tuple[list[str], list[str]]:
     """The analyser before the fast paths (substitution always run, one list comprehension per step)."""
     words = _TOKEN_RE.findall(_POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", ""))
     if analyser.stop:
         words = [w for w in words if w not in STOPWORDS]
     terms = [analyser.term(w) for w in words]
-    if _IDENTIFIER_HINT.search(text):
-        for match in _IDENTIFIER_RE.finditer(text.lower()):
+    if _REFERENCE_HINT.search(text):
+        for match in _REFERENCE_IDENTIFIER.finditer(text.lower()):
             token = match.group(0).strip("-_./:#")
             if any(c.isdigit() or c in "_/." for c in token) and len(token) <= 80:
                 terms.append("id:" + token)
@@ -214,3 +238,25 @@ def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Pa
 
     one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
     assert one["entity_keyword_term"] and one == two
+
+
+def test_compiled_stemmer_gives_the_pure_python_reference_stems() -> None:
+    """The analyser stems with PyStemmer (Snowball's C code, ~12x faster per new word); snowballstemmer's pure-Python
+    English stemmer is the reference. Same stems on this repository's docs (real English) and on the realistic
+    stream's vocabulary (also checked on LoCoMo dev six's 7,812 words, docs/benchmarks.md "Ingest cost")."""
+    import Stemmer
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    from benchmarks.realistic_stream import RealisticStream
+    from zaxy_agents.retrieval import text as text_module
+
+    assert isinstance(text_module._STEMMER, Stemmer.Stemmer)
+    words = Analyzer(stem=False)
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    vocabulary = set(RealisticStream(seed=7, vocabulary=5000).words)
+    for page in docs.glob("*.md"):
+        vocabulary.update(words.words(page.read_text(encoding="utf-8")))
+    assert len(vocabulary) > 8000
+    reference = EnglishStemmer()
+    compiled = Stemmer.Stemmer("english")
+    assert [compiled.stemWord(w) for w in sorted(vocabulary)] == [reference.stemWord(w) for w in sorted(vocabulary)]

@@ -203,8 +203,9 @@ def test_two_writers_taking_turns_rank_like_one(
     tmp_path: Path, opened: list[StandaloneIndexes], monkeypatch: pytest.MonkeyPatch, batch: int, tail: int
 ) -> None:
     """Two connections (two processes: the MCP servers of two agents) write the same index in turn; each reads
-    only the tail rows the other added since its last write (Tail.current), through merges, and both rank like
-    the dense reference — also a third connection that reads the whole tail afresh."""
+    only the tail rows the other added since its last write (Tail.current) and keeps its term ids until an
+    erasure (WriteCache), through merges and an erasure, and both rank like the dense reference — also a third
+    connection that reads the whole tail afresh."""
     monkeypatch.setattr(verbatim_write, "TAIL_LIMIT", tail)
     monkeypatch.setattr(verbatim_write, "DIRECT_MIN", 1000)
     rng = random.Random(20 + batch)
@@ -221,9 +222,27 @@ def test_two_writers_taking_turns_rank_like_one(
             question = next(queries(rng, 1))
             expected = ranking(dense, *question)
             assert [ranking(writer, *question) for writer in writers] == [expected, expected], question
+    # one writer erases every event holding the rare word (its term is deleted), the other writes it again: term
+    # ids a writer kept from before the erasure must not be used
+    gone = {(d.session, d.seq) for d in docs if "zebra" in f"{d.text} {d.caption}".split()}
+    gone |= {(d.session, d.seq) for d in docs[:9]}
+    assert len(gone) > 9
+    for session in ("s1", "s2", "s3"):
+        opened[0].erase(session, sorted(seq for s, seq in gone if s == session))
+    dense = DenseVerbatim()
+    for item in docs:
+        if (item.session, item.seq) not in gone:
+            dense.add(item)
+    more = [SearchDoc("s1", 10_000 + i, f"z{i}", "turn", "zebra violin beach", "Ann", None, "a", "2023-05-01T00:00:00Z")
+            for i in range(3)]  # fmt: skip
+    opened[1].on_batch(_Batch(more), None)
+    for item in more:
+        dense.add(item)
     fresh = VerbatimIndex()
     opened.append(open_standalone(tmp_path / "index", fresh))
     for query, sessions, as_of in queries(rng, 30):
         expected = ranking(dense, query, sessions, as_of)
         for index in (*writers, fresh):
             assert ranking(index, query, sessions, as_of) == expected, query
+    for index in (*writers, fresh):  # the new events lead (their neighbours tie further down)
+        assert sorted(h[:2] for h in ranking(index, "zebra", None, None)[:3]) == [("s1", m.seq) for m in more]

@@ -272,6 +272,31 @@ def test_live_timeline_shows_new_events(browser, server, seeded) -> None:
     assert f"#{event.seq}" in fresh[0].text and "pin the fixture seed" in fresh[0].text
 
 
+def test_live_events_pass_the_timelines_filters(browser, server, seeded) -> None:
+    """docs/ui.md: 'the page re-reads the timeline with its filters, so what appears is what a reload would show'."""
+    go(browser, server, session_fragment(seeded.shop))
+    wait(browser, lambda d: css(d, "[data-testid=event-row]"))
+    form = css(browser, "[data-testid=timeline-filters]")[0]
+    form.find_element("name", "type").send_keys("decision.recorded")
+    form.submit()
+    wait(
+        browser,
+        lambda d: (rows := css(d, "[data-testid=event-row]")) and all("decision.recorded" in r.text for r in rows),
+        "filtered to decisions",
+    )
+    with MemoryFabric.from_path(seeded.path) as fabric:  # another process appends one of each
+        fabric.append(seeded.shop, "note.recorded", {"text": "a note the filter hides"})
+        decision = fabric.append(seeded.shop, "decision.recorded", {"decision": "freeze deploys", "why": "audit"})
+    fresh = wait(browser, lambda d: [r for r in css(d, "li.event.fresh") if f"#{decision.seq}" in r.text], "live")
+    assert "freeze deploys" in fresh[0].text
+    assert all("decision.recorded" in row.text for row in css(browser, "[data-testid=event-row]"))
+    assert not [row for row in css(browser, "[data-testid=event-row]") if "a note the filter hides" in row.text]
+    form = css(browser, "[data-testid=timeline-filters]")[0]
+    form.find_element("name", "type").clear()  # the page keeps a session's filters: leave none for the next tests
+    form.submit()
+    wait(browser, lambda d: any("note.recorded" in r.text for r in css(d, "[data-testid=event-row]")), "cleared")
+
+
 def test_whole_session_previews_one_to_the_head_it_was_shown(browser, server, seeded) -> None:
     """docs/ui.md: '*Whole session* fills in 1..the current head, so events an agent appends after the preview
     are never erased unseen'."""

@@ -71,9 +71,7 @@ def tool_call_drafts(
 ) -> list[dict[str, Any]]:
     """One ``tool.call.completed`` draft per tool result whose ``tool_call_id`` is not in ``known``."""
     new: dict[str, Any] = {}  # tool results not recorded yet, by call id (the first of each)
-    for message in messages:
-        if not isinstance(message, ToolMessage) or is_memory_derived(message) or not message.tool_call_id:
-            continue
+    for message in tool_results(messages):
         call_id = str(message.tool_call_id)
         if call_id not in known:
             new.setdefault(call_id, message)
@@ -104,6 +102,13 @@ def tool_call_drafts(
             payload["message_id"] = str(message.id)
         drafts.append({"type": TOOL_CALL_COMPLETED, "payload": payload, "actor": actor})
     return drafts
+
+
+def tool_results(messages: Iterable[Any]) -> Iterable[ToolMessage]:
+    """The results of the agent's own tool calls (not memory's: those are never echoed into the log)."""
+    for message in messages:
+        if isinstance(message, ToolMessage) and not is_memory_derived(message) and message.tool_call_id:
+            yield message
 
 
 def _tool_calls(messages: Iterable[Any]) -> Iterable[dict[str, Any]]:

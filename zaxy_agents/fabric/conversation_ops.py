@@ -107,9 +107,11 @@ class ConversationService(FabricService):
     ) -> list[Event]:
         """Record LangChain ``messages`` not yet in ``session``: ``transcript.turn`` per message (same payload and
         ``message_id`` as ZaxyCheckpointer) and ``tool.call.completed`` per tool result. One atomic append."""
-        from zaxy_agents.conversation.messages import tool_call_drafts, turn_drafts  # langchain-core: lazy
+        from zaxy_agents.conversation.messages import tool_call_drafts, tool_results, turn_drafts  # lazy
 
         validate_session_id(session)
+        if not turns and not (tool_calls and any(True for _ in tool_results(messages))):
+            return []  # nothing this call could record: the session's ledger is not even read
         with self._conversation_lock:
             ledger = self._ledger(session)
             drafts: list[dict[str, Any]] = []

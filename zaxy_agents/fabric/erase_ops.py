@@ -227,6 +227,7 @@ class EraseService(FabricService):
         """Every local derived file that may hold content of the erased events loses it now (other processes'
         derived state erases itself when its catch-up meets the record)."""
         self.working_sets.forget_folds(session)
+        self.evidence_check.forget(session, seqs)  # evidence citing an erased event no longer resolves
         eventloom_dir = self.settings.eventloom_dir
         for path in (cache_path(eventloom_dir, session),):
             if os.path.exists(path):

@@ -224,19 +224,23 @@ class FeedbackStep:
         self.fabric, self.scope, self.signal = fabric, scope, signal
 
     def run(self, messages: Sequence[BaseMessage], config: Any, context: MemoryContext | None = None) -> list[Event]:
+        answers: list[tuple[int, AIMessage, list[str]]] = []  # this turn's answers that cite anything, newest first
+        for position in range(len(messages) - 1, -1, -1):
+            message = messages[position]
+            if isinstance(message, HumanMessage) and not is_memory_derived(message):
+                break  # only this turn's answers
+            if isinstance(message, AIMessage) and (cited := find_citations(str(message.text))):
+                answers.append((position, message, cited))
+        if not answers:  # most answers cite nothing: no scope to resolve, no conversation to scan
+            return []
         resolved = self.scope.resolve(self.fabric, config)
         offered = set((context or {}).get("citations") or [])
         for message in messages:
             if _recalled(message):
                 offered.update(find_citations(str(message.text)))
         events: list[Event] = []
-        for position in range(len(messages) - 1, -1, -1):
-            message = messages[position]
-            if isinstance(message, HumanMessage) and not is_memory_derived(message):
-                break  # only this turn's answers
-            if not isinstance(message, AIMessage):
-                continue
-            citations = [c for c in find_citations(str(message.text)) if c in offered]
+        for position, message, cited in answers:
+            citations = [c for c in cited if c in offered]
             if citations:
                 events += self.fabric.feedback_from_citations(
                     citations, message_id=message_id(message, position), scope=resolved.recall, signal=self.signal

@@ -33,6 +33,9 @@ class EntityCatalog(Protocol):
     def versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion | None]:
         """:meth:`version` of many ids at once (one read for those not cached)."""
 
+    def texts(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``(summary, properties JSON)`` of the versions found, in bulk (what the embedded graph does not store)."""
+
     def key_state(self, key: str) -> KeyState | None: ...
 
     def has_key(self, key: str) -> bool: ...

@@ -139,7 +139,7 @@ class GraphSync:
             try:
                 if self.private:
                     self._check_trust()
-                self.store = self._factory(self.path)
+                self.store = self._open_store()
                 if self.private:
                     self._record_clean()
             except LockedError as exc:
@@ -149,6 +149,12 @@ class GraphSync:
             self.unavailable = None
             self._cursors = self.store.cursors()
             return self.store
+
+    def _open_store(self) -> ProjectionStore:
+        """A store from the backend, reading its entity versions' text from the catalog if it keeps none."""
+        store = self._factory(self.path)
+        store.attach_texts(self.catalog.texts)
+        return store
 
     def _claim_lock(self) -> bool:
         if self._lock_handle is not None:
@@ -365,7 +371,7 @@ class GraphSync:
             self.store.close()
             self.store = None
         self._remove_files()
-        self.store = self._factory(self.path)
+        self.store = self._open_store()
         self._record_clean()
         self._cursors = {}
         self._sync_from_log()
@@ -543,7 +549,7 @@ class GraphSync:
                     self.store.close()
                     self.store = None
                     self._remove_files()
-                    self.store = self._factory(self.path)
+                    self.store = self._open_store()
                 self._record_clean()
             else:
                 self.store.reset()

@@ -10,7 +10,7 @@ processes write it) also answers :meth:`session_state`, and its :meth:`apply` re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from .planner import KeyState, ProjectionBatch
@@ -87,6 +87,11 @@ class ProjectionStore(Protocol):
 
     def checkpoint(self) -> None:
         """Make what was written durable in the store's own files (default: nothing to do)."""
+
+    def attach_texts(self, texts: Callable[[Sequence[str]], dict[str, tuple[str, str]]]) -> None:
+        """Where to read entity versions' ``summary`` and ``properties`` (JSON) by version id: the catalog, which
+        holds the same versions. A store that keeps that text out of its own files (embedded Kuzu) reads it here;
+        default: the store holds its text, nothing to attach."""
 
     # A store that can report and stop a long write (``zaxy reproject``'s bar and Ctrl-C):
     rows_applied: int = 0  # rows the apply() in progress has written so far (0 when idle)

@@ -258,6 +258,15 @@ class SqliteCatalog:
                 cache[version_id] = found.get(version_id)
         return {v: cache.get(v) for v in version_ids}
 
+    def texts(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``(summary, properties JSON)`` of many versions, read in bulk and not cached (the embedded graph reads
+        its entities' text here: a dump or a keyword search would only churn the version cache)."""
+        found: dict[str, tuple[str, str]] = {}
+        for chunk in _chunks(list(dict.fromkeys(version_ids))):
+            rows = self._rows(f"SELECT id, body FROM cat_versions WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((version_id, _unpack(body)) for version_id, body in rows)
+        return found
+
     def key_state(self, key: str) -> KeyState | None:
         cache = self._keys
         if key in cache:

@@ -103,8 +103,8 @@ class EntityKeywordIndex:
     def committed(self) -> None:
         if self._pending is not None:
             self.cache.install(*self._pending)
-            if self.store is not None and self._pending[1] >= 0:  # an erase (before -2) left the cache dropped
-                self.term_cache.committed(self.store.foreign_generation(), self._pending[2])
+            if self._pending[1] >= 0:  # an erase (before -2) left the cache dropped
+                self.term_cache.committed(self._pending[2])
         self._pending = None
 
     def rolled_back(self) -> None:
@@ -331,14 +331,15 @@ class TermCache:
         self.generation = self.wseq = -1
 
     def valid(self, generation: int, wseq: int) -> dict[str, int]:
-        """The cached ids (updated in place by the writer), or a new empty dict when they may be stale."""
+        """The cached ids (updated in place by the writer), or a new empty dict when they may be stale;
+        ``generation`` is read inside the write transaction, so this process's commit leaves it as it is."""
         if generation != self.generation or wseq != self.wseq or len(self.ids) > self.LIMIT:
             self.drop()
-        self.wseq = -1  # being written: valid again only once committed
+        self.generation, self.wseq = generation, -1  # being written: valid again only once committed
         return self.ids
 
-    def committed(self, generation: int, wseq: int) -> None:
-        self.generation, self.wseq = generation, wseq
+    def committed(self, wseq: int) -> None:
+        self.wseq = wseq
 
     def drop(self) -> None:
         self.ids = {}

@@ -58,9 +58,12 @@ for _grp in _IRREGULAR_SRC.replace("\n", "").split("|"):
         IRREGULAR.setdefault(_f, _forms[0])
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
-_IDENTIFIER_RE = re.compile(r"[a-z0-9]+(?:[-_./:#][a-z0-9]+)+")
+# A compound only starts where a run of [a-z0-9] starts, and its runs are taken whole (possessive): the plain
+# pattern retried every suffix of every word (quadratic in word length), 4x slower for the same matches
+# (tests/retrieval/test_ingest_fast_paths.py compares them).
+_IDENTIFIER_RE = re.compile(r"(?<![a-z0-9])[a-z0-9]++(?:[-_./:#][a-z0-9]++)+")
 _IDENTIFIER_MARK = re.compile(r"[0-9_/.]")  # what makes a compound an identifier (a digit, _, / or .)
-_IDENTIFIER_HINT = re.compile(r"[A-Za-z0-9][-_./:#][A-Za-z0-9]")
+_IDENTIFIER_HINT = re.compile(r"[-_./:#](?<=[A-Za-z0-9].)(?=[A-Za-z0-9])")  # anchored on the rarer separator
 _POSS_RE = re.compile(r"'s\b")
 _SENT_RE = re.compile(r"[^.!?]+[.!?]*")
 _PROPN_RE = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]+)")

@@ -40,12 +40,15 @@ FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id fr
 class WriteCache:
     """What the writer looked up or wrote, valid while the index is at the write sequence it recorded (no other
     process wrote since): session ids and last seqs, type / speaker / term ids, thread rows, speaker terms.
-    Dropped on a rollback or when another writer moved the sequence."""
+    Dropped on a rollback or when another writer moved the sequence — except the term ids, which only an erasure
+    (it deletes terms no event holds any more) or a rebuild can change: they are kept while the index's
+    ``erasures`` and ``created`` stamps are (several processes writing one memory each looked every term up again
+    after any other's write)."""
 
     LIMIT = 500_000
 
-    def __init__(self, wseq: float = -1.0, created: float = -1.0) -> None:
-        self.wseq, self.created = wseq, created
+    def __init__(self, wseq: float = -1.0, created: float = -1.0, erasures: float = -1.0) -> None:
+        self.wseq, self.created, self.erasures = wseq, created, erasures
         self.sessions: dict[str, tuple[int, int]] = {}
         self.names: dict[str, dict[str, int]] = {"type": {}, "speaker": {}}
         self.terms: dict[str, int] = {}
@@ -54,6 +57,15 @@ class WriteCache:
 
     def valid_for(self, stats: dict[str, float]) -> bool:
         return self.wseq == stats["wseq"] and self.created == stats["created"] and len(self.terms) < self.LIMIT
+
+    def after(self, stats: dict[str, float]) -> WriteCache:
+        """The cache for a write at ``stats``: this one, or a new one keeping the term ids when they still hold."""
+        if self.valid_for(stats):
+            return self
+        fresh = WriteCache(stats["wseq"], stats["created"], stats["erasures"])
+        if self.created == stats["created"] and self.erasures == stats["erasures"] and len(self.terms) < self.LIMIT:
+            fresh.terms = self.terms
+        return fresh
 
 
 @dataclass
@@ -78,8 +90,10 @@ class Writer:
         with index.tail.lock:
             self.tail = index.tail.current(db, self.stats)
         cache = index.write_cache
-        if not isinstance(cache, WriteCache) or not cache.valid_for(self.stats):
-            cache = index.write_cache = WriteCache(self.stats["wseq"], self.stats["created"])
+        if isinstance(cache, WriteCache):
+            cache = index.write_cache = cache.after(self.stats)
+        else:
+            cache = index.write_cache = WriteCache(self.stats["wseq"], self.stats["created"], self.stats["erasures"])
         self.cache = cache
 
     # ------------------------------------------------------------------ one batch

@@ -20,7 +20,7 @@ import math
 import re
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 from .kuzu_schema import (
     BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
+    ENTITY_TEXT_COLUMNS,
     EXTRA_PAIRS,
     MIGRATION_RECORD_TABLE,
     MIGRATION_TABLE_DDL,
@@ -44,7 +45,9 @@ from .kuzu_schema import (
     NODE_COLUMNS,
     REL_TABLES,
     RELATES_COPIES,
+    RELATES_EVIDENCE_DEFAULTS,
     stored_columns,
+    stored_node_columns,
     typed_rel_ddl,
 )
 
@@ -61,6 +64,10 @@ _DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
 
 EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
 REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
+TEXT_CHUNK = 2000  # version ids whose text is asked for at once (dump, keyword search)
+_ENTITY_STORED = [name for name, _ in stored_node_columns("Entity")]
+_ENTITY_ALL = [name for name, _ in NODE_COLUMNS["Entity"]]
+Texts = Callable[[Sequence[str]], dict[str, tuple[str, str]]]  # version ids -> (summary, properties JSON)
 
 
 def _open_database(path: Path) -> kuzu.Database:
@@ -116,6 +123,7 @@ class KuzuProjectionStore(ProjectionStore):
         self._interrupted = threading.Event()
         self.rows_applied = 0
         self._closed = False
+        self._texts: Texts | None = None
         applied = self.migrate()
         # A graph that predates a schema change its rows cannot be completed for starts over (derived data; the
         # projector re-projects it from the log, as for a new workspace). In a new file when this store is the
@@ -254,6 +262,46 @@ class KuzuProjectionStore(ProjectionStore):
         records = sorted(self._migration_records(), key=lambda record: record["name"])
         return [{k: record[k] for k in ("name", "checksum", "statement_count")} for record in records]
 
+    def attach_texts(self, texts: Texts) -> None:
+        """Where entity versions' text comes from (the catalog, attached by GraphSync): this file holds none."""
+        self._texts = texts
+
+    def _texts_of(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        if self._texts is None:
+            raise RuntimeError(
+                f"{self.path}: entity text is read from the catalog and none is attached; open the graph through "
+                "MemoryFabric (projector.store), which attaches it"
+            )
+        found: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(ids), TEXT_CHUNK):
+            found.update(self._texts(ids[start : start + TEXT_CHUNK]))
+        missing = [version_id for version_id in ids if version_id not in found]
+        if missing:
+            raise RuntimeError(
+                f"{self.path}: {len(missing)} entity versions of the graph are not in the catalog (first: "
+                f"{missing[0]}); the derived state does not match the graph: run `zaxy reproject`"
+            )
+        return found
+
+    def _text_columns(self, ids: list[str]) -> dict[str, list[str]]:
+        texts = self._texts_of(ids)
+        return {
+            "summary": [texts[version_id][0] for version_id in ids],
+            "properties": [texts[version_id][1] for version_id in ids],
+        }
+
+    def _entity_versions(self, rows: list[list[Any]]) -> list[EntityVersion]:
+        """Entity versions from rows of :func:`_entity_projection`, their text from the catalog."""
+        if not rows:
+            return []
+        texts = self._texts_of(list(dict.fromkeys(row[0] for row in rows)))
+        versions = []
+        for row in rows:
+            fields = dict(zip(_ENTITY_STORED, row, strict=True))
+            fields["summary"], fields["properties"] = texts[row[0]]
+            versions.append(EntityVersion.from_row(fields))
+        return versions
+
     def typed_labels(self) -> set[str]:
         tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
         return {name for name, kind in tables if kind == "REL" and name not in REL_TABLES}
@@ -275,8 +323,9 @@ class KuzuProjectionStore(ProjectionStore):
             self.rows_applied = 0
             connection.execute("BEGIN TRANSACTION")
             try:
-                for table, columns in NODE_COLUMNS.items():
-                    self._insert(table, columns, getattr(batch, BATCH_ROW_KEYS[table]), None, bulk)
+                for table in NODE_COLUMNS:
+                    rows = getattr(batch, BATCH_ROW_KEYS[table])
+                    self._insert(table, stored_node_columns(table), rows, None, bulk)
                 for table, (source, target, columns) in REL_TABLES.items():
                     if table != "RELATES":
                         rows = getattr(batch, BATCH_ROW_KEYS[table])
@@ -284,7 +333,8 @@ class KuzuProjectionStore(ProjectionStore):
                     if table in EXTRA_PAIRS:
                         rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
                         self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
-                self._insert("RELATES", EDGE_AUDIT_COLUMNS, batch.relations, ("Entity", "Entity"), bulk)
+                relates = [_evidence_when_it_differs(row) for row in batch.relations]
+                self._insert("RELATES", EDGE_AUDIT_COLUMNS, relates, ("Entity", "Entity"), bulk)
                 by_label: dict[str, list[dict[str, Any]]] = {}
                 for row in batch.relations:
                     by_label.setdefault(row["label"], []).append(row)
@@ -427,28 +477,26 @@ class KuzuProjectionStore(ProjectionStore):
         if session:
             where.append("k.session_id = $s")
             parameters["s"] = session
-        columns = [name for name, _ in NODE_COLUMNS["Entity"]]
         rows = self._rows(
             f"MATCH (k:EntityKey)-[:HAS_VERSION]->(e:Entity) WHERE {' AND '.join(where)} RETURN "
-            + ", ".join(f"e.{c}" for c in columns)
+            + _entity_projection("e")
             + " ORDER BY e.source_event_seq",
             parameters,
         )
-        return [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
+        return self._entity_versions(rows)
 
     def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]:
         """Versions valid at ``moment`` (``valid_from <= t < valid_to``), filtered in one pass."""
-        columns = [name for name, _ in NODE_COLUMNS["Entity"]]
         session_filter = " AND e.session_id = $s" if session else ""
         rows = self._rows(
             "MATCH (e:Entity) WHERE e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)"
             + session_filter
             + " RETURN "
-            + ", ".join(f"e.{c}" for c in columns)
+            + _entity_projection("e")
             + " ORDER BY e.source_event_seq LIMIT $limit",
             {"t": moment, "limit": limit, **({"s": session} if session else {})},
         )
-        return [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
+        return self._entity_versions(rows)
 
     def traverse(
         self,
@@ -483,7 +531,7 @@ class KuzuProjectionStore(ProjectionStore):
                     f"MATCH (ka:EntityKey)-[:HAS_VERSION]->(va:Entity), {pattern}, "
                     f"(kb:EntityKey)-[:HAS_VERSION]->(vb:Entity) WHERE ka.id IN $keys{type_filter}{time_filter} "
                     "RETURN ka.id, kb.id, va.id, vb.id, "
-                    + ", ".join(f"r.{c}" for c in rel_columns)
+                    + ", ".join(_relates_column(c) for c in rel_columns)
                     + " ORDER BY r.source_event_seq, r.id",
                     {"keys": frontier, **extra},
                 )
@@ -513,14 +561,13 @@ class KuzuProjectionStore(ProjectionStore):
     def _versions_at(self, keys: list[str], as_of: str | None) -> dict[str, EntityVersion]:
         if not keys:
             return {}
-        columns = [name for name, _ in NODE_COLUMNS["Entity"]]
         validity = "v.valid_from <= $t AND (v.valid_to IS NULL OR v.valid_to > $t)" if as_of else "v.valid_to IS NULL"
         rows = self._rows(
             f"MATCH (k:EntityKey)-[:HAS_VERSION]->(v:Entity) WHERE k.id IN $keys AND {validity} RETURN "
-            + ", ".join(f"v.{c}" for c in columns),
+            + _entity_projection("v"),
             {"keys": keys, **({"t": as_of} if as_of else {})},
         )
-        found = [EntityVersion.from_row(dict(zip(columns, row, strict=True))) for row in rows]
+        found = self._entity_versions(rows)
         return {version.key: version for version in sorted(found, key=lambda v: v.source_event_seq)}
 
     def search_entities(
@@ -529,34 +576,40 @@ class KuzuProjectionStore(ProjectionStore):
         """Entity versions valid at ``as_of`` (now by default) whose name or summary holds a word of ``text``.
 
         Scored by how many distinct query words occur as whole words, plus one for an exact name match. (The
-        PostgreSQL store answers the same question with ``tsvector`` ranks and fuzzy names.)
+        PostgreSQL store answers the same question with ``tsvector`` ranks and fuzzy names.) The summaries are not
+        in this file (``kuzu_schema.ENTITY_TEXT_COLUMNS``): the versions valid then are read here and their text is
+        matched as the catalog gives it.
         """
         words = list(dict.fromkeys(_WORDS.findall(text.casefold())))
         if not words:
             return []
-        columns = [name for name, _ in NODE_COLUMNS["Entity"]]
-        parameters: dict[str, Any] = {f"w{i}": word for i, word in enumerate(words)}
-        matches = " OR ".join(
-            f"lower(e.name) CONTAINS $w{i} OR lower(e.summary) CONTAINS $w{i}" for i in range(len(words))
-        )
+        parameters: dict[str, Any] = {}
         validity = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)" if as_of else "e.valid_to IS NULL"
         if as_of:
             parameters["t"] = as_of
         if session:
             validity += " AND e.session_id = $s"
             parameters["s"] = session
-        rows = self._rows(
-            f"MATCH (e:Entity) WHERE {validity} AND ({matches}) RETURN " + ", ".join(f"e.{c}" for c in columns),
-            parameters,
+        # ids and names of the versions valid then, their text from the catalog; whole rows only for the best
+        candidates = self._rows(
+            f"MATCH (e:Entity) WHERE {validity} RETURN e.id, e.name, e.source_event_seq", parameters
         )
+        texts = self._texts_of([version_id for version_id, _, _ in candidates]) if candidates else {}
         wanted, name = set(words), " ".join(text.casefold().split())
-        scored = []
-        for row in rows:
-            version = EntityVersion.from_row(dict(zip(columns, row, strict=True)))
-            found = wanted & set(_WORDS.findall(f"{version.name} {version.summary}".casefold()))
+        matched: list[tuple[float, int, str]] = []
+        for version_id, version_name, seq in candidates:
+            haystack = f"{version_name} {texts[version_id][0]}".casefold()
+            if not any(word in haystack for word in words):
+                continue
+            found = wanted & set(_WORDS.findall(haystack))
             if found:
-                exact = 1.0 if " ".join(version.name.casefold().split()) == name else 0.0
-                scored.append((version, len(found) + exact))
+                exact = 1.0 if " ".join(version_name.casefold().split()) == name else 0.0
+                matched.append((-(len(found) + exact), -seq, version_id))
+        best = {version_id: -score for score, _seq, version_id in sorted(matched)[:limit]}
+        if not best:
+            return []
+        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN " + _entity_projection("e"), {"ids": list(best)})
+        scored = [(version, best[version.id]) for version in self._entity_versions(rows)]
         scored.sort(key=lambda pair: (-pair[1], -pair[0].source_event_seq, pair[0].id))
         return scored[:limit]
 
@@ -582,15 +635,16 @@ class KuzuProjectionStore(ProjectionStore):
         column by column (one C-level encoding pass per column, then a join per row), several times faster than
         encoding row by row, with byte-identical output.
         """
-        for table, columns in NODE_COLUMNS.items():
-            names = [name for name, _ in columns]
+        for table in NODE_COLUMNS:
+            names = [name for name, _ in stored_node_columns(table)]
             yield from self._canonical(table, "MATCH (n:" + table + ") RETURN " + ", ".join(f"n.{c}" for c in names))
         for table in sorted(set(REL_TABLES) | self.typed_labels()):
             source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
             if table in RELATES_COPIES or table not in REL_TABLES:
                 yield from self._canonical(table, _relates_copy_query(table, source, target))
                 continue
-            projection = "".join(f", r.{name}" for name, _ in columns)
+            read = _relates_column if table == "RELATES" else "r.{}".format
+            projection = "".join(f", {read(name)}" for name, _ in columns)
             pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
             lines = [
                 line
@@ -610,7 +664,17 @@ class KuzuProjectionStore(ProjectionStore):
             return []
         prefix = "[" + _json_string(table) + ","
         columns = [[_json_value(value) for value in column.to_pylist()] for column in arrow.columns]
+        held = {name.split(".", 1)[-1] for name in arrow.column_names}
+        if table == "Entity" and not held.issuperset(ENTITY_TEXT_COLUMNS):  # the text, in its places, from the catalog
+            texts = self._text_columns(arrow.column(0).to_pylist())
+            for position, name in sorted((_ENTITY_ALL.index(name), name) for name in ENTITY_TEXT_COLUMNS):
+                columns.insert(position, [_json_value(value) for value in texts[name]])
         return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
+
+
+def _entity_projection(alias: str) -> str:
+    """The Entity columns this file stores, as a RETURN list (the id first)."""
+    return ", ".join(f"{alias}.{name}" for name in _ENTITY_STORED)
 
 
 def _relates_copy_query(table: str, source: str, target: str) -> str:
@@ -620,9 +684,22 @@ def _relates_copy_query(table: str, source: str, target: str) -> str:
     PROJECTED_RELATION)."""
     logical = REL_TABLES[table][2] if table in REL_TABLES else EDGE_AUDIT_COLUMNS
     own = {name for name, _ in stored_columns(table)}
-    projection = "".join(f", {'c' if name in own else 'r'}.{name}" for name, _ in logical)
+    projection = "".join(f", {'c.' + name if name in own else _relates_column(name)}" for name, _ in logical)
     relates = "(x:Entity)-[r:RELATES]->(b)" if source == "Event" else "(a)-[r:RELATES]->(b)"
     return f"MATCH (a:{source})-[c:`{table}`]->(b:{target}), {relates} WHERE r.id = c.id RETURN a.id, b.id{projection}"
+
+
+def _evidence_when_it_differs(row: dict[str, Any]) -> dict[str, Any]:
+    """A RELATES row as Kuzu stores it: evidence columns equal to the edge's own provenance left NULL."""
+    if all(row.get(evidence) == row.get(own) for evidence, own in RELATES_EVIDENCE_DEFAULTS.items()):
+        return {**row, **dict.fromkeys(RELATES_EVIDENCE_DEFAULTS)}
+    return row
+
+
+def _relates_column(name: str) -> str:
+    """How a RELATES column (alias ``r``) is read: evidence stored only when it differs falls back to provenance."""
+    default = RELATES_EVIDENCE_DEFAULTS.get(name)
+    return f"coalesce(r.{name}, r.{default})" if default else f"r.{name}"
 
 
 def _json_value(value: Any) -> str:
