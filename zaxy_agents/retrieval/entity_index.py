@@ -269,7 +269,7 @@ class EntityKeywordIndex:
         lengths = self.cache.gather(db, matched)["len"].astype(np.float64)
         scores = postings.bm25(tf, lengths, total / max(nonempty, 1), idf, 1.2, 0.75)
         positive = np.flatnonzero(scores > 0)
-        top = positive[sets.best_first(scores[positive], matched[positive], k)]
+        top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
         marks = ",".join(str(int(matched[i])) for i in top)
         versions = (
             dict(db.execute(f"SELECT id, version FROM {p}_doc WHERE id IN ({marks})").fetchall()) if marks else {}

@@ -110,7 +110,6 @@ class _Query:
         self.index, self.db, self.query, self.today, self.expansion = index, db, query, today, expansion
         self.cfg = index.cfg
         self.cache = index.cache
-        self._links: tuple[np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ the query
     def _weights(self) -> tuple[dict[str, float], set[int]]:
@@ -289,21 +288,12 @@ class _Query:
         else:
             records = self.cache.gather(self.db, docs, field)
         if tail.links and field in (None, "next"):
-            linked, following = self._tail_links()
-            at = sets.positions(linked, docs, -1)
-            newer = np.flatnonzero(at >= 0)
-            if newer.size:
-                (records["next"] if field is None else records)[newer] = following[at[newer]]
+            for position in np.flatnonzero(sets.isin(docs, np.fromiter(tail.links, dtype=np.int64))).tolist():
+                if field is None:
+                    records["next"][position] = tail.links[int(docs[position])]
+                else:
+                    records[position] = tail.links[int(docs[position])]
         return records
-
-    def _tail_links(self) -> tuple[np.ndarray, np.ndarray]:
-        """The tail's newer ``next`` links as two arrays (older docs sorted, their new next doc), built once per
-        query: ``gather`` runs ~20 times a query (the neighbour walk), and rebuilt them from the dict each time."""
-        if self._links is None:
-            linked = np.array(sorted(self.tail.links), dtype=np.int64)
-            following = np.array([self.tail.links[int(doc)] for doc in linked], dtype=np.int64)
-            self._links = (linked, following)
-        return self._links
 
     def _postings(self, field_id: int, terms: list[int], scope: Sequence[int] | None) -> dict[int, TermPostings]:
         """Main runs plus the tail's postings of ``terms`` in ``scope``."""
