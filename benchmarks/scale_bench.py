@@ -7,7 +7,10 @@ events; see ``realistic_stream.py``) and measures, in the same run:
   ``derived.sqlite``), then bringing the embedded graph up to date (off the read path);
 * a **fresh process**: imports + open + first cited checkout (wall and CPU), its peak RSS, and its close;
 * the CLI end to end (``zaxy memory checkout ... --json``), wall and CPU;
-* warm checkout latency (p50 / p95) in one process;
+* warm checkout latency (p50 / p95) in one process, each question asked in its session;
+* optionally (``--whole-memory-checkouts N``) N current-fact questions asked of the **whole memory** (no session,
+  no scope: every session is recalled from), ``max_tokens=2000`` as the CLI and MCP default it: p50 / p95 / max
+  wall and CPU per checkout in one warm process, and recall of the current fact;
 * one-at-a-time append + project (the MCP / hook / LangGraph path) on top of the memory;
 * optionally ``zaxy reproject`` (``--reproject``) and ``zaxy serve`` readiness (``--serve``);
 * disk: log, derived state, graph;
@@ -20,7 +23,7 @@ answer without bytecode, to show what compiling costs. CPU times (user + system)
 on a loaded machine they are the figures that compare across runs.
 
 Usage: python benchmarks/scale_bench.py [--sizes 1000,10000,100000] [--one-by-one 500] [--reproject] [--serve]
-       [--workdir DIR] [--keep] [--no-graph] [--json]
+       [--whole-memory-checkouts 40] [--only-whole-memory] [--workdir DIR] [--keep] [--no-graph] [--json]
 """
 
 from __future__ import annotations
@@ -94,6 +97,22 @@ with MemoryFabric.from_path(sys.argv[1]) as fabric:
         samples.append((time.perf_counter() - started) * 1000)
         hits += citation in packet.prompt
 print(json.dumps({"samples_ms": samples, "recall": hits / len(questions)}))
+"""
+
+WHOLE_MEMORY = r"""
+import json, sys, time
+from zaxy_agents.fabric import MemoryFabric
+questions = json.loads(sys.argv[2])
+with MemoryFabric.from_path(sys.argv[1]) as fabric:
+    fabric.checkout("warm up", max_tokens=2000)
+    walls, cpus, hits = [], [], 0
+    for question, citation in questions:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        packet = fabric.checkout(question, max_tokens=2000)
+        cpus.append((time.process_time() - started_cpu) * 1000)
+        walls.append((time.perf_counter() - started) * 1000)
+        hits += citation in packet.prompt
+print(json.dumps({"wall_ms": walls, "cpu_ms": cpus, "recall": hits / len(questions)}))
 """
 
 FTS_OPEN = (
@@ -171,6 +190,34 @@ def _questions(facts: list[tuple[str, str, str]], count: int, rng: random.Random
     ]  # type: ignore[misc]
 
 
+def _whole_memory_questions(
+    facts: list[tuple[str, str, str, str]], count: int, rng: random.Random
+) -> list[tuple[str, str]]:
+    """(question, citation of the current value) for facts whose subject and predicate were asserted in one session
+    only: asked of the whole memory, that session's current value is the one right answer."""
+    sessions: dict[tuple[str, str], list[str]] = {}
+    for subject, predicate, _session, citation in facts:
+        sessions.setdefault((subject, predicate), []).append(citation)
+    unique = sorted((pair, citations[0]) for pair, citations in sessions.items() if len(citations) == 1)
+    picked = rng.sample(unique, min(count, len(unique)))
+    return [(f"what is the {predicate} of {subject}?", citation) for (subject, predicate), citation in picked]
+
+
+def whole_memory_checkouts(root: Path, facts: list[tuple[str, str, str, str]], count: int) -> dict[str, Any]:
+    """Checkouts with no session and no scope (the whole memory), in one warm process: wall and CPU percentiles."""
+    questions = _whole_memory_questions(facts, count, random.Random(count))
+    measured = _run_json(WHOLE_MEMORY, str(root), json.dumps(questions))
+    cpu = _percentiles(measured["cpu_ms"])
+    return {
+        "questions": len(questions),
+        **_percentiles(measured["wall_ms"]),
+        "cpu_p50_ms": cpu["p50_ms"],
+        "cpu_p95_ms": cpu["p95_ms"],
+        "cpu_max_ms": cpu["max_ms"],
+        "current_fact_recall": round(measured["recall"], 3),
+    }
+
+
 def build(root: Path, size: int, results: dict[str, Any], *, graph: bool = True) -> list[tuple[str, str, str, str]]:
     from zaxy_agents.fabric import MemoryFabric
 
@@ -221,6 +268,10 @@ def _fts_baseline(path: Path, texts: list[str], results: dict[str, Any]) -> None
 
 def measure(root: Path, size: int, facts: list[tuple[str, str, str, str]], args: argparse.Namespace) -> dict:
     results: dict[str, Any] = {}
+    if args.whole_memory_checkouts:
+        results["whole_memory_checkout"] = whole_memory_checkouts(root, facts, args.whole_memory_checkouts)
+    if args.only_whole_memory:
+        return results
     rng = random.Random(size)
     questions = _questions(facts, 40, rng)
     question, session, citation = questions[0]
@@ -373,6 +424,17 @@ def main() -> None:
     parser.add_argument("--one-by-one", type=int, default=500)
     parser.add_argument("--reproject", action="store_true")
     parser.add_argument("--serve", action="store_true")
+    parser.add_argument(
+        "--whole-memory-checkouts",
+        type=int,
+        default=0,
+        help="N current-fact questions asked of the whole memory (no session): p50/p95 wall and CPU, recall",
+    )
+    parser.add_argument(
+        "--only-whole-memory",
+        action="store_true",
+        help="measure only the whole-memory checkouts (on a kept memory: --keep --workdir DIR)",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the memories (and reuse them when present)")
     parser.add_argument(

@@ -8,6 +8,7 @@ log with the new storage, its contents unchanged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -144,6 +145,13 @@ def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: P
         dumped = [line for line in _contents(memory) if line.startswith(f'["{typed[0]}",')]
         relates = {line.split(",", 1)[1] for line in _contents(memory) if line.startswith('["RELATES",')}
         assert dumped and all(line.split(",", 1)[1] in relates for line in dumped)
+        # a deterministic edge's evidence is its own source event: stored NULL, read (and dumped) as that event
+        assert store._rows("MATCH ()-[r:RELATES]->() WHERE r.evidence_hash IS NOT NULL RETURN count(r)") == [[0]]
+        names = ["table", "from", "to", *(name for name, _ in kuzu_schema.EDGE_AUDIT_COLUMNS)]
+        for line in relates:
+            edge = dict(zip(names, json.loads('["RELATES",' + line), strict=True))
+            assert edge["evidence_hash"] == edge["source_event_hash"] is not None
+            assert (edge["evidence_seq"], edge["evidence_session"]) == (edge["source_event_seq"], edge["session_id"])
         assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
         assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
         assert store.migrate() == []

@@ -120,6 +120,8 @@ class SessionFile:
         self._fd: int | None = None
         self._fd_inode = -1  # the inode of ``_fd`` (constant while it is open: saves an fstat per append)
         self._tail: _Tail | None = None
+        # read_tail's last answer and the file version it was read from ((inode, size, mtime_ns), tail)
+        self._read_tail_seen: tuple[tuple[int, int, int], tuple[int, str] | None] | None = None
         self._path = os.path.join(self.root, f"{session}.jsonl")
         # Dense line index: byte offset of every complete line (seq n is line n). Built by scanning only bytes
         # not seen before, so random access (get/resolve/replay from a seq) costs one seek, not a file scan.
@@ -379,25 +381,41 @@ class SessionFile:
         return missing
 
     # ------------------------------------------------------------------ reading
-    def read_tail(self) -> tuple[int, str] | None:
+    def read_tail(self, known: os.stat_result | None = None) -> tuple[int, str] | None:
         """(seq, hash) of the last visible event without taking the lock; ``None`` for an empty log.
 
         Not visible: a torn final line, and the events of a batch a crash cut short (see :func:`batch_start`).
+
+        Remembered per file version ``(inode, size, mtime_ns)``: the log only grows by appends (a rewrite makes a
+        new inode or a new mtime), so an unchanged file has the same tail, and a whole-memory checkout asks every
+        session's head up to three times (one ``stat`` each instead of an open, reads and a decode). ``known``: a
+        ``stat`` of the file the caller just made (listing sessions stats each file anyway).
         """
+        try:
+            stat = known if known is not None else os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        seen = self._read_tail_seen
+        if seen is not None and seen[0] == (stat.st_ino, stat.st_size, stat.st_mtime_ns):
+            return seen[1]
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return None
         try:
-            size = os.fstat(fd).st_size
+            stat = os.fstat(fd)
+            size = stat.st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 size = _last_newline_end(fd, size)
             size = batch_start(fd, size)
             if size == 0:
-                return None
-            start = _last_line_start(fd, size)
-            envelope = _decode_line(os.pread(fd, size - start, start), self.path, where="last line")
-            return int(envelope["seq"]), str(envelope["hash"])
+                tail = None
+            else:
+                start = _last_line_start(fd, size)
+                envelope = _decode_line(os.pread(fd, size - start, start), self.path, where="last line")
+                tail = int(envelope["seq"]), str(envelope["hash"])
+            self._read_tail_seen = ((stat.st_ino, stat.st_size, stat.st_mtime_ns), tail)
+            return tail
         finally:
             os.close(fd)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import threading
 import weakref
@@ -230,31 +231,35 @@ class JsonlEventLog(EventLog):
 
     def sessions(self) -> list[SessionSummary]:
         """Every session in the folder with its event count (from the tail, not a scan)."""
-        summaries = []
-        if not self.root.is_dir():
+        summaries: list[SessionSummary] = []
+        try:  # names sorted as strings (what sorting the paths of one folder gives, without pathlib's cost)
+            with os.scandir(self.root) as entries:
+                names = sorted(entry.name for entry in entries if entry.name.endswith(".jsonl"))
+        except (FileNotFoundError, NotADirectoryError):
             return summaries
-        for path in sorted(self.root.glob("*.jsonl")):
-            session = path.name[: -len(".jsonl")]
+        for name in names:
+            path = os.path.join(self.root, name)
+            session = name[: -len(".jsonl")]
             try:
                 validate_session_id(session)
             except InvalidRequestError:
                 continue
-            damaged = None
             try:
-                head = self.head(session)
-            except IntegrityError as exc:  # one damaged file never hides the others
-                head, damaged = None, exc.message
-            try:
-                stat = path.stat()
+                stat = os.stat(path)
             except FileNotFoundError:
                 continue
+            damaged = None
+            try:
+                head = self._file(session).read_tail(stat)
+            except IntegrityError as exc:  # one damaged file never hides the others
+                head, damaged = None, exc.message
             summaries.append(
                 SessionSummary(
                     session=session,
-                    event_count=head.seq if head else 0,
-                    head_hash=head.hash if head else None,
+                    event_count=head[0] if head else 0,
+                    head_hash=head[1] if head else None,
                     size_bytes=stat.st_size,
-                    modified=datetime.fromtimestamp(stat.st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    modified=_modified(stat.st_mtime),
                     damaged=damaged,
                 )
             )
@@ -358,6 +363,12 @@ class JsonlEventLog(EventLog):
             with self._files_lock:
                 handle = self._files.setdefault(session, SessionFile(self.root, session, durability=self.durability))
         return handle
+
+
+@functools.lru_cache(maxsize=8192)
+def _modified(mtime: float) -> str:
+    """A file's modification time as listed (formatting it was a tenth of listing a thousand sessions)."""
+    return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _broken(verifier: ChainVerifier) -> VerifyReport:

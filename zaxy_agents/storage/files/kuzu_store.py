@@ -45,6 +45,7 @@ from .kuzu_schema import (
     NODE_COLUMNS,
     REL_TABLES,
     RELATES_COPIES,
+    RELATES_EVIDENCE_DEFAULTS,
     stored_columns,
     stored_node_columns,
     typed_rel_ddl,
@@ -332,7 +333,8 @@ class KuzuProjectionStore(ProjectionStore):
                     if table in EXTRA_PAIRS:
                         rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
                         self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
-                self._insert("RELATES", EDGE_AUDIT_COLUMNS, batch.relations, ("Entity", "Entity"), bulk)
+                relates = [_evidence_when_it_differs(row) for row in batch.relations]
+                self._insert("RELATES", EDGE_AUDIT_COLUMNS, relates, ("Entity", "Entity"), bulk)
                 by_label: dict[str, list[dict[str, Any]]] = {}
                 for row in batch.relations:
                     by_label.setdefault(row["label"], []).append(row)
@@ -529,7 +531,7 @@ class KuzuProjectionStore(ProjectionStore):
                     f"MATCH (ka:EntityKey)-[:HAS_VERSION]->(va:Entity), {pattern}, "
                     f"(kb:EntityKey)-[:HAS_VERSION]->(vb:Entity) WHERE ka.id IN $keys{type_filter}{time_filter} "
                     "RETURN ka.id, kb.id, va.id, vb.id, "
-                    + ", ".join(f"r.{c}" for c in rel_columns)
+                    + ", ".join(_relates_column(c) for c in rel_columns)
                     + " ORDER BY r.source_event_seq, r.id",
                     {"keys": frontier, **extra},
                 )
@@ -641,7 +643,8 @@ class KuzuProjectionStore(ProjectionStore):
             if table in RELATES_COPIES or table not in REL_TABLES:
                 yield from self._canonical(table, _relates_copy_query(table, source, target))
                 continue
-            projection = "".join(f", r.{name}" for name, _ in columns)
+            read = _relates_column if table == "RELATES" else "r.{}".format
+            projection = "".join(f", {read(name)}" for name, _ in columns)
             pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
             lines = [
                 line
@@ -681,9 +684,22 @@ def _relates_copy_query(table: str, source: str, target: str) -> str:
     PROJECTED_RELATION)."""
     logical = REL_TABLES[table][2] if table in REL_TABLES else EDGE_AUDIT_COLUMNS
     own = {name for name, _ in stored_columns(table)}
-    projection = "".join(f", {'c' if name in own else 'r'}.{name}" for name, _ in logical)
+    projection = "".join(f", {'c.' + name if name in own else _relates_column(name)}" for name, _ in logical)
     relates = "(x:Entity)-[r:RELATES]->(b)" if source == "Event" else "(a)-[r:RELATES]->(b)"
     return f"MATCH (a:{source})-[c:`{table}`]->(b:{target}), {relates} WHERE r.id = c.id RETURN a.id, b.id{projection}"
+
+
+def _evidence_when_it_differs(row: dict[str, Any]) -> dict[str, Any]:
+    """A RELATES row as Kuzu stores it: evidence columns equal to the edge's own provenance left NULL."""
+    if all(row.get(evidence) == row.get(own) for evidence, own in RELATES_EVIDENCE_DEFAULTS.items()):
+        return {**row, **dict.fromkeys(RELATES_EVIDENCE_DEFAULTS)}
+    return row
+
+
+def _relates_column(name: str) -> str:
+    """How a RELATES column (alias ``r``) is read: evidence stored only when it differs falls back to provenance."""
+    default = RELATES_EVIDENCE_DEFAULTS.get(name)
+    return f"coalesce(r.{name}, r.{default})" if default else f"r.{name}"
 
 
 def _json_value(value: Any) -> str:
