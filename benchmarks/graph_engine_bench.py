@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.realistic_stream import RealisticStream
 
 ENGINES = ("kuzu", "ladybug", "ladybug-nohash")
+BUFFER_POOL_MB: int | None = None  # --buffer-pool-mb: the store's own (kuzu_store.BUFFER_POOL_BYTES) when None
 GRAPH = Path(".zaxy") / "graph.kuzu"
 
 
@@ -60,15 +61,17 @@ def build_log(root: Path, size: int) -> None:
             leftover.unlink()
 
 
-def use_engine(engine: str) -> None:
-    """Point the graph store at ``engine`` (in this process only)."""
+def use_engine(engine: str, buffer_pool_mb: int | None = None) -> None:
+    """Point the graph store at ``engine`` (in this process only), with the store's buffer pool or a larger one."""
     if engine == "kuzu":
+        _buffer_pool(buffer_pool_mb)
         return
     import ladybug
 
-    assert "kuzu" not in sys.modules, "Kuzu and LadybugDB cannot share a process (their bindings clash)"
     sys.modules["kuzu"] = ladybug  # the store's `import kuzu` (Database, Connection) gets LadybugDB
     from zaxy_agents.storage.files import kuzu_store
+
+    _buffer_pool(buffer_pool_mb)
 
     if engine == "ladybug-nohash":
         opened = kuzu_store.KuzuProjectionStore._connection
@@ -81,6 +84,13 @@ def use_engine(engine: str) -> None:
             return connection
 
         kuzu_store.KuzuProjectionStore._connection = connection
+
+
+def _buffer_pool(megabytes: int | None) -> None:
+    if megabytes:
+        from zaxy_agents.storage.files import kuzu_store
+
+        kuzu_store.BUFFER_POOL_BYTES = megabytes * 1024 * 1024
 
 
 def _cpu() -> float:
@@ -100,10 +110,10 @@ def _p(samples: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
 
 
-def child(engine: str, root: Path, queries: int, kuzu_file: Path | None) -> dict[str, Any]:
+def child(engine: str, root: Path, queries: int, kuzu_file: Path | None, buffer_pool_mb: int | None) -> dict[str, Any]:
     """Build the graph of ``root`` with ``engine``, reopen it, query it; one JSON line of results. (Kuzu and
     LadybugDB cannot both be imported in one process: their bindings register the same type names.)"""
-    use_engine(engine)
+    use_engine(engine, buffer_pool_mb)
     from zaxy_agents.fabric import MemoryFabric
 
     result: dict[str, Any] = {"engine": engine}
@@ -218,6 +228,7 @@ def opens_kuzu_file(path: Path) -> str:
 
 def _run_child(engine: str, root: Path, queries: int, kuzu_file: Path) -> dict[str, Any]:
     command = [sys.executable, __file__, "--child", engine, str(root), str(kuzu_file), "--queries", str(queries)]
+    command += ["--buffer-pool-mb", str(BUFFER_POOL_MB)] if BUFFER_POOL_MB else []
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"engine": engine, "error": (done.stderr.strip().splitlines() or ["(no output)"])[-1]}
@@ -298,13 +309,22 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--buffer-pool-mb", type=int, help="the graph's buffer pool (default: the store's, 256 MB)")
     parser.add_argument("--child", nargs=3, metavar=("ENGINE", "ROOT", "KUZU_FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global BUFFER_POOL_MB
+    BUFFER_POOL_MB = args.buffer_pool_mb
     if args.child:
         kuzu_file = Path(args.child[2])
         print(
             json.dumps(
-                child(args.child[0], Path(args.child[1]), args.queries, kuzu_file if kuzu_file.exists() else None)
+                child(
+                    args.child[0],
+                    Path(args.child[1]),
+                    args.queries,
+                    kuzu_file if kuzu_file.exists() else None,
+                    BUFFER_POOL_MB,
+                )
             )
         )
         return
