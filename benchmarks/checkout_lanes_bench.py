@@ -5,8 +5,10 @@ tasks, facts, turns in one ``project`` session), then runs each tree in its own 
 tree) on a fresh copy of that memory, ``--runs`` times, alternating. Each child asks ``--turns`` checkouts with the
 middleware's arguments (thread session, ``scope=["project"]``, 1,200 tokens) and appends one turn before each (as
 the middleware's capture does, so the caches are as cold as in an agent turn). Reported per tree: CPU milliseconds
-per checkout and per retrieval call (the lanes, ``Retriever.search``), wall p50, the ratios before / after, and
-whether every packet cites the same evidence and facts in the same order.
+per checkout and per retrieval call (the lanes, ``Retriever.search``), wall p50, the ratios before / after,
+whether every packet cites the same evidence and facts in the same order, and ``parts_cpu_ms``: the lanes' CPU per
+checkout inside each function of ``PARTS`` (inclusive; the verbatim lane's pieces, the keyword index, the catalog
+reads of every lane's hits, fusion, hydration from the log, the graph lanes), where the tree has that function.
 
 Usage: python benchmarks/checkout_lanes_bench.py --before /path/to/main-checkout [--after .] [--events 10000]
        [--turns 40] [--runs 2] [--folder DIR] [--json]
@@ -36,7 +38,7 @@ with MemoryFabric.from_path(sys.argv[1]) as memory:
 """
 
 _TURNS = r"""
-import json, sys, time
+import importlib, json, sys, time
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.retrieval import engine
 lanes = [0.0]
@@ -48,6 +50,24 @@ def timed(self, *args, **kwargs):
     finally:
         lanes[0] += time.process_time() - started
 engine.Retriever.search = timed
+parts = {}
+def wrap(label, module, owner, name):  # CPU inside one function (inclusive), where both trees have it
+    try:
+        holder = importlib.import_module(module)
+        holder = getattr(holder, owner) if owner else holder
+        function = getattr(holder, name)
+    except (ImportError, AttributeError):
+        return
+    parts[label] = 0.0
+    def inner(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            parts[label] += time.process_time() - started
+    setattr(holder, name, inner)
+for part in PARTS:
+    wrap(*part)
 folder, turns = sys.argv[1], int(sys.argv[2])
 questions = [f"Which option did we pick for area {t % 97}, and who owns service {t % 53}?" for t in range(turns + 3)]
 cpu, wall, packets = [], [], []
@@ -55,6 +75,8 @@ with MemoryFabric.from_path(folder) as memory:
     for turn, question in enumerate(questions):
         turn_event = {"type": "transcript.turn", "payload": {"role": "user", "text": question}}
         memory.append_many("langgraph.bench", [turn_event])
+        if turn == 3:
+            parts.update({label: 0.0 for label in parts})
         lanes_before, c0, t0 = lanes[0], time.process_time(), time.perf_counter()
         packet = memory.checkout(question, session="langgraph.bench", scope=["project"], max_tokens=1200)
         if turn >= 3:  # the first turns warm up (imports, tiktoken)
@@ -63,8 +85,33 @@ with MemoryFabric.from_path(folder) as memory:
             # session/seq of what the packet cites (the appended turns' hashes differ from run to run)
             evidence = [e.citation.split("#")[0] for e in packet.evidence]
             packets.append([evidence, [f.citation.split("#")[0] for f in packet.current_facts]])
-print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets}))
+per_turn = {label: seconds * 1000 / turns for label, seconds in parts.items()}
+print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets, "parts": per_turn}))
 """
+
+# Where the lanes' CPU goes (inclusive: a part holds the parts listed under it), per checkout. Label, module, class
+# (or "" for a module function), function. The turns run them with these wrappers in both trees alike.
+PARTS = [
+    ("verbatim lane", "zaxy_agents.retrieval.verbatim", "VerbatimIndex", "search"),
+    ("  verbatim: scoring the universe", "zaxy_agents.retrieval.verbatim_scoring", "Scorer", "score"),
+    ("  verbatim: neighbour walk (+-4/8 links)", "zaxy_agents.retrieval.verbatim_search", "_Query", "_within"),
+    ("  verbatim: postings read + decode", "zaxy_agents.retrieval.verbatim_search", "_Query", "_postings"),
+    ("  verbatim: ranking (mask, order)", "zaxy_agents.retrieval.verbatim_search", "_Query", "_rank"),
+    ("  verbatim: hits (doc rows, names)", "zaxy_agents.retrieval.verbatim_search", "_Query", "_hits"),
+    ("keyword index (BM25 over versions)", "zaxy_agents.retrieval.entity_index", "EntityKeywordIndex", "search"),
+    ("catalog: versions of keyword hits", "zaxy_agents.projection.sqlite_catalog", "SqliteCatalog", "versions"),
+    (
+        "catalog: versions of every lane's events",
+        "zaxy_agents.projection.sqlite_catalog",
+        "SqliteCatalog",
+        "events_versions",
+    ),
+    ("fusion: hit records (_hit)", "zaxy_agents.retrieval.engine", "Retriever", "_hit"),
+    ("hydration: texts + hashes from the log", "zaxy_agents.retrieval.engine", "Retriever", "_read_texts"),
+    ("graph: exact entity matches", "zaxy_agents.retrieval.engine", "", "exact_matches"),
+    ("graph: traversal", "zaxy_agents.retrieval.engine", "", "traverse"),
+    ("graph: personalized PageRank", "zaxy_agents.retrieval.engine", "", "personalized_pagerank"),
+]
 
 
 def main() -> None:
@@ -88,10 +135,12 @@ def main() -> None:
             for side, tree in (("before", args.before), ("after", args.after)):
                 copy = Path(scratch.name) / f"{side}-{run}"
                 shutil.copytree(seeded, copy)
-                out = json.loads(_child(_TURNS, tree, str(copy), str(args.turns)))
+                out = json.loads(_child(f"PARTS = {PARTS!r}\n" + _TURNS, tree, str(copy), str(args.turns)))
                 shutil.rmtree(copy)
                 results[side]["cpu"] += out["cpu"]
                 results[side]["wall"] += out["wall"]
+                for label, ms in out["parts"].items():
+                    results[side].setdefault("parts", {}).setdefault(label, []).append(ms)
                 packets[side] = out["packets"]
         report: dict = {"events": args.events, "turns": args.turns, "runs": args.runs,
                         "identical_packets": packets["before"] == packets["after"]}  # fmt: skip
@@ -101,6 +150,7 @@ def main() -> None:
                 "checkout_cpu_ms": round(sum(c for c, _ in cpu) / len(cpu), 2),
                 "lanes_cpu_ms": round(sum(lane for _, lane in cpu) / len(cpu), 2),
                 "checkout_wall_p50_ms": round(wall[len(wall) // 2], 2),
+                "parts_cpu_ms": {label: round(sum(ms) / len(ms), 2) for label, ms in results[side]["parts"].items()},
             }
         for name in ("checkout_cpu_ms", "lanes_cpu_ms", "checkout_wall_p50_ms"):
             report[f"ratio_{name}"] = round(report["before"][name] / max(report["after"][name], 1e-9), 2)

@@ -23,7 +23,8 @@ answer without bytecode, to show what compiling costs. CPU times (user + system)
 on a loaded machine they are the figures that compare across runs.
 
 Usage: python benchmarks/scale_bench.py [--sizes 1000,10000,100000] [--one-by-one 500] [--reproject] [--serve]
-       [--whole-memory-checkouts 40] [--only-whole-memory] [--workdir DIR] [--keep] [--no-graph] [--json]
+       [--whole-memory-checkouts 40] [--only-whole-memory] [--session-size 1000]
+       [--workdir DIR] [--keep] [--no-graph] [--json]
 """
 
 from __future__ import annotations
@@ -218,10 +219,12 @@ def whole_memory_checkouts(root: Path, facts: list[tuple[str, str, str, str]], c
     }
 
 
-def build(root: Path, size: int, results: dict[str, Any], *, graph: bool = True) -> list[tuple[str, str, str, str]]:
+def build(
+    root: Path, size: int, results: dict[str, Any], *, graph: bool = True, session_size: int = 1000
+) -> list[tuple[str, str, str, str]]:
     from zaxy_agents.fabric import MemoryFabric
 
-    stream = RealisticStream(seed=size)
+    stream = RealisticStream(seed=size, session_size=session_size)
     facts: dict[tuple[str, str, str], str] = {}
     texts: list[str] = []
     appended = 0.0
@@ -435,6 +438,12 @@ def main() -> None:
         action="store_true",
         help="measure only the whole-memory checkouts (on a kept memory: --keep --workdir DIR)",
     )
+    parser.add_argument(
+        "--session-size",
+        type=int,
+        default=1000,
+        help="events per session (fewer, smaller sessions: the per-session cost of a whole-memory checkout)",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the memories (and reuse them when present)")
     parser.add_argument(
@@ -455,7 +464,7 @@ def main() -> None:
                 facts = [tuple(item) for item in json.loads(facts_file.read_text())]
             else:
                 shutil.rmtree(root, ignore_errors=True)
-                facts = build(root, size, results, graph=not args.no_graph)
+                facts = build(root, size, results, graph=not args.no_graph, session_size=args.session_size)
                 facts_file.write_text(json.dumps(facts))
             results.update(measure(root, size, facts, args))  # type: ignore[arg-type]
             report[str(size)] = results

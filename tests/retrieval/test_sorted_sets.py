@@ -79,3 +79,15 @@ def test_positions_and_isin_equal_a_binary_search(seed: int) -> None:
     assert np.array_equal(sets.isin(values, members, members_sorted=True), np.isin(values, members))
     assert np.array_equal(sets.isin(values, rng.permutation(members)), np.isin(values, members))
     assert np.array_equal(sets.isin(values.reshape(-1, 1), members), np.isin(values, members).reshape(-1, 1))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_best_first_equals_the_head_of_a_full_sort(seed: int) -> None:
+    """Ties at the k-th score (few distinct scores) are broken by id exactly as a sort of every score."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(0, 600))
+    scores = rng.integers(1, int(rng.choice([2, 5, 1000])), size=size).astype(np.float64) / 7.0
+    ids = rng.permutation(size * 3)[:size].astype(np.int64)
+    for k in (0, 1, 5, 50, size, size + 3):
+        expected = np.lexsort((ids, -scores))[: max(k, 0)]
+        assert np.array_equal(sets.best_first(scores, ids, k), expected)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
@@ -30,11 +31,13 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     for session in scoped:
         for entity_type in WORKING_TYPES:
             current += catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, as_of)
-    current.sort(key=lambda v: (v.valid_from, v.source_event_seq), reverse=True)
+    current.sort(key=_NEWEST_FIRST, reverse=True)
     working = WorkingSet()
     succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker
     for version in current:
         kind = version.entity_type
+        if _settled(kind, working):
+            continue
         properties = _properties(version.properties_json) if _read_properties(kind, version.properties_json) else {}
         if kind == "task":
             status = str(properties.get("status") or "").lower()
@@ -57,6 +60,22 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
         elif kind in {"document", "document_chunk"} and version.source_path:
             _push(working.source_anchors, version, properties)
     return working
+
+
+_NEWEST_FIRST = operator.attrgetter("valid_from", "source_event_seq")
+
+
+def _settled(kind: str, working: WorkingSet) -> bool:
+    """Whether a version of ``kind`` can no longer change the working set: every bucket it could enter is full
+    (a command's success only ever hides a later blocker). Skipping those keeps the result and spares parsing
+    the properties of most of a whole memory's candidates (thousands per checkout, newest first)."""
+    if kind == "task":
+        return len(working.tasks) >= PER_KIND and len(working.blockers) >= PER_KIND
+    if kind == "command_run":
+        return len(working.blockers) >= PER_KIND
+    if kind in {"fact", "session"}:
+        return len(working.goals) >= PER_KIND
+    return False
 
 
 def _read_properties(kind: str, properties_json: str) -> bool:

@@ -113,3 +113,16 @@ def unique_positions(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     at = np.empty(values.size, dtype=np.int64)
     at[order] = np.cumsum(first) - 1
     return ordered[first], at
+
+
+def best_first(scores: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the first ``k`` of ``scores`` (1-d) in the order ``np.lexsort((ids, -scores))`` gives them (best
+    score first, ties by ascending id): only those tied with or above the k-th score are sorted, so a query that
+    keeps 50 of 5,000 scored events sorts ~50. ``scores`` must hold no NaN."""
+    size = scores.size
+    if k <= 0 or size == 0:
+        return np.zeros(0, dtype=np.int64)
+    chosen = np.arange(size)
+    if size > k:
+        chosen = np.flatnonzero(scores >= np.partition(scores, size - k)[size - k])
+    return chosen[np.lexsort((ids[chosen], -scores[chosen]))][:k]

@@ -228,7 +228,8 @@ class _Query:
         self, scorer: Scorer, universe: np.ndarray, candidates: np.ndarray, named: set[int], dates: list[QueryDate],
         in_window: int, reference: _dt.datetime | None, exclude_types: frozenset[str], names: Names,
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], float, np.ndarray]:  # fmt: skip
-        """``(positions in universe of the results, best first; totals; components; k-th... ; universe)``."""
+        """``(positions in universe of the first k results, best first; totals; components; the k-th score (0 when
+        fewer); universe)``. Ties are broken by doc id, so the first k are those of a sort of every result."""
         total, comp, local = scorer.score(universe, named, dates, in_window)
         features = scorer.features
         mask = sets.isin(universe, candidates, members_sorted=True) & (total > 0) & (local > 0)
@@ -238,8 +239,8 @@ class _Query:
             excluded = list(names.type_ids(self.db, list(exclude_types)).values())
             if excluded:
                 mask &= ~sets.isin(features["type"], np.array(excluded))
-        chosen = np.flatnonzero(mask)
-        order = chosen[np.lexsort((universe[chosen], -total[chosen]))]
+        chosen = np.flatnonzero(mask)  # total > 0 there: no NaN
+        order = chosen[sets.best_first(total[chosen], universe[chosen], self.k)]
         kth = float(total[order[min(self.k, order.size) - 1]]) if order.size else 0.0
         return order, total, comp, kth, universe
 

@@ -1,0 +1,84 @@
+"""The working set skips the versions that can no longer change it (their buckets are full). Checked against a
+reference copy of the loop that reads every version, on a seeded multi-session memory asked as a whole and per
+session: blocked and open tasks, commands failing and fixed in other sessions, goal facts and plain facts."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from zaxy_agents.checkout.models import WorkingSet
+from zaxy_agents.checkout.working_set import (
+    BLOCKED,
+    DONE,
+    SCAN_PER_TYPE,
+    WORKING_TYPES,
+    _push,
+    build_working_set,
+)
+from zaxy_agents.fabric import MemoryFabric
+
+
+def _reference(catalog, sessions: set[str] | None) -> WorkingSet:  # type: ignore[no-untyped-def]
+    """build_working_set before the skip: every candidate's properties read, in the same order."""
+    current = []
+    for session in sorted(sessions if sessions is not None else catalog.sessions):
+        for entity_type in WORKING_TYPES:
+            current += catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, None)
+    current.sort(key=lambda v: (v.valid_from, v.source_event_seq), reverse=True)
+    working, succeeded = WorkingSet(), set()
+    for version in current:
+        kind, properties = version.entity_type, json.loads(version.properties_json or "{}")
+        if kind == "task":
+            status = str(properties.get("status") or "").lower()
+            if status in BLOCKED:
+                _push(working.blockers, version, properties)
+            elif status not in DONE:
+                _push(working.tasks, version, properties)
+        elif kind == "decision":
+            _push(working.decisions, version, properties)
+        elif kind == "file":
+            _push(working.artifacts, version, properties)
+        elif kind == "command_run":
+            command = str(properties.get("command", ""))
+            if properties.get("exit_code") == 0:
+                succeeded.add(command)
+            elif properties.get("exit_code") is not None and command not in succeeded:
+                _push(working.blockers, version, properties)
+        elif kind == "session" or (kind == "fact" and properties.get("predicate") in {"goal", "objective"}):
+            _push(working.goals, version, properties)
+        elif kind in {"document", "document_chunk"} and version.source_path:
+            _push(working.source_anchors, version, properties)
+    return working
+
+
+def test_skipping_settled_versions_keeps_the_working_set(tmp_path: Path) -> None:
+    rng = random.Random(24)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        for number in range(6):
+            session = f"s{number}"
+            for i in range(40):
+                roll = rng.random()
+                if roll < 0.3:
+                    status = rng.choice(["open", "blocked", "done", "waiting", ""])
+                    payload = {"task_id": f"T-{rng.randrange(30)}", "title": f"task {i}"}
+                    memory.append(session, "task.created", {**payload, **({"status": status} if status else {})})
+                elif roll < 0.6:
+                    command = f"pytest -k c{rng.randrange(6)}"
+                    memory.append(session, "command.completed", {"command": command, "exit_code": rng.choice((0, 1))})
+                elif roll < 0.8:
+                    predicate = rng.choice(["goal", "port", "objective", "owner"])
+                    memory.append(
+                        session,
+                        "fact.asserted",
+                        {"subject": f"svc {rng.randrange(9)}", "predicate": predicate, "object": str(i)},
+                    )
+                else:
+                    memory.append(session, "decision.recorded", {"decision": f"d {i}", "topic": f"t {i}"})
+        memory.project()
+        catalog = memory.projector.catalog
+        for scope in (None, {"s0"}, {"s1", "s4"}):
+            assert build_working_set(catalog, scope) == _reference(catalog, scope)
+        whole = build_working_set(catalog, None)
+        assert whole.blockers and whole.tasks and whole.goals  # the seeded memory exercises the skipped kinds
