@@ -7,6 +7,7 @@ completed task or a reverted decision never shows up as live state.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import operator
 
@@ -25,57 +26,83 @@ WORKING_TYPES = ("task", "decision", "file", "command_run", "session", "fact", "
 
 
 def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:
-    """Most recently asserted identities of the working types (bounded scans), current versions only."""
+    """Most recently asserted identities of the working types (bounded scans), current versions only.
+
+    Newest first across the scope. Each bucket keeps its first ``PER_KIND`` candidates in that order, so the
+    buckets that take every candidate of their kinds (decisions, files, goals, source anchors) are the ``nlargest``
+    of their own candidates (the same order as sorting everything: both are stable); only tasks and commands,
+    whose blockers depend on which reruns came later, are walked in order. A whole memory has tens of thousands
+    of candidates per checkout."""
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
-    current: list[EntityVersion] = []
+    work: list[EntityVersion] = []  # tasks and commands: open tasks, blockers
+    decisions: list[EntityVersion] = []
+    files: list[EntityVersion] = []
+    goals: list[EntityVersion] = []
+    anchors: list[EntityVersion] = []
     for session in scoped:
         for entity_type in WORKING_TYPES:
-            current += catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, as_of)
-    current.sort(key=_NEWEST_FIRST, reverse=True)
+            found = catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, as_of)
+            if entity_type in {"task", "command_run"}:
+                work += found
+            elif entity_type == "decision":
+                decisions += found
+            elif entity_type == "file":
+                files += found
+            elif entity_type == "session":
+                goals += found
+            elif entity_type == "fact":
+                goals += [version for version in found if _is_goal(version.properties_json)]
+            else:
+                anchors += [version for version in found if version.source_path]
     working = WorkingSet()
+    for bucket, candidates in (
+        (working.decisions, decisions),
+        (working.artifacts, files),
+        (working.goals, goals),
+        (working.source_anchors, anchors),
+    ):
+        for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST):
+            _push(bucket, version, {})
+    work.sort(key=_NEWEST_FIRST, reverse=True)
     succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker
-    for version in current:
+    for version in work:
         kind = version.entity_type
         if _settled(kind, working):
             continue
-        properties = _properties(version.properties_json) if _read_properties(kind, version.properties_json) else {}
+        properties = _properties(version.properties_json)
         if kind == "task":
             status = str(properties.get("status") or "").lower()
             if status in BLOCKED:
                 _push(working.blockers, version, properties)
             elif status not in DONE:
                 _push(working.tasks, version, properties)
-        elif kind == "decision":
-            _push(working.decisions, version, properties)
-        elif kind == "file":
-            _push(working.artifacts, version, properties)
-        elif kind == "command_run":
+        else:  # command_run
             command = str(properties.get("command", ""))
             if properties.get("exit_code") == 0:
                 succeeded.add(command)
             elif properties.get("exit_code") is not None and command not in succeeded:
                 _push(working.blockers, version, properties)
-        elif kind == "session" or (kind == "fact" and properties.get("predicate") in {"goal", "objective"}):
-            _push(working.goals, version, properties)
-        elif kind in {"document", "document_chunk"} and version.source_path:
-            _push(working.source_anchors, version, properties)
     return working
+
+
+def _is_goal(properties_json: str) -> bool:
+    """A fact is a goal when its predicate is ``goal`` or ``objective`` (the JSON is parsed only when it may be)."""
+    return _read_properties("fact", properties_json) and _properties(properties_json).get("predicate") in {
+        "goal",
+        "objective",
+    }
 
 
 _NEWEST_FIRST = operator.attrgetter("valid_from", "source_event_seq")
 
 
 def _settled(kind: str, working: WorkingSet) -> bool:
-    """Whether a version of ``kind`` can no longer change the working set: every bucket it could enter is full
-    (a command's success only ever hides a later blocker). Skipping those keeps the result and spares parsing
-    the properties of most of a whole memory's candidates (thousands per checkout, newest first)."""
+    """Whether a task or command can no longer change the working set: every bucket it could enter is full (a
+    command's success only ever hides a later blocker). Skipping those keeps the result and spares parsing the
+    properties of most of a whole memory's candidates (thousands per checkout, newest first)."""
     if kind == "task":
         return len(working.tasks) >= PER_KIND and len(working.blockers) >= PER_KIND
-    if kind == "command_run":
-        return len(working.blockers) >= PER_KIND
-    if kind in {"fact", "session"}:
-        return len(working.goals) >= PER_KIND
-    return False
+    return len(working.blockers) >= PER_KIND  # command_run
 
 
 def _read_properties(kind: str, properties_json: str) -> bool:
