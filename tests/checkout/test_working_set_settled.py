@@ -1,6 +1,9 @@
-"""The working set skips the versions that can no longer change it (their buckets are full). Checked against a
-reference copy of the loop that reads every version, on a seeded multi-session memory asked as a whole and per
-session: blocked and open tasks, commands failing and fixed in other sessions, goal facts and plain facts."""
+"""The working set skips the versions that can no longer change it (their buckets are full), and a whole memory is
+read through the catalog's cross-session stream. Both checked against a reference copy of the loop that reads every
+version of every session, on a seeded multi-session memory asked as a whole, per session and at a past moment:
+blocked and open tasks, commands failing and fixed in other sessions, goal facts and plain facts, identities
+asserted many times (the per-session scan cut), closed identities, and event times that tie across sessions and
+run against the append order."""
 
 from __future__ import annotations
 
@@ -15,17 +18,18 @@ from zaxy_agents.checkout.working_set import (
     SCAN_PER_TYPE,
     WORKING_TYPES,
     _push,
+    build_streamed,
     build_working_set,
 )
 from zaxy_agents.fabric import MemoryFabric
 
 
-def _reference(catalog, sessions: set[str] | None) -> WorkingSet:  # type: ignore[no-untyped-def]
+def _reference(catalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:  # type: ignore[no-untyped-def]
     """build_working_set before the skip: every candidate's properties read, in the same order."""
     current = []
     for session in sorted(sessions if sessions is not None else catalog.sessions):
         for entity_type in WORKING_TYPES:
-            current += catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, None)
+            current += catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, as_of)
     current.sort(key=lambda v: (v.valid_from, v.source_event_seq), reverse=True)
     working, succeeded = WorkingSet(), set()
     for version in current:
@@ -53,32 +57,60 @@ def _reference(catalog, sessions: set[str] | None) -> WorkingSet:  # type: ignor
     return working
 
 
+def _seed(memory: MemoryFabric, sessions: int, events: int, seed: int) -> None:
+    """Work events in many sessions; event times drawn from a few minutes (ties across sessions, out of append
+    order); task ids repeat (identities with many versions push others out of a session's scan)."""
+    rng = random.Random(seed)
+    for number in range(sessions):
+        session = f"s{number}"
+        for i in range(events):
+            at = {"occurred_at": f"2026-01-01T00:{rng.randrange(12):02d}:00+00:00"} if rng.random() < 0.7 else {}
+            roll = rng.random()
+            if roll < 0.3:
+                status = rng.choice(["open", "blocked", "done", "waiting", ""])
+                payload = {"task_id": f"T-{rng.randrange(30)}", "title": f"task {i}", **at}
+                memory.append(session, "task.created", {**payload, **({"status": status} if status else {})})
+            elif roll < 0.55:
+                command = f"pytest -k c{rng.randrange(6)}"
+                memory.append(session, "command.completed", {"command": command, "exit_code": rng.choice((0, 1)), **at})
+            elif roll < 0.75:
+                predicate = rng.choice(["goal", "port", "objective", "owner"])
+                memory.append(
+                    session,
+                    "fact.asserted",
+                    {"subject": f"svc {rng.randrange(9)}", "predicate": predicate, "object": str(i), **at},
+                )
+            elif roll < 0.8:
+                memory.append(
+                    session, "memory.invalidated", {"entity_name": f"T-{rng.randrange(30)}", "entity_type": "task"}
+                )
+            else:
+                memory.append(session, "decision.recorded", {"decision": f"d {i}", "topic": f"t {i}", **at})
+
+
 def test_skipping_settled_versions_keeps_the_working_set(tmp_path: Path) -> None:
-    rng = random.Random(24)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
-        for number in range(6):
-            session = f"s{number}"
-            for i in range(40):
-                roll = rng.random()
-                if roll < 0.3:
-                    status = rng.choice(["open", "blocked", "done", "waiting", ""])
-                    payload = {"task_id": f"T-{rng.randrange(30)}", "title": f"task {i}"}
-                    memory.append(session, "task.created", {**payload, **({"status": status} if status else {})})
-                elif roll < 0.6:
-                    command = f"pytest -k c{rng.randrange(6)}"
-                    memory.append(session, "command.completed", {"command": command, "exit_code": rng.choice((0, 1))})
-                elif roll < 0.8:
-                    predicate = rng.choice(["goal", "port", "objective", "owner"])
-                    memory.append(
-                        session,
-                        "fact.asserted",
-                        {"subject": f"svc {rng.randrange(9)}", "predicate": predicate, "object": str(i)},
-                    )
-                else:
-                    memory.append(session, "decision.recorded", {"decision": f"d {i}", "topic": f"t {i}"})
+        _seed(memory, sessions=6, events=40, seed=24)
         memory.project()
         catalog = memory.projector.catalog
         for scope in (None, {"s0"}, {"s1", "s4"}):
             assert build_working_set(catalog, scope) == _reference(catalog, scope)
         whole = build_working_set(catalog, None)
         assert whole.blockers and whole.tasks and whole.goals  # the seeded memory exercises the skipped kinds
+
+
+def test_the_cross_session_stream_gives_the_same_working_set(tmp_path: Path) -> None:
+    """A whole memory (and a wide scope) is read through the catalog's stream: same buckets, same order, ties
+    included; a past moment keeps the per-session reads and still matches."""
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _seed(memory, sessions=40, events=30, seed=7)
+        memory.project()
+        catalog = memory.projector.catalog
+        wide = {f"s{n}" for n in range(0, 40, 2)} | {"no such session"}
+        for scope in (None, {"s0"}, {"s1", "s4"}, wide):
+            assert build_streamed(catalog, scope) == _reference(catalog, scope)
+        assert build_working_set(catalog, None) == _reference(catalog, None)  # 40 sessions: streamed
+        moment = "2026-01-01T00:06:00+00:00"
+        assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)
+        whole = build_streamed(catalog, None)
+        assert whole.blockers and whole.tasks and whole.goals and whole.decisions

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import json
 import operator
+from collections.abc import Iterable
 
-from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 
 from .models import WorkingItem, WorkingSet
@@ -23,6 +25,7 @@ BLOCKED = {"blocked", "failed", "stuck", "waiting"}
 
 
 WORKING_TYPES = ("task", "decision", "file", "command_run", "session", "fact", "document_chunk", "document")
+STREAM_FROM = 32  # sessions in scope from which the catalog's cross-session stream replaces per-session reads
 
 
 def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:
@@ -32,7 +35,17 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     buckets that take every candidate of their kinds (decisions, files, goals, source anchors) are the ``nlargest``
     of their own candidates (the same order as sorting everything: both are stable); only tasks and commands,
     whose blockers depend on which reruns came later, are walked in order. A whole memory has tens of thousands
-    of candidates per checkout."""
+    of candidates per checkout.
+
+    Many sessions (a whole memory) are read through the catalog's cross-session stream when it has one
+    (:func:`build_streamed`: the same working set, O(what it shows) in Python); a few sessions, or a moment in the
+    past, keep the per-session reads, which the catalog caches."""
+    if (
+        as_of is None
+        and isinstance(catalog, CrossSessionRecency)
+        and (sessions is None or len(sessions) >= STREAM_FROM)
+    ):
+        return build_streamed(catalog, sessions)
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     work: list[EntityVersion] = []  # tasks and commands: open tasks, blockers
     decisions: list[EntityVersion] = []
@@ -64,9 +77,54 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
         for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST):
             _push(bucket, version, {})
     work.sort(key=_NEWEST_FIRST, reverse=True)
+    _walk(working, work)
+    return working
+
+
+def build_streamed(catalog: CrossSessionRecency, sessions: set[str] | None) -> WorkingSet:
+    """:func:`build_working_set` from the catalog's cross-session stream: each bucket reads its kinds' current
+    versions newest first (the order the per-session loop sorts its candidates into, ties included) and stops
+    when it is full, so a whole memory costs the versions it shows plus those skipped on the way (non-goal facts,
+    documents without a source, done tasks), not 8 reads and up to 480 versions per session."""
+    scope = None if sessions is None else sorted(sessions)
+
+    def newest(*types: str) -> Iterable:  # type: ignore[type-arg]
+        return catalog.recent_versions_across(types, SCAN_PER_TYPE, scope)
+
+    working = WorkingSet()
+    for bucket, found in (
+        (working.decisions, newest("decision")),
+        (working.artifacts, newest("file")),
+        (
+            working.goals,
+            (v for v in newest("session", "fact") if v.entity_type == "session" or _is_goal(v.properties_json)),
+        ),
+        (working.source_anchors, (v for v in newest("document_chunk", "document") if v.source_path)),
+    ):
+        for version in itertools.islice(found, PER_KIND):
+            _push(bucket, version, {})
+        _close(found)
+    work = newest("task", "command_run")
+    _walk(working, work)
+    _close(work)
+    return working
+
+
+def _close(found: Iterable) -> None:  # type: ignore[type-arg]
+    """Stop a stream the caller did not read to its end (its statement is released now, not at collection)."""
+    close = getattr(found, "close", None)
+    if close is not None:
+        close()
+
+
+def _walk(working: WorkingSet, work: Iterable[EntityVersion]) -> None:
+    """Tasks and commands, newest first: open tasks, blocked tasks and failed commands not fixed by a later
+    successful rerun; stops once both buckets they fill are full."""
     succeeded: set[str] = set()  # a failure later fixed by a successful rerun is not a blocker
     for version in work:
         kind = version.entity_type
+        if len(working.tasks) >= PER_KIND and len(working.blockers) >= PER_KIND:
+            break  # nothing later can enter a bucket
         if _settled(kind, working):
             continue
         properties = _properties(version.properties_json)
@@ -82,7 +140,6 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
                 succeeded.add(command)
             elif properties.get("exit_code") is not None and command not in succeeded:
                 _push(working.blockers, version, properties)
-    return working
 
 
 def _is_goal(properties_json: str) -> bool:

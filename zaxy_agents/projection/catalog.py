@@ -8,9 +8,9 @@ queries the on-disk tables with small caches, so nothing here is ever loaded who
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .planner import KeyState
 from .records import EntityVersion, RelationRecord
@@ -121,3 +121,19 @@ class EntityCatalog(Protocol):
 
     def counts(self, session: str | None = None) -> dict[str, int]:
         """``entities``, ``current_entities``, ``edges``, ``inferred_edges`` (of one session or all)."""
+
+
+@runtime_checkable
+class CrossSessionRecency(Protocol):
+    """Optional capability of a catalog: :meth:`EntityCatalog.recent_versions` of many sessions as one stream.
+
+    A reader that finds it reads what it shows instead of every session's lists (a whole-memory working set);
+    a catalog without it is read session by session (the same result, O(sessions))."""
+
+    def recent_versions_across(
+        self, entity_types: Sequence[str], scan: int, sessions: Sequence[str] | None = None
+    ) -> Iterator[EntityVersion]:
+        """The current versions ``recent_versions(session, type, scan, None)`` returns for every session in
+        ``sessions`` (``None``: all) and every type in ``entity_types``, newest first by (valid_from, seq), ties
+        in the order of the per-session lists concatenated by session (sorted), then type (as given): what a
+        stable sort of that concatenation gives. Streamed, so a caller that stops early pays for what it read."""

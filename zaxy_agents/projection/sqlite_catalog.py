@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.projection.catalog import FeedbackAggregate
+from zaxy_agents.projection.catalog_across import across_query, stream
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import DerivedStore
@@ -382,6 +383,15 @@ class SqliteCatalog:
             self._recent.clear()
         self._recent[(session, entity_type, scan)] = found
         return list(found)
+
+    def recent_versions_across(
+        self, entity_types: Sequence[str], scan: int, sessions: Sequence[str] | None = None
+    ) -> Iterator[EntityVersion]:
+        """``recent_versions(session, type, scan, None)`` of every session (of ``sessions``; ``None`` = all) and
+        every type in ``entity_types``, as one stream, newest first: the order a stable sort by (valid_from, seq)
+        of those lists concatenated by session, then type, gives. Not cached: it reads what the caller takes."""
+        sql, parameters = across_query(_VERSION_COLUMNS, entity_types, scan, sessions)
+        return stream(self.store.reader().execute(sql, parameters), _version)
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(
