@@ -17,13 +17,13 @@ from typing import Any
 _ACROSS = """
 WITH scope(session) AS ({scope}),
 types(entity_type, rank) AS (SELECT value, key FROM json_each(:types)),
-cut(session, entity_type, rank, cutoff) AS (
+cut(session, entity_type, rank, cutoff) AS MATERIALIZED (
     SELECT s.session, t.entity_type, t.rank, coalesce((
         SELECT vid FROM cat_versions WHERE session = s.session AND entity_type = t.entity_type
         ORDER BY vid DESC LIMIT 1 OFFSET :offset), -1)
     FROM scope s, types t),
 recent(kid, rank, last) AS (
-    SELECT v.kid, c.rank, max(v.vid) FROM cut c JOIN cat_versions v
+    SELECT v.kid, c.rank, max(v.vid) FROM cut c CROSS JOIN cat_versions v
     ON v.session = c.session AND v.entity_type = c.entity_type AND v.vid >= c.cutoff GROUP BY v.kid)
 SELECT {columns} FROM recent r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current
 WHERE NOT k.closed
@@ -43,6 +43,8 @@ def across_query(
     read's ``LIMIT scan`` holds, grouped by identity with the newest one's vid (that read's order). The order is
     the one a stable sort of the per-session results gives when they are concatenated by session (sorted), then
     by type (in the order asked), then newest identity first: (valid_from, seq) descending, ties in that order.
+    ``cut`` is materialised and drives the join (``CROSS JOIN`` fixes SQLite's loop order): left to itself the
+    planner scanned every version by identity and ran the cut's subquery per row (O(history)).
     """
     if scan < 1:
         raise ValueError(f"scan must be at least 1 (got {scan})")
