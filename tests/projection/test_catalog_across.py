@@ -3,7 +3,8 @@
 Checked on a real derived.sqlite against the per-session reads concatenated by session (sorted), then type, and
 stable-sorted newest first: small scans so the per-session cut binds (identities asserted many times push others
 out), event times that tie across sessions and run against the append order, closed identities, a scope with an
-unknown session, and a caller that stops early."""
+unknown session, and a caller that stops early. The stable-fact read (most important current versions of each
+session's first recent identities) likewise against its per-identity loop."""
 
 from __future__ import annotations
 
@@ -23,6 +24,15 @@ def _merged(catalog, types, scan, sessions):  # type: ignore[no-untyped-def]
         for entity_type in types:
             found += catalog.recent_versions(session, entity_type, scan, None)
     return sorted(found, key=lambda v: (v.valid_from, v.source_event_seq), reverse=True)
+
+
+def _important(catalog, types, scan, listed, limit, sessions):  # type: ignore[no-untyped-def]
+    found = []
+    for session in sorted(sessions if sessions is not None else catalog.sessions):
+        for entity_type in types:
+            found += [catalog.current(key) for key in catalog.recent_keys(session, entity_type, scan)[:listed]]
+    ranked = sorted((v for v in found if v is not None), key=lambda v: (-v.importance, v.entity_type, v.name, v.id))
+    return ranked[:limit]
 
 
 def test_the_stream_is_the_per_session_reads_merged(tmp_path: Path) -> None:
@@ -64,5 +74,10 @@ def test_the_stream_is_the_per_session_reads_merged(tmp_path: Path) -> None:
         assert [v.id for v in catalog.recent_versions_across(("decision",), 2, ["s0"])] == [
             v.id for v in _merged(catalog, ("decision",), 2, ["s0"])
         ]
+        for scan, listed, limit in ((200, 12, 12), (5, 2, 4), (3, 1, 50), (1, 12, 12)):
+            for scope in (None, ["s2", "s6", "nowhere"]):
+                expected = _important(catalog, ("decision", "task"), scan, listed, limit, scope)
+                found = catalog.important_current_across(("decision", "task"), scan, listed, limit, scope)
+                assert found == expected, (scan, listed, limit, scope)
         with pytest.raises(ValueError, match="scan must be at least 1"):
             catalog.recent_versions_across(("task",), 0)

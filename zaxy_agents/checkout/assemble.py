@@ -17,7 +17,7 @@ from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 from zaxy_agents.retrieval.attenuation import attenuation
@@ -44,7 +44,7 @@ from .models import (
 from .purpose import EMPHASIS_BOOST
 from .render import one_line, prefix_digest, render
 from .tokens import get_encoding
-from .working_set import build_working_set
+from .working_set import STREAM_FROM, build_working_set
 
 FACT_TYPES = frozenset(
     {"fact", "decision", "task", "memory_item", "document_chunk", "file", "checkpoint", "procedure", "claim", "episode"}
@@ -409,6 +409,14 @@ def _reviewed_memory(catalog: EntityCatalog, scope: set[str] | None, as_of: str 
 def _ranked(
     catalog: EntityCatalog, scope: set[str] | None, as_of: str | None, entity_types: tuple[str, ...]
 ) -> list[EntityVersion]:
+    if (
+        as_of is None
+        and not REVIEWED_TYPES.intersection(entity_types)
+        and isinstance(catalog, CrossSessionRecency)
+        and (scope is None or len(scope) >= STREAM_FROM)
+    ):  # many sessions: one cross-session read (the same versions; the per-session loop is cached for a few)
+        ranked = catalog.important_current_across(entity_types, 200, STABLE_LIMIT, STABLE_LIMIT, _scope_list(scope))
+        return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))
     versions: list[EntityVersion] = []
     for session in sorted(scope if scope is not None else catalog.sessions):
         for entity_type in entity_types:
@@ -418,6 +426,10 @@ def _ranked(
                     versions.append(version)
     ranked = sorted(versions, key=lambda v: (-v.importance, v.entity_type, v.name, v.id))[:STABLE_LIMIT]
     return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))
+
+
+def _scope_list(scope: set[str] | None) -> list[str] | None:
+    return None if scope is None else sorted(scope)
 
 
 def _cited(

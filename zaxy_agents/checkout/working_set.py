@@ -25,7 +25,11 @@ BLOCKED = {"blocked", "failed", "stuck", "waiting"}
 
 
 WORKING_TYPES = ("task", "decision", "file", "command_run", "session", "fact", "document_chunk", "document")
-STREAM_FROM = 32  # sessions in scope from which the catalog's cross-session stream replaces per-session reads
+# Sessions in scope from which the catalog's cross-session stream replaces the per-session reads. Below it those
+# reads are served from the catalog's recent-versions cache (2,000 (session, type) lists: 250 sessions x 8 types),
+# which costs less than the stream's uncached query (measured: 100 sessions of 200 events, 10 vs 76 ms per
+# checkout); above it that cache is refilled at every checkout and the stream wins (1,000 sessions: 1.5x less CPU).
+STREAM_FROM = 250
 
 
 def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:

@@ -137,3 +137,10 @@ class CrossSessionRecency(Protocol):
         ``sessions`` (``None``: all) and every type in ``entity_types``, newest first by (valid_from, seq), ties
         in the order of the per-session lists concatenated by session (sorted), then type (as given): what a
         stable sort of that concatenation gives. Streamed, so a caller that stops early pays for what it read."""
+
+    def important_current_across(
+        self, entity_types: Sequence[str], scan: int, listed: int, limit: int, sessions: Sequence[str] | None = None
+    ) -> list[EntityVersion]:
+        """The ``limit`` most important open current versions among ``recent_keys(session, type, scan)[:listed]``
+        of every session in ``sessions`` (``None``: all) and every type, ordered by (-importance, entity_type,
+        name, id): what the stable-fact tier keeps, read in one query instead of per session and identity."""

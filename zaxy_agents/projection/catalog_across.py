@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-_ACROSS = """
+_RECENT = """
 WITH scope(session) AS ({scope}),
 types(entity_type, rank) AS (SELECT value, key FROM json_each(:types)),
 cut(session, entity_type, rank, cutoff) AS MATERIALIZED (
@@ -22,13 +22,26 @@ cut(session, entity_type, rank, cutoff) AS MATERIALIZED (
         SELECT vid FROM cat_versions WHERE session = s.session AND entity_type = t.entity_type
         ORDER BY vid DESC LIMIT 1 OFFSET :offset), -1)
     FROM scope s, types t),
-recent(kid, rank, last) AS (
-    SELECT v.kid, c.rank, max(v.vid) FROM cut c CROSS JOIN cat_versions v
+recent(kid, session, rank, last) AS MATERIALIZED (
+    SELECT v.kid, c.session, c.rank, max(v.vid) FROM cut c CROSS JOIN cat_versions v
     ON v.session = c.session AND v.entity_type = c.entity_type AND v.vid >= c.cutoff GROUP BY v.kid)
-SELECT {columns} FROM recent r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current
+"""
+_ACROSS = (
+    _RECENT
+    + """SELECT {columns} FROM recent r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current
 WHERE NOT k.closed
 ORDER BY v.valid_from DESC, v.seq DESC, v.session, r.rank, r.last DESC
 """
+)
+_IMPORTANT = (
+    _RECENT
+    + """, listed(kid) AS (SELECT kid FROM (
+    SELECT kid, row_number() OVER (PARTITION BY session, rank ORDER BY last DESC) AS n FROM recent) WHERE n <= :listed)
+SELECT {columns} FROM listed r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current
+WHERE NOT k.closed
+ORDER BY v.importance DESC, v.entity_type, v.name, v.id LIMIT :limit
+"""
+)
 _WHOLE_MEMORY = "SELECT session FROM cat_cursors"
 _SCOPED = "SELECT value FROM json_each(:scope)"
 
@@ -55,6 +68,18 @@ def across_query(
         scope = _SCOPED
         parameters["scope"] = json.dumps(sorted(set(sessions)))
     return _ACROSS.format(scope=scope, columns=columns), parameters
+
+
+def important_query(
+    columns: str, entity_types: Sequence[str], scan: int, listed: int, limit: int, sessions: Sequence[str] | None
+) -> tuple[str, dict[str, Any]]:
+    """The SQL and parameters of :meth:`SqliteCatalog.important_current_across`: the same per-session cut as
+    :func:`across_query`, each (session, type)'s first ``listed`` identities of it (``recent_keys(...)[:listed]``,
+    closed ones included, as that list has them), their open current versions by importance, then type, name and
+    id (a total order: no ties), the first ``limit``."""
+    _, parameters = across_query(columns, entity_types, scan, sessions)
+    scope = _WHOLE_MEMORY if sessions is None else _SCOPED
+    return _IMPORTANT.format(scope=scope, columns=columns), {**parameters, "listed": listed, "limit": limit}
 
 
 def stream(cursor: Any, build: Any) -> Iterator[Any]:
