@@ -11,6 +11,10 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
+from zaxy_agents.checkout import working_set
+from zaxy_agents.checkout.assemble import _stable_facts
 from zaxy_agents.checkout.models import WorkingSet
 from zaxy_agents.checkout.working_set import (
     BLOCKED,
@@ -20,6 +24,7 @@ from zaxy_agents.checkout.working_set import (
     _push,
     build_streamed,
     build_working_set,
+    streams,
 )
 from zaxy_agents.fabric import MemoryFabric
 
@@ -99,9 +104,9 @@ def test_skipping_settled_versions_keeps_the_working_set(tmp_path: Path) -> None
         assert whole.blockers and whole.tasks and whole.goals  # the seeded memory exercises the skipped kinds
 
 
-def test_the_cross_session_stream_gives_the_same_working_set(tmp_path: Path) -> None:
+def test_the_cross_session_stream_gives_the_same_working_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A whole memory (and a wide scope) is read through the catalog's stream: same buckets, same order, ties
-    included; a past moment keeps the per-session reads and still matches."""
+    included, and the same stable-fact tier; a past moment keeps the per-session reads and still matches."""
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _seed(memory, sessions=40, events=30, seed=7)
         memory.project()
@@ -109,7 +114,15 @@ def test_the_cross_session_stream_gives_the_same_working_set(tmp_path: Path) -> 
         wide = {f"s{n}" for n in range(0, 40, 2)} | {"no such session"}
         for scope in (None, {"s0"}, {"s1", "s4"}, wide):
             assert build_streamed(catalog, scope) == _reference(catalog, scope)
+        looped = {scope: _stable_facts(catalog, scope, None) for scope in (None, frozenset(wide))}
+        assert not streams(catalog, None)  # 40 sessions: per-session reads (cached)
+        monkeypatch.setattr(working_set, "STREAM_FROM", 20)  # as if the memory had many sessions
+        assert streams(catalog, None) and streams(catalog, wide) and not streams(catalog, {"s1", "s4"})
         assert build_working_set(catalog, None) == _reference(catalog, None)
+        assert build_working_set(catalog, wide) == _reference(catalog, wide)
+        for scope, expected in looped.items():
+            assert _stable_facts(catalog, None if scope is None else set(scope), None) == expected
+        assert looped[None][0]  # the stable tier has facts to compare
         moment = "2026-01-01T00:06:00+00:00"
         assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)
         whole = build_streamed(catalog, None)

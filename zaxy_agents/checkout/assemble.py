@@ -17,7 +17,7 @@ from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog
+from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 from zaxy_agents.retrieval.attenuation import attenuation
@@ -44,7 +44,7 @@ from .models import (
 from .purpose import EMPHASIS_BOOST
 from .render import one_line, prefix_digest, render
 from .tokens import get_encoding
-from .working_set import STREAM_FROM, build_working_set
+from .working_set import build_working_set, streams
 
 FACT_TYPES = frozenset(
     {"fact", "decision", "task", "memory_item", "document_chunk", "file", "checkpoint", "procedure", "claim", "episode"}
@@ -410,10 +410,7 @@ def _ranked(
     catalog: EntityCatalog, scope: set[str] | None, as_of: str | None, entity_types: tuple[str, ...]
 ) -> list[EntityVersion]:
     if (
-        as_of is None
-        and not REVIEWED_TYPES.intersection(entity_types)
-        and isinstance(catalog, CrossSessionRecency)
-        and (scope is None or len(scope) >= STREAM_FROM)
+        as_of is None and not REVIEWED_TYPES.intersection(entity_types) and streams(catalog, scope)
     ):  # many sessions: one cross-session read (the same versions; the per-session loop is cached for a few)
         ranked = catalog.important_current_across(entity_types, 200, STABLE_LIMIT, STABLE_LIMIT, _scope_list(scope))
         return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))

@@ -12,6 +12,7 @@ import itertools
 import json
 import operator
 from collections.abc import Iterable
+from typing import TypeGuard
 
 from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
@@ -44,11 +45,7 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     Many sessions (a whole memory) are read through the catalog's cross-session stream when it has one
     (:func:`build_streamed`: the same working set, O(what it shows) in Python); a few sessions, or a moment in the
     past, keep the per-session reads, which the catalog caches."""
-    if (
-        as_of is None
-        and isinstance(catalog, CrossSessionRecency)
-        and (sessions is None or len(sessions) >= STREAM_FROM)
-    ):
+    if as_of is None and streams(catalog, sessions):
         return build_streamed(catalog, sessions)
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     work: list[EntityVersion] = []  # tasks and commands: open tasks, blockers
@@ -83,6 +80,13 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     work.sort(key=_NEWEST_FIRST, reverse=True)
     _walk(working, work)
     return working
+
+
+def streams(catalog: EntityCatalog, sessions: set[str] | None) -> TypeGuard[CrossSessionRecency]:
+    """Whether a scope (``None``: the whole memory) is read through the catalog's cross-session stream: the
+    catalog has one and the scope holds at least ``STREAM_FROM`` sessions."""
+    wide = len(sessions if sessions is not None else catalog.sessions) >= STREAM_FROM
+    return wide and isinstance(catalog, CrossSessionRecency)
 
 
 def build_streamed(catalog: CrossSessionRecency, sessions: set[str] | None) -> WorkingSet:
