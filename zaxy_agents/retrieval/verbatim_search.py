@@ -355,4 +355,3 @@ class _Reached:
         fresh = sets.unique(docs[~self.table[docs]])
         self.table[fresh] = True
         return fresh
-
