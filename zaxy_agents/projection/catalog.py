@@ -33,6 +33,12 @@ class EntityCatalog(Protocol):
     def versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion | None]:
         """:meth:`version` of many ids at once (one read for those not cached)."""
 
+    def version_sources(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str, int, str]]:
+        """``(key, session, seq, valid_from)`` of the versions found (absent ids are left out), without whole rows."""
+
+    def version_key(self, version_id: str) -> str | None:
+        """The identity (key) of one version, ``None`` when absent."""
+
     def texts(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``(summary, properties JSON)`` of the versions found, in bulk (what the embedded graph does not store)."""
 
