@@ -107,15 +107,23 @@ def candidate_records(
 
 def closed_acceptances(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None) -> int:
     """Accepted memories whose validity window is closed at ``as_of``."""
+    if as_of is None:  # each session's count kept until the session changes (its catalog epoch)
+        return sum(_CLOSED.get(catalog, s, lambda s=s: _closed_in(catalog, s, None)) for s in sessions)
+    return sum(_closed_in(catalog, session, as_of) for session in sessions)
+
+
+_CLOSED: SessionMemo[int] = SessionMemo()
+
+
+def _closed_in(catalog: EntityCatalog, session: str, as_of: str | None) -> int:
     closed = 0
-    for session in sessions:
-        for candidate_type in CANDIDATE_TYPES:
-            for key in catalog.type_keys(session, candidate_type):
-                for version in catalog.history(key):
-                    if version.valid_to is None or "candidate_id" not in _properties(version.properties_json):
-                        continue
-                    if as_of is None or version.valid_to <= as_of:
-                        closed += 1
+    for candidate_type in CANDIDATE_TYPES:
+        for key in catalog.type_keys(session, candidate_type):
+            for version in catalog.history(key):
+                if version.valid_to is None or "candidate_id" not in _properties(version.properties_json):
+                    continue
+                if as_of is None or version.valid_to <= as_of:
+                    closed += 1
     return closed
 
 
