@@ -86,10 +86,13 @@ def candidate_records(
 ) -> list[CandidateRecord]:
     """Every candidate visible at ``as_of`` in ``sessions``, in creation order per session."""
     records: list[CandidateRecord] = []
-    for session in sorted(sessions):
+    scope = sorted(sessions)
+    listed = _CANDIDATE_KEYS.many(catalog, scope, lambda session: catalog.type_keys(session, CANDIDATE_ENTITY))
+    for keys in listed:
+        if not keys:
+            continue
         latest: dict[tuple[str, str], CandidateRecord] = {}
         session_records = []
-        keys = _CANDIDATE_KEYS.get(catalog, session, lambda s=session: catalog.type_keys(s, CANDIDATE_ENTITY))
         for key in keys:
             record = _record(catalog, key, as_of, evidence_check)
             if record is not None:
@@ -108,7 +111,7 @@ def candidate_records(
 def closed_acceptances(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None) -> int:
     """Accepted memories whose validity window is closed at ``as_of``."""
     if as_of is None:  # each session's count kept until the session changes (its catalog epoch)
-        return sum(_CLOSED.get(catalog, s, lambda s=s: _closed_in(catalog, s, None)) for s in sessions)
+        return sum(_CLOSED.many(catalog, sessions, lambda session: _closed_in(catalog, session, None)))
     return sum(_closed_in(catalog, session, as_of) for session in sessions)
 
 
