@@ -378,17 +378,24 @@ class Writer:
         return {name: cached[name] for name in names}
 
     def _named(self, table: str, names: set[str]) -> dict[str, int]:
-        found = {
-            r[0]: r[1] for r in _in(self.db, f"SELECT name, id FROM {PREFIX}_{table} WHERE name IN", sorted(names))
-        }
-        extra = ", docs" if table == "speaker" else ""
-        for name in sorted(names - found.keys()):
-            cursor = self.db.execute(
-                f"INSERT INTO {PREFIX}_{table}(name{extra}) VALUES (?{', 0' if extra else ''})", (name,)
+        """Event type / speaker name -> id, creating unknown names. Ids this writer already saw are cached like the
+        session ids (:class:`WriteCache`: valid while no other write happened; an erasure that drops a speaker
+        moves the write sequence): one event met its type and speaker again at every write."""
+        known = self.cache.names[table]
+        unknown = sorted(names - known.keys())
+        if unknown:
+            known.update(
+                (r[0], r[1]) for r in _in(self.db, f"SELECT name, id FROM {PREFIX}_{table} WHERE name IN", unknown)
             )
-            assert cursor.lastrowid is not None
-            found[name] = cursor.lastrowid
-        return found
+            extra = ", docs" if table == "speaker" else ""
+            for name in unknown:
+                if name not in known:
+                    cursor = self.db.execute(
+                        f"INSERT INTO {PREFIX}_{table}(name{extra}) VALUES (?{', 0' if extra else ''})", (name,)
+                    )
+                    assert cursor.lastrowid is not None
+                    known[name] = cursor.lastrowid
+        return {name: known[name] for name in names}
 
     def _term_ids(self, terms: set[str]) -> dict[str, int]:
         """Term -> id, creating unknown terms (in sorted order, as before the cache: the same ids). Ids the writer
