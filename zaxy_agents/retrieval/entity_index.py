@@ -110,6 +110,7 @@ class EntityKeywordIndex:
     def rolled_back(self) -> None:
         self._pending = None
         self.term_cache.drop()
+        self.cache.clear()  # a rebuild group (several committed() calls in one transaction) may have been undone
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:

@@ -269,8 +269,11 @@ class VerbatimIndex:
 
     def rolled_back(self) -> None:
         self._pending, self._pending_words, self._pending_created = None, set(), None
-        self.tail.rolled_back()
+        # A rebuild group (several committed() calls in one transaction) may have been undone: the tail view and
+        # the feature cache are read again from the tables (rollbacks are rare).
+        self.tail.clear()
         self.write_cache, self._write_cache_next = None, None
+        self.cache.clear()
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:
