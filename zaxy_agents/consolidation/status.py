@@ -21,6 +21,7 @@ from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.model import normalise_name
 from zaxy_agents.projection.records import EntityVersion
+from zaxy_agents.projection.session_memo import SessionMemo
 
 from .contracts import AUTHORITY_STATUS, CANDIDATE_ENTITY, CANDIDATE_EVENT, CANDIDATE_TYPES
 
@@ -75,6 +76,11 @@ class CandidateRecord:
         }
 
 
+# a session's candidate identities, re-read only when the session changed (its catalog epoch): a whole-memory
+# checkout lists the candidates of every session
+_CANDIDATE_KEYS: SessionMemo[list[str]] = SessionMemo()
+
+
 def candidate_records(
     catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None, evidence_check: EvidenceCheck
 ) -> list[CandidateRecord]:
@@ -83,7 +89,8 @@ def candidate_records(
     for session in sorted(sessions):
         latest: dict[tuple[str, str], CandidateRecord] = {}
         session_records = []
-        for key in catalog.type_keys(session, CANDIDATE_ENTITY):
+        keys = _CANDIDATE_KEYS.get(catalog, session, lambda s=session: catalog.type_keys(s, CANDIDATE_ENTITY))
+        for key in keys:
             record = _record(catalog, key, as_of, evidence_check)
             if record is not None:
                 session_records.append(record)
