@@ -21,10 +21,10 @@ SCAN = 2000  # most recent proposal versions read per session
 _COUNTS: SessionMemo[dict[str, int]] = SessionMemo()
 
 
-def _session_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> dict[str, int]:
+def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[dict[str, int]]:
     if as_of is None:
-        return _COUNTS.get(catalog, session, lambda: _read_counts(catalog, session, None))
-    return _read_counts(catalog, session, as_of)
+        return _COUNTS.many(catalog, sessions, lambda session: _read_counts(catalog, session, None))
+    return [_read_counts(catalog, session, as_of) for session in sessions]
 
 
 def _read_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> dict[str, int]:
@@ -39,8 +39,8 @@ def belief_update_proposals(context: CheckoutContext) -> tuple[dict[str, Any], l
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
     totals: dict[str, int] = {}
-    for session in sessions:
-        for status, count in _session_counts(catalog, session, context.as_of).items():
+    for counts in _scope_counts(catalog, sessions, context.as_of):
+        for status, count in counts.items():
             totals[status] = totals.get(status, 0) + count
     total = sum(totals.values())
     block = {

@@ -65,7 +65,7 @@ def most_important(
         return heapq.nsmallest(limit, found, key=rank_key)
 
     def merge() -> list[EntityVersion]:
-        shares = (_PARTIALS.get(catalog, session, lambda s=session: partial(s), entity_types) for session in sessions)
+        shares = _PARTIALS.many(catalog, sessions, partial, entity_types)
         return heapq.nsmallest(limit, itertools.chain.from_iterable(shares), key=rank_key)
 
     return list(_MERGED.get(catalog, (entity_types, listed, limit, None if whole else tuple(sessions)), merge))

@@ -125,7 +125,11 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
     entries whose omission cannot change what it pushes (see :func:`_work_entries`)."""
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     key = None if sessions is None else tuple(scoped)
-    merged = _MERGED.get(catalog, key, lambda: _merge([_partial(catalog, session) for session in scoped]))
+    merged = _MERGED.get(
+        catalog,
+        key,
+        lambda: _merge(_PARTIALS.many(catalog, scoped, lambda session: _session_partial(catalog, session))),
+    )
     working = WorkingSet()
     for bucket, entries in zip(
         (working.decisions, working.artifacts, working.goals, working.source_anchors, working.tasks, working.blockers),
@@ -134,10 +138,6 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
     ):
         bucket += [WorkingItem(text=e.text, citation=e.citation, kind=e.kind, status=e.status) for e in entries]
     return working
-
-
-def _partial(catalog: EntityCatalog, session: str) -> _Partial:
-    return _PARTIALS.get(catalog, session, lambda: _session_partial(catalog, session))
 
 
 def _session_partial(catalog: EntityCatalog, session: str) -> _Partial:

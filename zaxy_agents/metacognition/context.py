@@ -14,8 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from zaxy_agents.checkout.extensions.context import CheckoutContext
-from zaxy_agents.projection.catalog import EntityCatalog
-from zaxy_agents.projection.session_memo import SessionMemo
+from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 from zaxy_agents.retrieval.text import Analyzer
 
 from .contracts import AUTHORITY_STATUS, split_claim_key
@@ -34,6 +33,7 @@ _ANALYZER = Analyzer()
 # a session's metacognitive state, re-read only when the session changed (its catalog epoch): a whole-memory
 # checkout reads the sessions that changed since the last one
 _STATES: SessionMemo[dict[str, Any]] = SessionMemo()
+_MERGED: MergedMemo[dict[str, Any]] = MergedMemo()  # the scope's state, kept while no session changed
 
 
 @lru_cache(maxsize=8192)
@@ -63,14 +63,16 @@ def asked(cluster: dict[str, Any], query_terms: set[str], top_hits: set[str]) ->
     return bool(claim and claim <= query_terms) or any(m["citation"] in top_hits for m in cluster["members"])
 
 
-def _session_state(catalog: EntityCatalog, session: str) -> dict[str, Any]:
-    return _STATES.get(catalog, session, lambda: open_state(catalog, [session], None, SCAN))
-
-
 def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
+    catalog = context.catalog
     if context.as_of is not None:  # the past is read directly (rare; no memo)
-        return merge_open_states([open_state(context.catalog, sessions, context.as_of, SCAN)])
-    return merge_open_states(_session_state(context.catalog, session) for session in sessions)
+        return merge_open_states([open_state(catalog, sessions, context.as_of, SCAN)])
+    key = None if context.scope is None else tuple(sessions)
+    return _MERGED.get(
+        catalog,
+        key,
+        lambda: merge_open_states(_STATES.many(catalog, sessions, lambda s: open_state(catalog, [s], None, SCAN))),
+    )
 
 
 def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:

@@ -18,7 +18,7 @@ what the block keeps of one session (a few versions, a few counters), never a se
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
 from .catalog import EntityCatalog, SessionEpochs
@@ -52,6 +52,29 @@ class SessionMemo(Generic[T]):
             entries.pop(next(iter(entries)))
         entries[entry_key] = (epoch, value)
         return value
+
+    def many(
+        self, catalog: EntityCatalog, sessions: Iterable[str], compute: Callable[[str], T], key: Hashable = None
+    ) -> list[T]:
+        """:meth:`get` of each session (``compute(session)`` for those not kept), in order: one memo lookup per
+        session, the loop a whole-memory block runs over ~1,000 sessions at every checkout."""
+        entries = _entries(self._by_catalog, catalog)
+        if entries is None:
+            return [compute(session) for session in sessions]
+        epoch_of = catalog.session_epoch  # type: ignore[attr-defined]
+        found: list[T] = []
+        for session in sessions:
+            epoch, entry_key = epoch_of(session), (session, key)
+            kept = entries.get(entry_key)
+            if kept is not None and kept[0] == epoch:
+                found.append(kept[1])
+                continue
+            value = compute(session)
+            if kept is None and len(entries) >= self.limit:
+                entries.pop(next(iter(entries)))
+            entries[entry_key] = (epoch, value)
+            found.append(value)
+        return found
 
     def clear(self) -> None:
         self._by_catalog.clear()

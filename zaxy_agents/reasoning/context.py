@@ -26,10 +26,10 @@ Counts = tuple[int, dict[str, int], dict[str, int], dict[str, int]]
 _COUNTS: SessionMemo[Counts] = SessionMemo()
 
 
-def _session_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> Counts:
+def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[Counts]:
     if as_of is None:
-        return _COUNTS.get(catalog, session, lambda: _read_counts(catalog, session, None))
-    return _read_counts(catalog, session, as_of)
+        return _COUNTS.many(catalog, sessions, lambda session: _read_counts(catalog, session, None))
+    return [_read_counts(catalog, session, as_of) for session in sessions]
 
 
 def _read_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> Counts:
@@ -52,8 +52,7 @@ def reasoning_primitives(context: CheckoutContext) -> tuple[dict[str, Any], list
     primitives: dict[str, int] = {}
     statuses: dict[str, int] = {}
     total = 0
-    for session in sessions:
-        count, by_phase, by_primitive, by_status = _session_counts(catalog, session, context.as_of)
+    for count, by_phase, by_primitive, by_status in _scope_counts(catalog, sessions, context.as_of):
         total += count
         for into, counts in ((phases, by_phase), (primitives, by_primitive), (statuses, by_status)):
             for key, value in counts.items():

@@ -140,14 +140,8 @@ MAX_MATCHED = 20  # skills read in full per session and question (the best term 
 _INDEX: SessionMemo[list[tuple[str, str, set[str]]]] = SessionMemo()
 
 
-def _index(catalog: EntityCatalog, session: str, as_of: str | None) -> list[tuple[str, str, set[str]]]:
-    """``(key, skill id, terms)`` of the session's skills (latest version, or the one valid at ``as_of``)."""
-    if as_of is None:
-        return _INDEX.get(catalog, session, lambda: _read_index(catalog, session, None))
-    return _read_index(catalog, session, as_of)
-
-
 def _read_index(catalog: EntityCatalog, session: str, as_of: str | None) -> list[tuple[str, str, set[str]]]:
+    """``(key, skill id, terms)`` of the session's skills (latest version, or the one valid at ``as_of``)."""
     entries = []
     for key in catalog.recent_keys(session, "skill", SCAN):
         latest = catalog.version_at(key, as_of) if as_of is not None else catalog.latest(key)
@@ -160,10 +154,15 @@ def _read_index(catalog: EntityCatalog, session: str, as_of: str | None) -> list
 
 
 def _skills(
-    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
+    catalog: EntityCatalog,
+    session: str,
+    as_of: str | None,
+    log: EventLog,
+    terms: set[str] | None,
+    entries: list[tuple[str, str, set[str]]],
 ) -> list[Procedure]:
-    """The session's skills; with ``terms``, only the (at most ``MAX_MATCHED``) best sharing a term with them."""
-    entries = _index(catalog, session, as_of)
+    """The session's skills (``entries``: its ``(key, skill id, terms)``, :func:`_read_index`); with ``terms``,
+    only the (at most ``MAX_MATCHED``) best sharing a term with them."""
     if terms is not None:
         scored = sorted(
             ((len(terms & skill_terms), index) for index, (_, _, skill_terms) in enumerate(entries)),
@@ -284,7 +283,16 @@ def procedures(
     with it are read further, so a checkout's cost follows the procedures it matches)."""
     names = sorted(sessions)
     terms = set(_ANALYZER(query)) if query is not None else None
-    skills = [procedure for session in names for procedure in _skills(catalog, session, as_of, log, terms)]
+    if as_of is None:  # each session's skill index, kept until the session changes
+        indexes = _INDEX.many(catalog, names, lambda session: _read_index(catalog, session, None))
+    else:
+        indexes = [_read_index(catalog, session, as_of) for session in names]
+    skills = [
+        procedure
+        for session, entries in zip(names, indexes, strict=True)
+        if entries
+        for procedure in _skills(catalog, session, as_of, log, terms, entries)
+    ]
     return skills + _candidates(catalog, names, as_of, log, check, terms)
 
 
