@@ -170,6 +170,8 @@ class SqliteCatalog:
         self.store = store
         self._seen_generation = -1
         self._touched: _Touched | None = None
+        self._base_epoch = 0  # moves whenever every cache is dropped (erasure, reset, another process's commit)
+        self._changes = 0  # moves whenever any session's epoch does
         self._clear()
         store.on_commit(self._committed)
 
@@ -195,6 +197,10 @@ class SqliteCatalog:
         for norm in touched.names:
             self._named.pop(norm, None)
         if touched.sessions:
+            self._changes += 1
+            epochs = self._session_epochs
+            for session in touched.sessions:
+                epochs[session] = epochs.get(session, 0) + 1
             self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
             self._recent_keys = {
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
@@ -215,6 +221,9 @@ class SqliteCatalog:
         return self._touched
 
     def _clear(self) -> None:
+        self._base_epoch += 1
+        self._changes += 1
+        self._session_epochs: dict[str, int] = {}  # session -> commits that changed one of its versions
         self._versions: dict[str, EntityVersion | None] = {}
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
@@ -239,6 +248,17 @@ class SqliteCatalog:
     @property
     def generation(self) -> int:
         return self.store.generation()
+
+    def session_epoch(self, session: str) -> tuple[int, int]:
+        """Moves when a version of ``session`` is created, changed or closed, or when every cache is dropped: the
+        same events that drop the session's ``recent_versions`` lists (so a result memoised under it is exact
+        whenever those lists are). In memory, O(1): no read."""
+        return self._base_epoch, self._session_epochs.get(session, 0)
+
+    @property
+    def epoch(self) -> tuple[int, int]:
+        """Moves whenever any :meth:`session_epoch` does."""
+        return self._base_epoch, self._changes
 
     def _rows(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         return self.store.reader().execute(sql, parameters).fetchall()
