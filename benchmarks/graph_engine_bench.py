@@ -3,7 +3,7 @@
 Kuzu is archived upstream; LadybugDB (PyPI ``ladybug``, earlier ``real_ladybug``) continues it and added
 ``CALL enable_default_hash_index=false`` (LadybugDB PR #428): node tables without the primary-key hash index that
 costs Kuzu 0.11.3 about 1.07 MB per non-empty node table. This script measures what switching would change, without
-switching anything: each engine runs Zaxy's own graph store (``storage/files/kuzu_store.py``, the module's ``kuzu``
+switching anything: each engine runs Zaxy's own graph store (``storage/files/ladybug_store.py``, the module's ``kuzu``
 swapped for ``ladybug`` in a child process) over the same realistic log (``realistic_stream.py``):
 
 * ``graph.kuzu`` on disk after catching up from the log, and what the file holds (``disk_size_info`` on LadybugDB);
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.realistic_stream import RealisticStream
 
 ENGINES = ("kuzu", "ladybug", "ladybug-nohash")
-BUFFER_POOL_MB: int | None = None  # --buffer-pool-mb: the store's own (kuzu_store.BUFFER_POOL_BYTES) when None
+BUFFER_POOL_MB: int | None = None  # --buffer-pool-mb: the store's own (ladybug_store.BUFFER_POOL_BYTES) when None
 GRAPH = Path(".zaxy") / "graph.kuzu"
 
 
@@ -69,12 +69,12 @@ def use_engine(engine: str, buffer_pool_mb: int | None = None) -> None:
     import ladybug
 
     sys.modules["kuzu"] = ladybug  # the store's `import kuzu` (Database, Connection) gets LadybugDB
-    from zaxy_agents.storage.files import kuzu_store
+    from zaxy_agents.storage.files import ladybug_store
 
     _buffer_pool(buffer_pool_mb)
 
     if engine == "ladybug-nohash":
-        opened = kuzu_store.KuzuProjectionStore._connection
+        opened = ladybug_store.LadybugProjectionStore._connection
 
         def connection(self: Any) -> Any:
             fresh = getattr(self._local, "connection", None) is None
@@ -83,14 +83,14 @@ def use_engine(engine: str, buffer_pool_mb: int | None = None) -> None:
                 connection.execute("CALL enable_default_hash_index=false")
             return connection
 
-        kuzu_store.KuzuProjectionStore._connection = connection
+        ladybug_store.LadybugProjectionStore._connection = connection
 
 
 def _buffer_pool(megabytes: int | None) -> None:
     if megabytes:
-        from zaxy_agents.storage.files import kuzu_store
+        from zaxy_agents.storage.files import ladybug_store
 
-        kuzu_store.BUFFER_POOL_BYTES = megabytes * 1024 * 1024
+        ladybug_store.BUFFER_POOL_BYTES = megabytes * 1024 * 1024
 
 
 def _cpu() -> float:

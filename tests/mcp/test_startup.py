@@ -49,7 +49,7 @@ def test_the_first_tool_call_does_not_wait_for_the_graph(tmp_path) -> None:
         fabric.append("proj", "fact.asserted", {"subject": "api", "predicate": "port", "object": "8080"})
         fabric.project()
         fabric.projector.store  # noqa: B018 - materialises the graph of record
-    assert (loom / ".zaxy" / "graph.kuzu").exists()
+    assert (loom / ".zaxy" / "graph.lbug").exists()
     result = subprocess.run(
         [sys.executable, "-c", FOLLOW_PROBE, str(loom)], capture_output=True, text=True, timeout=120
     )

@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.storage.files.kuzu_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
+from zaxy_agents.storage.files.ladybug_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
 
 
 def graph_tables(fabric: MemoryFabric) -> dict[str, list[dict[str, Any]]]:

@@ -15,7 +15,7 @@ import pytest
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.storage.conformance.harness import postgres_schema
-from zaxy_agents.storage.files import kuzu_schema, kuzu_store
+from zaxy_agents.storage.files import ladybug_schema, ladybug_store
 
 SESSION = "proj"
 
@@ -179,14 +179,14 @@ def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
 
 def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A graph built before migration 0003 cannot be completed in place: it starts over from the log."""
-    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0003")
-    old_entity = [column for column in kuzu_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
-    old_nodes = {**kuzu_schema.NODE_COLUMNS, "Entity": old_entity}
-    monkeypatch.setattr(kuzu_store, "NODE_COLUMNS", old_nodes)
-    monkeypatch.setattr(kuzu_store, "stored_node_columns", old_nodes.__getitem__)
-    monkeypatch.setattr(kuzu_store, "REL_TABLES", kuzu_schema._V1_REL_TABLES)
-    monkeypatch.setattr(kuzu_store, "EXTRA_PAIRS", {})
+    before = tuple(m for m in ladybug_schema.MIGRATIONS if m.name < "0003")
+    old_entity = [column for column in ladybug_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
+    monkeypatch.setattr(ladybug_store, "MIGRATIONS", before)  # the store as the previous release wrote it
+    old_nodes = {**ladybug_schema.NODE_COLUMNS, "Entity": old_entity}
+    monkeypatch.setattr(ladybug_store, "NODE_COLUMNS", old_nodes)
+    monkeypatch.setattr(ladybug_store, "stored_node_columns", old_nodes.__getitem__)
+    monkeypatch.setattr(ladybug_store, "REL_TABLES", ladybug_schema._V1_REL_TABLES)
+    monkeypatch.setattr(ladybug_store, "EXTRA_PAIRS", {})
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         memory.append(SESSION, "task.created", {"task_id": "t"})
         memory.append(SESSION, "command.completed", {"command": "make", "exit_code": 0, "task_id": "t"})

@@ -19,7 +19,7 @@ from .records import EntityVersion, ProjectionStats, TraversalHit
 
 @runtime_checkable
 class ProjectionStore(Protocol):
-    backend: ClassVar[str]  # kuzu | postgresql | memory | ...
+    backend: ClassVar[str]  # ladybug | postgresql | memory | ...
     shared: ClassVar[bool] = False  # True when other processes write to the same store (cursors may be ahead)
 
     def apply(self, batch: ProjectionBatch) -> dict[str, str] | None:

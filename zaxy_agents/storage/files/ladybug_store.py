@@ -1,4 +1,4 @@
-"""The embedded graph store: Kuzu 0.11.3 behind the :class:`ProjectionStore` protocol.
+"""The embedded graph store: LadybugDB (the maintained fork of Kuzu) behind the :class:`ProjectionStore` protocol.
 
 Write path (measured on this machine): one MERGE per row ~120 rows/s, UNWIND CREATE ~12k node rows/s but
 relation creation by MATCH only ~2-3k rows/s, ``COPY FROM`` Arrow ~135k rows/s *inside* a transaction. So a
@@ -14,7 +14,7 @@ write transaction at a time, hence the writer lock.
 from __future__ import annotations
 
 import contextlib
-import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
+import importlib.util  # noqa: F401 - the engine's COPY-from-Arrow path needs importlib.util loaded
 import json
 import math
 import re
@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import kuzu
+import ladybug
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
@@ -34,7 +34,7 @@ from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
-from .kuzu_schema import (
+from .ladybug_schema import (
     BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
     ENTITY_TEXT_COLUMNS,
@@ -60,7 +60,7 @@ LOOKUP_CHUNK = 2000  # identities looked up per query when the planner continues
 BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Kuzu's default is 80 % of the machine's memory
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
 _REGISTRY_LOCK = threading.Lock()
-_DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
+_DATABASES: dict[str, tuple[ladybug.Database, int]] = {}
 
 EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
 REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
@@ -70,7 +70,7 @@ _ENTITY_ALL = [name for name, _ in NODE_COLUMNS["Entity"]]
 Texts = Callable[[Sequence[str]], dict[str, tuple[str, str]]]  # version ids -> (summary, properties JSON)
 
 
-def _open_database(path: Path) -> kuzu.Database:
+def _open_database(path: Path) -> ladybug.Database:
     """One Database per path per process (reference counted)."""
     key = str(path.resolve())
     with _REGISTRY_LOCK:
@@ -81,7 +81,7 @@ def _open_database(path: Path) -> kuzu.Database:
         ensure_eventloom_dir(path.parent.parent)  # the graph lives in <eventloom>/.zaxy
         path.parent.mkdir(exist_ok=True)
         try:
-            database = kuzu.Database(key, buffer_pool_size=BUFFER_POOL_BYTES)
+            database = ladybug.Database(key, buffer_pool_size=BUFFER_POOL_BYTES)
         except RuntimeError as exc:
             if "lock" in str(exc).lower():
                 raise LockedError(
@@ -108,10 +108,10 @@ def _release_database(path: Path) -> None:
             _DATABASES[key] = (entry[0], entry[1] - 1)
 
 
-class KuzuProjectionStore(ProjectionStore):
+class LadybugProjectionStore(ProjectionStore):
     """Durable projection graph in an embedded Kuzu file."""
 
-    backend = "kuzu"
+    backend = "ladybug"
     shared = False  # one read-write process per file: nobody else writes here
 
     def __init__(self, path: str | Path) -> None:
@@ -119,7 +119,7 @@ class KuzuProjectionStore(ProjectionStore):
         self._database = _open_database(self.path)
         self._write_lock = threading.Lock()
         self._local = threading.local()
-        self._connections: list[kuzu.Connection] = []  # every thread's, so interrupt() can reach them all
+        self._connections: list[ladybug.Connection] = []  # every thread's, so interrupt() can reach them all
         self._interrupted = threading.Event()
         self.rows_applied = 0
         self._closed = False
@@ -134,11 +134,11 @@ class KuzuProjectionStore(ProjectionStore):
             self.reset()
 
     # ------------------------------------------------------------------ plumbing
-    def _connection(self) -> kuzu.Connection:
+    def _connection(self) -> ladybug.Connection:
         """One connection per thread (Kuzu connections are not shared across threads)."""
         connection = getattr(self._local, "connection", None)
         if connection is None:
-            connection = kuzu.Connection(self._database)
+            connection = ladybug.Connection(self._database)
             self._local.connection = connection
             with _REGISTRY_LOCK:
                 self._connections.append(connection)
@@ -180,7 +180,7 @@ class KuzuProjectionStore(ProjectionStore):
         """Apply missing migrations (idempotent); returns the names applied now.
 
         Each applied migration is recorded at once in the ``Migration`` table's comment (see
-        ``kuzu_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
+        ``ladybug_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
         """
         connection = self._connection()
         with self._write_lock:
@@ -577,7 +577,7 @@ class KuzuProjectionStore(ProjectionStore):
 
         Scored by how many distinct query words occur as whole words, plus one for an exact name match. (The
         PostgreSQL store answers the same question with ``tsvector`` ranks and fuzzy names.) The summaries are not
-        in this file (``kuzu_schema.ENTITY_TEXT_COLUMNS``): the versions valid then are read here and their text is
+        in this file (``ladybug_schema.ENTITY_TEXT_COLUMNS``): the versions valid then are read here and their text is
         matched as the catalog gives it.
         """
         words = list(dict.fromkeys(_WORDS.findall(text.casefold())))
@@ -678,7 +678,7 @@ def _entity_projection(alias: str) -> str:
 
 
 def _relates_copy_query(table: str, source: str, target: str) -> str:
-    """The rows of a table that repeats RELATES rows (``kuzu_schema.RELATES_COPIES``, typed tables) with the columns
+    """The rows of a table that repeats RELATES rows (``ladybug_schema.RELATES_COPIES``, typed tables) with the columns
     every store dumps: its own stored columns, the rest read from the RELATES row with the same id (one join along
     RELATES from the shared endpoint: the relation's source version for a typed edge, its target for
     PROJECTED_RELATION)."""
