@@ -55,7 +55,9 @@ def test_reproject_never_lets_go_of_the_graph(tmp_path: Path, monkeypatch) -> No
 
     released: list[str] = []
     real_release = ladybug_store._release_database
-    monkeypatch.setattr(ladybug_store, "_release_database", lambda path: released.append(str(path)) or real_release(path))
+    monkeypatch.setattr(
+        ladybug_store, "_release_database", lambda path: released.append(str(path)) or real_release(path)
+    )
     with MemoryFabric.from_path(tmp_path / "eventloom") as fabric:
         fabric.append("s", "fact.asserted", {"key": "db", "fact": "the database is PostgreSQL"})
         before = fabric.reproject()

@@ -1,7 +1,7 @@
 """A backend-neutral view of the projected graph: the canonical dump (`dump_lines`) parsed back into tables.
 
 Both stores produce the same dump for the same log, so tests that read the graph through this view run
-unchanged on Kuzu and on PostgreSQL.
+unchanged on LadybugDB and on PostgreSQL.
 """
 
 from __future__ import annotations

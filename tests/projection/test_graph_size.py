@@ -1,9 +1,9 @@
 """What the embedded graph spends its pages on (issue 24, graph size), checked on a real LadybugDB file.
 
-LadybugDB (like Kuzu, which it continues) keeps a relationship and all its properties twice (forward and backward adjacency) unless the table says
-``storage_direction = 'fwd'``. The tables only ever matched from their source side are stored forward only; RELATES
-and HAS_VERSION, which traversals walk both ways, keep both. A graph written before that is re-projected from the
-log with the new storage, its contents unchanged.
+LadybugDB (like Kuzu, which it continues) keeps a relationship and all its properties twice (forward and backward
+adjacency) unless the table says ``storage_direction = 'fwd'``. The tables only ever matched from their source side
+are stored forward only; RELATES and HAS_VERSION, which traversals walk both ways, keep both. A graph written before
+that is re-projected from the log with the new storage, its contents unchanged.
 """
 
 from __future__ import annotations
@@ -48,12 +48,15 @@ def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
     applied migrations as rows of the Migration table, the entities' text in the file (before 0006)."""
     monkeypatch.setattr(ladybug_store, "stored_node_columns", lambda table: ladybug_schema.NODE_COLUMNS[table])
     logical = {**{t: c for t, (_a, _b, c) in ladybug_schema.REL_TABLES.items()}}
-    monkeypatch.setattr(ladybug_store, "stored_columns", lambda table: logical.get(table, ladybug_schema.EDGE_AUDIT_COLUMNS))
+    monkeypatch.setattr(
+        ladybug_store, "stored_columns", lambda table: logical.get(table, ladybug_schema.EDGE_AUDIT_COLUMNS)
+    )
     monkeypatch.setattr(
         ladybug_store,
         "typed_rel_ddl",
         lambda label: (
-            ladybug_schema.rel_ddl(label, "Entity", "Entity", ladybug_schema.EDGE_AUDIT_COLUMNS) + ladybug_schema.FORWARD_STORAGE
+            ladybug_schema.rel_ddl(label, "Entity", "Entity", ladybug_schema.EDGE_AUDIT_COLUMNS)
+            + ladybug_schema.FORWARD_STORAGE
         ),
     )
 

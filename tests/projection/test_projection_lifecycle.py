@@ -171,7 +171,7 @@ def test_schema_plan_opens_no_database(tmp_path: Path) -> None:
     code, body = run_zaxy_json("schema-plan", cwd=tmp_path)
     assert code == 0 and body["migrations"][0]["name"].startswith("0001")
     assert body["migrations"][0]["statement_count"] == len(body["migrations"][0]["statements"])
-    assert not any(tmp_path.rglob("*.kuzu*"))
+    assert not any(tmp_path.rglob("*.lbug*"))
 
 
 def test_migrations_are_recorded_and_idempotent(fabric: MemoryFabric) -> None:
