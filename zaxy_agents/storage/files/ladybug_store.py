@@ -123,9 +123,10 @@ class LadybugProjectionStore(ProjectionStore):
         self._local = threading.local()
         self._connections: list[ladybug.Connection] = []  # every thread's, so interrupt() can reach them all
         self._interrupted = threading.Event()
-        self._guard = threading.Condition()  # readers in flight vs. swapping the database object (_reopen)
+        self._guard = threading.Condition()  # statements of readers vs. a write / checkpoint / reopen (_exclusive)
         self._readers = 0
-        self._swapping = False
+        self._owner: int | None = None  # the thread holding _exclusive
+        self._depth = 0
         self.reopened = 0  # times _relieve_memory reopened the database (reported by the benchmarks)
         self.rows_applied = 0
         self._closed = False
@@ -169,18 +170,54 @@ class LadybugProjectionStore(ProjectionStore):
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
-        """A statement in flight: :meth:`_reopen` waits for it, and it waits for a reopen in progress."""
+        """A read statement: it waits while another thread writes (:meth:`_exclusive`), and a write waits for it."""
         with self._guard:
-            while self._swapping:
-                self._guard.wait()
-            self._readers += 1
+            nested = self._owner == threading.get_ident()  # the writing thread's own reads
+            if not nested:
+                while self._owner is not None:
+                    self._guard.wait()
+                self._readers += 1
+        try:
+            yield
+        finally:
+            if not nested:
+                with self._guard:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._guard.notify_all()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """No other thread's statement runs meanwhile (a write transaction, a checkpoint, a reopen; re-entrant).
+
+        Reads from other threads during a write transaction crashed the process (segfaults, measured with two
+        reader threads during a catch-up, on LadybugDB 0.22.0 and on Kuzu 0.11.3 before it), or made the
+        checkpoint that follows time out ("waiting for active transactions"). New readers wait from the moment a
+        writer asks; the writer waits for the statements already running."""
+        me = threading.get_ident()
+        with self._guard:
+            if self._owner == me:
+                self._depth += 1
+            else:
+                while self._owner is not None:
+                    self._guard.wait()
+                self._owner, self._depth = me, 1
+                while self._readers:
+                    self._guard.wait()
         try:
             yield
         finally:
             with self._guard:
-                self._readers -= 1
-                if not self._readers:
+                self._depth -= 1
+                if not self._depth:
+                    self._owner = None
                     self._guard.notify_all()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One writer at a time (``_write_lock``), alone on the database (:meth:`_exclusive`)."""
+        with self._write_lock, self._exclusive():
+            yield
 
     def _rows(self, query: str, parameters: dict[str, Any] | None = None) -> list[list[Any]]:
         with self._reading():
@@ -205,7 +242,7 @@ class LadybugProjectionStore(ProjectionStore):
         ``ladybug_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
         """
         connection = self._connection()
-        with self._write_lock:
+        with self._writing():
             connection.execute(MIGRATION_TABLE_DDL)
             records = self._migration_records()
             applied = {record["name"] for record in records}
@@ -253,7 +290,7 @@ class LadybugProjectionStore(ProjectionStore):
         ``zaxy reproject`` rebuilds through this: closing the file and removing it would let another process
         take the graph between the close and the re-open, and the rebuild would then fail half-way.
         """
-        with self._write_lock:
+        with self._writing():
             tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
             for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
                 self._connection().execute(f"DROP TABLE `{name}`")
@@ -280,26 +317,19 @@ class LadybugProjectionStore(ProjectionStore):
         nothing, when another store of this process shares the open database. Statements of other threads finish
         first; later ones wait, then run on the new object (connections are per thread and made again)."""
         key = str(self.path.resolve())
-        with self._guard:
-            self._swapping = True
-            try:
-                while self._readers:
-                    self._guard.wait()
-                with _REGISTRY_LOCK:
-                    entry = _DATABASES.get(key)
-                    if entry is None or entry[1] != 1 or entry[0] is not self._database:
-                        return False
-                    del _DATABASES[key]
-                    self._connections = []
-                self._local = threading.local()
-                entry[0].close()
-                if between is not None:
-                    between()
-                self._database = _open_database(self.path)
-                return True
-            finally:
-                self._swapping = False
-                self._guard.notify_all()
+        with self._exclusive():
+            with _REGISTRY_LOCK:
+                entry = _DATABASES.get(key)
+                if entry is None or entry[1] != 1 or entry[0] is not self._database:
+                    return False
+                del _DATABASES[key]
+                self._connections = []
+            self._local = threading.local()
+            entry[0].close()
+            if between is not None:
+                between()
+            self._database = _open_database(self.path)
+            return True
 
     def _relieve_memory(self) -> None:
         """Reopen the database when its buffer pool is fuller than :data:`RELIEF_SHARE` after a write.
@@ -370,7 +400,7 @@ class LadybugProjectionStore(ProjectionStore):
         COPY into a non-empty relation table costs ~0.1-0.2 s at commit) for large ones.
         """
         connection = self._connection()
-        with self._write_lock:
+        with self._writing():
             for label in batch.new_labels:  # DDL runs in its own (auto-commit) transaction, before the data
                 connection.execute(typed_rel_ddl(label))
             bulk = batch.row_count() > ROW_BY_ROW_LIMIT
@@ -518,7 +548,7 @@ class LadybugProjectionStore(ProjectionStore):
     def checkpoint(self) -> None:
         """Merge the write-ahead log into the database file (after which the file alone is the graph), then give
         the buffer pool back if the write left it too full (:meth:`_relieve_memory`)."""
-        with self._write_lock:
+        with self._writing():
             self._connection().execute("CHECKPOINT")
             self._relieve_memory()
 
