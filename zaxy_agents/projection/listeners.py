@@ -76,11 +76,12 @@ LISTENER_CURSOR_DDL = (
 )
 
 
-def write_listener_cursors(db: sqlite3.Connection, name: str, cursors: Cursors) -> None:
-    db.executemany(
-        "INSERT OR REPLACE INTO lst_cursors(listener, session, seq) VALUES (?, ?, ?)",
-        [(name, session, seq) for session, (seq, _hash) in sorted(cursors.items())],
-    )
+def write_listener_cursors(db: sqlite3.Connection, advanced: list[tuple[str, Cursors]]) -> None:
+    """Record how far each listener got: ``advanced`` holds ``(listener name, its cursors)`` pairs, written in one
+    statement."""
+    rows = [(name, session, seq) for name, cursors in advanced for session, (seq, _hash) in sorted(cursors.items())]
+    if rows:
+        db.executemany("INSERT OR REPLACE INTO lst_cursors(listener, session, seq) VALUES (?, ?, ?)", rows)
 
 
 def listener_cursors(db: sqlite3.Connection, name: str) -> dict[str, int]:

@@ -176,7 +176,7 @@ class Projector:
             for batch in replay_batches(self.log, self.catalog, gaps, self.extractors):
                 with self.derived.write() as db:
                     listener.apply(batch, db, self.catalog)
-                    write_listener_cursors(db, listener.name, batch.cursors)
+                    write_listener_cursors(db, [(listener.name, batch.cursors)])
                 listener.committed()
         if self._memory:
             behind = {
@@ -374,11 +374,10 @@ class Projector:
     ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
-                rebuilding = db.execute("SELECT value FROM meta WHERE key = ?", (REBUILD_KEY,)).fetchone()
-                if rebuilding and rebuilding[0] != str(os.getpid()) and pid_alive(int(rebuilding[0])):
-                    raise DerivedStoreBusy(f"`zaxy reproject` (pid {rebuilding[0]}) is rebuilding this memory")
-                row = db.execute("SELECT seq, hash FROM cat_cursors WHERE session = ?", (session,)).fetchone()
-                if (tuple(row) if row else None) != (tuple(expected) if expected else None):
+                rebuilding, row, done = self._positions(db, session)
+                if rebuilding and rebuilding != str(os.getpid()) and pid_alive(int(rebuilding)):
+                    raise DerivedStoreBusy(f"`zaxy reproject` (pid {rebuilding}) is rebuilding this memory")
+                if row != (tuple(expected) if expected else None):
                     self.catalog.refresh()
                     return None
                 if self._planner_fresh:
@@ -396,15 +395,15 @@ class Projector:
                 batch = self.planner.take_batch()
                 self._check_cancel()
                 self.catalog.apply(db, batch)
+                advanced: list[tuple[str, Any]] = []
                 for listener in self._durable:
                     self._check_cancel()
-                    done = db.execute(
-                        "SELECT seq FROM lst_cursors WHERE listener = ? AND session = ?", (listener.name, session)
-                    ).fetchone()
-                    part = batch if done is None else _after(batch, session, int(done[0]))
+                    seq = done.get(listener.name)
+                    part = batch if seq is None else _after(batch, session, seq)
                     if part.event_count:
                         listener.apply(part, db, self.catalog)
-                        write_listener_cursors(db, listener.name, part.cursors)
+                        advanced.append((listener.name, part.cursors))
+                write_listener_cursors(db, advanced)
         except BaseException:
             self._new_planner()  # its overlay held uncommitted state
             for listener in self._durable:
@@ -417,6 +416,32 @@ class Projector:
         if self.use_graph:
             self.graph.submit(batch)
         return batch
+
+    def _positions(
+        self, db: sqlite3.Connection, session: str
+    ) -> tuple[str | None, tuple[int, str] | None, dict[str, int]]:
+        """In one statement (this is paid by every one-event catch-up): the pid of a running `zaxy reproject`, the
+        catalog's cursor of ``session`` and the seq each derived index holds of it (read once: applying the catalog
+        or one index never moves another index's cursor)."""
+        names = [listener.name for listener in self._durable]
+        marks = ",".join("?" * len(names))
+        rows = db.execute(
+            "SELECT 0, value, NULL FROM meta WHERE key = ? UNION ALL "
+            "SELECT 1, hash, seq FROM cat_cursors WHERE session = ? UNION ALL "
+            f"SELECT 2, listener, seq FROM lst_cursors WHERE listener IN ({marks}) AND session = ?",
+            (REBUILD_KEY, session, *names, session),
+        ).fetchall()
+        rebuilding: str | None = None
+        cursor: tuple[int, str] | None = None
+        done: dict[str, int] = {}
+        for kind, text, seq in rows:
+            if kind == 0:
+                rebuilding = str(text)
+            elif kind == 1:
+                cursor = (int(seq), str(text))
+            else:
+                done[str(text)] = int(seq)
+        return rebuilding, cursor, done
 
     def _new_planner(self) -> None:
         self.planner = ProjectionPlanner()

@@ -158,6 +158,8 @@ class _Touched:
     feedback: set[str] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
     names: set[str] = field(default_factory=set)  # normalised names of the identities it created
+    cursors: dict[str, tuple[int, str]] = field(default_factory=dict)  # the cursors it wrote (kept, not re-read)
+    latest: str = ""  # the largest event timestamp it wrote into the latest_timestamp counter
     everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
 
 
@@ -196,8 +198,14 @@ class SqliteCatalog:
             self._recent_keys = {
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
             }
-        self._cursors = None
-        self._counters = None
+        # Cursors and the counter are kept exact, not re-read: re-reading every session's cursor after each commit
+        # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). A new dict (a C-level
+        # copy), never updated in place: other threads (the graph follower, status) may be iterating the old one.
+        if self._cursors is not None:
+            self._cursors = {**self._cursors, **touched.cursors}
+        if self._counters is not None and touched.latest:
+            current = self._counters.get("latest_timestamp")
+            self._counters["latest_timestamp"] = touched.latest if current is None else max(current, touched.latest)
 
     def _touching(self) -> _Touched:
         serial = self.store.transaction_serial
@@ -680,7 +688,10 @@ class SqliteCatalog:
         if batch.sources:
             db.executemany("INSERT OR IGNORE INTO cat_sources(id) VALUES (?)", [(row["id"],) for row in batch.sources])
         latest = max((row["timestamp"] for row in batch.events), default="")
+        touched = self._touching()
+        touched.cursors.update(batch.cursors)
         if latest:
+            touched.latest = max(touched.latest, latest)
             db.execute(
                 "INSERT INTO cat_counters(name, value) VALUES ('latest_timestamp', ?) ON CONFLICT(name) DO UPDATE "
                 "SET value = max(value, excluded.value)",

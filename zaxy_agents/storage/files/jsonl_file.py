@@ -191,6 +191,7 @@ class SessionFile:
                 for torn in recoveries:  # their records are durable now: the sidecars stop being pending
                     _finish_sidecar(self.root, torn)
                 self._tail = _Tail(tail.inode, offset, seq, prev)
+                self._learn_own_append(fd, tail, chunks, seq, prev)
                 if spool_files:
                     remove_spool(spool_files)
                 return envelopes
@@ -198,6 +199,27 @@ class SessionFile:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             self._thread_lock.release()
+
+    def _learn_own_append(self, fd: int, before: _Tail, lines: list[bytes], seq: int, digest: str) -> None:
+        """What this append wrote, told to the readers of this handle (the flock is still held, so the file is
+        exactly the one read before plus ``lines``): the tail :meth:`read_tail` would read and the line starts
+        :meth:`_index` would scan. Projecting the event just appended (the one-event path) then reads its line
+        with one ``pread`` instead of re-opening the file, scanning it for newlines and decoding its last line."""
+        stat = os.fstat(fd)
+        if stat.st_ino != before.inode or stat.st_size != before.size + sum(map(len, lines)):
+            return
+        self._read_tail_seen = ((stat.st_ino, stat.st_size, stat.st_mtime_ns), (seq, digest))
+        with self._index_lock:
+            if self._indexed_inode != before.inode or self._indexed_to != before.size:
+                return  # the index lags (or was never built): _index scans from where it is
+            if self._pending_start != before.size or self._visible != len(self._line_starts):
+                return
+            position = before.size
+            for line in lines:
+                self._line_starts.append(position)
+                position += len(line)
+            self._indexed_to = self._pending_start = position
+            self._visible = len(self._line_starts)
 
     def _spooled(self, fd: int, tail: _Tail, paths: list[str]) -> list[PreparedDraft]:
         """The spooled drafts not yet in the log (a drain cut short after its write left them), then the record."""
@@ -429,7 +451,7 @@ class SessionFile:
         last = visible if to_seq is None else min(to_seq, visible)
         if from_seq > last:
             return
-        if to_seq is not None and last - from_seq < _EXACT_READ_LINES:
+        if last - from_seq < _EXACT_READ_LINES:  # a few lines (the tail a catch-up reads): no 1 MB buffered reader
             exact = self._read_range(starts, from_seq, last)
             if exact is not None:
                 yield from exact
