@@ -101,19 +101,28 @@ print(json.dumps({"samples_ms": samples, "recall": hits / len(questions)}))
 """
 
 WHOLE_MEMORY = r"""
-import json, sys, time
+import json, os, sys, time
 from zaxy_agents.fabric import MemoryFabric
 questions = json.loads(sys.argv[2])
+append = sys.argv[3] == "append"
+sessions = sorted(name[:-6] for name in os.listdir(sys.argv[1]) if name.endswith(".jsonl"))
 with MemoryFabric.from_path(sys.argv[1]) as fabric:
+    started, started_cpu = time.perf_counter(), time.process_time()
     fabric.checkout("warm up", max_tokens=2000)
+    first = {"wall_ms": (time.perf_counter() - started) * 1000, "cpu_ms": (time.process_time() - started_cpu) * 1000}
     walls, cpus, hits = [], [], 0
-    for question, citation in questions:
+    for number, (question, citation) in enumerate(questions):
+        if append:  # one event in one session since the last checkout, projected (as the MCP path does)
+            session = sessions[(number * 37) % len(sessions)]
+            payload = {"decision": f"bench decision {number} {time.time_ns()}", "topic": f"bench {number}"}
+            fabric.append(session, "decision.recorded", payload)
+            fabric.project([session])
         started, started_cpu = time.perf_counter(), time.process_time()
         packet = fabric.checkout(question, max_tokens=2000)
         cpus.append((time.process_time() - started_cpu) * 1000)
         walls.append((time.perf_counter() - started) * 1000)
         hits += citation in packet.prompt
-print(json.dumps({"wall_ms": walls, "cpu_ms": cpus, "recall": hits / len(questions)}))
+print(json.dumps({"wall_ms": walls, "cpu_ms": cpus, "recall": hits / len(questions), "first": first}))
 """
 
 FTS_OPEN = (
@@ -156,14 +165,21 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_json(code: str, *args: str, timeout: float = 3600, bytecode: bool = True) -> dict[str, Any]:
+def _run_json(
+    code: str, *args: str, timeout: float = 3600, bytecode: bool = True, tree: str | None = None
+) -> dict[str, Any]:
+    """Run ``code`` in a fresh process and return the JSON of its last line. ``tree``: import ``zaxy_agents``
+    from that source tree instead of this one (a baseline measured in the same run)."""
+    env = _child_env(bytecode=bytecode)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, env.get("PYTHONPATH")]))
     result = subprocess.run(
         [PYTHON, "-c", code, *args],
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=tree or REPO,
         timeout=timeout,
-        env=_child_env(bytecode=bytecode),
+        env=env,
     )
     if result.returncode != 0:
         raise RuntimeError(f"child failed: {result.stderr[-3000:]}")
@@ -204,10 +220,14 @@ def _whole_memory_questions(
     return [(f"what is the {predicate} of {subject}?", citation) for (subject, predicate), citation in picked]
 
 
-def whole_memory_checkouts(root: Path, facts: list[tuple[str, str, str, str]], count: int) -> dict[str, Any]:
-    """Checkouts with no session and no scope (the whole memory), in one warm process: wall and CPU percentiles."""
+def whole_memory_checkouts(
+    root: Path, facts: list[tuple[str, str, str, str]], count: int, *, append: bool = False, tree: str | None = None
+) -> dict[str, Any]:
+    """Checkouts with no session and no scope (the whole memory), in one warm process: wall and CPU percentiles,
+    and the process's first (cold) checkout. ``append``: one event is appended to one session (and projected)
+    before each question, unmeasured, so each checkout follows a change (what caches must survive)."""
     questions = _whole_memory_questions(facts, count, random.Random(count))
-    measured = _run_json(WHOLE_MEMORY, str(root), json.dumps(questions))
+    measured = _run_json(WHOLE_MEMORY, str(root), json.dumps(questions), "append" if append else "", tree=tree)
     cpu = _percentiles(measured["cpu_ms"])
     return {
         "questions": len(questions),
@@ -215,8 +235,37 @@ def whole_memory_checkouts(root: Path, facts: list[tuple[str, str, str, str]], c
         "cpu_p50_ms": cpu["p50_ms"],
         "cpu_p95_ms": cpu["p95_ms"],
         "cpu_max_ms": cpu["max_ms"],
+        "first_checkout_ms": round(measured["first"]["wall_ms"], 1),
+        "first_checkout_cpu_ms": round(measured["first"]["cpu_ms"], 1),
         "current_fact_recall": round(measured["recall"], 3),
     }
+
+
+def whole_memory_rounds(root: Path, facts: list[tuple[str, str, str, str]], args: argparse.Namespace) -> dict:
+    """Whole-memory checkouts unchanged and after an append, from this tree and (``--baseline-tree``) another,
+    alternated ``--rounds`` times on the same memory; the ratios compare CPU p50 / p95 with the baseline's."""
+    trees = {"this": None, **({"baseline": str(args.baseline_tree.resolve())} if args.baseline_tree else {})}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for _ in range(args.rounds):
+        for mode in ("unchanged", "after_append"):
+            for name, tree in trees.items():
+                found = whole_memory_checkouts(
+                    root, facts, args.whole_memory_checkouts, append=mode == "after_append", tree=tree
+                )
+                runs.setdefault(mode, {}).setdefault(name, []).append(found)
+    report: dict[str, Any] = {"rounds": args.rounds, "baseline_tree": trees.get("baseline")}
+    for mode, by_tree in runs.items():
+        report[mode] = by_tree
+        if "baseline" in by_tree:
+            report[f"{mode}_cpu_ratio"] = {
+                stat: round(
+                    statistics.median(r[stat] for r in by_tree["this"])
+                    / max(statistics.median(r[stat] for r in by_tree["baseline"]), 1e-9),
+                    3,
+                )
+                for stat in ("cpu_p50_ms", "cpu_p95_ms", "first_checkout_cpu_ms")
+            }
+    return report
 
 
 def build(
@@ -272,7 +321,7 @@ def _fts_baseline(path: Path, texts: list[str], results: dict[str, Any]) -> None
 def measure(root: Path, size: int, facts: list[tuple[str, str, str, str]], args: argparse.Namespace) -> dict:
     results: dict[str, Any] = {}
     if args.whole_memory_checkouts:
-        results["whole_memory_checkout"] = whole_memory_checkouts(root, facts, args.whole_memory_checkouts)
+        results["whole_memory_checkout"] = whole_memory_rounds(root, facts, args)
     if args.only_whole_memory:
         return results
     rng = random.Random(size)
@@ -438,6 +487,13 @@ def main() -> None:
         action="store_true",
         help="measure only the whole-memory checkouts (on a kept memory: --keep --workdir DIR)",
     )
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        default=None,
+        help="a source tree (a git worktree of main) whose whole-memory checkouts run alternated with this one's",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="alternated rounds of the whole-memory checkouts")
     parser.add_argument(
         "--session-size",
         type=int,

@@ -12,6 +12,7 @@ import pytest
 from zaxy_agents.errors import IntegrityError, SchemaMismatchError, UnavailableError
 from zaxy_agents.storage.conformance.harness import PostgresHarness
 from zaxy_agents.storage.postgres import log as postgres_log
+from zaxy_agents.storage.postgres import log_reads
 from zaxy_agents.storage.postgres import log_schema as postgres_schema
 from zaxy_agents.storage.postgres.log import PostgresEventLog
 from zaxy_agents.storage.postgres.migrations import Migration, apply_migrations, ensure_schema, migration_state
@@ -106,8 +107,8 @@ def test_replay_pages_are_bounded_by_bytes_and_rows(
             "s", [{"type": "note.added", "payload": {"i": i, "pad": "x" * (i % 7) * 300}} for i in range(60)]
         )
         log.append("s", "note.added", {"big": "y" * 5000})  # larger than a whole page
-        monkeypatch.setattr(postgres_log, "PAGE_BYTES", 2000)
-        monkeypatch.setattr(postgres_log, "PAGE_ROWS", 7)
+        monkeypatch.setattr(log_reads, "PAGE_BYTES", 2000)
+        monkeypatch.setattr(log_reads, "PAGE_ROWS", 7)
         calls = []
         original = log._fetchall
         monkeypatch.setattr(log, "_fetchall", lambda q, p: calls.append(p) or original(q, p))
@@ -144,7 +145,8 @@ def test_pending_migrations_are_refused_until_applied(
     postgres_backend: PostgresHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _fill(postgres_backend)
-    monkeypatch.setattr(postgres_log, "MIGRATIONS", (*postgres_schema.MIGRATIONS, EXTRA))
+    for module in (postgres_log, log_reads):  # opening checks them, status reports them
+        monkeypatch.setattr(module, "MIGRATIONS", (*postgres_schema.MIGRATIONS, EXTRA))
     with pytest.raises(SchemaMismatchError) as info:
         postgres_backend.open()
     assert "older than this code" in info.value.message and "zaxy backend migrate" in info.value.remediation

@@ -29,6 +29,8 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
                 "current": catalog.current(key),
                 "versions": versions,
                 "many": catalog.versions(history),
+                "sources": catalog.version_sources([*history, "no such version"]),
+                "keys": [catalog.version_key(version_id) for version_id in [*history, "no such version"]],
                 "events": [catalog.event_versions(*event) for event in events],
                 "events_many": catalog.events_versions(events),
                 "out": catalog.out_edges(key),
@@ -96,3 +98,21 @@ def test_a_commit_by_another_store_drops_every_cache(tmp_path: Path) -> None:
         assert _served(catalog, ["a", "b"]) == _served(SqliteCatalog(fabric.projector.derived), ["a", "b"])
         current = catalog.current("b\x1ffact\x1fdb host")
         assert current is not None and "gamma" in current.summary
+
+
+def test_an_erasure_drops_the_light_version_lookups_too(tmp_path: Path) -> None:
+    """``version_sources`` / ``version_key`` (the keyword and graph lanes' light reads) forget an erased event's
+    versions like every other cache: nothing erased is located from memory afterwards."""
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+        _seed(fabric)
+        catalog = fabric.projector.catalog
+        task = catalog.current("a\x1ftask\x1ft-1")
+        assert task is not None
+        assert catalog.version_sources([task.id])[task.id][1:3] == ("a", task.source_event_seq)
+        assert catalog.version_key(task.id) == task.key
+        _served(catalog, ["a", "b"])  # warm every cache
+        fabric.erase_events("a", [task.source_event_seq], reason="test")
+        fabric.project()
+        assert task.id not in catalog.version_sources([task.id])
+        assert catalog.version_key(task.id) is None
+        assert _served(catalog, ["a", "b"]) == _served(SqliteCatalog(fabric.projector.derived), ["a", "b"])

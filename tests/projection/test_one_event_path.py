@@ -119,3 +119,26 @@ def test_sigkill_while_projecting_one_event_at_a_time_is_repaired_on_open(tmp_pa
     killed = state(root)
     assert sum(seq for seq, _ in killed[0].values()) > 0
     assert killed == state(fresh)
+
+
+def test_a_speaker_erased_and_seen_again_gets_a_row_again(tmp_path: Path) -> None:
+    """The writer caches event type and speaker ids; erasing every turn of a speaker deletes its row, and a later
+    turn of that speaker in the same process must create the row again, not reuse the cached (deleted) id."""
+    import sqlite3
+
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+        for i, speaker in enumerate(["Zed", "Ann", "Zed", "Ann"]):
+            fabric.append("s", "transcript.turn", {"role": "user", "speaker": speaker, "text": f"turn {i} kettle"})
+            fabric.project(["s"])
+        fabric.erase_events("s", [1, 3])  # every turn of Zed: its speaker row goes
+        fabric.project(["s"])
+        db = sqlite3.connect(root / ".zaxy" / "derived.sqlite")
+        assert [r[0] for r in db.execute("SELECT name FROM verbatim_speaker")] == ["Ann"]
+        fabric.append("s", "transcript.turn", {"role": "user", "speaker": "Zed", "text": "Zed again"})
+        fabric.project(["s"])
+        speakers = dict(db.execute("SELECT name, id FROM verbatim_speaker"))
+        owners = dict(db.execute("SELECT term, speaker FROM verbatim_speaker_term"))
+        db.close()
+    assert set(speakers) == {"Ann", "Zed"}
+    assert set(owners.values()) <= set(speakers.values()) and owners["zed"] == speakers["Zed"]

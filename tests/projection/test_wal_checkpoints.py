@@ -60,3 +60,30 @@ def test_no_thread_below_the_threshold(tmp_path: Path) -> None:
         fabric.append("s", "transcript.turn", {"role": "user", "text": "a small memory"})
         fabric.project()
         assert fabric.projector.derived.checkpointer.runs == 0
+
+
+def test_a_running_checkpoint_never_holds_up_the_writer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the thread is inside a checkpoint (it holds its lock for the whole of it), commits that cross the next
+    threshold only wake it: they never wait for that lock (here held by the test until the writes are done)."""
+    import threading
+
+    monkeypatch.setattr(checkpointer, "START_FRAMES", 20)
+    with MemoryFabric.from_path(tmp_path, durability="batch") as fabric:
+        fabric.project()
+        store = fabric.projector.derived
+
+        def write(count: int) -> None:
+            for i in range(count):
+                fabric.append("s", "transcript.turn", {"role": "user", "text": f"event {i} about the kettle {i * 7}"})
+                fabric.project(["s"])
+
+        write(30)
+        _wait_for(lambda: store.checkpointer.runs >= 1, "a background checkpoint")
+        thread = store.checkpointer._thread
+        assert thread is not None and thread.is_alive()
+        with store.checkpointer._lock:  # as if the thread were in a long checkpoint
+            writer = threading.Thread(target=write, args=(30,))
+            writer.start()
+            writer.join(timeout=120)  # a deadline, not a timing assertion: the old code waited here for the lock
+            assert not writer.is_alive(), "a commit waited for the checkpoint thread's lock"
+        _wait_for(lambda: store.checkpointer.runs >= 2, "the woken thread's checkpoint")

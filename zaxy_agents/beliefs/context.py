@@ -4,11 +4,11 @@ the checkout's scope and in which review state, and the guidance that they are p
 from __future__ import annotations
 
 import json
-import weakref
 from typing import Any
 
 from zaxy_agents.checkout.extensions.context import CheckoutContext
 from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.session_memo import SessionMemo
 
 from .contracts import AUTHORITY_STATUS, DISPOSITIONS, PROPOSAL_ENTITY
 
@@ -17,26 +17,21 @@ GUIDANCE = (
     "path; they are not canonical memory and did not change any current fact."
 )
 SCAN = 2000  # most recent proposal versions read per session
-MEMO_SIZE = 512
-# (id(catalog), session) -> (catalog ref, latest proposal version id, status counts)
-_MEMO: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], str | None, dict[str, int]]] = {}
+# a session's status counts, re-read only when the session changed (its catalog epoch)
+_COUNTS: SessionMemo[dict[str, int]] = SessionMemo()
 
 
-def _session_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> dict[str, int]:
+def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[dict[str, int]]:
     if as_of is None:
-        latest = catalog.recent_versions(session, PROPOSAL_ENTITY, 1, None)
-        token = latest[0].id if latest else None
-        cached = _MEMO.get((id(catalog), session))
-        if cached is not None and cached[0]() is catalog and cached[1] == token:
-            return cached[2]
+        return _COUNTS.many(catalog, sessions, lambda session: _read_counts(catalog, session, None))
+    return [_read_counts(catalog, session, as_of) for session in sessions]
+
+
+def _read_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> dict[str, int]:
     counts: dict[str, int] = {}
     for version in catalog.recent_versions(session, PROPOSAL_ENTITY, SCAN, as_of):
         status = str(json.loads(version.properties_json or "{}").get("review_status", "pending"))
         counts[status] = counts.get(status, 0) + 1
-    if as_of is None:
-        if len(_MEMO) >= MEMO_SIZE:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[(id(catalog), session)] = (weakref.ref(catalog), token, counts)
     return counts
 
 
@@ -44,8 +39,8 @@ def belief_update_proposals(context: CheckoutContext) -> tuple[dict[str, Any], l
     catalog = context.catalog
     sessions = sorted(context.scope if context.scope is not None else catalog.sessions)
     totals: dict[str, int] = {}
-    for session in sessions:
-        for status, count in _session_counts(catalog, session, context.as_of).items():
+    for counts in _scope_counts(catalog, sessions, context.as_of):
+        for status, count in counts.items():
             totals[status] = totals.get(status, 0) + count
     total = sum(totals.values())
     block = {

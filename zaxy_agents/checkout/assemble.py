@@ -17,7 +17,7 @@ from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 from zaxy_agents.retrieval.attenuation import attenuation
@@ -43,6 +43,7 @@ from .models import (
 )
 from .purpose import EMPHASIS_BOOST
 from .render import one_line, prefix_digest, render
+from .tiers import SCAN, most_important, rank_key, session_candidates
 from .tokens import get_encoding
 from .working_set import build_working_set, streams
 
@@ -409,19 +410,23 @@ def _reviewed_memory(catalog: EntityCatalog, scope: set[str] | None, as_of: str 
 def _ranked(
     catalog: EntityCatalog, scope: set[str] | None, as_of: str | None, entity_types: tuple[str, ...]
 ) -> list[EntityVersion]:
-    if (
+    def admit(version: EntityVersion) -> bool:
+        return version.entity_type not in REVIEWED_TYPES or admissible(catalog, version, as_of)
+
+    scoped = sorted(scope if scope is not None else catalog.sessions)
+    if as_of is None and isinstance(catalog, SessionEpochs):  # per-session shares, kept until their session changes
+        ranked = most_important(catalog, scoped, entity_types, STABLE_LIMIT, STABLE_LIMIT, admit, scope is None)
+    elif (
         as_of is None and not REVIEWED_TYPES.intersection(entity_types) and streams(catalog, scope)
     ):  # many sessions: one cross-session read (the same versions; the per-session loop is cached for a few)
-        ranked = catalog.important_current_across(entity_types, 200, STABLE_LIMIT, STABLE_LIMIT, _scope_list(scope))
-        return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))
-    versions: list[EntityVersion] = []
-    for session in sorted(scope if scope is not None else catalog.sessions):
-        for entity_type in entity_types:
-            for key in catalog.recent_keys(session, entity_type, scan=200)[:STABLE_LIMIT]:
-                version = catalog.version_at(key, as_of)
-                if version is not None and (entity_type not in REVIEWED_TYPES or admissible(catalog, version, as_of)):
-                    versions.append(version)
-    ranked = sorted(versions, key=lambda v: (-v.importance, v.entity_type, v.name, v.id))[:STABLE_LIMIT]
+        ranked = catalog.important_current_across(entity_types, SCAN, STABLE_LIMIT, STABLE_LIMIT, _scope_list(scope))
+    else:
+        versions = [
+            version
+            for session in scoped
+            for version in session_candidates(catalog, session, entity_types, STABLE_LIMIT, as_of, admit)
+        ]
+        ranked = sorted(versions, key=rank_key)[:STABLE_LIMIT]
     return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))
 
 

@@ -11,11 +11,12 @@ import heapq
 import itertools
 import json
 import operator
-from collections.abc import Iterable
-from typing import TypeGuard
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple, TypeGuard
 
-from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog
+from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog, SessionEpochs
 from zaxy_agents.projection.records import EntityVersion
+from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 
 from .models import WorkingItem, WorkingSet
 
@@ -44,7 +45,13 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
 
     Many sessions (a whole memory) are read through the catalog's cross-session stream when it has one
     (:func:`build_streamed`: the same working set, O(what it shows) in Python); a few sessions, or a moment in the
-    past, keep the per-session reads, which the catalog caches."""
+    past, keep the per-session reads, which the catalog caches.
+
+    A catalog that reports per-session change epochs (:class:`SessionEpochs`) is read through per-session partials
+    kept until their session changes (:func:`build_memoised`): the same working set, and a whole memory costs the
+    sessions that changed since the last checkout plus a merge of a few entries per session."""
+    if as_of is None and isinstance(catalog, SessionEpochs):
+        return build_memoised(catalog, sessions)
     if as_of is None and streams(catalog, sessions):
         return build_streamed(catalog, sessions)
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
@@ -80,6 +87,140 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     work.sort(key=_NEWEST_FIRST, reverse=True)
     _walk(working, work)
     return working
+
+
+class _Entry(NamedTuple):
+    """What the working set keeps of one candidate version (not the version: its properties can be kilobytes)."""
+
+    valid_from: str
+    seq: int
+    text: str
+    citation: str
+    kind: str
+    status: str | None
+    role: str = ""  # tasks and commands: open, blocked, ok (a successful command), fail (a failed one)
+    command: str = ""
+
+
+class _Partial(NamedTuple):
+    """One session's share of the working set: every entry of it the merge across sessions can need."""
+
+    decisions: list[_Entry]
+    artifacts: list[_Entry]
+    goals: list[_Entry]
+    anchors: list[_Entry]
+    work: list[_Entry]  # newest first
+
+
+_PARTIALS: SessionMemo[_Partial] = SessionMemo()
+_MERGED: MergedMemo[tuple[list[_Entry], ...]] = MergedMemo()
+_ENTRY_ORDER = operator.itemgetter(0, 1)  # (valid_from, seq): _NEWEST_FIRST of the version
+
+
+def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> WorkingSet:
+    """:func:`build_working_set` from per-session partials (:func:`_session_partial`), each kept until its
+    session's catalog epoch moves, merged newest first; the merged result itself is kept until any session
+    changes. Exact: a bucket's first ``PER_KIND`` across sessions are among each session's first ``PER_KIND``
+    (ties in session order, as the loop's stable sort leaves them), and the tasks-and-commands walk keeps only
+    entries whose omission cannot change what it pushes (see :func:`_work_entries`)."""
+    scoped = sorted(sessions if sessions is not None else catalog.sessions)
+    key = None if sessions is None else tuple(scoped)
+    merged = _MERGED.get(
+        catalog,
+        key,
+        lambda: _merge(_PARTIALS.many(catalog, scoped, lambda session: _session_partial(catalog, session))),
+    )
+    working = WorkingSet()
+    for bucket, entries in zip(
+        (working.decisions, working.artifacts, working.goals, working.source_anchors, working.tasks, working.blockers),
+        merged,
+        strict=True,
+    ):
+        bucket += [WorkingItem(text=e.text, citation=e.citation, kind=e.kind, status=e.status) for e in entries]
+    return working
+
+
+def _session_partial(catalog: EntityCatalog, session: str) -> _Partial:
+    """The loop of :func:`build_working_set` over one session, reduced to what a merge can need: each bucket's
+    first ``PER_KIND`` candidates and the walk's entries."""
+    found = {entity_type: catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, None) for entity_type in
+             WORKING_TYPES}  # fmt: skip
+    goals = found["session"] + [version for version in found["fact"] if _is_goal(version.properties_json)]
+    anchors = [version for version in found["document_chunk"] + found["document"] if version.source_path]
+    work = sorted(found["task"] + found["command_run"], key=_NEWEST_FIRST, reverse=True)
+    return _Partial(_top(found["decision"]), _top(found["file"]), _top(goals), _top(anchors), _work_entries(work))
+
+
+def _top(candidates: list[EntityVersion]) -> list[_Entry]:
+    return [_entry(version, None) for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST)]
+
+
+def _entry(version: EntityVersion, status: str | None, role: str = "", command: str = "") -> _Entry:
+    return _Entry(
+        version.valid_from,
+        version.source_event_seq,
+        version.summary or version.name,
+        version.citation,
+        version.entity_type,
+        status,
+        role,
+        command,
+    )
+
+
+def _work_entries(work: list[EntityVersion]) -> list[_Entry]:
+    """One session's tasks and commands (newest first) as the merged walk needs them. The walk across sessions
+    pushes the first ``PER_KIND`` open tasks, and the first ``PER_KIND`` of blocked tasks and failed commands not
+    preceded (anywhere) by a success of the same command. So a session keeps: its first ``PER_KIND`` open and
+    blocked tasks (later ones are preceded by them everywhere), its failed commands not preceded by its own success
+    of the command nor by ``PER_KIND`` of its blocked tasks, and its first success of each command (an older
+    success hides fewer failures). Done tasks and commands without an exit code never change the walk."""
+    entries: list[_Entry] = []
+    open_tasks = blocked = 0
+    succeeded: set[str] = set()
+    for version in work:
+        properties = _properties(version.properties_json)
+        if version.entity_type == "task":
+            status = str(properties.get("status") or "").lower()
+            if status in BLOCKED:
+                if blocked < PER_KIND:
+                    entries.append(_entry(version, properties.get("status"), "blocked"))
+                blocked += 1
+            elif status not in DONE and open_tasks < PER_KIND:
+                entries.append(_entry(version, properties.get("status"), "open"))
+                open_tasks += 1
+            continue
+        command, exit_code = str(properties.get("command", "")), properties.get("exit_code")
+        if exit_code == 0:
+            if command not in succeeded:
+                succeeded.add(command)
+                entries.append(_entry(version, None, "ok", command))
+        elif exit_code is not None and command not in succeeded and blocked < PER_KIND:
+            entries.append(_entry(version, None, "fail", command))
+    return entries
+
+
+def _merge(partials: Sequence[_Partial]) -> tuple[list[_Entry], ...]:
+    """The working set's buckets (decisions, artifacts, goals, anchors, tasks, blockers) from the partials of
+    the scope's sessions, in session order."""
+    buckets = [
+        heapq.nlargest(PER_KIND, itertools.chain.from_iterable(getattr(p, name) for p in partials), key=_ENTRY_ORDER)
+        for name in ("decisions", "artifacts", "goals", "anchors")
+    ]
+    tasks: list[_Entry] = []
+    blockers: list[_Entry] = []
+    succeeded: set[str] = set()
+    for entry in heapq.merge(*(p.work for p in partials), key=_ENTRY_ORDER, reverse=True):
+        if len(tasks) >= PER_KIND and len(blockers) >= PER_KIND:
+            break
+        if entry.role == "open":
+            if len(tasks) < PER_KIND:
+                tasks.append(entry)
+        elif entry.role == "ok":
+            succeeded.add(entry.command)
+        elif len(blockers) < PER_KIND and (entry.role == "blocked" or entry.command not in succeeded):
+            blockers.append(entry)
+    return (*buckets, tasks, blockers)
 
 
 def streams(catalog: EntityCatalog, sessions: set[str] | None) -> TypeGuard[CrossSessionRecency]:

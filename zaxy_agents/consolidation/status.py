@@ -21,6 +21,7 @@ from zaxy_agents.eventloom.citations import format_citation
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.model import normalise_name
 from zaxy_agents.projection.records import EntityVersion
+from zaxy_agents.projection.session_memo import SessionMemo
 
 from .contracts import AUTHORITY_STATUS, CANDIDATE_ENTITY, CANDIDATE_EVENT, CANDIDATE_TYPES
 
@@ -75,15 +76,24 @@ class CandidateRecord:
         }
 
 
+# a session's candidate identities, re-read only when the session changed (its catalog epoch): a whole-memory
+# checkout lists the candidates of every session
+_CANDIDATE_KEYS: SessionMemo[list[str]] = SessionMemo()
+
+
 def candidate_records(
     catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None, evidence_check: EvidenceCheck
 ) -> list[CandidateRecord]:
     """Every candidate visible at ``as_of`` in ``sessions``, in creation order per session."""
     records: list[CandidateRecord] = []
-    for session in sorted(sessions):
+    scope = sorted(sessions)
+    listed = _CANDIDATE_KEYS.many(catalog, scope, lambda session: catalog.type_keys(session, CANDIDATE_ENTITY))
+    for keys in listed:
+        if not keys:
+            continue
         latest: dict[tuple[str, str], CandidateRecord] = {}
         session_records = []
-        for key in catalog.type_keys(session, CANDIDATE_ENTITY):
+        for key in keys:
             record = _record(catalog, key, as_of, evidence_check)
             if record is not None:
                 session_records.append(record)
@@ -100,15 +110,23 @@ def candidate_records(
 
 def closed_acceptances(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None) -> int:
     """Accepted memories whose validity window is closed at ``as_of``."""
+    if as_of is None:  # each session's count kept until the session changes (its catalog epoch)
+        return sum(_CLOSED.many(catalog, sessions, lambda session: _closed_in(catalog, session, None)))
+    return sum(_closed_in(catalog, session, as_of) for session in sessions)
+
+
+_CLOSED: SessionMemo[int] = SessionMemo()
+
+
+def _closed_in(catalog: EntityCatalog, session: str, as_of: str | None) -> int:
     closed = 0
-    for session in sessions:
-        for candidate_type in CANDIDATE_TYPES:
-            for key in catalog.type_keys(session, candidate_type):
-                for version in catalog.history(key):
-                    if version.valid_to is None or "candidate_id" not in _properties(version.properties_json):
-                        continue
-                    if as_of is None or version.valid_to <= as_of:
-                        closed += 1
+    for candidate_type in CANDIDATE_TYPES:
+        for key in catalog.type_keys(session, candidate_type):
+            for version in catalog.history(key):
+                if version.valid_to is None or "candidate_id" not in _properties(version.properties_json):
+                    continue
+                if as_of is None or version.valid_to <= as_of:
+                    closed += 1
     return closed
 
 

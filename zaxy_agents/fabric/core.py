@@ -27,6 +27,7 @@ from zaxy_agents.storage.registry import DEFAULT_REGISTRY
 from .backend_ops import BackendService
 from .belief_ops import BeliefService
 from .capture_ops import CaptureService
+from .causal_ops import CausalService
 from .checkout_ops import CheckoutService
 from .checkpoint_ops import CheckpointService
 from .cognitive_ops import CognitiveService
@@ -98,6 +99,7 @@ class MemoryFabric:
             core, self.events, self.projection, self.checkouts, self.working_sets, self.erasure
         )
         self.cognitive = CognitiveService(core, self.events, self.projection)
+        self.causal = CausalService(core, self.events, self.projection, self.cognitive)
         self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
         self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)
         self.synthesis = SynthesisService(core, self.events, self.projection)
@@ -237,14 +239,15 @@ class MemoryFabric:
     feedback_from_citations = forward(ConversationService.feedback_from_citations, "conversation")
     # cognitive: CognitiveService
     evidence_resolves = forward(CognitiveService.evidence_resolves, "cognitive")
-    causal_successors = forward(CognitiveService.causal_successors, "cognitive")
-    causal_predecessors = forward(CognitiveService.causal_predecessors, "cognitive")
-    explain_outcome = forward(CognitiveService.explain_outcome, "cognitive")
     consolidation_candidate = forward(CognitiveService.consolidation_candidate, "cognitive")
     consolidation_propose_from_log = forward(CognitiveService.consolidation_propose_from_log, "cognitive")
     consolidation_review = forward(CognitiveService.consolidation_review, "cognitive")
     consolidation_status = forward(CognitiveService.consolidation_status, "cognitive")
     mine_procedures = forward(CognitiveService.mine_procedures, "cognitive")
+    # causal: CausalService
+    causal_successors = forward(CausalService.causal_successors, "causal")
+    causal_predecessors = forward(CausalService.causal_predecessors, "causal")
+    explain_outcome = forward(CausalService.explain_outcome, "causal")
     # disclosure: DisclosureService
     search_index = forward(DisclosureService.search_index, "disclosure")
     timeline = forward(DisclosureService.timeline, "disclosure")

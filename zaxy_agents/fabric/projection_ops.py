@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
+from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+from zaxy_agents.retrieval.entity_words import IndexedEntityWords
 from zaxy_agents.storage.protocols import Capability
 
 from .service import FabricCore, FabricService
@@ -191,4 +193,7 @@ class ProjectionService(FabricService):
         store = self.projector.store
         if store is None:
             return []
+        keywords = next((index for index in self.projector.listeners if isinstance(index, EntityKeywordIndex)), None)
+        if keywords is not None:  # a store that reads its text from the catalog reads only what the index names
+            store.attach_entity_words(IndexedEntityWords(keywords))
         return store.search_entities(text, session=session, as_of=as_of, limit=limit)

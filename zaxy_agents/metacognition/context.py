@@ -10,16 +10,15 @@ the question, or one of them is a top hit).
 
 from __future__ import annotations
 
-import weakref
 from functools import lru_cache
 from typing import Any
 
 from zaxy_agents.checkout.extensions.context import CheckoutContext
-from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 from zaxy_agents.retrieval.text import Analyzer
 
 from .contracts import AUTHORITY_STATUS, split_claim_key
-from .state import WEAK_CONFIDENCE, KnownUnknown, change_token, conflict_clusters, merge_open_states, open_state
+from .state import WEAK_CONFIDENCE, KnownUnknown, conflict_clusters, merge_open_states, open_state
 
 GUIDANCE = (
     "metacognition: use known unknowns, confidence trajectories, conflict clusters and reverify requests as "
@@ -29,12 +28,12 @@ GUIDANCE = (
 MATCH_SHARE = 0.6  # share of a known unknown's question terms the query must contain to match it
 SHOWN = 5
 TOP_HITS = 2  # a contradiction among the best two hits bears on the question
-MEMO_SIZE = 512
 SCAN = 2000  # most recent versions of each metacognitive type read per session (the tools read them all)
 _ANALYZER = Analyzer()
-# (id(catalog), session) -> (catalog ref, change token, session state): a session's metacognitive state is re-read
-# only when one of its metacognitive records changed, so checkouts in a busy loop pay three one-row reads each.
-_MEMO: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], tuple[Any, ...], dict[str, Any]]] = {}
+# a session's metacognitive state, re-read only when the session changed (its catalog epoch): a whole-memory
+# checkout reads the sessions that changed since the last one
+_STATES: SessionMemo[dict[str, Any]] = SessionMemo()
+_MERGED: MergedMemo[dict[str, Any]] = MergedMemo()  # the scope's state, kept while no session changed
 
 
 @lru_cache(maxsize=8192)
@@ -64,22 +63,16 @@ def asked(cluster: dict[str, Any], query_terms: set[str], top_hits: set[str]) ->
     return bool(claim and claim <= query_terms) or any(m["citation"] in top_hits for m in cluster["members"])
 
 
-def _session_state(catalog: EntityCatalog, session: str) -> dict[str, Any]:
-    token = change_token(catalog, session)
-    cached = _MEMO.get((id(catalog), session))
-    if cached is not None and cached[0]() is catalog and cached[1] == token:
-        return cached[2]
-    state = open_state(catalog, [session], None, SCAN)
-    if len(_MEMO) >= MEMO_SIZE:
-        _MEMO.pop(next(iter(_MEMO)))
-    _MEMO[(id(catalog), session)] = (weakref.ref(catalog), token, state)
-    return state
-
-
 def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any]:
+    catalog = context.catalog
     if context.as_of is not None:  # the past is read directly (rare; no memo)
-        return merge_open_states([open_state(context.catalog, sessions, context.as_of, SCAN)])
-    return merge_open_states(_session_state(context.catalog, session) for session in sessions)
+        return merge_open_states([open_state(catalog, sessions, context.as_of, SCAN)])
+    key = None if context.scope is None else tuple(sessions)
+    return _MERGED.get(
+        catalog,
+        key,
+        lambda: merge_open_states(_STATES.many(catalog, sessions, lambda s: open_state(catalog, [s], None, SCAN))),
+    )
 
 
 def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:

@@ -178,11 +178,21 @@ def claim_versions(
         return []
     entity_type, name = parts
     found = []
-    for session in sorted(sessions):
+    for session in _holding(catalog, sessions, entity_type, name):
         version = catalog.version_at(entity_key(session, entity_type, name), as_of)
         if version is not None and version.asserted and not version.invalidated:
             found.append(version)
     return found
+
+
+def _holding(catalog: EntityCatalog, sessions: Iterable[str], entity_type: str, name: str) -> list[str]:
+    """The sessions of ``sessions`` (sorted) that hold the identity ``(entity_type, name)``, from the catalog's
+    name lookup (one cached read) instead of one identity read per session: a whole memory has ~1,000 sessions
+    and a checkout compares each of its facts across them. Identity keys are ``session, type, normalised name``
+    and the lookup finds every key of that normalised name, so no session holding one is missed."""
+    suffix = f"\x1f{entity_type}\x1f{normalise_name(name)}"
+    holders = {key[: -len(suffix)] for key in catalog.keys_named(name) if key.endswith(suffix)}
+    return sorted(holders.intersection(sessions))
 
 
 def claim_key_of(version: EntityVersion) -> str:
@@ -371,13 +381,3 @@ def merge_open_states(states: Iterable[dict[str, Any]]) -> dict[str, Any]:
     unknowns.sort(key=lambda item: item.recorded_at, reverse=True)
     requests.sort(key=lambda item: PRIORITY_ORDER.get(item["priority"], 1))
     return {"unknowns": unknowns, "assessed": {c: v for c, (_, v) in latest.items()}, "requests": requests}
-
-
-def change_token(catalog: EntityCatalog, session: str) -> tuple[str | None, ...]:
-    """The latest version id of each metacognitive type in ``session`` (three one-row reads): it changes exactly
-    when a metacognitive record of the session does."""
-    token = []
-    for entity_type in (UNKNOWN_ENTITY, ASSESSMENT_ENTITY, REQUEST_ENTITY):
-        latest = catalog.recent_versions(session, entity_type, 1, None)
-        token.append(latest[0].id if latest else None)
-    return tuple(token)

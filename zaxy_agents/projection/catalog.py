@@ -33,6 +33,12 @@ class EntityCatalog(Protocol):
     def versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion | None]:
         """:meth:`version` of many ids at once (one read for those not cached)."""
 
+    def version_sources(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str, int, str]]:
+        """``(key, session, seq, valid_from)`` of the versions found (absent ids are left out), without whole rows."""
+
+    def version_key(self, version_id: str) -> str | None:
+        """The identity (key) of one version, ``None`` when absent."""
+
     def texts(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``(summary, properties JSON)`` of the versions found, in bulk (what the embedded graph does not store)."""
 
@@ -144,3 +150,20 @@ class CrossSessionRecency(Protocol):
         """The ``limit`` most important open current versions among ``recent_keys(session, type, scan)[:listed]``
         of every session in ``sessions`` (``None``: all) and every type, ordered by (-importance, entity_type,
         name, id): what the stable-fact tier keeps, read in one query instead of per session and identity."""
+
+
+@runtime_checkable
+class SessionEpochs(Protocol):
+    """Optional capability of a catalog: an in-memory change counter per session, so a reader can keep a
+    session's partial result of a whole-memory block (its working-set candidates, its metacognitive state, its
+    counts) and reuse it until the session changes; a whole memory then costs O(changed sessions) in reads.
+
+    A catalog without it is read session by session at every checkout (the same results)."""
+
+    def session_epoch(self, session: str) -> tuple[int, int]:
+        """Moves whenever a version of ``session`` is created, changed or closed, and whenever the catalog drops
+        what it cached (erasure, reset, another process's commit): equal epochs mean equal per-session reads."""
+
+    @property
+    def epoch(self) -> tuple[int, int]:
+        """Moves whenever any session's epoch moves."""

@@ -257,12 +257,18 @@ class Projector:
     def _catch_up(self, sessions: list[str] | None) -> int:
         if self.catalog.refresh():
             self._new_planner()
+        listed: dict[str, tuple[int, str | None]] = {}
         if sessions is not None:
             names = sessions
         else:  # every session of the log, and every session derived state holds (its log may be gone)
-            names = sorted({summary.session for summary in self.log.sessions()} | set(self.catalog.cursors))
+            listed = {s.session: (s.event_count, s.head_hash) for s in self.log.sessions() if s.damaged is None}
+            names = sorted(set(listed) | set(self.catalog.cursors))
         projected = 0
+        cursors = self.catalog.cursors
         for session in names:
+            if session in listed and listed[session] == cursors.get(session):  # listed at its projected head
+                self.damaged.pop(session, None)  # (what _contained does when nothing failed)
+                continue
             with self._contained(session):
                 projected += self._catch_up_session(session)
         return projected

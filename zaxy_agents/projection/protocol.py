@@ -1,4 +1,4 @@
-"""The graph-store contract every projection backend implements (Kuzu, PostgreSQL, in-memory, third-party).
+"""The graph-store contract every projection backend implements (LadybugDB, PostgreSQL, in-memory, third-party).
 
 Hot reads (checkout, retrieval) are served from the in-memory :class:`EntityCatalog` and retrieval indexes;
 the store is the durable, queryable graph of record: it takes batches with their cursors atomically, answers
@@ -15,6 +15,17 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from .planner import KeyState, ProjectionBatch
 from .records import EntityVersion, ProjectionStats, TraversalHit
+
+
+class EntityWords(Protocol):
+    """Which entity versions may hold a word (the catalog's entity keyword index): a filter a store that keeps its
+    entity text out of its own files reads before fetching text (see :meth:`ProjectionStore.attach_entity_words`)."""
+
+    unindexed_types: frozenset[str]  # entity types the index never holds (a store scans them)
+
+    def versions_with(self, words: Sequence[str], sessions: Sequence[str] | None) -> set[str] | None:
+        """Ids of indexed versions (of ``sessions``; ``None``: all) whose name or summary may hold one of ``words``
+        (case-folded ``\\w+`` words): every one that does, maybe more; ``None`` when the index cannot tell."""
 
 
 @runtime_checkable
@@ -90,8 +101,12 @@ class ProjectionStore(Protocol):
 
     def attach_texts(self, texts: Callable[[Sequence[str]], dict[str, tuple[str, str]]]) -> None:
         """Where to read entity versions' ``summary`` and ``properties`` (JSON) by version id: the catalog, which
-        holds the same versions. A store that keeps that text out of its own files (embedded Kuzu) reads it here;
+        holds the same versions. A store that keeps that text out of its own files (embedded LadybugDB) reads it here;
         default: the store holds its text, nothing to attach."""
+
+    def attach_entity_words(self, words: EntityWords) -> None:
+        """Where :meth:`search_entities` learns which versions may match before reading their text from the
+        catalog (:meth:`attach_texts`); default: the store searches its own text, nothing to attach."""
 
     # A store that can report and stop a long write (``zaxy reproject``'s bar and Ctrl-C):
     rows_applied: int = 0  # rows the apply() in progress has written so far (0 when idle)

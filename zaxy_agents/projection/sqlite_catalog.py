@@ -170,6 +170,8 @@ class SqliteCatalog:
         self.store = store
         self._seen_generation = -1
         self._touched: _Touched | None = None
+        self._base_epoch = 0  # moves whenever every cache is dropped (erasure, reset, another process's commit)
+        self._changes = 0  # moves whenever any session's epoch does
         self._clear()
         store.on_commit(self._committed)
 
@@ -182,6 +184,7 @@ class SqliteCatalog:
             return
         for version_id in touched.versions:
             self._versions.pop(version_id, None)
+            self._located.pop(version_id, None)
         for key in touched.keys:
             self._keys.pop(key, None)
         for event in touched.events:
@@ -194,6 +197,10 @@ class SqliteCatalog:
         for norm in touched.names:
             self._named.pop(norm, None)
         if touched.sessions:
+            self._changes += 1
+            epochs = self._session_epochs
+            for session in touched.sessions:
+                epochs[session] = epochs.get(session, 0) + 1
             self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
             self._recent_keys = {
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
@@ -214,7 +221,11 @@ class SqliteCatalog:
         return self._touched
 
     def _clear(self) -> None:
+        self._base_epoch += 1
+        self._changes += 1
+        self._session_epochs: dict[str, int] = {}  # session -> commits that changed one of its versions
         self._versions: dict[str, EntityVersion | None] = {}
+        self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
@@ -237,6 +248,17 @@ class SqliteCatalog:
     @property
     def generation(self) -> int:
         return self.store.generation()
+
+    def session_epoch(self, session: str) -> tuple[int, int]:
+        """Moves when a version of ``session`` is created, changed or closed, or when every cache is dropped: the
+        same events that drop the session's ``recent_versions`` lists (so a result memoised under it is exact
+        whenever those lists are). In memory, O(1): no read."""
+        return self._base_epoch, self._session_epochs.get(session, 0)
+
+    @property
+    def epoch(self) -> tuple[int, int]:
+        """Moves whenever any :meth:`session_epoch` does."""
+        return self._base_epoch, self._changes
 
     def _rows(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         return self.store.reader().execute(sql, parameters).fetchall()
@@ -266,6 +288,49 @@ class SqliteCatalog:
             for version_id in chunk:
                 cache[version_id] = found.get(version_id)
         return {v: cache.get(v) for v in version_ids}
+
+    def version_sources(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str, int, str]]:
+        """``(key, session, seq, valid_from)`` of the versions found among ``version_ids`` (absent ids are left out):
+        which identity and event each belongs to, without decoding whole rows (a keyword search locates ~150
+        versions a question, and the graph lanes map every edge's end to its identity; whole rows are read only
+        for the events a caller keeps). Cached versions answer from memory, the others one light read per
+        ``_IN_CHUNK``, kept in a cache of their own (these four columns of a version id never change; erasure
+        clears every cache)."""
+        versions, located = self._versions, self._located
+        found: dict[str, tuple[str, str, int, str]] = {}
+        missing: list[str] = []
+        for version_id in dict.fromkeys(version_ids):
+            where = located.get(version_id)
+            if where is None:
+                version = versions.get(version_id)
+                if version is not None:
+                    where = (version.key, version.session, version.source_event_seq, version.valid_from)
+            if where is not None:
+                found[version_id] = where
+            elif version_id not in versions:  # a cached None is known absent
+                missing.append(version_id)
+        if missing and len(located) + len(missing) >= CACHE_LIMIT:
+            located.clear()
+        for chunk in _chunks(missing):
+            rows = self._rows(
+                "SELECT v.id, k.key, v.session, v.seq, v.valid_from FROM cat_versions v "
+                f"JOIN cat_keys k ON k.kid = v.kid WHERE v.id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            for version_id, key, session, seq, valid_from in rows:
+                found[version_id] = located[version_id] = (key, session, int(seq), valid_from)
+        return found
+
+    def version_key(self, version_id: str) -> str | None:
+        """The identity of one version (``None`` when absent), through the caches of :meth:`version_sources`."""
+        where = self._located.get(version_id)
+        if where is not None:
+            return where[0]
+        if version_id in self._versions:
+            version = self._versions[version_id]
+            return None if version is None else version.key
+        found = self.version_sources([version_id]).get(version_id)
+        return None if found is None else found[0]
 
     def texts(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``(summary, properties JSON)`` of many versions, read in bulk and not cached (the embedded graph reads

@@ -6,11 +6,11 @@ session (bounded: cost follows recent activity, not history)."""
 from __future__ import annotations
 
 import json
-import weakref
 from typing import Any
 
 from zaxy_agents.checkout.extensions.context import CheckoutContext
 from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.session_memo import SessionMemo
 
 from .contracts import AUTHORITY_STATUS, OBSERVATION_ENTITY
 from .primitives import PHASES
@@ -20,36 +20,29 @@ GUIDANCE = (
     "authority; they show which memory operations ran, not that their results are true."
 )
 SCAN = 500
-MEMO_SIZE = 512
 Counts = tuple[int, dict[str, int], dict[str, int], dict[str, int]]
-# (id(catalog), session) -> (catalog ref, latest observation version id, counts): a checkout after no new
-# observation reads one version instead of SCAN
-_MEMO: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], str | None, Counts]] = {}
+# a session's counts, re-read only when the session changed (its catalog epoch): a whole-memory checkout reads the
+# sessions that changed since the last one
+_COUNTS: SessionMemo[Counts] = SessionMemo()
 
 
-def _session_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> Counts:
-    token = None
+def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[Counts]:
     if as_of is None:
-        latest = catalog.recent_versions(session, OBSERVATION_ENTITY, 1, None)
-        token = latest[0].id if latest else None
-        cached = _MEMO.get((id(catalog), session))
-        if cached is not None and cached[0]() is catalog and cached[1] == token:
-            return cached[2]
+        return _COUNTS.many(catalog, sessions, lambda session: _read_counts(catalog, session, None))
+    return [_read_counts(catalog, session, as_of) for session in sessions]
+
+
+def _read_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> Counts:
     phases: dict[str, int] = {}
     primitives: dict[str, int] = {}
     statuses: dict[str, int] = {}
     total = 0
-    for version in catalog.recent_versions(session, OBSERVATION_ENTITY, SCAN, as_of) if token or as_of else []:
+    for version in catalog.recent_versions(session, OBSERVATION_ENTITY, SCAN, as_of):
         data = json.loads(version.properties_json or "{}")
         total += 1
         for counts, key in ((phases, "phase"), (primitives, "primitive"), (statuses, "status")):
             counts[str(data.get(key))] = counts.get(str(data.get(key)), 0) + 1
-    result = (total, phases, primitives, statuses)
-    if as_of is None:
-        if len(_MEMO) >= MEMO_SIZE:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[(id(catalog), session)] = (weakref.ref(catalog), token, result)
-    return result
+    return total, phases, primitives, statuses
 
 
 def reasoning_primitives(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:
@@ -59,8 +52,7 @@ def reasoning_primitives(context: CheckoutContext) -> tuple[dict[str, Any], list
     primitives: dict[str, int] = {}
     statuses: dict[str, int] = {}
     total = 0
-    for session in sessions:
-        count, by_phase, by_primitive, by_status = _session_counts(catalog, session, context.as_of)
+    for count, by_phase, by_primitive, by_status in _scope_counts(catalog, sessions, context.as_of):
         total += count
         for into, counts in ((phases, by_phase), (primitives, by_primitive), (statuses, by_status)):
             for key, value in counts.items():

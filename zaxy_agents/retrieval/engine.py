@@ -235,20 +235,22 @@ class Retriever:
                     entity_for.setdefault(key, version)
             return sorted(best.items(), key=lambda item: -item[1])[:depth]
 
+        keyword_versions: dict[EventKey, str] = {}  # the keyword lane's best version of each event it found
+
         def keyword_lane() -> list[tuple[EventKey, float]]:
             best: dict[EventKey, float] = {}
             found = self.keyword.search(query, depth * 3, sessions)
-            versions = catalog.versions([version_id for version_id, _ in found])  # one read, not one per hit
+            located = catalog.version_sources([version_id for version_id, _ in found])  # one light read
             for version_id, score in found:
-                version = versions[version_id]
-                if version is None or (scope is not None and version.session not in scope):
+                where = located.get(version_id)
+                if where is None or (scope is not None and where[1] not in scope):
                     continue
-                if as_of is not None and version.valid_from > as_of:
+                if as_of is not None and where[3] > as_of:
                     continue
-                key = (version.session, version.source_event_seq)
+                key = (where[1], where[2])
                 if score > best.get(key, 0.0):
                     best[key] = score
-                    entity_for[key] = version
+                    keyword_versions[key] = version_id
             return sorted(best.items(), key=lambda item: -item[1])[:depth]
 
         seeds: dict[str, float] = {}
@@ -269,7 +271,12 @@ class Retriever:
         run("graph", lambda: versions_to_events(traverse(seeds, catalog, chosen.graph_depth)))
         run("ppr", lambda: versions_to_events(personalized_pagerank(seeds, catalog)))
 
-        catalog.events_versions([key for results in ranked.values() for key, _ in results])  # read once, cached
+        by_event = catalog.events_versions([key for results in ranked.values() for key, _ in results])  # cached
+        for key, version_id in keyword_versions.items():  # the keyword lane's version is its event's entity
+            if key in by_event:  # (only events some lane returns become hits: the others are never read whole)
+                found = next((v for v in by_event[key] if v.id == version_id), None) or catalog.version(version_id)
+                if found is not None:
+                    entity_for[key] = found
         fused: dict[EventKey, RetrievalHit] = {}
         anchored = bool(ranked.get("exact"))  # the question names an entity: its neighbourhood is the answer
         for lane, results in ranked.items():

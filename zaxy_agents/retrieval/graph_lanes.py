@@ -117,8 +117,7 @@ def _is_hub(key: str, catalog: EntityCatalog) -> bool:
 
 
 def _key_of(version_id: str, catalog: EntityCatalog) -> str | None:
-    version = catalog.version(version_id)
-    return None if version is None else version.key
+    return catalog.version_key(version_id)
 
 
 def _neighbours(key: str, catalog: EntityCatalog):

@@ -82,14 +82,16 @@ class Matched:
             start = end
         return cls(docs, tf[0], tf[1], np.zeros(0, dtype=feat.FEATURE))
 
-    def at(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Text and caption term counts (terms x docs) of any ``docs``: 0 where a doc holds no query term."""
+    def at(self, docs: np.ndarray, captions: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Text and caption term counts (terms x docs) of any ``docs``: 0 where a doc holds no query term (the
+        caption counts are all 0 without ``captions``). Gathered by :func:`_take_columns` (~10x faster than
+        ``tf[:, where]`` on a query's 10^4 docs, same values and memory layout)."""
         if self.docs.size == 0:
             return np.zeros((self.tf.shape[0], docs.size)), np.zeros((self.tf.shape[0], docs.size))
-        at = sets.positions(self.docs, docs, -1)
-        present = at >= 0
-        where = np.where(present, at, 0)
-        return np.where(present, self.tf[:, where], 0.0), np.where(present, self.ctf[:, where], 0.0)
+        where = sets.positions(self.docs, docs, self.docs.size)  # absent: the appended zero column
+        tf = _take_columns(_with_zero_column(self.tf), where)
+        ctf = _take_columns(_with_zero_column(self.ctf), where) if captions else np.zeros(tf.shape)
+        return tf, ctf
 
 
 class GroupRows:
@@ -272,7 +274,7 @@ class Scorer:
         comp: dict[str, np.ndarray] = {}
         base = np.zeros(size)
         if terms.ids:
-            tf, ctf = matched.at(docs)
+            tf, ctf = matched.at(docs, self.captions)
             tl = records["tl"].astype(np.float64)
             comp["text"] = bm25(tf, tl, stats.text_total / max(stats.text_nonempty, 1), terms.weight, cfg.k1, cfg.b)
             ln = tl
@@ -284,12 +286,12 @@ class Scorer:
                 tf = tf + cfg.caption_weight * ctf
                 ln = ln + cfg.caption_weight * cl
             if cfg.ctx_weight:
-                tfp = np.concatenate((tf, np.zeros((tf.shape[0], 1))), axis=1)
+                tfp = _with_zero_column(tf)
                 lnp = np.append(ln, 0.0)
                 tfc = (
                     tf
-                    + cfg.ctx_decay1 * (tfp[:, prev] + tfp[:, nxt])
-                    + cfg.ctx_decay2 * (tfp[:, prev2] + tfp[:, next2])
+                    + cfg.ctx_decay1 * (_take_columns(tfp, prev) + _take_columns(tfp, nxt))
+                    + cfg.ctx_decay2 * (_take_columns(tfp, prev2) + _take_columns(tfp, next2))
                 )
                 lc = ln + cfg.ctx_decay1 * (lnp[prev] + lnp[nxt]) + cfg.ctx_decay2 * (lnp[prev2] + lnp[next2])
                 average = context_mean(stats, cfg.ctx_decay1, cfg.ctx_decay2)
@@ -348,6 +350,19 @@ class Scorer:
             asking = np.append(base * asks, 0.0)
             borrow = np.maximum(borrow, cfg.qa_weight * asking[prev])
         return borrow
+
+
+def _with_zero_column(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` (terms x docs) with a column of zeros appended (where a gather's "absent" index points), stored
+    doc-major: ``(docs + 1) x terms``, C-contiguous, the operand of :func:`_take_columns`."""
+    return np.concatenate((matrix.T, np.zeros((1, matrix.shape[0]))), axis=0)
+
+
+def _take_columns(padded: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``matrix[:, where]`` of the matrix ``padded`` came from (terms x len(where)), by one ``np.take`` of whole
+    doc rows. The result has the Fortran layout NumPy's ``matrix[:, where]`` gives, so the sums over terms that
+    follow add in the same order: the scores stay identical to the last bit."""
+    return np.take(padded, where, axis=0).T
 
 
 def positions(docs: np.ndarray, targets: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 TAIL_LIMIT = 1024  # events in the tail before it is merged into the main tables
 DIRECT_MIN = 256  # a batch at least this large is written to the main tables directly
-FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid, no lookup query)
+FRESH_ONE_BY_ONE = 64  # new terms up to which one INSERT ... RETURNING tells their ids (no lookup query)
 
 
 class WriteCache:
@@ -378,17 +378,24 @@ class Writer:
         return {name: cached[name] for name in names}
 
     def _named(self, table: str, names: set[str]) -> dict[str, int]:
-        found = {
-            r[0]: r[1] for r in _in(self.db, f"SELECT name, id FROM {PREFIX}_{table} WHERE name IN", sorted(names))
-        }
-        extra = ", docs" if table == "speaker" else ""
-        for name in sorted(names - found.keys()):
-            cursor = self.db.execute(
-                f"INSERT INTO {PREFIX}_{table}(name{extra}) VALUES (?{', 0' if extra else ''})", (name,)
+        """Event type / speaker name -> id, creating unknown names. Ids this writer already saw are cached like the
+        session ids (:class:`WriteCache`: valid while no other write happened; an erasure that drops a speaker
+        moves the write sequence): one event met its type and speaker again at every write."""
+        known = self.cache.names[table]
+        unknown = sorted(names - known.keys())
+        if unknown:
+            known.update(
+                (r[0], r[1]) for r in _in(self.db, f"SELECT name, id FROM {PREFIX}_{table} WHERE name IN", unknown)
             )
-            assert cursor.lastrowid is not None
-            found[name] = cursor.lastrowid
-        return found
+            extra = ", docs" if table == "speaker" else ""
+            for name in unknown:
+                if name not in known:
+                    cursor = self.db.execute(
+                        f"INSERT INTO {PREFIX}_{table}(name{extra}) VALUES (?{', 0' if extra else ''})", (name,)
+                    )
+                    assert cursor.lastrowid is not None
+                    known[name] = cursor.lastrowid
+        return {name: known[name] for name in names}
 
     def _term_ids(self, terms: set[str]) -> dict[str, int]:
         """Term -> id, creating unknown terms (in sorted order, as before the cache: the same ids). Ids the writer
@@ -402,10 +409,18 @@ class Writer:
             )
             fresh = [(term,) for term in ordered if term not in known]
             insert = f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES (?, 0, 0)"
-            if len(fresh) <= FRESH_ONE_BY_ONE:  # a few new terms (one event): each insert tells its id
-                for (term,) in fresh:
-                    known[term] = self.db.execute(insert, (term,)).lastrowid  # type: ignore[assignment]
-            else:
+            if len(fresh) == 1:
+                known[fresh[0][0]] = self.db.execute(insert, fresh[0]).lastrowid  # type: ignore[assignment]
+            elif 1 < len(fresh) <= FRESH_ONE_BY_ONE:  # a few new terms (one event): one statement tells their ids
+                # rows get their ids in VALUES order (max(id) + 1 each), the same ids as one insert per term
+                values = ", ".join(["(?, 0, 0)"] * len(fresh))
+                known.update(
+                    self.db.execute(
+                        f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES {values} RETURNING term, id",
+                        [term for (term,) in fresh],
+                    ).fetchall()
+                )
+            elif fresh:
                 self.db.executemany(insert, fresh)
                 known.update(
                     (r[0], r[1])

@@ -22,6 +22,7 @@ from zaxy_agents.errors import ZaxyError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog
+from zaxy_agents.projection.session_memo import SessionMemo
 from zaxy_agents.retrieval.text import Analyzer
 
 EvidenceCheck = Callable[[str, int, str], bool]
@@ -135,23 +136,12 @@ def _skill_terms(skill_id: str, data: dict[str, Any]) -> set[str]:
 
 
 MAX_MATCHED = 20  # skills read in full per session and question (the best term matches)
-_INDEX_SIZE = 512
-# (id(catalog), session) -> (catalog ref, latest skill version id, [(key, skill id, terms)]): a checkout re-reads
-# a session's skills only when one of them changed
-_INDEX: dict[tuple[int, str], tuple[weakref.ref[EntityCatalog], str, list[tuple[str, str, set[str]]]]] = {}
+# a session's ``(key, skill id, terms)``, re-read only when the session changed (its catalog epoch)
+_INDEX: SessionMemo[list[tuple[str, str, set[str]]]] = SessionMemo()
 
 
-def _index(catalog: EntityCatalog, session: str, as_of: str | None) -> list[tuple[str, str, set[str]]]:
+def _read_index(catalog: EntityCatalog, session: str, as_of: str | None) -> list[tuple[str, str, set[str]]]:
     """``(key, skill id, terms)`` of the session's skills (latest version, or the one valid at ``as_of``)."""
-    token = None
-    if as_of is None:
-        newest = catalog.recent_versions(session, "skill", 1, None)
-        if not newest:
-            return []
-        token = newest[0].id
-        cached = _INDEX.get((id(catalog), session))
-        if cached is not None and cached[0]() is catalog and cached[1] == token:
-            return cached[2]
     entries = []
     for key in catalog.recent_keys(session, "skill", SCAN):
         latest = catalog.version_at(key, as_of) if as_of is not None else catalog.latest(key)
@@ -160,18 +150,19 @@ def _index(catalog: EntityCatalog, session: str, as_of: str | None) -> list[tupl
         data = _properties(latest)
         skill_id = str(data.get("skill_id") or latest.name)
         entries.append((key, skill_id, _skill_terms(skill_id, data)))
-    if token is not None:
-        if len(_INDEX) >= _INDEX_SIZE:
-            _INDEX.pop(next(iter(_INDEX)))
-        _INDEX[(id(catalog), session)] = (weakref.ref(catalog), token, entries)
     return entries
 
 
 def _skills(
-    catalog: EntityCatalog, session: str, as_of: str | None, log: EventLog, terms: set[str] | None
+    catalog: EntityCatalog,
+    session: str,
+    as_of: str | None,
+    log: EventLog,
+    terms: set[str] | None,
+    entries: list[tuple[str, str, set[str]]],
 ) -> list[Procedure]:
-    """The session's skills; with ``terms``, only the (at most ``MAX_MATCHED``) best sharing a term with them."""
-    entries = _index(catalog, session, as_of)
+    """The session's skills (``entries``: its ``(key, skill id, terms)``, :func:`_read_index`); with ``terms``,
+    only the (at most ``MAX_MATCHED``) best sharing a term with them."""
     if terms is not None:
         scored = sorted(
             ((len(terms & skill_terms), index) for index, (_, _, skill_terms) in enumerate(entries)),
@@ -292,7 +283,16 @@ def procedures(
     with it are read further, so a checkout's cost follows the procedures it matches)."""
     names = sorted(sessions)
     terms = set(_ANALYZER(query)) if query is not None else None
-    skills = [procedure for session in names for procedure in _skills(catalog, session, as_of, log, terms)]
+    if as_of is None:  # each session's skill index, kept until the session changes
+        indexes = _INDEX.many(catalog, names, lambda session: _read_index(catalog, session, None))
+    else:
+        indexes = [_read_index(catalog, session, as_of) for session in names]
+    skills = [
+        procedure
+        for session, entries in zip(names, indexes, strict=True)
+        if entries
+        for procedure in _skills(catalog, session, as_of, log, terms, entries)
+    ]
     return skills + _candidates(catalog, names, as_of, log, check, terms)
 
 

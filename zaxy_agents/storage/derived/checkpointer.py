@@ -81,6 +81,11 @@ class Checkpointer:
             return
         self._next = frames + START_FRAMES  # not again until it grew by as much (readers may hold frames back)
         self._wake.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            # Woken: it cannot let itself go now (it checks the wake flag under the lock before it exits). The lock
+            # is not taken here: the thread holds it for a whole checkpoint, and the writer must not wait on that.
+            return
         with self._lock:
             if self._closed or (self._thread is not None and self._thread.is_alive()):
                 return

@@ -61,6 +61,8 @@ class JsonlEventLog(EventLog):
         self.durability = durability
         self.max_payload_bytes = max_payload_bytes
         self._files: dict[str, SessionFile] = {}
+        # sessions(): each file's summary per file version (inode, size, mtime_ns), as its head is remembered
+        self._listed: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}
         self._files_lock = threading.Lock()
         self._closed = False
         # Events a streaming read excluded because their bytes do not match their hash: {session: {seq: why}}.
@@ -237,32 +239,38 @@ class JsonlEventLog(EventLog):
                 names = sorted(entry.name for entry in entries if entry.name.endswith(".jsonl"))
         except (FileNotFoundError, NotADirectoryError):
             return summaries
+        root, listed = os.fspath(self.root), self._listed
         for name in names:
-            path = os.path.join(self.root, name)
             session = name[: -len(".jsonl")]
+            try:
+                stat = os.stat(os.path.join(root, name))
+            except FileNotFoundError:
+                continue
+            version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            known = listed.get(session)
+            if known is not None and known[0] == version:  # this file version was listed before: same summary
+                summaries.append(known[1])
+                continue
             try:
                 validate_session_id(session)
             except InvalidRequestError:
-                continue
-            try:
-                stat = os.stat(path)
-            except FileNotFoundError:
                 continue
             damaged = None
             try:
                 head = self._file(session).read_tail(stat)
             except IntegrityError as exc:  # one damaged file never hides the others
                 head, damaged = None, exc.message
-            summaries.append(
-                SessionSummary(
-                    session=session,
-                    event_count=head[0] if head else 0,
-                    head_hash=head[1] if head else None,
-                    size_bytes=stat.st_size,
-                    modified=_modified(stat.st_mtime),
-                    damaged=damaged,
-                )
+            summary = SessionSummary.model_construct(  # our own checked values (validating them cost the most)
+                session=session,
+                event_count=head[0] if head else 0,
+                head_hash=head[1] if head else None,
+                size_bytes=stat.st_size,
+                modified=_modified(stat.st_mtime),
+                damaged=damaged,
             )
+            if damaged is None:
+                listed[session] = (version, summary)
+            summaries.append(summary)
         return summaries
 
     def verify(self, session: str) -> VerifyReport:

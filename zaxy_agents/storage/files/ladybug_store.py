@@ -17,7 +17,6 @@ import contextlib
 import importlib.util  # noqa: F401 - the engine's COPY-from-Arrow path needs importlib.util loaded
 import json
 import math
-import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,10 +29,11 @@ import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
-from zaxy_agents.projection.protocol import ProjectionStore
+from zaxy_agents.projection.protocol import EntityWords, ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
+from . import entity_search
 from .ladybug_schema import (
     BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
@@ -51,7 +51,6 @@ from .ladybug_schema import (
     typed_rel_ddl,
 )
 
-_WORDS = re.compile(r"\w+")
 _json_string = json.encoder.encode_basestring  # C accelerated, like json.dumps(..., ensure_ascii=False)
 _JSON_SCALAR = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)
@@ -131,6 +130,7 @@ class LadybugProjectionStore(ProjectionStore):
         self.rows_applied = 0
         self._closed = False
         self._texts: Texts | None = None
+        self._entity_words: EntityWords | None = None
         applied = self.migrate()
         # A graph that predates a schema change its rows cannot be completed for starts over (derived data; the
         # projector re-projects it from the log, as for a new workspace). In a new file when this store is the
@@ -350,6 +350,11 @@ class LadybugProjectionStore(ProjectionStore):
     def attach_texts(self, texts: Texts) -> None:
         """Where entity versions' text comes from (the catalog, attached by GraphSync): this file holds none."""
         self._texts = texts
+
+    def attach_entity_words(self, words: EntityWords) -> None:
+        """Which versions may hold a word (the catalog's entity keyword index): :meth:`search_entities` reads only
+        their text."""
+        self._entity_words = words
 
     def _texts_of(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         if self._texts is None:
@@ -664,35 +669,14 @@ class LadybugProjectionStore(ProjectionStore):
 
         Scored by how many distinct query words occur as whole words, plus one for an exact name match. (The
         PostgreSQL store answers the same question with ``tsvector`` ranks and fuzzy names.) The summaries are not
-        in this file (``ladybug_schema.ENTITY_TEXT_COLUMNS``): the versions valid then are read here and their text is
-        matched as the catalog gives it.
+        in this file (``ladybug_schema.ENTITY_TEXT_COLUMNS``): the versions that may match are read here (those the
+        attached keyword index names, :mod:`.entity_search`) and their text is matched as the catalog gives it.
         """
-        words = list(dict.fromkeys(_WORDS.findall(text.casefold())))
+        words = entity_search.query_words(text)
         if not words:
             return []
-        parameters: dict[str, Any] = {}
-        validity = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)" if as_of else "e.valid_to IS NULL"
-        if as_of:
-            parameters["t"] = as_of
-        if session:
-            validity += " AND e.session_id = $s"
-            parameters["s"] = session
-        # ids and names of the versions valid then, their text from the catalog; whole rows only for the best
-        candidates = self._rows(
-            f"MATCH (e:Entity) WHERE {validity} RETURN e.id, e.name, e.source_event_seq", parameters
-        )
-        texts = self._texts_of([version_id for version_id, _, _ in candidates]) if candidates else {}
-        wanted, name = set(words), " ".join(text.casefold().split())
-        matched: list[tuple[float, int, str]] = []
-        for version_id, version_name, seq in candidates:
-            haystack = f"{version_name} {texts[version_id][0]}".casefold()
-            if not any(word in haystack for word in words):
-                continue
-            found = wanted & set(_WORDS.findall(haystack))
-            if found:
-                exact = 1.0 if " ".join(version_name.casefold().split()) == name else 0.0
-                matched.append((-(len(found) + exact), -seq, version_id))
-        best = {version_id: -score for score, _seq, version_id in sorted(matched)[:limit]}
+        found = entity_search.candidates(self._rows, words, session, as_of, self._entity_words)
+        best = entity_search.rank(found, self._texts_of, words, text, limit)
         if not best:
             return []
         rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN " + _entity_projection("e"), {"ids": list(best)})

@@ -1,0 +1,113 @@
+"""Per-session partial results of whole-memory blocks, kept while the session's catalog epoch holds.
+
+A checkout without a session or scope reads every session of the memory: its working set, stable and reviewed
+tiers, metacognitive state and counts are each the merge of one partial result per session. A session's partial
+depends only on that session's catalog rows, so it is computed once and reused until the catalog reports a change
+of that session (:class:`~zaxy_agents.projection.catalog.SessionEpochs`): a whole-memory checkout then reads the
+sessions that changed since the last one, and merges the others' partials from memory.
+
+Exact by construction: the epoch moves on every commit that creates, changes or closes a version of the session
+and whenever the catalog drops its caches (an erasure, a reset, another process's commit), which are the events
+that invalidate the catalog's own per-session lists. A partial is stored under the epoch read *before* it was
+computed, so a commit racing the computation only makes it stale sooner.
+
+Memory bound: at most ``limit`` sessions per block (default :data:`SESSIONS`), oldest first out; each entry holds
+what the block keeps of one session (a few versions, a few counters), never a session's whole history.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Generic, TypeVar
+
+from .catalog import EntityCatalog, SessionEpochs
+
+T = TypeVar("T")
+SESSIONS = 50_000  # sessions kept per block and catalog (a whole memory of 1M events has ~1,000)
+_Entries = dict[Hashable, tuple[tuple[int, int], Any]]
+_UNSUPPORTED: _Entries = {}  # the marker of a catalog without epochs (never written)
+
+
+class SessionMemo(Generic[T]):
+    """One block's per-session partials, per catalog (weakly held: a closed catalog's entries go with it)."""
+
+    def __init__(self, limit: int = SESSIONS) -> None:
+        self.limit = limit
+        self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
+
+    def get(self, catalog: EntityCatalog, session: str, compute: Callable[[], T], key: Hashable = None) -> T:
+        """``compute()`` (the session's partial), or the one kept under the session's current epoch. ``key``
+        tells apart partials of one session that depend on more than the session (a scan size, a type)."""
+        entries = _entries(self._by_catalog, catalog)
+        if entries is None:
+            return compute()
+        epoch = catalog.session_epoch(session)  # type: ignore[attr-defined]
+        entry_key = (session, key)
+        found = entries.get(entry_key)
+        if found is not None and found[0] == epoch:
+            return found[1]
+        value = compute()
+        if found is None and len(entries) >= self.limit:
+            entries.pop(next(iter(entries)))
+        entries[entry_key] = (epoch, value)
+        return value
+
+    def many(
+        self, catalog: EntityCatalog, sessions: Iterable[str], compute: Callable[[str], T], key: Hashable = None
+    ) -> list[T]:
+        """:meth:`get` of each session (``compute(session)`` for those not kept), in order: one memo lookup per
+        session, the loop a whole-memory block runs over ~1,000 sessions at every checkout."""
+        entries = _entries(self._by_catalog, catalog)
+        if entries is None:
+            return [compute(session) for session in sessions]
+        epoch_of = catalog.session_epoch  # type: ignore[attr-defined]
+        found: list[T] = []
+        for session in sessions:
+            epoch, entry_key = epoch_of(session), (session, key)
+            kept = entries.get(entry_key)
+            if kept is not None and kept[0] == epoch:
+                found.append(kept[1])
+                continue
+            value = compute(session)
+            if kept is None and len(entries) >= self.limit:
+                entries.pop(next(iter(entries)))
+            entries[entry_key] = (epoch, value)
+            found.append(value)
+        return found
+
+    def clear(self) -> None:
+        self._by_catalog.clear()
+
+
+class MergedMemo(Generic[T]):
+    """A whole block merged from its partials, kept while no session of the catalog changed (the catalog's
+    :attr:`~zaxy_agents.projection.catalog.SessionEpochs.epoch`) and asked for the same ``key`` (scope)."""
+
+    def __init__(self, limit: int = 8) -> None:
+        self.limit = limit
+        self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
+
+    def get(self, catalog: EntityCatalog, key: Hashable, compute: Callable[[], T]) -> T:
+        entries = _entries(self._by_catalog, catalog)
+        if entries is None:
+            return compute()
+        epoch = catalog.epoch  # type: ignore[attr-defined]
+        found = entries.get(key)
+        if found is not None and found[0] == epoch:
+            return found[1]
+        value = compute()
+        if found is None and len(entries) >= self.limit:
+            entries.pop(next(iter(entries)))
+        entries[key] = (epoch, value)
+        return value
+
+
+def _entries(by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries], catalog: EntityCatalog) -> _Entries | None:
+    """The memo of ``catalog``, or ``None`` when it reports no epochs (the protocol check runs once per catalog:
+    a runtime ``isinstance`` against a protocol costs more than the lookup it guards)."""
+    entries = by_catalog.get(catalog)
+    if entries is None:
+        entries = {} if isinstance(catalog, SessionEpochs) else _UNSUPPORTED
+        by_catalog[catalog] = entries
+    return None if entries is _UNSUPPORTED else entries
