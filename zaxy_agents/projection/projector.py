@@ -31,7 +31,7 @@ from typing import Any
 from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
-from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
+from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore, DerivedStoreBusy, is_damage
 
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
@@ -55,6 +55,8 @@ from .state_codec import StateClasses, remove_debris
 
 DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
+REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Projector._rebuild_group)
+REBUILD_CACHE_KIB = 131_072  # the writer's page cache while rebuilding (the store's default is CACHE_KIB)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
 REBUILD_KEY = "rebuilding"
@@ -91,7 +93,7 @@ class Projector:
         store_factory: Callable[[Path], ProjectionStore],
         listeners: list[Any] | None = None,
         shared_graph: bool = False,
-        graph_name: str = "kuzu",
+        graph_name: str = "ladybug",
         state_classes: StateClasses | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
@@ -109,6 +111,7 @@ class Projector:
         self._lock = threading.RLock()
         self._cancel = threading.Event()  # cancel_rebuild() was called (from any thread) during a rebuild
         self._rebuilding = False
+        self._held: list[ProjectionBatch] | None = None  # a rebuild group's committed-later batches
         self.rebuild_status = RebuildStatus()  # the last (or running) rebuild's counters, for a bar in another thread
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
@@ -216,7 +219,7 @@ class Projector:
 
     def graph_exists(self) -> bool:
         """Whether the graph of record is materialised (an embedded graph is created on first graph use)."""
-        return self.use_graph and (not self.graph.private or self.graph.path.exists())
+        return self.use_graph and self.graph.exists()
 
     @property
     def mismatches(self) -> dict[str, str]:
@@ -418,10 +421,43 @@ class Projector:
         self.planner.forget()
         for listener in self._durable:
             listener.committed()
+        if self._held is not None:  # inside a rebuild's group: handed on once the group commits
+            self._held.append(batch)
+            return batch
         self._feed_memory_listeners(batch)
         if self.use_graph:
             self.graph.submit(batch)
         return batch
+
+    @contextlib.contextmanager
+    def _rebuild_group(self) -> Iterator[None]:
+        """One write transaction around several rebuild chunks (``REBUILD_GROUP_EVENTS``): each COMMIT writes every
+        page the chunk dirtied into the WAL (and the checkpointer copies it back), and the chunks of a rebuild
+        scatter rows over the same large B-trees (postings, catalog), so a commit per 1,000-event chunk rewrote
+        much of the file again and again. The chunks' batches go to the graph and the in-memory listeners only
+        once the group is committed; a failure or a cancel rolls the whole group back and forgets what the
+        listeners and the planner prepared in it (the rebuild stops at the last committed group)."""
+        self._held = []
+        try:
+            with self.derived.write():
+                yield
+        except BaseException:
+            self._held = None
+            self._new_planner()
+            for listener in self._durable:
+                listener.rolled_back()
+            for listener in self._memory:
+                listener.reset()
+            self._memory_cursors, self._memory_dirty = {}, True
+            self.catalog.refresh()
+            raise
+        held, self._held = self._held, None
+        for batch in held:
+            self._feed_memory_listeners(batch)
+            if self.use_graph:
+                self.graph.submit(batch)
+        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
+            self.graph.wait_below(max(len(held), 2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events)))
 
     def _positions(
         self, db: sqlite3.Connection, session: str
@@ -486,7 +522,7 @@ class Projector:
         follows one that exists but does not create it unless ``create``, so a memory used only through checkout
         and hooks never pays for a graph (disk, memory, writes). A shared graph (PostgreSQL) is always followed.
         """
-        if not self.use_graph or (self.graph.private and not create and not self.graph.path.exists()):
+        if not self.use_graph or (not create and not self.graph.exists()):
             return False
         self.graph.follow()
         return True
@@ -586,6 +622,7 @@ class Projector:
             for listener in self._durable:
                 listener.drop_schema(db)
                 listener.create_schema(db)
+            db.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")  # a group's dirty pages stay in memory
         for listener in self._durable:
             listener.committed()
         for listener in self._memory:
@@ -600,28 +637,30 @@ class Projector:
             self.graph.start_writer()
         try:
             self.damaged = {}
-            for summary in summaries:
-                expected: tuple[int, str] | None = None
-                chunk: list[tuple[dict[str, Any], Any]] = []
-                damage_box: list[IntegrityError] = []
-                for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                    if self._cancel.is_set():
-                        raise RebuildCancelled(status)
-                    chunk.append((envelope, self.extractors.extract(envelope)))
-                    if len(chunk) >= self.batch_events:
-                        expected = self._rebuild_chunk(summary.session, expected, chunk)
+            with contextlib.ExitStack() as stack:
+                groups = _Groups(self, stack)
+                for summary in summaries:
+                    expected: tuple[int, str] | None = None
+                    chunk: list[tuple[dict[str, Any], Any]] = []
+                    damage_box: list[IntegrityError] = []
+                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
+                        if self._cancel.is_set():
+                            raise RebuildCancelled(status)
+                        chunk.append((envelope, self.extractors.extract(envelope)))
+                        if len(chunk) >= self.batch_events:
+                            expected = groups.project(summary.session, expected, chunk)
+                            done += len(chunk)
+                            chunk = []
+                            status.indexed_events = done
+                            status.graph_events = self._graph_progress(written_before)
+                            if progress:
+                                progress(done, total)
+                    if chunk:  # what was read before any damage is projected
+                        groups.project(summary.session, expected, chunk)
                         done += len(chunk)
-                        chunk = []
                         status.indexed_events = done
-                        status.graph_events = self._graph_progress(written_before)
-                        if progress:
-                            progress(done, total)
-                if chunk:  # what was read before any damage is projected
-                    self._rebuild_chunk(summary.session, expected, chunk)
-                    done += len(chunk)
-                    status.indexed_events = done
-                if damage_box:
-                    self.damaged[summary.session] = damage_box[0].message
+                    if damage_box:
+                        self.damaged[summary.session] = damage_box[0].message
             status.stage = "graph" if self.use_graph else "digest"
             self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
             while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
@@ -632,6 +671,8 @@ class Projector:
         finally:
             self.graph.coalesce_events = 0
             self.graph.stop_writer()
+            with contextlib.suppress(Exception), self.derived.write() as db:
+                db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         if self.graph.error:
             self._check_cancel()
             raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
@@ -664,7 +705,7 @@ class Projector:
                 field="projection",
                 remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
             )
-        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
+        if self.use_graph and self._held is None:  # bounded memory (inside a group: when it commits)
             self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
         return batch.cursors[session]
 
@@ -709,6 +750,26 @@ class Projector:
             if self.use_graph and not self.graph.forget():
                 self.graph.reset(new_file=True)
                 self.graph.sync()
+
+
+class _Groups:
+    """A rebuild's chunks, committed ``REBUILD_GROUP_EVENTS`` at a time (:meth:`Projector._rebuild_group` on
+    ``stack``; the group still open when the stack closes normally is committed then)."""
+
+    def __init__(self, projector: Projector, stack: contextlib.ExitStack) -> None:
+        self.projector, self.stack, self.events = projector, stack, 0
+
+    def project(
+        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
+    ) -> tuple[int, str]:
+        if not self.events:
+            self.stack.enter_context(self.projector._rebuild_group())
+        cursor = self.projector._rebuild_chunk(session, expected, chunk)
+        self.events += len(chunk)
+        if self.events >= REBUILD_GROUP_EVENTS:
+            self.stack.close()  # COMMIT
+            self.events = 0
+        return cursor
 
 
 def _until_damage(envelopes: Iterator[dict[str, Any]], box: list[IntegrityError]) -> Iterator[dict[str, Any]]:

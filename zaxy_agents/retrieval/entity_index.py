@@ -22,7 +22,7 @@ from . import sorted_sets as sets
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: postings keyed by segment (postings.py); an older index is rebuilt from the log
 FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
@@ -110,6 +110,7 @@ class EntityKeywordIndex:
     def rolled_back(self) -> None:
         self._pending = None
         self.term_cache.drop()
+        self.cache.clear()  # a rebuild group (several committed() calls in one transaction) may have been undone
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:
@@ -270,11 +271,12 @@ class EntityKeywordIndex:
         scores = postings.bm25(tf, lengths, total / max(nonempty, 1), idf, 1.2, 0.75)
         positive = np.flatnonzero(scores > 0)
         top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
-        marks = ",".join(str(int(matched[i])) for i in top)
+        top_docs, top_scores = matched[top].tolist(), scores[top].tolist()
+        marks = ",".join(map(str, top_docs))
         versions = (
             dict(db.execute(f"SELECT id, version FROM {p}_doc WHERE id IN ({marks})").fetchall()) if marks else {}
         )
-        return [(versions[int(matched[i])], float(scores[i])) for i in top if int(matched[i]) in versions]
+        return [(versions[doc], score) for doc, score in zip(top_docs, top_scores, strict=True) if doc in versions]
 
     # ------------------------------------------------------------------ helpers
     def _count_terms(self, db: sqlite3.Connection, df: Counter[str], wseq: int) -> dict[str, int]:

@@ -210,7 +210,7 @@ class Writer:
             row[3] = nxt  # set by _link as later docs of the batch joined their group
         built = np.array([tuple(row) for row in rows], dtype=feat.FEATURE)
         prepared = Prepared(built, first, [doc.seq for doc in kept], links=links)
-        ids = self._term_ids({t for _, terms, caption in terms_by_doc for t in (*terms, *caption)})
+        ids = self._term_ids(set(chain.from_iterable(chain.from_iterable((t, c) for _, t, c in terms_by_doc))))
         if len(kept) >= DIRECT_MIN:  # the main tables sort postings by key: count them all at once
             _count_postings(prepared, terms_by_doc, ids)
         else:
@@ -402,7 +402,7 @@ class Writer:
         already looked up are cached (:class:`WriteCache`, valid while no other write happened); a bulk batch
         meets mostly known terms, and looking each up again was 3 % of projection time."""
         known = self.cache.terms
-        ordered = sorted(term for term in terms if term not in known)
+        ordered = sorted(terms.difference(known))  # at C speed: a bulk batch holds ~20k distinct terms
         if ordered:
             known.update(
                 (r[0], r[1]) for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", ordered)
