@@ -46,7 +46,7 @@ def _cpu() -> float:
 def search_before(store: Any, text: str, *, as_of: str | None = None, limit: int = 20) -> list[Any]:
     """``search_entities`` of the embedded store as it was before the index filter (main 78b647f), verbatim but for
     ``self`` and the session filter (not asked here): the text of every valid version read and matched."""
-    from zaxy_agents.storage.files.ladybug_store import _entity_projection
+    from zaxy_agents.storage.files.kuzu_store import _entity_projection
 
     words = list(dict.fromkeys(WORDS.findall(text.casefold())))
     if not words:

@@ -1,9 +1,9 @@
-"""LadybugDB (the Kuzu fork) relationship storage: both directions (its default) against forward only, in one run.
+"""Kuzu relationship storage: both directions (Kuzu's default) against forward only, in the same run.
 
 The projection writes each batch into a node table and several relationship tables carrying the edge audit
 columns, then commits; the commit is where a graph batch spends its time. This measures, for the schema's real
 audit columns, the COMMIT of each batch (wall and CPU) and the file size, with the relationship tables created
-both ways and ``WITH (storage_direction = 'fwd')`` (what ``ladybug_schema.FORWARD_ONLY`` tables use), alternated.
+both ways and ``WITH (storage_direction = 'fwd')`` (what ``kuzu_schema.FORWARD_ONLY`` tables use), alternated.
 
 Usage: python benchmarks/graph_storage_bench.py [--batches 8] [--rows 600] [--tables 4] [--runs 2] [--json]
 """
@@ -11,7 +11,7 @@ Usage: python benchmarks/graph_storage_bench.py [--batches 8] [--rows 600] [--ta
 from __future__ import annotations
 
 import argparse
-import importlib.util  # noqa: F401 - the engine's COPY-from-Arrow path needs importlib.util loaded
+import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
 import json
 import statistics
 import tempfile
@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import ladybug
+import kuzu
 import pyarrow as pa
 
-from zaxy_agents.storage.files.ladybug_schema import EDGE_AUDIT_COLUMNS, FORWARD_STORAGE, rel_ddl
+from zaxy_agents.storage.files.kuzu_schema import EDGE_AUDIT_COLUMNS, FORWARD_STORAGE, rel_ddl
 
 SAMPLE = {"STRING": lambda name, i: f"{name}-{i:08d}", "INT64": lambda name, i: i, "DOUBLE": lambda name, i: 0.5}
 
@@ -32,9 +32,9 @@ def _column(name: str, kind: str, rows: int) -> list[Any]:
 
 
 def run(folder: Path, storage: str, args: argparse.Namespace) -> dict[str, float]:
-    path = folder / f"graph-{storage}.lbug"
-    database = ladybug.Database(str(path))
-    connection = ladybug.Connection(database)
+    path = folder / f"graph-{storage}.kuzu"
+    database = kuzu.Database(str(path))
+    connection = kuzu.Connection(database)
     connection.execute("CREATE NODE TABLE Node(id STRING, PRIMARY KEY(id))")
     tables = [f"EDGE_{index}" for index in range(args.tables)]
     for table in tables:

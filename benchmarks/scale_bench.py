@@ -379,11 +379,11 @@ def measure(root: Path, size: int, facts: list[tuple[str, str, str, str]], args:
         "log": sum(p.stat().st_size for p in root.glob("*.jsonl")),
         "derived_sqlite": _size(derived / "derived.sqlite") + _size(derived / "derived.sqlite-wal"),
         "listeners_state": _size(derived / "listeners.state"),
-        "graph": _size(derived / "graph.lbug"),  # the embedded graph (LadybugDB; graph.kuzu before the switch)
+        "graph_kuzu": _size(derived / "graph.kuzu"),
     }
     disk = results["disk_bytes"]
     results["derived_over_log"] = round(
-        (disk["derived_sqlite"] + disk["listeners_state"] + disk["graph"]) / max(disk["log"], 1), 2
+        (disk["derived_sqlite"] + disk["listeners_state"] + disk["graph_kuzu"]) / max(disk["log"], 1), 2
     )
     if args.one_by_one:
         results["one_by_one"] = one_by_one(root, args.one_by_one)

@@ -61,7 +61,7 @@ PUBLIC = {
 # Units above the fabric (they hold a MemoryFabric): the fabric itself, the surfaces, the framework adapters, the
 # benchmark harnesses and the conformance kit. Everything else is domain or storage and never sees the fabric.
 ABOVE_DOMAIN = {"fabric", "adapters", "evaluation", "storage.conformance", *SURFACES}
-BACKEND_WORDS = {"jsonl", "files", "embedded", "postgresql", "postgres", "memory", "kuzu", "ladybug"}
+BACKEND_WORDS = {"jsonl", "files", "embedded", "postgresql", "postgres", "memory", "kuzu"}
 BACKEND_SCHEMES = ("postgresql://", "postgres://", "memory://")
 
 
@@ -247,7 +247,7 @@ def test_the_check_catches_a_backend_switch() -> None:
         "from zaxy_agents.storage.postgres.log import PostgresEventLog\n"
         "if settings.backend.startswith('postgresql://'): pass\n"
         "if isinstance(log, PostgresEventLog): pass\n"
-        "if store.backend == 'ladybug': pass\n"
+        "if store.backend == 'kuzu': pass\n"
         "if text.startswith(POSTGRES_URI_PREFIXES): pass\n"
     )
     assert len(_backend_checks("x", tree)) == 4

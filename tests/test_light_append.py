@@ -29,7 +29,7 @@ def test_light_append_chains_with_the_full_log(tmp_path: Path) -> None:
 def test_light_path_does_not_import_heavy_modules() -> None:
     code = (
         "import sys; from zaxy_agents.fabric.light import light_append; "
-        "heavy = [m for m in ('pydantic', 'numpy', 'ladybug', 'typer', 'rich') if m in sys.modules]; print(heavy)"
+        "heavy = [m for m in ('pydantic', 'numpy', 'kuzu', 'typer', 'rich') if m in sys.modules]; print(heavy)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -223,7 +223,7 @@ def test_hook_path_imports_no_heavy_modules(env: Env) -> None:
     code = (
         "import io, sys; from zaxy_agents.capture.hook_sink import run; out = io.BytesIO(); "
         f"run(['SessionStart'], io.BytesIO({payload.encode()!r}), out); assert out.getvalue(); "
-        "heavy = ['pydantic', 'typer', 'rich', 'numpy', 'ladybug', 'dataclasses', 'pathlib', 'datetime', 'typing']; "
+        "heavy = ['pydantic', 'typer', 'rich', 'numpy', 'kuzu', 'dataclasses', 'pathlib', 'datetime', 'typing']; "
         "print([m for m in heavy if m in sys.modules])"
     )
     result = subprocess.run(

@@ -1,4 +1,4 @@
-"""Memory Checkout on a real LadybugDB-backed fabric: current facts only, citations, answerability, guidance."""
+"""Memory Checkout on a real Kuzu-backed fabric: current facts only, citations, answerability, guidance."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_fok_and_capabilities(tmp_path: Path) -> None:
     human = run_zaxy("memory", "fok", "billing-worker", "-s", "proj", "--no-record", *loom)
     assert human.returncode == 0 and human.stdout.startswith("likely")
     code, capabilities = run_zaxy_json("memory", "capabilities", *loom)
-    assert code == 0 and capabilities["backend"]["graph"] == "ladybug" and capabilities["degraded"] is None
+    assert code == 0 and capabilities["backend"]["graph"] == "kuzu" and capabilities["degraded"] is None
 
 
 def test_demo_checks_out_the_current_fact_and_excludes_the_superseded_one(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """#18: Ctrl-C in `zaxy reproject` stops it and says what state memory is in; memory stays usable.
 
-The real CLI in a subprocess with a real SIGINT, and the projector's cancel on a real LadybugDB graph. How fast it
+The real CLI in a subprocess with a real SIGINT, and the projector's cancel on a real Kuzu graph. How fast it
 stops is measured by benchmarks/reproject_interrupt_bench.py (never asserted here: no wall-clock in tests).
 """
 
@@ -127,7 +127,7 @@ def test_ctrl_c_while_indexing_reports_the_state_as_json(tmp_path: Path) -> None
 
 
 def test_cancel_rebuild_during_the_graph_write_leaves_memory_consistent(tmp_path: Path) -> None:
-    """The projector's cancel on a real LadybugDB graph, at a known stage; afterwards the graph is rebuilt from the
+    """The projector's cancel on a real Kuzu graph, at a known stage; afterwards the graph is rebuilt from the
     log to exactly what a full rebuild gives (same digest) and the fabric keeps working in the same process."""
     loom = tmp_path / "loom"
     _facts(loom, "s", 3000)

@@ -16,7 +16,7 @@ from pathlib import Path
 from tests.conftest import run_zaxy
 
 # Never needed to print help or the version, nor to answer a checkout from the CLI.
-SERVER_AND_FRAMEWORKS = ("ladybug", "pyarrow", "mcp", "langgraph", "langchain_core", "httpx", "starlette", "uvicorn")
+SERVER_AND_FRAMEWORKS = ("kuzu", "pyarrow", "mcp", "langgraph", "langchain_core", "httpx", "starlette", "uvicorn")
 # What help and `--version` must not load either: the fabric and the numeric / tokenizer stacks. (Typer itself
 # loads pydantic to build a command group's parameters, so `zaxy memory --help` may; `zaxy --help` does not.)
 # (`zaxy_agents.fabric` loads its core through importlib, which -X importtime does not log: a service module stands
@@ -111,4 +111,4 @@ def test_stdio_serve_answers_a_first_checkout_without_the_mcp_sdk(tmp_path: Path
     assert by_id[2]["result"]["tools"][0]["name"] == "memory_checkout"
     assert "eventloom://proj/events/" in json.dumps(by_id[3]["result"]["structuredContent"])
     assert {"zaxy_agents.fabric.checkout_ops", "zaxy_agents.mcp.stdio"} <= modules
-    assert _heavy(modules, (*SDK_AND_HTTP, "ladybug", "pyarrow", "langgraph", "langchain_core")) == []
+    assert _heavy(modules, (*SDK_AND_HTTP, "kuzu", "pyarrow", "langgraph", "langchain_core")) == []

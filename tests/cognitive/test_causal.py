@@ -1,4 +1,4 @@
-"""Causal memory on a real LadybugDB-backed fabric: contract, producer, reverse traversal, as-of, staleness, graph
+"""Causal memory on a real Kuzu-backed fabric: contract, producer, reverse traversal, as-of, staleness, graph
 tables, checkout context, rebuild."""
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def test_bad_reads_are_structured(memory: MemoryFabric) -> None:
         )
 
 
-def test_causal_edges_land_in_typed_graph_tables_with_audit_fields(memory: MemoryFabric) -> None:
+def test_causal_edges_land_in_typed_kuzu_tables_with_audit_fields(memory: MemoryFabric) -> None:
     events = _chain(memory)
     memory.project()
     memory.projector.flush()

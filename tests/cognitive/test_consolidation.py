@@ -1,4 +1,4 @@
-"""Review-gated consolidation on a real LadybugDB-backed fabric: contracts, deterministic proposals, the review gate,
+"""Review-gated consolidation on a real Kuzu-backed fabric: contracts, deterministic proposals, the review gate,
 the stable tier, status counts, checkout diagnostics."""
 
 from __future__ import annotations

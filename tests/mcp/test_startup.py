@@ -12,7 +12,7 @@ from zaxy_agents.mcp.config import ServerConfig
 from zaxy_agents.mcp.server import ZaxyMcpServer
 registry.all_tools()
 ZaxyMcpServer(ServerConfig.resolve(sys.argv[1]))
-heavy = ["ladybug", "numpy", "pyarrow", "tiktoken", "zaxy_agents.fabric.core", "zaxy_agents.projection.projector"]
+heavy = ["kuzu", "numpy", "pyarrow", "tiktoken", "zaxy_agents.fabric.core", "zaxy_agents.projection.projector"]
 print(",".join(name for name in heavy if name in sys.modules))
 """
 
@@ -41,7 +41,7 @@ print(first, second)
 
 def test_the_first_tool_call_does_not_wait_for_the_graph(tmp_path) -> None:
     """A server that owns a memory with a graph follows that graph, but only after its first call (or once idle):
-    opening LadybugDB is not on the first checkout's path."""
+    opening Kuzu is not on the first checkout's path."""
     from zaxy_agents.fabric import MemoryFabric
 
     loom = tmp_path / "eventloom"
@@ -49,7 +49,7 @@ def test_the_first_tool_call_does_not_wait_for_the_graph(tmp_path) -> None:
         fabric.append("proj", "fact.asserted", {"subject": "api", "predicate": "port", "object": "8080"})
         fabric.project()
         fabric.projector.store  # noqa: B018 - materialises the graph of record
-    assert (loom / ".zaxy" / "graph.lbug").exists()
+    assert (loom / ".zaxy" / "graph.kuzu").exists()
     result = subprocess.run(
         [sys.executable, "-c", FOLLOW_PROBE, str(loom)], capture_output=True, text=True, timeout=120
     )

@@ -52,7 +52,7 @@ def test_two_servers_on_one_workspace_share_the_graph_owner_and_hand_over(tmp_pa
         assert [fact["summary"] for fact in facts] == ["the db is Postgres 16"]
         cached = second.ok("memory_append", {"type": "fact.asserted", "payload": {"key": "cache", "fact": "Redis 7"}})
         if Path("/proc/self/maps").exists():  # Linux: checkouts never load the graph library (proxy or owner)
-            assert not _loaded(process["pid"], "_lbug") and not _loaded(owner["pid"], "_lbug")
+            assert not _loaded(process["pid"], "kuzu") and not _loaded(owner["pid"], "kuzu")
         summaries = [fact["summary"] for fact in first.ok("memory_checkout", {"query": "cache"})["current_facts"]]
         assert "Redis 7" in summaries
 

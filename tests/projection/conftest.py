@@ -14,11 +14,11 @@ def fabric(tmp_path: Path):
         yield memory
 
 
-@pytest.fixture(params=["ladybug", "postgresql"])
+@pytest.fixture(params=["kuzu", "postgresql"])
 def graph_fabric(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A fabric on each graph store in turn: embedded (JSONL + LadybugDB) and PostgreSQL (log and graph on the
+    """A fabric on each graph store in turn: embedded (JSONL + Kuzu) and PostgreSQL (log and graph on the
     server, in a fresh schema). PostgreSQL skips unless ZAXY_TEST_POSTGRES_DSN names a server."""
-    if request.param == "ladybug":
+    if request.param == "kuzu":
         with MemoryFabric.from_path(tmp_path / "loom") as memory:
             yield memory
         return
@@ -26,10 +26,10 @@ def graph_fabric(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: py
         yield memory
 
 
-@pytest.fixture(params=["ladybug", "postgresql"])
+@pytest.fixture(params=["kuzu", "postgresql"])
 def open_graph_fabric(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     """``open(root) -> MemoryFabric`` on each graph store in turn (one PostgreSQL schema per test)."""
-    if request.param == "ladybug":
+    if request.param == "kuzu":
         yield lambda root: MemoryFabric.from_path(root)
         return
     with postgres_schema(monkeypatch) as dsn:

@@ -1,7 +1,7 @@
 """A backend-neutral view of the projected graph: the canonical dump (`dump_lines`) parsed back into tables.
 
 Both stores produce the same dump for the same log, so tests that read the graph through this view run
-unchanged on LadybugDB and on PostgreSQL.
+unchanged on Kuzu and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.storage.files.ladybug_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
+from zaxy_agents.storage.files.kuzu_schema import EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
 
 
 def graph_tables(fabric: MemoryFabric) -> dict[str, list[dict[str, Any]]]:

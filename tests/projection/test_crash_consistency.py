@@ -69,7 +69,7 @@ def test_sigkill_during_catch_up_replays_the_gap(tmp_path: Path) -> None:
     root = tmp_path / "loom"
     _seed(root)
     rng = random.Random(25)
-    graph_file = root / ".zaxy" / "graph.lbug"
+    graph_file = root / ".zaxy" / "graph.kuzu"
     for _ in range(4):
         child = subprocess.Popen([*CHILD, str(root)], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
         assert child.stdout.readline().strip() == "go"

@@ -59,9 +59,8 @@ def test_planted_pickles_and_garbage_never_run_and_are_rebuilt(tmp_path: Path) -
         derived / "derived.sqlite": b"garbage" * 999,
         derived / "derived.sqlite-wal": os.urandom(5000),
         derived / "derived.sqlite-shm": os.urandom(32768),
-        derived / "graph.lbug": os.urandom(70000),
-        derived / "graph.lbug.wal": os.urandom(4000),
-        derived / "graph.kuzu": os.urandom(70000),  # a Kuzu-era graph: never opened, deleted once re-projected
+        derived / "graph.kuzu": os.urandom(70000),
+        derived / "graph.kuzu.wal": os.urandom(4000),
     }
     ranks = _rank_cache(cache)
     ranks.parent.mkdir(parents=True)
@@ -92,8 +91,7 @@ def test_planted_pickles_and_garbage_never_run_and_are_rebuilt(tmp_path: Path) -
     assert code == 0 and status["graph_cursors"] == {"s": 3} and status["current_entities"] >= 1
     assert not marker.exists()
     assert not (derived / "projection-state.pkl").exists()
-    assert not (derived / "graph.lbug.wal").exists() or (derived / "graph.lbug.wal").stat().st_size == 0
-    assert not (derived / "graph.kuzu").exists()
+    assert not (derived / "graph.kuzu.wal").exists() or (derived / "graph.kuzu.wal").stat().st_size == 0
     assert ranks.read_bytes().startswith(b"ZAXYRANKS1")  # the garbage cache was replaced by a real one
 
 

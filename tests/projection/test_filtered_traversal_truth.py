@@ -1,10 +1,11 @@
 """The embedded graph's filtered multi-hop traversals against the in-memory reference store (the ground truth).
 
-LadybugDB 0.22.0 answers some 2-hop Cypher patterns wrongly (a filter on the relationship next to the bound node:
-~40 of 100 seeds wrong on a 2,000-node random graph, where Kuzu 0.11.3 was exact; see docs/graph-schema.md). The
-store walks one hop per query, filtered on RELATES between two HAS_VERSION steps; this checks on a graph large
-enough to show the engine's error (thousands of edges) that every traversal — depth 1 and 2, filtered by relation
-type, as of a past moment — returns exactly what the reference store returns.
+Why it is in the suite: the engine is pinned because it is exact here, and the next engine evaluated must prove it.
+LadybugDB 0.22.0 (the Kuzu fork) answers some 2-hop Cypher patterns wrongly (a filter on the relationship next to
+the bound node: 39-45 of 100 seeds wrong on a 2,000-node random graph where Kuzu 0.11.3 is exact;
+benchmarks/graph_hop_truth_bench.py). The store walks one hop per query, filtered on RELATES between two
+HAS_VERSION steps; this checks on a graph large enough to show such an error (thousands of edges) that every
+traversal — depth 1 and 2, filtered by relation type, as of a past moment — returns what the reference store returns.
 """
 
 from __future__ import annotations

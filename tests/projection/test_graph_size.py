@@ -1,9 +1,9 @@
-"""What the embedded graph spends its pages on (issue 24, graph size), checked on a real LadybugDB file.
+"""What the embedded graph spends its pages on (issue 24, graph.kuzu size), checked on a real Kuzu file.
 
-LadybugDB (like Kuzu, which it continues) keeps a relationship and all its properties twice (forward and backward
-adjacency) unless the table says ``storage_direction = 'fwd'``. The tables only ever matched from their source side
-are stored forward only; RELATES and HAS_VERSION, which traversals walk both ways, keep both. A graph written before
-that is re-projected from the log with the new storage, its contents unchanged.
+Kuzu keeps a relationship and all its properties twice (forward and backward adjacency) unless the table says
+``storage_direction = 'fwd'``. The tables only ever matched from their source side are stored forward only; RELATES
+and HAS_VERSION, which traversals walk both ways, keep both. A graph written before that is re-projected from the
+log with the new storage, its contents unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.storage.files import ladybug_schema, ladybug_store
+from zaxy_agents.storage.files import kuzu_schema, kuzu_store
 
 SESSION = "proj"
 
@@ -33,7 +33,7 @@ def _write(memory: MemoryFabric) -> None:
 
 
 def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
-    """table -> the adjacency directions the engine stores pages for ("fwd", "bwd"), from its storage report."""
+    """table -> the adjacency directions Kuzu stores pages for ("fwd", "bwd"), from its storage report."""
     store = memory.projector.store
     tables = [name for name, kind in store._rows("CALL SHOW_TABLES() RETURN name, type") if kind == "REL"]
     found: dict[str, set[str]] = {}
@@ -46,21 +46,18 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
 def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0005 wrote it: every RELATES copy with all its audit columns, the
     applied migrations as rows of the Migration table, the entities' text in the file (before 0006)."""
-    monkeypatch.setattr(ladybug_store, "stored_node_columns", lambda table: ladybug_schema.NODE_COLUMNS[table])
-    logical = {**{t: c for t, (_a, _b, c) in ladybug_schema.REL_TABLES.items()}}
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", lambda table: kuzu_schema.NODE_COLUMNS[table])
+    logical = {**{t: c for t, (_a, _b, c) in kuzu_schema.REL_TABLES.items()}}
+    monkeypatch.setattr(kuzu_store, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
     monkeypatch.setattr(
-        ladybug_store, "stored_columns", lambda table: logical.get(table, ladybug_schema.EDGE_AUDIT_COLUMNS)
-    )
-    monkeypatch.setattr(
-        ladybug_store,
+        kuzu_store,
         "typed_rel_ddl",
         lambda label: (
-            ladybug_schema.rel_ddl(label, "Entity", "Entity", ladybug_schema.EDGE_AUDIT_COLUMNS)
-            + ladybug_schema.FORWARD_STORAGE
+            kuzu_schema.rel_ddl(label, "Entity", "Entity", kuzu_schema.EDGE_AUDIT_COLUMNS) + kuzu_schema.FORWARD_STORAGE
         ),
     )
 
-    def record_as_rows(store: ladybug_store.LadybugProjectionStore, records: list[dict]) -> None:
+    def record_as_rows(store: kuzu_store.KuzuProjectionStore, records: list[dict]) -> None:
         for record in records:
             if not store._rows("MATCH (m:Migration {name: $n}) RETURN m.name", {"n": record["name"]}):
                 store._connection().execute(
@@ -69,7 +66,7 @@ def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
                     record,
                 )
 
-    monkeypatch.setattr(ladybug_store.LadybugProjectionStore, "_record_migrations", record_as_rows)
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "_record_migrations", record_as_rows)
 
 
 @contextmanager
@@ -92,7 +89,7 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
         directions = _directions(memory)
         typed = memory.projector.store.typed_labels()
         assert typed, "the fixture projects typed edges"
-        for table in (*ladybug_schema.FORWARD_ONLY, *typed):
+        for table in (*kuzu_schema.FORWARD_ONLY, *typed):
             if directions.get(table):  # a table with rows
                 assert directions[table] == {"fwd"}, table
         assert directions["RELATES"] == directions["HAS_VERSION"] == {"fwd", "bwd"}
@@ -111,22 +108,22 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
 
 
 def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    before = tuple(m for m in ladybug_schema.MIGRATIONS if m.name < "0004")
-    monkeypatch.setattr(ladybug_store, "MIGRATIONS", before)  # the store as the previous release wrote it
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0004")
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
     _as_written_before_0005(monkeypatch)
-    typed_ddl = ladybug_store.typed_rel_ddl  # as written before 0005, without the storage clause
-    monkeypatch.setattr(ladybug_store, "typed_rel_ddl", lambda label: typed_ddl(label).split(" WITH")[0])
+    typed_ddl = kuzu_store.typed_rel_ddl  # as written before 0005, without the storage clause
+    monkeypatch.setattr(kuzu_store, "typed_rel_ddl", lambda label: typed_ddl(label).split(" WITH")[0])
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert _directions(memory)["NEXT_EVENT"] == {"fwd", "bwd"}
         written = _contents(memory)
-    graph = tmp_path / "loom" / ".zaxy" / "graph.lbug"
+    graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
     both_ways = graph.stat().st_size
     monkeypatch.undo()
     with _reopened(tmp_path / "loom") as memory:
         assert _directions(memory)["NEXT_EVENT"] == {"fwd"}
         assert _contents(memory) == written
-    # re-projected into a new file: a LadybugDB file never shrinks, so emptying the old one would have kept its size
+    # re-projected into a new file: a Kuzu file never shrinks, so emptying the old one would have kept its size
     assert graph.stat().st_size < both_ways
 
 
@@ -141,7 +138,7 @@ def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: P
             stored = {name for _i, name, *_rest in store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}
             assert (
                 stored
-                == {name for name, _ in ladybug_schema.stored_columns(table)}
+                == {name for name, _ in kuzu_schema.stored_columns(table)}
                 <= {"id", "relation_type", "source", "target"}
             )
         # each copy still reads as the full audited edge (the seed's audit view), through the RELATES id
@@ -150,13 +147,13 @@ def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: P
         assert dumped and all(line.split(",", 1)[1] in relates for line in dumped)
         # a deterministic edge's evidence is its own source event: stored NULL, read (and dumped) as that event
         assert store._rows("MATCH ()-[r:RELATES]->() WHERE r.evidence_hash IS NOT NULL RETURN count(r)") == [[0]]
-        names = ["table", "from", "to", *(name for name, _ in ladybug_schema.EDGE_AUDIT_COLUMNS)]
+        names = ["table", "from", "to", *(name for name, _ in kuzu_schema.EDGE_AUDIT_COLUMNS)]
         for line in relates:
             edge = dict(zip(names, json.loads('["RELATES",' + line), strict=True))
             assert edge["evidence_hash"] == edge["source_event_hash"] is not None
             assert (edge["evidence_seq"], edge["evidence_session"]) == (edge["source_event_seq"], edge["session_id"])
         assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
-        assert [m["name"] for m in store.migrations()] == [m.name for m in ladybug_schema.MIGRATIONS]
+        assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
         assert store.migrate() == []
 
 
@@ -165,22 +162,22 @@ def test_a_graph_with_three_audit_copies_and_the_text_is_re_projected_smaller(
 ) -> None:
     """A graph written before 0005 and 0006 (audit columns three times, the entities' text in the file) comes back
     from the log with the same dump and digest, its text read from the catalog."""
-    before = tuple(m for m in ladybug_schema.MIGRATIONS if m.name < "0005")
-    monkeypatch.setattr(ladybug_store, "MIGRATIONS", before)
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0005")
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)
     _as_written_before_0005(monkeypatch)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert memory.projector.store._rows("MATCH (m:Migration) RETURN count(m)") == [[4]]
         written = _contents(memory)
         digest = memory.projection_digest()
-    graph = tmp_path / "loom" / ".zaxy" / "graph.lbug"
+    graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
     three_copies = graph.stat().st_size
     monkeypatch.undo()
     with _reopened(tmp_path / "loom") as memory:
         store = memory.projector.store
         entity_columns = {row[1] for row in store._rows("CALL TABLE_INFO('Entity') RETURN *")}
-        assert not entity_columns & set(ladybug_schema.ENTITY_TEXT_COLUMNS)
+        assert not entity_columns & set(kuzu_schema.ENTITY_TEXT_COLUMNS)
         assert _contents(memory) == written and memory.projection_digest() == digest  # nothing lost
         assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
-        assert [m["name"] for m in store.migrations()] == [m.name for m in ladybug_schema.MIGRATIONS]
-    assert graph.stat().st_size < three_copies
+        assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
+    assert graph.stat().st_size < three_copies - 1_000_000  # the Migration table's index alone was 1.07 MB

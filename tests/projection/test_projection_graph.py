@@ -1,4 +1,4 @@
-"""The projection on every graph store (embedded LadybugDB, PostgreSQL): versions, supersession, invalidation,
+"""The projection on every graph store (embedded Kuzu, PostgreSQL): versions, supersession, invalidation,
 provenance, typed edges, traversal. The graph is read through its canonical dump, which both stores share."""
 
 from __future__ import annotations

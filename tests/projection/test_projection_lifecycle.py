@@ -171,7 +171,7 @@ def test_schema_plan_opens_no_database(tmp_path: Path) -> None:
     code, body = run_zaxy_json("schema-plan", cwd=tmp_path)
     assert code == 0 and body["migrations"][0]["name"].startswith("0001")
     assert body["migrations"][0]["statement_count"] == len(body["migrations"][0]["statements"])
-    assert not any(tmp_path.rglob("*.lbug*"))
+    assert not any(tmp_path.rglob("*.kuzu*"))
 
 
 def test_migrations_are_recorded_and_idempotent(fabric: MemoryFabric) -> None:
@@ -184,14 +184,14 @@ def test_migrations_are_recorded_and_idempotent(fabric: MemoryFabric) -> None:
 
 def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
     """A database created by migration 0001 only gets 0002 (a new column) on open, keeping its rows."""
-    import ladybug
+    import kuzu
 
-    from zaxy_agents.storage.files.ladybug_schema import MIGRATION_TABLE_DDL, MIGRATIONS
-    from zaxy_agents.storage.files.ladybug_store import LadybugProjectionStore
+    from zaxy_agents.storage.files.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS
+    from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
 
-    path = tmp_path / "old.lbug"
-    database = ladybug.Database(str(path))
-    connection = ladybug.Connection(database)
+    path = tmp_path / "old.kuzu"
+    database = kuzu.Database(str(path))
+    connection = kuzu.Connection(database)
     connection.execute(MIGRATION_TABLE_DDL)
     first = MIGRATIONS[0]
     for statement in first.statements:
@@ -206,7 +206,7 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
         "importance: 0.5})"
     )
     database.close()
-    store = LadybugProjectionStore(path)
+    store = KuzuProjectionStore(path)
     try:
         assert [m["name"] for m in store.migrations()] == [m.name for m in MIGRATIONS]
         # the row stays (no cursor: nothing to re-project); its text columns are gone (0006: the catalog holds it)
@@ -285,7 +285,7 @@ def test_status_never_builds_a_graph_that_was_never_used(tmp_path: Path) -> None
         status = fabric.memory_status()
         assert status["graph_materialised"] is False and status["graph_cursors"] == {}
         assert status["sessions"]["a"]["projection_lag"] == 0 and status["entities"] > 0
-        assert not (root / ".zaxy" / "graph.lbug").exists()
+        assert not (root / ".zaxy" / "graph.kuzu").exists()
         assert fabric.traverse("a", "T-1", "task") is not None  # a graph operation materialises it
         status = fabric.memory_status()
         assert status["graph_materialised"] is True and status["graph_cursors"] == {"a": 30}

@@ -1,7 +1,7 @@
 """The seed's graph schema (seed 002): the provenance backbone, and its five inspection queries run verbatim.
 
 The queries are copied character for character from the seed (trailing semicolons included) and run on the
-LadybugDB projection of a small fixture log; each must return what the seed says it returns. On PostgreSQL (no
+Kuzu projection of a small fixture log; each must return what the seed says it returns. On PostgreSQL (no
 Cypher) the same five questions are views over the mirrored tables (graph migration 0002), checked on the same
 fixture, and both backends still produce the same rebuild digest.
 """
@@ -15,7 +15,7 @@ import pytest
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.storage.conformance.harness import postgres_schema
-from zaxy_agents.storage.files import ladybug_schema, ladybug_store
+from zaxy_agents.storage.files import kuzu_schema, kuzu_store
 
 SESSION = "proj"
 
@@ -84,7 +84,7 @@ def _fixture(memory: MemoryFabric) -> None:
 
 
 @pytest.fixture
-def embedded_memory(tmp_path: Path):
+def kuzu_memory(tmp_path: Path):
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _fixture(memory)
         yield memory
@@ -95,38 +95,38 @@ def _rows(memory: MemoryFabric, query: str) -> list[list[Any]]:
 
 
 def _labels(path: dict[str, Any]) -> tuple[list[str], list[str]]:
-    return [node["_LABEL"] for node in path["_NODES"]], [rel["_LABEL"] for rel in path["_RELS"]]
+    return [node["_label"] for node in path["_nodes"]], [rel["_label"] for rel in path["_rels"]]
 
 
-def test_the_seed_inspection_queries_run_verbatim_and_return_what_the_seed_says(embedded_memory: MemoryFabric) -> None:
-    rows = {name: _rows(embedded_memory, query) for name, query in SEED_QUERIES.items()}
+def test_the_seed_inspection_queries_run_verbatim_and_return_what_the_seed_says(kuzu_memory: MemoryFabric) -> None:
+    rows = {name: _rows(kuzu_memory, query) for name, query in SEED_QUERIES.items()}
     assert all(rows.values()), {name: len(found) for name, found in rows.items()}
 
     # Session -HAS_EVENT-> Event -CITES_SOURCE-> Source: the events that cite a document or a file
     paths = [row[0] for row in rows["event_sources"]]
     assert {tuple(_labels(p)[0]) for p in paths} == {("Session", "Event", "Source")}
-    assert {p["_NODES"][2]["path"] for p in paths} == {"docs/runbook.md", "tests/test_runner.py"}
-    chunk = next(p for p in paths if p["_NODES"][2]["path"] == "docs/runbook.md")
-    assert (chunk["_RELS"][1]["line_start"], chunk["_RELS"][1]["line_end"]) == (1, 12)
-    assert chunk["_RELS"][1]["source_event_seq"] == chunk["_NODES"][1]["seq"]
+    assert {p["_nodes"][2]["path"] for p in paths} == {"docs/runbook.md", "tests/test_runner.py"}
+    chunk = next(p for p in paths if p["_nodes"][2]["path"] == "docs/runbook.md")
+    assert (chunk["_rels"][1]["line_start"], chunk["_rels"][1]["line_end"]) == (1, 12)
+    assert chunk["_rels"][1]["source_event_seq"] == chunk["_nodes"][1]["seq"]
 
     # Entity -CITES_SOURCE-> Source, with line range, checksum and Eventloom provenance
-    cited = {(p["_NODES"][0]["entity_type"], p["_NODES"][1]["path"]) for p in (r[0] for r in rows["entity_sources"])}
+    cited = {(p["_nodes"][0]["entity_type"], p["_nodes"][1]["path"]) for p in (r[0] for r in rows["entity_sources"])}
     assert {("document_chunk", "docs/runbook.md"), ("file", "tests/test_runner.py")} <= cited
 
     # Entity -SUPERSEDED_BY-> Entity: the old runner fact
-    (superseded,) = [r[0] for r in rows["superseded"] if r[0]["_NODES"][0]["name"] == "ci runner"]
-    assert superseded["_NODES"][1]["valid_to"] is None
-    # the version's text is not in the graph file (migration 0006): its id and source event cite it
-    old_version = superseded["_NODES"][0]
+    (superseded,) = [r[0] for r in rows["superseded"] if r[0]["_nodes"][0]["name"] == "ci runner"]
+    assert superseded["_nodes"][1]["valid_to"] is None
+    # the version's text is not in the Kuzu file (migration 0006): its id and source event cite it
+    old_version = superseded["_nodes"][0]
     assert "summary" not in old_version and old_version["event_id"] == f"{old_version['session_id']}:" + str(
         old_version["source_event_seq"]
     )
-    assert embedded_memory.projector.catalog.version(old_version["id"]).summary == "CI runs on m5"
+    assert kuzu_memory.projector.catalog.version(old_version["id"]).summary == "CI runs on m5"
 
     # task -> observations of every kind the seed lists (through RELATES and the typed tables)
     observed = {
-        (p["_RELS"][0]["_LABEL"], p["_NODES"][1]["entity_type"]) for p in (r[0] for r in rows["task_observations"])
+        (p["_rels"][0]["_label"], p["_nodes"][1]["entity_type"]) for p in (r[0] for r in rows["task_observations"])
     }
     assert {kind for _, kind in observed} == {"command_run", "file_edit", "tool_call", "hook_checkpoint"}
     assert {"OBSERVED_COMMAND", "OBSERVED_FILE_EDIT", "OBSERVED_TOOL_CALL", "HAS_CHECKPOINT", "RELATES"} == {
@@ -140,37 +140,37 @@ def test_the_seed_inspection_queries_run_verbatim_and_return_what_the_seed_says(
     assert methods == {"explicit_outcome_explanation_v1", "task_completed_decision_citation_v1"}
 
 
-def test_the_provenance_backbone(embedded_memory: MemoryFabric) -> None:
+def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
     # every entity version names the event that projected it, and PROJECTED_ENTITY agrees
     mismatched = _rows(
-        embedded_memory, "MATCH (ev:Event)-[:PROJECTED_ENTITY]->(e:Entity) WHERE e.event_id <> ev.id RETURN count(e)"
+        kuzu_memory, "MATCH (ev:Event)-[:PROJECTED_ENTITY]->(e:Entity) WHERE e.event_id <> ev.id RETURN count(e)"
     )
-    assert mismatched == [[0]] and _rows(
-        embedded_memory, "MATCH (e:Entity) WHERE e.event_id IS NULL RETURN count(e)"
-    ) == [[0]]
+    assert mismatched == [[0]] and _rows(kuzu_memory, "MATCH (e:Entity) WHERE e.event_id IS NULL RETURN count(e)") == [
+        [0]
+    ]
     # PROJECTED_RELATION: one per projected relation, the RELATES row's id, type and endpoint names; its audit
     # metadata is the RELATES row's (one stored copy, migration 0005), read through the id
     relates = _rows(
-        embedded_memory,
+        kuzu_memory,
         "MATCH (a:Entity)-[r:RELATES]->(b:Entity) RETURN r.id, b.id, r.relation_type, r.inferred, r.confidence,"
         " r.inference_method, r.evidence_seq, r.source_event_seq ORDER BY r.id",
     )
     projected = _rows(
-        embedded_memory,
+        kuzu_memory,
         "MATCH (ev:Event)-[p:PROJECTED_RELATION]->(b:Entity)<-[r:RELATES]-() WHERE r.id = p.id"
         " RETURN p.id, b.id, p.relation_type, r.inferred, r.confidence, r.inference_method, r.evidence_seq, ev.seq"
         " ORDER BY p.id",
     )
     assert projected == relates and len(projected) >= 10
     causal = _rows(
-        embedded_memory,
+        kuzu_memory,
         "MATCH (ev:Event)-[p:PROJECTED_RELATION {relation_type: 'causal_caused'}]->(b:Entity)<-[r:RELATES]-()"
         " WHERE r.id = p.id RETURN ev.type, p.source, p.target, r.inferred, r.inference_method",
     )
     assert causal == [["causal.edge.generated", "ci runner", "pytest #5", True, "explicit_outcome_explanation_v1"]]
     # the consolidation review entity, linked to its candidate (seed 000 task 6)
     reviews = _rows(
-        embedded_memory,
+        kuzu_memory,
         "MATCH (r:Entity {entity_type: 'consolidation_review'})-[:REVIEWED_CONSOLIDATION_CANDIDATE]->"
         "(c:Entity {entity_type: 'consolidation_candidate'}) RETURN r.name STARTS WITH 'consolidation_review:', c.name",
     )
@@ -179,14 +179,14 @@ def test_the_provenance_backbone(embedded_memory: MemoryFabric) -> None:
 
 def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A graph built before migration 0003 cannot be completed in place: it starts over from the log."""
-    before = tuple(m for m in ladybug_schema.MIGRATIONS if m.name < "0003")
-    old_entity = [column for column in ladybug_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
-    monkeypatch.setattr(ladybug_store, "MIGRATIONS", before)  # the store as the previous release wrote it
-    old_nodes = {**ladybug_schema.NODE_COLUMNS, "Entity": old_entity}
-    monkeypatch.setattr(ladybug_store, "NODE_COLUMNS", old_nodes)
-    monkeypatch.setattr(ladybug_store, "stored_node_columns", old_nodes.__getitem__)
-    monkeypatch.setattr(ladybug_store, "REL_TABLES", ladybug_schema._V1_REL_TABLES)
-    monkeypatch.setattr(ladybug_store, "EXTRA_PAIRS", {})
+    before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0003")
+    old_entity = [column for column in kuzu_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
+    old_nodes = {**kuzu_schema.NODE_COLUMNS, "Entity": old_entity}
+    monkeypatch.setattr(kuzu_store, "NODE_COLUMNS", old_nodes)
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", old_nodes.__getitem__)
+    monkeypatch.setattr(kuzu_store, "REL_TABLES", kuzu_schema._V1_REL_TABLES)
+    monkeypatch.setattr(kuzu_store, "EXTRA_PAIRS", {})
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         memory.append(SESSION, "task.created", {"task_id": "t"})
         memory.append(SESSION, "command.completed", {"command": "make", "exit_code": 0, "task_id": "t"})
@@ -203,7 +203,7 @@ def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monk
 
 
 def test_postgresql_mirrors_the_backbone_and_answers_the_same_questions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedded_memory: MemoryFabric
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kuzu_memory: MemoryFabric
 ) -> None:
     with postgres_schema(monkeypatch) as dsn, MemoryFabric.from_path(tmp_path / "pg", backend=dsn) as memory:
         _fixture(memory)
@@ -221,8 +221,6 @@ def test_postgresql_mirrors_the_backbone_and_answers_the_same_questions(
             "explicit_outcome_explanation_v1",
             "task_completed_decision_citation_v1",
         }
-        embedded_lines = [
-            line for line in embedded_memory.projector.store.dump_lines() if '"PROJECTED_RELATION"' in line
-        ]
+        kuzu_lines = [line for line in kuzu_memory.projector.store.dump_lines() if '"PROJECTED_RELATION"' in line]
         pg_lines = [line for line in store.dump_lines() if '"PROJECTED_RELATION"' in line]
-        assert len(embedded_lines) == len(pg_lines) > 0
+        assert len(kuzu_lines) == len(pg_lines) > 0

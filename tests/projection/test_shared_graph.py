@@ -33,7 +33,7 @@ def pg(postgres_backend: PostgresHarness, monkeypatch: pytest.MonkeyPatch) -> Po
 
 
 def _embedded_copy(pg_fabric: MemoryFabric, root: Path) -> MemoryFabric:
-    """The PostgreSQL log exported byte for byte into an embedded Eventloom (its own LadybugDB graph)."""
+    """The PostgreSQL log exported byte for byte into an embedded Eventloom (its own Kuzu graph)."""
     pg_fabric.export_jsonl(output_dir=root)
     return MemoryFabric.from_path(root)
 
@@ -68,7 +68,7 @@ def test_the_same_log_gives_the_same_graph_and_answers_on_both_stores(pg: Postgr
         with _embedded_copy(shared, tmp_path / "embedded") as embedded:
             assert embedded.projection_digest() == shared_digest
             assert list(embedded.projector.store.dump_lines()) == list(shared.projector.store.dump_lines())
-            embedded_graph, postgres = embedded.projector.store, shared.projector.store
+            kuzu, postgres = embedded.projector.store, shared.projector.store
             moment = next(e for e in shared.replay("a") if e.seq == 150).timestamp
             compared = 0
             for seed in ("T-1", "T-4", "T-7", "T-13"):
@@ -80,19 +80,15 @@ def test_the_same_log_gives_the_same_graph_and_answers_on_both_stores(pg: Postgr
                 ):
                     start = [entity_key("a", "task", seed)]
                     ours = [(h.entity.id, h.depth, h.via.id, h.direction) for h in postgres.traverse(start, **kwargs)]
-                    theirs = [
-                        (h.entity.id, h.depth, h.via.id, h.direction) for h in embedded_graph.traverse(start, **kwargs)
-                    ]
+                    theirs = [(h.entity.id, h.depth, h.via.id, h.direction) for h in kuzu.traverse(start, **kwargs)]
                     assert ours == theirs, (seed, kwargs)
                     compared += len(ours)
             assert compared > 50
             for name, kind in (("svc1 port", "fact"), ("T-3", "task"), ("topic 2", "decision")):
-                assert postgres.entity_history(name, kind, "a") == embedded_graph.entity_history(name, kind, "a")
-            by_seq = lambda versions: sorted(versions, key=lambda v: (v.source_event_seq, v.id))  # noqa: E731 - the embedded engine leaves ties open
-            assert postgres.entities_as_of(moment, session="a") == by_seq(
-                embedded_graph.entities_as_of(moment, session="a")
-            )
-            assert {**vars(postgres.stats()), "backend": None} == {**vars(embedded_graph.stats()), "backend": None}
+                assert postgres.entity_history(name, kind, "a") == kuzu.entity_history(name, kind, "a")
+            by_seq = lambda versions: sorted(versions, key=lambda v: (v.source_event_seq, v.id))  # noqa: E731 - Kuzu leaves ties open
+            assert postgres.entities_as_of(moment, session="a") == by_seq(kuzu.entities_as_of(moment, session="a"))
+            assert {**vars(postgres.stats()), "backend": None} == {**vars(kuzu.stats()), "backend": None}
 
 
 def test_batches_that_overlap_are_written_once_and_gaps_are_continued_from_the_store(

@@ -83,7 +83,7 @@ def test_benchmark_command_reports_and_writes_artifacts(tmp_path: Path) -> None:
     assert report["latency_ms"]["p95"] is not None and report["ingest"]["turns_per_s"] > 0
     cpu = report["query_cpu_ms"]  # the querying thread's CPU time beside the wall clock (load inflates the latter)
     assert 0 < cpu["p50"] <= cpu["p95"] <= cpu["p99"]
-    ingest = report["ingest"]  # both rates: without and with writing the graph of record (LadybugDB)
+    ingest = report["ingest"]  # both rates: without and with writing the graph of record (Kuzu)
     assert ingest["graph_commit_seconds"] > 0
     assert 0 < ingest["turns_per_s_with_graph_commit"] < ingest["turns_per_s"]
     # Session-level recall counts a sitting found when any of its turns is in the top k: never below turn-level.

@@ -1,4 +1,4 @@
-"""The graph of record (embedded LadybugDB file, or the shared PostgreSQL graph), kept in step off the read path.
+"""The graph of record (embedded Kuzu file, or the shared PostgreSQL graph), kept in step off the read path.
 
 Reads (checkout, retrieval, causal...) never touch the graph: they are served from ``derived.sqlite``. The graph
 is opened when something needs it — a traversal, a graph keyword search, the rebuild digest, a server that keeps
@@ -6,18 +6,12 @@ it current — and then brought up to the catalog's cursors: from batches this p
 or by re-planning the log from the graph's own cursors (the planner is deterministic, and its state — the
 current version of each identity — is read from the graph itself), in large coalesced transactions.
 
-The embedded engine (LadybugDB, the fork of Kuzu) is not trusted around bulk writes: on Kuzu 0.11.3 a SIGKILL
-during a COPY transaction was measured to leave a graph whose cursors claim rows it lost, or that segfaults when
-opened. So an embedded graph is trusted only if ``derived.sqlite`` recorded it clean — marked dirty (durably)
-before every write transaction, clean with the file's identity (inode, size, mtime) after the CHECKPOINT that
-follows it. Anything else (a kill or a full disk mid-write, a planted or foreign file, a leftover WAL) and the
-graph file is deleted and rebuilt from the log, never opened. ``graph.lock`` (an advisory lock) says which process
-owns the file.
-
-A ``graph.kuzu`` written by releases on Kuzu 0.11.3 is never opened (LadybugDB cannot read it): the graph is
-re-projected from the log into ``graph.lbug``, and the old file (with its WAL) is deleted once the new one has
-caught up with the catalog — a crash in between leaves the old file, and the half-written new one is deleted by
-the trust check above on the next open. An erasure deletes it at once (it holds the erased rows).
+Kuzu 0.11.3 is not crash-safe around bulk writes: a SIGKILL during a COPY transaction was measured to leave a
+graph whose cursors claim rows it lost, or that segfaults when opened. So an embedded graph is trusted only if
+``derived.sqlite`` recorded it clean — marked dirty (durably) before every write transaction, clean with the
+file's identity (inode, size, mtime) after the CHECKPOINT that follows it. Anything else (a kill or a full disk
+mid-write, a planted or foreign file, a leftover WAL) and the graph file is deleted and rebuilt from the log,
+never opened. ``graph.lock`` (an advisory lock) says which process owns the file.
 """
 
 from __future__ import annotations
@@ -42,8 +36,7 @@ from .protocol import ProjectionStore
 from .registry import ExtractorTable
 from .store_catchup import catch_up_session
 
-GRAPH_FILE = "graph.lbug"
-LEGACY_GRAPH_FILE = "graph.kuzu"  # Kuzu 0.11.3's file (releases before LadybugDB): re-projected, then deleted
+GRAPH_FILE = "graph.kuzu"
 GRAPH_LOCK = "graph.lock"
 STATE_KEY = "graph:state"
 SYNC_EVENTS = 20_000  # events per graph transaction when catching up from the log (COPY commits are costly)
@@ -51,7 +44,7 @@ PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at 
 
 try:
     import fcntl
-except ImportError:  # pragma: no cover - Windows: no advisory lock, the engine's own lock alone protects the file
+except ImportError:  # pragma: no cover - Windows: no advisory lock, the Kuzu lock alone protects the file
     fcntl = None  # type: ignore[assignment]
 
 
@@ -93,7 +86,7 @@ class GraphSync:
         extractors: ExtractorTable,
         *,
         shared: bool = False,
-        name: str = "ladybug",
+        name: str = "kuzu",
         batch_events: int = SYNC_EVENTS,
     ) -> None:
         self.log = log
@@ -104,7 +97,7 @@ class GraphSync:
         self._factory = store_factory  # from the storage backend (the fabric passes backend.open_graph)
         self.extractors = extractors
         self.name = name
-        # A private graph is a local store only this process writes (embedded LadybugDB): it gets the trust protocol.
+        # A private graph is a local store only this process writes (embedded Kuzu): it gets the trust protocol.
         # A shared one lives on a server that other workers write too (PostgreSQL: Capability.SHARED_GRAPH).
         self.private = not shared
         self.batch_events = batch_events
@@ -187,24 +180,6 @@ class GraphSync:
     def _files(self) -> list[Path]:
         return sorted(self.folder.glob(f"{GRAPH_FILE}*"))
 
-    def _legacy_files(self) -> list[Path]:
-        """What a release on Kuzu 0.11.3 left: ``graph.kuzu`` and its WAL / shadow files (never opened)."""
-        return sorted(self.folder.glob(f"{LEGACY_GRAPH_FILE}*")) if self.private else []
-
-    def exists(self) -> bool:
-        """Whether this memory has a graph of record (a Kuzu-era file counts: it is re-projected on first use)."""
-        return not self.private or self.path.exists() or bool(self._legacy_files())
-
-    def _retire_legacy(self) -> None:
-        """Delete the Kuzu-era graph once the new file holds everything the catalog does (and is recorded clean)."""
-        legacy = self._legacy_files()
-        if not legacy or not self._clean or self.store is None:
-            return
-        target = self.catalog.cursors
-        if any(self._cursors.get(s, (0, ""))[0] < seq for s, (seq, _h) in target.items()):
-            return
-        _delete(legacy)
-
     def _state(self) -> dict[str, Any] | None:
         raw = self.derived.meta(STATE_KEY)
         try:
@@ -240,7 +215,11 @@ class GraphSync:
             self._remove_files()
 
     def _remove_files(self) -> None:
-        _delete(self._files())
+        for path in self._files():
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
         with self.derived.write() as db:
             self.derived.set_meta(db, STATE_KEY, None)
 
@@ -348,14 +327,13 @@ class GraphSync:
             for session, (seq, _digest) in sorted(target.items())
             if self._cursors.get(session, (0, ""))[0] < seq
         }
-        if gaps:
-            try:
-                self._plan_into_graph(gaps)
-            except GraphMismatch as exc:
-                self.derived.warn(f"{self.path} does not match the log ({exc}); it is rebuilt from the log")
-                self._rebuild_private()
-                return
-        self._retire_legacy()
+        if not gaps:
+            return
+        try:
+            self._plan_into_graph(gaps)
+        except GraphMismatch as exc:
+            self.derived.warn(f"{self.path} does not match the log ({exc}); it is rebuilt from the log")
+            self._rebuild_private()
 
     def _plan_into_graph(self, gaps: dict[str, tuple[int, int]]) -> None:
         planner = ProjectionPlanner()
@@ -595,7 +573,6 @@ class GraphSync:
                 self.store = None
             if self._files() or self._state() is not None:
                 self._remove_files()
-            _delete(self._legacy_files())  # a Kuzu-era file holds the erased rows too
             self._cursors, self.mismatches, self.error = {}, {}, None
             self._clean = True
         if following:
@@ -619,11 +596,3 @@ class GraphSync:
                     with contextlib.suppress(Exception):
                         self._mark(True)  # the file changes on close (Kuzu touches it): record it again
             self._release_lock()
-
-
-def _delete(paths: list[Path]) -> None:
-    for path in paths:
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)

@@ -93,7 +93,7 @@ class Projector:
         store_factory: Callable[[Path], ProjectionStore],
         listeners: list[Any] | None = None,
         shared_graph: bool = False,
-        graph_name: str = "ladybug",
+        graph_name: str = "kuzu",
         state_classes: StateClasses | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
@@ -219,7 +219,7 @@ class Projector:
 
     def graph_exists(self) -> bool:
         """Whether the graph of record is materialised (an embedded graph is created on first graph use)."""
-        return self.use_graph and self.graph.exists()
+        return self.use_graph and (not self.graph.private or self.graph.path.exists())
 
     @property
     def mismatches(self) -> dict[str, str]:
@@ -522,7 +522,7 @@ class Projector:
         follows one that exists but does not create it unless ``create``, so a memory used only through checkout
         and hooks never pays for a graph (disk, memory, writes). A shared graph (PostgreSQL) is always followed.
         """
-        if not self.use_graph or (not create and not self.graph.exists()):
+        if not self.use_graph or (self.graph.private and not create and not self.graph.path.exists()):
             return False
         self.graph.follow()
         return True

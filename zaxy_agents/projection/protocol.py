@@ -1,4 +1,4 @@
-"""The graph-store contract every projection backend implements (LadybugDB, PostgreSQL, in-memory, third-party).
+"""The graph-store contract every projection backend implements (Kuzu, PostgreSQL, in-memory, third-party).
 
 Hot reads (checkout, retrieval) are served from the in-memory :class:`EntityCatalog` and retrieval indexes;
 the store is the durable, queryable graph of record: it takes batches with their cursors atomically, answers
@@ -30,7 +30,7 @@ class EntityWords(Protocol):
 
 @runtime_checkable
 class ProjectionStore(Protocol):
-    backend: ClassVar[str]  # ladybug | postgresql | memory | ...
+    backend: ClassVar[str]  # kuzu | postgresql | memory | ...
     shared: ClassVar[bool] = False  # True when other processes write to the same store (cursors may be ahead)
 
     def apply(self, batch: ProjectionBatch) -> dict[str, str] | None:
@@ -101,7 +101,7 @@ class ProjectionStore(Protocol):
 
     def attach_texts(self, texts: Callable[[Sequence[str]], dict[str, tuple[str, str]]]) -> None:
         """Where to read entity versions' ``summary`` and ``properties`` (JSON) by version id: the catalog, which
-        holds the same versions. A store that keeps that text out of its own files (embedded LadybugDB) reads it here;
+        holds the same versions. A store that keeps that text out of its own files (embedded Kuzu) reads it here;
         default: the store holds its text, nothing to attach."""
 
     def attach_entity_words(self, words: EntityWords) -> None:

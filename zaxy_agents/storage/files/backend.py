@@ -20,14 +20,14 @@ from .jsonl_log import JsonlEventLog
 if TYPE_CHECKING:
     from zaxy_agents.config import ZaxySettings
 
-    from .ladybug_store import LadybugProjectionStore
+    from .kuzu_store import KuzuProjectionStore
 
-GRAPH_FILE = "graph.lbug"
+GRAPH_FILE = "graph.kuzu"
 
 
 class FilesBackend(StorageBackend):
     name = "files"
-    graph_name = "ladybug"
+    graph_name = "kuzu"
     capabilities = frozenset({Capability.PERSISTENT, Capability.GROUP_COMMIT, Capability.GRAPH_SCHEMA_PLAN})
     status_name = "jsonl"  # what `zaxy backend status` has always called it
 
@@ -54,10 +54,10 @@ class FilesBackend(StorageBackend):
             settings.eventloom_dir, durability=settings.durability, max_payload_bytes=settings.max_payload_bytes
         )
 
-    def open_graph(self) -> LadybugProjectionStore:
-        from .ladybug_store import LadybugProjectionStore  # ladybug + pyarrow load only when the graph is needed
+    def open_graph(self) -> KuzuProjectionStore:
+        from .kuzu_store import KuzuProjectionStore  # kuzu + pyarrow load only when the graph is needed
 
-        return LadybugProjectionStore(self.derived_path / GRAPH_FILE)
+        return KuzuProjectionStore(self.derived_path / GRAPH_FILE)
 
     def status(self, log: EventLog) -> BackendStatus:
         return BackendStatus.counted(self.status_name, self.location, log)
@@ -73,9 +73,9 @@ class FilesBackend(StorageBackend):
 
     @classmethod
     def graph_schema_plan(cls) -> dict[str, Any]:
-        from .ladybug_schema import schema_plan
+        from .kuzu_schema import schema_plan
 
-        return {"backend": "ladybug", "migrations": schema_plan()}
+        return {"backend": "kuzu", "migrations": schema_plan()}
 
     def close(self) -> None:
         while self._opened:

@@ -1,6 +1,6 @@
 """Keyword search over the embedded graph's entity versions: which versions to read, and how they rank.
 
-Why a module of its own: the graph keeps no entity text (migration 0006, ``ladybug_schema.ENTITY_TEXT_COLUMNS``),
+Why a module of its own: the graph keeps no entity text (migration 0006, ``kuzu_schema.ENTITY_TEXT_COLUMNS``),
 so a search reads versions' text from the catalog. Reading the text of every version valid at the time asked
 cost 0.4-0.7 s per query at 10k events and 6.8 s at 100k; with the catalog's entity keyword index attached
 (:class:`~zaxy_agents.projection.protocol.EntityWords`) only the versions it names are read, plus the versions

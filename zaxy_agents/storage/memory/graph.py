@@ -16,7 +16,7 @@ from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.protocol import ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
-from ..files.ladybug_schema import BATCH_ROW_KEYS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
+from ..files.kuzu_schema import BATCH_ROW_KEYS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
 
 _WORDS = re.compile(r"\w+")
 _CASTS = {"STRING": str, "INT64": int, "DOUBLE": float, "BOOLEAN": bool}

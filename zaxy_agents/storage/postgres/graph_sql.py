@@ -6,7 +6,7 @@ per column (``unnest``): one statement per table per batch, whatever the batch s
 
 from __future__ import annotations
 
-from zaxy_agents.storage.files.ladybug_schema import CITATION_COLUMNS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS
+from zaxy_agents.storage.files.kuzu_schema import CITATION_COLUMNS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS
 
 # Column -> PostgreSQL array element type, for the unnest inserts.
 _TYPES = {"STRING": "text", "INT64": "bigint", "DOUBLE": "float8", "BOOLEAN": "boolean"}
@@ -209,7 +209,7 @@ def search_sql(*, words: bool, trigram_schema: str | None) -> str | None:
     )
 
 
-# The canonical dump, table by table, in the embedded store's order and column layout (see ladybug_store).
+# The canonical dump, table by table, in the embedded store's order and column layout (see kuzu_store).
 DUMP_NODES: list[tuple[str, str]] = [
     ("Session", "SELECT id, projected_seq, projected_hash FROM {schema}.projection_sessions"),
     (

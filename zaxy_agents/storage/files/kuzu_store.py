@@ -1,4 +1,4 @@
-"""The embedded graph store: LadybugDB (the maintained fork of Kuzu) behind the :class:`ProjectionStore` protocol.
+"""The embedded graph store: Kuzu 0.11.3 behind the :class:`ProjectionStore` protocol.
 
 Write path (measured on this machine): one MERGE per row ~120 rows/s, UNWIND CREATE ~12k node rows/s but
 relation creation by MATCH only ~2-3k rows/s, ``COPY FROM`` Arrow ~135k rows/s *inside* a transaction. So a
@@ -14,7 +14,7 @@ write transaction at a time, hence the writer lock.
 from __future__ import annotations
 
 import contextlib
-import importlib.util  # noqa: F401 - the engine's COPY-from-Arrow path needs importlib.util loaded
+import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
 import json
 import math
 import shutil
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import ladybug
+import kuzu
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
@@ -34,7 +34,7 @@ from zaxy_agents.projection.records import EntityVersion, ProjectionStats, Relat
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 
 from . import entity_search
-from .ladybug_schema import (
+from .kuzu_schema import (
     BATCH_ROW_KEYS,
     EDGE_AUDIT_COLUMNS,
     ENTITY_TEXT_COLUMNS,
@@ -56,12 +56,10 @@ _JSON_SCALAR = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encod
 ROW_BY_ROW_LIMIT = 3000  # rows per batch up to which per-row statements beat COPY (cheap commits)
 REL_COPY = True  # relationships always by COPY: a per-row CREATE into a two-way rel table costs 2-4 MB of pages
 LOOKUP_CHUNK = 2000  # identities looked up per query when the planner continues from the graph
-BUFFER_POOL_BYTES = 256 * 1024 * 1024  # the engine's default is 80 % of the machine's memory
-# After a write, the database is reopened when its buffer pool is fuller than this share (see _relieve_memory).
-RELIEF_SHARE = 0.4
+BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Kuzu's default is 80 % of the machine's memory
 _ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
 _REGISTRY_LOCK = threading.Lock()
-_DATABASES: dict[str, tuple[ladybug.Database, int]] = {}
+_DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
 
 EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
 REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
@@ -71,7 +69,7 @@ _ENTITY_ALL = [name for name, _ in NODE_COLUMNS["Entity"]]
 Texts = Callable[[Sequence[str]], dict[str, tuple[str, str]]]  # version ids -> (summary, properties JSON)
 
 
-def _open_database(path: Path) -> ladybug.Database:
+def _open_database(path: Path) -> kuzu.Database:
     """One Database per path per process (reference counted)."""
     key = str(path.resolve())
     with _REGISTRY_LOCK:
@@ -82,7 +80,7 @@ def _open_database(path: Path) -> ladybug.Database:
         ensure_eventloom_dir(path.parent.parent)  # the graph lives in <eventloom>/.zaxy
         path.parent.mkdir(exist_ok=True)
         try:
-            database = ladybug.Database(key, buffer_pool_size=BUFFER_POOL_BYTES)
+            database = kuzu.Database(key, buffer_pool_size=BUFFER_POOL_BYTES)
         except RuntimeError as exc:
             if "lock" in str(exc).lower():
                 raise LockedError(
@@ -109,10 +107,10 @@ def _release_database(path: Path) -> None:
             _DATABASES[key] = (entry[0], entry[1] - 1)
 
 
-class LadybugProjectionStore(ProjectionStore):
+class KuzuProjectionStore(ProjectionStore):
     """Durable projection graph in an embedded Kuzu file."""
 
-    backend = "ladybug"
+    backend = "kuzu"
     shared = False  # one read-write process per file: nobody else writes here
 
     def __init__(self, path: str | Path) -> None:
@@ -120,13 +118,8 @@ class LadybugProjectionStore(ProjectionStore):
         self._database = _open_database(self.path)
         self._write_lock = threading.Lock()
         self._local = threading.local()
-        self._connections: list[ladybug.Connection] = []  # every thread's, so interrupt() can reach them all
+        self._connections: list[kuzu.Connection] = []  # every thread's, so interrupt() can reach them all
         self._interrupted = threading.Event()
-        self._guard = threading.Condition()  # statements of readers vs. a write / checkpoint / reopen (_exclusive)
-        self._readers = 0
-        self._owner: int | None = None  # the thread holding _exclusive
-        self._depth = 0
-        self.reopened = 0  # times _relieve_memory reopened the database (reported by the benchmarks)
         self.rows_applied = 0
         self._closed = False
         self._texts: Texts | None = None
@@ -141,11 +134,11 @@ class LadybugProjectionStore(ProjectionStore):
             self.reset()
 
     # ------------------------------------------------------------------ plumbing
-    def _connection(self) -> ladybug.Connection:
+    def _connection(self) -> kuzu.Connection:
         """One connection per thread (Kuzu connections are not shared across threads)."""
         connection = getattr(self._local, "connection", None)
         if connection is None:
-            connection = ladybug.Connection(self._database)
+            connection = kuzu.Connection(self._database)
             self._local.connection = connection
             with _REGISTRY_LOCK:
                 self._connections.append(connection)
@@ -168,62 +161,10 @@ class LadybugProjectionStore(ProjectionStore):
         if self._interrupted.is_set():
             raise RuntimeError("Interrupted.")
 
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """A read statement: it waits while another thread writes (:meth:`_exclusive`), and a write waits for it."""
-        with self._guard:
-            nested = self._owner == threading.get_ident()  # the writing thread's own reads
-            if not nested:
-                while self._owner is not None:
-                    self._guard.wait()
-                self._readers += 1
-        try:
-            yield
-        finally:
-            if not nested:
-                with self._guard:
-                    self._readers -= 1
-                    if not self._readers:
-                        self._guard.notify_all()
-
-    @contextlib.contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        """No other thread's statement runs meanwhile (a write transaction, a checkpoint, a reopen; re-entrant).
-
-        Reads from other threads during a write transaction crashed the process (segfaults, measured with two
-        reader threads during a catch-up, on LadybugDB 0.22.0 and on Kuzu 0.11.3 before it), or made the
-        checkpoint that follows time out ("waiting for active transactions"). New readers wait from the moment a
-        writer asks; the writer waits for the statements already running."""
-        me = threading.get_ident()
-        with self._guard:
-            if self._owner == me:
-                self._depth += 1
-            else:
-                while self._owner is not None:
-                    self._guard.wait()
-                self._owner, self._depth = me, 1
-                while self._readers:
-                    self._guard.wait()
-        try:
-            yield
-        finally:
-            with self._guard:
-                self._depth -= 1
-                if not self._depth:
-                    self._owner = None
-                    self._guard.notify_all()
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """One writer at a time (``_write_lock``), alone on the database (:meth:`_exclusive`)."""
-        with self._write_lock, self._exclusive():
-            yield
-
     def _rows(self, query: str, parameters: dict[str, Any] | None = None) -> list[list[Any]]:
-        with self._reading():
-            result = self._connection().execute(query, parameters or {})
-            rows = result.get_all()
-            result.close()
+        result = self._connection().execute(query, parameters or {})
+        rows = result.get_all()
+        result.close()
         return rows
 
     def close(self) -> None:
@@ -239,10 +180,10 @@ class LadybugProjectionStore(ProjectionStore):
         """Apply missing migrations (idempotent); returns the names applied now.
 
         Each applied migration is recorded at once in the ``Migration`` table's comment (see
-        ``ladybug_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
+        ``kuzu_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
         """
         connection = self._connection()
-        with self._writing():
+        with self._write_lock:
             connection.execute(MIGRATION_TABLE_DDL)
             records = self._migration_records()
             applied = {record["name"] for record in records}
@@ -290,7 +231,7 @@ class LadybugProjectionStore(ProjectionStore):
         ``zaxy reproject`` rebuilds through this: closing the file and removing it would let another process
         take the graph between the close and the re-open, and the rebuild would then fail half-way.
         """
-        with self._writing():
+        with self._write_lock:
             tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
             for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
                 self._connection().execute(f"DROP TABLE `{name}`")
@@ -299,49 +240,23 @@ class LadybugProjectionStore(ProjectionStore):
     def _recreate_file(self) -> bool:
         """Replace the database with a new, empty file (then migrate it); False when another store of this process
         shares the open database (it is then emptied in place instead)."""
-
-        def remove_files() -> None:
-            for leftover in self.path.parent.glob(f"{self.path.name}*"):  # the file and its WAL / shadow files
-                if leftover.is_dir():
-                    shutil.rmtree(leftover, ignore_errors=True)
-                else:
-                    leftover.unlink(missing_ok=True)
-
-        if not self._reopen(between=remove_files):
-            return False
+        key = str(self.path.resolve())
+        with _REGISTRY_LOCK:
+            entry = _DATABASES.get(key)
+            if entry is None or entry[1] != 1:
+                return False
+            del _DATABASES[key]
+            self._connections = []
+        self._local = threading.local()
+        entry[0].close()
+        for leftover in self.path.parent.glob(f"{self.path.name}*"):  # the file and its WAL / shadow files
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+        self._database = _open_database(self.path)
         self.migrate()
         return True
-
-    def _reopen(self, between: Callable[[], None] | None = None) -> bool:
-        """Close the database object and open the file again (``between`` runs while it is closed); False, doing
-        nothing, when another store of this process shares the open database. Statements of other threads finish
-        first; later ones wait, then run on the new object (connections are per thread and made again)."""
-        key = str(self.path.resolve())
-        with self._exclusive():
-            with _REGISTRY_LOCK:
-                entry = _DATABASES.get(key)
-                if entry is None or entry[1] != 1 or entry[0] is not self._database:
-                    return False
-                del _DATABASES[key]
-                self._connections = []
-            self._local = threading.local()
-            entry[0].close()
-            if between is not None:
-                between()
-            self._database = _open_database(self.path)
-            return True
-
-    def _relieve_memory(self) -> None:
-        """Reopen the database when its buffer pool is fuller than :data:`RELIEF_SHARE` after a write.
-
-        LadybugDB keeps what a write transaction loaded (primary-key index and column pages) in its buffer pool
-        after the commit and its checkpoint, and a COPY cannot evict it: over a long catch-up the pool fills until
-        a COPY fails with "the buffer pool is full" (measured: 100k events with the 256 MB pool, 20,000 or 5,000
-        events per transaction alike; a reopened 100k graph starts at ~18 MB). Reopening releases it; it costs
-        one open of the file (no recovery: the WAL was just checkpointed)."""
-        usage = self._rows("CALL bm_info() RETURN mem_usage")[0][0]
-        if usage > RELIEF_SHARE * BUFFER_POOL_BYTES and self._reopen():
-            self.reopened += 1
 
     def migrations(self) -> list[dict[str, Any]]:
         records = sorted(self._migration_records(), key=lambda record: record["name"])
@@ -405,7 +320,7 @@ class LadybugProjectionStore(ProjectionStore):
         COPY into a non-empty relation table costs ~0.1-0.2 s at commit) for large ones.
         """
         connection = self._connection()
-        with self._writing():
+        with self._write_lock:
             for label in batch.new_labels:  # DDL runs in its own (auto-commit) transaction, before the data
                 connection.execute(typed_rel_ddl(label))
             bulk = batch.row_count() > ROW_BY_ROW_LIMIT
@@ -551,11 +466,9 @@ class LadybugProjectionStore(ProjectionStore):
         return present
 
     def checkpoint(self) -> None:
-        """Merge the write-ahead log into the database file (after which the file alone is the graph), then give
-        the buffer pool back if the write left it too full (:meth:`_relieve_memory`)."""
-        with self._writing():
+        """Merge the write-ahead log into the database file (after which the file alone is the graph)."""
+        with self._write_lock:
             self._connection().execute("CHECKPOINT")
-            self._relieve_memory()
 
     def entity_history(
         self, name: str, entity_type: str | None = None, session: str | None = None
@@ -669,7 +582,7 @@ class LadybugProjectionStore(ProjectionStore):
 
         Scored by how many distinct query words occur as whole words, plus one for an exact name match. (The
         PostgreSQL store answers the same question with ``tsvector`` ranks and fuzzy names.) The summaries are not
-        in this file (``ladybug_schema.ENTITY_TEXT_COLUMNS``): the versions that may match are read here (those the
+        in this file (``kuzu_schema.ENTITY_TEXT_COLUMNS``): the versions that may match are read here (those the
         attached keyword index names, :mod:`.entity_search`) and their text is matched as the catalog gives it.
         """
         words = entity_search.query_words(text)
@@ -728,10 +641,9 @@ class LadybugProjectionStore(ProjectionStore):
 
     def _canonical(self, table: str, query: str) -> list[str]:
         self._check_interrupted()
-        with self._reading():
-            result = self._connection().execute(query)
-            arrow = result.get_as_arrow()
-            result.close()
+        result = self._connection().execute(query)
+        arrow = result.get_as_arrow()
+        result.close()
         if not arrow.num_rows:
             return []
         prefix = "[" + _json_string(table) + ","
@@ -750,7 +662,7 @@ def _entity_projection(alias: str) -> str:
 
 
 def _relates_copy_query(table: str, source: str, target: str) -> str:
-    """The rows of a table that repeats RELATES rows (``ladybug_schema.RELATES_COPIES``, typed tables) with the columns
+    """The rows of a table that repeats RELATES rows (``kuzu_schema.RELATES_COPIES``, typed tables) with the columns
     every store dumps: its own stored columns, the rest read from the RELATES row with the same id (one join along
     RELATES from the shared endpoint: the relation's source version for a typed edge, its target for
     PROJECTED_RELATION)."""
