@@ -37,6 +37,7 @@ from .disclosure_ops import DisclosureService
 from .erase_ops import EraseService
 from .features import Features, builtin_features
 from .guard import guard_public_methods
+from .inspector_entities import InspectorEntityService
 from .inspector_ops import InspectorService
 from .integrity_ops import IntegrityService
 from .lifecycle_ops import LifecycleService
@@ -116,6 +117,7 @@ class MemoryFabric:
         self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
         self.disclosure = DisclosureService(core, self.retrieval)
         self.inspector = InspectorService(core, self.events, self.projection)
+        self.inspector_entities = InspectorEntityService(core, self.projection)
 
     @classmethod
     def from_path(
@@ -293,8 +295,8 @@ class MemoryFabric:
     chain_status = forward(InspectorService.chain_status, "inspector")
     timeline_page = forward(InspectorService.timeline_page, "inspector")
     prove_event = forward(InspectorService.prove_event, "inspector")
-    session_entities = forward(InspectorService.session_entities, "inspector")
-    entity_detail = forward(InspectorService.entity_detail, "inspector")
+    session_entities = forward(InspectorEntityService.session_entities, "inspector_entities")
+    entity_detail = forward(InspectorEntityService.entity_detail, "inspector_entities")
     erase_preview = forward(InspectorService.erase_preview, "inspector")
     # salience: SalienceService (pins, restore, the encoding gate)
     pin = forward(SalienceService.pin, "salience")

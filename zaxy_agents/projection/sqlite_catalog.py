@@ -206,10 +206,15 @@ class SqliteCatalog:
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
             }
         # Cursors and the counter are kept exact, not re-read: re-reading every session's cursor after each commit
-        # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). A new dict (a C-level
-        # copy), never updated in place: other threads (the graph follower, status) may be iterating the old one.
-        if self._cursors is not None:
-            self._cursors = {**self._cursors, **touched.cursors}
+        # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). Known sessions' cursors
+        # are replaced in place (the dict keeps its size, so another thread iterating it - the graph follower, a
+        # status - never fails, and a cursor only moves forward); a new session makes a new dict.
+        cursors = self._cursors
+        if cursors is not None:
+            if touched.cursors.keys() <= cursors.keys():
+                cursors.update(touched.cursors)
+            else:
+                self._cursors = {**cursors, **touched.cursors}
         if self._counters is not None and touched.latest:
             current = self._counters.get("latest_timestamp")
             self._counters["latest_timestamp"] = touched.latest if current is None else max(current, touched.latest)
