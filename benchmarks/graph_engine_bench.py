@@ -160,7 +160,25 @@ def child(engine: str, root: Path, queries: int, buffer_pool_mb: int | None) -> 
     result["two_hop_wrong_of_100"] = two_hop_truth(engine, root.with_name(f"{root.name}-hops"))
     if engine == "ladybug":
         result["disk_size_info"] = _disk_size_info(graph_path)
+        kuzu_file = root.with_name(root.name.replace("ladybug", "kuzu", 1)) / ".zaxy" / "graph.kuzu"
+        if kuzu_file.exists():  # the Kuzu child of this run wrote it
+            result["opens_kuzu_0_11_file"] = opens_kuzu_file(kuzu_file)
     return result
+
+
+def opens_kuzu_file(path: Path) -> str:
+    """Whether LadybugDB opens a file Kuzu 0.11.3 wrote (its error message if not)."""
+    import ladybug
+
+    try:
+        database = ladybug.Database(str(path), read_only=True)
+    except RuntimeError as exc:
+        return f"no: {exc}"
+    try:
+        rows = ladybug.Connection(database).execute("MATCH (e:Event) RETURN count(e)").get_all()
+        return f"yes ({rows[0][0]} events)"
+    finally:
+        database.close()
 
 
 def one_row_tables(engine: str, folder: Path) -> dict[str, int]:
@@ -333,7 +351,7 @@ def _print(reports: list[dict[str, Any]]) -> None:
                 print(f"{engine}: 2-hop answers wrong (of 100 seeds): {result['two_hop_wrong_of_100']}")
             if "disk_size_info" in result:
                 parts = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in sorted(result["disk_size_info"].items()) if v)
-                print(f"{engine}: {parts}")
+                print(f"{engine}: {parts}; opens a Kuzu 0.11.3 file: {result.get('opens_kuzu_0_11_file', '-')}")
 
 
 def main() -> None:
