@@ -29,7 +29,6 @@ import importlib.util
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -61,6 +60,23 @@ def _store_module(engine: str) -> Any:
     return importlib.import_module(f"zaxy_agents.storage.files.{name}")
 
 
+def _rss_mb() -> int:
+    """This process's resident set now (Linux), MB."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS:"))
+
+
+def _reset_peak_rss() -> None:
+    """Start VmHWM (the peak resident set) again from now (Linux >= 4.0: write 5 to clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def _peak_rss_mb() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmHWM:"))
+
+
 def _cpu() -> float:
     times = os.times()
     return times.user + times.system
@@ -87,21 +103,26 @@ def child(engine: str, root: Path, queries: int, buffer_pool_mb: int | None) -> 
         module.BUFFER_POOL_BYTES = buffer_pool_mb * 1024 * 1024
     result: dict[str, Any] = {"engine": engine, "buffer_pool_mb": module.BUFFER_POOL_BYTES // (1024 * 1024)}
     with MemoryFabric.from_path(root) as fabric:
+        projector = fabric.projector  # opened first: the derived state catch-up (an index a tree rebuilds) is untimed
+        _reset_peak_rss()
+        result["rss_before_catch_up_mb"] = _rss_mb()  # the projector open (with whatever its tree rebuilt)
         started, cpu = time.perf_counter(), _cpu()
-        store = fabric.projector.store  # catches the graph up from the log
+        store = projector.store  # catches the graph up from the log
         if store is None:  # what the graph sync recorded (a failed write, another process holding the file)
             graph = fabric.projector.graph
             raise RuntimeError(f"the graph did not open: {graph.error or graph.unavailable or 'no reason recorded'}")
         result["catch_up_s"] = round(time.perf_counter() - started, 3)
         result["catch_up_cpu_s"] = round(_cpu() - cpu, 3)
-        result["catch_up_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        result["catch_up_peak_rss_mb"] = _peak_rss_mb()  # from the projector opened to the graph caught up
         result["reopened"] = getattr(store, "reopened", 0)
         store.checkpoint()
         graph_path = fabric.projector.graph.path
     result["graph_file"] = graph_path.name
     result["graph_bytes"] = graph_path.stat().st_size
+    rss_before = _rss_mb()
     with MemoryFabric.from_path(root) as fabric:
         store = fabric.projector.store
+        result["reopen_rss_growth_mb"] = _rss_mb() - rss_before  # the graph opened again, nothing read yet
         keys = [row[0] for row in store._rows("MATCH (k:EntityKey) RETURN k.id ORDER BY k.id")]
         picked = random.Random(7).sample(keys, min(queries, len(keys)))
         lookups: list[float] = []
@@ -134,18 +155,38 @@ def child(engine: str, root: Path, queries: int, buffer_pool_mb: int | None) -> 
             digest.update(line.encode() + b"\n")
         result["dump_digest"] = digest.hexdigest()[:16]
         result["answers_digest"] = answers.hexdigest()[:16]
+        result["rss_growth_after_queries_mb"] = _rss_mb() - rss_before
     result["one_row_node_table_bytes"] = one_row_tables(engine, root.with_name(f"{root.name}-one-row"))
     result["two_hop_wrong_of_100"] = two_hop_truth(engine, root.with_name(f"{root.name}-hops"))
     if engine == "ladybug":
         result["disk_size_info"] = _disk_size_info(graph_path)
+        kuzu_file = root.with_name(root.name.replace("ladybug", "kuzu", 1)) / ".zaxy" / "graph.kuzu"
+        if kuzu_file.exists():  # the Kuzu child of this run wrote it
+            result["opens_kuzu_0_11_file"] = opens_kuzu_file(kuzu_file)
     return result
+
+
+def opens_kuzu_file(path: Path) -> str:
+    """Whether LadybugDB opens a file Kuzu 0.11.3 wrote (its error message if not)."""
+    import ladybug
+
+    try:
+        database = ladybug.Database(str(path), read_only=True)
+    except RuntimeError as exc:
+        return f"no: {exc}"
+    try:
+        rows = ladybug.Connection(database).execute("MATCH (e:Event) RETURN count(e)").get_all()
+        return f"yes ({rows[0][0]} events)"
+    finally:
+        database.close()
 
 
 def one_row_tables(engine: str, folder: Path) -> dict[str, int]:
     """What one row costs the engine: the file size growth of a checkpointed database when a node table with one
     key column (STRING, INT64, SERIAL) gets its first row (the primary-key index, for the most part)."""
     db = importlib.import_module(engine)
-    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     grown = {}
     for kind in ("STRING", "INT64", "SERIAL"):
         path = folder / f"{kind}.db"
@@ -168,7 +209,8 @@ def two_hop_truth(engine: str, folder: Path) -> dict[str, int]:
     import pyarrow as pa
 
     db = importlib.import_module(engine)
-    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     database = db.Database(str(folder / "hops.db"))
     connection = db.Connection(database)
     connection.execute("CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))")
@@ -282,7 +324,8 @@ def _print(reports: list[dict[str, Any]]) -> None:
         ("x log", lambda r: r["graph_over_log"]),
         ("catch-up s (CPU)", lambda r: f"{r['catch_up_s']} ({r['catch_up_cpu_s']})"),
         ("CPU x kuzu", lambda r: r.get("catch_up_cpu_vs_kuzu", "-")),
-        ("peak RSS MB", lambda r: r["catch_up_peak_rss_mb"]),
+        ("peak RSS MB (before)", lambda r: f"{r['catch_up_peak_rss_mb']} ({r['rss_before_catch_up_mb']})"),
+        ("RSS +MB open/queries", lambda r: f"{r.get('reopen_rss_growth_mb')}/{r.get('rss_growth_after_queries_mb')}"),
         ("reopens", lambda r: r["reopened"]),
         ("key_states 2k ms", lambda r: r["key_states_2000_ms_p50"]),
         ("traverse p50/p95 ms", lambda r: f"{r['traverse_depth2_ms_p50']}/{r['traverse_depth2_ms_p95']}"),
@@ -308,7 +351,7 @@ def _print(reports: list[dict[str, Any]]) -> None:
                 print(f"{engine}: 2-hop answers wrong (of 100 seeds): {result['two_hop_wrong_of_100']}")
             if "disk_size_info" in result:
                 parts = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in sorted(result["disk_size_info"].items()) if v)
-                print(f"{engine}: {parts}")
+                print(f"{engine}: {parts}; opens a Kuzu 0.11.3 file: {result.get('opens_kuzu_0_11_file', '-')}")
 
 
 def main() -> None:
