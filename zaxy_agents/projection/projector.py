@@ -56,6 +56,9 @@ from .state_codec import StateClasses, remove_debris
 DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
 REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Projector._rebuild_group)
+# ... and at least this many groups: the graph writer waits for each group's COMMIT (it marks the graph dirty in
+# derived.sqlite before writing), so the last group's graph rows are written after the indexing, not beside it
+REBUILD_GROUPS_AT_LEAST = 8
 REBUILD_CACHE_KIB = 131_072  # the writer's page cache while rebuilding (the store's default is CACHE_KIB)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
@@ -638,7 +641,7 @@ class Projector:
         try:
             self.damaged = {}
             with contextlib.ExitStack() as stack:
-                groups = _Groups(self, stack)
+                groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
                 for summary in summaries:
                     expected: tuple[int, str] | None = None
                     chunk: list[tuple[dict[str, Any], Any]] = []
@@ -753,11 +756,11 @@ class Projector:
 
 
 class _Groups:
-    """A rebuild's chunks, committed ``REBUILD_GROUP_EVENTS`` at a time (:meth:`Projector._rebuild_group` on
-    ``stack``; the group still open when the stack closes normally is committed then)."""
+    """A rebuild's chunks, committed ``size`` events at a time (:meth:`Projector._rebuild_group` on ``stack``; the
+    group still open when the stack closes normally is committed then)."""
 
-    def __init__(self, projector: Projector, stack: contextlib.ExitStack) -> None:
-        self.projector, self.stack, self.events = projector, stack, 0
+    def __init__(self, projector: Projector, stack: contextlib.ExitStack, size: int) -> None:
+        self.projector, self.stack, self.size, self.events = projector, stack, size, 0
 
     def project(
         self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
@@ -766,7 +769,7 @@ class _Groups:
             self.stack.enter_context(self.projector._rebuild_group())
         cursor = self.projector._rebuild_chunk(session, expected, chunk)
         self.events += len(chunk)
-        if self.events >= REBUILD_GROUP_EVENTS:
+        if self.events >= self.size:
             self.stack.close()  # COMMIT
             self.events = 0
         return cursor
