@@ -71,3 +71,38 @@ def test_a_catch_up_reopens_the_database_between_transactions(tmp_path: Path, mo
         assert store.reopened >= 2  # after each write transaction
         assert store.cursors()[SESSION][0] == 1200
         assert memory.projection_digest() == expected
+
+
+def test_a_transaction_too_large_for_the_pool_is_retried_smaller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that does not fit in the buffer pool fails inside the engine; the graph is then rebuilt from the log
+    at once in transactions half as large (the failing file is never trusted). The engine's failure is injected for
+    transactions over 1,500 events (the real one needs ~100 MB per 20,000 events: too large for a test)."""
+    _seed(tmp_path / "loom", 4000)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        expected = memory.projection_digest()
+    for leftover in (tmp_path / "loom" / ".zaxy").glob("graph.lbug*"):
+        leftover.unlink()
+
+    apply = ladybug_store.LadybugProjectionStore.apply
+    sizes: list[int] = []
+
+    def pool_of_1500_events(store: ladybug_store.LadybugProjectionStore, batch: object) -> None:
+        sizes.append(batch.event_count)
+        if batch.event_count > 1500:
+            raise RuntimeError(
+                "Buffer manager exception: Unable to allocate memory! The buffer pool is full and no memory could "
+                "be freed!"
+            )
+        apply(store, batch)
+
+    monkeypatch.setattr(ladybug_store.LadybugProjectionStore, "apply", pool_of_1500_events)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.projector.graph.batch_events = 4000
+        with pytest.warns(UserWarning, match="did not fit in the buffer pool"):
+            store = memory.projector.store
+        assert store is not None and memory.projector.graph.error is None
+        assert sizes[0] == 4000 and memory.projector.graph.batch_events == 1000 and max(sizes[-4:]) <= 1000
+        assert store.cursors()[SESSION][0] == 4000
+        assert memory.projection_digest() == expected

@@ -47,6 +47,8 @@ LEGACY_GRAPH_FILE = "graph.kuzu"  # Kuzu 0.11.3's file (releases before LadybugD
 GRAPH_LOCK = "graph.lock"
 STATE_KEY = "graph:state"
 SYNC_EVENTS = 20_000  # events per graph transaction when catching up from the log (COPY commits are costly)
+MIN_SYNC_EVENTS = 1000  # the smallest transaction a full buffer pool halves it to (the planner writes per 1,000)
+POOL_FULL = "buffer pool is full"  # the engine's error when a write transaction does not fit in its buffer pool
 PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at once
 
 try:
@@ -353,6 +355,19 @@ class GraphSync:
                 self._plan_into_graph(gaps)
             except GraphMismatch as exc:
                 self.derived.warn(f"{self.path} does not match the log ({exc}); it is rebuilt from the log")
+                self._rebuild_private()
+                return
+            except RuntimeError as exc:
+                # A transaction did not fit in the engine's buffer pool (the store gives memory back between
+                # writes, so this is the transaction's own size): the file is untrusted after a failed write, so
+                # it is rebuilt from the log at once, in transactions half as large, down to MIN_SYNC_EVENTS.
+                if POOL_FULL not in str(exc) or self.batch_events <= MIN_SYNC_EVENTS:
+                    raise
+                self.batch_events = max(MIN_SYNC_EVENTS, self.batch_events // 2)
+                self.derived.warn(
+                    f"{self.path}: a graph write did not fit in the buffer pool ({exc}); it is rebuilt from the log "
+                    f"with {self.batch_events} events per transaction"
+                )
                 self._rebuild_private()
                 return
         self._retire_legacy()
