@@ -8,7 +8,8 @@ per-session cursor: a crash leaves the graph exactly at a previous cursor, never
 Kuzu facts that shape this module: one read-write process per database file (a second process cannot even
 open it read-only while it is held -> :class:`LockedError`, callers fall back to log-only mode); exactly one
 ``Database`` object per path per process (two silently lose writes), hence the process-wide registry; one
-write transaction at a time, hence the writer lock.
+write transaction at a time, hence the writer lock; and no read from another thread while a write transaction or a
+checkpoint runs (it crashed the process, or made the checkpoint time out), hence :meth:`_exclusive`.
 """
 
 from __future__ import annotations
@@ -117,6 +118,10 @@ class KuzuProjectionStore(ProjectionStore):
         self.path = Path(path)
         self._database = _open_database(self.path)
         self._write_lock = threading.Lock()
+        self._guard = threading.Condition()  # read statements of other threads vs. a write / checkpoint (_exclusive)
+        self._readers = 0  # read statements in flight
+        self._owner: int | None = None  # the thread inside _exclusive
+        self._depth = 0
         self._local = threading.local()
         self._connections: list[kuzu.Connection] = []  # every thread's, so interrupt() can reach them all
         self._interrupted = threading.Event()
@@ -161,19 +166,75 @@ class KuzuProjectionStore(ProjectionStore):
         if self._interrupted.is_set():
             raise RuntimeError("Interrupted.")
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read statement (run to its last row): it waits while another thread is in :meth:`_exclusive`, and a
+        writer waits for it. The writing thread's own reads pass (they are part of its write)."""
+        with self._guard:
+            nested = self._owner == threading.get_ident()
+            if not nested:
+                while self._owner is not None:
+                    self._guard.wait()
+                self._readers += 1
+        try:
+            yield
+        finally:
+            if not nested:
+                with self._guard:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._guard.notify_all()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """No other thread's statement runs meanwhile (a write transaction, a checkpoint, migrations, a reset, a
+        close; re-entrant).
+
+        Reads from other threads while a write transaction ran crashed the process with Kuzu 0.11.3 (segfaults,
+        measured with two reader threads during graph catch-ups: tests/projection/test_graph_reads_during_writes.py),
+        and the CHECKPOINT after it failed with "Timeout waiting for active transactions" (the graph file was then
+        closed, distrusted and rebuilt). New reads wait from the moment a writer asks; the writer waits for the
+        reads already running."""
+        me = threading.get_ident()
+        with self._guard:
+            if self._owner == me:
+                self._depth += 1
+            else:
+                while self._owner is not None:
+                    self._guard.wait()
+                self._owner, self._depth = me, 1
+                while self._readers:
+                    self._guard.wait()
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._depth -= 1
+                if not self._depth:
+                    self._owner = None
+                    self._guard.notify_all()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One writer at a time (``_write_lock``), alone on the database (:meth:`_exclusive`)."""
+        with self._write_lock, self._exclusive():
+            yield
+
     def _rows(self, query: str, parameters: dict[str, Any] | None = None) -> list[list[Any]]:
-        result = self._connection().execute(query, parameters or {})
-        rows = result.get_all()
-        result.close()
+        with self._reading():
+            result = self._connection().execute(query, parameters or {})
+            rows = result.get_all()
+            result.close()
         return rows
 
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._local = threading.local()
-            with _REGISTRY_LOCK:
-                self._connections = []
-            _release_database(self.path)
+        with self._exclusive():  # reads in flight finish first; later ones fail with Kuzu's "closed" error
+            if not self._closed:
+                self._closed = True
+                self._local = threading.local()
+                with _REGISTRY_LOCK:
+                    self._connections = []
+                _release_database(self.path)
 
     # ------------------------------------------------------------------ schema
     def migrate(self) -> list[str]:
@@ -183,7 +244,7 @@ class KuzuProjectionStore(ProjectionStore):
         ``kuzu_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
         """
         connection = self._connection()
-        with self._write_lock:
+        with self._writing():
             connection.execute(MIGRATION_TABLE_DDL)
             records = self._migration_records()
             applied = {record["name"] for record in records}
@@ -231,7 +292,7 @@ class KuzuProjectionStore(ProjectionStore):
         ``zaxy reproject`` rebuilds through this: closing the file and removing it would let another process
         take the graph between the close and the re-open, and the rebuild would then fail half-way.
         """
-        with self._write_lock:
+        with self._writing():
             tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
             for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships before their nodes
                 self._connection().execute(f"DROP TABLE `{name}`")
@@ -320,7 +381,7 @@ class KuzuProjectionStore(ProjectionStore):
         COPY into a non-empty relation table costs ~0.1-0.2 s at commit) for large ones.
         """
         connection = self._connection()
-        with self._write_lock:
+        with self._writing():
             for label in batch.new_labels:  # DDL runs in its own (auto-commit) transaction, before the data
                 connection.execute(typed_rel_ddl(label))
             bulk = batch.row_count() > ROW_BY_ROW_LIMIT
@@ -467,7 +528,7 @@ class KuzuProjectionStore(ProjectionStore):
 
     def checkpoint(self) -> None:
         """Merge the write-ahead log into the database file (after which the file alone is the graph)."""
-        with self._write_lock:
+        with self._writing():
             self._connection().execute("CHECKPOINT")
 
     def entity_history(
@@ -641,9 +702,10 @@ class KuzuProjectionStore(ProjectionStore):
 
     def _canonical(self, table: str, query: str) -> list[str]:
         self._check_interrupted()
-        result = self._connection().execute(query)
-        arrow = result.get_as_arrow()
-        result.close()
+        with self._reading():
+            result = self._connection().execute(query)
+            arrow = result.get_as_arrow()
+            result.close()
         if not arrow.num_rows:
             return []
         prefix = "[" + _json_string(table) + ","
