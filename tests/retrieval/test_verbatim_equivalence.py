@@ -1,6 +1,8 @@
 """The on-disk verbatim index ranks exactly like the dense in-memory scorer it replaced (tests/retrieval/
 dense_reference.py), whatever path the events took: one per transaction (the log-structured tail), in batches
-written straight to the main tables, through merges, read by another connection, after an erasure."""
+written straight to the main tables, through merges, read by another connection, after an erasure. Postings
+segments are shrunk to 16 doc ids here (``postings.SEGMENT_BITS``; 16,384 in use), so runs, merges, erasures and
+session-scoped reads cross many segments."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.projection.model import SearchDoc
-from zaxy_agents.retrieval import verbatim_write
+from zaxy_agents.retrieval import postings, verbatim_write
 from zaxy_agents.retrieval.derived import StandaloneIndexes, open_standalone
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
@@ -77,6 +79,11 @@ def queries(rng: random.Random, count: int) -> Iterator[tuple[str, list[str] | N
 def ranking(index: VerbatimIndex | DenseVerbatim, query: str, sessions: list[str] | None, as_of: str | None) -> list:
     return [(h.session, h.seq, round(h.score, 9), h.components) for h in index.search(query, 10, sessions=sessions,
                                                                                     as_of=as_of)]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postings, "SEGMENT_BITS", 4)
 
 
 @pytest.fixture

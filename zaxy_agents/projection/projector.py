@@ -55,6 +55,7 @@ from .state_codec import StateClasses, remove_debris
 
 DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
+REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Projector._rebuild_group)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
 REBUILD_KEY = "rebuilding"
@@ -109,6 +110,7 @@ class Projector:
         self._lock = threading.RLock()
         self._cancel = threading.Event()  # cancel_rebuild() was called (from any thread) during a rebuild
         self._rebuilding = False
+        self._held: list[ProjectionBatch] | None = None  # a rebuild group's committed-later batches
         self.rebuild_status = RebuildStatus()  # the last (or running) rebuild's counters, for a bar in another thread
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
@@ -418,10 +420,43 @@ class Projector:
         self.planner.forget()
         for listener in self._durable:
             listener.committed()
+        if self._held is not None:  # inside a rebuild's group: handed on once the group commits
+            self._held.append(batch)
+            return batch
         self._feed_memory_listeners(batch)
         if self.use_graph:
             self.graph.submit(batch)
         return batch
+
+    @contextlib.contextmanager
+    def _rebuild_group(self) -> Iterator[None]:
+        """One write transaction around several rebuild chunks (``REBUILD_GROUP_EVENTS``): each COMMIT writes every
+        page the chunk dirtied into the WAL (and the checkpointer copies it back), and the chunks of a rebuild
+        scatter rows over the same large B-trees (postings, catalog), so a commit per 1,000-event chunk rewrote
+        much of the file again and again. The chunks' batches go to the graph and the in-memory listeners only
+        once the group is committed; a failure or a cancel rolls the whole group back and forgets what the
+        listeners and the planner prepared in it (the rebuild stops at the last committed group)."""
+        self._held = []
+        try:
+            with self.derived.write():
+                yield
+        except BaseException:
+            self._held = None
+            self._new_planner()
+            for listener in self._durable:
+                listener.rolled_back()
+            for listener in self._memory:
+                listener.reset()
+            self._memory_cursors, self._memory_dirty = {}, True
+            self.catalog.refresh()
+            raise
+        held, self._held = self._held, None
+        for batch in held:
+            self._feed_memory_listeners(batch)
+            if self.use_graph:
+                self.graph.submit(batch)
+        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
+            self.graph.wait_below(max(len(held), 2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events)))
 
     def _positions(
         self, db: sqlite3.Connection, session: str
@@ -600,28 +635,42 @@ class Projector:
             self.graph.start_writer()
         try:
             self.damaged = {}
-            for summary in summaries:
-                expected: tuple[int, str] | None = None
-                chunk: list[tuple[dict[str, Any], Any]] = []
-                damage_box: list[IntegrityError] = []
-                for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                    if self._cancel.is_set():
-                        raise RebuildCancelled(status)
-                    chunk.append((envelope, self.extractors.extract(envelope)))
-                    if len(chunk) >= self.batch_events:
-                        expected = self._rebuild_chunk(summary.session, expected, chunk)
+            with contextlib.ExitStack() as group:
+                grouped = 0  # events in the open group transaction
+                for summary in summaries:
+                    expected: tuple[int, str] | None = None
+                    chunk: list[tuple[dict[str, Any], Any]] = []
+                    damage_box: list[IntegrityError] = []
+                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
+                        if self._cancel.is_set():
+                            raise RebuildCancelled(status)
+                        chunk.append((envelope, self.extractors.extract(envelope)))
+                        if len(chunk) >= self.batch_events:
+                            if not grouped:
+                                group.enter_context(self._rebuild_group())
+                            expected = self._rebuild_chunk(summary.session, expected, chunk)
+                            done += len(chunk)
+                            grouped += len(chunk)
+                            chunk = []
+                            status.indexed_events = done
+                            status.graph_events = self._graph_progress(written_before)
+                            if progress:
+                                progress(done, total)
+                            if grouped >= REBUILD_GROUP_EVENTS:
+                                group.close()  # COMMIT
+                                grouped = 0
+                    if chunk:  # what was read before any damage is projected
+                        if not grouped:
+                            group.enter_context(self._rebuild_group())
+                        self._rebuild_chunk(summary.session, expected, chunk)
                         done += len(chunk)
-                        chunk = []
+                        grouped += len(chunk)
                         status.indexed_events = done
-                        status.graph_events = self._graph_progress(written_before)
-                        if progress:
-                            progress(done, total)
-                if chunk:  # what was read before any damage is projected
-                    self._rebuild_chunk(summary.session, expected, chunk)
-                    done += len(chunk)
-                    status.indexed_events = done
-                if damage_box:
-                    self.damaged[summary.session] = damage_box[0].message
+                        if grouped >= REBUILD_GROUP_EVENTS:
+                            group.close()
+                            grouped = 0
+                    if damage_box:
+                        self.damaged[summary.session] = damage_box[0].message
             status.stage = "graph" if self.use_graph else "digest"
             self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
             while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
@@ -664,7 +713,7 @@ class Projector:
                 field="projection",
                 remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
             )
-        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
+        if self.use_graph and self._held is None:  # bounded memory (inside a group: when it commits)
             self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
         return batch.cursors[session]
 

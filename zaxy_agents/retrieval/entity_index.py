@@ -22,7 +22,7 @@ from . import sorted_sets as sets
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: postings keyed by segment (postings.py); an older index is rebuilt from the log
 FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
@@ -110,6 +110,7 @@ class EntityKeywordIndex:
     def rolled_back(self) -> None:
         self._pending = None
         self.term_cache.drop()
+        self.cache.clear()  # a rebuild group (several committed() calls in one transaction) may have been undone
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:

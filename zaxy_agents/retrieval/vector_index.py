@@ -8,8 +8,9 @@ queue length is the embedding lag reported in diagnostics.
 
 Storage (tables ``vectors_*`` of the derived-state database, files next to it): the raw float32 rows of each
 model (:mod:`.vector_files`, memory-mapped, appended then fsynced before their row count commits), the
-``(session, seq) -> row`` map, the queue. Exact search is the default; above ``ANN_THRESHOLD`` rows an HNSW graph
-built in the background (:mod:`.ann`) proposes candidates that are re-ranked exactly.
+``(session, seq) -> row`` map, the queue (:mod:`.vector_tables`). Exact search is the default; above
+``ANN_THRESHOLD`` rows an HNSW graph built in the background (:mod:`.ann`) proposes candidates that are re-ranked
+exactly.
 
 With a durable vector store (PostgreSQL: ``projection_vectors``), a worker first loads what other workers have
 embedded since the last row it saw (by the table's id) and embeds only what is still missing, storing it for
@@ -32,13 +33,12 @@ from .ann import ANN_THRESHOLD, OVERSAMPLE, STALE_ROWS, AnnBuilder, AnnReader, a
 from .derived import DerivedStore
 from .embeddings import EmbeddingProvider
 from .vector_files import KEY, VectorFiles
+from .vector_tables import PREFIX, EventKey, rows_of, schema, session_ids, session_names
 
 EMBED_BATCH = 64  # texts per embedder call
 STORE_BATCH = 1024  # vectors per write (one fsync of the files, one commit)
 SCHEMA_VERSION = 1
-PREFIX = "vectors"
 EXACT_SCOPE_ROWS = 50_000  # a scope with fewer rows is searched exactly even when a graph exists
-EventKey = tuple[str, int]
 
 
 class DurableVectors(Protocol):
@@ -51,20 +51,6 @@ class DurableVectors(Protocol):
     def drop(self, model: str) -> None: ...
 
     def close(self) -> None: ...
-
-
-def _schema() -> list[str]:
-    p = PREFIX
-    return [
-        f"CREATE TABLE IF NOT EXISTS {p}_model(model TEXT PRIMARY KEY, dims INTEGER NOT NULL, rows INTEGER NOT NULL, "
-        "ann_rows INTEGER NOT NULL, synced_id INTEGER NOT NULL)",
-        f"CREATE TABLE IF NOT EXISTS {p}_meta(key TEXT PRIMARY KEY, value TEXT)",
-        f"CREATE TABLE IF NOT EXISTS {p}_session(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
-        f"CREATE TABLE IF NOT EXISTS {p}_key(model TEXT NOT NULL, session INTEGER NOT NULL, seq INTEGER NOT NULL, "
-        "row INTEGER NOT NULL, PRIMARY KEY(model, session, seq)) WITHOUT ROWID",
-        f"CREATE TABLE IF NOT EXISTS {p}_pending(id INTEGER PRIMARY KEY, session TEXT NOT NULL, seq INTEGER NOT NULL)",
-        f"CREATE INDEX IF NOT EXISTS {p}_pending_key ON {p}_pending(session, seq)",
-    ]
 
 
 class VectorIndex:
@@ -101,7 +87,7 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ derived-index protocol
     def create_schema(self, db: sqlite3.Connection) -> None:
-        for statement in _schema():
+        for statement in schema():
             db.execute(statement)
 
     def drop_schema(self, db: sqlite3.Connection) -> None:
@@ -311,8 +297,8 @@ class VectorIndex:
                         remediation="Give the new model its own 'model@version' stamp (its vectors are then "
                         "computed afresh, never compared with the old ones), or run `zaxy memory re-embed`.",
                     )
-                sessions = self._session_ids(db, {session for session, _ in keys})
-                known = self._rows_of(db, keys)
+                sessions = session_ids(db, {session for session, _ in keys})
+                known = rows_of(db, self.model_id, keys)
                 fresh = [i for i, key in enumerate(keys) if key not in known]
                 fresh = list({keys[i]: i for i in fresh}.values())  # a key queued twice is stored once
                 if fresh:
@@ -364,7 +350,7 @@ class VectorIndex:
             return []
         vectors, keys = self.files(dims).view(rows)
         if allowed is not None:
-            ids = list(self._session_ids(db, allowed, create=False).values())
+            ids = list(session_ids(db, allowed, create=False).values())
             candidates = np.flatnonzero(np.isin(keys["session"], ids))
             if candidates.size <= EXACT_SCOPE_ROWS or not self._ann_ready(rows, ann_rows):
                 return self._rank(db, vectors, keys, candidates, vector, k)
@@ -433,7 +419,7 @@ class VectorIndex:
             return []
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((index[top], -scores[top]))]
-        names = self._session_names(db, {int(keys["session"][index[i]]) for i in top})
+        names = session_names(db, {int(keys["session"][index[i]]) for i in top})
         return [
             ((names[int(keys["session"][index[i]])], int(keys["seq"][index[i]])), float(scores[i]))
             for i in top
@@ -449,7 +435,7 @@ class VectorIndex:
         row = self._model_row(db)
         if row is None:
             return {}
-        found = self._rows_of(db, keys)
+        found = rows_of(db, self.model_id, keys)
         if not found:
             return {}
         vector = self._query_vector(query)
@@ -470,7 +456,7 @@ class VectorIndex:
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             db.execute(f"DELETE FROM {PREFIX}_pending WHERE session = ? AND seq IN ({marks})", [session, *chunk])
-        sessions = self._session_ids(db, {session}, create=False)
+        sessions = session_ids(db, {session}, create=False)
         if session not in sessions:
             return
         for model, dims in db.execute(f"SELECT model, dims FROM {PREFIX}_model").fetchall():
@@ -496,43 +482,3 @@ class VectorIndex:
                     files.ann_path.unlink(missing_ok=True)
                 db.execute(f"UPDATE {PREFIX}_model SET ann_rows = 0 WHERE model = ?", (model,))
         self._files = self._reader = None
-
-    # ------------------------------------------------------------------ helpers
-    def _session_ids(self, db: sqlite3.Connection, names: Iterable[str], create: bool = True) -> dict[str, int]:
-        ordered = sorted(set(names))
-        found: dict[str, int] = {}
-        for start in range(0, len(ordered), 500):
-            chunk = ordered[start : start + 500]
-            sql = f"SELECT name, id FROM {PREFIX}_session WHERE name IN ({','.join('?' * len(chunk))})"
-            found.update(db.execute(sql, chunk).fetchall())
-        for name in ordered:
-            if name not in found and create:
-                cursor = db.execute(f"INSERT INTO {PREFIX}_session(name) VALUES (?)", (name,))
-                assert cursor.lastrowid is not None
-                found[name] = cursor.lastrowid
-        return found
-
-    def _session_names(self, db: sqlite3.Connection, ids: set[int]) -> dict[int, str]:
-        if not ids:
-            return {}
-        marks = ",".join(str(i) for i in ids)
-        return dict(db.execute(f"SELECT id, name FROM {PREFIX}_session WHERE id IN ({marks})").fetchall())
-
-    def _rows_of(self, db: sqlite3.Connection, keys: Sequence[EventKey]) -> dict[EventKey, int]:
-        sessions = self._session_ids(db, {session for session, _ in keys}, create=False)
-        by_id = {value: name for name, value in sessions.items()}
-        out: dict[EventKey, int] = {}
-        grouped: dict[int, list[int]] = {}
-        for session, seq in keys:
-            if session in sessions:
-                grouped.setdefault(sessions[session], []).append(seq)
-        for session_id, seqs in grouped.items():
-            for start in range(0, len(seqs), 500):
-                chunk = seqs[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for seq, row in db.execute(
-                    f"SELECT seq, row FROM {PREFIX}_key WHERE model = ? AND session = ? AND seq IN ({marks})",
-                    [self.model_id, session_id, *chunk],
-                ):
-                    out[(by_id[session_id], seq)] = row
-        return out

@@ -42,7 +42,7 @@ from . import postings
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 1  # bump when the layout or the analysis changes: the tables are rebuilt from the log
+SCHEMA_VERSION = 2  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments)
 PREFIX = "verbatim"
 FIELD_TEXT, FIELD_CAPTION = 0, 1
 TEXT_LIMIT = 2000  # characters of an event's text shown in a hit (the whole text is indexed)
@@ -269,8 +269,11 @@ class VerbatimIndex:
 
     def rolled_back(self) -> None:
         self._pending, self._pending_words, self._pending_created = None, set(), None
-        self.tail.rolled_back()
+        # A rebuild group (several committed() calls in one transaction) may have been undone: the tail view and
+        # the feature cache are read again from the tables (rollbacks are rare).
+        self.tail.clear()
         self.write_cache, self._write_cache_next = None, None
+        self.cache.clear()
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:

@@ -175,10 +175,7 @@ def _relearn(index: VerbatimIndex, db: sqlite3.Connection, terms: list[str]) -> 
     for term in terms:
         if term not in known:
             continue
-        rows = db.execute(
-            f"SELECT first, n, docs, tfs FROM {PREFIX}_post WHERE field = 0 AND term = ? LIMIT 4", (known[term][0],)
-        ).fetchall()
-        docs, _ = decode_runs(rows)
+        docs, _ = decode_runs(_POSTINGS.sample(db, 0, known[term][0], 4))
         for doc in docs[:RELEARN_SAMPLE].tolist():
             keys[(int(doc), 0)] = None
     if not keys:
