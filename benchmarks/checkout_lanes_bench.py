@@ -101,6 +101,12 @@ PARTS = [
     ("keyword index (BM25 over versions)", "zaxy_agents.retrieval.entity_index", "EntityKeywordIndex", "search"),
     ("catalog: versions of keyword hits", "zaxy_agents.projection.sqlite_catalog", "SqliteCatalog", "versions"),
     (
+        "catalog: where keyword hits are (version_sources)",
+        "zaxy_agents.projection.sqlite_catalog",
+        "SqliteCatalog",
+        "version_sources",
+    ),
+    (
         "catalog: versions of every lane's events",
         "zaxy_agents.projection.sqlite_catalog",
         "SqliteCatalog",
@@ -108,6 +114,7 @@ PARTS = [
     ),
     ("fusion: hit records (_hit)", "zaxy_agents.retrieval.engine", "Retriever", "_hit"),
     ("hydration: texts + hashes from the log", "zaxy_agents.retrieval.engine", "Retriever", "_read_texts"),
+    ("check_cited: citations re-read from the log", "zaxy_agents.checkout.assemble", "", "check_cited"),
     ("graph: exact entity matches", "zaxy_agents.retrieval.engine", "", "exact_matches"),
     ("graph: traversal", "zaxy_agents.retrieval.engine", "", "traverse"),
     ("graph: personalized PageRank", "zaxy_agents.retrieval.engine", "", "personalized_pagerank"),

@@ -44,7 +44,7 @@ def _cpu() -> float:
 
 
 def search_before(store: Any, text: str, *, as_of: str | None = None, limit: int = 20) -> list[Any]:
-    """``KuzuProjectionStore.search_entities`` as it was before the index filter (main 78b647f), verbatim but for
+    """``search_entities`` of the embedded store as it was before the index filter (main 78b647f), verbatim but for
     ``self`` and the session filter (not asked here): the text of every valid version read and matched."""
     from zaxy_agents.storage.files.kuzu_store import _entity_projection
 
@@ -109,6 +109,15 @@ def measure(root: Path, count: int) -> dict[str, Any]:
         index = next(listener for listener in fabric.projector.listeners if isinstance(listener, EntityKeywordIndex))
         source = IndexedEntityWords(index)
         asked = queries(store, count)
+        read_texts = store._texts_of
+        read_count = [0]
+
+        def counted(ids: Any) -> Any:  # how many versions' text a search reads
+            read_count[0] += len(ids)
+            return read_texts(ids)
+
+        store._texts_of = counted
+        reads: dict[str, list[int]] = {"scan": [], "index": []}
         wall: dict[str, list[float]] = {"scan": [], "index": []}
         cpu: dict[str, list[float]] = {"scan": [], "index": []}
         hits = 0
@@ -118,9 +127,11 @@ def measure(root: Path, count: int) -> dict[str, Any]:
             for mode in order:
                 store.attach_entity_words(source)
                 search = store.search_entities if mode == "index" else partial(search_before, store)
+                read_count[0] = 0
                 started, started_cpu = time.perf_counter(), _cpu()
                 answers[mode] = search(text, as_of=as_of, limit=10)
                 if round_index:
+                    reads[mode].append(read_count[0])
                     wall[mode].append((time.perf_counter() - started) * 1000)
                     cpu[mode].append((_cpu() - started_cpu) * 1000)
             if answers["scan"] != answers["index"]:
@@ -131,6 +142,8 @@ def measure(root: Path, count: int) -> dict[str, Any]:
     for mode in ("scan", "index"):
         result[f"{mode}_ms_p50"] = round(statistics.median(wall[mode]), 1)
         result[f"{mode}_cpu_ms_p50"] = round(statistics.median(cpu[mode]), 1)
+        result[f"{mode}_texts_read_p50"] = int(statistics.median(reads[mode]))
+        result[f"{mode}_texts_read_min"] = min(reads[mode])
     result["index_vs_scan_wall"] = round(result["index_ms_p50"] / result["scan_ms_p50"], 3)
     result["index_vs_scan_cpu"] = round(result["index_cpu_ms_p50"] / max(result["scan_cpu_ms_p50"], 1e-9), 3)
     return result
@@ -157,7 +170,8 @@ def main() -> None:
                     f"{size:>7} events  {row['current_versions']:>7} current versions  scan {row['scan_ms_p50']} ms "
                     f"(CPU {row['scan_cpu_ms_p50']})  index {row['index_ms_p50']} ms (CPU {row['index_cpu_ms_p50']})  "
                     f"index/scan wall {row['index_vs_scan_wall']}x CPU {row['index_vs_scan_cpu']}x  "
-                    f"({row['queries']} queries, same answers)",
+                    f"texts read p50 {row['scan_texts_read_p50']} -> {row['index_texts_read_p50']} "
+                    f"(min {row['index_texts_read_min']})  ({row['queries']} queries, same answers)",
                     flush=True,
                 )
     finally:

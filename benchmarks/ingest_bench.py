@@ -10,9 +10,10 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
   500, project, then the graph commit per conversation); turns/s without and with the graph commit.
 * ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject()`` (what ``zaxy reproject``
   runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
-* ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events,
-  with ``durability="fsync"`` (every append waits for its own ``fdatasync``) and ``"batch"`` (group commit); the
-  append and project shares of the time.
+* ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events
+  (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
+  ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
+  thread's own CPU (without the WAL checkpoint and group commit threads: the steadier figure under load).
 * ``floor``: this disk's floor for a durable append: a 4 KB ``write`` + ``fdatasync`` loop (500) in the memory's
   file system, nothing else; events/s, p50 / p95 ms.
 * ``writers``: ``--writers`` processes (default 4: the MCP servers or hooks of four agents) each append + project
@@ -22,7 +23,7 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
        [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one,reproject,floor,writers]
-       [--runs 2] [--writers 4] [--json]
+       [--runs 2] [--writers 4] [--one-sessions 1] [--json]
 """
 
 from __future__ import annotations
@@ -118,26 +119,32 @@ try:
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
         out["events"] = size
     elif part == "one":
-        count = int(arg)
+        count, sessions = (int(v) for v in arg.split(":"))
         stream = RealisticStream(seed=5)
         with MemoryFabric.from_path(root, durability="batch") as fabric:
-            for session, drafts in stream.sessions(1000):
-                fabric.append_many(session, drafts)
+            if sessions == 1:
+                for session, drafts in stream.sessions(1000):
+                    fabric.append_many(session, drafts)
+            else:  # the same 1,000 events spread over many sessions (LangGraph threads, agents' sessions)
+                drafts = [stream.draft(i) for i in range(max(1000, sessions))]
+                for s in range(sessions):
+                    fabric.append_many(f"thread-{s}", drafts[s::sessions])
             fabric.project()
         live = [stream.draft(i) for i in range(2 * count)]
         for mode, drafts in (("fsync", live[:count]), ("batch", live[count:])):
             with MemoryFabric.from_path(root, durability=mode) as fabric:
                 fabric.project()
                 fabric.projector.follow_graph()
-                appended, projected = [0.0, 0.0], [0.0, 0.0]
+                appended, projected, project_thread = [0.0, 0.0], [0.0, 0.0], 0.0
                 for draft in drafts:
                     start = clock()
                     fabric.append("live-" + mode, draft["type"], draft["payload"])
                     wall, cpu = since(start)
                     appended[0] += wall
                     appended[1] += cpu
-                    start = clock()
+                    start, thread = clock(), time.thread_time()
                     fabric.project(["live-" + mode])
+                    project_thread += time.thread_time() - thread
                     wall, cpu = since(start)
                     projected[0] += wall
                     projected[1] += cpu
@@ -146,6 +153,7 @@ try:
                 drain = since(start)
             out[mode] = {"append_wall_s": appended[0], "append_cpu_s": appended[1],
                          "project_wall_s": projected[0], "project_cpu_s": projected[1],
+                         "project_thread_cpu_s": project_thread,
                          "graph_drain_wall_s": drain[0], "events": count}
     elif part == "floor":
         # this disk's durable-append floor: 4 KB append + fdatasync, nothing else, in the memory's file system
@@ -299,6 +307,7 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
         out[f"{mode}_append_cpu_ms"] = 1000 * m["append_cpu_s"] / n
         out[f"{mode}_project_ms"] = 1000 * m["project_wall_s"] / n
         out[f"{mode}_project_cpu_ms"] = 1000 * m["project_cpu_s"] / n
+        out[f"{mode}_project_thread_cpu_ms"] = 1000 * m["project_thread_cpu_s"] / n  # the projecting thread only
     return out
 
 
@@ -308,6 +317,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10000)
     parser.add_argument("--one", type=int, default=200)
     parser.add_argument("--writers", type=int, default=4, help="concurrent processes for the writers part")
+    parser.add_argument("--one-sessions", type=int, default=1, help="sessions of the memory the one part writes to")
     parser.add_argument("--locomo", default="/work/shared/datasets/locomo/locomo_dev6.json")
     parser.add_argument("--parts", default="batched,locomo,one")
     parser.add_argument("--runs", type=int, default=1)
@@ -317,7 +327,7 @@ def main() -> None:
     arguments = {
         "batched": str(args.events),
         "locomo": args.locomo,
-        "one": str(args.one),
+        "one": f"{args.one}:{args.one_sessions}",
         "reproject": str(args.events),
         "floor": "500",
         "writers": f"{args.writers}:{args.one}",

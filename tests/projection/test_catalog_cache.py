@@ -38,6 +38,7 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
                 "degree": catalog.degree(key),
                 "feedback": catalog.feedback(key),
                 "named": sorted(catalog.keys_named(versions[-1].name)) if versions and versions[-1] else [],
+                "named_many": catalog.keys_named_many([v.name for v in versions if v] + ["no such name"]),
             }
     return seen
 

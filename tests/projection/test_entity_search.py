@@ -16,6 +16,7 @@ import pytest
 
 from benchmarks.entity_search_bench import search_before
 from benchmarks.realistic_stream import RealisticStream
+from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.retrieval.entity_words import IndexedEntityWords
 
@@ -96,3 +97,7 @@ def test_what_the_index_cannot_tell(tmp_path: Path) -> None:
         assert words.versions_with(["oneil"], None)  # how the analyser reads O'Neil
         assert words.versions_with(["neil"], None) == set()  # so "neil" alone is not named (the scan found it)
         assert "owner is Pat O'Neil" in [v.summary for v, _ in search_before(fabric.projector.store, "neil")]
+        assert fabric.search_entities("owner", limit=0) == []
+        with pytest.raises(InvalidRequestError) as info:
+            fabric.search_entities("owner", limit=-1)
+        assert info.value.field == "limit"

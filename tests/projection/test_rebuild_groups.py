@@ -58,6 +58,7 @@ def _answers(fabric: MemoryFabric) -> list[list[tuple]]:
 
 def _rebuilt(root: Path, monkeypatch: pytest.MonkeyPatch, group: int) -> list[list[tuple]]:
     monkeypatch.setattr(projector_module, "REBUILD_GROUP_EVENTS", group)
+    monkeypatch.setattr(projector_module, "REBUILD_GROUPS_AT_LEAST", 1)  # 800 events: groups of 250 all the same
     with MemoryFabric.from_path(root, durability="batch") as fabric:
         fabric.projector.batch_events = 100
         fabric.reproject()
@@ -90,6 +91,7 @@ def test_a_failure_inside_a_group_rolls_it_back_and_catch_up_completes_it(
         apply(self, batch, db, catalog)
 
     monkeypatch.setattr(projector_module, "REBUILD_GROUP_EVENTS", 250)
+    monkeypatch.setattr(projector_module, "REBUILD_GROUPS_AT_LEAST", 1)
     with MemoryFabric.from_path(tmp_path / "failed", durability="batch") as fabric:
         fabric.projector.batch_events = 100
         monkeypatch.setattr(VerbatimIndex, "apply", failing)

@@ -76,6 +76,7 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("word n-grams of the query, up to 5 words", graph_lanes.MAX_NGRAM, 5),
         ("runs of up to 1,024 `(doc, tf)`", postings.RUN_SIZE, 1024),
         ("keys that gathered 8 small runs are merged", postings.MERGE_RUNS, 8),
+        ("*segment* (16,384 consecutive doc ids)", 1 << postings.SEGMENT_BITS, 16384),
         ("56-byte records", features.FEATURE.itemsize, 56),
         ("in blocks of 256", features.BLOCK, 256),
         ("every 1,024 events or when a batch of 256 arrives", verbatim_write.TAIL_LIMIT, 1024),

@@ -159,10 +159,15 @@ def check_cited(
         return result
     keys = sorted({key for session, seq in wanted for key in ((session, seq), (session, seq + 1))})
     found = lines_at(keys)
+    decoded: dict[tuple[str, int], dict[str, Any] | None] = {}  # each line decoded once (as cited or successor)
+
     for (session, seq), digest in wanted.items():
         key = (session, seq)
         line = found.get(key)
-        envelope = None if line is None else decode_line(line)
+        if key in decoded:
+            envelope = decoded[key]
+        else:
+            envelope = decoded[key] = None if line is None else decode_line(line)
         if envelope is None or envelope["seq"] != seq or envelope["session"] != session:
             result.problems[key] = "the cited event cannot be read at its place in the log"
             continue
@@ -171,7 +176,11 @@ def check_cited(
             problem = "the log holds a different event at that seq than the one cited"
         after = found.get((session, seq + 1))
         if problem is None and after is not None:
-            successor = decode_line(after)
+            following = (session, seq + 1)
+            if following in decoded:
+                successor = decoded[following]
+            else:
+                successor = decoded[following] = decode_line(after)
             linked = successor is None or "tombstone" in successor or successor.get("prev_hash") == envelope["hash"]
             if not linked:
                 problem = "the next event does not chain from it (the event was rewritten)"

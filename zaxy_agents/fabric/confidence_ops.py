@@ -1,7 +1,8 @@
-"""Fabric operations for metacognition (seed 003 beta.2): known unknowns, confidence trajectories, conflict
-clusters and re-verification needs.
+"""Fabric operations for metacognition (seed 003 beta.2): reading known unknowns, confidence trajectories, conflict
+clusters and re-verification needs, and recording confidence assessments (``claim_confidence``).
 
-Writes go through the log service's ``append`` (payload contracts are checked before anything is written);
+The ledgers' writes (known unknowns, re-verification requests) are :mod:`.uncertainty_ops`. Writes go through
+the log service's ``append`` (payload contracts are checked before anything is written);
 reads replay the projected catalog as of an instant. Nothing here changes what memory holds as current: every
 record and every answer is labelled ``non_authoritative`` and cites its sources. See docs/cognitive.md.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.errors import ConflictError, InvalidRequestError, NotFoundError, ZaxyError
+from zaxy_agents.errors import InvalidRequestError, ZaxyError
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.metacognition import context as metacognition_context  # noqa: F401 - registers the extension
@@ -18,19 +19,9 @@ from zaxy_agents.metacognition.contracts import (
     AUTHORITY_STATUS,
     CLAIM_KEY_MAX,
     CONFIDENCE_EVENT,
-    PRIORITIES,
-    REQUEST_RESOLUTIONS,
-    REVERIFY_REQUESTED_EVENT,
-    REVERIFY_RESOLVED_EVENT,
-    UNKNOWN_RECORDED_EVENT,
-    UNKNOWN_RESOLUTIONS,
-    UNKNOWN_RESOLVED_EVENT,
-    request_id,
-    unknown_id,
 )
 from zaxy_agents.metacognition.state import (
     WEAK_CONFIDENCE,
-    KnownUnknown,
     claim_versions,
     conflict_cluster,
     conflict_clusters,
@@ -54,7 +45,7 @@ DEFAULT_MAX_AGE_DAYS = 90
 
 
 class ConfidenceService(FabricService):
-    """Service: the metacognition tools (record and read uncertainty; never an authority change)."""
+    """Service: the metacognition reads and confidence assessments (never an authority change)."""
 
     def __init__(
         self, core: FabricCore, events: LogService, projection: ProjectionService, cognitive: CognitiveService
@@ -63,156 +54,6 @@ class ConfidenceService(FabricService):
         self.events = events
         self.projection = projection
         self.cognitive = cognitive
-
-    # ------------------------------------------------------------------ writes
-    def record_known_unknown(
-        self,
-        session: str,
-        *,
-        question: str,
-        reason: str,
-        source_events: list[str | dict[str, Any]],
-        claim_key: str | None = None,
-        priority: str = "medium",
-        actor: str = "agent",
-    ) -> dict[str, Any]:
-        """Record an open, cited question memory cannot answer. Idempotent while open (same question and claim
-        key -> same id, recorded once); recording a resolved one again reopens it."""
-        validate_session_id(session)
-        _text("question", question, 1000)
-        _text("reason", reason, 2000)
-        if claim_key is not None:
-            _text("claim_key", claim_key, CLAIM_KEY_MAX)
-        _choice("priority", priority, PRIORITIES)
-        sources = self.cited_sources(source_events, session, required=True)
-        identifier = unknown_id(question, claim_key)
-        existing = self._unknown(session, identifier)
-        if existing is not None and existing.status == "open":
-            return {**_unknown_result(existing), "created": False}
-        payload = {
-            "unknown_id": identifier,
-            "question": question,
-            "reason": reason,
-            **({"claim_key": claim_key} if claim_key is not None else {}),
-            "source_events": sources,
-            "priority": priority,
-            "status": "open",
-            "authority_status": AUTHORITY_STATUS,
-        }
-        self.events.append(session, UNKNOWN_RECORDED_EVENT, payload, actor=actor)
-        recorded = self._unknown(session, identifier)
-        assert recorded is not None
-        return {**_unknown_result(recorded), "created": True}
-
-    def resolve_known_unknown(
-        self,
-        session: str,
-        unknown_id: str,
-        *,
-        resolution: str,
-        rationale: str,
-        source_events: list[str | dict[str, Any]] | None = None,
-        actor: str = "agent",
-    ) -> dict[str, Any]:
-        """Close an open known unknown: ``answered`` (citing what answers it), ``dismissed`` or ``superseded``."""
-        validate_session_id(session)
-        _choice("resolution", resolution, UNKNOWN_RESOLUTIONS)
-        _text("rationale", rationale, 2000)
-        item = self._unknown(session, unknown_id)
-        if item is None:
-            raise NotFoundError(
-                f"no known unknown {unknown_id!r} in session {session!r}",
-                field="unknown_id",
-                remediation="List them with memory_known_unknowns.",
-            )
-        if item.status != "open":
-            raise ConflictError(
-                f"known unknown {unknown_id} is already resolved ({item.resolution})",
-                field="unknown_id",
-                remediation="Record the question again to reopen it.",
-            )
-        sources = self.cited_sources(source_events or [], session, required=resolution == "answered")
-        payload = {
-            "unknown_id": unknown_id,
-            "resolution": resolution,
-            "rationale": rationale,
-            "source_events": sources,
-            "authority_status": AUTHORITY_STATUS,
-        }
-        self.events.append(session, UNKNOWN_RESOLVED_EVENT, payload, actor=actor)
-        resolved = self._unknown(session, unknown_id)
-        assert resolved is not None
-        return _unknown_result(resolved)
-
-    def request_reverification(
-        self,
-        session: str,
-        claim_key: str,
-        *,
-        reason: str,
-        source_events: list[str | dict[str, Any]],
-        priority: str = "medium",
-        actor: str = "agent",
-    ) -> dict[str, Any]:
-        """Ask for a claim to be re-checked; the request stays open until :meth:`resolve_reverification`."""
-        validate_session_id(session)
-        _text("claim_key", claim_key, CLAIM_KEY_MAX)
-        _text("reason", reason, 2000)
-        _choice("priority", priority, PRIORITIES)
-        sources = self.cited_sources(source_events, session, required=True)
-        identifier = request_id(claim_key, reason)
-        existing = self._request(session, identifier)
-        if existing is not None and existing["status"] == "open":
-            return {**existing, "created": False}
-        payload = {
-            "request_id": identifier,
-            "claim_key": claim_key,
-            "reason": reason,
-            "priority": priority,
-            "source_events": sources,
-            "status": "open",
-            "authority_status": AUTHORITY_STATUS,
-        }
-        self.events.append(session, REVERIFY_REQUESTED_EVENT, payload, actor=actor)
-        return {**(self._request(session, identifier) or {}), "created": True}
-
-    def resolve_reverification(
-        self,
-        session: str,
-        request_id: str,
-        *,
-        resolution: str,
-        rationale: str,
-        source_events: list[str | dict[str, Any]],
-        actor: str = "agent",
-    ) -> dict[str, Any]:
-        """The separate workflow that closes a re-verification request (verified, refuted, superseded,
-        dismissed), citing what was checked."""
-        validate_session_id(session)
-        _choice("resolution", resolution, REQUEST_RESOLUTIONS)
-        _text("rationale", rationale, 2000)
-        existing = self._request(session, request_id)
-        if existing is None:
-            raise NotFoundError(
-                f"no re-verification request {request_id!r} in session {session!r}",
-                field="request_id",
-                remediation="List them with memory_reverification_needs.",
-            )
-        if existing["status"] != "open":
-            raise ConflictError(
-                f"re-verification request {request_id} is already resolved",
-                field="request_id",
-                remediation="Request it again to reopen it.",
-            )
-        payload = {
-            "request_id": request_id,
-            "resolution": resolution,
-            "rationale": rationale,
-            "source_events": self.cited_sources(source_events, session, required=True),
-            "authority_status": AUTHORITY_STATUS,
-        }
-        self.events.append(session, REVERIFY_RESOLVED_EVENT, payload, actor=actor)
-        return self._request(session, request_id) or {}
 
     # ------------------------------------------------------------------ reads
     def known_unknowns(
@@ -422,42 +263,6 @@ class ConfidenceService(FabricService):
         return [
             {"seq": e.seq, "hash": e.hash, **({"session": e.session} if e.session != session else {})} for e in events
         ]
-
-    def _unknown(self, session: str, identifier: str) -> KnownUnknown | None:
-        if not isinstance(identifier, str) or not identifier.startswith("unk_"):
-            raise InvalidRequestError(
-                f"not a known unknown id: {identifier!r}",
-                field="unknown_id",
-                remediation="Use an unknown_id (unk_...) from memory_known_unknowns.",
-            )
-        self.projection.project([session])
-        for item in known_unknowns(self.projection.projector.catalog, [session], None):
-            if item.unknown_id == identifier:
-                return item
-        return None
-
-    def _request(self, session: str, identifier: str) -> dict[str, Any] | None:
-        if not isinstance(identifier, str) or not identifier.startswith("rvq_"):
-            raise InvalidRequestError(
-                f"not a re-verification request id: {identifier!r}",
-                field="request_id",
-                remediation="Use a request_id (rvq_...) from memory_reverification_needs.",
-            )
-        self.projection.project([session])
-        for item in reverification_requests(self.projection.projector.catalog, [session], None):
-            if item["request_id"] == identifier:
-                return item
-        return None
-
-
-def _unknown_result(item: KnownUnknown) -> dict[str, Any]:
-    return {
-        "unknown_id": item.unknown_id,
-        "citation": item.citation,
-        "status": item.status,
-        "authority_status": AUTHORITY_STATUS,
-        "known_unknown": item.to_dict(),
-    }
 
 
 def _trend(points: list[dict[str, Any]]) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from .disclosure_ops import DisclosureService
 from .erase_ops import EraseService
 from .features import Features, builtin_features
 from .guard import guard_public_methods
+from .inspector_entities import InspectorEntityService
 from .inspector_ops import InspectorService
 from .integrity_ops import IntegrityService
 from .lifecycle_ops import LifecycleService
@@ -50,6 +51,7 @@ from .salience_ops import SalienceService
 from .service import FabricCore, core_attribute, forward
 from .store_ops import StoreService
 from .synthesis_ops import SynthesisService
+from .uncertainty_ops import UncertaintyService
 from .workingset_ops import WorkingSetService
 
 if TYPE_CHECKING:
@@ -101,6 +103,7 @@ class MemoryFabric:
         self.cognitive = CognitiveService(core, self.events, self.projection)
         self.causal = CausalService(core, self.events, self.projection, self.cognitive)
         self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
+        self.uncertainty = UncertaintyService(core, self.events, self.projection, self.confidence)
         self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)
         self.synthesis = SynthesisService(core, self.events, self.projection)
         synthesis = SynthesisPort(
@@ -114,6 +117,7 @@ class MemoryFabric:
         self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
         self.disclosure = DisclosureService(core, self.retrieval)
         self.inspector = InspectorService(core, self.events, self.projection)
+        self.inspector_entities = InspectorEntityService(core, self.projection)
 
     @classmethod
     def from_path(
@@ -252,11 +256,12 @@ class MemoryFabric:
     search_index = forward(DisclosureService.search_index, "disclosure")
     timeline = forward(DisclosureService.timeline, "disclosure")
     get_events = forward(DisclosureService.get_events, "disclosure")
-    # confidence: ConfidenceService (metacognition records and reads)
-    record_known_unknown = forward(ConfidenceService.record_known_unknown, "confidence")
-    resolve_known_unknown = forward(ConfidenceService.resolve_known_unknown, "confidence")
-    request_reverification = forward(ConfidenceService.request_reverification, "confidence")
-    resolve_reverification = forward(ConfidenceService.resolve_reverification, "confidence")
+    # uncertainty: UncertaintyService (metacognition ledgers: known unknowns, re-verification requests)
+    record_known_unknown = forward(UncertaintyService.record_known_unknown, "uncertainty")
+    resolve_known_unknown = forward(UncertaintyService.resolve_known_unknown, "uncertainty")
+    request_reverification = forward(UncertaintyService.request_reverification, "uncertainty")
+    resolve_reverification = forward(UncertaintyService.resolve_reverification, "uncertainty")
+    # confidence: ConfidenceService (metacognition reads and assessments)
     known_unknowns = forward(ConfidenceService.known_unknowns, "confidence")
     confidence_trajectory = forward(ConfidenceService.confidence_trajectory, "confidence")
     reverification_needs = forward(ConfidenceService.reverification_needs, "confidence")
@@ -290,8 +295,8 @@ class MemoryFabric:
     chain_status = forward(InspectorService.chain_status, "inspector")
     timeline_page = forward(InspectorService.timeline_page, "inspector")
     prove_event = forward(InspectorService.prove_event, "inspector")
-    session_entities = forward(InspectorService.session_entities, "inspector")
-    entity_detail = forward(InspectorService.entity_detail, "inspector")
+    session_entities = forward(InspectorEntityService.session_entities, "inspector_entities")
+    entity_detail = forward(InspectorEntityService.entity_detail, "inspector_entities")
     erase_preview = forward(InspectorService.erase_preview, "inspector")
     # salience: SalienceService (pins, restore, the encoding gate)
     pin = forward(SalienceService.pin, "salience")

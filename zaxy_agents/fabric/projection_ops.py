@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zaxy_agents.errors import InvalidRequestError
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
@@ -188,6 +189,10 @@ class ProjectionService(FabricService):
         """Keyword search in the durable graph store: entity versions valid at ``as_of`` (now by default) whose
         name or summary holds a word of ``text``, best first. On PostgreSQL this runs on the server
         (``tsvector``, plus fuzzy names with ``pg_trgm``) and sees every worker's entities."""
+        if limit < 0:
+            raise InvalidRequestError(
+                f"limit must be 0 or more, not {limit}", field="limit", remediation="Pass how many hits to return."
+            )
         as_of = parse_instant(as_of)
         self.project([session] if session else None)
         store = self.projector.store

@@ -76,6 +76,9 @@ class EntityCatalog(Protocol):
 
     def keys_named(self, name: str) -> set[str]: ...
 
+    def keys_named_many(self, names: Sequence[str]) -> dict[str, set[str]]:
+        """:meth:`keys_named` of many names at once (one read for those not cached)."""
+
     def session_keys(
         self,
         session: str,

@@ -31,7 +31,7 @@ from typing import Any
 from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
-from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
+from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore, DerivedStoreBusy, is_damage
 
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
@@ -56,6 +56,10 @@ from .state_codec import StateClasses, remove_debris
 DEFAULT_BATCH_EVENTS = 2000
 REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
 REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Projector._rebuild_group)
+# ... and at least this many groups: the graph writer waits for each group's COMMIT (it marks the graph dirty in
+# derived.sqlite before writing), so the last group's graph rows are written after the indexing, not beside it
+REBUILD_GROUPS_AT_LEAST = 8
+REBUILD_CACHE_KIB = 131_072  # the writer's page cache while rebuilding (the store's default is CACHE_KIB)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
 REBUILD_KEY = "rebuilding"
@@ -621,6 +625,7 @@ class Projector:
             for listener in self._durable:
                 listener.drop_schema(db)
                 listener.create_schema(db)
+            db.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")  # a group's dirty pages stay in memory
         for listener in self._durable:
             listener.committed()
         for listener in self._memory:
@@ -635,8 +640,8 @@ class Projector:
             self.graph.start_writer()
         try:
             self.damaged = {}
-            with contextlib.ExitStack() as group:
-                grouped = 0  # events in the open group transaction
+            with contextlib.ExitStack() as stack:
+                groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
                 for summary in summaries:
                     expected: tuple[int, str] | None = None
                     chunk: list[tuple[dict[str, Any], Any]] = []
@@ -646,29 +651,17 @@ class Projector:
                             raise RebuildCancelled(status)
                         chunk.append((envelope, self.extractors.extract(envelope)))
                         if len(chunk) >= self.batch_events:
-                            if not grouped:
-                                group.enter_context(self._rebuild_group())
-                            expected = self._rebuild_chunk(summary.session, expected, chunk)
+                            expected = groups.project(summary.session, expected, chunk)
                             done += len(chunk)
-                            grouped += len(chunk)
                             chunk = []
                             status.indexed_events = done
                             status.graph_events = self._graph_progress(written_before)
                             if progress:
                                 progress(done, total)
-                            if grouped >= REBUILD_GROUP_EVENTS:
-                                group.close()  # COMMIT
-                                grouped = 0
                     if chunk:  # what was read before any damage is projected
-                        if not grouped:
-                            group.enter_context(self._rebuild_group())
-                        self._rebuild_chunk(summary.session, expected, chunk)
+                        groups.project(summary.session, expected, chunk)
                         done += len(chunk)
-                        grouped += len(chunk)
                         status.indexed_events = done
-                        if grouped >= REBUILD_GROUP_EVENTS:
-                            group.close()
-                            grouped = 0
                     if damage_box:
                         self.damaged[summary.session] = damage_box[0].message
             status.stage = "graph" if self.use_graph else "digest"
@@ -681,6 +674,8 @@ class Projector:
         finally:
             self.graph.coalesce_events = 0
             self.graph.stop_writer()
+            with contextlib.suppress(Exception), self.derived.write() as db:
+                db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         if self.graph.error:
             self._check_cancel()
             raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
@@ -758,6 +753,26 @@ class Projector:
             if self.use_graph and not self.graph.forget():
                 self.graph.reset(new_file=True)
                 self.graph.sync()
+
+
+class _Groups:
+    """A rebuild's chunks, committed ``size`` events at a time (:meth:`Projector._rebuild_group` on ``stack``; the
+    group still open when the stack closes normally is committed then)."""
+
+    def __init__(self, projector: Projector, stack: contextlib.ExitStack, size: int) -> None:
+        self.projector, self.stack, self.size, self.events = projector, stack, size, 0
+
+    def project(
+        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
+    ) -> tuple[int, str]:
+        if not self.events:
+            self.stack.enter_context(self.projector._rebuild_group())
+        cursor = self.projector._rebuild_chunk(session, expected, chunk)
+        self.events += len(chunk)
+        if self.events >= self.size:
+            self.stack.close()  # COMMIT
+            self.events = 0
+        return cursor
 
 
 def _until_damage(envelopes: Iterator[dict[str, Any]], box: list[IntegrityError]) -> Iterator[dict[str, Any]]:

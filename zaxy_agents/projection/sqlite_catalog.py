@@ -206,10 +206,15 @@ class SqliteCatalog:
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
             }
         # Cursors and the counter are kept exact, not re-read: re-reading every session's cursor after each commit
-        # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). A new dict (a C-level
-        # copy), never updated in place: other threads (the graph follower, status) may be iterating the old one.
-        if self._cursors is not None:
-            self._cursors = {**self._cursors, **touched.cursors}
+        # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). Known sessions' cursors
+        # are replaced in place (the dict keeps its size, so another thread iterating it - the graph follower, a
+        # status - never fails, and a cursor only moves forward); a new session makes a new dict.
+        cursors = self._cursors
+        if cursors is not None:
+            if touched.cursors.keys() <= cursors.keys():
+                cursors.update(touched.cursors)
+            else:
+                self._cursors = {**cursors, **touched.cursors}
         if self._counters is not None and touched.latest:
             current = self._counters.get("latest_timestamp")
             self._counters["latest_timestamp"] = touched.latest if current is None else max(current, touched.latest)
@@ -493,6 +498,26 @@ class SqliteCatalog:
                 self._named.clear()
             self._named[norm] = cached
         return set(cached)
+
+    def keys_named_many(self, names: Sequence[str]) -> dict[str, set[str]]:
+        """:meth:`keys_named` of many names (the exact lane's word n-grams), those not cached read in one query
+        per ``_IN_CHUNK``; keyed by the names as given."""
+        norms = {name: " ".join(name.casefold().split()) for name in names}
+        named = self._named
+        missing = [norm for norm in dict.fromkeys(norms.values()) if norm not in named]
+        if missing and len(named) + len(missing) >= CACHE_LIMIT:
+            named.clear()
+            missing = list(dict.fromkeys(norms.values()))
+        for chunk in _chunks(missing):
+            found: dict[str, list[str]] = {norm: [] for norm in chunk}
+            rows = self._rows(
+                f"SELECT norm, key FROM cat_keys WHERE norm IN ({','.join('?' * len(chunk))}) ORDER BY norm, kid",
+                chunk,
+            )
+            for norm, key in rows:
+                found[norm].append(key)
+            named.update((norm, frozenset(keys)) for norm, keys in found.items())
+        return {name: set(named[norm]) if norm in named else self.keys_named(name) for name, norm in norms.items()}
 
     def session_keys(
         self,

@@ -271,11 +271,12 @@ class EntityKeywordIndex:
         scores = postings.bm25(tf, lengths, total / max(nonempty, 1), idf, 1.2, 0.75)
         positive = np.flatnonzero(scores > 0)
         top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
-        marks = ",".join(str(int(matched[i])) for i in top)
+        top_docs, top_scores = matched[top].tolist(), scores[top].tolist()
+        marks = ",".join(map(str, top_docs))
         versions = (
             dict(db.execute(f"SELECT id, version FROM {p}_doc WHERE id IN ({marks})").fetchall()) if marks else {}
         )
-        return [(versions[int(matched[i])], float(scores[i])) for i in top if int(matched[i]) in versions]
+        return [(versions[doc], score) for doc, score in zip(top_docs, top_scores, strict=True) if doc in versions]
 
     # ------------------------------------------------------------------ helpers
     def _count_terms(self, db: sqlite3.Connection, df: Counter[str], wseq: int) -> dict[str, int]:

@@ -23,17 +23,22 @@ def exact_matches(query: str, catalog: EntityCatalog, sessions: set[str] | None)
     """Entities whose whole name appears in the query (word n-grams up to 5), longer names scoring higher."""
     words = "".join(c.lower() if c.isalnum() or c in "-_./#" else " " for c in query).split()
     hits: dict[str, float] = {}
-    for size in range(min(MAX_NGRAM, len(words)), 0, -1):
-        for start in range(len(words) - size + 1):
-            for key in catalog.keys_named(" ".join(words[start : start + size])):
-                version = catalog.latest(key)
-                if version is None:
-                    continue
-                if sessions is not None and version.session not in sessions:
-                    continue
-                if version.entity_type in {"participant"} or (size == 1 and len(words[start]) < 3):
-                    continue
-                hits[key] = max(hits.get(key, 0.0), float(size))
+    grams = [
+        (size, start, " ".join(words[start : start + size]))
+        for size in range(min(MAX_NGRAM, len(words)), 0, -1)
+        for start in range(len(words) - size + 1)
+    ]
+    named = catalog.keys_named_many([gram for _, _, gram in grams])  # one read for every n-gram
+    for size, start, gram in grams:
+        for key in named[gram]:
+            version = catalog.latest(key)
+            if version is None:
+                continue
+            if sessions is not None and version.session not in sessions:
+                continue
+            if version.entity_type in {"participant"} or (size == 1 and len(words[start]) < 3):
+                continue
+            hits[key] = max(hits.get(key, 0.0), float(size))
     return hits
 
 

@@ -40,6 +40,7 @@ TF = np.dtype("<u2")
 MAX_TF = 65535
 CHUNK = 500  # SQL variables per IN list
 SEGMENT_BITS = 14  # a segment holds the postings of 16,384 consecutive doc ids
+FEW_SESSIONS = 16  # up to this many sessions, a scoped read finds their segments in a subquery
 
 
 def schema(prefix: str) -> list[str]:
@@ -334,11 +335,18 @@ class PostingStore:
             members.sort()
         return by_segment
 
-    def _scoped(self, db: sqlite3.Connection, sessions: Sequence[int]) -> Iterator[tuple[int, str]]:
-        """``(seg, SQL list of sessions)`` covering the runs of ``sessions``, at most ``CHUNK`` sessions each."""
+    def _scoped(self, db: sqlite3.Connection, sessions: Sequence[int]) -> Iterator[tuple[str, str]]:
+        """``(segment condition, SQL list of sessions)`` covering the runs of ``sessions``, at most ``CHUNK`` sessions
+        each. A few sessions (a question scoped to a thread or a conversation): one statement whose segments come
+        from a subquery; many: one statement per segment with the sessions that have runs in it (probes are
+        segments x terms x sessions, so listing every segment for every session would multiply them)."""
+        if len(sessions) <= FEW_SESSIONS:
+            session_list = ",".join(str(int(s)) for s in sessions)
+            yield f"IN (SELECT seg FROM {self.prefix}_post_seg WHERE session IN ({session_list}))", session_list
+            return
         for seg, members in sorted(self.session_segments(db, sessions).items()):
             for start in range(0, len(members), CHUNK):
-                yield seg, ",".join(map(str, members[start : start + CHUNK]))
+                yield f"= {int(seg)}", ",".join(map(str, members[start : start + CHUNK]))
 
     def read(
         self, db: sqlite3.Connection, field: int, terms: Sequence[int], sessions: Sequence[int] | None
@@ -363,9 +371,9 @@ class PostingStore:
         runs: dict[int, list[tuple[int, int, bytes, bytes]]] = {}
         for seg, session_list in self._scoped(db, sessions):
             for term, *run in db.execute(
-                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ? AND term IN ({term_list}) "
-                f"AND session IN ({session_list})",
-                (field, seg),
+                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg {seg} "
+                f"AND term IN ({term_list}) AND session IN ({session_list})",
+                (field,),
             ):
                 runs.setdefault(term, []).append(run)  # type: ignore[arg-type]
         return {term: TermPostings(*decode_runs(runs[term])) for term in unique_terms if term in runs}
@@ -392,8 +400,9 @@ class PostingStore:
         total = 0
         for seg, session_list in self._scoped(db, sessions):
             row = db.execute(
-                f"SELECT sum(n) FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND session IN ({session_list})",
-                (field, seg, term),
+                f"SELECT sum(n) FROM {p}_post WHERE field = ? AND seg {seg} AND term = ? "
+                f"AND session IN ({session_list})",
+                (field, term),
             ).fetchone()
             total += int(row[0] or 0)
         return total
@@ -404,10 +413,10 @@ class PostingStore:
             return bool(self.sample(db, field, term, 1))
         for seg, session_list in self._scoped(db, sessions):
             sql = (
-                f"SELECT 1 FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND session IN ({session_list}) "
+                f"SELECT 1 FROM {p}_post WHERE field = ? AND seg {seg} AND term = ? AND session IN ({session_list}) "
                 "LIMIT 1"
             )
-            if db.execute(sql, (field, seg, term)).fetchone() is not None:
+            if db.execute(sql, (field, term)).fetchone() is not None:
                 return True
         return False
 

@@ -1,6 +1,6 @@
 """Keyword search over the embedded graph's entity versions: which versions to read, and how they rank.
 
-Why a module of its own: the graph keeps no entity text (graph migration 0006, ``kuzu_schema.ENTITY_TEXT_COLUMNS``),
+Why a module of its own: the graph keeps no entity text (migration 0006, ``kuzu_schema.ENTITY_TEXT_COLUMNS``),
 so a search reads versions' text from the catalog. Reading the text of every version valid at the time asked
 cost 0.4-0.7 s per query at 10k events and 6.8 s at 100k; with the catalog's entity keyword index attached
 (:class:`~zaxy_agents.projection.protocol.EntityWords`) only the versions it names are read, plus the versions
@@ -18,7 +18,7 @@ from typing import Any
 from zaxy_agents.projection.protocol import EntityWords
 
 WORDS = re.compile(r"\w+")
-Candidate = tuple[str, str, int]  # version id, name, source event seq
+Candidate = tuple[str, str, int, int]  # version id, name, source event seq, how many query words it may hold
 Rows = Callable[[str, dict[str, Any]], list[list[Any]]]
 
 
@@ -30,8 +30,9 @@ def query_words(text: str) -> list[str]:
 def candidates(
     rows: Rows, words: list[str], session: str | None, as_of: str | None, source: EntityWords | None
 ) -> list[Candidate]:
-    """(id, name, seq) of the versions valid at ``as_of`` (now when ``None``) that may hold one of ``words``:
-    those ``source`` names plus every version of a type it does not index, or every valid version without one."""
+    """The versions valid at ``as_of`` (now when ``None``) that may hold one of ``words``, each with how many of
+    them it may hold: those ``source`` names (per word) plus every version of a type it does not index; every
+    valid version when a word cannot be looked up (or without ``source``)."""
     parameters: dict[str, Any] = {}
     validity = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)" if as_of else "e.valid_to IS NULL"
     if as_of:
@@ -39,23 +40,37 @@ def candidates(
     if session:
         validity += " AND e.session_id = $s"
         parameters["s"] = session
-    named = source.versions_with(words, [session] if session else None) if source is not None else None
-    if named is None:
-        return [tuple(row) for row in rows(f"MATCH (e:Entity) WHERE {validity} {_RETURN}", parameters)]  # type: ignore[misc]
-    found = []
-    if named:  # by primary key, one lookup each
-        found = rows(
-            f"UNWIND $ids AS i MATCH (e:Entity {{id: i}}) WHERE {validity} {_RETURN}",
-            {**parameters, "ids": sorted(named)},
+    scope = [session] if session else None
+    named = {word: source.versions_with([word], scope) for word in words} if source is not None else {}
+    found = {word: ids for word, ids in named.items() if ids is not None}
+    unknown = len(words) - len(found)  # words any version may hold
+    if unknown:
+        listed = rows(f"MATCH (e:Entity) WHERE {validity} {_RETURN}", parameters)
+    else:
+        ids = set().union(*found.values())
+        listed = []
+        if ids:  # by primary key, one lookup each
+            listed = rows(
+                f"UNWIND $ids AS i MATCH (e:Entity {{id: i}}) WHERE {validity} {_RETURN}",
+                {**parameters, "ids": sorted(ids)},
+            )
+        listed += rows(
+            f"MATCH (e:Entity) WHERE {validity} AND (e.entity_type IN $types OR e.asserted = false) {_RETURN}",
+            {**parameters, "types": sorted(source.unindexed_types)},  # type: ignore[union-attr]
         )
-    found += rows(
-        f"MATCH (e:Entity) WHERE {validity} AND (e.entity_type IN $types OR e.asserted = false) {_RETURN}",
-        {**parameters, "types": sorted(source.unindexed_types)},  # type: ignore[union-attr]
-    )
-    return list({row[0]: tuple(row) for row in found}.values())  # type: ignore[misc]
+    unindexed = source.unindexed_types if source is not None else frozenset()
+    out: dict[str, Candidate] = {}
+    for version_id, name, seq, entity_type, asserted in listed:
+        if source is None or entity_type in unindexed or asserted is False:
+            bound = len(words)  # not in the index: it may hold any word
+        else:
+            bound = unknown + sum(1 for ids in found.values() if version_id in ids)
+        if bound:
+            out[version_id] = (version_id, name, seq, bound)
+    return list(out.values())
 
 
-_RETURN = "RETURN e.id, e.name, e.source_event_seq"
+_RETURN = "RETURN e.id, e.name, e.source_event_seq, e.entity_type, e.asserted"
 
 
 def rank(
@@ -69,22 +84,26 @@ def rank(
     query words occur as whole words of the name or summary, plus one for an exact name match; ties go to the
     later source event, then to the smaller id.
 
-    Candidates are read newest first, their text a batch at a time: once ``limit`` of them score what no later one
-    can beat (every query word, or every word and the exact name), the rest are not read. That is where a search
-    for a common word stopped reading every version's text."""
+    Candidates are read newest first, their text a batch at a time; a candidate whose best possible score (the
+    words it may hold, plus the exact name) cannot beat the ``limit``-th best found so far is not read. That is
+    where a search for a common word, or for words most versions hold only some of, stopped reading every
+    version's text."""
+    if limit <= 0:
+        return {}
     wanted, name = set(words), " ".join(text.casefold().split())
-    exact_name = [" ".join(version_name.casefold().split()) == name for _, version_name, _ in found]
-    order = sorted(range(len(found)), key=lambda i: (-found[i][2], found[i][0]))
+    exact_name = [" ".join(version_name.casefold().split()) == name for _, version_name, _, _ in found]
+    newest_first = [(-seq, version_id) for version_id, _, seq, _ in found]
+    order = sorted(range(len(found)), key=newest_first.__getitem__)
     best: list[tuple[float, int, str]] = []  # (-score, -seq, id): the smallest ``limit`` keys seen
     for start in range(0, len(order), RANK_BATCH):
         batch = order[start : start + RANK_BATCH]
         if len(best) >= limit:  # what the later candidates could score at most, against the limit-th best
             if best[-1][0] <= -(len(wanted) + 1.0):
                 break  # the limit-th best holds every word and is named exactly: nothing after it can beat it
-            batch = [i for i in batch if (-(len(wanted) + float(exact_name[i])), -found[i][2], found[i][0]) < best[-1]]
+            batch = [i for i in batch if (-(found[i][3] + float(exact_name[i])), -found[i][2], found[i][0]) < best[-1]]
         read = texts([found[i][0] for i in batch]) if batch else {}
         for i in batch:
-            version_id, version_name, seq = found[i]
+            version_id, version_name, seq, _bound = found[i]
             haystack = f"{version_name} {read[version_id][0]}".casefold()
             if not any(word in haystack for word in words):
                 continue
