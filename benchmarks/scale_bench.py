@@ -10,7 +10,11 @@ events; see ``realistic_stream.py``) and measures, in the same run:
 * warm checkout latency (p50 / p95) in one process, each question asked in its session;
 * optionally (``--whole-memory-checkouts N``) N current-fact questions asked of the **whole memory** (no session,
   no scope: every session is recalled from), ``max_tokens=2000`` as the CLI and MCP default it: p50 / p95 / max
-  wall and CPU per checkout in one warm process, and recall of the current fact;
+  wall and CPU per checkout in one warm process, the process's first (cold) checkout, and recall of the current
+  fact; twice: with the memory unchanged between questions, and with one event appended to one session (and
+  projected, unmeasured) before each question (``after_append``: what per-session caches cost after a change);
+  ``--baseline-tree DIR`` runs the same children from another source tree (a worktree of main), alternated
+  ``--rounds`` times on the same memory, and reports the CPU ratios;
 * one-at-a-time append + project (the MCP / hook / LangGraph path) on top of the memory;
 * optionally ``zaxy reproject`` (``--reproject``) and ``zaxy serve`` readiness (``--serve``);
 * disk: log, derived state, graph;
@@ -23,7 +27,7 @@ answer without bytecode, to show what compiling costs. CPU times (user + system)
 on a loaded machine they are the figures that compare across runs.
 
 Usage: python benchmarks/scale_bench.py [--sizes 1000,10000,100000] [--one-by-one 500] [--reproject] [--serve]
-       [--whole-memory-checkouts 40] [--only-whole-memory] [--session-size 1000]
+       [--whole-memory-checkouts 40] [--only-whole-memory] [--session-size 1000] [--baseline-tree DIR --rounds 2]
        [--workdir DIR] [--keep] [--no-graph] [--json]
 """
 
@@ -122,7 +126,9 @@ with MemoryFabric.from_path(sys.argv[1]) as fabric:
         cpus.append((time.process_time() - started_cpu) * 1000)
         walls.append((time.perf_counter() - started) * 1000)
         hits += citation in packet.prompt
-print(json.dumps({"wall_ms": walls, "cpu_ms": cpus, "recall": hits / len(questions), "first": first}))
+import resource
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"wall_ms": walls, "cpu_ms": cpus, "recall": hits / len(questions), "first": first, "rss_mb": rss_mb}))
 """
 
 FTS_OPEN = (
@@ -238,6 +244,7 @@ def whole_memory_checkouts(
         "first_checkout_ms": round(measured["first"]["wall_ms"], 1),
         "first_checkout_cpu_ms": round(measured["first"]["cpu_ms"], 1),
         "current_fact_recall": round(measured["recall"], 3),
+        "peak_rss_mb": round(measured["rss_mb"], 1),
     }
 
 

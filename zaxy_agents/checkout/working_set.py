@@ -142,13 +142,39 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
 
 def _session_partial(catalog: EntityCatalog, session: str) -> _Partial:
     """The loop of :func:`build_working_set` over one session, reduced to what a merge can need: each bucket's
-    first ``PER_KIND`` candidates and the walk's entries."""
-    found = {entity_type: catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, None) for entity_type in
-             WORKING_TYPES}  # fmt: skip
-    goals = found["session"] + [version for version in found["fact"] if _is_goal(version.properties_json)]
-    anchors = [version for version in found["document_chunk"] + found["document"] if version.source_path]
-    work = sorted(found["task"] + found["command_run"], key=_NEWEST_FIRST, reverse=True)
-    return _Partial(_top(found["decision"]), _top(found["file"]), _top(goals), _top(anchors), _work_entries(work))
+    first ``PER_KIND`` candidates and the walk's entries. The kinds chosen by time alone (decisions, files,
+    sessions, documents) are read as ``(id, valid_from, seq, source_path)`` and only their first ``PER_KIND``
+    versions in full (at 1M events decoding every candidate's text was a third of filling the memo); facts (goals),
+    tasks and commands are chosen by their properties and read whole."""
+
+    def heads(entity_type: str) -> list[tuple[str, str, int, str | None]]:
+        return catalog.recent_heads(session, entity_type, SCAN_PER_TYPE)
+
+    def versions(entity_type: str) -> list[EntityVersion]:
+        return catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, None)
+
+    chosen = {kind: _newest_heads(heads(kind)) for kind in ("decision", "file", "session")}
+    chosen["anchors"] = _newest_heads([head for head in heads("document_chunk") + heads("document") if head[3]])
+    found = catalog.versions([version_id for ids in chosen.values() for version_id in ids])  # one read
+
+    def whole(kind: str) -> list[EntityVersion]:
+        return [version for version in (found[version_id] for version_id in chosen[kind]) if version is not None]
+
+    goals = whole("session") + [version for version in versions("fact") if _is_goal(version.properties_json)]
+    work = sorted(versions("task") + versions("command_run"), key=_NEWEST_FIRST, reverse=True)
+    return _Partial(
+        _top(whole("decision")), _top(whole("file")), _top(goals), _top(whole("anchors")), _work_entries(work)
+    )
+
+
+_HEAD_ORDER = operator.itemgetter(1, 2)  # (valid_from, seq) of a recent head
+
+
+def _newest_heads(candidates: list[tuple[str, str, int, str | None]]) -> list[str]:
+    """Ids of the first ``PER_KIND`` candidates newest first (a stable choice: ties keep the list's order). Goals
+    choose among session entities and facts together: a session entity outside its kind's first ``PER_KIND`` is
+    behind five others in any merge, so the goal bucket is unchanged."""
+    return [head[0] for head in heapq.nlargest(PER_KIND, candidates, key=_HEAD_ORDER)]
 
 
 def _top(candidates: list[EntityVersion]) -> list[_Entry]:

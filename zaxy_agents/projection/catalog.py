@@ -71,6 +71,10 @@ class EntityCatalog(Protocol):
     def recent_versions(self, session: str, entity_type: str, scan: int, as_of: str | None) -> list[EntityVersion]:
         """``version_at(key, as_of)`` of each of :meth:`recent_keys` that has one, in the same order."""
 
+    def recent_heads(self, session: str, entity_type: str, scan: int) -> list[tuple[str, str, int, str | None]]:
+        """``(id, valid_from, seq, source_path)`` of what ``recent_versions(session, entity_type, scan, None)``
+        returns, in the same order, without reading the versions' text (a caller keeps a few of them)."""
+
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         """Every identity of one type in one session, in order of first assertion."""
 

@@ -36,28 +36,13 @@ class SessionMemo(Generic[T]):
         self.limit = limit
         self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
 
-    def get(self, catalog: EntityCatalog, session: str, compute: Callable[[], T], key: Hashable = None) -> T:
-        """``compute()`` (the session's partial), or the one kept under the session's current epoch. ``key``
-        tells apart partials of one session that depend on more than the session (a scan size, a type)."""
-        entries = _entries(self._by_catalog, catalog)
-        if entries is None:
-            return compute()
-        epoch = catalog.session_epoch(session)  # type: ignore[attr-defined]
-        entry_key = (session, key)
-        found = entries.get(entry_key)
-        if found is not None and found[0] == epoch:
-            return found[1]
-        value = compute()
-        if found is None and len(entries) >= self.limit:
-            entries.pop(next(iter(entries)))
-        entries[entry_key] = (epoch, value)
-        return value
-
     def many(
         self, catalog: EntityCatalog, sessions: Iterable[str], compute: Callable[[str], T], key: Hashable = None
     ) -> list[T]:
-        """:meth:`get` of each session (``compute(session)`` for those not kept), in order: one memo lookup per
-        session, the loop a whole-memory block runs over ~1,000 sessions at every checkout."""
+        """Each session's partial, in order: the one kept under the session's current epoch, else
+        ``compute(session)`` (kept under the epoch read before it ran, so a commit racing it only makes it stale
+        sooner). ``key`` tells apart partials of one session that depend on more than the session (the types a
+        tier ranks). One pass over the sessions: the loop a whole-memory block runs at every checkout."""
         entries = _entries(self._by_catalog, catalog)
         if entries is None:
             return [compute(session) for session in sessions]
@@ -75,9 +60,6 @@ class SessionMemo(Generic[T]):
             entries[entry_key] = (epoch, value)
             found.append(value)
         return found
-
-    def clear(self) -> None:
-        self._by_catalog.clear()
 
 
 class MergedMemo(Generic[T]):

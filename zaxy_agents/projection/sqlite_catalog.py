@@ -462,6 +462,20 @@ class SqliteCatalog:
         self._recent[(session, entity_type, scan)] = found
         return list(found)
 
+    def recent_heads(self, session: str, entity_type: str, scan: int) -> list[tuple[str, str, int, str | None]]:
+        """:meth:`recent_versions` (``as_of=None``) as ``(id, valid_from, seq, source_path)``: the same rows and
+        order, without decoding the bodies (a whole-memory working set keeps five of each session's sixty)."""
+        return [
+            (row[0], row[1], int(row[2]), row[3])
+            for row in self._rows(
+                "SELECT v.id, v.valid_from, v.seq, v.source_path FROM (SELECT kid, max(vid) AS last FROM "
+                "(SELECT kid, vid FROM cat_versions WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?) "
+                "GROUP BY kid) r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current "
+                "WHERE NOT k.closed ORDER BY r.last DESC",
+                (session, entity_type, scan),
+            )
+        ]
+
     def recent_versions_across(
         self, entity_types: Sequence[str], scan: int, sessions: Sequence[str] | None = None
     ) -> Iterator[EntityVersion]:
