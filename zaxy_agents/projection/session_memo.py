@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from .catalog import EntityCatalog, SessionEpochs
 
@@ -43,10 +43,11 @@ class SessionMemo(Generic[T]):
         ``compute(session)`` (kept under the epoch read before it ran, so a commit racing it only makes it stale
         sooner). ``key`` tells apart partials of one session that depend on more than the session (the types a
         tier ranks). One pass over the sessions: the loop a whole-memory block runs at every checkout."""
-        entries = _entries(self._by_catalog, catalog)
-        if entries is None:
+        memo = _entries(self._by_catalog, catalog)
+        if memo is None:
             return [compute(session) for session in sessions]
-        epoch_of = catalog.session_epoch  # type: ignore[attr-defined]
+        entries, epochs = memo
+        epoch_of = epochs.session_epoch
         found: list[T] = []
         for session in sessions:
             epoch, entry_key = epoch_of(session), (session, key)
@@ -71,10 +72,11 @@ class MergedMemo(Generic[T]):
         self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
 
     def get(self, catalog: EntityCatalog, key: Hashable, compute: Callable[[], T]) -> T:
-        entries = _entries(self._by_catalog, catalog)
-        if entries is None:
+        memo = _entries(self._by_catalog, catalog)
+        if memo is None:
             return compute()
-        epoch = catalog.epoch  # type: ignore[attr-defined]
+        entries, epochs = memo
+        epoch = epochs.epoch
         found = entries.get(key)
         if found is not None and found[0] == epoch:
             return found[1]
@@ -85,11 +87,14 @@ class MergedMemo(Generic[T]):
         return value
 
 
-def _entries(by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries], catalog: EntityCatalog) -> _Entries | None:
-    """The memo of ``catalog``, or ``None`` when it reports no epochs (the protocol check runs once per catalog:
-    a runtime ``isinstance`` against a protocol costs more than the lookup it guards)."""
+def _entries(
+    by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries], catalog: EntityCatalog
+) -> tuple[_Entries, SessionEpochs] | None:
+    """The memo of ``catalog`` with the catalog seen as :class:`SessionEpochs`, or ``None`` when it reports no
+    epochs (the protocol check runs once per catalog: a runtime ``isinstance`` against a protocol costs more than
+    the lookup it guards, so later calls trust the entry kept for it)."""
     entries = by_catalog.get(catalog)
     if entries is None:
         entries = {} if isinstance(catalog, SessionEpochs) else _UNSUPPORTED
         by_catalog[catalog] = entries
-    return None if entries is _UNSUPPORTED else entries
+    return None if entries is _UNSUPPORTED else (entries, cast(SessionEpochs, catalog))
