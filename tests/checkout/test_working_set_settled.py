@@ -1,5 +1,5 @@
-"""The working set skips the versions that can no longer change it (their buckets are full), and a whole memory is
-read through the catalog's cross-session stream. Both checked against a reference copy of the loop that reads every
+"""The working set skips the versions that can no longer change it (their buckets are full), and a whole memory or a
+wide scope is read through per-session partials. Both checked against a reference copy of the loop that reads every
 version of every session, on a seeded multi-session memory asked as a whole, per session and at a past moment:
 blocked and open tasks, commands failing and fixed in other sessions, goal facts and plain facts, identities
 asserted many times (the per-session scan cut), closed identities, and event times that tie across sessions and
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from zaxy_agents.checkout import working_set
 from zaxy_agents.checkout.assemble import _stable_facts
 from zaxy_agents.checkout.models import WorkingSet
 from zaxy_agents.checkout.working_set import (
@@ -22,11 +21,10 @@ from zaxy_agents.checkout.working_set import (
     SCAN_PER_TYPE,
     WORKING_TYPES,
     _push,
-    build_streamed,
     build_working_set,
-    streams,
 )
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection import session_memo
 
 
 def _reference(catalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:  # type: ignore[no-untyped-def]
@@ -104,26 +102,28 @@ def test_skipping_settled_versions_keeps_the_working_set(tmp_path: Path) -> None
         assert whole.blockers and whole.tasks and whole.goals  # the seeded memory exercises the skipped kinds
 
 
-def test_the_cross_session_stream_gives_the_same_working_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A whole memory (and a wide scope) is read through the catalog's stream: same buckets, same order, ties
-    included, and the same stable-fact tier; a past moment keeps the per-session reads and still matches."""
+def test_a_wide_scope_gives_the_same_working_set_and_stable_tier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole memory and a wide scope (per-session partials merged): same buckets, same order, ties included, and
+    the same stable-fact tier as the per-session loop; a past moment keeps the per-session reads and still matches."""
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _seed(memory, sessions=40, events=30, seed=7)
         memory.project()
         catalog = memory.projector.catalog
         wide = {f"s{n}" for n in range(0, 40, 2)} | {"no such session"}
         for scope in (None, {"s0"}, {"s1", "s4"}, wide):
-            assert build_streamed(catalog, scope) == _reference(catalog, scope)
-        looped = {scope: _stable_facts(catalog, scope, None) for scope in (None, frozenset(wide))}
-        assert not streams(catalog, None)  # 40 sessions: per-session reads (cached)
-        monkeypatch.setattr(working_set, "STREAM_FROM", 20)  # as if the memory had many sessions
-        assert streams(catalog, None) and streams(catalog, wide) and not streams(catalog, {"s1", "s4"})
-        assert build_working_set(catalog, None) == _reference(catalog, None)
-        assert build_working_set(catalog, wide) == _reference(catalog, wide)
+            assert build_working_set(catalog, scope) == _reference(catalog, scope)
+        with monkeypatch.context() as patch:  # every memo off: the per-session loop
+            patch.setattr(session_memo, "_entries", lambda by_catalog, catalog: None)
+            looped = {
+                scope: _stable_facts(catalog, None if scope is None else set(scope), None)
+                for scope in (None, frozenset(wide))
+            }
         for scope, expected in looped.items():
             assert _stable_facts(catalog, None if scope is None else set(scope), None) == expected
         assert looped[None][0]  # the stable tier has facts to compare
         moment = "2026-01-01T00:06:00+00:00"
         assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)
-        whole = build_streamed(catalog, None)
+        whole = build_working_set(catalog, None)
         assert whole.blockers and whole.tasks and whole.goals and whole.decisions

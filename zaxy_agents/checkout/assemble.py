@@ -43,9 +43,9 @@ from .models import (
 )
 from .purpose import EMPHASIS_BOOST
 from .render import one_line, prefix_digest, render
-from .tiers import SCAN, most_important, rank_key, session_candidates
+from .tiers import most_important, rank_key, session_candidates
 from .tokens import get_encoding
-from .working_set import build_working_set, streams
+from .working_set import build_working_set
 
 FACT_TYPES = frozenset(
     {"fact", "decision", "task", "memory_item", "document_chunk", "file", "checkpoint", "procedure", "claim", "episode"}
@@ -416,10 +416,6 @@ def _ranked(
     scoped = sorted(scope if scope is not None else catalog.sessions)
     if as_of is None and isinstance(catalog, SessionEpochs):  # per-session shares, kept until their session changes
         ranked = most_important(catalog, scoped, entity_types, STABLE_LIMIT, STABLE_LIMIT, admit, scope is None)
-    elif (
-        as_of is None and not REVIEWED_TYPES.intersection(entity_types) and streams(catalog, scope)
-    ):  # many sessions: one cross-session read (the same versions; the per-session loop is cached for a few)
-        ranked = catalog.important_current_across(entity_types, SCAN, STABLE_LIMIT, STABLE_LIMIT, _scope_list(scope))
     else:
         versions = [
             version
@@ -428,10 +424,6 @@ def _ranked(
         ]
         ranked = sorted(versions, key=rank_key)[:STABLE_LIMIT]
     return sorted(ranked, key=lambda v: (v.entity_type, v.name, v.id))
-
-
-def _scope_list(scope: set[str] | None) -> list[str] | None:
-    return None if scope is None else sorted(scope)
 
 
 def _cited(

@@ -12,9 +12,9 @@ import itertools
 import json
 import operator
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple, TypeGuard
+from typing import NamedTuple
 
-from zaxy_agents.projection.catalog import CrossSessionRecency, EntityCatalog, SessionEpochs
+from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 
@@ -27,11 +27,6 @@ BLOCKED = {"blocked", "failed", "stuck", "waiting"}
 
 
 WORKING_TYPES = ("task", "decision", "file", "command_run", "session", "fact", "document_chunk", "document")
-# Sessions in scope from which the catalog's cross-session stream replaces the per-session reads. Below it those
-# reads are served from the catalog's recent-versions cache (2,000 (session, type) lists: 250 sessions x 8 types),
-# which costs less than the stream's uncached query (measured: 100 sessions of 200 events, 10 vs 76 ms per
-# checkout); above it that cache is refilled at every checkout and the stream wins (1,000 sessions: 1.5x less CPU).
-STREAM_FROM = 250
 
 
 def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: str | None = None) -> WorkingSet:
@@ -43,17 +38,12 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     whose blockers depend on which reruns came later, are walked in order. A whole memory has tens of thousands
     of candidates per checkout.
 
-    Many sessions (a whole memory) are read through the catalog's cross-session stream when it has one
-    (:func:`build_streamed`: the same working set, O(what it shows) in Python); a few sessions, or a moment in the
-    past, keep the per-session reads, which the catalog caches.
-
     A catalog that reports per-session change epochs (:class:`SessionEpochs`) is read through per-session partials
     kept until their session changes (:func:`build_memoised`): the same working set, and a whole memory costs the
-    sessions that changed since the last checkout plus a merge of a few entries per session."""
+    sessions that changed since the last checkout plus a merge of a few entries per session. A moment in the past
+    (or a catalog without epochs) keeps the per-session reads below, which the catalog caches."""
     if as_of is None and isinstance(catalog, SessionEpochs):
         return build_memoised(catalog, sessions)
-    if as_of is None and streams(catalog, sessions):
-        return build_streamed(catalog, sessions)
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     work: list[EntityVersion] = []  # tasks and commands: open tasks, blockers
     decisions: list[EntityVersion] = []
@@ -247,49 +237,6 @@ def _merge(partials: Sequence[_Partial]) -> tuple[list[_Entry], ...]:
         elif len(blockers) < PER_KIND and (entry.role == "blocked" or entry.command not in succeeded):
             blockers.append(entry)
     return (*buckets, tasks, blockers)
-
-
-def streams(catalog: EntityCatalog, sessions: set[str] | None) -> TypeGuard[CrossSessionRecency]:
-    """Whether a scope (``None``: the whole memory) is read through the catalog's cross-session stream: the
-    catalog has one and the scope holds at least ``STREAM_FROM`` sessions."""
-    wide = len(sessions if sessions is not None else catalog.sessions) >= STREAM_FROM
-    return wide and isinstance(catalog, CrossSessionRecency)
-
-
-def build_streamed(catalog: CrossSessionRecency, sessions: set[str] | None) -> WorkingSet:
-    """:func:`build_working_set` from the catalog's cross-session stream: each bucket reads its kinds' current
-    versions newest first (the order the per-session loop sorts its candidates into, ties included) and stops
-    when it is full, so a whole memory costs the versions it shows plus those skipped on the way (non-goal facts,
-    documents without a source, done tasks), not 8 reads and up to 480 versions per session."""
-    scope = None if sessions is None else sorted(sessions)
-
-    def newest(*types: str) -> Iterable:  # type: ignore[type-arg]
-        return catalog.recent_versions_across(types, SCAN_PER_TYPE, scope)
-
-    working = WorkingSet()
-    for bucket, found in (
-        (working.decisions, newest("decision")),
-        (working.artifacts, newest("file")),
-        (
-            working.goals,
-            (v for v in newest("session", "fact") if v.entity_type == "session" or _is_goal(v.properties_json)),
-        ),
-        (working.source_anchors, (v for v in newest("document_chunk", "document") if v.source_path)),
-    ):
-        for version in itertools.islice(found, PER_KIND):
-            _push(bucket, version, {})
-        _close(found)
-    work = newest("task", "command_run")
-    _walk(working, work)
-    _close(work)
-    return working
-
-
-def _close(found: Iterable) -> None:  # type: ignore[type-arg]
-    """Stop a stream the caller did not read to its end (its statement is released now, not at collection)."""
-    close = getattr(found, "close", None)
-    if close is not None:
-        close()
 
 
 def _walk(working: WorkingSet, work: Iterable[EntityVersion]) -> None:

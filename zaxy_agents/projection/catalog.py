@@ -8,7 +8,7 @@ queries the on-disk tables with small caches, so nothing here is ever loaded who
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -134,29 +134,6 @@ class EntityCatalog(Protocol):
 
     def counts(self, session: str | None = None) -> dict[str, int]:
         """``entities``, ``current_entities``, ``edges``, ``inferred_edges`` (of one session or all)."""
-
-
-@runtime_checkable
-class CrossSessionRecency(Protocol):
-    """Optional capability of a catalog: :meth:`EntityCatalog.recent_versions` of many sessions as one stream.
-
-    A reader that finds it reads what it shows instead of every session's lists (a whole-memory working set);
-    a catalog without it is read session by session (the same result, O(sessions))."""
-
-    def recent_versions_across(
-        self, entity_types: Sequence[str], scan: int, sessions: Sequence[str] | None = None
-    ) -> Iterator[EntityVersion]:
-        """The current versions ``recent_versions(session, type, scan, None)`` returns for every session in
-        ``sessions`` (``None``: all) and every type in ``entity_types``, newest first by (valid_from, seq), ties
-        in the order of the per-session lists concatenated by session (sorted), then type (as given): what a
-        stable sort of that concatenation gives. Streamed, so a caller that stops early pays for what it read."""
-
-    def important_current_across(
-        self, entity_types: Sequence[str], scan: int, listed: int, limit: int, sessions: Sequence[str] | None = None
-    ) -> list[EntityVersion]:
-        """The ``limit`` most important open current versions among ``recent_keys(session, type, scan)[:listed]``
-        of every session in ``sessions`` (``None``: all) and every type, ordered by (-importance, entity_type,
-        name, id): what the stable-fact tier keeps, read in one query instead of per session and identity."""
 
 
 @runtime_checkable

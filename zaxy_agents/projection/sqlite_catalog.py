@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.projection.catalog import FeedbackAggregate
-from zaxy_agents.projection.catalog_across import across_query, important_query, stream
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import DerivedStore
@@ -475,23 +474,6 @@ class SqliteCatalog:
                 (session, entity_type, scan),
             )
         ]
-
-    def recent_versions_across(
-        self, entity_types: Sequence[str], scan: int, sessions: Sequence[str] | None = None
-    ) -> Iterator[EntityVersion]:
-        """``recent_versions(session, type, scan, None)`` of every session (of ``sessions``; ``None`` = all) and
-        every type in ``entity_types``, as one stream, newest first: the order a stable sort by (valid_from, seq)
-        of those lists concatenated by session, then type, gives. Not cached: it reads what the caller takes."""
-        sql, parameters = across_query(_VERSION_COLUMNS, entity_types, scan, sessions)
-        return stream(self.store.reader().execute(sql, parameters), _version)
-
-    def important_current_across(
-        self, entity_types: Sequence[str], scan: int, listed: int, limit: int, sessions: Sequence[str] | None = None
-    ) -> list[EntityVersion]:
-        """The ``limit`` most important open current versions among ``recent_keys(session, type, scan)[:listed]``
-        of every session (of ``sessions``) and type, ordered by (-importance, entity_type, name, id)."""
-        sql, parameters = important_query(_VERSION_COLUMNS, entity_types, scan, listed, limit, sessions)
-        return [_version(row) for row in self._rows(sql, parameters)]
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(
