@@ -26,6 +26,7 @@ fabric.project()
 store = fabric.projector.store  # opened and caught up
 keys = sorted({version.key for version in store.entities_as_of("9999-12-31T00:00:00Z", limit=100_000)})
 stop, writing = threading.Event(), threading.Event()
+seen_writing = [threading.Event(), threading.Event()]  # each reader has started a read during this catch-up
 errors: list[str] = []
 reads, overlapped = [0, 0], [0, 0]
 
@@ -34,6 +35,8 @@ def read(thread: int) -> None:
     rng = random.Random(thread)
     while not stop.is_set():
         during = writing.is_set()
+        if during:
+            seen_writing[thread].set()
         try:
             kind = rng.randrange(4)
             if kind == 0:
@@ -60,11 +63,15 @@ for round_ in range(rounds):
     _mixed_history(fabric, f"s{round_}", 200, seed=round_ + 50)
     fabric.project()  # the catalog; the graph lags until the catch-up below
     writing.set()
+    for seen in seen_writing:  # a catch-up can be shorter than one read: let both readers start one inside it
+        seen.wait(timeout=60)
     try:
         fabric.projector.graph.sync()  # apply (one transaction per batch) + CHECKPOINT
     except Exception as exc:  # reported to the parent
         errors.append(f"writer: {type(exc).__name__}: {exc}")
     writing.clear()
+    for seen in seen_writing:
+        seen.clear()
     if fabric.projector.graph.error or errors:
         errors.append(f"graph error: {fabric.projector.graph.error}")
         break
