@@ -12,7 +12,6 @@ every session's identities at every checkout.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Callable
 
 from zaxy_agents.projection.catalog import EntityCatalog
@@ -74,8 +73,11 @@ def most_important(
         )
         return [heapq.nsmallest(limit, candidates, key=rank_key) for candidates in found]
 
+    def combine(earlier: list[EntityVersion], later: list[EntityVersion]) -> list[EntityVersion]:
+        return heapq.nsmallest(limit, earlier + later, key=rank_key)  # a total order: no ties to keep
+
     def merge() -> list[EntityVersion]:
-        shares = _PARTIALS.many(catalog, sessions, lambda s: partials([s])[0], entity_types, partials)
-        return heapq.nsmallest(limit, itertools.chain.from_iterable(shares), key=rank_key)
+        _, merged = _PARTIALS.merged(catalog, sessions, lambda s: partials([s])[0], combine, entity_types, partials)
+        return merged or []
 
     return list(_MERGED.get(catalog, (entity_types, listed, limit, None if whole else tuple(sessions)), merge))

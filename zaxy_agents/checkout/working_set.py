@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import json
 import operator
 from collections.abc import Iterable, Sequence
@@ -108,26 +107,24 @@ _ENTRY_ORDER = operator.itemgetter(0, 1)  # (valid_from, seq): _NEWEST_FIRST of 
 
 
 def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> WorkingSet:
-    """:func:`build_working_set` from per-session partials (:func:`_partials`), each kept until its
-    session's catalog epoch moves, merged newest first; the merged result itself is kept until any session
-    changes. Exact: a bucket's first ``PER_KIND`` across sessions are among each session's first ``PER_KIND``
-    (ties in session order, as the loop's stable sort leaves them), and the tasks-and-commands walk keeps only
-    entries whose omission cannot change what it pushes (see :func:`_work_entries`)."""
+    """:func:`build_working_set` from per-session partials (:func:`_partials`), each kept until its session's
+    catalog epoch moves, merged newest first; the merged result itself is kept until any session changes, and the
+    four buckets chosen by time alone are merged in a tree (:class:`~zaxy_agents.projection.session_memo.MergeTree`:
+    a change in one session merges ~log2(sessions) pairs of buckets, not every session's). Exact: a bucket's first
+    ``PER_KIND`` across sessions are among each session's first ``PER_KIND`` (ties in session order, as the loop's
+    stable sort leaves them), and the tasks-and-commands walk keeps only entries whose omission cannot change what
+    it pushes (see :func:`_work_entries`)."""
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     key = None if sessions is None else tuple(scoped)
-    merged = _MERGED.get(
-        catalog,
-        key,
-        lambda: _merge(
-            _PARTIALS.many(
-                catalog,
-                scoped,
-                lambda session: _partials(catalog, [session])[0],
-                None,
-                lambda missing: _partials(catalog, missing),
-            )
-        ),
-    )
+
+    def merge() -> tuple[list[_Entry], ...]:
+        partials, root = _PARTIALS.merged(
+            catalog, scoped, lambda session: _partials(catalog, [session])[0], _combine, None,
+            lambda missing: _partials(catalog, missing),
+        )  # fmt: skip
+        return _merge(partials, root)
+
+    merged = _MERGED.get(catalog, key, merge)
     working = WorkingSet()
     for bucket, entries in zip(
         (working.decisions, working.artifacts, working.goals, working.source_anchors, working.tasks, working.blockers),
@@ -232,13 +229,17 @@ def _work_entries(work: list[EntityVersion]) -> list[_Entry]:
     return entries
 
 
-def _merge(partials: Sequence[_Partial]) -> tuple[list[_Entry], ...]:
+def _combine(earlier: _Partial, later: _Partial) -> _Partial:
+    """The four buckets of two runs of sessions (``earlier`` first) merged: each one's first ``PER_KIND``, ties
+    in session order (a stable ``nlargest`` of the concatenation). The work entries are merged by the walk."""
+    buckets = zip(earlier[:4], later[:4], strict=True)
+    return _Partial(*(heapq.nlargest(PER_KIND, first + second, key=_ENTRY_ORDER) for first, second in buckets), [])
+
+
+def _merge(partials: Sequence[_Partial], merged: _Partial | None) -> tuple[list[_Entry], ...]:
     """The working set's buckets (decisions, artifacts, goals, anchors, tasks, blockers) from the partials of
-    the scope's sessions, in session order."""
-    buckets = [
-        heapq.nlargest(PER_KIND, itertools.chain.from_iterable(getattr(p, name) for p in partials), key=_ENTRY_ORDER)
-        for name in ("decisions", "artifacts", "goals", "anchors")
-    ]
+    the scope's sessions in session order, whose first four buckets ``merged`` holds (:func:`_combine`)."""
+    buckets: list[list[_Entry]] = [[], [], [], []] if merged is None else list(merged[:4])
     tasks: list[_Entry] = []
     blockers: list[_Entry] = []
     succeeded: set[str] = set()
