@@ -277,7 +277,8 @@ class _Query:
         """Feature records of ``docs`` (or their ``field``): the tail's own, else the cached blocks, with the
         tail's newer ``next`` links."""
         tail = self.tail
-        in_tail = (docs >= tail.first) & (docs < tail.end) if len(tail.records) else None
+        reaches_tail = len(tail.records) and docs.size and int(docs.max()) >= tail.first
+        in_tail = (docs >= tail.first) & (docs < tail.end) if reaches_tail else None
         if in_tail is not None and in_tail.any():
             dtype = feat.FEATURE if field is None else feat.FEATURE[field]
             records = np.zeros(docs.size, dtype=dtype)
@@ -292,11 +293,14 @@ class _Query:
         else:
             records = self.cache.gather(self.db, docs, field)
         if tail.links and field in (None, "next"):
-            for position in np.flatnonzero(sets.isin(docs, np.fromiter(tail.links, dtype=np.int64))).tolist():
+            linked, following = tail.link_arrays
+            positions = np.flatnonzero(sets.isin(docs, linked, members_sorted=True))
+            if positions.size:
+                newer = following[np.searchsorted(linked, docs[positions])]
                 if field is None:
-                    records["next"][position] = tail.links[int(docs[position])]
+                    records["next"][positions] = newer
                 else:
-                    records[position] = tail.links[int(docs[position])]
+                    records[positions] = newer
         return records
 
     def _postings(self, field_id: int, terms: list[int], scope: Sequence[int] | None) -> dict[int, TermPostings]:
