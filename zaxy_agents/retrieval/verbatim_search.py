@@ -24,11 +24,14 @@ top 10 still equals the dense scorer's).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import features as feat
 from . import sorted_sets as sets
@@ -320,9 +323,9 @@ class _Query:
         self, docs: np.ndarray, scores: np.ndarray, comp: dict[str, np.ndarray], rows: np.ndarray, names: Names
     ) -> list[VerbatimHit]:
         tail = self.tail
-        marks = ",".join(str(int(d)) for d in docs if tail.record(int(d)) is None)
-        sql = f"SELECT id, session, seq, type FROM {PREFIX}_doc WHERE id IN ({marks})"
-        found = {r[0]: r[1:] for r in self.db.execute(sql)} if marks else {}
+        main = [doc for doc in docs.tolist() if tail.record(doc) is None]
+        sql = f"SELECT id, session, seq, type FROM {PREFIX}_doc WHERE id IN {ID_LIST}"  # one cached statement
+        found = {r[0]: r[1:] for r in self.db.execute(sql, (json.dumps(main),))} if main else {}
         for doc in docs.tolist():
             record = tail.record(doc)
             if record is not None:
