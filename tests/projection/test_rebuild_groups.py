@@ -43,10 +43,11 @@ def _tables(root: Path, only: str = "") -> dict[str, list[tuple]]:
         tables = {
             name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
             for name in names
-            if name.startswith(only) and name not in ("verbatim_stats", "meta")
+            if name.startswith(only) and name not in ("verbatim_stats", "entity_keyword_stats", "meta")
         }
-        if not only:  # verbatim_stats holds a random creation token: compare every other column
+        if not only:  # verbatim_stats and entity_keyword_stats hold a random creation token: compare the rest
             tables["verbatim_stats"] = [r[:-3] for r in db.execute("SELECT * FROM verbatim_stats")]
+            tables["entity_keyword_stats"] = [r[:-1] for r in db.execute("SELECT * FROM entity_keyword_stats")]
         return tables
     finally:
         db.close()

@@ -139,12 +139,15 @@ def _tables(root: Path) -> dict[str, list[tuple]]:
     db = sqlite3.connect(root / ".zaxy" / "derived.sqlite")
     try:
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        # verbatim_stats holds a random creation token: compare every other column
+        # verbatim_stats and entity_keyword_stats hold a random creation token: compare every other column
         return {
             name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
             for name in names
-            if name != "verbatim_stats"
-        } | {"verbatim_stats": [r[:-3] for r in db.execute("SELECT * FROM verbatim_stats")]}
+            if name not in ("verbatim_stats", "entity_keyword_stats")
+        } | {
+            "verbatim_stats": [r[:-3] for r in db.execute("SELECT * FROM verbatim_stats")],
+            "entity_keyword_stats": [r[:-1] for r in db.execute("SELECT * FROM entity_keyword_stats")],
+        }
     finally:
         db.close()
 
@@ -232,7 +235,9 @@ def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Pa
         try:
             names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
                                               "'entity_keyword%' ORDER BY name")]  # fmt: skip
-            return {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
+            rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
+            rows["entity_keyword_stats"] = [row[:-1] for row in rows["entity_keyword_stats"]]  # the creation token
+            return rows
         finally:
             db.close()
 

@@ -60,12 +60,22 @@ def most_important(
     catalog's every session), ordered by :func:`rank_key`; each session's share is kept until it changes.
     ``admit`` must read only its version's own session (the review gate does)."""
 
-    def partial(session: str) -> list[EntityVersion]:
-        found = session_candidates(catalog, session, entity_types, listed, None, admit)
-        return heapq.nsmallest(limit, found, key=rank_key)
+    def partials(shares: list[str]) -> list[list[EntityVersion]]:  # read for many sessions at once
+        listed_keys = {kind: catalog.first_recent_keys_many(shares, kind, listed, SCAN) for kind in entity_types}
+        currents = catalog.currents([key for keys in listed_keys.values() for found in keys.values() for key in found])
+        found = (
+            [
+                v
+                for kind in entity_types
+                for v in map(currents.__getitem__, listed_keys[kind][s])
+                if v is not None and admit(v)
+            ]
+            for s in shares
+        )
+        return [heapq.nsmallest(limit, candidates, key=rank_key) for candidates in found]
 
     def merge() -> list[EntityVersion]:
-        shares = _PARTIALS.many(catalog, sessions, partial, entity_types)
+        shares = _PARTIALS.many(catalog, sessions, lambda s: partials([s])[0], entity_types, partials)
         return heapq.nsmallest(limit, itertools.chain.from_iterable(shares), key=rank_key)
 
     return list(_MERGED.get(catalog, (entity_types, listed, limit, None if whole else tuple(sessions)), merge))

@@ -108,7 +108,7 @@ _ENTRY_ORDER = operator.itemgetter(0, 1)  # (valid_from, seq): _NEWEST_FIRST of 
 
 
 def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> WorkingSet:
-    """:func:`build_working_set` from per-session partials (:func:`_session_partial`), each kept until its
+    """:func:`build_working_set` from per-session partials (:func:`_partials`), each kept until its
     session's catalog epoch moves, merged newest first; the merged result itself is kept until any session
     changes. Exact: a bucket's first ``PER_KIND`` across sessions are among each session's first ``PER_KIND``
     (ties in session order, as the loop's stable sort leaves them), and the tasks-and-commands walk keeps only
@@ -118,7 +118,15 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
     merged = _MERGED.get(
         catalog,
         key,
-        lambda: _merge(_PARTIALS.many(catalog, scoped, lambda session: _session_partial(catalog, session))),
+        lambda: _merge(
+            _PARTIALS.many(
+                catalog,
+                scoped,
+                lambda session: _partials(catalog, [session])[0],
+                None,
+                lambda missing: _partials(catalog, missing),
+            )
+        ),
     )
     working = WorkingSet()
     for bucket, entries in zip(
@@ -130,31 +138,39 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
     return working
 
 
-def _session_partial(catalog: EntityCatalog, session: str) -> _Partial:
-    """The loop of :func:`build_working_set` over one session, reduced to what a merge can need: each bucket's
-    first ``PER_KIND`` candidates and the walk's entries. The kinds chosen by time alone (decisions, files,
-    sessions, documents) are read as ``(id, valid_from, seq, source_path)`` and only their first ``PER_KIND``
-    versions in full (at 1M events decoding every candidate's text was a third of filling the memo); facts (goals),
-    tasks and commands are chosen by their properties and read whole."""
+def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
+    """The loop of :func:`build_working_set` over each of ``sessions``, reduced to what a merge can need: each
+    bucket's first ``PER_KIND`` candidates and the walk's entries. Read for all the sessions at once (one query per
+    type: the first whole-memory checkout of a process fills every session's share). The kinds chosen by time alone
+    (decisions, files, sessions, documents) are read as ``(id, valid_from, seq, source_path)`` and only their first
+    ``PER_KIND`` versions in full (at 1M events decoding every candidate's text was a third of filling the memo);
+    facts (goals), tasks and commands are chosen by their properties and read whole."""
+    heads = {kind: catalog.recent_heads_many(sessions, kind, SCAN_PER_TYPE) for kind in _BY_TIME}
+    whole = {kind: catalog.recent_versions_many(sessions, kind, SCAN_PER_TYPE) for kind in _BY_PROPERTIES}
+    chosen = [
+        (
+            *(_newest_heads(heads[kind][session]) for kind in ("decision", "file", "session")),
+            _newest_heads([h for h in heads["document_chunk"][session] + heads["document"][session] if h[3]]),
+        )
+        for session in sessions
+    ]
+    found = catalog.versions([version_id for ids in chosen for kind in ids for version_id in kind])  # one read
 
-    def heads(entity_type: str) -> list[tuple[str, str, int, str | None]]:
-        return catalog.recent_heads(session, entity_type, SCAN_PER_TYPE)
+    def read(ids: list[str]) -> list[EntityVersion]:
+        return [version for version in (found[version_id] for version_id in ids) if version is not None]
 
-    def versions(entity_type: str) -> list[EntityVersion]:
-        return catalog.recent_versions(session, entity_type, SCAN_PER_TYPE, None)
+    partials = []
+    for session, (decisions, files, goal_sessions, anchors) in zip(sessions, chosen, strict=True):
+        goals = read(goal_sessions) + [v for v in whole["fact"][session] if _is_goal(v.properties_json)]
+        work = sorted(whole["task"][session] + whole["command_run"][session], key=_NEWEST_FIRST, reverse=True)
+        partials.append(
+            _Partial(_top(read(decisions)), _top(read(files)), _top(goals), _top(read(anchors)), _work_entries(work))
+        )
+    return partials
 
-    chosen = {kind: _newest_heads(heads(kind)) for kind in ("decision", "file", "session")}
-    chosen["anchors"] = _newest_heads([head for head in heads("document_chunk") + heads("document") if head[3]])
-    found = catalog.versions([version_id for ids in chosen.values() for version_id in ids])  # one read
 
-    def whole(kind: str) -> list[EntityVersion]:
-        return [version for version in (found[version_id] for version_id in chosen[kind]) if version is not None]
-
-    goals = whole("session") + [version for version in versions("fact") if _is_goal(version.properties_json)]
-    work = sorted(versions("task") + versions("command_run"), key=_NEWEST_FIRST, reverse=True)
-    return _Partial(
-        _top(whole("decision")), _top(whole("file")), _top(goals), _top(whole("anchors")), _work_entries(work)
-    )
+_BY_TIME = ("decision", "file", "session", "document_chunk", "document")
+_BY_PROPERTIES = ("fact", "task", "command_run")
 
 
 _HEAD_ORDER = operator.itemgetter(1, 2)  # (valid_from, seq) of a recent head

@@ -25,6 +25,7 @@ from .catalog import EntityCatalog, SessionEpochs
 
 T = TypeVar("T")
 SESSIONS = 50_000  # sessions kept per block and catalog (a whole memory of 1M events has ~1,000)
+FILL = 100  # sessions per call of a block's bulk fill (its reads of that many sessions are in memory at once)
 _Entries = dict[Hashable, tuple[tuple[int, int], Any]]
 _UNSUPPORTED: _Entries = {}  # the marker of a catalog without epochs (never written)
 
@@ -37,30 +38,46 @@ class SessionMemo(Generic[T]):
         self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
 
     def many(
-        self, catalog: EntityCatalog, sessions: Iterable[str], compute: Callable[[str], T], key: Hashable = None
+        self,
+        catalog: EntityCatalog,
+        sessions: Iterable[str],
+        compute: Callable[[str], T],
+        key: Hashable = None,
+        fill: Callable[[list[str]], list[T]] | None = None,
     ) -> list[T]:
-        """Each session's partial, in order: the one kept under the session's current epoch, else
-        ``compute(session)`` (kept under the epoch read before it ran, so a commit racing it only makes it stale
-        sooner). ``key`` tells apart partials of one session that depend on more than the session (the types a
-        tier ranks). One pass over the sessions: the loop a whole-memory block runs at every checkout."""
+        """Each session's partial, in order: the one kept under the session's current epoch, else computed
+        (kept under the epoch read before it ran, so a commit racing it only makes it stale sooner). ``fill``
+        computes the partials of many sessions at once (the first whole-memory checkout of a process reads every
+        session: one query per block and type instead of one per session), ``compute`` one session's. ``key``
+        tells apart partials of one session that depend on more than the session (the types a tier ranks)."""
         memo = _entries(self._by_catalog, catalog)
         if memo is None:
             return [compute(session) for session in sessions]
         entries, epochs = memo
         epoch_of = epochs.session_epoch
-        found: list[T] = []
+        found: list[T | None] = []
+        stale: list[tuple[int, str, tuple[int, int]]] = []  # (position, session, epoch read before computing)
         for session in sessions:
-            epoch, entry_key = epoch_of(session), (session, key)
-            kept = entries.get(entry_key)
+            epoch = epoch_of(session)
+            kept = entries.get((session, key))
             if kept is not None and kept[0] == epoch:
                 found.append(kept[1])
-                continue
-            value = compute(session)
-            if kept is None and len(entries) >= self.limit:
-                entries.pop(next(iter(entries)))
-            entries[entry_key] = (epoch, value)
-            found.append(value)
-        return found
+            else:
+                stale.append((len(found), session, epoch))
+                found.append(None)
+        if stale:
+            missing = [session for _, session, _ in stale]
+            if fill is None:
+                values = [compute(session) for session in missing]
+            else:  # in chunks: what a fill reads of each session before reducing it stays bounded
+                values = [value for at in range(0, len(missing), FILL) for value in fill(missing[at : at + FILL])]
+            for (position, session, epoch), value in zip(stale, values, strict=True):
+                entry_key = (session, key)
+                if entry_key not in entries and len(entries) >= self.limit:
+                    entries.pop(next(iter(entries)))
+                entries[entry_key] = (epoch, value)
+                found[position] = value
+        return cast(list[T], found)
 
 
 class MergedMemo(Generic[T]):

@@ -10,6 +10,7 @@ versions, events, edges, feedback they wrote or closed); any other commit, and a
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
@@ -474,6 +475,111 @@ class SqliteCatalog:
                 (session, entity_type, scan),
             )
         ]
+
+    def _recent_across(
+        self, sessions: Sequence[str], entity_type: str, scan: int, columns: str
+    ) -> dict[str, list[tuple[Any, ...]]]:
+        """Per session of ``sessions``: the rows ``columns`` (of ``cat_versions v``, then ``k.key``, ``k.current``)
+        of the newest version of each identity among the session's last ``scan`` versions of ``entity_type``, open
+        identities only, newest first (what :meth:`recent_versions` reads of one session, for many in one query).
+        ``cut`` finds each session's ``scan``-th newest version on the ``(session, entity_type)`` index, and drives
+        the range join (``CROSS JOIN`` fixes SQLite's loop order); the newest version's columns come with
+        ``max(vid)`` (SQLite's bare columns of a lone ``max``): it is the identity's current one unless that was
+        retracted (the caller reads those few by ``k.current``)."""
+        found: dict[str, list[tuple[Any, ...]]] = {session: [] for session in sessions}
+        if not found or scan < 1:
+            return found
+        rows = self._rows(
+            "WITH cut(session, cutoff) AS MATERIALIZED (SELECT s.value, coalesce((SELECT vid FROM cat_versions "
+            "WHERE session = s.value AND entity_type = ?2 ORDER BY vid DESC LIMIT 1 OFFSET ?3), -1) "
+            "FROM json_each(?1) s), "
+            f"r AS MATERIALIZED (SELECT c.session AS scope, v.kid AS kid, max(v.vid) AS last, {columns} "
+            "FROM cut c CROSS JOIN cat_versions v ON v.session = c.session AND v.entity_type = ?2 "
+            "AND v.vid >= c.cutoff GROUP BY c.session, v.kid) "
+            "SELECT r.*, k.key, k.current FROM r JOIN cat_keys k ON k.kid = r.kid WHERE NOT k.closed "
+            "ORDER BY r.scope, r.last DESC",
+            (json.dumps(list(found)), entity_type, scan - 1),
+        )
+        for row in rows:
+            found[row[0]].append(row[3:])
+        return found
+
+    def recent_versions_many(
+        self, sessions: Sequence[str], entity_type: str, scan: int
+    ) -> dict[str, list[EntityVersion]]:
+        """``recent_versions(session, entity_type, scan, None)`` of each session, in one query (a whole memory's
+        memo fills every session's share at once)."""
+        columns = (
+            "v.id, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, "
+            "v.hash, v.event_type, v.importance, v.source_path, v.asserted"
+        )
+        rows = self._recent_across(sessions, entity_type, scan, columns)
+        retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]
+        currents = self.versions(retracted) if retracted else {}
+        return {
+            session: [
+                _version((row[0], row[-2], *row[1:-2])) if row[0] == row[-1] else currents[row[-1]]
+                for row in found
+                if row[0] == row[-1] or currents.get(row[-1]) is not None
+            ]
+            for session, found in rows.items()
+        }
+
+    def recent_heads_many(
+        self, sessions: Sequence[str], entity_type: str, scan: int
+    ) -> dict[str, list[tuple[str, str, int, str | None]]]:
+        """:meth:`recent_heads` of each session, in one query."""
+        rows = self._recent_across(sessions, entity_type, scan, "v.id, v.valid_from, v.seq, v.source_path")
+        retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]
+        currents = self.versions(retracted) if retracted else {}
+
+        def head(row: tuple[Any, ...]) -> tuple[str, str, int, str | None] | None:
+            if row[0] == row[-1]:
+                return row[0], row[1], int(row[2]), row[3]
+            version = currents.get(row[-1])
+            if version is None:
+                return None
+            return version.id, version.valid_from, version.source_event_seq, version.source_path
+
+        return {session: [found for found in map(head, found) if found is not None] for session, found in rows.items()}
+
+    def first_recent_keys_many(
+        self, sessions: Sequence[str], entity_type: str, first: int, scan: int
+    ) -> dict[str, list[str]]:
+        """``recent_keys(session, entity_type, scan)[:first]`` of each session: each session's versions are read
+        newest first only until ``first`` identities are found (a tier lists 12 of the 200 it may scan)."""
+        kids: dict[str, list[int]] = {}
+        reader = self.store.reader()
+        statement = "SELECT kid FROM cat_versions WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?"
+        for session in sessions:
+            found: dict[int, None] = {}
+            if first > 0:
+                cursor = reader.execute(statement, (session, entity_type, scan))
+                for (kid,) in cursor:
+                    found[kid] = None
+                    if len(found) >= first:
+                        break
+                cursor.close()
+            kids[session] = list(found)
+        wanted = sorted({kid for found in kids.values() for kid in found})
+        keys: dict[int, str] = {}
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            keys.update(self._rows(f"SELECT kid, key FROM cat_keys WHERE kid IN ({','.join(map(str, chunk))})"))
+        return {session: [keys[kid] for kid in found] for session, found in kids.items()}
+
+    def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:
+        """:meth:`current` of many identities (``None``: absent or closed), read in one query per ``_IN_CHUNK``."""
+        found: dict[str, EntityVersion | None] = dict.fromkeys(keys)
+        for chunk in _chunks(list(found)):
+            rows = self._rows(
+                f"SELECT {_VERSION_COLUMNS} FROM cat_keys k JOIN cat_versions v ON v.id = k.current "
+                f"WHERE k.key IN ({','.join('?' * len(chunk))}) AND NOT k.closed",
+                chunk,
+            )
+            for row in rows:
+                found[row[1]] = _version(row)
+        return found
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(

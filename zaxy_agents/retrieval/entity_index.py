@@ -16,13 +16,16 @@ from typing import Any
 
 import numpy as np
 
+from . import entity_tail as tail
 from . import features as feat
 from . import postings
 from . import sorted_sets as sets
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 2  # 2: postings keyed by segment (postings.py); an older index is rebuilt from the log
+# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py). An index of another
+# version is rebuilt from the log on first open.
+SCHEMA_VERSION = 3
 FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
@@ -61,9 +64,12 @@ def _schema() -> list[str]:
     return [
         *postings.schema(p),
         *feat.schema(p),
+        *tail.schema(p),
+        # tail: postings in the tail; merges: times the tail was merged; created: a random token of this index
         f"CREATE TABLE IF NOT EXISTS {p}_stats(id INTEGER PRIMARY KEY, docs REAL NOT NULL, next_doc REAL NOT NULL, "
-        "total REAL NOT NULL, nonempty REAL NOT NULL, wseq REAL NOT NULL)",
-        f"INSERT OR IGNORE INTO {p}_stats VALUES (1, 0, 0, 0, 0, 0)",
+        "total REAL NOT NULL, nonempty REAL NOT NULL, wseq REAL NOT NULL, tail INTEGER NOT NULL, "
+        "merges INTEGER NOT NULL, created INTEGER NOT NULL)",
+        f"INSERT OR IGNORE INTO {p}_stats VALUES (1, 0, 0, 0, 0, 0, 0, 0, abs(random()))",
         f"CREATE TABLE IF NOT EXISTS {p}_term(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL)",
         f"CREATE TABLE IF NOT EXISTS {p}_doc(id INTEGER PRIMARY KEY, version TEXT NOT NULL UNIQUE, "
         "session INTEGER NOT NULL, seq INTEGER NOT NULL)",
@@ -84,6 +90,7 @@ class EntityKeywordIndex:
         self.cache = feat.FeatureCache(PREFIX, RECORD)
         self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
         self.term_cache = TermCache()
+        self.tail = tail.TailView(PREFIX)
 
     # ------------------------------------------------------------------ derived-index protocol
     def create_schema(self, db: sqlite3.Connection) -> None:
@@ -91,11 +98,12 @@ class EntityKeywordIndex:
             db.execute(statement)
 
     def drop_schema(self, db: sqlite3.Connection) -> None:
-        for statement in [*postings.drop(PREFIX), *feat.drop(PREFIX)]:
+        for statement in [*postings.drop(PREFIX), *feat.drop(PREFIX), *tail.drop(PREFIX)]:
             db.execute(statement)
         for table in ("stats", "term", "doc", "session"):
             db.execute(f"DROP TABLE IF EXISTS {PREFIX}_{table}")
         self.cache.clear()
+        self.tail.clear()
 
     def attach(self, store: DerivedStore) -> None:
         self.store = store
@@ -132,8 +140,8 @@ class EntityKeywordIndex:
         if not rows:
             return
         p = PREFIX
-        docs, next_doc, total, nonempty, wseq = db.execute(
-            f"SELECT docs, next_doc, total, nonempty, wseq FROM {p}_stats WHERE id = 1"
+        docs, next_doc, total, nonempty, wseq, in_tail, merges = db.execute(
+            f"SELECT docs, next_doc, total, nonempty, wseq, tail, merges FROM {p}_stats WHERE id = 1"
         ).fetchone()
         before = int(wseq)
         sessions = self._sessions(db, {row["session_id"] for row in rows})
@@ -166,25 +174,50 @@ class EntityKeywordIndex:
             doc_rows.append((i, row["id"], session, int(row["source_event_seq"])))
         if not doc_rows:
             return
-        df = Counter(post_term)  # versions holding each term, in order of first appearance (new terms' ids)
-        ids = self._count_terms(db, df, before)
-        _POSTINGS.append_arrays(
-            db,
-            np.full(len(post_term), FIELD, dtype=np.int64),
-            np.fromiter(map(ids.__getitem__, post_term), dtype=np.int64, count=len(post_term)),
-            np.array(post_session, dtype=np.int64),
-            np.array(post_doc, dtype=np.int64),
-            np.array(post_tf, dtype=np.int64),
-            compact=before % postings.COMPACT_EVERY == 0,
-        )
-        db.executemany(f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?)", doc_rows)
         wseq = before + 1
+        small = len(post_term) < tail.DIRECT_MIN and in_tail + len(post_term) <= tail.TAIL_LIMIT
+        row_of_tail = tail.pack(post_term, post_session, post_doc, post_tf) if small else None
+        if row_of_tail is not None:  # one row at the end of the tail: no term or run written at random places
+            db.execute(f"INSERT INTO {p}_tail VALUES (?, ?, ?)", (wseq, *row_of_tail))
+            in_tail += len(post_term)
+        else:
+            merged = self._merge_tail(db, in_tail, (post_term, post_session, post_doc, post_tf), before)
+            in_tail, merges = 0, merges + merged
+        db.executemany(f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?)", doc_rows)
         blocks = writer.flush(wseq)
         db.execute(
-            f"UPDATE {p}_stats SET docs = ?, next_doc = ?, total = ?, nonempty = ?, wseq = ? WHERE id = 1",
-            (docs, next_doc, total, nonempty, wseq),
+            f"UPDATE {p}_stats SET docs = ?, next_doc = ?, total = ?, nonempty = ?, wseq = ?, tail = ?, merges = ? "
+            "WHERE id = 1",
+            (docs, next_doc, total, nonempty, wseq, in_tail, merges),
         )
         self._pending = (blocks, before, wseq)
+
+    def _merge_tail(
+        self, db: sqlite3.Connection, in_tail: int,
+        write: tuple[list[str], list[int], list[int], list[int]], before: int,
+    ) -> bool:  # fmt: skip
+        """Write the tail's postings (when ``in_tail``), then ``write``'s, to the main tables, and empty the tail;
+        returns whether there was a tail to merge. The tail's docs are older than the write's: runs keep doc
+        order, and new terms get ids in order of first appearance, as one batch of those writes would."""
+        post_term, post_session, post_doc, post_tf = write
+        if in_tail:
+            older = tail.read_all(db, PREFIX)
+            db.execute(f"DELETE FROM {PREFIX}_tail")
+            post_term, post_session = older[0] + post_term, older[1] + post_session
+            post_doc, post_tf = older[2] + post_doc, older[3] + post_tf
+        if post_term:
+            df = Counter(post_term)  # versions holding each term, in order of first appearance (new terms' ids)
+            ids = self._count_terms(db, df, before)
+            _POSTINGS.append_arrays(
+                db,
+                np.full(len(post_term), FIELD, dtype=np.int64),
+                np.fromiter(map(ids.__getitem__, post_term), dtype=np.int64, count=len(post_term)),
+                np.array(post_session, dtype=np.int64),
+                np.array(post_doc, dtype=np.int64),
+                np.array(post_tf, dtype=np.int64),
+                compact=bool(in_tail) or before % postings.COMPACT_EVERY == 0,
+            )
+        return bool(in_tail)
 
     def erase(self, db: sqlite3.Connection, session: str, seqs: Sequence[int], envelopes: Any = None) -> None:
         """Remove the events (``envelopes``, their pre-erasure content, is not needed: the postings of a session
@@ -201,6 +234,10 @@ class EntityKeywordIndex:
         if not gone:
             return
         doomed = np.array(gone, dtype=np.int64)
+        in_tail, before = db.execute(f"SELECT tail, wseq FROM {p}_stats WHERE id = 1").fetchone()
+        if in_tail:  # erased docs may be in the tail: merge it, then remove from the main tables alone
+            self._merge_tail(db, in_tail, ([], [], [], []), int(before))
+            db.execute(f"UPDATE {p}_stats SET tail = 0, merges = merges + 1 WHERE id = 1")
         self.term_cache.drop()  # terms whose df falls to 0 are deleted below
         for term_id, lost in _POSTINGS.remove_docs(db, session_id, doomed).items():
             db.execute(f"UPDATE {p}_term SET df = df - ? WHERE id = ?", (lost[FIELD], term_id))
@@ -243,8 +280,8 @@ class EntityKeywordIndex:
         self, db: sqlite3.Connection, terms: list[str], k: int, sessions: Sequence[str] | None
     ) -> list[tuple[str, float]]:
         p = PREFIX
-        docs, total, nonempty, wseq = db.execute(
-            f"SELECT docs, total, nonempty, wseq FROM {p}_stats WHERE id = 1"
+        docs, total, nonempty, wseq, in_tail, merges, created = db.execute(
+            f"SELECT docs, total, nonempty, wseq, tail, merges, created FROM {p}_stats WHERE id = 1"
         ).fetchone()
         if not docs or not terms or k <= 0:
             return []
@@ -255,17 +292,33 @@ class EntityKeywordIndex:
             if not scope:
                 return []
         known = self._term_ids(db, terms)
-        names = [term for term in terms if term in known]
-        found = _POSTINGS.read(db, FIELD, [known[t][0] for t in names], scope)
-        if not found:
+        recent = self.tail.postings(db, (int(created), int(merges)), int(wseq), int(in_tail), terms, scope)
+        names = [term for term in terms if term in known or term in recent]
+        found = _POSTINGS.read(db, FIELD, [known[t][0] for t in names if t in known], scope)
+        # each term's postings: the main runs', then the tail's
+        held = {}
+        for term in names:
+            parts = [found[known[term][0]]] if term in known and known[term][0] in found else []
+            if term in recent and recent[term][0].size:
+                parts.append(postings.TermPostings(recent[term][0], recent[term][1]))
+            if len(parts) == 1:
+                held[term] = parts[0]
+            elif parts:
+                held[term] = postings.TermPostings(
+                    np.concatenate([part.docs for part in parts]), np.concatenate([part.tfs for part in parts])
+                )
+        if not held:
             return []
-        matched = sets.unique(np.concatenate([entry.docs for entry in found.values()]))
+        matched = sets.unique(np.concatenate([entry.docs for entry in held.values()]))
         tf = np.zeros((len(names), matched.size))
         for row, term in enumerate(names):
-            entry = found.get(known[term][0])
+            entry = held.get(term)
             if entry is not None:
                 tf[row, np.searchsorted(matched, entry.docs)] = entry.tfs
-        df = np.array([known[t][1] for t in names], dtype=np.float64)
+        df = np.array(
+            [(known[t][1] if t in known else 0) + (recent[t][2] if t in recent else 0) for t in names],
+            dtype=np.float64,
+        )
         idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
         lengths = self.cache.gather(db, matched)["len"].astype(np.float64)
         scores = postings.bm25(tf, lengths, total / max(nonempty, 1), idf, 1.2, 0.75)

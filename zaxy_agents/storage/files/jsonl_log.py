@@ -141,7 +141,9 @@ class JsonlEventLog(EventLog):
         """
         validate_session_id(session)
         _check_range(from_seq, to_seq)
-        reader = SessionReader(session, from_seq, strict=False, problems=self._problems(session))
+        reader = SessionReader(
+            session, from_seq, strict=False, problems=self.integrity_problems.setdefault(session, {})
+        )
         for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
             envelope = reader.decode(line)
             if envelope is not None:
@@ -159,12 +161,6 @@ class JsonlEventLog(EventLog):
             for seq, line in self._file(session).lines_at(seqs).items():
                 found[(session, seq)] = line
         return found
-
-    def _problems(self, session: str) -> dict[int, str]:
-        problems = self.integrity_problems.get(session)
-        if problems is None:
-            problems = self.integrity_problems.setdefault(session, {})
-        return problems
 
     def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
         """The stored lines byte for byte, newline included (what ``zaxy eventloom export`` writes)."""

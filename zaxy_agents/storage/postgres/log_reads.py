@@ -62,7 +62,9 @@ class PostgresLogReads:
         An event whose bytes do not match its hash is skipped (recorded in :attr:`integrity_problems`); a row
         that is not an event stops the replay with :class:`IntegrityError`.
         """
-        reader = SessionReader(session, from_seq, strict=False, problems=self._problems(session))
+        reader = SessionReader(
+            session, from_seq, strict=False, problems=self.integrity_problems.setdefault(session, {})
+        )
         for _seq, line in self._pages(session, from_seq, to_seq):
             envelope = reader.decode(line + b"\n")
             if envelope is not None:
@@ -75,12 +77,6 @@ class PostgresLogReads:
             return {}
         rows = self._fetchall(self._sql["lines_at"], ([k[0] for k in wanted], [k[1] for k in wanted]))
         return {(str(session), int(seq)): bytes(line) + b"\n" for session, seq, line in rows}
-
-    def _problems(self, session: str) -> dict[int, str]:
-        problems = self.integrity_problems.get(session)
-        if problems is None:
-            problems = self.integrity_problems.setdefault(session, {})
-        return problems
 
     def replay_lines(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[bytes]:
         """The stored lines, newline-terminated: exactly the bytes of the equivalent JSONL file."""
@@ -147,7 +143,8 @@ class PostgresLogReads:
         if not wanted:
             return found
         readers = {
-            session: SessionReader(session, 1, strict=False, problems=self._problems(session)) for session in wanted
+            session: SessionReader(session, 1, strict=False, problems=self.integrity_problems.setdefault(session, {}))
+            for session in wanted
         }
         for session, line in self._fetchall(self._sql["sessions_lines"], (wanted,)):
             envelope = readers[session].decode(bytes(line) + b"\n")
