@@ -24,11 +24,12 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from zaxy_agents.errors import IntegrityError, LockedError
+from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore, DerivedStoreBusy, is_damage
@@ -248,11 +249,13 @@ class Projector:
         return notices
 
     # ------------------------------------------------------------------ catch-up
-    def catch_up(self, sessions: list[str] | None = None) -> int:
-        """Project everything appended since the last call; returns the number of events projected here."""
+    def catch_up(self, sessions: list[str] | None = None, listed: Sequence[SessionSummary] | None = None) -> int:
+        """Project everything appended since the last call; returns the number of events projected here.
+        ``listed``: the log's session listing the caller just read (``sessions=None`` only: a whole-memory checkout
+        lists the log for its lag, and listing it again stats every session file a second time)."""
         with self._lock:
             try:
-                projected = self._catch_up(sessions)
+                projected = self._catch_up(sessions, listed)
             except DerivedStoreBusy as exc:
                 self.problem = f"projection paused: {exc}; reads serve the last projected state"
                 return 0
@@ -265,14 +268,15 @@ class Projector:
             self.problem = None
             return projected
 
-    def _catch_up(self, sessions: list[str] | None) -> int:
+    def _catch_up(self, sessions: list[str] | None, listing: Sequence[SessionSummary] | None = None) -> int:
         if self.catalog.refresh():
             self._new_planner()
         listed: dict[str, tuple[int, str | None]] = {}
         if sessions is not None:
             names = sessions
         else:  # every session of the log, and every session derived state holds (its log may be gone)
-            listed = {s.session: (s.event_count, s.head_hash) for s in self.log.sessions() if s.damaged is None}
+            summaries = self.log.sessions() if listing is None else listing
+            listed = {s.session: (s.event_count, s.head_hash) for s in summaries if s.damaged is None}
             names = sorted(set(listed) | set(self.catalog.cursors))
         projected = 0
         cursors = self.catalog.cursors

@@ -30,12 +30,58 @@ _Entries = dict[Hashable, tuple[tuple[int, int], Any]]
 _UNSUPPORTED: _Entries = {}  # the marker of a catalog without epochs (never written)
 
 
+class _View(Generic[T]):
+    """One scope's partials as the last call saw them: its sessions, their epochs, the values, the catalog's epoch
+    then, and (when asked for) the partials merged in a tree."""
+
+    __slots__ = ("catalog_epoch", "epochs", "sessions", "tree", "values")
+
+    def __init__(self, sessions: tuple[str, ...], epochs: list[tuple[int, int]], values: list[T]) -> None:
+        self.sessions, self.epochs, self.values = sessions, epochs, values
+        self.catalog_epoch: tuple[int, int] | None = None
+        self.tree: MergeTree[T] | None = None
+
+
+class MergeTree(Generic[T]):
+    """Partials merged pairwise in a balanced binary tree, in session order (a node merges its left child, the
+    earlier sessions, with its right child): after a change in a few sessions only their paths to the root are
+    merged again (log2(sessions) merges each) instead of every session's partial. ``combine`` must be associative
+    and keep ties in input order (a stable top-k, a sum), so the root equals the merge of the partials in order."""
+
+    def __init__(self, values: list[T], combine: Callable[[T, T], T]) -> None:
+        self.combine = combine
+        self.size = 1 << max(0, len(values) - 1).bit_length()
+        self.nodes: list[T | None] = [None] * self.size + list(values) + [None] * (self.size - len(values))
+        for node in range(self.size - 1, 0, -1):
+            self._merge(node)
+
+    @property
+    def root(self) -> T | None:
+        return self.nodes[1]
+
+    def update(self, changed: dict[int, T]) -> None:
+        """Replace the partials at the given positions and merge their paths to the root again."""
+        parents: set[int] = set()
+        for position, value in changed.items():
+            self.nodes[self.size + position] = value
+            parents.add((self.size + position) // 2)
+        while parents and min(parents) >= 1:
+            for node in sorted(parents, reverse=True):
+                self._merge(node)
+            parents = {node // 2 for node in parents if node > 1}
+
+    def _merge(self, node: int) -> None:
+        left, right = self.nodes[2 * node], self.nodes[2 * node + 1]
+        self.nodes[node] = left if right is None else right if left is None else self.combine(left, right)
+
+
 class SessionMemo(Generic[T]):
     """One block's per-session partials, per catalog (weakly held: a closed catalog's entries go with it)."""
 
-    def __init__(self, limit: int = SESSIONS) -> None:
-        self.limit = limit
+    def __init__(self, limit: int = SESSIONS, views: int = 8) -> None:
+        self.limit, self.views = limit, views
         self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
+        self._views: weakref.WeakKeyDictionary[EntityCatalog, dict[Hashable, _View[T]]] = weakref.WeakKeyDictionary()
 
     def many(
         self,
@@ -49,35 +95,93 @@ class SessionMemo(Generic[T]):
         (kept under the epoch read before it ran, so a commit racing it only makes it stale sooner). ``fill``
         computes the partials of many sessions at once (the first whole-memory checkout of a process reads every
         session: one query per block and type instead of one per session), ``compute`` one session's. ``key``
-        tells apart partials of one session that depend on more than the session (the types a tier ranks)."""
+        tells apart partials of one session that depend on more than the session (the types a tier ranks).
+        While no session of the catalog changed, the same scope is answered without looking at its sessions;
+        after a change, by comparing the scope's epochs with those of the last call. The list returned is
+        shared: callers read it, never change it."""
+        found = self._view(catalog, tuple(sessions), compute, key, fill)
+        return found[0].values if found is not None else [compute(session) for session in sessions]
+
+    def merged(
+        self,
+        catalog: EntityCatalog,
+        sessions: Iterable[str],
+        compute: Callable[[str], T],
+        combine: Callable[[T, T], T],
+        key: Hashable = None,
+        fill: Callable[[list[str]], list[T]] | None = None,
+    ) -> tuple[list[T], T | None]:
+        """:meth:`many` and the partials merged by ``combine`` (``None`` for no session), kept in a
+        :class:`MergeTree` per scope: a change in one session merges its path to the root again."""
+        scope = tuple(sessions)
+        found = self._view(catalog, scope, compute, key, fill)
+        if found is None:
+            values = [compute(session) for session in scope]
+            return values, MergeTree(values, combine).root
+        view, changed = found
+        if view.tree is None or changed is None:
+            view.tree = MergeTree(view.values, combine)
+        elif changed:
+            view.tree.update({position: view.values[position] for position in changed})
+        return view.values, view.tree.root
+
+    def _view(
+        self,
+        catalog: EntityCatalog,
+        scope: tuple[str, ...],
+        compute: Callable[[str], T],
+        key: Hashable,
+        fill: Callable[[list[str]], list[T]] | None,
+    ) -> tuple[_View[T], list[int] | None] | None:
+        """The scope's view brought up to date, and the positions whose partial changed (``None``: a new view);
+        ``None`` for a catalog without epochs."""
         memo = _entries(self._by_catalog, catalog)
         if memo is None:
-            return [compute(session) for session in sessions]
+            return None
         entries, epochs = memo
+        catalog_epoch = epochs.epoch  # read before any partial is computed (a racing commit moves it again)
+        views = self._views.setdefault(catalog, {})
+        view = views.get((key, scope))
+        if view is not None and view.catalog_epoch == catalog_epoch:
+            return view, []
         epoch_of = epochs.session_epoch
-        found: list[T | None] = []
-        stale: list[tuple[int, str, tuple[int, int]]] = []  # (position, session, epoch read before computing)
-        for session in sessions:
-            epoch = epoch_of(session)
-            kept = entries.get((session, key))
-            if kept is not None and kept[0] == epoch:
-                found.append(kept[1])
-            else:
-                stale.append((len(found), session, epoch))
-                found.append(None)
+        current = [epoch_of(session) for session in scope]
+        if view is not None and view.epochs == current:
+            view.catalog_epoch = catalog_epoch
+            return view, []
+        if view is None:
+            values: list[T | None] = []
+            stale: list[int] = []
+            for position, (session, epoch) in enumerate(zip(scope, current, strict=True)):
+                kept = entries.get((session, key))
+                values.append(kept[1] if kept is not None and kept[0] == epoch else None)
+                if kept is None or kept[0] != epoch:
+                    stale.append(position)
+        else:
+            values = list(view.values)
+            stale = [
+                position for position, (old, new) in enumerate(zip(view.epochs, current, strict=True)) if old != new
+            ]
         if stale:
-            missing = [session for _, session, _ in stale]
+            missing = [scope[position] for position in stale]
             if fill is None:
-                values = [compute(session) for session in missing]
+                computed = [compute(session) for session in missing]
             else:  # in chunks: what a fill reads of each session before reducing it stays bounded
-                values = [value for at in range(0, len(missing), FILL) for value in fill(missing[at : at + FILL])]
-            for (position, session, epoch), value in zip(stale, values, strict=True):
-                entry_key = (session, key)
+                computed = [value for at in range(0, len(missing), FILL) for value in fill(missing[at : at + FILL])]
+            for position, value in zip(stale, computed, strict=True):
+                entry_key = (scope[position], key)
                 if entry_key not in entries and len(entries) >= self.limit:
                     entries.pop(next(iter(entries)))
-                entries[entry_key] = (epoch, value)
-                found[position] = value
-        return cast(list[T], found)
+                entries[entry_key] = (current[position], value)
+                values[position] = value
+        if view is None:
+            if len(views) >= self.views:
+                views.pop(next(iter(views)))
+            view = views[(key, scope)] = _View(scope, current, cast(list[T], values))
+            view.catalog_epoch = catalog_epoch
+            return view, None
+        view.epochs, view.values, view.catalog_epoch = current, cast(list[T], values), catalog_epoch
+        return view, stale
 
 
 class MergedMemo(Generic[T]):

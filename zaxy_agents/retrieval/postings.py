@@ -426,4 +426,39 @@ def bm25(tf: np.ndarray, lens: np.ndarray, avg: float, weights: np.ndarray, k1: 
     if tf.size == 0:
         return np.zeros(tf.shape[1] if tf.ndim == 2 else 0)
     norm = k1 * (1.0 - b + b * lens / max(avg, 1e-9))
+    if tf.ndim == 2 and tf.flags.f_contiguous and not tf.flags.c_contiguous:
+        # The verbatim scorer's terms x docs matrices are Fortran-ordered (gathered doc by doc). NumPy sums such a
+        # matrix over terms one column at a time (a loop of a few terms per doc: ~10x slower than whole rows),
+        # pairwise from 8 terms on. The same values are computed row-major and added in that same order, row by
+        # row: identical scores to the last bit (tests/retrieval/test_bm25_layout.py).
+        rows = np.ascontiguousarray(tf)
+        return column_sums(weights[:, None] * rows * (k1 + 1.0) / (rows + norm[None, :]))
     return (weights[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(0)
+
+
+def column_sums(rows: np.ndarray, start: int = 0, count: int | None = None) -> np.ndarray:
+    """``rows[start:start + count].sum(0)`` as NumPy adds up each column of a Fortran-ordered matrix (its
+    ``pairwise_sum``: one running sum under 8 terms, eight interleaved partial sums up to 128, halves beyond), with
+    whole rows as the operands: the same additions in the same order, vectorised over the columns."""
+    count = rows.shape[0] - start if count is None else count
+    if count < 8:
+        total = np.full(rows.shape[1], -0.0)
+        for row in range(start, start + count):
+            total += rows[row]
+        return total
+    if count <= 128:
+        partial = rows[start : start + 8].copy()
+        row = start + 8
+        end = start + count - count % 8
+        while row < end:
+            partial += rows[row : row + 8]
+            row += 8
+        total = (partial[0] + partial[1] + (partial[2] + partial[3])) + (
+            partial[4] + partial[5] + (partial[6] + partial[7])
+        )
+        for row in range(end, start + count):
+            total += rows[row]
+        return total
+    half = count // 2
+    half -= half % 8
+    return column_sums(rows, start, half) + column_sums(rows, start + half, count - half)
