@@ -11,7 +11,6 @@ import heapq
 import json
 import operator
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
 from zaxy_agents.projection.records import EntityVersion
@@ -78,27 +77,19 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     return working
 
 
-class _Entry(NamedTuple):
-    """What the working set keeps of one candidate version (not the version: its properties can be kilobytes)."""
-
-    valid_from: str
-    seq: int
-    text: str
-    citation: str
-    kind: str
-    status: str | None
-    role: str = ""  # tasks and commands: open, blocked, ok (a successful command), fail (a failed one)
-    command: str = ""
+# What the working set keeps of one candidate version (not the version: its properties can be kilobytes):
+# (valid_from, seq, text, citation, kind, status, role, command); role (tasks and commands): open, blocked, ok (a
+# successful command), fail (a failed one). A plain tuple of strings and ints, not a named tuple: the garbage
+# collector stops tracking those, and a whole memory keeps ~75 per session (a full collection walked 75,000
+# named tuples at 1,000 sessions, ~100 ms).
+_Entry = tuple[str, int, str, str, str, str | None, str, str]
+_TEXT, _CITATION, _KIND, _STATUS, _ROLE, _COMMAND = 2, 3, 4, 5, 6, 7
 
 
-class _Partial(NamedTuple):
-    """One session's share of the working set: every entry of it the merge across sessions can need."""
-
-    decisions: list[_Entry]
-    artifacts: list[_Entry]
-    goals: list[_Entry]
-    anchors: list[_Entry]
-    work: list[_Entry]  # newest first
+# One session's share of the working set, every entry of it the merge across sessions can need: (decisions,
+# artifacts, goals, anchors, work entries newest first). Tuples all the way down, for the garbage collector.
+_Partial = tuple[tuple[_Entry, ...], ...]
+_WORK = 4
 
 
 _PARTIALS: SessionMemo[_Partial] = SessionMemo()
@@ -131,7 +122,7 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
         merged,
         strict=True,
     ):
-        bucket += [WorkingItem(text=e.text, citation=e.citation, kind=e.kind, status=e.status) for e in entries]
+        bucket += [WorkingItem(text=e[_TEXT], citation=e[_CITATION], kind=e[_KIND], status=e[_STATUS]) for e in entries]
     return working
 
 
@@ -151,17 +142,17 @@ def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
         )
         for session in sessions
     ]
-    found = catalog.versions([version_id for ids in chosen for kind in ids for version_id in kind])  # one read
+    found = catalog.read_versions([version_id for ids in chosen for kind in ids for version_id in kind])
 
     def read(ids: list[str]) -> list[EntityVersion]:
-        return [version for version in (found[version_id] for version_id in ids) if version is not None]
+        return [found[version_id] for version_id in ids if version_id in found]
 
     partials = []
     for session, (decisions, files, goal_sessions, anchors) in zip(sessions, chosen, strict=True):
         goals = read(goal_sessions) + [v for v in whole["fact"][session] if _is_goal(v.properties_json)]
         work = sorted(whole["task"][session] + whole["command_run"][session], key=_NEWEST_FIRST, reverse=True)
         partials.append(
-            _Partial(_top(read(decisions)), _top(read(files)), _top(goals), _top(read(anchors)), _work_entries(work))
+            (_top(read(decisions)), _top(read(files)), _top(goals), _top(read(anchors)), tuple(_work_entries(work)))
         )
     return partials
 
@@ -180,15 +171,16 @@ def _newest_heads(candidates: list[tuple[str, str, int, str | None]]) -> list[st
     return [head[0] for head in heapq.nlargest(PER_KIND, candidates, key=_HEAD_ORDER)]
 
 
-def _top(candidates: list[EntityVersion]) -> list[_Entry]:
-    return [_entry(version, None) for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST)]
+def _top(candidates: list[EntityVersion]) -> tuple[_Entry, ...]:
+    return tuple(_entry(version, None) for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST))
 
 
 def _entry(version: EntityVersion, status: str | None, role: str = "", command: str = "") -> _Entry:
-    return _Entry(
+    text = version.summary or version.name
+    return (
         version.valid_from,
         version.source_event_seq,
-        version.summary or version.name,
+        text,
         version.citation,
         version.entity_type,
         status,
@@ -233,25 +225,26 @@ def _combine(earlier: _Partial, later: _Partial) -> _Partial:
     """The four buckets of two runs of sessions (``earlier`` first) merged: each one's first ``PER_KIND``, ties
     in session order (a stable ``nlargest`` of the concatenation). The work entries are merged by the walk."""
     buckets = zip(earlier[:4], later[:4], strict=True)
-    return _Partial(*(heapq.nlargest(PER_KIND, first + second, key=_ENTRY_ORDER) for first, second in buckets), [])
+    return (*(tuple(heapq.nlargest(PER_KIND, first + second, key=_ENTRY_ORDER)) for first, second in buckets), ())
 
 
 def _merge(partials: Sequence[_Partial], merged: _Partial | None) -> tuple[list[_Entry], ...]:
     """The working set's buckets (decisions, artifacts, goals, anchors, tasks, blockers) from the partials of
     the scope's sessions in session order, whose first four buckets ``merged`` holds (:func:`_combine`)."""
-    buckets: list[list[_Entry]] = [[], [], [], []] if merged is None else list(merged[:4])
+    buckets: list[list[_Entry]] = [[], [], [], []] if merged is None else [list(bucket) for bucket in merged[:4]]
     tasks: list[_Entry] = []
     blockers: list[_Entry] = []
     succeeded: set[str] = set()
-    for entry in heapq.merge(*(p.work for p in partials), key=_ENTRY_ORDER, reverse=True):
+    for entry in heapq.merge(*(p[_WORK] for p in partials), key=_ENTRY_ORDER, reverse=True):
         if len(tasks) >= PER_KIND and len(blockers) >= PER_KIND:
             break
-        if entry.role == "open":
+        role = entry[_ROLE]
+        if role == "open":
             if len(tasks) < PER_KIND:
                 tasks.append(entry)
-        elif entry.role == "ok":
-            succeeded.add(entry.command)
-        elif len(blockers) < PER_KIND and (entry.role == "blocked" or entry.command not in succeeded):
+        elif role == "ok":
+            succeeded.add(entry[_COMMAND])
+        elif len(blockers) < PER_KIND and (role == "blocked" or entry[_COMMAND] not in succeeded):
             blockers.append(entry)
     return (*buckets, tasks, blockers)
 
