@@ -9,7 +9,8 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 * ``locomo``: the LoCoMo turns of ``--locomo`` ingested as ``zaxy benchmark locomo`` does (append in chunks of
   500, project, then the graph commit per conversation); turns/s without and with the graph commit.
 * ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject()`` (what ``zaxy reproject``
-  runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
+  runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds. CPU seconds count
+  every thread and the ended child processes (the rebuild's text-analysis worker, ``projection/prefetch.py``).
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events
   (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
   ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
@@ -41,14 +42,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, os, sqlite3, sys, tempfile, time, shutil
+from pathlib import Path
 tree, part, arg = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, tree)
 sys.path.insert(1, sys.argv[4])  # this benchmark's tree, for realistic_stream
 from benchmarks.realistic_stream import RealisticStream
 from zaxy_agents.fabric import MemoryFabric
 
-def clock():
-    return time.perf_counter(), time.process_time()
+def clock():  # CPU of this process and of its ended children (a rebuild's analysis worker, prefetch.py)
+    times = os.times()
+    return time.perf_counter(), time.process_time() + times.children_user + times.children_system
 
 def since(start):
     wall, cpu = clock()
@@ -117,6 +120,15 @@ try:
             start = clock()
             fabric.reproject()  # what `zaxy reproject` runs: catalog, indexes and the graph, from the log
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
+            status = fabric.projector.rebuild_status
+            out["chunks"] = getattr(status, "chunks", 0)  # (a tree before prefetch.py has no such counters)
+            out["chunks_analysed_ahead"] = getattr(status, "chunks_analysed_ahead", 0)
+        sizes = {"log": 0, "derived": 0, "graph": 0}  # bytes on disk after the rebuild (closed: WAL folded in)
+        for path in Path(root).rglob("*"):
+            if path.is_file():
+                kind = "log" if path.suffix == ".jsonl" else "graph" if "graph" in path.name else "derived"
+                sizes[kind] += path.stat().st_size
+        out.update({f"{name}_bytes": size for name, size in sizes.items()})
         out["events"] = size
     elif part == "one":
         count, sessions = (int(v) for v in arg.split(":"))
@@ -282,6 +294,9 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "reproject_cpu_s": raw["reproject_cpu_s"],
             "reproject_per_s": n / raw["reproject_wall_s"],
             "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
+            "chunks_analysed_ahead_share": raw.get("chunks_analysed_ahead", 0) / max(1, raw.get("chunks", 0)),
+            "derived_over_log": raw["derived_bytes"] / raw["log_bytes"],
+            "graph_over_log": raw["graph_bytes"] / raw["log_bytes"],
         }
     if part == "floor":
         n = raw["events"]

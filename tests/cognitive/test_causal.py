@@ -179,20 +179,25 @@ def test_bad_reads_are_structured(memory: MemoryFabric) -> None:
         )
 
 
-def test_causal_edges_land_in_typed_kuzu_tables_with_audit_fields(memory: MemoryFabric) -> None:
+def test_causal_edges_land_in_kuzu_with_their_typed_label_and_audit_fields(memory: MemoryFabric) -> None:
     events = _chain(memory)
     memory.project()
     memory.projector.flush()
-    # the typed edge carries its RELATES row's id; the audit fields are that row's (one stored copy, migration 0005)
+    # the typed label is the RELATES row's relation_type (no table per label, migration 0007), with its audit fields
     rows = memory.projector.store._rows(
-        "MATCH (a:Entity)-[t:CAUSAL_BLOCKED]->(b:Entity), (a)-[r:RELATES]->(b) WHERE r.id = t.id "
+        "MATCH (a:Entity)-[r:RELATES {relation_type: 'causal_blocked'}]->(b:Entity) "
         "RETURN a.name, b.name, r.inferred, r.confidence, r.inference_method, r.evidence_seq, r.evidence_hash"
     )
     assert rows == [
         ["failed deploy", "release", True, 0.6, "explicit_outcome_explanation_v1", 3, events["release"].hash]
     ]
-    assert memory.projector.store._rows("MATCH ()-[r:CAUSAL_CAUSED]->() RETURN count(r)")[0][0] == 1
-    assert memory.projector.store._rows("MATCH ()-[r:CAUSAL_FIXED]->() RETURN count(r)")[0][0] == 1
+    count = "MATCH ()-[r:RELATES {relation_type: $t}]->() RETURN count(r)"
+    assert memory.projector.store._rows(count, {"t": "causal_caused"})[0][0] == 1
+    assert memory.projector.store._rows(count, {"t": "causal_fixed"})[0][0] == 1
+    assert {"CAUSAL_BLOCKED", "CAUSAL_CAUSED", "CAUSAL_FIXED"} <= memory.projector.store.typed_labels()
+    # the dump (and the digest) still lists each typed edge under its label, with the full audit
+    typed = [line for line in memory.projector.store.dump_lines() if line.startswith('["CAUSAL_BLOCKED",')]
+    assert len(typed) == 1 and events["release"].hash in typed[0]
     assert memory.inferred_status()["evidence_coverage"] == 1.0
 
 

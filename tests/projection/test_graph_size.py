@@ -43,19 +43,21 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
     return found
 
 
+def _as_written_before_0007(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as releases before migration 0007 wrote it: RELATES with every audit column, PREVIOUS_EVENT as a
+    table (the typed label tables are not written here)."""
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0007"))
+    monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)
+    monkeypatch.setattr(kuzu_store, "MIRRORED", {})
+
+
 def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0005 wrote it: every RELATES copy with all its audit columns, the
     applied migrations as rows of the Migration table, the entities' text in the file (before 0006)."""
+    _as_written_before_0007(monkeypatch)
     monkeypatch.setattr(kuzu_store, "stored_node_columns", lambda table: kuzu_schema.NODE_COLUMNS[table])
     logical = {**{t: c for t, (_a, _b, c) in kuzu_schema.REL_TABLES.items()}}
     monkeypatch.setattr(kuzu_store, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
-    monkeypatch.setattr(
-        kuzu_store,
-        "typed_rel_ddl",
-        lambda label: (
-            kuzu_schema.rel_ddl(label, "Entity", "Entity", kuzu_schema.EDGE_AUDIT_COLUMNS) + kuzu_schema.FORWARD_STORAGE
-        ),
-    )
 
     def record_as_rows(store: kuzu_store.KuzuProjectionStore, records: list[dict]) -> None:
         for record in records:
@@ -89,11 +91,14 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
         directions = _directions(memory)
         typed = memory.projector.store.typed_labels()
         assert typed, "the fixture projects typed edges"
-        for table in (*kuzu_schema.FORWARD_ONLY, *typed):
+        assert not typed & set(directions) and "PREVIOUS_EVENT" not in directions  # no table of their own (0007)
+        for table in kuzu_schema.FORWARD_ONLY:
             if directions.get(table):  # a table with rows
                 assert directions[table] == {"fwd"}, table
-        assert directions["RELATES"] == directions["HAS_VERSION"] == {"fwd", "bwd"}
-        assert {"NEXT_EVENT", "PROJECTED_ENTITY", "PROJECTED_RELATION"} <= {t for t, d in directions.items() if d}
+        assert directions["RELATES"] == {"fwd", "bwd"}
+        assert {"NEXT_EVENT", "PROJECTED_ENTITY", "PROJECTED_RELATION", "HAS_VERSION"} <= {
+            t for t, d in directions.items() if d
+        }
         # matched from the target side, a forward-only table still answers (the seed's inspection queries are
         # directed): the events that projected each version of the api port fact
         rows = memory.projector.store._rows(
@@ -108,11 +113,9 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
 
 
 def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _as_written_before_0005(monkeypatch)
     before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0004")
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
-    _as_written_before_0005(monkeypatch)
-    typed_ddl = kuzu_store.typed_rel_ddl  # as written before 0005, without the storage clause
-    monkeypatch.setattr(kuzu_store, "typed_rel_ddl", lambda label: typed_ddl(label).split(" WITH")[0])
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert _directions(memory)["NEXT_EVENT"] == {"fwd", "bwd"}
@@ -128,19 +131,17 @@ def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, m
 
 
 def test_relation_audit_is_stored_once_and_migrations_in_the_catalog(tmp_path: Path) -> None:
-    """Typed edges and PROJECTED_RELATION keep the RELATES row's id (their audit columns are read from it), and the
-    applied migrations are recorded in the Migration table's comment: no row, so no 1.07 MB primary-key index."""
+    """PROJECTED_RELATION keeps the RELATES row's id, type and endpoint names (its audit is read from that row),
+    typed edges are RELATES rows, RELATES keeps no column it can read elsewhere, and the applied migrations are
+    recorded in the Migration table's comment: no row, so no 1.07 MB primary-key index."""
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         store = memory.projector.store
         typed = sorted(store.typed_labels())
-        for table in (*typed, "PROJECTED_RELATION"):
-            stored = {name for _i, name, *_rest in store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}
-            assert (
-                stored
-                == {name for name, _ in kuzu_schema.stored_columns(table)}
-                <= {"id", "relation_type", "source", "target"}
-            )
+        columns = lambda table: {row[1] for row in store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}  # noqa: E731
+        assert columns("PROJECTED_RELATION") == {"id", "relation_type", "source", "target"}
+        assert columns("RELATES") == {name for name, _ in kuzu_schema.RELATES_STORED}
+        assert not columns("RELATES") & set(kuzu_schema.RELATES_DERIVED)
         # each copy still reads as the full audited edge (the seed's audit view), through the RELATES id
         dumped = [line for line in _contents(memory) if line.startswith(f'["{typed[0]}",')]
         relates = {line.split(",", 1)[1] for line in _contents(memory) if line.startswith('["RELATES",')}
@@ -162,9 +163,9 @@ def test_a_graph_with_three_audit_copies_and_the_text_is_re_projected_smaller(
 ) -> None:
     """A graph written before 0005 and 0006 (audit columns three times, the entities' text in the file) comes back
     from the log with the same dump and digest, its text read from the catalog."""
+    _as_written_before_0005(monkeypatch)
     before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0005")
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)
-    _as_written_before_0005(monkeypatch)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert memory.projector.store._rows("MATCH (m:Migration) RETURN count(m)") == [[4]]
@@ -181,3 +182,30 @@ def test_a_graph_with_three_audit_copies_and_the_text_is_re_projected_smaller(
         assert store._rows("MATCH (m:Migration) RETURN count(m)") == [[0]]
         assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
     assert graph.stat().st_size < three_copies - 1_000_000  # the Migration table's index alone was 1.07 MB
+
+
+def test_a_graph_with_a_table_per_label_is_re_projected_with_lean_relationship_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph written before 0007 (RELATES with every audit column, PREVIOUS_EVENT a table, HAS_VERSION both ways)
+    comes back from the log with the same dump, digest and answers in the 0007 layout, in a smaller file."""
+    _as_written_before_0007(monkeypatch)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        old = memory.projector.store
+        assert _directions(memory)["HAS_VERSION"] == {"fwd", "bwd"} and _directions(memory)["PREVIOUS_EVENT"]
+        assert "session_id" in {row[1] for row in old._rows("CALL TABLE_INFO('RELATES') RETURN *")}
+        written, digest = _contents(memory), memory.projection_digest()
+        task = memory.search_entities("flaky retry test", session=SESSION)[0][0]
+        walked = memory.traverse(SESSION, task.name, task.entity_type, depth=2)
+    graph = tmp_path / "loom" / ".zaxy" / "graph.kuzu"
+    old_size = graph.stat().st_size
+    monkeypatch.undo()
+    with _reopened(tmp_path / "loom") as memory:
+        directions = _directions(memory)
+        assert "PREVIOUS_EVENT" not in directions and directions["HAS_VERSION"] == {"fwd"}
+        assert _contents(memory) == written and memory.projection_digest() == digest
+        assert any(line.startswith('["PREVIOUS_EVENT",') for line in written)  # still dumped, from NEXT_EVENT
+        assert memory.traverse(SESSION, task.name, task.entity_type, depth=2) == walked
+        assert [m["name"] for m in memory.projector.store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
+    assert graph.stat().st_size < old_size

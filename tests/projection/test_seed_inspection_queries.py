@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection.model import typed_label
 from zaxy_agents.storage.conformance.harness import postgres_schema
 from zaxy_agents.storage.files import kuzu_schema, kuzu_store
 
@@ -124,13 +125,16 @@ def test_the_seed_inspection_queries_run_verbatim_and_return_what_the_seed_says(
     )
     assert kuzu_memory.projector.catalog.version(old_version["id"]).summary == "CI runs on m5"
 
-    # task -> observations of every kind the seed lists (through RELATES and the typed tables)
+    # task -> observations of every kind the seed lists, through RELATES; the seed's typed label of each edge is
+    # its relation_type (no table per typed label: kuzu_schema.MIRRORED, docs/seed-differences.md)
     observed = {
-        (p["_rels"][0]["_label"], p["_nodes"][1]["entity_type"]) for p in (r[0] for r in rows["task_observations"])
+        (p["_rels"][0]["_label"], typed_label(p["_rels"][0]["relation_type"]), p["_nodes"][1]["entity_type"])
+        for p in (r[0] for r in rows["task_observations"])
     }
-    assert {kind for _, kind in observed} == {"command_run", "file_edit", "tool_call", "hook_checkpoint"}
-    assert {"OBSERVED_COMMAND", "OBSERVED_FILE_EDIT", "OBSERVED_TOOL_CALL", "HAS_CHECKPOINT", "RELATES"} == {
-        label for label, _ in observed
+    assert {kind for *_, kind in observed} == {"command_run", "file_edit", "tool_call", "hook_checkpoint"}
+    assert {label for label, *_ in observed} == {"RELATES"}
+    assert {"OBSERVED_COMMAND", "OBSERVED_FILE_EDIT", "OBSERVED_TOOL_CALL", "HAS_CHECKPOINT"} == {
+        typed for _, typed, _ in observed
     }
 
     # inferred RELATES edges, most confident first, with their methods
@@ -171,7 +175,8 @@ def test_the_provenance_backbone(kuzu_memory: MemoryFabric) -> None:
     # the consolidation review entity, linked to its candidate (seed 000 task 6)
     reviews = _rows(
         kuzu_memory,
-        "MATCH (r:Entity {entity_type: 'consolidation_review'})-[:REVIEWED_CONSOLIDATION_CANDIDATE]->"
+        "MATCH (r:Entity {entity_type: 'consolidation_review'})"
+        "-[:RELATES {relation_type: 'reviewed_consolidation_candidate'}]->"
         "(c:Entity {entity_type: 'consolidation_candidate'}) RETURN r.name STARTS WITH 'consolidation_review:', c.name",
     )
     assert len(reviews) == 1 and reviews[0][0] is True and reviews[0][1].startswith("cand_")
@@ -187,6 +192,8 @@ def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monk
     monkeypatch.setattr(kuzu_store, "stored_node_columns", old_nodes.__getitem__)
     monkeypatch.setattr(kuzu_store, "REL_TABLES", kuzu_schema._V1_REL_TABLES)
     monkeypatch.setattr(kuzu_store, "EXTRA_PAIRS", {})
+    monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)  # RELATES before 0007
+    monkeypatch.setattr(kuzu_store, "MIRRORED", {})
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         memory.append(SESSION, "task.created", {"task_id": "t"})
         memory.append(SESSION, "command.completed", {"command": "make", "exit_code": 0, "task_id": "t"})

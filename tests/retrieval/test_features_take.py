@@ -20,3 +20,31 @@ def test_take_equals_fancy_indexing() -> None:
     feat.raw(target)[::2] = feat.raw(taken[::2].copy())
     assert target[::2].tobytes() == records[docs][::2].tobytes()
     assert not any(target[1::2].tobytes())  # untouched rows stay zero
+
+
+def test_load_all_equals_the_blocks_gathered_on_demand(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A whole-memory query loads every feature block in ordered scans; the records equal those a lookup of each
+    block loads, with blocks missing from the table (left empty), some already loaded, and after new writes."""
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "f.sqlite")
+    for statement in feat.schema("t"):
+        db.execute(statement)
+    writer = feat.FeatureWriter("t", db)
+    rng = np.random.default_rng(3)
+    blocks = [n for n in range(3 * feat.LOAD_ALL + 7) if n % 11]  # gaps: blocks never written
+    for number in blocks:
+        writer.set(number * feat.BLOCK + int(rng.integers(feat.BLOCK)), "group", int(rng.integers(1, 10**6)))
+    writer.flush(1)
+    docs = np.arange((blocks[-1] + 1) * feat.BLOCK, dtype=np.int64)
+    expected = feat.FeatureCache("t").gather(db, docs)
+    cache = feat.FeatureCache("t")
+    cache.gather(db, docs[5 * feat.BLOCK : 9 * feat.BLOCK])  # some loaded before
+    cache.load_all(db)
+    assert cache.loaded[blocks].all() and not cache.loaded[[n for n in range(blocks[-1]) if n % 11 == 0]].any()
+    assert cache.gather(db, docs).tobytes() == expected.tobytes()
+    writer.set(17 * feat.BLOCK + 1, "group", 42)  # written since: reloaded by lookup
+    writer.flush(2)
+    cache.refresh(db, 2)
+    cache.load_all(db)
+    assert cache.loaded[17] and cache.gather(db, docs)["group"][17 * feat.BLOCK + 1] == 42

@@ -11,20 +11,35 @@ every session's identities at every checkout.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
+import operator
 from collections.abc import Callable
+from typing import Any
 
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 
 SCAN = 200  # identities' recent versions read per session and type
-_PARTIALS: SessionMemo[list[EntityVersion]] = SessionMemo()
+# a session's share: its versions as plain tuples of their fields (strings, numbers: the garbage collector stops
+# tracking those; a whole memory keeps ~24 per session), ranked by their first four items
+_Ranked = tuple[Any, ...]
+_PARTIALS: SessionMemo[tuple[_Ranked, ...]] = SessionMemo()
+_FIELDS = tuple(field.name for field in dataclasses.fields(EntityVersion))
 _MERGED: MergedMemo[list[EntityVersion]] = MergedMemo()
 
 
 def rank_key(version: EntityVersion) -> tuple[float, str, str, str]:
     return -version.importance, version.entity_type, version.name, version.id
+
+
+_RANK = operator.itemgetter(0, 1, 2, 3)
+
+
+def _ranked(version: EntityVersion) -> _Ranked:
+    """The version as its :func:`rank_key` followed by its fields (``EntityVersion(*ranked[4:])`` is the version)."""
+    return (*rank_key(version), *(getattr(version, name) for name in _FIELDS))
 
 
 def session_candidates(
@@ -71,13 +86,13 @@ def most_important(
             ]
             for s in shares
         )
-        return [heapq.nsmallest(limit, candidates, key=rank_key) for candidates in found]
+        return [tuple(_ranked(v) for v in heapq.nsmallest(limit, candidates, key=rank_key)) for candidates in found]
 
-    def combine(earlier: list[EntityVersion], later: list[EntityVersion]) -> list[EntityVersion]:
-        return heapq.nsmallest(limit, earlier + later, key=rank_key)  # a total order: no ties to keep
+    def combine(earlier: tuple[_Ranked, ...], later: tuple[_Ranked, ...]) -> tuple[_Ranked, ...]:
+        return tuple(heapq.nsmallest(limit, earlier + later, key=_RANK))  # a total order: no ties to keep
 
     def merge() -> list[EntityVersion]:
         _, merged = _PARTIALS.merged(catalog, sessions, lambda s: partials([s])[0], combine, entity_types, partials)
-        return merged or []
+        return [EntityVersion(*ranked[4:]) for ranked in merged or ()]
 
     return list(_MERGED.get(catalog, (entity_types, listed, limit, None if whole else tuple(sessions)), merge))

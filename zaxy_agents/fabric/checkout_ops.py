@@ -3,7 +3,7 @@ capabilities."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.checkout.assemble import assemble
@@ -13,7 +13,7 @@ from zaxy_agents.checkout.purpose import PRESETS, resolve_purpose
 from zaxy_agents.checkout.replay import MAX_RECENT_EVENTS, recent_events
 from zaxy_agents.checkout.tokens import DEFAULT_ENCODING, SUPPORTED_ENCODINGS
 from zaxy_agents.errors import InvalidRequestError, NotFoundError
-from zaxy_agents.eventloom.models import Event
+from zaxy_agents.eventloom.models import Event, SessionSummary
 from zaxy_agents.eventloom.scope_patterns import check_patterns, expand, is_pattern
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.instants import parse_instant
@@ -107,8 +107,9 @@ class CheckoutService(FabricService):
         recent = self._recent(session, replay_from_seq, max_recent_events, moment, policy.suppress_event_types)
         # Lag is measured against the log as it was when the checkout started: events another writer appends
         # meanwhile (a checkpointer saving the previous step) are newer than the question, not missing memory.
-        heads = self._event_counts(sessions)
-        self.projection.project(sessions)
+        listing = self.log.sessions() if sessions is None else None  # a whole memory: one listing for both
+        heads = self._event_counts(sessions, listing)
+        self.projection.project(sessions, listing)
         self.retrieval.retriever.vectors.embed_pending(32)
         projector = self.projection.projector
         lag = self._projection_lag(heads)
@@ -362,11 +363,13 @@ class CheckoutService(FabricService):
         )
         return target.timestamp, f"{ref}@{target.citation}"
 
-    def _event_counts(self, sessions: list[str] | None) -> dict[str, int]:
+    def _event_counts(
+        self, sessions: list[str] | None, listing: Sequence[SessionSummary] | None = None
+    ) -> dict[str, int]:
         if sessions is not None:  # only the sessions asked about: O(scope), not O(every session in the folder)
             heads = {session: self.log.head(session) for session in sessions}
             return {session: head.seq for session, head in heads.items() if head is not None}
-        return {summary.session: summary.event_count for summary in self.log.sessions()}
+        return {summary.session: summary.event_count for summary in (listing or self.log.sessions())}
 
     def _scope(self, session: str | None, scope: list[str] | None) -> list[str] | None:
         return _scope_of(session, scope, lambda: (summary.session for summary in self.log.sessions()))

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.errors import InvalidRequestError
+from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.entity_words import IndexedEntityWords
+from zaxy_agents.retrieval.text import ANALYSER
 from zaxy_agents.storage.protocols import Capability
 
 from .service import FabricCore, FabricService
@@ -54,6 +56,7 @@ class ProjectionService(FabricService):
                 shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
                 graph_name=self.backend.graph_name,
                 use_graph=self.settings.use_graph,
+                analyser=ANALYSER,  # a rebuild's texts are analysed ahead in a worker process by this class
             )
             self._closers.append(self._close_projector)
         return self._projector
@@ -70,9 +73,10 @@ class ProjectionService(FabricService):
             self._projector.close()
             self._projector = None
 
-    def project(self, sessions: list[str] | None = None) -> int:
-        """Bring the projection up to date with the log; returns the number of events projected."""
-        return self.projector.catch_up(sessions)
+    def project(self, sessions: list[str] | None = None, listed: Sequence[SessionSummary] | None = None) -> int:
+        """Bring the projection up to date with the log; returns the number of events projected. ``listed``: the
+        log's session listing the caller just read, when ``sessions`` is ``None`` (not listed again)."""
+        return self.projector.catch_up(sessions, listed)
 
     def reproject(self, progress: Callable[[int, int], None] | None = None) -> str:
         """Rebuild the projection from scratch; returns the SHA-256 digest of the canonical graph dump."""

@@ -75,6 +75,27 @@ class EntityCatalog(Protocol):
         """``(id, valid_from, seq, source_path)`` of what ``recent_versions(session, entity_type, scan, None)``
         returns, in the same order, without reading the versions' text (a caller keeps a few of them)."""
 
+    def recent_versions_many(
+        self, sessions: Sequence[str], entity_type: str, scan: int
+    ) -> dict[str, list[EntityVersion]]:
+        """``recent_versions(session, entity_type, scan, None)`` of each session (every one a key), read at once."""
+
+    def recent_heads_many(
+        self, sessions: Sequence[str], entity_type: str, scan: int
+    ) -> dict[str, list[tuple[str, str, int, str | None]]]:
+        """:meth:`recent_heads` of each session (every one a key), read at once."""
+
+    def first_recent_keys_many(
+        self, sessions: Sequence[str], entity_type: str, first: int, scan: int
+    ) -> dict[str, list[str]]:
+        """``recent_keys(session, entity_type, scan)[:first]`` of each session, reading only as far as needed."""
+
+    def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:
+        """:meth:`current` of many identities at once."""
+
+    def read_versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion]:
+        """The versions found among ``version_ids``, read at once and not cached (bulk fills)."""
+
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         """Every identity of one type in one session, in order of first assertion."""
 

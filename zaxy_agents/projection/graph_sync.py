@@ -41,6 +41,9 @@ GRAPH_LOCK = "graph.lock"
 STATE_KEY = "graph:state"
 SYNC_EVENTS = 20_000  # events per graph transaction when catching up from the log (COPY commits are costly)
 PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at once
+# Events of committed batches an open graph keeps for its next sync when nothing follows it: that sync writes them
+# as they are instead of replaying and re-planning the same events from the log (past this, it replays).
+HOLD_EVENTS = SYNC_EVENTS
 
 try:
     import fcntl
@@ -119,6 +122,10 @@ class GraphSync:
         self._cancel_lock = threading.Lock()
         self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
         self.following = False
+        self.hold_events = HOLD_EVENTS
+        self._held: list[ProjectionBatch] = []  # committed batches for the next sync (open graph, no writer thread)
+        self._held_events = 0
+        self._held_lock = threading.Lock()
 
     @property
     def backend(self) -> str:
@@ -279,6 +286,7 @@ class GraphSync:
         with self._lock:
             if not self.private:
                 return
+            self._forget_held()
             self._mark(False)
             if self.store is not None:
                 with contextlib.suppress(Exception):
@@ -297,8 +305,13 @@ class GraphSync:
             self._drain_queue()
             self._sync_from_log()
 
+    def _take_held(self) -> list[ProjectionBatch]:
+        with self._held_lock:
+            held, self._held, self._held_events = self._held, [], 0
+        return held
+
     def _drain_queue(self) -> None:
-        batches = []
+        batches = self._take_held()
         while True:
             try:
                 item = self._queue.get_nowait()
@@ -367,6 +380,7 @@ class GraphSync:
 
     def _rebuild_private(self) -> None:
         """Delete the graph file and replay the whole projection into a new one."""
+        self._forget_held()
         if self.store is not None:
             self.store.close()
             self.store = None
@@ -424,6 +438,7 @@ class GraphSync:
 
     def _cancel_now(self) -> None:
         self._cancelled.set()
+        self._forget_held()
         while True:
             try:
                 item = self._queue.get_nowait()
@@ -450,10 +465,24 @@ class GraphSync:
         return self._cancelled.is_set()
 
     def submit(self, batch: ProjectionBatch) -> None:
-        """A batch the catalog just committed (written by the background writer when following)."""
-        if self._thread is not None and self.store is not None and not self._cancelled.is_set():
+        """A batch the catalog just committed: written by the background writer when one runs; else, if the graph
+        is open here, kept (up to ``hold_events`` events) for the next :meth:`sync`, which writes it without
+        replaying its events from the log. Past the bound everything kept is dropped and that sync replays."""
+        if self.store is None or self._cancelled.is_set():
+            return
+        if self._thread is not None:
             self._idle.clear()
             self._queue.put(batch)
+            return
+        with self._held_lock:
+            self._held.append(batch)
+            self._held_events += batch.event_count
+            if self._held_events > self.hold_events:
+                self._held, self._held_events = [], 0
+
+    def _forget_held(self) -> None:
+        """The graph is emptied, rebuilt or dropped: batches kept for it no longer line up with anything."""
+        self._take_held()
 
     def _run(self) -> None:
         while True:
@@ -477,7 +506,7 @@ class GraphSync:
             try:
                 with self._lock:
                     if self.open() is not None:
-                        batches = [i for i in items if isinstance(i, ProjectionBatch)]
+                        batches = [*self._take_held(), *(i for i in items if isinstance(i, ProjectionBatch))]
                         merged = merge_batches(batches) if batches else None
                         if merged is not None and self._lines_up(merged):
                             self._write(merged)
@@ -532,6 +561,7 @@ class GraphSync:
         Kuzu leaves dropped rows' bytes in its pages.
         """
         self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
+        self._forget_held()
         with self._lock:
             if self.open() is None:
                 return None
@@ -566,6 +596,7 @@ class GraphSync:
             return False
         following = self.following
         self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
+        self._forget_held()
         with self._lock:
             if self.store is not None:
                 with contextlib.suppress(Exception):
@@ -588,6 +619,7 @@ class GraphSync:
 
     def close(self) -> None:
         self._stop_thread()  # outside the lock: the writer thread takes it to finish its transaction
+        self._forget_held()
         with self._lock:
             if self.store is not None:
                 self.store.close()

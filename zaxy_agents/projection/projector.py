@@ -24,11 +24,12 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from zaxy_agents.errors import IntegrityError, LockedError
+from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore, DerivedStoreBusy, is_damage
@@ -45,6 +46,7 @@ from .listeners import (
     write_listener_cursors,
 )
 from .planner import ProjectionBatch, ProjectionPlanner
+from .prefetch import Analyses, Pipeline, extraction_pipeline
 from .protocol import ProjectionStore
 from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
@@ -100,8 +102,12 @@ class Projector:
         state_classes: StateClasses | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
+        analyser: str | None = None,
     ) -> None:
         self.log = log
+        # ``module:qualname`` of the analyser class whose default ``analyse`` the retrieval indexes use: with it, a
+        # worker process analyses a rebuild's texts ahead of the writer (prefetch.py); None: all done here
+        self.analyser = analyser
         self.extractors = extractors
         self.state_classes = state_classes or {}  # classes the in-memory listeners' saved state may hold
         self.derived_path = Path(derived_path)
@@ -243,11 +249,13 @@ class Projector:
         return notices
 
     # ------------------------------------------------------------------ catch-up
-    def catch_up(self, sessions: list[str] | None = None) -> int:
-        """Project everything appended since the last call; returns the number of events projected here."""
+    def catch_up(self, sessions: list[str] | None = None, listed: Sequence[SessionSummary] | None = None) -> int:
+        """Project everything appended since the last call; returns the number of events projected here.
+        ``listed``: the log's session listing the caller just read (``sessions=None`` only: a whole-memory checkout
+        lists the log for its lag, and listing it again stats every session file a second time)."""
         with self._lock:
             try:
-                projected = self._catch_up(sessions)
+                projected = self._catch_up(sessions, listed)
             except DerivedStoreBusy as exc:
                 self.problem = f"projection paused: {exc}; reads serve the last projected state"
                 return 0
@@ -260,14 +268,15 @@ class Projector:
             self.problem = None
             return projected
 
-    def _catch_up(self, sessions: list[str] | None) -> int:
+    def _catch_up(self, sessions: list[str] | None, listing: Sequence[SessionSummary] | None = None) -> int:
         if self.catalog.refresh():
             self._new_planner()
         listed: dict[str, tuple[int, str | None]] = {}
         if sessions is not None:
             names = sessions
         else:  # every session of the log, and every session derived state holds (its log may be gone)
-            listed = {s.session: (s.event_count, s.head_hash) for s in self.log.sessions() if s.damaged is None}
+            summaries = self.log.sessions() if listing is None else listing
+            listed = {s.session: (s.event_count, s.head_hash) for s in summaries if s.damaged is None}
             names = sorted(set(listed) | set(self.catalog.cursors))
         projected = 0
         cursors = self.catalog.cursors
@@ -369,6 +378,7 @@ class Projector:
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
+        analysed: Analyses | None = None,
     ) -> ProjectionBatch | None:
         """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
 
@@ -376,13 +386,14 @@ class Projector:
         garbage collector is paused meanwhile (``collector.py``: it walked every live object and freed nothing).
         """
         with collector_paused():
-            return self._commit_chunk(session, expected, chunk)
+            return self._commit_chunk(session, expected, chunk, analysed)
 
     def _commit_chunk(
         self,
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
+        analysed: Analyses | None = None,
     ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
@@ -405,6 +416,7 @@ class Projector:
                         self._check_cancel()  # a rebuild's Ctrl-C: this transaction is rolled back
                     self.planner.add(envelope, extraction)
                 batch = self.planner.take_batch()
+                batch.analysed = analysed or {}  # texts the worker process analysed (prefetch.py)
                 self._check_cancel()
                 self.catalog.apply(db, batch)
                 advanced: list[tuple[str, Any]] = []
@@ -416,6 +428,7 @@ class Projector:
                         listener.apply(part, db, self.catalog)
                         advanced.append((listener.name, part.cursors))
                 write_listener_cursors(db, advanced)
+                batch.analysed = {}  # not kept while the batch waits for the graph
         except BaseException:
             self._new_planner()  # its overlay held uncommitted state
             for listener in self._durable:
@@ -569,7 +582,11 @@ class Projector:
             status = self.rebuild_status = RebuildStatus(uses_graph=self.use_graph)
             self._rebuilding = True
             try:
-                return self._rebuild(status, progress)
+                summaries = self.log.sessions()
+                total = status.total_events = sum(summary.event_count for summary in summaries)
+                # the worker starts first: its imports overlap the graph reset and the tables' drop
+                with extraction_pipeline(self.extractors, self.analyser, total) as pipeline:
+                    return self._rebuild(status, progress, summaries, pipeline)
             except BaseException as exc:
                 if not self._cancel.is_set():
                     raise
@@ -606,9 +623,14 @@ class Projector:
         if self._cancel.is_set():
             raise RebuildCancelled(self.rebuild_status)
 
-    def _rebuild(self, status: RebuildStatus, progress: Callable[[int, int], None] | None) -> str:
-        summaries = self.log.sessions()
-        total = status.total_events = sum(summary.event_count for summary in summaries)
+    def _rebuild(
+        self,
+        status: RebuildStatus,
+        progress: Callable[[int, int], None] | None,
+        summaries: list[Any],
+        pipeline: Pipeline,
+    ) -> str:
+        total = status.total_events
         store = self.graph.reset() if self.use_graph else None
         if self.use_graph and store is None:
             raise LockedError(
@@ -642,28 +664,21 @@ class Projector:
             self.damaged = {}
             with contextlib.ExitStack() as stack:
                 groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
-                for summary in summaries:
-                    expected: tuple[int, str] | None = None
-                    chunk: list[tuple[dict[str, Any], Any]] = []
-                    damage_box: list[IntegrityError] = []
-                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                        if self._cancel.is_set():
-                            raise RebuildCancelled(status)
-                        chunk.append((envelope, self.extractors.extract(envelope)))
-                        if len(chunk) >= self.batch_events:
-                            expected = groups.project(summary.session, expected, chunk)
-                            done += len(chunk)
-                            chunk = []
-                            status.indexed_events = done
-                            status.graph_events = self._graph_progress(written_before)
-                            if progress:
-                                progress(done, total)
-                    if chunk:  # what was read before any damage is projected
-                        groups.project(summary.session, expected, chunk)
+                expected: tuple[int, str] | None = None
+                for (session, first, damage), chunk, analysed in pipeline(self._rebuild_chunks(summaries, status)):
+                    if first:
+                        expected = None
+                    if chunk:  # (the last chunk of a session holds what was read before any damage)
+                        expected = groups.project(session, expected, chunk, analysed)
+                        status.chunks += 1
+                        status.chunks_analysed_ahead += bool(analysed)
                         done += len(chunk)
                         status.indexed_events = done
-                    if damage_box:
-                        self.damaged[summary.session] = damage_box[0].message
+                        status.graph_events = self._graph_progress(written_before)
+                        if progress and len(chunk) >= self.batch_events:
+                            progress(done, total)
+                    if damage is not None:
+                        self.damaged[session] = damage.message
             status.stage = "graph" if self.use_graph else "digest"
             self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
             while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
@@ -689,6 +704,25 @@ class Projector:
         status.stage = "done"
         return digest
 
+    def _rebuild_chunks(
+        self, summaries: list[Any], status: RebuildStatus
+    ) -> Iterator[tuple[tuple[str, bool, IntegrityError | None], list[dict[str, Any]]]]:
+        """The log, session by session, in chunks of ``batch_events`` envelopes: ``((session, first chunk of the
+        session, the damage that ended it), envelopes)``; a session's last chunk (maybe empty) carries its damage."""
+        for summary in summaries:
+            chunk: list[dict[str, Any]] = []
+            damage_box: list[IntegrityError] = []
+            first = True
+            for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
+                if self._cancel.is_set():
+                    raise RebuildCancelled(status)
+                chunk.append(envelope)
+                if len(chunk) >= self.batch_events:
+                    yield (summary.session, first, None), chunk
+                    chunk, first = [], False
+            if chunk or damage_box:
+                yield (summary.session, first, damage_box[0] if damage_box else None), chunk
+
     def _graph_progress(self, written_before: int) -> float:
         """Events the graph holds from this rebuild: committed transactions plus the written share of the one in
         progress (rows applied so far / its rows)."""
@@ -699,9 +733,13 @@ class Projector:
         return events
 
     def _rebuild_chunk(
-        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
+        self,
+        session: str,
+        expected: tuple[int, str] | None,
+        chunk: list[tuple[dict[str, Any], Any]],
+        analysed: Analyses | None = None,
     ) -> tuple[int, str]:
-        batch = self._commit(session, expected, chunk)
+        batch = self._commit(session, expected, chunk, analysed)
         if batch is None:
             raise LockedError(
                 "another process projected this memory during the rebuild",
@@ -763,11 +801,15 @@ class _Groups:
         self.projector, self.stack, self.size, self.events = projector, stack, size, 0
 
     def project(
-        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
+        self,
+        session: str,
+        expected: tuple[int, str] | None,
+        chunk: list[tuple[dict[str, Any], Any]],
+        analysed: Analyses | None = None,
     ) -> tuple[int, str]:
         if not self.events:
             self.stack.enter_context(self.projector._rebuild_group())
-        cursor = self.projector._rebuild_chunk(session, expected, chunk)
+        cursor = self.projector._rebuild_chunk(session, expected, chunk, analysed)
         self.events += len(chunk)
         if self.events >= self.size:
             self.stack.close()  # COMMIT
@@ -806,6 +848,7 @@ def _after(batch: ProjectionBatch, session: str, done: int) -> ProjectionBatch:
     part.relations = [row for row in batch.relations if row["source_event_seq"] > done]
     part.feedback = [row for row in batch.feedback if row["seq"] > done]
     part.failures = [row for row in batch.failures if row["seq"] > done]
+    part.analysed = batch.analysed
     return part
 
 

@@ -178,6 +178,8 @@ class _Query:
         scope = None if sessions is None else sorted(names.session_ids(db, sessions).values())
         if scope is not None and not scope:
             return []
+        if scope is None:  # a whole memory touches nearly every feature block: all of them in ordered scans, once
+            self.cache.load_all(db)
         weights, named = self._weights()
         terms = self._terms(weights, n)
         captions = bool(cfg.caption_weight and stats.cap_total)

@@ -146,6 +146,22 @@ RELATES_EVIDENCE_DEFAULTS = {
 # reads and dumps them, are the RELATES row's). Typed relation tables (labels not in REL_TABLES) store
 # TYPED_REL_COLUMNS. The columns in REL_TABLES stay the schema every backend shares (dump, digest).
 RELATES_COPIES: dict[str, list[tuple[str, str]]] = {"PROJECTED_RELATION": PROJECTED_RELATION_STORED}
+
+# RELATES columns Kuzu does not store (migration 0007) -> where every reader and the dump take them from. Each is a
+# function of what the edge already holds: an edge joins two versions of the session it was asserted in (its
+# ``session_id`` is its source version's), its source event is an Event node (``<session>:<source_event_seq>``, whose
+# ``hash`` it is), and the planner never closes an edge (``valid_to`` is always NULL: an edge's validity is its
+# versions'). RELATES is stored in both directions, and Kuzu 0.11.3's COMMIT after a COPY rewrites every column of
+# the node groups it touched, per direction (~4 ms of CPU per column and direction per commit, measured): these
+# three were 2.1 of RELATES' 4.4 MB at 10k events and ~20 % of its commit.
+RELATES_DERIVED = ("session_id", "valid_to", "source_event_hash")
+RELATES_STORED: list[tuple[str, str]] = [column for column in EDGE_AUDIT_COLUMNS if column[0] not in RELATES_DERIVED]
+# Seed relationships Kuzu does not store (migration 0007) -> the stored table they mirror: PREVIOUS_EVENT is
+# NEXT_EVENT reversed (``(b)<-[:NEXT_EVENT]-(a)`` in Cypher). The dump and the digest still list its rows.
+MIRRORED: dict[str, str] = {"PREVIOUS_EVENT": "NEXT_EVENT"}
+# Typed relation labels (``CALLS_SYMBOL``...) are not tables since migration 0007: each repeated a RELATES row
+# (its id only, since 0005) and cost a table's commit and CSR pages; the label is ``typed_label(r.relation_type)``
+# of the RELATES row (``MATCH ()-[r:RELATES {relation_type: 'calls_symbol'}]->()``), and the dump lists it as before.
 # Relation tables with a second FROM/TO pair (one label, so the seed's queries match both): (table, from, to).
 EXTRA_PAIRS: dict[str, tuple[str, str]] = {"CITES_SOURCE": ("Event", "Source")}
 # Relation tables Kuzu stores forward only. By default Kuzu keeps every relationship, with all its properties, twice
@@ -153,7 +169,7 @@ EXTRA_PAIRS: dict[str, tuple[str, str]] = {"CITES_SOURCE": ("Event", "Source")}
 # provenance and version chains, and each typed edge, which repeats a RELATES row), so the backward copy was half of
 # their pages. A directed pattern bound on the target side still answers (Kuzu scans forward); an undirected one is
 # refused by Kuzu. RELATES and HAS_VERSION are walked both ways by traversals and keep both directions.
-FORWARD_ONLY = (
+_V4_FORWARD_ONLY = (
     "HAS_EVENT",
     "NEXT_EVENT",
     "PREVIOUS_EVENT",
@@ -163,6 +179,9 @@ FORWARD_ONLY = (
     "CITES_SOURCE",
     "PROJECTED_RELATION",
 )
+# Since 0007 HAS_VERSION too: traversals reach a version's identity through ``Entity.key`` and only walk
+# HAS_VERSION from the identity; PREVIOUS_EVENT is no longer stored.
+FORWARD_ONLY = (*(table for table in _V4_FORWARD_ONLY if table not in MIRRORED), "HAS_VERSION")
 FORWARD_STORAGE = " WITH (storage_direction = 'fwd')"
 
 # table -> the ProjectionBatch field holding its rows (every store writes a batch table by table)
@@ -209,6 +228,8 @@ def stored_columns(table: str) -> list[tuple[str, str]]:
     """The columns Kuzu stores for a relation table (a typed label, or a table of :data:`REL_TABLES`)."""
     if table in RELATES_COPIES:
         return RELATES_COPIES[table]
+    if table == "RELATES":
+        return RELATES_STORED
     return REL_TABLES[table][2] if table in REL_TABLES else TYPED_REL_COLUMNS
 
 
@@ -292,7 +313,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     # from the log (typed tables are re-created with the new DDL as the projection meets them).
     Migration(
         "0004_forward_only_spine_edges",
-        tuple(f"DROP TABLE `{table}`" for table in FORWARD_ONLY) + tuple(_forward_only_ddl(t) for t in FORWARD_ONLY),
+        tuple(f"DROP TABLE `{table}`" for table in _V4_FORWARD_ONLY)
+        + tuple(_forward_only_ddl(t) for t in _V4_FORWARD_ONLY),
         rebuild=True,
     ),
     # One copy of each relation's audit columns (:data:`RELATES_COPIES`): PROJECTED_RELATION keeps the RELATES row's
@@ -308,6 +330,21 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0006_entity_text_from_the_catalog",
         tuple(f"ALTER TABLE Entity DROP {column}" for column in ENTITY_TEXT_COLUMNS),
+        rebuild=True,
+    ),
+    # Fewer relationship tables and columns per write (issue 23: Kuzu's COMMIT after a COPY costs ~15 ms of CPU per
+    # relationship table and direction written, plus ~4 ms per column): no typed relation tables and no
+    # PREVIOUS_EVENT (each repeated another table's rows, see :data:`MIRRORED`), RELATES without the columns it can
+    # read elsewhere (:data:`RELATES_DERIVED`), HAS_VERSION forward only.
+    Migration(
+        "0007_lean_relationship_tables",
+        (
+            "DROP TABLE `PREVIOUS_EVENT`",
+            "DROP TABLE `HAS_VERSION`",
+            _forward_only_ddl("HAS_VERSION", []),
+            "DROP TABLE `RELATES`",
+            rel_ddl("RELATES", "Entity", "Entity", RELATES_STORED),
+        ),
         rebuild=True,
     ),
 )

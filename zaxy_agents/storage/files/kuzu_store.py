@@ -21,6 +21,7 @@ import math
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ import kuzu
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
-from zaxy_agents.projection.planner import KeyState, ProjectionBatch
+from zaxy_agents.projection.model import typed_label
+from zaxy_agents.projection.planner import KeyState, ProjectionBatch, event_node_id
 from zaxy_agents.projection.protocol import EntityWords, ProjectionStore
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir
@@ -43,13 +45,13 @@ from .kuzu_schema import (
     MIGRATION_RECORD_TABLE,
     MIGRATION_TABLE_DDL,
     MIGRATIONS,
+    MIRRORED,
     NODE_COLUMNS,
     REL_TABLES,
-    RELATES_COPIES,
     RELATES_EVIDENCE_DEFAULTS,
+    RELATES_STORED,
     stored_columns,
     stored_node_columns,
-    typed_rel_ddl,
 )
 
 _json_string = json.encoder.encode_basestring  # C accelerated, like json.dumps(..., ensure_ascii=False)
@@ -67,6 +69,19 @@ REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if mig
 TEXT_CHUNK = 2000  # version ids whose text is asked for at once (dump, keyword search)
 _ENTITY_STORED = [name for name, _ in stored_node_columns("Entity")]
 _ENTITY_ALL = [name for name, _ in NODE_COLUMNS["Entity"]]
+_AUDIT_NAMES = [name for name, _ in EDGE_AUDIT_COLUMNS]
+
+
+def _relates_stored() -> list[str]:
+    """The RELATES columns this file stores (``kuzu_schema.RELATES_STORED``; read at each use, so a test can write
+    the layout of an earlier release)."""
+    return [name for name, _ in RELATES_STORED]
+
+
+def _relates_stored_return() -> str:
+    return ", ".join(f"r.{name}" for name in _relates_stored())
+
+
 Texts = Callable[[Sequence[str]], dict[str, tuple[str, str]]]  # version ids -> (summary, properties JSON)
 
 
@@ -369,8 +384,10 @@ class KuzuProjectionStore(ProjectionStore):
         return versions
 
     def typed_labels(self) -> set[str]:
-        tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
-        return {name for name, kind in tables if kind == "REL" and name not in REL_TABLES}
+        """The typed relation labels the graph holds edges for: ``typed_label`` of each RELATES ``relation_type``
+        (no table each since migration 0007, ``kuzu_schema.MIRRORED``)."""
+        rows = self._rows("MATCH ()-[r:RELATES]->() RETURN DISTINCT r.relation_type")
+        return {typed_label(relation_type) for (relation_type,) in rows}
 
     # ------------------------------------------------------------------ writes
     def apply(self, batch: ProjectionBatch) -> None:
@@ -381,9 +398,8 @@ class KuzuProjectionStore(ProjectionStore):
         COPY into a non-empty relation table costs ~0.1-0.2 s at commit) for large ones.
         """
         connection = self._connection()
+        relates = [_as_stored_relation(row) for row in batch.relations]  # refused before anything is written
         with self._writing():
-            for label in batch.new_labels:  # DDL runs in its own (auto-commit) transaction, before the data
-                connection.execute(typed_rel_ddl(label))
             bulk = batch.row_count() > ROW_BY_ROW_LIMIT
             self._check_interrupted()
             self.rows_applied = 0
@@ -393,19 +409,13 @@ class KuzuProjectionStore(ProjectionStore):
                     rows = getattr(batch, BATCH_ROW_KEYS[table])
                     self._insert(table, stored_node_columns(table), rows, None, bulk)
                 for table, (source, target, columns) in REL_TABLES.items():
-                    if table != "RELATES":
+                    if table != "RELATES" and table not in MIRRORED:
                         rows = getattr(batch, BATCH_ROW_KEYS[table])
                         self._insert(table, stored_columns(table), rows, (source, target), bulk)
                     if table in EXTRA_PAIRS:
                         rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
                         self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
-                relates = [_evidence_when_it_differs(row) for row in batch.relations]
-                self._insert("RELATES", EDGE_AUDIT_COLUMNS, relates, ("Entity", "Entity"), bulk)
-                by_label: dict[str, list[dict[str, Any]]] = {}
-                for row in batch.relations:
-                    by_label.setdefault(row["label"], []).append(row)
-                for label, rows in sorted(by_label.items()):
-                    self._insert(label, stored_columns(label), rows, ("Entity", "Entity"), bulk)
+                self._insert("RELATES", RELATES_STORED, relates, ("Entity", "Entity"), bulk)
                 self._update(
                     "MATCH (e:Entity {id: $id}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
                     "e.closed_by_seq = $closed_by_seq, e.invalidation_reason = $reason",
@@ -584,33 +594,34 @@ class KuzuProjectionStore(ProjectionStore):
         seen = set(start_keys)
         frontier = list(start_keys)
         hits: list[TraversalHit] = []
-        rel_columns = [name for name, _ in EDGE_AUDIT_COLUMNS]
         type_filter = " AND r.relation_type IN $types" if relation_types else ""
-        time_filter = " AND r.valid_from <= $t AND (r.valid_to IS NULL OR r.valid_to > $t)" if as_of else ""
+        time_filter = " AND r.valid_from <= $t" if as_of else ""  # an edge's valid_to is always NULL (RELATES_DERIVED)
         extra = {**({"types": relation_types} if relation_types else {}), **({"t": as_of} if as_of else {})}
         for level in range(1, depth + 1):
             if not frontier or len(hits) >= limit:
                 break
-            reached: dict[str, tuple[str, dict[str, Any], str, str, str]] = {}
+            found: dict[str, tuple[str, tuple[str, list[Any]], str, str, str]] = {}
             for direction, pattern in (("out", "(va)-[r:RELATES]->(vb)"), ("in", "(vb)-[r:RELATES]->(va)")):
+                # the reached version's identity is its ``key`` column (HAS_VERSION is stored forward only)
                 rows = self._rows(
-                    f"MATCH (ka:EntityKey)-[:HAS_VERSION]->(va:Entity), {pattern}, "
-                    f"(kb:EntityKey)-[:HAS_VERSION]->(vb:Entity) WHERE ka.id IN $keys{type_filter}{time_filter} "
-                    "RETURN ka.id, kb.id, va.id, vb.id, "
-                    + ", ".join(_relates_column(c) for c in rel_columns)
+                    f"MATCH (ka:EntityKey)-[:HAS_VERSION]->(va:Entity), {pattern} "
+                    f"WHERE ka.id IN $keys{type_filter}{time_filter} "
+                    "RETURN ka.id, vb.key, va.id, vb.id, va.session_id, "
+                    + _relates_stored_return()
                     + " ORDER BY r.source_event_seq, r.id",
                     {"keys": frontier, **extra},
                 )
-                for origin_key, key, origin_version, version, *audit in rows:
-                    if key in seen or key in reached:
+                for origin_key, key, origin_version, version, session, *stored in rows:
+                    if key in seen or key in found:
                         continue
-                    reached[key] = (
-                        direction,
-                        dict(zip(rel_columns, audit, strict=True)),
-                        origin_key,
-                        origin_version,
-                        version,
-                    )
+                    found[key] = (direction, (session, stored), origin_key, origin_version, version)
+            audits = self._relation_audits([edge for _direction, edge, *_rest in found.values()])
+            reached = {
+                key: (direction, audit, origin_key, origin_version, version)
+                for (key, (direction, _edge, origin_key, origin_version, version)), audit in zip(
+                    found.items(), audits, strict=True
+                )
+            }
             versions = self._versions_at(list(reached), as_of)
             next_frontier = []
             for key, (direction, audit, _origin_key, origin_version, version) in reached.items():
@@ -635,6 +646,39 @@ class KuzuProjectionStore(ProjectionStore):
         )
         found = self._entity_versions(rows)
         return {version.key: version for version in sorted(found, key=lambda v: v.source_event_seq)}
+
+    def _relation_audits(self, edges: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
+        """RELATES rows as every store reads them, from (the edge's session, its :data:`RELATES_STORED` values): the
+        columns Kuzu does not store (``kuzu_schema.RELATES_DERIVED``) put back, evidence equal to the edge's own
+        provenance filled in (``RELATES_EVIDENCE_DEFAULTS``)."""
+        names = _relates_stored()
+        seq_at = names.index("source_event_seq")
+        hashes = self._event_hashes(sorted({event_node_id(session, stored[seq_at]) for session, stored in edges}))
+        audits = []
+        for session, stored in edges:
+            audit = dict(zip(names, stored, strict=True))
+            audit["session_id"], audit["valid_to"] = session, None
+            audit["source_event_hash"] = hashes[event_node_id(session, audit["source_event_seq"])]
+            for evidence, own in RELATES_EVIDENCE_DEFAULTS.items():
+                if audit[evidence] is None:
+                    audit[evidence] = audit[own]
+            audits.append({name: audit[name] for name in _AUDIT_NAMES})
+        return audits
+
+    def _event_hashes(self, ids: list[str]) -> dict[str, str]:
+        """Event id -> its Eventloom hash (primary-key lookups)."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), LOOKUP_CHUNK):
+            chunk = ids[start : start + LOOKUP_CHUNK]
+            rows = self._rows("UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash", {"ids": chunk})
+            found.update((event_id, digest) for event_id, digest in rows)
+        missing = [event_id for event_id in ids if event_id not in found]
+        if missing:
+            raise RuntimeError(
+                f"{self.path}: {len(missing)} relations name a source event the graph does not hold (first: "
+                f"{missing[0]}); the graph is damaged: run `zaxy reproject`"
+            )
+        return found
 
     def search_entities(
         self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
@@ -683,22 +727,63 @@ class KuzuProjectionStore(ProjectionStore):
         for table in NODE_COLUMNS:
             names = [name for name, _ in stored_node_columns(table)]
             yield from self._canonical(table, "MATCH (n:" + table + ") RETURN " + ", ".join(f"n.{c}" for c in names))
-        for table in sorted(set(REL_TABLES) | self.typed_labels()):
-            source, target, columns = REL_TABLES.get(table, ("Entity", "Entity", EDGE_AUDIT_COLUMNS))
-            if table in RELATES_COPIES or table not in REL_TABLES:
-                yield from self._canonical(table, _relates_copy_query(table, source, target))
+        relations = self._relation_lines()
+        for table in sorted(set(REL_TABLES) | set(relations.typed)):
+            if table == "RELATES":
+                yield from sorted(relations.relates)
+            elif table not in REL_TABLES:
+                yield from sorted(relations.typed[table])
+            elif table == "PROJECTED_RELATION":
+                yield from self._projected_relation_lines(relations.audits)
+            elif table in MIRRORED:  # the mirrored table's rows, reversed
+                lines = self._canonical(table, f"MATCH (a:Event)-[r:`{MIRRORED[table]}`]->(b:Event) RETURN b.id, a.id")
+                yield from lines
+            else:
+                source, target, columns = REL_TABLES[table]
+                projection = "".join(f", r.{name}" for name, _ in columns)
+                pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
+                lines = [
+                    line
+                    for start, end in pairs
+                    for line in self._canonical(
+                        table, f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN a.id, b.id{projection}"
+                    )
+                ]
+                yield from sorted(lines) if len(pairs) > 1 else lines
+
+    def _relation_lines(self) -> _RelationLines:
+        """Every RELATES row as a dump line, the typed label's line beside it, and its audit columns encoded (keyed
+        by the relation id, for PROJECTED_RELATION)."""
+        self._check_interrupted()
+        with self._reading():
+            result = self._connection().execute(
+                "MATCH (a:Entity)-[r:RELATES]->(b:Entity) RETURN a.id, b.id, a.session_id, " + _relates_stored_return()
+            )
+            rows = result.get_all()
+            result.close()
+        lines = _RelationLines()
+        audits = self._relation_audits([(session, stored) for _a, _b, session, *stored in rows])
+        for (source, target, *_rest), audit in zip(rows, audits, strict=True):
+            encoded = ",".join(_json_value(audit[name]) for name in _AUDIT_NAMES)
+            lines.audits[audit["id"]] = encoded
+            ends = _json_value(source) + "," + _json_value(target) + "," + encoded + "]"
+            lines.relates.append('["RELATES",' + ends)
+            label = typed_label(audit["relation_type"])
+            lines.typed.setdefault(label, []).append("[" + _json_string(label) + "," + ends)
+        return lines
+
+    def _projected_relation_lines(self, audits: dict[str, str]) -> list[str]:
+        """PROJECTED_RELATION's rows: its own columns, then the RELATES row's audit columns (joined by id)."""
+        query = "MATCH (a:Event)-[c:PROJECTED_RELATION]->(b:Entity) RETURN a.id, b.id, c.source, c.target, c.id"
+        rows = self._rows(query)
+        lines = []
+        for *head_values, relation_id in rows:  # the columns every store dumps: source, target, then the audit
+            audit = audits.get(relation_id)
+            if audit is None:  # as the join of earlier releases: a provenance edge without its relation is not listed
                 continue
-            read = _relates_column if table == "RELATES" else "r.{}".format
-            projection = "".join(f", {read(name)}" for name, _ in columns)
-            pairs = [(source, target), *([EXTRA_PAIRS[table]] if table in EXTRA_PAIRS else [])]
-            lines = [
-                line
-                for start, end in pairs
-                for line in self._canonical(
-                    table, f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN a.id, b.id{projection}"
-                )
-            ]
-            yield from sorted(lines) if len(pairs) > 1 else lines
+            head = ",".join(_json_value(value) for value in head_values)
+            lines.append('["PROJECTED_RELATION",' + head + "," + audit + "]")
+        return sorted(lines)
 
     def _canonical(self, table: str, query: str) -> list[str]:
         self._check_interrupted()
@@ -723,29 +808,22 @@ def _entity_projection(alias: str) -> str:
     return ", ".join(f"{alias}.{name}" for name in _ENTITY_STORED)
 
 
-def _relates_copy_query(table: str, source: str, target: str) -> str:
-    """The rows of a table that repeats RELATES rows (``kuzu_schema.RELATES_COPIES``, typed tables) with the columns
-    every store dumps: its own stored columns, the rest read from the RELATES row with the same id (one join along
-    RELATES from the shared endpoint: the relation's source version for a typed edge, its target for
-    PROJECTED_RELATION)."""
-    logical = REL_TABLES[table][2] if table in REL_TABLES else EDGE_AUDIT_COLUMNS
-    own = {name for name, _ in stored_columns(table)}
-    projection = "".join(f", {'c.' + name if name in own else _relates_column(name)}" for name, _ in logical)
-    relates = "(x:Entity)-[r:RELATES]->(b)" if source == "Event" else "(a)-[r:RELATES]->(b)"
-    return f"MATCH (a:{source})-[c:`{table}`]->(b:{target}), {relates} WHERE r.id = c.id RETURN a.id, b.id{projection}"
-
-
-def _evidence_when_it_differs(row: dict[str, Any]) -> dict[str, Any]:
-    """A RELATES row as Kuzu stores it: evidence columns equal to the edge's own provenance left NULL."""
+def _as_stored_relation(row: dict[str, Any]) -> dict[str, Any]:
+    """A RELATES row as Kuzu stores it (:data:`RELATES_STORED`): evidence equal to the edge's own provenance left
+    NULL (a null mask, no string pages; read back by :meth:`KuzuProjectionStore._relation_audits`). The columns it
+    does not store must be what the reads put back, or the row is refused (the planner never writes another)."""
+    if row.get("valid_to") is not None:
+        raise ValueError(f"relation {row.get('id')}: the embedded graph stores no closed edge (valid_to is derived)")
     if all(row.get(evidence) == row.get(own) for evidence, own in RELATES_EVIDENCE_DEFAULTS.items()):
         return {**row, **dict.fromkeys(RELATES_EVIDENCE_DEFAULTS)}
     return row
 
 
-def _relates_column(name: str) -> str:
-    """How a RELATES column (alias ``r``) is read: evidence stored only when it differs falls back to provenance."""
-    default = RELATES_EVIDENCE_DEFAULTS.get(name)
-    return f"coalesce(r.{name}, r.{default})" if default else f"r.{name}"
+@dataclass
+class _RelationLines:
+    relates: list[str] = field(default_factory=list)
+    typed: dict[str, list[str]] = field(default_factory=dict)
+    audits: dict[str, str] = field(default_factory=dict)  # relation id -> its audit columns, encoded
 
 
 def _json_value(value: Any) -> str:
