@@ -86,6 +86,8 @@ def test_benchmark_command_reports_and_writes_artifacts(tmp_path: Path) -> None:
     ingest = report["ingest"]  # both rates: without and with writing the graph of record (Kuzu)
     assert ingest["graph_commit_seconds"] > 0
     assert 0 < ingest["turns_per_s_with_graph_commit"] < ingest["turns_per_s"]
+    assert ingest["graph_commit_cpu_seconds"] > 0  # process CPU beside wall time (steadier on a busy machine)
+    assert 0 < ingest["turns_per_cpu_s_with_graph_commit"] < ingest["turns_per_cpu_s"]
     # Session-level recall counts a sitting found when any of its turns is in the top k: never below turn-level.
     for k in (1, 3):
         assert ours[f"recall@{k}"] <= ours[f"session_recall@{k}"] <= 1.0

@@ -108,7 +108,8 @@ def _render(report: dict, ks: tuple[int, ...]) -> None:
         f"query latency p50 {latency['p50']} ms, p95 {latency['p95']} ms, p99 {latency['p99']} ms "
         f"(CPU time p50 {cpu.get('p50')} ms, p95 {cpu.get('p95')} ms); "
         f"ingest {ingest['turns_per_s']} turns/s, "
-        f"{ingest.get('turns_per_s_with_graph_commit')} turns/s with the graph commit"
+        f"{ingest.get('turns_per_s_with_graph_commit')} turns/s with the graph commit "
+        f"(per CPU-second: {ingest.get('turns_per_cpu_s')} / {ingest.get('turns_per_cpu_s_with_graph_commit')})"
     )
     ours = combined["ours"]
     console.print(

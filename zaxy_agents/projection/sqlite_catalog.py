@@ -11,6 +11,7 @@ versions, events, edges, feedback they wrote or closed); any other commit, and a
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
@@ -139,6 +140,9 @@ def _edge(row: tuple[Any, ...]) -> RelationRecord:
         row[13],
         row[14].hex(),
     )
+
+
+_SESSION_VID = operator.itemgetter(0, 1)  # (session, vid) of a row of SqliteCatalog._recent_across
 
 
 def _chunks(items: list[str]) -> Iterable[list[str]]:
@@ -483,25 +487,29 @@ class SqliteCatalog:
         of the newest version of each identity among the session's last ``scan`` versions of ``entity_type``, open
         identities only, newest first (what :meth:`recent_versions` reads of one session, for many in one query).
         ``cut`` finds each session's ``scan``-th newest version on the ``(session, entity_type)`` index, and drives
-        the range join (``CROSS JOIN`` fixes SQLite's loop order); the newest version's columns come with
-        ``max(vid)`` (SQLite's bare columns of a lone ``max``): it is the identity's current one unless that was
-        retracted (the caller reads those few by ``k.current``)."""
+        the range join (``CROSS JOIN`` fixes SQLite's loop order). The rows come unsorted and ungrouped (SQLite
+        sorting them, blobs included, was half the query) and are ordered and reduced here: an identity's newest
+        version in the window is its current one unless that was retracted (the caller reads those few by
+        ``k.current``)."""
         found: dict[str, list[tuple[Any, ...]]] = {session: [] for session in sessions}
         if not found or scan < 1:
             return found
         rows = self._rows(
             "WITH cut(session, cutoff) AS MATERIALIZED (SELECT s.value, coalesce((SELECT vid FROM cat_versions "
             "WHERE session = s.value AND entity_type = ?2 ORDER BY vid DESC LIMIT 1 OFFSET ?3), -1) "
-            "FROM json_each(?1) s), "
-            f"r AS MATERIALIZED (SELECT c.session AS scope, v.kid AS kid, max(v.vid) AS last, {columns} "
+            f"FROM json_each(?1) s) SELECT c.session, v.vid, v.kid, k.closed, {columns}, k.key, k.current "
             "FROM cut c CROSS JOIN cat_versions v ON v.session = c.session AND v.entity_type = ?2 "
-            "AND v.vid >= c.cutoff GROUP BY c.session, v.kid) "
-            "SELECT r.*, k.key, k.current FROM r JOIN cat_keys k ON k.kid = r.kid WHERE NOT k.closed "
-            "ORDER BY r.scope, r.last DESC",
+            "AND v.vid >= c.cutoff JOIN cat_keys k ON k.kid = v.kid",
             (json.dumps(list(found)), entity_type, scan - 1),
         )
-        for row in rows:
-            found[row[0]].append(row[3:])
+        rows.sort(key=_SESSION_VID)
+        seen: set[tuple[str, int]] = set()
+        for row in reversed(rows):  # each session's versions newest first
+            identity = row[0], row[2]
+            if identity not in seen:  # the identity's newest version in the window
+                seen.add(identity)
+                if not row[3]:
+                    found[row[0]].append(row[4:])
         return found
 
     def recent_versions_many(
