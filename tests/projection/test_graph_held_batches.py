@@ -89,3 +89,26 @@ def test_a_reset_graph_forgets_what_it_kept(tmp_path: Path) -> None:
         memory.reproject()
         dump = list(memory.projector.store.dump_lines())
     assert dump == _fresh_dump(root, tmp_path)
+
+
+def test_a_following_writer_gathers_batches_and_a_sync_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's writer gathers batches for ``follow_window`` seconds (one Kuzu write for many projections); a reader
+    that needs the graph meanwhile writes what was gathered itself, without replaying the log."""
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as memory:
+        _append(memory, 0, 2)
+        graph = memory.projector.graph
+        graph.follow_window = 600.0  # longer than this test: only the sync below can write these batches
+        assert memory.projector.follow_graph(create=True)
+        assert memory.projector.flush()
+        written = graph.written_events
+        replays = _replays(memory, monkeypatch)
+        for start in (2, 4, 6):
+            _append(memory, start, 2)
+        store = memory.projector.store
+        assert replays == [] and store.cursors()[SESSION][0] == 16
+        assert graph.written_events == written + 12  # the three projections, written by the sync
+        dump = list(store.dump_lines())
+    assert dump == _fresh_dump(root, tmp_path)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import json
 import operator
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Iterable, Iterator
 
 from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
 from zaxy_agents.projection.records import EntityVersion
@@ -78,17 +80,15 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
 
 
 # What the working set keeps of one candidate version (not the version: its properties can be kilobytes):
-# (valid_from, seq, text, citation, kind, status, role, command); role (tasks and commands): open, blocked, ok (a
-# successful command), fail (a failed one). A plain tuple of strings and ints, not a named tuple: the garbage
-# collector stops tracking those, and a whole memory keeps ~75 per session (a full collection walked 75,000
-# named tuples at 1,000 sessions, ~100 ms).
-_Entry = tuple[str, int, str, str, str, str | None, str, str]
-_TEXT, _CITATION, _KIND, _STATUS, _ROLE, _COMMAND = 2, 3, 4, 5, 6, 7
+# (valid_from, seq, text, citation, kind, status). A plain tuple of strings and ints, not a named tuple: the garbage
+# collector stops tracking those (a full collection walked 75,000 named tuples at 1,000 sessions, ~100 ms).
+_Entry = tuple[str, int, str, str, str, str | None]
+_TEXT, _STATUS = 2, 5
 
 
-# One session's share of the working set, every entry of it the merge across sessions can need: (decisions,
-# artifacts, goals, anchors, work entries newest first). Tuples all the way down, for the garbage collector.
-_Partial = tuple[tuple[_Entry, ...], ...]
+# One session's share of the working set: the first ``PER_KIND`` decisions, artifacts, goals and anchors, and its
+# tasks' and commands' ``(valid_from, seq, id)`` newest first. Tuples all the way down, for the garbage collector.
+_Partial = tuple[tuple[tuple[str, int, str], ...] | tuple[_Entry, ...], ...]
 _WORK = 4
 
 
@@ -103,27 +103,64 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
     four buckets chosen by time alone are merged in a tree (:class:`~zaxy_agents.projection.session_memo.MergeTree`:
     a change in one session merges ~log2(sessions) pairs of buckets, not every session's). Exact: a bucket's first
     ``PER_KIND`` across sessions are among each session's first ``PER_KIND`` (ties in session order, as the loop's
-    stable sort leaves them), and the tasks-and-commands walk keeps only entries whose omission cannot change what
-    it pushes (see :func:`_work_entries`)."""
+    stable sort leaves them), and the tasks-and-commands walk is the loop's own (:func:`_walk`) over every session's
+    candidates merged newest first, each read only when the walk reaches it (it stops once its buckets are full:
+    tens of versions, where a memory of 1,000 sessions holds 120,000 candidates)."""
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     key = None if sessions is None else tuple(scoped)
 
-    def merge() -> tuple[list[_Entry], ...]:
+    def merge() -> tuple[list[_Item], ...]:
         partials, root = _PARTIALS.merged(
             catalog, scoped, lambda session: _partials(catalog, [session])[0], _combine, None,
             lambda missing: _partials(catalog, missing),
         )  # fmt: skip
-        return _merge(partials, root)
+        walked = WorkingSet()
+        _walk(walked, _read_lazily(catalog, heapq.merge(*(p[_WORK] for p in partials), key=_HEAD, reverse=True)))
+        buckets = [[e[_TEXT : _STATUS + 1] for e in bucket] for bucket in root[:4]] if root else [[], [], [], []]
+        return (
+            *buckets,
+            *([(i.text, i.citation, i.kind, i.status) for i in b] for b in (walked.tasks, walked.blockers)),
+        )
 
     merged = _MERGED.get(catalog, key, merge)
     working = WorkingSet()
-    for bucket, entries in zip(
+    for bucket, items in zip(
         (working.decisions, working.artifacts, working.goals, working.source_anchors, working.tasks, working.blockers),
         merged,
         strict=True,
     ):
-        bucket += [WorkingItem(text=e[_TEXT], citation=e[_CITATION], kind=e[_KIND], status=e[_STATUS]) for e in entries]
+        bucket += [
+            WorkingItem(text=text, citation=citation, kind=kind, status=status)
+            for text, citation, kind, status in items
+        ]
     return working
+
+
+_Item = tuple[str, str, str, str | None]  # (text, citation, kind, status) of a working item
+_HEAD = operator.itemgetter(0, 1)  # (valid_from, seq) of a work head
+READ_AHEAD = 32  # work candidates read at once by the merged walk
+
+
+def _read_lazily(catalog: EntityCatalog, heads: Iterator[tuple[str, int, str]]) -> Iterator[EntityVersion]:
+    """The versions of ``heads`` (``(valid_from, seq, id)``, newest first), read ``READ_AHEAD`` at a time as the
+    walk asks for them. The versions a walk read are kept for the next walk (after a change the merged walk runs
+    again and reads the same newest candidates): a version's text and properties never change under its id while
+    the catalog's base epoch holds (it moves on an erasure, a reset, another process's commit), and a version the
+    walk is given is always current (the heads are)."""
+    base = catalog.epoch[0] if isinstance(catalog, SessionEpochs) else None
+    kept = _READ.get(catalog)
+    if kept is None or kept[0] != base or len(kept[1]) > READ_KEPT:
+        kept = _READ[catalog] = (base, {})
+    read = kept[1] if base is not None else {}
+    while batch := list(itertools.islice(heads, READ_AHEAD)):
+        missing = [head[2] for head in batch if head[2] not in read]
+        if missing:
+            read.update(catalog.read_versions(missing))
+        yield from (read[head[2]] for head in batch if head[2] in read)
+
+
+READ_KEPT = 2048  # versions kept between walks, per catalog
+_READ: weakref.WeakKeyDictionary[EntityCatalog, tuple[object, dict[str, EntityVersion]]] = weakref.WeakKeyDictionary()
 
 
 def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
@@ -132,8 +169,9 @@ def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
     type: the first whole-memory checkout of a process fills every session's share). The kinds chosen by time alone
     (decisions, files, sessions, documents) are read as ``(id, valid_from, seq, source_path)`` and only their first
     ``PER_KIND`` versions in full (at 1M events decoding every candidate's text was a third of filling the memo);
-    facts (goals), tasks and commands are chosen by their properties and read whole."""
-    heads = {kind: catalog.recent_heads_many(sessions, kind, SCAN_PER_TYPE) for kind in _BY_TIME}
+    facts (goals) are chosen by their properties and read whole; tasks and commands are kept as
+    ``(valid_from, seq, id)``, newest first (the order the loop walks them), and read by the merged walk."""
+    heads = {kind: catalog.recent_heads_many(sessions, kind, SCAN_PER_TYPE) for kind in (*_BY_TIME, *_WORK_TYPES)}
     whole = {kind: catalog.recent_versions_many(sessions, kind, SCAN_PER_TYPE) for kind in _BY_PROPERTIES}
     chosen = [
         (
@@ -150,15 +188,22 @@ def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
     partials = []
     for session, (decisions, files, goal_sessions, anchors) in zip(sessions, chosen, strict=True):
         goals = read(goal_sessions) + [v for v in whole["fact"][session] if _is_goal(v.properties_json)]
-        work = sorted(whole["task"][session] + whole["command_run"][session], key=_NEWEST_FIRST, reverse=True)
+        work = sorted(heads["task"][session] + heads["command_run"][session], key=_HEAD_ORDER, reverse=True)
         partials.append(
-            (_top(read(decisions)), _top(read(files)), _top(goals), _top(read(anchors)), tuple(_work_entries(work)))
+            (
+                _top(read(decisions)),
+                _top(read(files)),
+                _top(goals),
+                _top(read(anchors)),
+                tuple(h[1:3] + h[:1] for h in work),
+            )
         )
     return partials
 
 
 _BY_TIME = ("decision", "file", "session", "document_chunk", "document")
-_BY_PROPERTIES = ("fact", "task", "command_run")
+_BY_PROPERTIES = ("fact",)
+_WORK_TYPES = ("task", "command_run")
 
 
 _HEAD_ORDER = operator.itemgetter(1, 2)  # (valid_from, seq) of a recent head
@@ -172,81 +217,19 @@ def _newest_heads(candidates: list[tuple[str, str, int, str | None]]) -> list[st
 
 
 def _top(candidates: list[EntityVersion]) -> tuple[_Entry, ...]:
-    return tuple(_entry(version, None) for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST))
+    return tuple(_entry(version) for version in heapq.nlargest(PER_KIND, candidates, key=_NEWEST_FIRST))
 
 
-def _entry(version: EntityVersion, status: str | None, role: str = "", command: str = "") -> _Entry:
+def _entry(version: EntityVersion) -> _Entry:
     text = version.summary or version.name
-    return (
-        version.valid_from,
-        version.source_event_seq,
-        text,
-        version.citation,
-        version.entity_type,
-        status,
-        role,
-        command,
-    )
-
-
-def _work_entries(work: list[EntityVersion]) -> list[_Entry]:
-    """One session's tasks and commands (newest first) as the merged walk needs them. The walk across sessions
-    pushes the first ``PER_KIND`` open tasks, and the first ``PER_KIND`` of blocked tasks and failed commands not
-    preceded (anywhere) by a success of the same command. So a session keeps: its first ``PER_KIND`` open and
-    blocked tasks (later ones are preceded by them everywhere), its failed commands not preceded by its own success
-    of the command nor by ``PER_KIND`` of its blocked tasks, and its first success of each command (an older
-    success hides fewer failures). Done tasks and commands without an exit code never change the walk."""
-    entries: list[_Entry] = []
-    open_tasks = blocked = 0
-    succeeded: set[str] = set()
-    for version in work:
-        properties = _properties(version.properties_json)
-        if version.entity_type == "task":
-            status = str(properties.get("status") or "").lower()
-            if status in BLOCKED:
-                if blocked < PER_KIND:
-                    entries.append(_entry(version, properties.get("status"), "blocked"))
-                blocked += 1
-            elif status not in DONE and open_tasks < PER_KIND:
-                entries.append(_entry(version, properties.get("status"), "open"))
-                open_tasks += 1
-            continue
-        command, exit_code = str(properties.get("command", "")), properties.get("exit_code")
-        if exit_code == 0:
-            if command not in succeeded:
-                succeeded.add(command)
-                entries.append(_entry(version, None, "ok", command))
-        elif exit_code is not None and command not in succeeded and blocked < PER_KIND:
-            entries.append(_entry(version, None, "fail", command))
-    return entries
+    return version.valid_from, version.source_event_seq, text, version.citation, version.entity_type, None
 
 
 def _combine(earlier: _Partial, later: _Partial) -> _Partial:
     """The four buckets of two runs of sessions (``earlier`` first) merged: each one's first ``PER_KIND``, ties
-    in session order (a stable ``nlargest`` of the concatenation). The work entries are merged by the walk."""
+    in session order (a stable ``nlargest`` of the concatenation). The work heads are merged by the walk."""
     buckets = zip(earlier[:4], later[:4], strict=True)
     return (*(tuple(heapq.nlargest(PER_KIND, first + second, key=_ENTRY_ORDER)) for first, second in buckets), ())
-
-
-def _merge(partials: Sequence[_Partial], merged: _Partial | None) -> tuple[list[_Entry], ...]:
-    """The working set's buckets (decisions, artifacts, goals, anchors, tasks, blockers) from the partials of
-    the scope's sessions in session order, whose first four buckets ``merged`` holds (:func:`_combine`)."""
-    buckets: list[list[_Entry]] = [[], [], [], []] if merged is None else [list(bucket) for bucket in merged[:4]]
-    tasks: list[_Entry] = []
-    blockers: list[_Entry] = []
-    succeeded: set[str] = set()
-    for entry in heapq.merge(*(p[_WORK] for p in partials), key=_ENTRY_ORDER, reverse=True):
-        if len(tasks) >= PER_KIND and len(blockers) >= PER_KIND:
-            break
-        role = entry[_ROLE]
-        if role == "open":
-            if len(tasks) < PER_KIND:
-                tasks.append(entry)
-        elif role == "ok":
-            succeeded.add(entry[_COMMAND])
-        elif len(blockers) < PER_KIND and (role == "blocked" or entry[_COMMAND] not in succeeded):
-            blockers.append(entry)
-    return (*buckets, tasks, blockers)
 
 
 def _walk(working: WorkingSet, work: Iterable[EntityVersion]) -> None:
