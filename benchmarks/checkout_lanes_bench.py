@@ -204,6 +204,9 @@ def main() -> None:
             report[side] = {
                 "checkout_cpu_ms": round(sum(c for c, _ in cpu) / len(cpu), 2),
                 "lanes_cpu_ms": round(sum(lane for _, lane in cpu) / len(cpu), 2),
+                # medians: a full garbage collection (~50-100 ms at 10k, every few dozen checkouts) moves the means
+                "checkout_cpu_p50_ms": round(sorted(c for c, _ in cpu)[len(cpu) // 2], 2),
+                "lanes_cpu_p50_ms": round(sorted(lane for _, lane in cpu)[len(cpu) // 2], 2),
                 "checkout_wall_p50_ms": round(wall[len(wall) // 2], 2),
                 # CPU and read system calls of the checkouts that follow a commit (the turn appended and projected)
                 # and, with --commit-split, of those that follow none (a new question either way)
@@ -216,7 +219,13 @@ def main() -> None:
                 },
                 "parts_cpu_ms": {label: round(sum(ms) / len(ms), 2) for label, ms in results[side]["parts"].items()},
             }
-        for name in ("checkout_cpu_ms", "lanes_cpu_ms", "checkout_wall_p50_ms"):
+        for name in (
+            "checkout_cpu_ms",
+            "lanes_cpu_ms",
+            "checkout_cpu_p50_ms",
+            "lanes_cpu_p50_ms",
+            "checkout_wall_p50_ms",
+        ):
             report[f"ratio_{name}"] = round(report["before"][name] / max(report["after"][name], 1e-9), 2)
         print(json.dumps(report, indent=None if args.json else 2))
     finally:

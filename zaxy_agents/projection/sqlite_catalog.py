@@ -631,8 +631,7 @@ class SqliteCatalog:
         for chunk in _chunks(missing):
             found: dict[str, list[str]] = {norm: [] for norm in chunk}
             rows = self._rows(
-                f"SELECT norm, key FROM cat_keys WHERE norm IN ({','.join('?' * len(chunk))}) ORDER BY norm, kid",
-                chunk,
+                f"SELECT norm, key FROM cat_keys WHERE norm IN {ID_LIST} ORDER BY norm, kid", (json.dumps(chunk),)
             )
             for norm, key in rows:
                 found[norm].append(key)
