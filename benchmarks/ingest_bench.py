@@ -15,6 +15,11 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
   (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
   ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
   thread's own CPU (without the WAL checkpoint and group commit threads: the steadier figure under load).
+* ``pages``: what one event's projection commit writes, on the ``one`` part's memory (``min(--one, 300)`` events
+  one at a time, group commit, no graph): WAL frames per event (the WAL checkpoints held off, so every frame stays
+  in the file), how many of them belong to the entity keyword index, the verbatim index and the catalog (dbstat),
+  and SQL statement executions per event (every row of an ``executemany`` counts). Counts, not times: the same on a
+  loaded machine.
 * ``floor``: this disk's floor for a durable append: a 4 KB ``write`` + ``fdatasync`` loop (500) in the memory's
   file system, nothing else; events/s, p50 / p95 ms.
 * ``writers``: ``--writers`` processes (default 4: the MCP servers or hooks of four agents) each append + project
@@ -23,7 +28,8 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
   CPU ms per event summed over the writers.
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
-       [--locomo /work/shared/datasets/locomo/locomo_dev6.json] [--parts batched,locomo,one,reproject,floor,writers]
+       [--locomo /work/shared/datasets/locomo/locomo_dev6.json]
+       [--parts batched,locomo,one,pages,reproject,floor,writers]
        [--runs 2] [--writers 4] [--one-sessions 1] [--json]
 """
 
@@ -59,6 +65,19 @@ def since(start):
 
 root = tempfile.mkdtemp(prefix="zaxy-ingest-")
 out = {}
+
+def seed_one_memory(stream, sessions):
+    # the 1,000-event memory the one-at-a-time parts write to: one session, or spread over `sessions`
+    with MemoryFabric.from_path(root, durability="batch") as fabric:
+        if sessions == 1:
+            for session, drafts in stream.sessions(1000):
+                fabric.append_many(session, drafts)
+        else:  # the same 1,000 events spread over many sessions (LangGraph threads, agents' sessions)
+            drafts = [stream.draft(i) for i in range(max(1000, sessions))]
+            for s in range(sessions):
+                fabric.append_many(f"thread-{s}", drafts[s::sessions])
+        fabric.project()
+
 try:
     if part == "batched":
         size = int(arg)
@@ -133,15 +152,7 @@ try:
     elif part == "one":
         count, sessions = (int(v) for v in arg.split(":"))
         stream = RealisticStream(seed=5)
-        with MemoryFabric.from_path(root, durability="batch") as fabric:
-            if sessions == 1:
-                for session, drafts in stream.sessions(1000):
-                    fabric.append_many(session, drafts)
-            else:  # the same 1,000 events spread over many sessions (LangGraph threads, agents' sessions)
-                drafts = [stream.draft(i) for i in range(max(1000, sessions))]
-                for s in range(sessions):
-                    fabric.append_many(f"thread-{s}", drafts[s::sessions])
-            fabric.project()
+        seed_one_memory(stream, sessions)
         live = [stream.draft(i) for i in range(2 * count)]
         for mode, drafts in (("fsync", live[:count]), ("batch", live[count:])):
             with MemoryFabric.from_path(root, durability=mode) as fabric:
@@ -167,6 +178,46 @@ try:
                          "project_wall_s": projected[0], "project_cpu_s": projected[1],
                          "project_thread_cpu_s": project_thread,
                          "graph_drain_wall_s": drain[0], "events": count}
+    elif part == "pages":
+        # what one event's projection commit writes: WAL frames (4 KB pages; the WAL checkpoints are held off so
+        # every frame stays in the file) and SQL statement executions (each row of an executemany counts), and
+        # which B-trees the frames belong to (dbstat)
+        from zaxy_agents.storage.derived import checkpointer as wal_checkpointer, store as derived_store
+        wal_checkpointer.Checkpointer.committed = lambda self: None
+        derived_store.WRITER_LIMIT_PAGES = 10**9
+        count, sessions = (int(v) for v in arg.split(":"))
+        stream = RealisticStream(seed=5)
+        seed_one_memory(stream, sessions)
+        live = [stream.draft(i) for i in range(count + 50)]
+        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+            fabric.project()
+            for draft in live[:50]:  # warm: the writers' caches filled as in a running server
+                fabric.append("warm", draft["type"], draft["payload"])
+                fabric.project(["warm"])
+            writer = fabric.projector.derived._writer
+            writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            statements = [0]
+            writer.set_trace_callback(lambda sql: statements.__setitem__(0, statements[0] + 1))
+            for draft in live[50:]:
+                fabric.append("live", draft["type"], draft["payload"])
+                fabric.project(["live"])
+            writer.set_trace_callback(None)
+            path = str(fabric.projector.derived.path)
+            with open(path + "-wal", "rb") as handle:
+                wal = handle.read()
+            page_size = int.from_bytes(wal[8:12], "big")
+            frames = {}
+            for offset in range(32, len(wal) - 24 - page_size + 1, 24 + page_size):
+                page = int.from_bytes(wal[offset : offset + 4], "big")
+                frames[page] = frames.get(page, 0) + 1
+            reader = sqlite3.connect(path)
+            names = dict(reader.execute("SELECT pageno, name FROM dbstat"))
+            reader.close()
+        by_tree = {}
+        for page, n in frames.items():
+            by_tree[names.get(page, "?")] = by_tree.get(names.get(page, "?"), 0) + n
+        out = {"events": count, "frames": sum(frames.values()), "statements": statements[0],
+               "by_tree": by_tree}
     elif part == "floor":
         # this disk's durable-append floor: 4 KB append + fdatasync, nothing else, in the memory's file system
         count = int(arg)
@@ -298,6 +349,19 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "derived_over_log": raw["derived_bytes"] / raw["log_bytes"],
             "graph_over_log": raw["graph_bytes"] / raw["log_bytes"],
         }
+    if part == "pages":
+        n, by_tree = raw["events"], raw["by_tree"]
+
+        def share(*prefixes: str) -> float:
+            return sum(v for k, v in by_tree.items() if k.startswith(prefixes)) / n
+
+        return {
+            "frames_per_event": raw["frames"] / n,
+            "statements_per_event": raw["statements"] / n,
+            "entity_keyword_frames": share("entity_keyword", "sqlite_autoindex_entity_keyword"),
+            "verbatim_frames": share("verbatim", "sqlite_autoindex_verbatim"),
+            "catalog_frames": share("cat_", "sqlite_autoindex_cat"),
+        }
     if part == "floor":
         n = raw["events"]
         return {
@@ -345,6 +409,7 @@ def main() -> None:
         "one": f"{args.one}:{args.one_sessions}",
         "reproject": str(args.events),
         "floor": "500",
+        "pages": f"{min(args.one, 300)}:{args.one_sessions}",
         "writers": f"{args.writers}:{args.one}",
     }
     samples: dict[str, dict[str, list[dict[str, float]]]] = {}

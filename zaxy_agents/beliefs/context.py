@@ -22,9 +22,14 @@ _COUNTS: SessionMemo[dict[str, int]] = SessionMemo()
 
 
 def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[dict[str, int]]:
-    if as_of is None:
-        return _COUNTS.many(catalog, sessions, lambda session: _read_counts(catalog, session, None))
+    if as_of is None:  # the sessions' counts summed in a tree: a change re-sums the changed session's path
+        _, summed = _COUNTS.merged(catalog, sessions, lambda session: _read_counts(catalog, session, None), _add)
+        return [] if summed is None else [summed]
     return [_read_counts(catalog, session, as_of) for session in sessions]
+
+
+def _add(earlier: dict[str, int], later: dict[str, int]) -> dict[str, int]:
+    return {**earlier, **{status: earlier.get(status, 0) + count for status, count in later.items()}}
 
 
 def _read_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> dict[str, int]:

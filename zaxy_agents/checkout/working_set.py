@@ -11,6 +11,7 @@ import heapq
 import itertools
 import json
 import operator
+import weakref
 from collections.abc import Iterable, Iterator
 
 from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
@@ -142,10 +143,24 @@ READ_AHEAD = 32  # work candidates read at once by the merged walk
 
 def _read_lazily(catalog: EntityCatalog, heads: Iterator[tuple[str, int, str]]) -> Iterator[EntityVersion]:
     """The versions of ``heads`` (``(valid_from, seq, id)``, newest first), read ``READ_AHEAD`` at a time as the
-    walk asks for them."""
+    walk asks for them. The versions a walk read are kept for the next walk (after a change the merged walk runs
+    again and reads the same newest candidates): a version's text and properties never change under its id while
+    the catalog's base epoch holds (it moves on an erasure, a reset, another process's commit), and a version the
+    walk is given is always current (the heads are)."""
+    base = catalog.epoch[0] if isinstance(catalog, SessionEpochs) else None
+    kept = _READ.get(catalog)
+    if kept is None or kept[0] != base or len(kept[1]) > READ_KEPT:
+        kept = _READ[catalog] = (base, {})
+    read = kept[1] if base is not None else {}
     while batch := list(itertools.islice(heads, READ_AHEAD)):
-        found = catalog.read_versions([head[2] for head in batch])
-        yield from (found[head[2]] for head in batch if head[2] in found)
+        missing = [head[2] for head in batch if head[2] not in read]
+        if missing:
+            read.update(catalog.read_versions(missing))
+        yield from (read[head[2]] for head in batch if head[2] in read)
+
+
+READ_KEPT = 2048  # versions kept between walks, per catalog
+_READ: weakref.WeakKeyDictionary[EntityCatalog, tuple[object, dict[str, EntityVersion]]] = weakref.WeakKeyDictionary()
 
 
 def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:

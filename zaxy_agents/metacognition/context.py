@@ -18,7 +18,7 @@ from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 from zaxy_agents.retrieval.text import Analyzer
 
 from .contracts import AUTHORITY_STATUS, split_claim_key
-from .state import WEAK_CONFIDENCE, KnownUnknown, conflict_clusters, merge_open_states, open_state
+from .state import PRIORITY_ORDER, WEAK_CONFIDENCE, KnownUnknown, conflict_clusters, merge_open_states, open_state
 
 GUIDANCE = (
     "metacognition: use known unknowns, confidence trajectories, conflict clusters and reverify requests as "
@@ -68,11 +68,30 @@ def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any
     if context.as_of is not None:  # the past is read directly (rare; no memo)
         return merge_open_states([open_state(catalog, sessions, context.as_of, SCAN)])
     key = None if context.scope is None else tuple(sessions)
-    return _MERGED.get(
-        catalog,
-        key,
-        lambda: merge_open_states(_STATES.many(catalog, sessions, lambda s: open_state(catalog, [s], None, SCAN))),
-    )
+
+    def merge() -> dict[str, Any]:
+        _, merged = _STATES.merged(catalog, sessions, lambda s: open_state(catalog, [s], None, SCAN), _combine)
+        return merge_open_states([merged] if merged is not None else [])
+
+    return _MERGED.get(catalog, key, merge)
+
+
+def _combine(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """Two runs of sessions' :func:`open_state` as one (``earlier`` first), in the same form, so a change in one
+    session re-merges its path of a :class:`~zaxy_agents.projection.session_memo.MergeTree`: the lists sorted as
+    :func:`merge_open_states` sorts them (stable: ties in session order), and each claim's latest assessment, the
+    later session's on equal moments."""
+    latest = dict(earlier["assessed"])
+    for claim, (moment, value) in later["assessed"].items():
+        if claim not in latest or latest[claim][0] <= moment:
+            latest[claim] = (moment, value)
+    return {
+        "unknowns": sorted(earlier["unknowns"] + later["unknowns"], key=lambda item: item.recorded_at, reverse=True),
+        "assessed": latest,
+        "requests": sorted(
+            earlier["requests"] + later["requests"], key=lambda item: PRIORITY_ORDER.get(item["priority"], 1)
+        ),
+    }
 
 
 def metacognition(context: CheckoutContext) -> tuple[dict[str, Any], list[str]]:

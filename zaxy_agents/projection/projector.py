@@ -420,10 +420,11 @@ class Projector:
                 self._check_cancel()
                 self.catalog.apply(db, batch)
                 advanced: list[tuple[str, Any]] = []
+                base = expected[0] if expected else 0  # an index at the catalog's cursor takes the whole batch
                 for listener in self._durable:
                     self._check_cancel()
                     seq = done.get(listener.name)
-                    part = batch if seq is None else _after(batch, session, seq)
+                    part = batch if seq is None or seq == base else _after(batch, session, seq)
                     if part.event_count:
                         listener.apply(part, db, self.catalog)
                         advanced.append((listener.name, part.cursors))

@@ -21,7 +21,7 @@ from typing import Any
 from zaxy_agents.projection.catalog import FeedbackAggregate
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
-from zaxy_agents.storage.derived.store import DerivedStore
+from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
 
 SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
 NAME = "catalog"
@@ -293,7 +293,7 @@ class SqliteCatalog:
             missing = list(dict.fromkeys(version_ids))
         for chunk in _chunks(missing):
             found = {row[0]: _version(row) for row in self._rows(
-                f"{_VERSION_FROM} WHERE v.id IN ({','.join('?' * len(chunk))})", chunk)}  # fmt: skip
+                f"{_VERSION_FROM} WHERE v.id IN {ID_LIST}", (json.dumps(chunk),))}  # fmt: skip
             for version_id in chunk:
                 cache[version_id] = found.get(version_id)
         return {v: cache.get(v) for v in version_ids}
@@ -323,8 +323,8 @@ class SqliteCatalog:
         for chunk in _chunks(missing):
             rows = self._rows(
                 "SELECT v.id, k.key, v.session, v.seq, v.valid_from FROM cat_versions v "
-                f"JOIN cat_keys k ON k.kid = v.kid WHERE v.id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"JOIN cat_keys k ON k.kid = v.kid WHERE v.id IN {ID_LIST}",
+                (json.dumps(chunk),),
             )
             for version_id, key, session, seq, valid_from in rows:
                 found[version_id] = located[version_id] = (key, session, int(seq), valid_from)
@@ -420,8 +420,8 @@ class SqliteCatalog:
                 chunk = seqs[start : start + _IN_CHUNK]
                 found: dict[tuple[str, int], list[EntityVersion]] = {(session, seq): [] for seq in chunk}
                 rows = self._rows(
-                    f"{_VERSION_FROM} WHERE v.session = ? AND v.seq IN ({','.join(map(str, chunk))}) ORDER BY v.vid",
-                    (session,),
+                    f"{_VERSION_FROM} WHERE v.session = ? AND v.seq IN {ID_LIST} ORDER BY v.vid",
+                    (session, json.dumps(chunk)),
                 )
                 for row in rows:
                     version = _version(row)
@@ -584,6 +584,20 @@ class SqliteCatalog:
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
             rows = self._rows(f"{_VERSION_FROM} WHERE v.id IN ({','.join('?' * len(chunk))})", chunk)
             found.update((row[0], _version(row)) for row in rows)
+        return found
+
+    def current_ranks(self, keys: Sequence[str]) -> dict[str, tuple[float, str, str, str]]:
+        """``(-importance, entity_type, name, id)`` of the current version of each open identity among ``keys``
+        (closed and absent ones left out): what a tier ranks by, without decoding the versions."""
+        found: dict[str, tuple[float, str, str, str]] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys))):
+            rows = self._rows(
+                "SELECT k.key, -v.importance, v.entity_type, v.name, v.id FROM cat_keys k "
+                f"JOIN cat_versions v ON v.id = k.current WHERE k.key IN ({','.join('?' * len(chunk))}) "
+                "AND NOT k.closed",
+                chunk,
+            )
+            found.update((row[0], row[1:]) for row in rows)
         return found
 
     def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:

@@ -27,9 +27,17 @@ _COUNTS: SessionMemo[Counts] = SessionMemo()
 
 
 def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[Counts]:
-    if as_of is None:
-        return _COUNTS.many(catalog, sessions, lambda session: _read_counts(catalog, session, None))
+    if as_of is None:  # the sessions' counts summed in a tree: a change re-sums the changed session's path
+        _, summed = _COUNTS.merged(catalog, sessions, lambda session: _read_counts(catalog, session, None), _add)
+        return [] if summed is None else [summed]
     return [_read_counts(catalog, session, as_of) for session in sessions]
+
+
+def _add(earlier: Counts, later: Counts) -> Counts:
+    def add(first: dict[str, int], second: dict[str, int]) -> dict[str, int]:
+        return {**first, **{key: first.get(key, 0) + value for key, value in second.items()}}
+
+    return earlier[0] + later[0], add(earlier[1], later[1]), add(earlier[2], later[2]), add(earlier[3], later[3])
 
 
 def _read_counts(catalog: EntityCatalog, session: str, as_of: str | None) -> Counts:

@@ -9,12 +9,15 @@ and scores exactly the versions holding one of them (BM25 of a version without a
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import entity_tail as tail
 from . import features as feat
@@ -325,10 +328,8 @@ class EntityKeywordIndex:
         positive = np.flatnonzero(scores > 0)
         top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
         top_docs, top_scores = matched[top].tolist(), scores[top].tolist()
-        marks = ",".join(map(str, top_docs))
-        versions = (
-            dict(db.execute(f"SELECT id, version FROM {p}_doc WHERE id IN ({marks})").fetchall()) if marks else {}
-        )
+        sql = f"SELECT id, version FROM {p}_doc WHERE id IN {ID_LIST}"  # one cached statement for every query
+        versions = dict(db.execute(sql, (json.dumps(top_docs),)).fetchall()) if top_docs else {}
         return [(versions[doc], score) for doc, score in zip(top_docs, top_scores, strict=True) if doc in versions]
 
     # ------------------------------------------------------------------ helpers

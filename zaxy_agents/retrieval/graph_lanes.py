@@ -104,10 +104,13 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
     restart /= restart.sum()
     rank = restart.copy()
     share = weight / np.maximum(out_weight[source], 1e-12)
+    # What does not change between iterations is computed once (the same values: the same ranks, bit for bit).
+    dangling_nodes = np.flatnonzero(out_weight == 0)
+    restarted = (1 - PPR_ALPHA) * restart
     for _ in range(PPR_ITERATIONS):
         spread = np.bincount(target, weights=rank[source] * share, minlength=size)
-        dangling = rank[out_weight == 0].sum()
-        updated = (1 - PPR_ALPHA) * restart + PPR_ALPHA * (spread + dangling * restart)
+        dangling = rank[dangling_nodes].sum()
+        updated = restarted + PPR_ALPHA * (spread + dangling * restart)
         if np.abs(updated - rank).sum() < 1e-6:
             rank = updated
             break

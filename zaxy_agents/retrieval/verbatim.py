@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import random
 import sqlite3
 from collections import Counter
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from zaxy_agents.projection.model import SearchDoc
+from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import features as feat
 from . import postings
@@ -182,8 +184,8 @@ class Names:
         known = self._names[table]
         missing = [i for i in dict.fromkeys(ids) if i not in known]
         for start in range(0, len(missing), postings.CHUNK):
-            chunk = ",".join(str(int(i)) for i in missing[start : start + postings.CHUNK])
-            for row_id, name in db.execute(f"SELECT id, name FROM {PREFIX}_{table} WHERE id IN ({chunk})"):
+            chunk = json.dumps([int(i) for i in missing[start : start + postings.CHUNK]])
+            for row_id, name in db.execute(f"SELECT id, name FROM {PREFIX}_{table} WHERE id IN {ID_LIST}", (chunk,)):
                 known[row_id], self._ids[table][name] = name, row_id
         return {i: known[i] for i in ids if i in known}
 

@@ -8,12 +8,15 @@ neighbours (+-4) are in the set, every component of :class:`~.verbatim.Config` w
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import features as feat
 from . import sorted_sets as sets
@@ -128,11 +131,9 @@ class GroupRows:
             self.scanned = True
         else:
             table = []
+            sql = f"SELECT id, docs, len, first, last FROM {PREFIX}_group WHERE id IN {ID_LIST}"
             for start in range(0, missing.size, CHUNK):
-                chunk = ",".join(map(str, missing[start : start + CHUNK].tolist()))
-                table += db.execute(
-                    f"SELECT id, docs, len, first, last FROM {PREFIX}_group WHERE id IN ({chunk})"
-                ).fetchall()
+                table += db.execute(sql, (json.dumps(missing[start : start + CHUNK].tolist()),)).fetchall()
         if not table:
             return
         values = np.array(table, dtype=np.float64)
@@ -192,8 +193,8 @@ class Groups:
         parts = [np.arange(a, b + 1, dtype=np.int64) for a, b in zip(first[contiguous], last[contiguous], strict=True)]
         scattered = wanted[~contiguous]
         for start in range(0, scattered.size, CHUNK):
-            chunk = ",".join(str(int(g)) for g in scattered[start : start + CHUNK])
-            rows = db.execute(f"SELECT id FROM {PREFIX}_doc WHERE grp IN ({chunk})").fetchall()
+            chunk = json.dumps(scattered[start : start + CHUNK].tolist())
+            rows = db.execute(f"SELECT id FROM {PREFIX}_doc WHERE grp IN {ID_LIST}", (chunk,)).fetchall()
             parts.append(np.array([r[0] for r in rows], dtype=np.int64))
         if scattered.size and len(tail.records):
             in_tail = sets.isin(tail.records["group"], scattered)

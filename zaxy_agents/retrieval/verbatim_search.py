@@ -24,11 +24,14 @@ top 10 still equals the dense scorer's).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import features as feat
 from . import sorted_sets as sets
@@ -279,7 +282,8 @@ class _Query:
         """Feature records of ``docs`` (or their ``field``): the tail's own, else the cached blocks, with the
         tail's newer ``next`` links."""
         tail = self.tail
-        in_tail = (docs >= tail.first) & (docs < tail.end) if len(tail.records) else None
+        reaches_tail = len(tail.records) and docs.size and int(docs.max()) >= tail.first
+        in_tail = (docs >= tail.first) & (docs < tail.end) if reaches_tail else None
         if in_tail is not None and in_tail.any():
             dtype = feat.FEATURE if field is None else feat.FEATURE[field]
             records = np.zeros(docs.size, dtype=dtype)
@@ -294,11 +298,14 @@ class _Query:
         else:
             records = self.cache.gather(self.db, docs, field)
         if tail.links and field in (None, "next"):
-            for position in np.flatnonzero(sets.isin(docs, np.fromiter(tail.links, dtype=np.int64))).tolist():
+            linked, following = tail.link_arrays
+            positions = np.flatnonzero(sets.isin(docs, linked, members_sorted=True))
+            if positions.size:
+                newer = following[np.searchsorted(linked, docs[positions])]
                 if field is None:
-                    records["next"][position] = tail.links[int(docs[position])]
+                    records["next"][positions] = newer
                 else:
-                    records[position] = tail.links[int(docs[position])]
+                    records[positions] = newer
         return records
 
     def _postings(self, field_id: int, terms: list[int], scope: Sequence[int] | None) -> dict[int, TermPostings]:
@@ -318,9 +325,9 @@ class _Query:
         self, docs: np.ndarray, scores: np.ndarray, comp: dict[str, np.ndarray], rows: np.ndarray, names: Names
     ) -> list[VerbatimHit]:
         tail = self.tail
-        marks = ",".join(str(int(d)) for d in docs if tail.record(int(d)) is None)
-        sql = f"SELECT id, session, seq, type FROM {PREFIX}_doc WHERE id IN ({marks})"
-        found = {r[0]: r[1:] for r in self.db.execute(sql)} if marks else {}
+        main = [doc for doc in docs.tolist() if tail.record(doc) is None]
+        sql = f"SELECT id, session, seq, type FROM {PREFIX}_doc WHERE id IN {ID_LIST}"  # one cached statement
+        found = {r[0]: r[1:] for r in self.db.execute(sql, (json.dumps(main),))} if main else {}
         for doc in docs.tolist():
             record = tail.record(doc)
             if record is not None:

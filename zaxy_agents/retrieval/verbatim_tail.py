@@ -10,6 +10,7 @@ tables receive it.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections import Counter
@@ -95,6 +96,13 @@ class TailView:
         self.df: Counter[tuple[int, int]] = Counter()  # (field, term) -> docs
         self._unsettled: list[tuple[Sequence[int], ...]] = []  # postings added since the last query, in order
 
+    @functools.cached_property
+    def link_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``links`` as two aligned arrays, the older docs sorted: made once per query (a walk looks them up at
+        every step)."""
+        linked = np.array(sorted(self.links), dtype=np.int64)
+        return linked, np.array([self.links[doc] for doc in linked.tolist()], dtype=np.int64)
+
     def record(self, doc: int) -> np.void | None:
         if self.first <= doc < self.first + len(self.records):
             return self.records[doc - self.first]
@@ -152,6 +160,13 @@ class TailSnapshot:
     links: dict[int, int]
     post: dict[tuple[int, int], np.ndarray]  # (field, term) -> rows (doc, session, tf)
     df: dict[tuple[int, int], int]
+
+    @functools.cached_property
+    def link_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``links`` as two aligned arrays, the older docs sorted: made once per query (a walk looks them up at
+        every step)."""
+        linked = np.array(sorted(self.links), dtype=np.int64)
+        return linked, np.array([self.links[doc] for doc in linked.tolist()], dtype=np.int64)
 
     def record(self, doc: int) -> np.void | None:
         if self.first <= doc < self.first + len(self.records):
