@@ -49,6 +49,10 @@ def test_reads_of_many_sessions_equal_the_per_session_reads(tmp_path: Path) -> N
         closed = [key for key in every if catalog.key_state(key) is not None and catalog.key_state(key).closed]
         assert closed  # the invalidated identities are in the comparison
         assert catalog.currents(every) == {key: catalog.current(key) for key in every}
+        currents = {key: catalog.current(key) for key in every}
+        assert catalog.current_ranks(every) == {
+            key: (-v.importance, v.entity_type, v.name, v.id) for key, v in currents.items() if v is not None
+        }
         ids = [v.id for session in sessions for v in catalog.recent_versions(session, "fact", 500, None)] + ["none"]
         expected = {version_id: catalog.version(version_id) for version_id in ids}
         assert catalog.read_versions(ids) == {k: v for k, v in expected.items() if v is not None}

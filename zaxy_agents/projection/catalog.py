@@ -90,6 +90,9 @@ class EntityCatalog(Protocol):
     ) -> dict[str, list[str]]:
         """``recent_keys(session, entity_type, scan)[:first]`` of each session, reading only as far as needed."""
 
+    def current_ranks(self, keys: Sequence[str]) -> dict[str, tuple[float, str, str, str]]:
+        """``(-importance, entity_type, name, id)`` of the current version of each open identity among ``keys``."""
+
     def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:
         """:meth:`current` of many identities at once."""
 

@@ -586,6 +586,20 @@ class SqliteCatalog:
             found.update((row[0], _version(row)) for row in rows)
         return found
 
+    def current_ranks(self, keys: Sequence[str]) -> dict[str, tuple[float, str, str, str]]:
+        """``(-importance, entity_type, name, id)`` of the current version of each open identity among ``keys``
+        (closed and absent ones left out): what a tier ranks by, without decoding the versions."""
+        found: dict[str, tuple[float, str, str, str]] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys))):
+            rows = self._rows(
+                "SELECT k.key, -v.importance, v.entity_type, v.name, v.id FROM cat_keys k "
+                f"JOIN cat_versions v ON v.id = k.current WHERE k.key IN ({','.join('?' * len(chunk))}) "
+                "AND NOT k.closed",
+                chunk,
+            )
+            found.update((row[0], row[1:]) for row in rows)
+        return found
+
     def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:
         """:meth:`current` of many identities (``None``: absent or closed), read in one query per ``_IN_CHUNK``."""
         found: dict[str, EntityVersion | None] = dict.fromkeys(keys)
