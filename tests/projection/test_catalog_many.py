@@ -47,9 +47,7 @@ def test_reads_of_many_sessions_equal_the_per_session_reads(tmp_path: Path) -> N
                 chosen = catalog.recent_versions_many(sessions, entity_type, scan, needles)
                 for session in sessions:
                     expected = [
-                        v
-                        for v in versions[session]
-                        if any(n in v.summary or n in v.properties_json for n in needles)
+                        v for v in versions[session] if any(n in v.summary or n in v.properties_json for n in needles)
                     ]
                     assert chosen[session] == expected
                     goals += len(expected)
