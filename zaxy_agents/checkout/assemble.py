@@ -415,7 +415,8 @@ def _ranked(
 
     scoped = sorted(scope if scope is not None else catalog.sessions)
     if as_of is None and isinstance(catalog, SessionEpochs):  # per-session shares, kept until their session changes
-        ranked = most_important(catalog, scoped, entity_types, STABLE_LIMIT, STABLE_LIMIT, admit, scope is None)
+        gated = admit if REVIEWED_TYPES.intersection(entity_types) else None  # None: every version is admitted
+        ranked = most_important(catalog, scoped, entity_types, STABLE_LIMIT, STABLE_LIMIT, gated, scope is None)
     else:
         versions = [
             version

@@ -67,16 +67,29 @@ def most_important(
     entity_types: tuple[str, ...],
     listed: int,
     limit: int,
-    admit: Callable[[EntityVersion], bool],
+    admit: Callable[[EntityVersion], bool] | None,
     whole: bool,
 ) -> list[EntityVersion]:
     """The ``limit`` most important current versions (``as_of=None``) across ``sessions`` (sorted; ``whole``: the
     catalog's every session), ordered by :func:`rank_key`; each session's share is kept until it changes.
-    ``admit`` must read only its version's own session (the review gate does)."""
+    ``admit`` must read only its version's own session (the review gate does); ``None`` admits every version, and
+    then a session's share is ranked from four columns of its candidates (:meth:`current_ranks`) and only the
+    merged ``limit`` versions are read whole (a whole memory has ~24 candidates per session)."""
 
-    def partials(shares: list[str]) -> list[list[EntityVersion]]:  # read for many sessions at once
+    def partials(shares: list[str]) -> list[tuple[_Ranked, ...]]:  # read for many sessions at once
         listed_keys = {kind: catalog.first_recent_keys_many(shares, kind, listed, SCAN) for kind in entity_types}
-        currents = catalog.currents([key for keys in listed_keys.values() for found in keys.values() for key in found])
+        keys = [key for found in listed_keys.values() for session_keys in found.values() for key in session_keys]
+        if admit is None:
+            ranks = catalog.current_ranks(keys)
+            return [
+                tuple(
+                    heapq.nsmallest(
+                        limit, (ranks[k] for kind in entity_types for k in listed_keys[kind][s] if k in ranks)
+                    )
+                )
+                for s in shares
+            ]
+        currents = catalog.currents(keys)
         found = (
             [
                 v
@@ -92,7 +105,12 @@ def most_important(
         return tuple(heapq.nsmallest(limit, earlier + later, key=_RANK))  # a total order: no ties to keep
 
     def merge() -> list[EntityVersion]:
-        _, merged = _PARTIALS.merged(catalog, sessions, lambda s: partials([s])[0], combine, entity_types, partials)
-        return [EntityVersion(*ranked[4:]) for ranked in merged or ()]
+        _, merged = _PARTIALS.merged(
+            catalog, sessions, lambda s: partials([s])[0], combine, (entity_types, admit is None), partials
+        )
+        if admit is not None:
+            return [EntityVersion(*ranked[4:]) for ranked in merged or ()]
+        read = catalog.read_versions([ranked[3] for ranked in merged or ()])
+        return [read[ranked[3]] for ranked in merged or () if ranked[3] in read]
 
     return list(_MERGED.get(catalog, (entity_types, listed, limit, None if whole else tuple(sessions)), merge))

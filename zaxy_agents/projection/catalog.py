@@ -76,9 +76,10 @@ class EntityCatalog(Protocol):
         returns, in the same order, without reading the versions' text (a caller keeps a few of them)."""
 
     def recent_versions_many(
-        self, sessions: Sequence[str], entity_type: str, scan: int
+        self, sessions: Sequence[str], entity_type: str, scan: int, containing: Sequence[str] = ()
     ) -> dict[str, list[EntityVersion]]:
-        """``recent_versions(session, entity_type, scan, None)`` of each session (every one a key), read at once."""
+        """``recent_versions(session, entity_type, scan, None)`` of each session (every one a key), read at once;
+        with ``containing``, only those whose summary or properties JSON holds one of these strings."""
 
     def recent_heads_many(
         self, sessions: Sequence[str], entity_type: str, scan: int
@@ -89,6 +90,9 @@ class EntityCatalog(Protocol):
         self, sessions: Sequence[str], entity_type: str, first: int, scan: int
     ) -> dict[str, list[str]]:
         """``recent_keys(session, entity_type, scan)[:first]`` of each session, reading only as far as needed."""
+
+    def current_ranks(self, keys: Sequence[str]) -> dict[str, tuple[float, str, str, str]]:
+        """``(-importance, entity_type, name, id)`` of the current version of each open identity among ``keys``."""
 
     def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:
         """:meth:`current` of many identities at once."""

@@ -513,10 +513,12 @@ class SqliteCatalog:
         return found
 
     def recent_versions_many(
-        self, sessions: Sequence[str], entity_type: str, scan: int
+        self, sessions: Sequence[str], entity_type: str, scan: int, containing: Sequence[str] = ()
     ) -> dict[str, list[EntityVersion]]:
         """``recent_versions(session, entity_type, scan, None)`` of each session, in one query (a whole memory's
-        memo fills every session's share at once)."""
+        memo fills every session's share at once). ``containing``: only the versions whose summary or properties
+        JSON holds one of these strings (the body is searched before a version is built: a whole-memory working set
+        looks for goals among 60,000 facts at 1M events, and building each one cost more than reading it)."""
         columns = (
             "v.id, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, "
             "v.hash, v.event_type, v.importance, v.source_path, v.asserted"
@@ -524,11 +526,25 @@ class SqliteCatalog:
         rows = self._recent_across(sessions, entity_type, scan, columns)
         retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]
         currents = self.versions(retracted) if retracted else {}
+        needles = [needle.encode() for needle in containing]
+
+        def wanted(row: tuple[Any, ...]) -> bool:
+            if not needles:
+                return True
+            if row[0] != row[-1]:
+                version = currents.get(row[-1])
+                texts = (b"",) if version is None else (version.summary.encode(), version.properties_json.encode())
+            else:
+                raw = zlib.decompress(row[4][1:]) if row[4][:1] == b"z" else row[4][1:]
+                size = 4 + int.from_bytes(raw[:4], "little")
+                texts = (raw[4:size], raw[size:])  # summary, properties JSON (as _pack lays them out)
+            return any(needle in text for needle in needles for text in texts)
+
         return {
             session: [
                 _version((row[0], row[-2], *row[1:-2])) if row[0] == row[-1] else currents[row[-1]]
                 for row in found
-                if row[0] == row[-1] or currents.get(row[-1]) is not None
+                if (row[0] == row[-1] or currents.get(row[-1]) is not None) and wanted(row)
             ]
             for session, found in rows.items()
         }
@@ -584,6 +600,20 @@ class SqliteCatalog:
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
             rows = self._rows(f"{_VERSION_FROM} WHERE v.id IN ({','.join('?' * len(chunk))})", chunk)
             found.update((row[0], _version(row)) for row in rows)
+        return found
+
+    def current_ranks(self, keys: Sequence[str]) -> dict[str, tuple[float, str, str, str]]:
+        """``(-importance, entity_type, name, id)`` of the current version of each open identity among ``keys``
+        (closed and absent ones left out): what a tier ranks by, without decoding the versions."""
+        found: dict[str, tuple[float, str, str, str]] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys))):
+            rows = self._rows(
+                "SELECT k.key, -v.importance, v.entity_type, v.name, v.id FROM cat_keys k "
+                f"JOIN cat_versions v ON v.id = k.current WHERE k.key IN ({','.join('?' * len(chunk))}) "
+                "AND NOT k.closed",
+                chunk,
+            )
+            found.update((row[0], row[1:]) for row in rows)
         return found
 
     def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:

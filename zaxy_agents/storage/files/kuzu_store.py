@@ -353,16 +353,9 @@ class KuzuProjectionStore(ProjectionStore):
                 f"{self.path}: entity text is read from the catalog and none is attached; open the graph through "
                 "MemoryFabric (projector.store), which attaches it"
             )
-        found: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(ids), TEXT_CHUNK):
-            found.update(self._texts(ids[start : start + TEXT_CHUNK]))
-        missing = [version_id for version_id in ids if version_id not in found]
-        if missing:
-            raise RuntimeError(
-                f"{self.path}: {len(missing)} entity versions of the graph are not in the catalog (first: "
-                f"{missing[0]}); the derived state does not match the graph: run `zaxy reproject`"
-            )
-        return found
+        found = _looked_up(ids, TEXT_CHUNK, self._texts)
+        problem = "entity versions of the graph are not in the catalog"
+        return _every_one(self.path, ids, found, problem, "the derived state does not match the graph")
 
     def _text_columns(self, ids: list[str]) -> dict[str, list[str]]:
         texts = self._texts_of(ids)
@@ -667,18 +660,10 @@ class KuzuProjectionStore(ProjectionStore):
 
     def _event_hashes(self, ids: list[str]) -> dict[str, str]:
         """Event id -> its Eventloom hash (primary-key lookups)."""
-        found: dict[str, str] = {}
-        for start in range(0, len(ids), LOOKUP_CHUNK):
-            chunk = ids[start : start + LOOKUP_CHUNK]
-            rows = self._rows("UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash", {"ids": chunk})
-            found.update((event_id, digest) for event_id, digest in rows)
-        missing = [event_id for event_id in ids if event_id not in found]
-        if missing:
-            raise RuntimeError(
-                f"{self.path}: {len(missing)} relations name a source event the graph does not hold (first: "
-                f"{missing[0]}); the graph is damaged: run `zaxy reproject`"
-            )
-        return found
+        query = "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash"
+        found = _looked_up(ids, LOOKUP_CHUNK, lambda chunk: dict(self._rows(query, {"ids": list(chunk)})))
+        problem = "relations name a source event the graph does not hold"
+        return _every_one(self.path, ids, found, problem, "the graph is damaged")
 
     def search_entities(
         self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
@@ -806,6 +791,22 @@ class KuzuProjectionStore(ProjectionStore):
 def _entity_projection(alias: str) -> str:
     """The Entity columns this file stores, as a RETURN list (the id first)."""
     return ", ".join(f"{alias}.{name}" for name in _ENTITY_STORED)
+
+
+def _looked_up(ids: Sequence[str], chunk: int, fetch: Callable[[Sequence[str]], dict[str, Any]]) -> dict[str, Any]:
+    """``fetch`` of ``ids``, ``chunk`` at a time, merged."""
+    found: dict[str, Any] = {}
+    for start in range(0, len(ids), chunk):
+        found.update(fetch(ids[start : start + chunk]))
+    return found
+
+
+def _every_one(path: Path, ids: Sequence[str], found: dict[str, Any], problem: str, meaning: str) -> dict[str, Any]:
+    """``found`` when it holds every id; otherwise an error that says what is missing and how to repair it."""
+    missing = [item for item in ids if item not in found]
+    if missing:
+        raise RuntimeError(f"{path}: {len(missing)} {problem} (first: {missing[0]}); {meaning}: run `zaxy reproject`")
+    return found
 
 
 def _as_stored_relation(row: dict[str, Any]) -> dict[str, Any]:
