@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _READ_CHUNK = 1 << 16
+_FIRST_BACK_READ = 1 << 12  # a backward newline scan reads 4 KiB first (most events are shorter), then doubles
 _INDEX_CHUNK = 1 << 20
 
 
@@ -100,15 +101,16 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _last_newline_end(fd: int, size: int) -> int:
-    """Offset just past the last newline before ``size`` (0 when there is none)."""
-    position = size
+    """Offset just past the last newline before ``size`` (0 when there is none). Reads 4 KiB back first, then
+    doubles up to 64 KiB: finding the start of the last line (a tail, a batch marker) reads about that line."""
+    position, step = size, _FIRST_BACK_READ
     while position > 0:
-        start = max(0, position - _READ_CHUNK)
+        start = max(0, position - step)
         chunk = os.pread(fd, position - start, start)
         index = chunk.rfind(b"\n")
         if index >= 0:
             return start + index + 1
-        position = start
+        position, step = start, min(step * 2, _READ_CHUNK)
     return 0
 
 

@@ -23,6 +23,7 @@ from array import array
 
 from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.eventloom.sealing import json_string, seal
+from zaxy_agents.errors import IntegrityError
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
 from .file_io import (
@@ -36,6 +37,7 @@ from .file_io import (
     _write_all,
     storage_error,
 )
+from .line_search import Unsearchable, search_lines
 from .spool import drained_record, pending_files, read_spool
 from .spool import remove as remove_spool
 from .torn_tail import (
@@ -54,6 +56,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 _EXACT_READ_LINES = 64  # bounded ranges up to this many lines are read exactly, not streamed
+# lines_at searches (instead of scanning to build the index) for at most this many seqs, when the index would have to
+# scan at least _SEARCH_MIN_BYTES. A search costs ~log2(size / 4 KiB) probes of 4 KiB and one JSON decode each per
+# seq (~8 probes, ~32 KiB, for a 1.2 MB session of 1,000 events), so 16 seqs read ~0.5 MB: less than the scan of a
+# 1 MB file, which is what a checkout's citations (a cited event and its successor) of one session stay under.
+# Beyond that, or for files under 256 KiB (~200 events: a scan of ~0.3 ms), the scan is cheap and its index
+# serves every later read of the session with one seek.
+_SEARCH_MAX_SEQS = 16
+_SEARCH_MIN_BYTES = 256 << 10
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
 
 
@@ -270,21 +280,28 @@ class SessionFile:
         except FileNotFoundError:
             return None
         try:
-            stat = os.fstat(fd)
-            size = stat.st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                size = _last_newline_end(fd, size)
-            size = batch_start(fd, size)
-            if size == 0:
-                tail = None
-            else:
-                start = _last_line_start(fd, size)
-                envelope = _decode_line(os.pread(fd, size - start, start), self.path, where="last line")
-                tail = int(envelope["seq"]), str(envelope["hash"])
-            self._read_tail_seen = ((stat.st_ino, stat.st_size, stat.st_mtime_ns), tail)
-            return tail
+            return self._tail_of(fd, os.fstat(fd))
         finally:
             os.close(fd)
+
+    def _tail_of(self, fd: int, stat: os.stat_result) -> tuple[int, str] | None:
+        """:meth:`read_tail` of the open file ``fd`` that ``stat`` describes (remembered per file version)."""
+        version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        seen = self._read_tail_seen
+        if seen is not None and seen[0] == version:
+            return seen[1]
+        size = stat.st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            size = _last_newline_end(fd, size)
+        size = batch_start(fd, size)
+        if size == 0:
+            tail = None
+        else:
+            start = _last_line_start(fd, size)
+            envelope = _decode_line(os.pread(fd, size - start, start), self.path, where="last line")
+            tail = int(envelope["seq"]), str(envelope["hash"])
+        self._read_tail_seen = (version, tail)
+        return tail
 
     def iter_lines(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[tuple[int, bytes]]:
         """Yield ``(offset, line)`` for visible lines from ``from_seq``, streaming (bounded memory).
@@ -345,10 +362,48 @@ class SessionFile:
         return lines if len(data) == end - start else None
 
     def lines_at(self, seqs: Iterable[int]) -> dict[int, bytes]:
-        """The visible lines at ``seqs`` (absent seqs are left out): one seek each through the index."""
+        """The visible lines at ``seqs`` (absent seqs are left out).
+
+        Through the line index (one seek each) when it is current, or nearly so, or when many seqs are wanted;
+        else by binary search over the file's bytes (:mod:`.line_search`), so a first citation of a few events of
+        a long session does not scan the whole file to build an index (see :data:`_SEARCH_MAX_SEQS`).
+        """
+        wanted = sorted(seq for seq in set(seqs) if seq >= 1)
+        if not wanted:
+            return {}
+        if len(wanted) <= _SEARCH_MAX_SEQS:
+            found = self._lines_by_search(wanted)
+            if found is not None:
+                return found
+        return self._lines_by_index(wanted)
+
+    def _lines_by_search(self, wanted: list[int]) -> dict[int, bytes] | None:
+        """:meth:`lines_at` by binary search, or ``None`` when the index is the cheaper way (or the file is not
+        shaped as a well-formed log where the search looked: the index path then answers exactly as before)."""
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+        except FileNotFoundError:
+            return {}
+        try:
+            stat = os.fstat(fd)
+            with self._index_lock:
+                current = stat.st_ino == self._indexed_inode and stat.st_size >= self._indexed_to
+                unscanned = stat.st_size - self._indexed_to if current else stat.st_size
+            if unscanned < _SEARCH_MIN_BYTES:
+                return None
+            try:
+                tail = self._tail_of(fd, stat)  # the last visible seq: past it, an unfinished batch or a torn line
+                visible = [seq for seq in wanted if tail is not None and seq <= tail[0]]
+                return search_lines(fd, stat.st_size, visible)
+            except (Unsearchable, IntegrityError):
+                return None
+        finally:
+            os.close(fd)
+
+    def _lines_by_index(self, wanted: list[int]) -> dict[int, bytes]:
         starts, visible = self._index()
-        wanted = sorted(seq for seq in set(seqs) if 1 <= seq <= visible)
         found: dict[int, bytes] = {}
+        wanted = [seq for seq in wanted if seq <= visible]
         if not wanted:
             return found
         try:
