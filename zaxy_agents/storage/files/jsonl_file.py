@@ -21,9 +21,9 @@ import time
 from _thread import allocate_lock  # what threading.Lock is, without importing threading on the hook path
 from array import array
 
+from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.eventloom.sealing import json_string, seal
-from zaxy_agents.errors import IntegrityError
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
 from .file_io import (
