@@ -4,8 +4,9 @@ Seeds (once, kept in ``--folder``) a memory of ``--events`` events the way ``age
 tasks, facts, turns in one ``project`` session), then runs each tree in its own subprocess (``PYTHONPATH`` = the
 tree) on a fresh copy of that memory, ``--runs`` times, alternating. Each child asks ``--turns`` checkouts with the
 middleware's arguments (thread session, ``scope=["project"]``, 1,200 tokens) and appends one turn before each (as
-the middleware's capture does, so the caches are as cold as in an agent turn). Reported per tree: CPU milliseconds
-per checkout and per retrieval call (the lanes, ``Retriever.search``), wall p50, the ratios before / after,
+the middleware's capture does, so the caches are as cold as in an agent turn). Reported per tree: thread CPU
+milliseconds (mean and median; the process's CPU apart: background threads such as the graph follower's run
+meanwhile) per checkout and per retrieval call (the lanes, ``Retriever.search``), wall p50, the ratios before / after,
 whether every packet cites the same evidence and facts in the same order, and ``parts_cpu_ms``: the lanes' CPU per
 checkout inside each function of ``PARTS`` (inclusive; the verbatim lane's pieces, the keyword index, the catalog
 reads of every lane's hits, fusion, hydration from the log, the graph lanes), where the tree has that function.
@@ -73,11 +74,11 @@ from zaxy_agents.retrieval import engine
 lanes = [0.0]
 search = engine.Retriever.search
 def timed(self, *args, **kwargs):
-    started = time.process_time()
+    started = time.thread_time()
     try:
         return search(self, *args, **kwargs)
     finally:
-        lanes[0] += time.process_time() - started
+        lanes[0] += time.thread_time() - started
 engine.Retriever.search = timed
 parts = {}
 def wrap(label, module, owner, name):  # CPU inside one function (inclusive), where both trees have it
@@ -89,17 +90,17 @@ def wrap(label, module, owner, name):  # CPU inside one function (inclusive), wh
         return
     parts[label] = 0.0
     def inner(*args, **kwargs):
-        started = time.process_time()
+        started = time.thread_time()
         try:
             return function(*args, **kwargs)
         finally:
-            parts[label] += time.process_time() - started
+            parts[label] += time.thread_time() - started
     setattr(holder, name, inner)
 for part in PARTS:
     wrap(*part)
 folder, turns = sys.argv[1], int(sys.argv[2])
 questions = [f"Which option did we pick for area {t % 97}, and who owns service {t % 53}?" for t in range(turns + 3)]
-cpu, wall, packets, reads = [], [], [], []
+cpu, wall, packets, reads, process = [], [], [], [], []
 split = os.environ.get("LANES_BENCH_SPLIT") == "1"
 with MemoryFabric.from_path(folder) as memory:
     for turn, question in enumerate(questions):
@@ -109,17 +110,21 @@ with MemoryFabric.from_path(folder) as memory:
             memory.append_many("langgraph.bench", [turn_event])
         if turn == 3:
             parts.update({label: 0.0 for label in parts})
-        lanes_before, c0, t0, r0 = lanes[0], time.process_time(), time.perf_counter(), read_calls()
+        # thread CPU: the checkout runs in this thread; background threads (the graph follower's Kuzu commits, WAL
+        # checkpoints) work on the other core meanwhile and are counted apart (process CPU)
+        lanes_before, c0, t0, r0 = lanes[0], time.thread_time(), time.perf_counter(), read_calls()
+        p0 = time.process_time()
         packet = memory.checkout(question, session="langgraph.bench", scope=["project"], max_tokens=1200)
         if turn >= 3:  # the first turns warm up (imports, tiktoken)
             wall.append((time.perf_counter() - t0) * 1000)
-            cpu.append(((time.process_time() - c0) * 1000, (lanes[0] - lanes_before) * 1000))
+            cpu.append(((time.thread_time() - c0) * 1000, (lanes[0] - lanes_before) * 1000))
+            process.append((time.process_time() - p0) * 1000)
             reads.append((committed, read_calls() - r0))
             # session/seq of what the packet cites (the appended turns' hashes differ from run to run)
             evidence = [e.citation.split("#")[0] for e in packet.evidence]
             packets.append([evidence, [f.citation.split("#")[0] for f in packet.current_facts]])
 per_turn = {label: seconds * 1000 / turns for label, seconds in parts.items()}
-print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets, "parts": per_turn, "reads": reads}))
+print(json.dumps({"cpu": cpu, "wall": wall, "packets": packets, "parts": per_turn, "reads": reads, "process": process}))
 """
 
 # Where the lanes' CPU goes (inclusive: a part holds the parts listed under it), per checkout. Label, module, class
@@ -192,6 +197,7 @@ def main() -> None:
                 shutil.rmtree(copy)
                 results[side]["cpu"] += out["cpu"]
                 results[side]["wall"] += out["wall"]
+                results[side].setdefault("process", []).extend(out["process"])
                 for (committed, calls), (spent, _) in zip(out["reads"], out["cpu"], strict=True):
                     results[side].setdefault("split", {}).setdefault(committed, []).append((spent, calls))
                 for label, ms in out["parts"].items():
@@ -204,7 +210,11 @@ def main() -> None:
             report[side] = {
                 "checkout_cpu_ms": round(sum(c for c, _ in cpu) / len(cpu), 2),
                 "lanes_cpu_ms": round(sum(lane for _, lane in cpu) / len(cpu), 2),
+                # medians: a full garbage collection (~50-100 ms at 10k, every few dozen checkouts) moves the means
+                "checkout_cpu_p50_ms": round(sorted(c for c, _ in cpu)[len(cpu) // 2], 2),
+                "lanes_cpu_p50_ms": round(sorted(lane for _, lane in cpu)[len(cpu) // 2], 2),
                 "checkout_wall_p50_ms": round(wall[len(wall) // 2], 2),
+                "process_cpu_p50_ms": round(sorted(results[side]["process"])[len(results[side]["process"]) // 2], 2),
                 # CPU and read system calls of the checkouts that follow a commit (the turn appended and projected)
                 # and, with --commit-split, of those that follow none (a new question either way)
                 **{
@@ -216,7 +226,13 @@ def main() -> None:
                 },
                 "parts_cpu_ms": {label: round(sum(ms) / len(ms), 2) for label, ms in results[side]["parts"].items()},
             }
-        for name in ("checkout_cpu_ms", "lanes_cpu_ms", "checkout_wall_p50_ms"):
+        for name in (
+            "checkout_cpu_ms",
+            "lanes_cpu_ms",
+            "checkout_cpu_p50_ms",
+            "lanes_cpu_p50_ms",
+            "checkout_wall_p50_ms",
+        ):
             report[f"ratio_{name}"] = round(report["before"][name] / max(report["after"][name], 1e-9), 2)
         print(json.dumps(report, indent=None if args.json else 2))
     finally:

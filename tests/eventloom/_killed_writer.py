@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from zaxy_agents.storage.files import jsonl_file
+from zaxy_agents.storage.files import jsonl_file, torn_tail
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
 
 
@@ -22,13 +22,13 @@ def _die() -> None:
 def main() -> None:
     root, session, point = sys.argv[1:4]
     if point == "after-truncate":
-        original = jsonl_file.SessionFile._recover_torn_tail
+        original = torn_tail._recover_torn_tail
 
-        def recover(self, fd, size, cut):  # type: ignore[no-untyped-def]
-            original(self, fd, size, cut)
+        def recover(*args):  # type: ignore[no-untyped-def]
+            original(*args)
             _die()
 
-        jsonl_file.SessionFile._recover_torn_tail = recover  # type: ignore[method-assign]
+        torn_tail._recover_torn_tail = recover
     elif point == "after-record":
         jsonl_file._finish_sidecar = lambda root, torn: _die()
     with JsonlEventLog(root) as log:

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from zaxy_agents.storage.conformance.harness import Harness, JsonlHarness
-from zaxy_agents.storage.files.jsonl_file import TORN_DIR_NAME, TORN_RECOVERY_TYPE
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.torn_tail import TORN_DIR_NAME, TORN_RECOVERY_TYPE
 
 WRITER = [sys.executable, "-m", "tests.eventloom._crash_writer"]
 REPO = Path(__file__).resolve().parents[2]

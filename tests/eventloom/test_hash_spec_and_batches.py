@@ -19,8 +19,8 @@ from pathlib import Path
 from tests.conftest import REPO_ROOT, run_zaxy_json
 from tests.eventloom.test_docs_verifier import _doc_verifier
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_hash
-from zaxy_agents.storage.files.jsonl_file import TORN_DIR_NAME, TORN_RECOVERY_TYPE
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.torn_tail import TORN_DIR_NAME, TORN_RECOVERY_TYPE
 
 
 def _spec1_log(path: Path, session: str, count: int) -> list[dict]:

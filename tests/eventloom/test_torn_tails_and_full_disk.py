@@ -20,8 +20,8 @@ from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
 from zaxy_agents.errors import IntegrityError, StorageFullError
 from zaxy_agents.eventloom.canonical import encode_line, event_hash
 from zaxy_agents.storage.files import jsonl_file
-from zaxy_agents.storage.files.jsonl_file import PENDING_SUFFIX, TORN_DIR_NAME, TORN_RECOVERY_TYPE
 from zaxy_agents.storage.files.jsonl_log import JsonlEventLog
+from zaxy_agents.storage.files.torn_tail import PENDING_SUFFIX, TORN_DIR_NAME, TORN_RECOVERY_TYPE
 
 BATCH = [{"type": "note.added", "payload": {"i": i, "text": "x" * 600}} for i in range(10)]  # > one 4 KiB page
 

@@ -20,6 +20,9 @@ def _seed(memory: MemoryFabric) -> None:
             if i % 5 == 0:
                 memory.append(session, "task.created", {"task_id": f"T-{i % 2}", "title": f"task {i}"})
         memory.append(session, "memory.invalidated", {"entity": "k1", "entity_type": "fact", "reason": "dropped"})
+        if number % 2:
+            memory.append(session, "fact.asserted", {"subject": "team", "predicate": "goal", "object": "ship v2"})
+            memory.append(session, "fact.asserted", {"key": "quoted", "fact": 'the word "objective" ' + "x" * 200})
     memory.append("s4", "decision.recorded", {"decision": "only here", "topic": "solo"})
 
 
@@ -29,7 +32,7 @@ def test_reads_of_many_sessions_equal_the_per_session_reads(tmp_path: Path) -> N
         memory.project()
         catalog = memory.projector.catalog
         sessions = [*catalog.sessions, "no such session"]
-        checked = 0
+        checked = goals = 0
         for entity_type in ("fact", "decision", "task", "no_such_type"):
             for scan in (1, 3, 7, 60):
                 versions = catalog.recent_versions_many(sessions, entity_type, scan)
@@ -40,11 +43,19 @@ def test_reads_of_many_sessions_equal_the_per_session_reads(tmp_path: Path) -> N
                     assert versions[session] == expected
                     assert heads[session] == catalog.recent_heads(session, entity_type, scan)
                     checked += len(expected)
+                needles = ('"goal"', '"objective"')
+                chosen = catalog.recent_versions_many(sessions, entity_type, scan, needles)
+                for session in sessions:
+                    expected = [
+                        v for v in versions[session] if any(n in v.summary or n in v.properties_json for n in needles)
+                    ]
+                    assert chosen[session] == expected
+                    goals += len(expected)
                 for first in (0, 1, 2, 12):
                     keys = catalog.first_recent_keys_many(sessions, entity_type, first, scan)
                     for session in sessions:
                         assert keys[session] == catalog.recent_keys(session, entity_type, scan)[:first]
-        assert checked > 100
+        assert checked > 100 and goals > 4  # goals in properties and in a (compressed) summary
         every = [key for session in sessions for key in catalog.recent_keys(session, "fact", 500)] + ["fact:none"]
         closed = [key for key in every if catalog.key_state(key) is not None and catalog.key_state(key).closed]
         assert closed  # the invalidated identities are in the comparison

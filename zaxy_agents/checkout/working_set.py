@@ -172,7 +172,7 @@ def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
     facts (goals) are chosen by their properties and read whole; tasks and commands are kept as
     ``(valid_from, seq, id)``, newest first (the order the loop walks them), and read by the merged walk."""
     heads = {kind: catalog.recent_heads_many(sessions, kind, SCAN_PER_TYPE) for kind in (*_BY_TIME, *_WORK_TYPES)}
-    whole = {kind: catalog.recent_versions_many(sessions, kind, SCAN_PER_TYPE) for kind in _BY_PROPERTIES}
+    whole = {kind: catalog.recent_versions_many(sessions, kind, SCAN_PER_TYPE, _GOAL_WORDS) for kind in _BY_PROPERTIES}
     chosen = [
         (
             *(_newest_heads(heads[kind][session]) for kind in ("decision", "file", "session")),
@@ -203,6 +203,7 @@ def _partials(catalog: EntityCatalog, sessions: list[str]) -> list[_Partial]:
 
 _BY_TIME = ("decision", "file", "session", "document_chunk", "document")
 _BY_PROPERTIES = ("fact",)
+_GOAL_WORDS = ('"goal"', '"objective"')  # what _is_goal looks for first: facts without them are not built
 _WORK_TYPES = ("task", "command_run")
 
 

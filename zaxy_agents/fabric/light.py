@@ -53,7 +53,7 @@ def light_append_many(
     Every draft is validated and redacted before anything is written: one bad draft writes nothing.
     ``lock_timeout`` bounds the wait for the log lock (files backend); past it, with ``spool``, the drafts
     go to the session's spool for the next writer to drain in order (``[]`` is returned), without it
-    :class:`~zaxy_agents.storage.files.jsonl_file.LogLockTimeout` is raised (``LightLog.append_prepared``).
+    :class:`~zaxy_agents.storage.files.file_io.LogLockTimeout` is raised (``LightLog.append_prepared``).
     The hook sink uses both, so a held lock never stalls the IDE.
     """
     settings = ZaxySettings.resolve(eventloom_path)

@@ -76,9 +76,10 @@ class EntityCatalog(Protocol):
         returns, in the same order, without reading the versions' text (a caller keeps a few of them)."""
 
     def recent_versions_many(
-        self, sessions: Sequence[str], entity_type: str, scan: int
+        self, sessions: Sequence[str], entity_type: str, scan: int, containing: Sequence[str] = ()
     ) -> dict[str, list[EntityVersion]]:
-        """``recent_versions(session, entity_type, scan, None)`` of each session (every one a key), read at once."""
+        """``recent_versions(session, entity_type, scan, None)`` of each session (every one a key), read at once;
+        with ``containing``, only those whose summary or properties JSON holds one of these strings."""
 
     def recent_heads_many(
         self, sessions: Sequence[str], entity_type: str, scan: int

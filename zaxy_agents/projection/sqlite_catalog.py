@@ -513,10 +513,12 @@ class SqliteCatalog:
         return found
 
     def recent_versions_many(
-        self, sessions: Sequence[str], entity_type: str, scan: int
+        self, sessions: Sequence[str], entity_type: str, scan: int, containing: Sequence[str] = ()
     ) -> dict[str, list[EntityVersion]]:
         """``recent_versions(session, entity_type, scan, None)`` of each session, in one query (a whole memory's
-        memo fills every session's share at once)."""
+        memo fills every session's share at once). ``containing``: only the versions whose summary or properties
+        JSON holds one of these strings (the body is searched before a version is built: a whole-memory working set
+        looks for goals among 60,000 facts at 1M events, and building each one cost more than reading it)."""
         columns = (
             "v.id, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, "
             "v.hash, v.event_type, v.importance, v.source_path, v.asserted"
@@ -524,11 +526,25 @@ class SqliteCatalog:
         rows = self._recent_across(sessions, entity_type, scan, columns)
         retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]
         currents = self.versions(retracted) if retracted else {}
+        needles = [needle.encode() for needle in containing]
+
+        def wanted(row: tuple[Any, ...]) -> bool:
+            if not needles:
+                return True
+            if row[0] != row[-1]:
+                version = currents.get(row[-1])
+                texts = (b"",) if version is None else (version.summary.encode(), version.properties_json.encode())
+            else:
+                raw = zlib.decompress(row[4][1:]) if row[4][:1] == b"z" else row[4][1:]
+                size = 4 + int.from_bytes(raw[:4], "little")
+                texts = (raw[4:size], raw[size:])  # summary, properties JSON (as _pack lays them out)
+            return any(needle in text for needle in needles for text in texts)
+
         return {
             session: [
                 _version((row[0], row[-2], *row[1:-2])) if row[0] == row[-1] else currents[row[-1]]
                 for row in found
-                if row[0] == row[-1] or currents.get(row[-1]) is not None
+                if (row[0] == row[-1] or currents.get(row[-1]) is not None) and wanted(row)
             ]
             for session, found in rows.items()
         }
@@ -645,8 +661,7 @@ class SqliteCatalog:
         for chunk in _chunks(missing):
             found: dict[str, list[str]] = {norm: [] for norm in chunk}
             rows = self._rows(
-                f"SELECT norm, key FROM cat_keys WHERE norm IN ({','.join('?' * len(chunk))}) ORDER BY norm, kid",
-                chunk,
+                f"SELECT norm, key FROM cat_keys WHERE norm IN {ID_LIST} ORDER BY norm, kid", (json.dumps(chunk),)
             )
             for norm, key in rows:
                 found[norm].append(key)

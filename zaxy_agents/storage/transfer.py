@@ -26,7 +26,7 @@ from zaxy_agents.eventloom.protocol import EventLog, SealedLine
 from zaxy_agents.eventloom.validation import validate_session_id
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
-from .files.jsonl_file import classify_torn_tail
+from .files.torn_tail import classify_torn_tail
 
 
 class TransferResult(BaseModel):

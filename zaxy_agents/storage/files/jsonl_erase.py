@@ -16,8 +16,10 @@ import tempfile
 from zaxy_agents.eventloom.erasure import erased_line, is_erased
 from zaxy_agents.eventloom.integrity import decode_line
 
-from .jsonl_file import TORN_DIR_NAME, SessionFile, _fsync_directory, storage_error
+from .file_io import _fsync_directory, storage_error
+from .jsonl_file import SessionFile
 from .jsonl_repair import REPAIR_DIR_NAME
+from .torn_tail import TORN_DIR_NAME
 
 
 def scrub_session(handle: SessionFile, seqs: set[int], record_seq: int) -> int:

@@ -1,4 +1,4 @@
-"""One session's JSONL file: locked appends, O(1) tail, torn-tail recovery, seq -> offset seeks.
+"""One session's JSONL file: locked appends, O(1) tail, seq -> offset seeks.
 
 This is the storage engine under :class:`~zaxy_agents.storage.files.jsonl_log.JsonlEventLog`. It works on plain
 dicts and bytes (stdlib only) so the hook fast path can append without importing pydantic.
@@ -8,104 +8,53 @@ serialises threads of one process (flock does not, since they share the open fil
 lock the writer re-checks the file's identity and size against its cached tail, so it never re-reads the
 whole file and never hands out a seq twice.
 
-Crash safety: each append is one ``write`` of complete lines. A process killed mid-write can leave only a
-torn final line (bytes after the last newline, never acknowledged). The next writer moves those bytes to a
-sidecar under ``.torn/``, truncates to the last newline, and appends an ``eventloom.torn_tail_recovered``
-event recording the sidecar, so nothing acknowledged is lost or rewritten and the log verifies.
+Crash safety: each append is one ``write`` of complete lines. What a killed writer leaves behind (a torn final
+line, the first events of an unfinished batch) is detected and set aside by :mod:`.torn_tail` before the next
+append; the fd helpers are in :mod:`.file_io`.
 """
 
 from __future__ import annotations
 
-import errno
 import fcntl
-import json
 import os
 import time
 from _thread import allocate_lock  # what threading.Lock is, without importing threading on the hook path
 from array import array
 
-from zaxy_agents.errors import IntegrityError, LockedError, StorageFullError
-from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_hash, sha256
 from zaxy_agents.eventloom.drafts import PreparedDraft
 from zaxy_agents.eventloom.sealing import json_string, seal
 from zaxy_agents.storage.files.folder import ensure_eventloom_dir, permission_denied
 
+from .file_io import (
+    _INDEX_CHUNK,
+    LogLockTimeout,
+    _decode_line,
+    _flock,
+    _last_line_start,
+    _last_newline_end,
+    _recent_ids,
+    _write_all,
+    storage_error,
+)
 from .spool import drained_record, pending_files, read_spool
 from .spool import remove as remove_spool
+from .torn_tail import (
+    TornTail,
+    _finish_sidecar,
+    _recovered_tail,
+    _Tail,
+    _torn_recovery_draft,
+    batch_marker,
+    batch_start,
+)
 
 TYPE_CHECKING = False  # avoids importing typing on the hook fast path
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
-TORN_DIR_NAME = ".torn"
-PENDING_SUFFIX = ".pending"
-TORN_RECOVERY_TYPE = "eventloom.torn_tail_recovered"
-_READ_CHUNK = 1 << 16
-_INDEX_CHUNK = 1 << 20
 _EXACT_READ_LINES = 64  # bounded ranges up to this many lines are read exactly, not streamed
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
-
-
-class LogLockTimeout(LockedError):
-    """The log lock was not free within the caller's budget; nothing was written."""
-
-    def __init__(self, session: str, timeout: float | None) -> None:
-        super().__init__(
-            f"the log of session {session!r} stayed locked by another process for {timeout} s",
-            field="session",
-            remediation="Retry later; `zaxy doctor` names what holds the lock.",
-        )
-
-
-def _flock(fd: int, deadline: float | None, session: str, timeout: float | None) -> None:
-    """Take the exclusive lock, waiting forever (``deadline`` None) or until ``deadline`` (monotonic)."""
-    if deadline is None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return
-    delay = 0.001
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise LogLockTimeout(session, timeout) from None
-            time.sleep(min(delay, remaining))
-            delay = min(delay * 2, 0.02)
-
-
-def _recent_ids(fd: int, size: int, count: int) -> set[str]:
-    """Event ids of the last ``count`` lines before ``size`` (reads backwards; used only while draining)."""
-    ids: set[str] = set()
-    position, data = size, b""
-    while position > 0 and data.count(b"\n") <= count:
-        start = max(0, position - _INDEX_CHUNK)
-        data = os.pread(fd, position - start, start) + data
-        position = start
-    lines = data.split(b"\n")
-    for line in lines[-(count + 1) :] if position > 0 else lines:
-        marker = line.find(b'"id":"')
-        if marker != -1:
-            ids.add(line[marker + 6 : line.find(b'"', marker + 6)].decode("ascii", "replace"))
-    return ids
-
-
-class _Tail:
-    __slots__ = ("hash", "inode", "seq", "size")
-
-    def __init__(self, inode: int, size: int, seq: int, hash: str) -> None:
-        self.inode, self.size, self.seq, self.hash = inode, size, seq, hash
-
-
-class TornTail:
-    """What a torn-tail recovery found and where it put the bytes."""
-
-    __slots__ = ("offset", "sha256", "sidecar", "size")
-
-    def __init__(self, offset: int, size: int, sha256: str, sidecar: str) -> None:
-        self.offset, self.size, self.sha256, self.sidecar = offset, size, sha256, sidecar
 
 
 class SessionFile:
@@ -289,118 +238,14 @@ class SessionFile:
         return self._fd
 
     def _locked_tail(self, fd: int) -> tuple[_Tail, list[TornTail]]:
-        """The (seq, hash) at the end of the file, recovering a torn tail first. Caller holds the flock.
-
-        Also returns the torn-tail recoveries whose record is not in the log yet (this one, and any a writer
-        killed between cutting the file and appending the record left pending): the caller appends their
-        records before its own events.
-        """
+        """The tail this append chains from, and the torn-tail recoveries to record first (see
+        :func:`.torn_tail._recovered_tail`). Caller holds the flock. No read while the file is exactly as this
+        handle's last append left it."""
         stat = os.fstat(fd)
         cached = self._tail
         if cached is not None and cached.inode == stat.st_ino and cached.size == stat.st_size:
             return cached, []
-        size = stat.st_size
-        recoveries = self._pending_recoveries(fd, size)
-        cut = size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            cut = _last_newline_end(fd, size)
-            kind = self._torn_kind(fd, cut, size)
-            if kind == "complete":
-                _write_all(fd, b"\n")  # a whole, chained event lost only its newline: keep it
-                os.fsync(fd)
-                size += 1
-                cut = size
-            elif kind != "partial":
-                raise IntegrityError(
-                    f"the last line of {os.path.basename(self.path)} is a complete event that "
-                    f"{'does not match its hash' if kind == 'tampered' else 'had its line terminator altered'}: "
-                    "it was modified, not torn by a crash",
-                    field="session",
-                    remediation=f"Run `zaxy verify --session-id {self.session}` to see the damage and "
-                    f"`zaxy repair --session-id {self.session}` to set it aside and continue the log.",
-                )
-        cut = batch_start(fd, cut)  # whole events of a batch a crash cut short go with the torn bytes
-        if cut < size:
-            recoveries.append(self._recover_torn_tail(fd, size, cut))
-            size = cut
-        if size == 0:
-            return _Tail(stat.st_ino, 0, 0, GENESIS_HASH), recoveries
-        start = _last_line_start(fd, size)
-        line = os.pread(fd, size - start, start)
-        before = _last_line_start(fd, start) if start else 0
-        previous = os.pread(fd, start - before, before) if start else None
-        problem = tail_problem(line, previous)
-        if problem is not None:
-            raise IntegrityError(
-                f"cannot append to {os.path.basename(self.path)}: {problem}",
-                field="session",
-                remediation=f"Run `zaxy verify --session-id {self.session}` to see the damage and "
-                f"`zaxy repair --session-id {self.session}` to set it aside and continue the log.",
-            )
-        envelope = json.loads(line)
-        return _Tail(stat.st_ino, size, int(envelope["seq"]), str(envelope["hash"])), recoveries
-
-    def _torn_kind(self, fd: int, cut: int, size: int) -> str:
-        """What the bytes after the last newline are (see :func:`classify_torn_tail`)."""
-        previous = None
-        if cut:
-            start = _last_line_start(fd, cut)
-            previous = _decode_line(os.pread(fd, cut - start, start), self.path, where="last line")
-        return classify_torn_tail(os.pread(fd, size - cut, cut), previous)
-
-    def _recover_torn_tail(self, fd: int, size: int, cut: int) -> TornTail:
-        """Move the torn bytes to a *pending* sidecar, then cut the file. The sidecar gets its final name only
-        once the record of the recovery is durable in the log, so a crash in between is finished by the next
-        writer (:meth:`_pending_recoveries`) and a sidecar never exists without its record.
-
-        ``cut`` is where the unacknowledged bytes start: the torn line, or the first event of a batch a crash
-        cut short (those whole events were never acknowledged either)."""
-        torn_bytes = os.pread(fd, size - cut, cut)
-        digest = sha256(torn_bytes).hexdigest()
-        torn_dir = os.path.join(self.root, TORN_DIR_NAME)
-        try:
-            os.makedirs(torn_dir, exist_ok=True)
-            name = f"{self.session}.{cut}.{digest[:12]}.torn"
-            with open(os.path.join(torn_dir, name + PENDING_SUFFIX), "wb") as handle:
-                handle.write(torn_bytes)
-                handle.flush()
-                os.fsync(handle.fileno())
-        except OSError as exc:
-            raise storage_error(exc, self.path) from exc
-        _fsync_directory(torn_dir)
-        os.ftruncate(fd, cut)
-        os.fsync(fd)
-        return TornTail(cut, len(torn_bytes), digest, os.path.join(TORN_DIR_NAME, name))
-
-    def _pending_recoveries(self, fd: int, size: int) -> list[TornTail]:
-        """Recoveries a killed writer cut from the file without recording: their sidecars are still pending.
-
-        The record of a recovery is the line at the offset where the file was cut. A pending sidecar whose
-        record is there only needs its final name; one whose record is missing gets it now.
-        """
-        torn_dir = os.path.join(self.root, TORN_DIR_NAME)
-        try:
-            names = os.listdir(torn_dir)
-        except OSError:
-            return []
-        prefix = f"{self.session}."
-        missing = []
-        for name in sorted(names):
-            if not (name.startswith(prefix) and name.endswith(PENDING_SUFFIX)):
-                continue
-            parts = name[len(prefix) : -len(PENDING_SUFFIX)].split(".")
-            if len(parts) != 3 or not parts[0].isdigit() or parts[2] != "torn" or len(parts[1]) != 12:
-                continue
-            offset = int(parts[0])
-            final = os.path.join(TORN_DIR_NAME, name[: -len(PENDING_SUFFIX)])
-            with open(os.path.join(torn_dir, name), "rb") as handle:
-                data = handle.read()
-            torn = TornTail(offset, len(data), sha256(data).hexdigest(), final)
-            if offset < size and _records_recovery(os.pread(fd, min(size - offset, 1 << 16), offset), final):
-                _finish_sidecar(self.root, torn)
-            else:
-                missing.append(torn)
-        return missing
+        return _recovered_tail(fd, stat, self.root, self.session, self.path)
 
     # ------------------------------------------------------------------ reading
     def read_tail(self, known: os.stat_result | None = None) -> tuple[int, str] | None:
@@ -554,221 +399,3 @@ class SessionFile:
                             self._visible = max(0, len(starts) - marker[0])
                 self._indexed_to, self._pending_start = position, pending
             return self._line_starts, self._visible
-
-
-def batch_marker(line: bytes) -> tuple[int, int] | None:
-    """``(position, size)`` of an event written as part of a multi-event batch, from its stored line."""
-    if b'"batch":[' not in line[:512]:
-        return None
-    try:
-        marker = json.loads(line).get("batch")
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
-        return None
-    if isinstance(marker, list) and len(marker) == 2 and all(type(n) is int for n in marker):
-        return marker[0], marker[1]
-    return None
-
-
-def batch_start(fd: int, end: int) -> int:
-    """``end`` (the end of a complete line), or where the batch ending there starts when it is unfinished.
-
-    Every event of a multi-event write carries ``batch: [position, size]`` (hashed), so the last line alone
-    says whether its batch is whole: when ``position < size`` a crash (or a write still in progress) stopped
-    the batch after ``position`` events, none of which was acknowledged.
-    """
-    if end == 0:
-        return 0
-    start = _last_line_start(fd, end)
-    marker = batch_marker(os.pread(fd, end - start, start))
-    if marker is None or marker[0] >= marker[1]:
-        return end
-    for _ in range(marker[0] - 1):
-        start = _last_line_start(fd, start) if start else 0
-    return start
-
-
-def classify_torn_tail(torn: bytes, previous: dict[str, Any] | None) -> str:
-    """What bytes after the last newline are.
-
-    ``complete``: a whole event that chains from ``previous`` and lacks only its newline (a crash between the
-    last byte and the newline; harmless, the line is completed). ``terminator_altered``: a whole event whose
-    newline was replaced by another byte (tampering, never a crash). ``tampered``: bytes that parse as a
-    complete JSON value but are not that event (a crash only ever leaves a *prefix* of a line, and no proper
-    prefix of an event's line is a complete JSON value: someone edited the last event and removed its
-    newline). ``partial``: a genuinely torn write.
-    """
-    prev_seq, prev_hash = (0, GENESIS_HASH) if previous is None else (previous["seq"], previous["hash"])
-
-    def parse(data: bytes) -> Any:
-        try:
-            return json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            return _NOT_JSON
-
-    def chains(envelope: Any, data: bytes) -> bool:
-        return (
-            isinstance(envelope, dict)
-            and envelope.get("seq") == prev_seq + 1
-            and envelope.get("prev_hash") == prev_hash
-            and sealed_problem(envelope, data + b"\n") is None
-        )
-
-    whole = parse(torn)
-    if whole is not _NOT_JSON:
-        return "complete" if chains(whole, torn) else "tampered"
-    if len(torn) > 1:
-        head = parse(torn[:-1])
-        if head is not _NOT_JSON:
-            return "terminator_altered" if chains(head, torn[:-1]) else "tampered"
-    return "partial"
-
-
-_NOT_JSON = object()
-
-
-def sealed_problem(envelope: Any, line: bytes) -> str | None:
-    """Why the decoded ``envelope`` of the stored ``line`` is not a sealed event (hash and canonical bytes)."""
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("seq"), int):
-        return "the line is not an event envelope"
-    try:
-        if event_hash(envelope) != envelope.get("hash") or encode_line(envelope) != line:
-            return f"event {envelope['seq']} does not match its hash"
-    except (TypeError, ValueError):
-        return f"event {envelope['seq']} cannot be re-encoded"
-    return None
-
-
-def tail_problem(line: bytes, previous: bytes | None) -> str | None:
-    """Why the stored ``line`` (newline included) cannot be the event a new append chains from, or ``None``.
-
-    Checks what an append relies on: the line is an event envelope in canonical form whose hash matches its
-    content, and it links to ``previous`` (the line before it; ``None`` when it is the first line) by seq and
-    ``prev_hash``.
-    """
-    try:
-        envelope = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return "its last line is not valid JSON"
-    problem = sealed_problem(envelope, line)
-    if problem is not None:
-        return f"its last line: {problem}"
-    if previous is None:
-        if envelope["seq"] != 1 or envelope.get("prev_hash") != GENESIS_HASH:
-            return f"its only line is event {envelope['seq']}, not the start of a chain"
-        return None
-    try:
-        before = json.loads(previous)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return f"the line before its last event (seq {envelope['seq']}) is not valid JSON"
-    if not isinstance(before, dict) or before.get("seq") != envelope["seq"] - 1:
-        return f"its last event (seq {envelope['seq']}) does not follow the line before it"
-    if before.get("hash") != envelope.get("prev_hash"):
-        return f"its last event (seq {envelope['seq']}) does not chain from the event before it"
-    return None
-
-
-def _torn_recovery_draft(torn: TornTail) -> PreparedDraft:
-    return PreparedDraft(
-        type=TORN_RECOVERY_TYPE,
-        actor="zaxy",
-        payload={
-            "truncated_at_offset": torn.offset,
-            "torn_bytes": torn.size,
-            "torn_sha256": torn.sha256,
-            "sidecar": torn.sidecar,
-            "reason": "a writer stopped mid-append; its unacknowledged bytes (a torn line, or the first events of a "
-            "batch it did not finish) were moved to the sidecar",
-        },
-    )
-
-
-def _records_recovery(data: bytes, sidecar: str) -> bool:
-    """Whether ``data`` starts with the line of a torn-tail recovery record naming ``sidecar``."""
-    end = data.find(b"\n")
-    try:
-        envelope = json.loads(data[: end if end >= 0 else len(data)])
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return False
-    return (
-        isinstance(envelope, dict)
-        and envelope.get("type") == TORN_RECOVERY_TYPE
-        and isinstance(envelope.get("payload"), dict)
-        and envelope["payload"].get("sidecar") == sidecar
-    )
-
-
-def _finish_sidecar(root: str, torn: TornTail) -> None:
-    """Give a sidecar whose record is durable its final name (idempotent)."""
-    final = os.path.join(root, torn.sidecar)
-    try:
-        os.replace(final + PENDING_SUFFIX, final)
-    except FileNotFoundError:
-        return
-    _fsync_directory(os.path.dirname(final))
-
-
-def _fsync_directory(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def storage_error(exc: OSError, path: str) -> Exception:
-    """The structured error for a failed write: a full disk says so; other I/O errors pass through."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return StorageFullError(
-            f"no space left on the device holding {os.path.dirname(path) or '.'}; nothing was written",
-            field="eventloom_path",
-            remediation="Free disk space (or raise the quota) and retry: the failed call left the log unchanged.",
-        )
-    return exc
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _last_newline_end(fd: int, size: int) -> int:
-    """Offset just past the last newline before ``size`` (0 when there is none)."""
-    position = size
-    while position > 0:
-        start = max(0, position - _READ_CHUNK)
-        chunk = os.pread(fd, position - start, start)
-        index = chunk.rfind(b"\n")
-        if index >= 0:
-            return start + index + 1
-        position = start
-    return 0
-
-
-def _last_line_start(fd: int, size: int) -> int:
-    """Start offset of the last complete line, given ``size`` ends right after a newline."""
-    return _last_newline_end(fd, size - 1)
-
-
-def _decode_line(line: bytes, path: str, *, where: str) -> dict[str, Any]:
-    try:
-        value = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IntegrityError(
-            f"{os.path.basename(path)}: {where} is not valid JSON ({exc})",
-            field="session",
-            remediation="Run `zaxy verify` to locate the damage; the log was modified outside Zaxy.",
-        ) from exc
-    if not isinstance(value, dict) or not isinstance(value.get("seq"), int):
-        raise IntegrityError(
-            f"{os.path.basename(path)}: {where} is not an event envelope",
-            field="session",
-            remediation="Run `zaxy verify` to locate the damage.",
-        )
-    return value

@@ -33,7 +33,8 @@ from zaxy_agents.eventloom.validation import (
 )
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
-from .jsonl_file import PreparedDraft, SessionFile, classify_torn_tail
+from .jsonl_file import PreparedDraft, SessionFile
+from .torn_tail import classify_torn_tail
 
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
 

@@ -30,13 +30,9 @@ from zaxy_agents.eventloom.integrity import decode_line, line_problem
 from zaxy_agents.eventloom.sealing import json_string, seal, utc_timestamp
 from zaxy_agents.eventloom.verifier import REPAIR_TYPE
 
-from .jsonl_file import (
-    PENDING_SUFFIX,
-    SessionFile,
-    _fsync_directory,
-    classify_torn_tail,
-    storage_error,
-)
+from .file_io import _fsync_directory, storage_error
+from .jsonl_file import SessionFile
+from .torn_tail import PENDING_SUFFIX, classify_torn_tail
 
 REPAIR_DIR_NAME = ".repair"
 UNREADABLE_TYPE = "eventloom.unreadable"

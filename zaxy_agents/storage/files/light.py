@@ -25,7 +25,7 @@ class FilesLightLog:
         self, session: str, prepared: list[PreparedDraft], *, lock_timeout: float | None = None, spool: bool = False
     ) -> list[dict[str, Any]]:
         """Past ``lock_timeout`` the drafts go to the session's spool (drained in order by the next writer)."""
-        from .jsonl_file import LogLockTimeout
+        from .file_io import LogLockTimeout
 
         handle = SessionFile(self.root, session, durability="fsync")
         try:
