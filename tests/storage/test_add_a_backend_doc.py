@@ -18,7 +18,7 @@ def test_the_example_proves_and_uses_a_backend(tmp_path: Path) -> None:
     script.write_text(re.findall(r"```python\n(.*?)```", PAGE, re.DOTALL)[0])
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert "scratch: 15 passed, 0 failed, 6 skipped" in result.stdout
+    assert "scratch: 16 passed, 0 failed, 6 skipped" in result.stdout
     assert "sky is blue" in result.stdout and "eventloom://demo/events/1#" in result.stdout
 
 

@@ -28,6 +28,15 @@ class EntityWords(Protocol):
         (case-folded ``\\w+`` words): every one that does, maybe more; ``None`` when the index cannot tell."""
 
 
+def version_order(version: EntityVersion) -> tuple[int, str, str]:
+    """The total order of the entity versions a store lists (:meth:`ProjectionStore.entity_history`,
+    :meth:`ProjectionStore.entities_as_of`): source event seq, then session, then version id (strings in code-point
+    order). Seqs restart in every session, so versions of different sessions, and the versions one event projects,
+    tie on the seq; the session and the id make the order total, so a ``limit`` that cuts inside a tie keeps the
+    same versions on every backend and every rebuild."""
+    return (version.source_event_seq, version.session, version.id)
+
+
 @runtime_checkable
 class ProjectionStore(Protocol):
     backend: ClassVar[str]  # kuzu | postgresql | memory | ...
@@ -48,9 +57,13 @@ class ProjectionStore(Protocol):
 
     def entity_history(
         self, name: str, entity_type: str | None = None, session: str | None = None
-    ) -> list[EntityVersion]: ...
+    ) -> list[EntityVersion]:
+        """Every version of the identities with this name (optionally of one type / session), in
+        :func:`version_order` (oldest first within a session)."""
 
-    def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]: ...
+    def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]:
+        """The first ``limit`` versions valid at ``moment`` (``valid_from <= t < valid_to``) in :func:`version_order`:
+        the same versions, in the same order, on every store and after every rebuild of the same log."""
 
     def traverse(
         self,

@@ -26,11 +26,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from . import backend_checks, langgraph_checks, log_checks
+from . import backend_checks, langgraph_checks, log_checks, order_checks
 from .core import BackendFactory, Check, CheckResult, ConformanceReport, Subject, describe, run_check
 from .harness import BackendHarness, NotSupported
 
-CHECKS: tuple[Check, ...] = (*log_checks.CHECKS, *backend_checks.CHECKS, *langgraph_checks.CHECKS)
+CHECKS: tuple[Check, ...] = (*log_checks.CHECKS, *backend_checks.CHECKS, *order_checks.CHECKS, *langgraph_checks.CHECKS)
 
 __all__ = [
     "CHECKS",

@@ -66,6 +66,9 @@ _DATABASES: dict[str, tuple[kuzu.Database, int]] = {}
 
 EXTRA_PAIR_ROW_KEYS = {"CITES_SOURCE": "event_cites_source"}
 REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if migration.rebuild)
+# The protocol's total order of listed versions (``protocol.version_order``): Kuzu compares strings by their UTF-8
+# bytes, which is code-point order, as Python and PostgreSQL's ``COLLATE "C"`` columns compare them.
+VERSION_ORDER = "e.source_event_seq, e.session_id, e.id"
 TEXT_CHUNK = 2000  # version ids whose text is asked for at once (dump, keyword search)
 _ENTITY_STORED = [name for name, _ in stored_node_columns("Entity")]
 _ENTITY_ALL = [name for name, _ in NODE_COLUMNS["Entity"]]
@@ -537,7 +540,8 @@ class KuzuProjectionStore(ProjectionStore):
     def entity_history(
         self, name: str, entity_type: str | None = None, session: str | None = None
     ) -> list[EntityVersion]:
-        """Every version of entities with this name (optionally typed / per session), oldest first."""
+        """Every version of entities with this name (optionally typed / per session), in the protocol's total
+        version order (source event seq, session, id)."""
         where = ["k.norm_name = $n"]
         parameters: dict[str, Any] = {"n": " ".join(name.casefold().split())}
         if entity_type:
@@ -549,20 +553,21 @@ class KuzuProjectionStore(ProjectionStore):
         rows = self._rows(
             f"MATCH (k:EntityKey)-[:HAS_VERSION]->(e:Entity) WHERE {' AND '.join(where)} RETURN "
             + _entity_projection("e")
-            + " ORDER BY e.source_event_seq",
+            + f" ORDER BY {VERSION_ORDER}",
             parameters,
         )
         return self._entity_versions(rows)
 
     def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]:
-        """Versions valid at ``moment`` (``valid_from <= t < valid_to``), filtered in one pass."""
+        """Versions valid at ``moment`` (``valid_from <= t < valid_to``), filtered in one pass, in the protocol's
+        total version order (source event seq, session, id)."""
         session_filter = " AND e.session_id = $s" if session else ""
         rows = self._rows(
             "MATCH (e:Entity) WHERE e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)"
             + session_filter
             + " RETURN "
             + _entity_projection("e")
-            + " ORDER BY e.source_event_seq LIMIT $limit",
+            + f" ORDER BY {VERSION_ORDER} LIMIT $limit",
             {"t": moment, "limit": limit, **({"s": session} if session else {})},
         )
         return self._entity_versions(rows)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
-from zaxy_agents.projection.protocol import ProjectionStore
+from zaxy_agents.projection.protocol import ProjectionStore, version_order
 from zaxy_agents.projection.records import EntityVersion, ProjectionStats, RelationRecord, TraversalHit
 
 from ..files.kuzu_schema import BATCH_ROW_KEYS, EDGE_AUDIT_COLUMNS, NODE_COLUMNS, REL_TABLES
@@ -110,8 +110,9 @@ class MemoryGraphStore(ProjectionStore):
         return set(self.edges) - set(REL_TABLES)
 
     def _versions(self, where: Any) -> list[EntityVersion]:
-        rows = [row for row in self.nodes["Entity"].values() if where(row)]
-        return [EntityVersion.from_row(row) for row in sorted(rows, key=lambda row: row["source_event_seq"])]
+        """The versions whose row ``where`` accepts, in the protocol's :func:`version_order`."""
+        found = (EntityVersion.from_row(row) for row in self.nodes["Entity"].values() if where(row))
+        return sorted(found, key=version_order)
 
     def entity_history(
         self, name: str, entity_type: str | None = None, session: str | None = None

@@ -1,8 +1,8 @@
 """Queries of the PostgreSQL projection store: history, ``as_of``, traversal, keyword search, stats, dump.
 
-Results have the embedded store's shapes and orderings (ties broken by session and id, which Kuzu leaves
-open), and :meth:`dump_lines` produces the embedded store's canonical lines, so the rebuild digest of a log
-is the same on both backends.
+Results have the embedded store's shapes and orderings (listed versions in ``protocol.version_order``: source
+event seq, session, id), and :meth:`dump_lines` produces the embedded store's canonical lines, so the rebuild
+digest of a log is the same on both backends.
 """
 
 from __future__ import annotations
@@ -65,12 +65,12 @@ class PostgresProjectionReads:
     def entity_history(
         self, name: str, entity_type: str | None = None, session: str | None = None
     ) -> list[EntityVersion]:
-        """Every version of entities with this name (optionally typed / per session), oldest first."""
+        """Every version of entities with this name (optionally typed / per session), in ``version_order``."""
         rows = self._query(self._sql["history"], {"n": normalise_name(name), "t": entity_type, "s": session})
         return [_version(row) for row in rows]
 
     def entities_as_of(self, moment: str, *, session: str | None = None, limit: int = 1000) -> list[EntityVersion]:
-        """Versions valid at ``moment`` (``valid_from <= t < valid_to``)."""
+        """Versions valid at ``moment`` (``valid_from <= t < valid_to``), the first ``limit`` in ``version_order``."""
         rows = self._query(self._sql["as_of"], {"t": moment, "s": session, "limit": limit})
         return [_version(row) for row in rows]
 
