@@ -122,8 +122,13 @@ def test_a_first_read_of_a_few_seqs_reads_a_small_part_of_a_long_session(
     assert read < size // 4, (read, size)
     assert fresh._indexed_inode is None
     # Many seqs go through the index (built once, then every read is one seek).
-    many = fresh.lines_at(range(1, jsonl_file._SEARCH_MAX_SEQS + 2))
-    assert fresh._indexed_inode is not None and len(many) == jsonl_file._SEARCH_MAX_SEQS + 1
+    many = SessionFile(tmp_path, "long")
+    assert len(many.lines_at(range(1, jsonl_file._SEARCH_MAX_SEQS + 2))) == jsonl_file._SEARCH_MAX_SEQS + 1
+    assert many._indexed_inode is not None
+    # A session read again and again gets its index after a few searches.
+    for call in range(1, jsonl_file._SEARCHES_BEFORE_INDEX):
+        assert fresh.lines_at([call * 10]) and fresh._indexed_inode is None
+    assert fresh.lines_at([399]) and fresh._indexed_inode is not None
     expected = SessionFile(tmp_path, "long").lines_at([399])
     # A current index is used even for one seq (a warm process): no search.
     monkeypatch.setattr(jsonl_file, "search_lines", lambda *args: pytest.fail("searched with a current index"))

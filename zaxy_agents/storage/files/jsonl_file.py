@@ -64,6 +64,9 @@ _EXACT_READ_LINES = 64  # bounded ranges up to this many lines are read exactly,
 # serves every later read of the session with one seek.
 _SEARCH_MAX_SEQS = 16
 _SEARCH_MIN_BYTES = 256 << 10
+# A handle answers this many lines_at calls by search, then builds its index: a session cited again and again (a
+# warm process's checkouts) pays one scan (~5 searches' CPU for 1,000 events) and then one seek per line.
+_SEARCHES_BEFORE_INDEX = 4
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
 
 
@@ -90,6 +93,7 @@ class SessionFile:
         self._indexed_to = 0
         self._pending_start = 0
         self._visible = 0
+        self._searches = 0  # lines_at calls answered by binary search (see _SEARCHES_BEFORE_INDEX)
 
     @property
     def path(self) -> str:
@@ -366,14 +370,17 @@ class SessionFile:
 
         Through the line index (one seek each) when it is current, or nearly so, or when many seqs are wanted;
         else by binary search over the file's bytes (:mod:`.line_search`), so a first citation of a few events of
-        a long session does not scan the whole file to build an index (see :data:`_SEARCH_MAX_SEQS`).
+        a long session does not scan the whole file to build an index (see :data:`_SEARCH_MAX_SEQS`). A handle
+        searched :data:`_SEARCHES_BEFORE_INDEX` times builds its index on the next call (a session read again and
+        again).
         """
         wanted = sorted(seq for seq in set(seqs) if seq >= 1)
         if not wanted:
             return {}
-        if len(wanted) <= _SEARCH_MAX_SEQS:
+        if len(wanted) <= _SEARCH_MAX_SEQS and self._searches < _SEARCHES_BEFORE_INDEX:
             found = self._lines_by_search(wanted)
             if found is not None:
+                self._searches += 1
                 return found
         return self._lines_by_index(wanted)
 
