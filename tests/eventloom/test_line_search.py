@@ -133,3 +133,26 @@ def test_a_first_read_of_a_few_seqs_reads_a_small_part_of_a_long_session(
     # A current index is used even for one seq (a warm process): no search.
     monkeypatch.setattr(jsonl_file, "search_lines", lambda *args: pytest.fail("searched with a current index"))
     assert fresh.lines_at([399]) == expected
+
+
+def test_a_built_index_follows_the_recovery_of_a_tail_it_had_scanned(tmp_path: Path) -> None:
+    """A reader whose index covered an unfinished batch and a torn line (another process's crash) must not keep
+    those line starts when the next append cuts them away and writes the recovery record in their place."""
+    session = "s"
+    path = tmp_path / f"{session}.jsonl"
+    _write(tmp_path, session, 30, seed=7)
+    with JsonlEventLog(tmp_path) as log:
+        log.append_many(session, [{"type": "note.added", "payload": {"text": "b" * 900}}] * 5)
+    _cut_batch(path, keep=3)
+    with open(path, "ab") as handle:
+        handle.write(b'{"actor":"agent","batch":[4,5],"hash":"ab')
+    reader = SessionFile(tmp_path, session)
+    assert reader._index()[1] == 30  # indexed with the unfinished tail: 33 line starts, 30 visible
+    with JsonlEventLog(tmp_path) as log:
+        for number in range(3):
+            log.append(session, "note.added", {"text": f"after the crash {number} " + "c" * 3000})
+    assert path.stat().st_size > reader._indexed_to  # grown past what the reader scanned: no full rescan is forced
+    fresh = SessionFile(tmp_path, session)
+    visible = fresh._index()[1]
+    assert visible == 34  # the recovery record and the three appends
+    assert reader.lines_at(range(1, visible + 2)) == fresh.lines_at(range(1, visible + 2))

@@ -442,6 +442,12 @@ class SessionFile:
             if stat.st_ino != self._indexed_inode or stat.st_size < self._indexed_to:
                 self._line_starts, self._indexed_to, self._pending_start = array("q"), 0, 0
                 self._indexed_inode, self._visible = stat.st_ino, 0
+            elif self._visible < len(self._line_starts) or self._pending_start < self._indexed_to:
+                # The last scan ended in an unfinished batch or a torn line: the next append may cut those bytes
+                # and write its recovery record in their place, so rescan from the end of the last visible line.
+                stable = self._line_starts[self._visible] if self._visible < len(self._line_starts) else None
+                del self._line_starts[self._visible :]
+                self._indexed_to = self._pending_start = self._pending_start if stable is None else stable
             if stat.st_size > self._indexed_to:
                 starts, pending, position = self._line_starts, self._pending_start, self._indexed_to
                 with open(self._path, "rb") as handle:
