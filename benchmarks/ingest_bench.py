@@ -48,7 +48,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, os, sqlite3, sys, tempfile, time, shutil
-from pathlib import Path
 tree, part, arg = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, tree)
 sys.path.insert(1, sys.argv[4])  # this benchmark's tree, for realistic_stream
@@ -142,12 +141,6 @@ try:
             status = fabric.projector.rebuild_status
             out["chunks"] = getattr(status, "chunks", 0)  # (a tree before prefetch.py has no such counters)
             out["chunks_analysed_ahead"] = getattr(status, "chunks_analysed_ahead", 0)
-        sizes = {"log": 0, "derived": 0, "graph": 0}  # bytes on disk after the rebuild (closed: WAL folded in)
-        for path in Path(root).rglob("*"):
-            if path.is_file():
-                kind = "log" if path.suffix == ".jsonl" else "graph" if "graph" in path.name else "derived"
-                sizes[kind] += path.stat().st_size
-        out.update({f"{name}_bytes": size for name, size in sizes.items()})
         out["events"] = size
     elif part == "one":
         count, sessions = (int(v) for v in arg.split(":"))
@@ -346,8 +339,6 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "reproject_per_s": n / raw["reproject_wall_s"],
             "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
             "chunks_analysed_ahead_share": raw.get("chunks_analysed_ahead", 0) / max(1, raw.get("chunks", 0)),
-            "derived_over_log": raw["derived_bytes"] / raw["log_bytes"],
-            "graph_over_log": raw["graph_bytes"] / raw["log_bytes"],
         }
     if part == "pages":
         n, by_tree = raw["events"], raw["by_tree"]

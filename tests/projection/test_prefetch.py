@@ -40,7 +40,6 @@ def patient(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     load. Returns the list of chunk numbers answered."""
     answered: list[int] = []
     answer = prefetch.ExtractionWorker.answer
-    monkeypatch.setattr(prefetch, "spare_core", lambda: True)  # whatever else runs on the machine
 
     def waiting(self: prefetch.ExtractionWorker, number: int) -> list[list[tuple[bytes, bytes]]] | None:
         while (found := answer(self, number)) is None and self.failed is None and self.received <= number:
@@ -116,12 +115,11 @@ def test_a_dead_worker_or_what_cannot_be_sent_is_extracted_here(tmp_path: Path, 
     assert patient[:1] == [0] and len(patient) < len(chunks) - 1  # (numbers of the chunks sent, in order)
 
 
-def test_a_late_worker_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_late_worker_is_not_waited_for(tmp_path: Path) -> None:
     """The writer analyses a chunk itself when the worker's answer is not there yet (here: a worker that never
     answers), and does not queue more than LOOKAHEAD + 1 chunks for it."""
     chunks = _chunks(tmp_path)
     table = builtin_features().extractors
-    monkeypatch.setattr(prefetch, "spare_core", lambda: True)
     with prefetch.extraction_pipeline(table, ANALYSER, prefetch.WORKER_MIN_EVENTS) as pipeline:
         assert pipeline.worker is not None
         pipeline.worker.process.send_signal(signal.SIGSTOP)
@@ -140,14 +138,3 @@ def test_no_worker_without_importable_names() -> None:
     assert names is not None and ExtractorTable.from_names(*names).registered_types() == table.registered_types()
     assert prefetch.WorkerSpec.of(ExtractorTable([], lambda envelope: Extraction()), ANALYSER) is None
     assert prefetch.WorkerSpec.of(table, None) is None
-
-
-def test_no_worker_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    table = builtin_features().extractors
-    monkeypatch.setattr(prefetch.os, "getloadavg", lambda: (7.5, 6.0, 5.0))
-    monkeypatch.setattr(prefetch.os, "cpu_count", lambda: 2)
-    with prefetch.extraction_pipeline(table, ANALYSER, 10**6) as pipeline:
-        assert pipeline.worker is None
-    monkeypatch.setattr(prefetch.os, "getloadavg", lambda: (0.9, 0.5, 0.4))
-    with prefetch.extraction_pipeline(table, ANALYSER, 10**6) as pipeline:
-        assert pipeline.worker is not None

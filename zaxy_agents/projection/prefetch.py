@@ -11,9 +11,8 @@ running the extractor here.
 
 The worker runs at the lowest priority and the writer never waits for it: a chunk whose answer has not arrived
 when the writer needs it is analysed by the indexes themselves (the answer is dropped when it comes), and a late
-worker is given no new chunks until it catches up. It is started only when the load average leaves a core free
-(:func:`spare_core`): then the writer skips the analysis; on a busy machine (or if the worker cannot start,
-cannot be sent a chunk, or dies) the rebuild is what it was.
+worker is given no new chunks until it catches up. On a machine with a free core the writer skips the analysis;
+on a busy one (or if the worker cannot start, cannot be sent a chunk, or dies) the rebuild is what it was.
 
 Determinism: the worker runs the same functions on the same envelopes, so every derived row is what the serial
 path writes (``tests/projection/test_prefetch.py`` compares every table).
@@ -209,18 +208,6 @@ def _read(stream: IO[bytes], size: int) -> bytes:
     return data
 
 
-def spare_core() -> bool:
-    """Whether a core is likely to be free for the worker: the 1-minute load average (this process included)
-    leaves one of the machine's cores idle. On a busy machine the worker only competed with the writer: at load
-    3-6 on 2 cores it answered no chunk in time and added ~30 % to the rebuild's CPU (docs/benchmarks.md)."""
-    cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (OSError, AttributeError):  # (no load average on Windows)
-        return cores > 2
-    return load <= cores - 1
-
-
 class Pipeline:
     """``pipeline(chunks)``: for each ``(tag, envelopes)`` of ``chunks``, ``(tag, [(envelope, extraction)...],
     analyses)`` in the same order. ``chunks`` is consumed in the caller's thread (cancel checks and log reads stay
@@ -238,7 +225,7 @@ def extraction_pipeline(extractors: ExtractorTable, analyser: str | None, events
     """A :class:`Pipeline` with a worker process when ``events`` (the expected total) is worth one and the table
     and the analyser can be named; else everything is done here (``analyses`` empty). The worker is stopped on
     exit."""
-    spec = WorkerSpec.of(extractors, analyser) if events >= WORKER_MIN_EVENTS and spare_core() else None
+    spec = WorkerSpec.of(extractors, analyser) if events >= WORKER_MIN_EVENTS else None
     worker = ExtractionWorker(spec) if spec is not None else None
     try:
         yield Pipeline(extractors, worker)
