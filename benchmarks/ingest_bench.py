@@ -138,9 +138,6 @@ try:
             start = clock()
             fabric.reproject()  # what `zaxy reproject` runs: catalog, indexes and the graph, from the log
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
-            status = fabric.projector.rebuild_status
-            out["chunks"] = getattr(status, "chunks", 0)  # (a tree before prefetch.py has no such counters)
-            out["chunks_analysed_ahead"] = getattr(status, "chunks_analysed_ahead", 0)
         out["events"] = size
     elif part == "one":
         count, sessions = (int(v) for v in arg.split(":"))
@@ -338,7 +335,6 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "reproject_cpu_s": raw["reproject_cpu_s"],
             "reproject_per_s": n / raw["reproject_wall_s"],
             "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
-            "chunks_analysed_ahead_share": raw.get("chunks_analysed_ahead", 0) / max(1, raw.get("chunks", 0)),
         }
     if part == "pages":
         n, by_tree = raw["events"], raw["by_tree"]

@@ -5,8 +5,6 @@ of the serial rebuild, the worker really runs (a separate process, plain-data fr
 from __future__ import annotations
 
 import shutil
-import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -33,44 +31,33 @@ def _log(root: Path) -> None:
         )  # fmt: skip
 
 
-@pytest.fixture
-def patient(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The writer waits for each answer the worker owes (it never does in production, where a late answer is
-    dropped and the chunk analysed by the writer): the tests see the worker's analyses whatever the machine's
-    load. Returns the list of chunk numbers answered."""
-    answered: list[int] = []
-    answer = prefetch.ExtractionWorker.answer
+def _rebuild(root: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool) -> tuple[list[list[tuple]], int]:
+    received = []
+    receive = prefetch.ExtractionWorker.receive
 
-    def waiting(self: prefetch.ExtractionWorker, number: int) -> list[list[tuple[bytes, bytes]]] | None:
-        while (found := answer(self, number)) is None and self.failed is None and self.received <= number:
-            time.sleep(0.005)
-        if found is not None:
-            answered.append(number)
-        return found
+    def counted(self: prefetch.ExtractionWorker) -> list[list[tuple[bytes, bytes]]]:
+        answer = receive(self)
+        received.append(self.process.pid)
+        return answer
 
-    monkeypatch.setattr(prefetch.ExtractionWorker, "answer", waiting)
-    return answered
-
-
-def _rebuild(root: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool) -> list[list[tuple]]:
+    monkeypatch.setattr(prefetch.ExtractionWorker, "receive", counted)
     monkeypatch.setattr(prefetch, "WORKER_MIN_EVENTS", 0 if worker else 10**9)
     with MemoryFabric.from_path(root, durability="batch") as fabric:
         fabric.projector.batch_events = 100
         fabric.reproject()
         answers = [[(h.session, h.seq, round(h.score, 9)) for h in fabric.query(q, k=10).hits] for q in QUERIES]
         answers += [[(h.session, h.seq, round(h.score, 9)) for h in fabric.query("deploy retry", k=10).hits]]
-    return answers
+    return answers, len(received)
 
 
 def test_a_rebuild_with_the_worker_writes_what_the_serial_rebuild_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patient: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _log(tmp_path / "serial")
     shutil.copytree(tmp_path / "serial", tmp_path / "worker")
-    serial = _rebuild(tmp_path / "serial", monkeypatch, worker=False)
-    assert patient == []
-    parallel = _rebuild(tmp_path / "worker", monkeypatch, worker=True)
-    assert patient == list(range(10))  # 3 sessions of 300 events + 40 notes, in chunks of 100: all from the worker
+    serial, none = _rebuild(tmp_path / "serial", monkeypatch, worker=False)
+    parallel, chunks = _rebuild(tmp_path / "worker", monkeypatch, worker=True)
+    assert none == 0 and chunks == 10  # 3 sessions of 300 events + 40 notes, in chunks of 100: all from the worker
     assert parallel == serial and any(serial)
     assert _tables(tmp_path / "worker") == _tables(tmp_path / "serial")
 
@@ -82,7 +69,7 @@ def _chunks(root: Path) -> list[tuple[int, list[dict]]]:
     return [(n, envelopes[start : start + 30]) for n, start in enumerate(range(0, len(envelopes), 30))]
 
 
-def test_the_worker_analyses_every_indexed_text_as_the_analyser_does(tmp_path: Path, patient: list[int]) -> None:
+def test_the_worker_analyses_every_indexed_text_as_the_analyser_does(tmp_path: Path) -> None:
     chunks = _chunks(tmp_path)
     table = builtin_features().extractors
     analyser, texts = Analyzer(), 0
@@ -97,7 +84,7 @@ def test_the_worker_analyses_every_indexed_text_as_the_analyser_does(tmp_path: P
     assert texts > 300
 
 
-def test_a_dead_worker_or_what_cannot_be_sent_is_extracted_here(tmp_path: Path, patient: list[int]) -> None:
+def test_a_dead_worker_or_what_cannot_be_sent_is_extracted_here(tmp_path: Path) -> None:
     chunks = _chunks(tmp_path)
     table = builtin_features().extractors
     chunks[2] = (2, [{**chunks[2][1][0], "odd": object()}, *chunks[2][1][1:]])  # marshal cannot send this chunk
@@ -112,24 +99,6 @@ def test_a_dead_worker_or_what_cannot_be_sent_is_extracted_here(tmp_path: Path, 
     for (_, envelopes), (_, extracted, _) in zip(chunks, results, strict=True):
         assert [x for _, x in extracted] == [table.extract(e) for e in envelopes]
     assert not results[2][2] and results[0][2] and not results[-1][2]  # sent by nobody / by the worker / after it died
-    assert patient[:1] == [0] and len(patient) < len(chunks) - 1  # (numbers of the chunks sent, in order)
-
-
-def test_a_late_worker_is_not_waited_for(tmp_path: Path) -> None:
-    """The writer analyses a chunk itself when the worker's answer is not there yet (here: a worker that never
-    answers), and does not queue more than LOOKAHEAD + 1 chunks for it."""
-    chunks = _chunks(tmp_path)
-    table = builtin_features().extractors
-    with prefetch.extraction_pipeline(table, ANALYSER, prefetch.WORKER_MIN_EVENTS) as pipeline:
-        assert pipeline.worker is not None
-        pipeline.worker.process.send_signal(signal.SIGSTOP)
-        try:
-            results = list(pipeline(iter(chunks)))
-            assert pipeline.worker.sent == prefetch.LOOKAHEAD + 1 and pipeline.worker.used == 0
-        finally:
-            pipeline.worker.process.send_signal(signal.SIGCONT)
-    assert [tag for tag, _, _ in results] == [tag for tag, _ in chunks]
-    assert all(not analysed for _, _, analysed in results)
 
 
 def test_no_worker_without_importable_names() -> None:

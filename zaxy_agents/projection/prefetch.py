@@ -1,4 +1,4 @@
-"""Text analysis on a spare core, for ``zaxy reproject``.
+"""Text analysis on the second core, for ``zaxy reproject``.
 
 A rebuild runs on one core: reading the log, extracting, planning, analysing texts and writing SQLite, one after
 the other. Analysing the texts the retrieval indexes index (tokenising, stop words, stemming) needs nothing but
@@ -9,20 +9,15 @@ pickle); the worker is started from names (``module:qualname`` of each extractor
 :meth:`ExtractorTable.names`), never from objects. Extractions are not sent back: unmarshalling one cost ~3x
 running the extractor here.
 
-The worker runs at the lowest priority and the writer never waits for it: a chunk whose answer has not arrived
-when the writer needs it is analysed by the indexes themselves (the answer is dropped when it comes), and a late
-worker is given no new chunks until it catches up. On a machine with a free core the writer skips the analysis;
-on a busy one (or if the worker cannot start, cannot be sent a chunk, or dies) the rebuild is what it was.
-
 Determinism: the worker runs the same functions on the same envelopes, so every derived row is what the serial
-path writes (``tests/projection/test_prefetch.py`` compares every table).
+path writes (``tests/projection/test_prefetch.py`` compares every table). If the worker cannot start, cannot be
+sent a chunk or dies, those chunks are analysed here: the worker only ever saves time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import marshal
-import os
 import queue
 import struct
 import subprocess
@@ -41,7 +36,6 @@ from .registry import ExtractorTable, resolve
 
 WORKER_MIN_EVENTS = 4_000  # below this, starting a process (~0.5 s of imports) costs more than it saves
 LOOKAHEAD = 2  # chunks the worker may be ahead of the writer
-WORKER_NICE = 19
 _FRAME = struct.Struct("<Q")
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from zaxy_agents.projection.prefetch import serve; serve()"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the same code as this process, whatever sys.path says
@@ -101,9 +95,8 @@ class WorkerSpec:
 
 
 class ExtractionWorker:
-    """One worker process, a thread that feeds it and one that reads its answers (a pipe written and read by one
-    thread would deadlock once both directions are full). The worker runs at the lowest priority: it uses a core
-    nobody else wants, and the writer never waits for it (:meth:`answer`)."""
+    """One worker process and the thread that feeds it (a pipe written and read by one thread would deadlock
+    once both directions are full)."""
 
     def __init__(self, spec: WorkerSpec) -> None:
         self.process = subprocess.Popen(
@@ -114,54 +107,35 @@ class ExtractionWorker:
         )
         self.failed: str | None = None
         self.vocabulary = np.zeros(0, dtype=object)  # the worker's strings, by id
-        self.sent = self.received = 0  # chunks submitted / answers read (in order)
-        self.used = 0  # answers that arrived before the writer needed them
         self._out: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._in: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._sender = threading.Thread(target=self._send_all, name="zaxy-prefetch-sender", daemon=True)
-        self._receiver = threading.Thread(target=self._receive_all, name="zaxy-prefetch-receiver", daemon=True)
         self._sender.start()
-        self._receiver.start()
         self._out.put(marshal.dumps((spec.extractors, spec.generic, spec.analyser)))
 
-    def submit(self, envelopes: list[Envelope]) -> int | None:
-        """Queue a chunk; its number, or None when it cannot be sent (not plain data, or the worker is gone)."""
+    def submit(self, envelopes: list[Envelope]) -> bool:
+        """Queue a chunk; False when it cannot be sent (not plain data, or the worker is gone)."""
         if self.failed is not None:
-            return None
+            return False
         try:
-            frame = marshal.dumps(envelopes)
+            self._out.put(marshal.dumps(envelopes))
         except ValueError:
-            return None
-        self._out.put(frame)
-        self.sent += 1
-        return self.sent - 1
+            return False
+        return True
 
-    def in_flight(self) -> int:
-        return self.sent - self.received
-
-    def answer(self, number: int) -> list[list[tuple[bytes, bytes]]] | None:
-        """The worker's answer for chunk ``number`` — per event, the ids of the analyses of its :func:`texts_of`
-        texts — if it has arrived; never waits. Answers for earlier chunks (which this process did itself, the
-        worker being late) are read and dropped; every answer's new strings extend the vocabulary."""
-        while self.received <= number and self.failed is None:
-            try:
-                frame = self._in.get_nowait()
-            except queue.Empty:
-                return None
-            try:
-                if frame is None:
-                    raise EOFError("end of its output")
-                fresh, analysed = marshal.loads(frame)
-            except (EOFError, ValueError, TypeError) as exc:
-                self.failed = f"the extraction worker stopped: {exc}"
-                return None
-            if fresh:
-                self.vocabulary = np.concatenate([self.vocabulary, np.array(fresh, dtype=object)])
-            self.received += 1
-            if self.received - 1 == number:
-                self.used += 1
-                return analysed  # type: ignore[no-any-return]
-        return None
+    def receive(self) -> list[list[tuple[bytes, bytes]]]:
+        """The answer to the oldest submitted chunk: per event, the ids of the analyses of its :func:`texts_of`
+        texts; the vocabulary grows by the chunk's new strings. (Extractions are not sent back: unmarshalling one
+        costs ~3x running the extractor here.)"""
+        assert self.process.stdout is not None
+        try:
+            header = _read(self.process.stdout, _FRAME.size)
+            fresh, analysed = marshal.loads(_read(self.process.stdout, _FRAME.unpack(header)[0]))
+        except (EOFError, ValueError, OSError) as exc:
+            self.failed = f"the extraction worker stopped: {exc}"
+            raise WorkerGone(self.failed) from exc
+        if fresh:
+            self.vocabulary = np.concatenate([self.vocabulary, np.array(fresh, dtype=object)])
+        return analysed  # type: ignore[no-any-return]
 
     def _send_all(self) -> None:
         stdin = self.process.stdin
@@ -177,28 +151,22 @@ class ExtractionWorker:
             stdin.write(_FRAME.pack(0))
             stdin.close()
 
-    def _receive_all(self) -> None:
-        stdout = self.process.stdout
-        assert stdout is not None
-        try:
-            while True:
-                self._in.put(_read(stdout, _FRAME.unpack(_read(stdout, _FRAME.size))[0]))
-        except (EOFError, OSError, ValueError):
-            self._in.put(None)
-
     def close(self) -> None:
         """Stop the worker (at once if it is still busy: what it was computing is not needed any more)."""
         self._out.put(None)
         self._sender.join(timeout=5)
+        with contextlib.suppress(OSError):
+            if self.process.stdout is not None:
+                self.process.stdout.close()
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self._receiver.join(timeout=5)
-        with contextlib.suppress(OSError):
-            if self.process.stdout is not None:
-                self.process.stdout.close()
+
+
+class WorkerGone(RuntimeError):
+    """The worker process ended or answered garbage: the caller extracts the rest itself."""
 
 
 def _read(stream: IO[bytes], size: int) -> bytes:
@@ -242,22 +210,24 @@ def _pipeline(
         for tag, envelopes in chunks:
             yield tag, [(envelope, extract(envelope)) for envelope in envelopes], Analyses(_NO_WORDS, {})
         return
-    pending: deque[tuple[Any, list[Envelope], int | None]] = deque()
+    pending: deque[tuple[Any, list[Envelope], bool]] = deque()
 
-    def answer(tag: Any, envelopes: list[Envelope], number: int | None) -> tuple[Any, list[Any], Analyses]:
+    def answer(tag: Any, envelopes: list[Envelope], sent: bool) -> tuple[Any, list[Any], Analyses]:
         chunk = [(envelope, extract(envelope)) for envelope in envelopes]
-        analysed = None if number is None else worker.answer(number)
-        if analysed is None:  # not sent, or the worker is late (or gone): the indexes analyse it themselves
-            return tag, chunk, Analyses(_NO_WORDS, {})
-        ids: dict[str, tuple[bytes, bytes]] = {}
-        for (_envelope, extraction), pairs in zip(chunk, analysed, strict=True):
-            ids.update(zip(texts_of(extraction), pairs, strict=True))
-        return tag, chunk, Analyses(worker.vocabulary, ids)
+        if sent and worker.failed is None:
+            try:
+                analysed = worker.receive()
+            except WorkerGone:
+                pass
+            else:
+                ids: dict[str, tuple[bytes, bytes]] = {}
+                for (_envelope, extraction), pairs in zip(chunk, analysed, strict=True):
+                    ids.update(zip(texts_of(extraction), pairs, strict=True))
+                return tag, chunk, Analyses(worker.vocabulary, ids)
+        return tag, chunk, Analyses(_NO_WORDS, {})
 
     for tag, envelopes in chunks:
-        # a late worker is not given more: it catches up on what it holds (the writer did those chunks itself)
-        send = envelopes and worker.in_flight() <= LOOKAHEAD
-        pending.append((tag, envelopes, worker.submit(envelopes) if send else None))
+        pending.append((tag, envelopes, bool(envelopes) and worker.submit(envelopes)))
         if len(pending) > LOOKAHEAD:
             yield answer(*pending.popleft())
     while pending:
@@ -267,8 +237,6 @@ def _pipeline(
 def serve() -> None:
     """The worker process: read chunks of envelopes, answer ``(new strings, analyses)`` for each."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    with contextlib.suppress(OSError, AttributeError):  # (no os.nice on Windows)
-        os.nice(WORKER_NICE)  # a spare core only: never slow down the writer (or anyone else) on a busy machine
     names, generic, analyser_name = marshal.loads(_read(stdin, _FRAME.unpack(_read(stdin, _FRAME.size))[0]))
     table = ExtractorTable.from_names(names, generic)
     analyse = resolve(analyser_name)().analyse
@@ -289,12 +257,9 @@ def serve() -> None:
 
 
 def _ids(vocabulary: dict[str, int], analysis: Analysis) -> tuple[bytes, bytes]:
-    """The ids of an analysis' terms and words, new strings added to ``vocabulary`` (ids in order of arrival)."""
-    get, setdefault = vocabulary.get, vocabulary.setdefault
-    out = []
-    for strings in analysis:
-        ids = list(map(get, strings))
-        if None in ids:
-            ids = [i if i is not None else setdefault(s, len(vocabulary)) for i, s in zip(ids, strings, strict=True)]
-        out.append(np.array(ids, dtype=_IDS).tobytes())
-    return out[0], out[1]
+    setdefault = vocabulary.setdefault
+    terms, words = (
+        np.fromiter((setdefault(s, len(vocabulary)) for s in strings), _IDS, len(strings)).tobytes()
+        for strings in analysis
+    )
+    return terms, words

@@ -46,7 +46,7 @@ from .listeners import (
     write_listener_cursors,
 )
 from .planner import ProjectionBatch, ProjectionPlanner
-from .prefetch import Analyses, Pipeline, extraction_pipeline
+from .prefetch import Analyses, extraction_pipeline
 from .protocol import ProjectionStore
 from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
@@ -583,11 +583,7 @@ class Projector:
             status = self.rebuild_status = RebuildStatus(uses_graph=self.use_graph)
             self._rebuilding = True
             try:
-                summaries = self.log.sessions()
-                total = status.total_events = sum(summary.event_count for summary in summaries)
-                # the worker starts first: its imports overlap the graph reset and the tables' drop
-                with extraction_pipeline(self.extractors, self.analyser, total) as pipeline:
-                    return self._rebuild(status, progress, summaries, pipeline)
+                return self._rebuild(status, progress)
             except BaseException as exc:
                 if not self._cancel.is_set():
                     raise
@@ -624,14 +620,9 @@ class Projector:
         if self._cancel.is_set():
             raise RebuildCancelled(self.rebuild_status)
 
-    def _rebuild(
-        self,
-        status: RebuildStatus,
-        progress: Callable[[int, int], None] | None,
-        summaries: list[Any],
-        pipeline: Pipeline,
-    ) -> str:
-        total = status.total_events
+    def _rebuild(self, status: RebuildStatus, progress: Callable[[int, int], None] | None) -> str:
+        summaries = self.log.sessions()
+        total = status.total_events = sum(summary.event_count for summary in summaries)
         store = self.graph.reset() if self.use_graph else None
         if self.use_graph and store is None:
             raise LockedError(
@@ -663,7 +654,11 @@ class Projector:
             self.graph.start_writer()
         try:
             self.damaged = {}
-            with contextlib.ExitStack() as stack:
+            # (the worker outlives the stack: a group's COMMIT closes the stack)
+            with (
+                extraction_pipeline(self.extractors, self.analyser, total) as pipeline,
+                contextlib.ExitStack() as stack,
+            ):
                 groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
                 expected: tuple[int, str] | None = None
                 for (session, first, damage), chunk, analysed in pipeline(self._rebuild_chunks(summaries, status)):
@@ -671,8 +666,6 @@ class Projector:
                         expected = None
                     if chunk:  # (the last chunk of a session holds what was read before any damage)
                         expected = groups.project(session, expected, chunk, analysed)
-                        status.chunks += 1
-                        status.chunks_analysed_ahead += bool(analysed)
                         done += len(chunk)
                         status.indexed_events = done
                         status.graph_events = self._graph_progress(written_before)

@@ -25,8 +25,6 @@ class RebuildStatus:
     graph_events: float = 0.0  # committed, plus the share of the transaction in progress that is written
     digest_lines: int = 0
     stage: str = "indexing"
-    chunks: int = 0  # chunks of events indexed ...
-    chunks_analysed_ahead: int = 0  # ... of which a worker process had analysed the texts in time (prefetch.py)
 
     def as_dict(self) -> dict[str, Any]:
         return {
