@@ -9,8 +9,7 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 * ``locomo``: the LoCoMo turns of ``--locomo`` ingested as ``zaxy benchmark locomo`` does (append in chunks of
   500, project, then the graph commit per conversation); turns/s without and with the graph commit.
 * ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject()`` (what ``zaxy reproject``
-  runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds. CPU seconds count
-  every thread and the ended child processes (the rebuild's text-analysis worker, ``projection/prefetch.py``).
+  runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events
   (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
   ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
@@ -54,9 +53,8 @@ sys.path.insert(1, sys.argv[4])  # this benchmark's tree, for realistic_stream
 from benchmarks.realistic_stream import RealisticStream
 from zaxy_agents.fabric import MemoryFabric
 
-def clock():  # CPU of this process and of its ended children (a rebuild's analysis worker, prefetch.py)
-    times = os.times()
-    return time.perf_counter(), time.process_time() + times.children_user + times.children_system
+def clock():
+    return time.perf_counter(), time.process_time()
 
 def since(start):
     wall, cpu = clock()

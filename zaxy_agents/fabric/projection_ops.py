@@ -13,7 +13,6 @@ from zaxy_agents.projection.model import entity_key
 from zaxy_agents.projection.records import EntityVersion, TraversalHit
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 from zaxy_agents.retrieval.entity_words import IndexedEntityWords
-from zaxy_agents.retrieval.text import ANALYSER
 from zaxy_agents.storage.protocols import Capability
 
 from .service import FabricCore, FabricService
@@ -56,7 +55,6 @@ class ProjectionService(FabricService):
                 shared_graph=Capability.SHARED_GRAPH in self.backend.capabilities,
                 graph_name=self.backend.graph_name,
                 use_graph=self.settings.use_graph,
-                analyser=ANALYSER,  # a rebuild's texts are analysed ahead in a worker process by this class
             )
             self._closers.append(self._close_projector)
         return self._projector

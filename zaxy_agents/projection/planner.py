@@ -10,7 +10,7 @@ refers to (:meth:`ProjectionPlanner.prefetch`), so planning memory is bounded by
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,9 +67,6 @@ class ProjectionBatch:
     cursors: dict[str, tuple[int, str]] = field(default_factory=dict)
     searchable: list[SearchDoc] = field(default_factory=list)
     event_count: int = 0
-    # text -> (terms, surface words) as ``Analyzer().analyse`` gives them, computed ahead by a worker process
-    # (prefetch.py; empty on the one-event path): indexes may use them instead of analysing again
-    analysed: Mapping[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
     def row_count(self) -> int:
         return sum(

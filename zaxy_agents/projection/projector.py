@@ -46,7 +46,6 @@ from .listeners import (
     write_listener_cursors,
 )
 from .planner import ProjectionBatch, ProjectionPlanner
-from .prefetch import Analyses, extraction_pipeline
 from .protocol import ProjectionStore
 from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
@@ -102,12 +101,8 @@ class Projector:
         state_classes: StateClasses | None = None,
         use_graph: bool = True,
         batch_events: int = DEFAULT_BATCH_EVENTS,
-        analyser: str | None = None,
     ) -> None:
         self.log = log
-        # ``module:qualname`` of the analyser class whose default ``analyse`` the retrieval indexes use: with it, a
-        # worker process analyses a rebuild's texts ahead of the writer (prefetch.py); None: all done here
-        self.analyser = analyser
         self.extractors = extractors
         self.state_classes = state_classes or {}  # classes the in-memory listeners' saved state may hold
         self.derived_path = Path(derived_path)
@@ -378,7 +373,6 @@ class Projector:
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
-        analysed: Analyses | None = None,
     ) -> ProjectionBatch | None:
         """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
 
@@ -386,14 +380,13 @@ class Projector:
         garbage collector is paused meanwhile (``collector.py``: it walked every live object and freed nothing).
         """
         with collector_paused():
-            return self._commit_chunk(session, expected, chunk, analysed)
+            return self._commit_chunk(session, expected, chunk)
 
     def _commit_chunk(
         self,
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
-        analysed: Analyses | None = None,
     ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
@@ -416,7 +409,6 @@ class Projector:
                         self._check_cancel()  # a rebuild's Ctrl-C: this transaction is rolled back
                     self.planner.add(envelope, extraction)
                 batch = self.planner.take_batch()
-                batch.analysed = analysed or {}  # texts the worker process analysed (prefetch.py)
                 self._check_cancel()
                 self.catalog.apply(db, batch)
                 advanced: list[tuple[str, Any]] = []
@@ -429,7 +421,6 @@ class Projector:
                         listener.apply(part, db, self.catalog)
                         advanced.append((listener.name, part.cursors))
                 write_listener_cursors(db, advanced)
-                batch.analysed = {}  # not kept while the batch waits for the graph
         except BaseException:
             self._new_planner()  # its overlay held uncommitted state
             for listener in self._durable:
@@ -654,25 +645,30 @@ class Projector:
             self.graph.start_writer()
         try:
             self.damaged = {}
-            # (the worker outlives the stack: a group's COMMIT closes the stack)
-            with (
-                extraction_pipeline(self.extractors, self.analyser, total) as pipeline,
-                contextlib.ExitStack() as stack,
-            ):
+            with contextlib.ExitStack() as stack:
                 groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
-                expected: tuple[int, str] | None = None
-                for (session, first, damage), chunk, analysed in pipeline(self._rebuild_chunks(summaries, status)):
-                    if first:
-                        expected = None
-                    if chunk:  # (the last chunk of a session holds what was read before any damage)
-                        expected = groups.project(session, expected, chunk, analysed)
+                for summary in summaries:
+                    expected: tuple[int, str] | None = None
+                    chunk: list[tuple[dict[str, Any], Any]] = []
+                    damage_box: list[IntegrityError] = []
+                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
+                        if self._cancel.is_set():
+                            raise RebuildCancelled(status)
+                        chunk.append((envelope, self.extractors.extract(envelope)))
+                        if len(chunk) >= self.batch_events:
+                            expected = groups.project(summary.session, expected, chunk)
+                            done += len(chunk)
+                            chunk = []
+                            status.indexed_events = done
+                            status.graph_events = self._graph_progress(written_before)
+                            if progress:
+                                progress(done, total)
+                    if chunk:  # what was read before any damage is projected
+                        groups.project(summary.session, expected, chunk)
                         done += len(chunk)
                         status.indexed_events = done
-                        status.graph_events = self._graph_progress(written_before)
-                        if progress and len(chunk) >= self.batch_events:
-                            progress(done, total)
-                    if damage is not None:
-                        self.damaged[session] = damage.message
+                    if damage_box:
+                        self.damaged[summary.session] = damage_box[0].message
             status.stage = "graph" if self.use_graph else "digest"
             self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
             while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
@@ -698,25 +694,6 @@ class Projector:
         status.stage = "done"
         return digest
 
-    def _rebuild_chunks(
-        self, summaries: list[Any], status: RebuildStatus
-    ) -> Iterator[tuple[tuple[str, bool, IntegrityError | None], list[dict[str, Any]]]]:
-        """The log, session by session, in chunks of ``batch_events`` envelopes: ``((session, first chunk of the
-        session, the damage that ended it), envelopes)``; a session's last chunk (maybe empty) carries its damage."""
-        for summary in summaries:
-            chunk: list[dict[str, Any]] = []
-            damage_box: list[IntegrityError] = []
-            first = True
-            for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                if self._cancel.is_set():
-                    raise RebuildCancelled(status)
-                chunk.append(envelope)
-                if len(chunk) >= self.batch_events:
-                    yield (summary.session, first, None), chunk
-                    chunk, first = [], False
-            if chunk or damage_box:
-                yield (summary.session, first, damage_box[0] if damage_box else None), chunk
-
     def _graph_progress(self, written_before: int) -> float:
         """Events the graph holds from this rebuild: committed transactions plus the written share of the one in
         progress (rows applied so far / its rows)."""
@@ -727,13 +704,9 @@ class Projector:
         return events
 
     def _rebuild_chunk(
-        self,
-        session: str,
-        expected: tuple[int, str] | None,
-        chunk: list[tuple[dict[str, Any], Any]],
-        analysed: Analyses | None = None,
+        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
     ) -> tuple[int, str]:
-        batch = self._commit(session, expected, chunk, analysed)
+        batch = self._commit(session, expected, chunk)
         if batch is None:
             raise LockedError(
                 "another process projected this memory during the rebuild",
@@ -795,15 +768,11 @@ class _Groups:
         self.projector, self.stack, self.size, self.events = projector, stack, size, 0
 
     def project(
-        self,
-        session: str,
-        expected: tuple[int, str] | None,
-        chunk: list[tuple[dict[str, Any], Any]],
-        analysed: Analyses | None = None,
+        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
     ) -> tuple[int, str]:
         if not self.events:
             self.stack.enter_context(self.projector._rebuild_group())
-        cursor = self.projector._rebuild_chunk(session, expected, chunk, analysed)
+        cursor = self.projector._rebuild_chunk(session, expected, chunk)
         self.events += len(chunk)
         if self.events >= self.size:
             self.stack.close()  # COMMIT
@@ -842,7 +811,6 @@ def _after(batch: ProjectionBatch, session: str, done: int) -> ProjectionBatch:
     part.relations = [row for row in batch.relations if row["source_event_seq"] > done]
     part.feedback = [row for row in batch.feedback if row["seq"] > done]
     part.failures = [row for row in batch.failures if row["seq"] > done]
-    part.analysed = batch.analysed
     return part
 
 

@@ -12,7 +12,6 @@ the append is never blocked.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
@@ -47,8 +46,7 @@ class ExtractorTable:
         self._exact: dict[str, Extractor] = {}
         self._prefix: dict[str, Extractor] = {}
         self._generic = generic
-        self._functions = list(extractors)  # in order (later ones override): another process rebuilds the table
-        for function in self._functions:
+        for function in extractors:
             for event_type in label_of(function, EVENT_TYPES):
                 if event_type.endswith(".*"):
                     self._prefix[event_type[:-1]] = function
@@ -69,18 +67,6 @@ class ExtractorTable:
             if event_type.startswith(prefix) and len(prefix) > len(best):
                 best = prefix
         return self._prefix[best] if best else None
-
-    def names(self) -> tuple[list[str], str] | None:
-        """``(extractors, generic)`` as ``module:qualname`` names another process can import to build the same table
-        (:mod:`.prefetch`), or ``None`` when a function cannot be found again by its name (a lambda, a closure)."""
-        named = [function_name(function) for function in [*self._functions, self._generic]]
-        if any(name is None for name in named):
-            return None
-        return [str(name) for name in named[:-1]], str(named[-1])
-
-    @classmethod
-    def from_names(cls, extractors: list[str], generic: str) -> ExtractorTable:
-        return cls([resolve(name) for name in extractors], resolve(generic))
 
     def registered_types(self) -> dict[str, str]:
         """Type pattern -> extractor name (for docs and `zaxy memory status`)."""
@@ -104,24 +90,3 @@ class ExtractorTable:
             fallback = self._generic(envelope)
             fallback.failures.append(f"{function.__name__}: {exc}")
             return fallback
-
-
-def function_name(function: Any) -> str | None:
-    """``module:qualname`` when importing that name gives back this very object, else ``None``."""
-    module, qualname = getattr(function, "__module__", None), getattr(function, "__qualname__", None)
-    if not module or not qualname or "<" in qualname:
-        return None
-    try:
-        found = resolve(f"{module}:{qualname}")
-    except (ImportError, AttributeError):
-        return None
-    return f"{module}:{qualname}" if found is function else None
-
-
-def resolve(name: str) -> Any:
-    """The object a ``module:qualname`` name stands for (an import, then attribute lookups: never unpickling)."""
-    module, _, qualname = name.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found

@@ -156,7 +156,7 @@ class EntityKeywordIndex:
         post_doc: list[int] = []
         post_tf: list[int] = []
         doc_rows = []
-        given = self.an.given(getattr(batch, "analysed", None))  # what a rebuild's worker analysed (prefetch.py)
+        analyse = self.an
         for row in rows:
             if row["id"] in known:
                 continue  # already indexed (idempotent)
@@ -164,7 +164,7 @@ class EntityKeywordIndex:
             i = int(next_doc)
             next_doc += 1
             docs += 1
-            terms = given(row["name"])[0] * int(NAME_WEIGHT) + given(row["summary"] or "")[0]
+            terms = analyse(row["name"]) * int(NAME_WEIGHT) + analyse(row["summary"] or "")
             session = sessions[row["session_id"]]
             counts = Counter(terms)
             post_term.extend(counts)

@@ -8,7 +8,6 @@ Stemming uses Snowball (PyStemmer's C implementation when installed).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
 from itertools import filterfalse
 
 import snowballstemmer
@@ -125,9 +124,6 @@ def question_share(text: str) -> float:
 
 
 MEMO_LIMIT = 200_000  # surface words memoised per analyser
-DEFAULT_CONFIG = (True, True, True)  # stem, stop words, irregular forms: what Analyzer() does
-Analysis = tuple[list[str], list[str]]  # (index terms, surface words)
-ANALYSER = "zaxy_agents.retrieval.text:Analyzer"  # by name, for the projection's worker process
 
 
 class Analyzer:
@@ -156,24 +152,6 @@ class Analyzer:
                 self._cache.clear()  # bounded: a long-lived process meets an open-ended vocabulary
             self._cache[word] = t
         return t
-
-    @property
-    def config(self) -> tuple[bool, bool, bool]:
-        return self.stem, self.stop, self.irregular
-
-    def given(self, analysed: Mapping[str, Analysis] | None) -> Callable[[str], Analysis]:
-        """:meth:`analyse`, answered from ``analysed`` (texts another process analysed with the default settings:
-        ``Analyzer().analyse``, see :mod:`zaxy_agents.projection.prefetch`) when this analyser has those settings.
-        The same function on the same text: the same terms (callers must not change the lists they get)."""
-        if not analysed or self.config != DEFAULT_CONFIG:
-            return self.analyse
-        known, analyse = analysed.get, self.analyse
-
-        def answer(text: str) -> Analysis:
-            found = known(text)
-            return found if found is not None else analyse(text)
-
-        return answer
 
     def __call__(self, text: str) -> list[str]:
         return self.analyse(text)[0]

@@ -289,7 +289,7 @@ class VerbatimIndex:
 
         docs: Sequence[SearchDoc] = batch.searchable
         if docs:
-            Writer(self, db).run(docs, getattr(batch, "analysed", None))  # (batches built by hand have none)
+            Writer(self, db).run(docs)
 
     def add(self, doc: SearchDoc) -> None:
         """Index one event in its own transaction (tests, tools; the projector calls :meth:`apply`)."""

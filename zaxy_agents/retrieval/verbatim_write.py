@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -97,9 +97,8 @@ class Writer:
         self.cache = cache
 
     # ------------------------------------------------------------------ one batch
-    def run(self, docs: Sequence[SearchDoc], analysed: Mapping[str, tuple[list[str], list[str]]] | None = None) -> None:
-        """``analysed``: texts already analysed by ``Analyzer().analyse`` (a rebuild's worker process)."""
-        prepared = self._prepare(docs, analysed)
+    def run(self, docs: Sequence[SearchDoc]) -> None:
+        prepared = self._prepare(docs)
         if prepared is None:
             return
         merged = False
@@ -144,10 +143,8 @@ class Writer:
         self._finish(None, True)
 
     # ------------------------------------------------------------------ analysis
-    def _prepare(
-        self, docs: Sequence[SearchDoc], analysed: Mapping[str, tuple[list[str], list[str]]] | None = None
-    ) -> Prepared | None:
-        stats, cfg, analyse = self.stats, self.cfg, self.an.given(analysed)
+    def _prepare(self, docs: Sequence[SearchDoc]) -> Prepared | None:
+        stats, cfg, analyse = self.stats, self.cfg, self.an.analyse
         sessions = self._sessions({doc.session for doc in docs})
         kept = []
         for doc in docs:
