@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from zaxy_agents.checkout import working_set
 from zaxy_agents.checkout.assemble import REVIEWED_TYPES, STABLE_TYPES, _ranked
 from zaxy_agents.checkout.working_set import build_working_set
 from zaxy_agents.fabric import MemoryFabric
@@ -26,12 +27,15 @@ READS = ("recent_heads_many", "recent_versions_many", "read_versions", "first_re
 
 @contextmanager
 def _counting(catalog: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The catalog reads the blocks make meanwhile (the reads a memoised block's refill makes)."""
+    """The catalog reads the blocks make meanwhile and the working set's merged walks (a memoised block's
+    refill)."""
     calls: list[str] = []
     with monkeypatch.context() as patch:
         for name in READS:
             method = getattr(catalog, name)
             patch.setattr(catalog, name, lambda *a, _m=method, _n=name, **k: calls.append(_n) or _m(*a, **k))
+        walk = working_set._walk  # the merged walk of tasks and commands (its versions are kept apart)
+        patch.setattr(working_set, "_walk", lambda *a, **k: calls.append("_walk") or walk(*a, **k))
         yield calls
 
 
@@ -93,17 +97,16 @@ def test_every_write_of_a_type_the_blocks_read_refreshes_them(
         catalog = memory.projector.catalog
         before = _blocks(catalog)
         task = next(item for item in before[0].tasks + before[0].blockers)
-        task_id = task.text.split(":")[0]
-        version = next(
-            v for s in sorted(SCOPE) for v in catalog.recent_versions(s, "task", 60, None) if v.citation == task.citation
-        )
+        tasks = [v for s in sorted(SCOPE) for v in catalog.recent_versions(s, "task", 60, None)]
+        version = next(v for v in tasks if v.citation == task.citation)
+        name = version.name
         writes = {
             "new task": ("s2", "task.created", {"task_id": "T-new", "title": "brand new", "status": "blocked"}),
-            "task completed": (version.session, "task.completed", {"task_id": version.name, "title": task_id}),
-            "task invalidated": (version.session, "memory.invalidated", {"entity_name": version.name, "entity_type": "task"}),
-            "decision": ("s1", "decision.recorded", {"decision": "adopt wal mode", "topic": "storage", "importance": 0.99}),
+            "task completed": (version.session, "task.completed", {"task_id": name, "title": "done now"}),
+            "task invalidated": (version.session, "memory.invalidated", {"entity_name": name, "entity_type": "task"}),
+            "decision": ("s1", "decision.recorded", {"decision": "adopt wal mode", "topic": "storage"}),
             "goal": ("s2", "fact.asserted", {"subject": "project", "predicate": "goal", "object": "ship v2"}),
-        }  # fmt: skip
+        }
         session, event_type, payload = writes[writer]
         memory.append(session, event_type, payload)
         memory.project()
