@@ -129,3 +129,23 @@ def test_compaction_skips_only_keys_that_cannot_be_crowded(monkeypatch: pytest.M
         merged = db.execute("SELECT count(*) FROM p_post WHERE n > 1 AND session < 3").fetchone()[0]
         assert merged > 0  # the returning sessions' runs were merged
     assert tables[0] == tables[1]
+
+
+@pytest.mark.parametrize("count", [99, 100, 1234])
+def test_a_write_stores_exactly_its_encoded_runs(count: int) -> None:
+    """Runs go in by multi-row INSERTs of ``RUNS_PER_INSERT`` plus the rest one by one: every run once, as encoded."""
+    rng = np.random.default_rng(count)
+    session = rng.integers(0, 5000, count)
+    term, doc, tf = rng.integers(0, 7, count), np.arange(count, dtype=np.int64), rng.integers(1, 300, count)
+    field = np.zeros(count, np.int64)
+    db = sqlite3.connect(":memory:")
+    for statement in postings.schema("p"):
+        db.execute(statement)
+    postings.PostingStore("p").append_arrays(db, field, term, session, doc, tf)
+    order = np.lexsort((doc, session, term, doc >> postings.SEGMENT_BITS, field))
+    keys = np.stack((field, doc >> postings.SEGMENT_BITS, term, session), axis=1)[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.any(np.diff(keys, axis=0) != 0, axis=1)) + 1))
+    expected = postings.encode_runs(
+        field[order], term[order], session[order], doc[order], tf[order], starts, segments=True
+    )
+    assert db.execute("SELECT * FROM p_post ORDER BY field, seg, term, session, first").fetchall() == sorted(expected)

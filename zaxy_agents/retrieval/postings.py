@@ -25,6 +25,7 @@ merge keeps doc order and rewrites only the tail of a key.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -107,6 +108,25 @@ def encode_runs(
             docs_column[i] = doc_bytes[4 * start : 4 * end] if wide_gaps[i] else gap_bytes[2 * start : 2 * end]
             tfs_column[i] = tf_wide[2 * start : 2 * end] if wide_counts[i] else tf_narrow[start:end]
     return list(zip(*(c.tolist() for c in columns), sizes.tolist(), docs_column, tfs_column, strict=True))
+
+
+RUNS_PER_INSERT = 100  # rows per multi-row INSERT (800 SQL variables)
+
+
+def _insert_runs(db: sqlite3.Connection, table: str, rows: list[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` (8 columns) in this order, ``RUNS_PER_INSERT`` per statement: one SQLite step per 100 rows
+    instead of one per row costs 0.6-0.7x the CPU of an ``executemany`` of single rows (a tail merge over many
+    sessions writes ~100k one-posting runs; a bulk batch ~19k)."""
+    full = len(rows) - len(rows) % RUNS_PER_INSERT
+    if full:
+        flat = list(itertools.chain.from_iterable(rows[:full]))
+        width = 8 * RUNS_PER_INSERT
+        db.executemany(
+            f"INSERT INTO {table} VALUES " + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * RUNS_PER_INSERT),
+            [flat[start : start + width] for start in range(0, len(flat), width)],
+        )
+    if full < len(rows):
+        db.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows[full:])
 
 
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
@@ -213,7 +233,7 @@ class PostingStore:
         # the keys of sessions already there can have gathered MERGE_RUNS (a batch over many new sessions, e.g.
         # a tail of one-event LangGraph threads, skips the check for nearly all its keys)
         known = self._known_pairs(db, pairs) if compact else None
-        db.executemany(f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        _insert_runs(db, f"{p}_post", rows)
         db.executemany(
             f"INSERT OR IGNORE INTO {p}_post_seg VALUES (?, ?)",
             zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist(), strict=True),
