@@ -111,22 +111,23 @@ def encode_runs(
 
 
 RUNS_PER_INSERT = 100  # rows per multi-row INSERT (800 SQL variables)
+RUN_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)"  # the placeholders of one run's row
 
 
-def _insert_runs(db: sqlite3.Connection, table: str, rows: list[tuple[Any, ...]]) -> None:
-    """Insert ``rows`` (8 columns) in this order, ``RUNS_PER_INSERT`` per statement: one SQLite step per 100 rows
-    instead of one per row costs 0.6-0.7x the CPU of an ``executemany`` of single rows (a tail merge over many
-    sessions writes ~100k one-posting runs; a bulk batch ~19k)."""
+def _insert_runs(db: sqlite3.Connection, table: str, rows: list[tuple[Any, ...]], values: str = RUN_VALUES) -> None:
+    """Insert ``rows`` in this order, ``RUNS_PER_INSERT`` per statement (``values``: one row's placeholders): one
+    SQLite step per 100 rows instead of one per row costs 0.6-0.7x the CPU of an ``executemany`` of single rows (a
+    tail merge over many sessions writes ~100k one-posting runs; a bulk batch ~19k)."""
     full = len(rows) - len(rows) % RUNS_PER_INSERT
     if full:
         flat = list(itertools.chain.from_iterable(rows[:full]))
-        width = 8 * RUNS_PER_INSERT
+        width = values.count("?") * RUNS_PER_INSERT
         db.executemany(
-            f"INSERT INTO {table} VALUES " + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * RUNS_PER_INSERT),
+            f"INSERT INTO {table} VALUES " + ",".join([values] * RUNS_PER_INSERT),
             [flat[start : start + width] for start in range(0, len(flat), width)],
         )
     if full < len(rows):
-        db.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows[full:])
+        db.executemany(f"INSERT INTO {table} VALUES {values}", rows[full:])
 
 
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
