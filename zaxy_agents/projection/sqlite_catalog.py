@@ -145,6 +145,16 @@ def _edge(row: tuple[Any, ...]) -> RelationRecord:
 _SESSION_VID = operator.itemgetter(0, 1)  # (session, vid) of a row of SqliteCatalog._recent_across
 
 
+ANY_TYPE = "*"  # a change of a session's versions whose entity type is not known: moves every typed epoch
+
+
+def _key_type(key: str) -> str:
+    """The entity type an identity's key names (``entity_key``: session, type, normalised name), else
+    :data:`ANY_TYPE`."""
+    parts = key.split("\x1f")
+    return parts[1] if len(parts) == 3 and parts[1] else ANY_TYPE
+
+
 def _chunks(items: list[str]) -> Iterable[list[str]]:
     for start in range(0, len(items), _IN_CHUNK):
         yield items[start : start + _IN_CHUNK]
@@ -161,6 +171,7 @@ class _Touched:
     edge_keys: set[str] = field(default_factory=set)
     feedback: set[str] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
+    types: set[tuple[str, str]] = field(default_factory=set)  # (session, entity_type) of those versions
     names: set[str] = field(default_factory=set)  # normalised names of the identities it created
     cursors: dict[str, tuple[int, str]] = field(default_factory=dict)  # the cursors it wrote (kept, not re-read)
     latest: str = ""  # the largest event timestamp it wrote into the latest_timestamp counter
@@ -205,6 +216,11 @@ class SqliteCatalog:
             epochs = self._session_epochs
             for session in touched.sessions:
                 epochs[session] = epochs.get(session, 0) + 1
+            typed, by_type = self._type_epochs, self._type_changes
+            for session_type in touched.types:
+                typed[session_type] = typed.get(session_type, 0) + 1
+            for entity_type in {entity_type for _, entity_type in touched.types}:
+                by_type[entity_type] = by_type.get(entity_type, 0) + 1
             self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
             self._recent_keys = {
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
@@ -233,6 +249,8 @@ class SqliteCatalog:
         self._base_epoch += 1
         self._changes += 1
         self._session_epochs: dict[str, int] = {}  # session -> commits that changed one of its versions
+        self._type_epochs: dict[tuple[str, str], int] = {}  # (session, entity_type) -> commits that changed one
+        self._type_changes: dict[str, int] = {}  # entity_type -> commits that changed a version of it (any session)
         self._versions: dict[str, EntityVersion | None] = {}
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
@@ -258,16 +276,28 @@ class SqliteCatalog:
     def generation(self) -> int:
         return self.store.generation()
 
-    def session_epoch(self, session: str) -> tuple[int, int]:
+    def session_epoch(self, session: str, types: tuple[str, ...] | None = None) -> tuple[int, int]:
         """Moves when a version of ``session`` is created, changed or closed, or when every cache is dropped: the
         same events that drop the session's ``recent_versions`` lists (so a result memoised under it is exact
-        whenever those lists are). In memory, O(1): no read."""
-        return self._base_epoch, self._session_epochs.get(session, 0)
+        whenever those lists are). With ``types``, only when a version of one of those entity types is (a
+        session's read of those types alone is exact while it holds: the turns an agent appends every turn do
+        not move the epoch of its tasks and decisions). In memory, O(1) per type: no read."""
+        if types is None:
+            return self._base_epoch, self._session_epochs.get(session, 0)
+        typed = self._type_epochs
+        changed = typed.get((session, ANY_TYPE), 0)
+        return self._base_epoch, changed + sum(typed.get((session, entity_type), 0) for entity_type in types)
 
     @property
     def epoch(self) -> tuple[int, int]:
         """Moves whenever any :meth:`session_epoch` does."""
         return self._base_epoch, self._changes
+
+    def types_epoch(self, types: tuple[str, ...]) -> tuple[int, int]:
+        """Moves whenever ``session_epoch(session, types)`` does for any session (a sum of counters that only
+        grow: it moves whenever one of them does)."""
+        changes = self._type_changes
+        return self._base_epoch, changes.get(ANY_TYPE, 0) + sum(changes.get(entity_type, 0) for entity_type in types)
 
     def _rows(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         return self.store.reader().execute(sql, parameters).fetchall()
@@ -952,16 +982,20 @@ class SqliteCatalog:
         touched.keys.update(row["key"] for row in batch.entities)
         touched.events.update((row["session_id"], int(row["source_event_seq"])) for row in batch.entities)
         touched.sessions.update(row["session_id"] for row in batch.entities)
+        touched.types.update((row["session_id"], row["entity_type"]) for row in batch.entities)
         for chunk in _chunks(sorted({row["id"] for row in batch.closures})):  # events listing a closed version
             marks = ",".join("?" * len(chunk))
-            for session, seq in db.execute(f"SELECT session, seq FROM cat_versions WHERE id IN ({marks})", chunk):
+            for session, seq, entity_type in db.execute(
+                f"SELECT session, seq, entity_type FROM cat_versions WHERE id IN ({marks})", chunk
+            ):
                 touched.events.add((session, int(seq)))
                 touched.sessions.add(session)
+                touched.types.add((session, entity_type))
         for chunk in _chunks(sorted({row["id"] for row in batch.key_updates})):  # identities whose current moved
             marks = ",".join("?" * len(chunk))
-            touched.sessions.update(
-                row[0] for row in db.execute(f"SELECT session FROM cat_keys WHERE key IN ({marks})", chunk)
-            )
+            for session, key in db.execute(f"SELECT session, key FROM cat_keys WHERE key IN ({marks})", chunk):
+                touched.sessions.add(session)
+                touched.types.add((session, _key_type(key)))
         touched.feedback.update(row["entity_key"] for row in batch.feedback)
 
     def _touched_edges(self, keys: Iterable[str]) -> None:
