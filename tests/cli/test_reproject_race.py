@@ -40,12 +40,12 @@ def test_concurrent_reprojects_refuse_cleanly(tmp_path: Path) -> None:
                 assert body["error"]["code"] == "locked" and "held by another process" in body["error"]["message"]
             else:
                 assert body["events"] == 120
-    code, rebuilt = run_zaxy_json("reproject", "--eventloom-path", str(root))
-    assert code == 0
+    code, rebuilt = run_zaxy_json("reproject", "--digest", "--eventloom-path", str(root))
+    assert code == 0 and len(rebuilt["digest"]) == 64
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     (fresh / "s.jsonl").write_bytes((root / "s.jsonl").read_bytes())
-    assert run_zaxy_json("reproject", "--eventloom-path", str(fresh))[1]["digest"] == rebuilt["digest"]
+    assert run_zaxy_json("reproject", "--digest", "--eventloom-path", str(fresh))[1]["digest"] == rebuilt["digest"]
 
 
 def test_reproject_never_lets_go_of_the_graph(tmp_path: Path, monkeypatch) -> None:

@@ -22,12 +22,12 @@ def test_deleting_the_derived_folder_loses_nothing(tmp_path: Path) -> None:
     question = ("memory", "checkout", "which port does the API listen on?", "-s", "p", *loom)
     code, before = run_zaxy_json(*question)
     assert code == 0 and "9090" in before["prompt"] and "8080" not in before["prompt"]
-    code, built = run_zaxy_json("reproject", *loom)
+    code, built = run_zaxy_json("reproject", "--digest", *loom)
     assert code == 0
 
     shutil.rmtree(tmp_path / ".eventloom" / ".zaxy")
     code, after = run_zaxy_json(*question)
     assert code == 0 and after["prompt"] == before["prompt"]  # same packet, same citations
     assert [f["citation"] for f in after["current_facts"]] == [f["citation"] for f in before["current_facts"]]
-    code, rebuilt = run_zaxy_json("reproject", *loom)
+    code, rebuilt = run_zaxy_json("reproject", "--digest", *loom)
     assert code == 0 and rebuilt["digest"] == built["digest"]

@@ -71,6 +71,28 @@ def test_rebuild_is_deterministic_and_matches_incremental(tmp_path: Path, open_g
     assert len(dump_one) > 1000
 
 
+def test_reproject_reads_the_graph_back_for_a_digest_only_when_asked(tmp_path: Path) -> None:
+    """`zaxy reproject` skips the digest (a full read of the graph, ~8 % of a large rebuild) unless `--digest`: nothing
+    relies on it. The graph it leaves is trusted as is on the next open (same file, no "was not used" notice) and
+    holds what a rebuild with the digest gives."""
+    root, twin = tmp_path / "loom", tmp_path / "twin"
+    with MemoryFabric.from_path(root) as fabric:
+        _mixed_history(fabric, "a", 120)
+    twin.mkdir()
+    (twin / "a.jsonl").write_bytes((root / "a.jsonl").read_bytes())
+    code, plain = run_zaxy_json("reproject", "--eventloom-path", str(root))
+    assert code == 0 and plain["digest"] is None and plain["events"] == 120
+    assert "digest" not in run_zaxy("reproject", "--eventloom-path", str(root)).stdout
+    code, asked = run_zaxy_json("reproject", "--digest", "--eventloom-path", str(twin))
+    assert code == 0 and len(asked["digest"]) == 64
+    graph = root / ".zaxy" / "graph.kuzu"
+    inode = graph.stat().st_ino
+    with MemoryFabric.from_path(root) as fabric:
+        assert fabric.projection_digest() == asked["digest"]
+        assert not fabric.memory_status()["derived_state_notices"]
+    assert graph.stat().st_ino == inode  # opened as it was, not deleted and rebuilt
+
+
 def test_catch_up_is_incremental_across_restarts(tmp_path: Path, open_graph_fabric) -> None:
     root = tmp_path / "loom"
     with open_graph_fabric(root) as fabric:
@@ -129,11 +151,11 @@ def test_derived_state_that_does_not_match_the_log_is_rebuilt_with_a_warning(tmp
         assert "old fact" not in packet.prompt
     code, body = run_zaxy_json("memory", "status", "--eventloom-path", str(root))
     assert code == 0 and body["sessions"]["a"]["last_projected_seq"] == 6
-    digest = run_zaxy_json("reproject", "--eventloom-path", str(root))[1]["digest"]
+    digest = run_zaxy_json("reproject", "--digest", "--eventloom-path", str(root))[1]["digest"]
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     (fresh / "a.jsonl").write_bytes((root / "a.jsonl").read_bytes())
-    assert run_zaxy_json("reproject", "--eventloom-path", str(fresh))[1]["digest"] == digest
+    assert run_zaxy_json("reproject", "--digest", "--eventloom-path", str(fresh))[1]["digest"] == digest
 
 
 def test_a_held_graph_leaves_reads_working(tmp_path: Path) -> None:

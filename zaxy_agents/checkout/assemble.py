@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zaxy_agents.consolidation.acceptance import admissible
+from zaxy_agents.consolidation.acceptance import ADMISSION_READS, admissible
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
 from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
+from zaxy_agents.projection.catalog import EntityCatalog, reports_epochs
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
 from zaxy_agents.retrieval.attenuation import attenuation
@@ -414,9 +414,11 @@ def _ranked(
         return version.entity_type not in REVIEWED_TYPES or admissible(catalog, version, as_of)
 
     scoped = sorted(scope if scope is not None else catalog.sessions)
-    if as_of is None and isinstance(catalog, SessionEpochs):  # per-session shares, kept until their session changes
+    if as_of is None and reports_epochs(catalog):  # per-session shares, kept until their session changes
         gated = admit if REVIEWED_TYPES.intersection(entity_types) else None  # None: every version is admitted
-        ranked = most_important(catalog, scoped, entity_types, STABLE_LIMIT, STABLE_LIMIT, gated, scope is None)
+        ranked = most_important(
+            catalog, scoped, entity_types, STABLE_LIMIT, STABLE_LIMIT, gated, scope is None, ADMISSION_READS
+        )
     else:
         versions = [
             version

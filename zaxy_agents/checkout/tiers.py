@@ -69,12 +69,17 @@ def most_important(
     limit: int,
     admit: Callable[[EntityVersion], bool] | None,
     whole: bool,
+    reads: tuple[str, ...] | None = None,
 ) -> list[EntityVersion]:
     """The ``limit`` most important current versions (``as_of=None``) across ``sessions`` (sorted; ``whole``: the
     catalog's every session), ordered by :func:`rank_key`; each session's share is kept until it changes.
     ``admit`` must read only its version's own session (the review gate does); ``None`` admits every version, and
     then a session's share is ranked from four columns of its candidates (:meth:`current_ranks`) and only the
-    merged ``limit`` versions are read whole (a whole memory has ~24 candidates per session)."""
+    merged ``limit`` versions are read whole (a whole memory has ~24 candidates per session). ``reads``: the
+    entity types ``admit`` reads besides the candidate itself (``None``: unknown, so any change of a session
+    makes its share stale); the shares and the tier are kept until a version of ``entity_types`` or ``reads``
+    changes in their sessions."""
+    types = None if admit is not None and reads is None else tuple(sorted({*entity_types, *(reads or ())}))
 
     def partials(shares: list[str]) -> list[tuple[_Ranked, ...]]:  # read for many sessions at once
         listed_keys = {kind: catalog.first_recent_keys_many(shares, kind, listed, SCAN) for kind in entity_types}
@@ -106,11 +111,12 @@ def most_important(
 
     def merge() -> list[EntityVersion]:
         _, merged = _PARTIALS.merged(
-            catalog, sessions, lambda s: partials([s])[0], combine, (entity_types, admit is None), partials
+            catalog, sessions, lambda s: partials([s])[0], combine, (entity_types, admit is None), partials, types
         )
         if admit is not None:
             return [EntityVersion(*ranked[4:]) for ranked in merged or ()]
         read = catalog.read_versions([ranked[3] for ranked in merged or ()])
         return [read[ranked[3]] for ranked in merged or () if ranked[3] in read]
 
-    return list(_MERGED.get(catalog, (entity_types, listed, limit, None if whole else tuple(sessions)), merge))
+    key = (entity_types, listed, limit, None if whole else tuple(sessions))
+    return list(_MERGED.get(catalog, key, merge, None if whole else sessions, types))

@@ -13,8 +13,9 @@ import json
 import operator
 import weakref
 from collections.abc import Iterable, Iterator
+from typing import cast
 
-from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs
+from zaxy_agents.projection.catalog import EntityCatalog, SessionEpochs, reports_epochs
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 
@@ -42,7 +43,7 @@ def build_working_set(catalog: EntityCatalog, sessions: set[str] | None, as_of: 
     kept until their session changes (:func:`build_memoised`): the same working set, and a whole memory costs the
     sessions that changed since the last checkout plus a merge of a few entries per session. A moment in the past
     (or a catalog without epochs) keeps the per-session reads below, which the catalog caches."""
-    if as_of is None and isinstance(catalog, SessionEpochs):
+    if as_of is None and reports_epochs(catalog):
         return build_memoised(catalog, sessions)
     scoped = sorted(sessions if sessions is not None else catalog.sessions)
     work: list[EntityVersion] = []  # tasks and commands: open tasks, blockers
@@ -112,7 +113,7 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
     def merge() -> tuple[list[_Item], ...]:
         partials, root = _PARTIALS.merged(
             catalog, scoped, lambda session: _partials(catalog, [session])[0], _combine, None,
-            lambda missing: _partials(catalog, missing),
+            lambda missing: _partials(catalog, missing), WORKING_TYPES,
         )  # fmt: skip
         walked = WorkingSet()
         _walk(walked, _read_lazily(catalog, heapq.merge(*(p[_WORK] for p in partials), key=_HEAD, reverse=True)))
@@ -122,7 +123,9 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
             *([(i.text, i.citation, i.kind, i.status) for i in b] for b in (walked.tasks, walked.blockers)),
         )
 
-    merged = _MERGED.get(catalog, key, merge)
+    # read only versions of the working types of the scope: an agent's turns (``turn`` versions of its thread)
+    # or another session's writes leave it as it was
+    merged = _MERGED.get(catalog, key, merge, None if sessions is None else scoped, WORKING_TYPES)
     working = WorkingSet()
     for bucket, items in zip(
         (working.decisions, working.artifacts, working.goals, working.source_anchors, working.tasks, working.blockers),
@@ -147,7 +150,7 @@ def _read_lazily(catalog: EntityCatalog, heads: Iterator[tuple[str, int, str]]) 
     again and reads the same newest candidates): a version's text and properties never change under its id while
     the catalog's base epoch holds (it moves on an erasure, a reset, another process's commit), and a version the
     walk is given is always current (the heads are)."""
-    base = catalog.epoch[0] if isinstance(catalog, SessionEpochs) else None
+    base = cast(SessionEpochs, catalog).epoch[0] if reports_epochs(catalog) else None
     kept = _READ.get(catalog)
     if kept is None or kept[0] != base or len(kept[1]) > READ_KEPT:
         kept = _READ[catalog] = (base, {})

@@ -40,8 +40,15 @@ def reproject_command(
     ] = None,
     eventloom_path: EventloomPath = None,
     json_output: JsonFlag = False,
+    digest: Annotated[
+        bool,
+        typer.Option(
+            "--digest",
+            help="Also read the rebuilt graph back and print its SHA-256 digest (same log -> same digest).",
+        ),
+    ] = False,
 ) -> None:
-    """Throw the graph projection away and rebuild it from the log; prints the graph digest.
+    """Throw the graph projection away and rebuild it from the log; with --digest, prints the graph digest.
 
     The bars follow the real work to the end: events indexed, events written to the graph, digest lines read.
     Ctrl-C stops within about a second and says what state memory is in (the log is never touched).
@@ -58,7 +65,7 @@ def reproject_command(
         if not json_output:
             err_console.print(f"rebuilding the projection of {total} events from the log (Ctrl-C stops it safely)")
         try:
-            digest = _rebuild_in_thread(fabric, quiet=json_output)
+            value = _rebuild_in_thread(fabric, quiet=json_output, digest=digest)
         except (RebuildCancelled, KeyboardInterrupt) as exc:
             state = exc.status.as_dict() if isinstance(exc, RebuildCancelled) else None
             message = (
@@ -75,7 +82,7 @@ def reproject_command(
             _exit_now(fabric)
         status = fabric.memory_status(session_id)
         result = {
-            "digest": digest,
+            "digest": value,
             "events": status["events"],
             "entities": status["entities"],
             "edges": status["edges"],
@@ -87,7 +94,8 @@ def reproject_command(
             console.print(
                 f"rebuilt {result['events']} events -> {result['entities']} entity versions, {result['edges']} edges"
             )
-            console.print(f"digest [bold]{digest}[/]")
+            if value is not None:
+                console.print(f"digest [bold]{value}[/]")
 
 
 def _exit_now(fabric: Any) -> NoReturn:
@@ -105,7 +113,7 @@ def _exit_now(fabric: Any) -> NoReturn:
     os._exit(EXIT_INTERRUPTED)
 
 
-def _rebuild_in_thread(fabric: Any, *, quiet: bool) -> str:
+def _rebuild_in_thread(fabric: Any, *, quiet: bool, digest: bool) -> str | None:
     """Run the rebuild in a worker thread so this (main) thread stays free for Ctrl-C and the bars.
 
     A Ctrl-C reaches the main thread even while the worker is inside a long graph statement (C code holding no
@@ -118,7 +126,7 @@ def _rebuild_in_thread(fabric: Any, *, quiet: bool) -> str:
 
     def work() -> None:
         try:
-            outcome["digest"] = fabric.reproject()
+            outcome["digest"] = fabric.reproject(digest=digest)
         except BaseException as exc:  # handed to the main thread, which reports it
             outcome["error"] = exc
         finally:
@@ -138,7 +146,7 @@ def _rebuild_in_thread(fabric: Any, *, quiet: bool) -> str:
             _wait_ignoring_ctrl_c(finished, quiet)
     if "error" in outcome:
         raise outcome["error"]
-    return str(outcome["digest"])
+    return outcome["digest"]  # type: ignore[no-any-return]
 
 
 def _wait_ignoring_ctrl_c(finished: threading.Event, quiet: bool) -> None:

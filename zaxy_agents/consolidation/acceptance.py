@@ -17,6 +17,10 @@ from zaxy_agents.projection.records import EntityVersion
 
 from .contracts import CANDIDATE_ENTITY, CANDIDATE_EVENT
 
+# The entity types :func:`admissible` reads besides the version it judges (its candidate, in the same session): a
+# memo of admitted versions is exact while no version of these types or of the judged ones changes.
+ADMISSION_READS = (CANDIDATE_ENTITY,)
+
 REVIEW_KEYS = ("review_status", "authority_status", "candidate_id")
 
 

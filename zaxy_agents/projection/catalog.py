@@ -169,10 +169,27 @@ class SessionEpochs(Protocol):
 
     A catalog without it is read session by session at every checkout (the same results)."""
 
-    def session_epoch(self, session: str) -> tuple[int, int]:
+    def session_epoch(self, session: str, types: tuple[str, ...] | None = None) -> tuple[int, int]:
         """Moves whenever a version of ``session`` is created, changed or closed, and whenever the catalog drops
-        what it cached (erasure, reset, another process's commit): equal epochs mean equal per-session reads."""
+        what it cached (erasure, reset, another process's commit): equal epochs mean equal per-session reads.
+        With ``types``: only for versions of those entity types (equal epochs mean equal reads of those types)."""
 
     @property
     def epoch(self) -> tuple[int, int]:
         """Moves whenever any session's epoch moves."""
+
+    def types_epoch(self, types: tuple[str, ...]) -> tuple[int, int]:
+        """Moves whenever any session's ``session_epoch(session, types)`` moves."""
+
+
+_REPORTS_EPOCHS: dict[type, bool] = {}
+
+
+def reports_epochs(catalog: object) -> bool:
+    """``isinstance(catalog, SessionEpochs)``, answered once per class: a runtime protocol check walks the
+    protocol's members each time (~20 us, several times a checkout), and they are all methods of the class."""
+    kind = type(catalog)
+    known = _REPORTS_EPOCHS.get(kind)
+    if known is None:
+        known = _REPORTS_EPOCHS[kind] = isinstance(catalog, SessionEpochs)
+    return known

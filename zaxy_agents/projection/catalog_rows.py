@@ -137,6 +137,16 @@ def _edge(row: tuple[Any, ...]) -> RelationRecord:
 _SESSION_VID = operator.itemgetter(0, 1)  # (session, vid) of a row of SqliteCatalog._recent_across
 
 
+ANY_TYPE = "*"  # a change of a session's versions whose entity type is not known: moves every typed epoch
+
+
+def _key_type(key: str) -> str:
+    """The entity type an identity's key names (``entity_key``: session, type, normalised name), else
+    :data:`ANY_TYPE`."""
+    parts = key.split("\x1f")
+    return parts[1] if len(parts) == 3 and parts[1] else ANY_TYPE
+
+
 def _chunks(items: list[str]) -> Iterable[list[str]]:
     for start in range(0, len(items), _IN_CHUNK):
         yield items[start : start + _IN_CHUNK]

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, _chunks, _pack
+from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, _chunks, _key_type, _pack
 from zaxy_agents.projection.planner import ProjectionBatch
 
 
@@ -23,6 +23,7 @@ class Touched:
     edge_keys: set[str] = field(default_factory=set)
     feedback: set[str] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
+    types: set[tuple[str, str]] = field(default_factory=set)  # (session, entity_type) of those versions
     names: set[str] = field(default_factory=set)  # normalised names of the identities it created
     cursors: dict[str, tuple[int, str]] = field(default_factory=dict)  # the cursors it wrote (kept, not re-read)
     latest: str = ""  # the largest event timestamp it wrote into the latest_timestamp counter
@@ -133,16 +134,20 @@ def _note_touched(touched: Touched, db: sqlite3.Connection, batch: ProjectionBat
     touched.keys.update(row["key"] for row in batch.entities)
     touched.events.update((row["session_id"], int(row["source_event_seq"])) for row in batch.entities)
     touched.sessions.update(row["session_id"] for row in batch.entities)
+    touched.types.update((row["session_id"], row["entity_type"]) for row in batch.entities)
     for chunk in _chunks(sorted({row["id"] for row in batch.closures})):  # events listing a closed version
         marks = ",".join("?" * len(chunk))
-        for session, seq in db.execute(f"SELECT session, seq FROM cat_versions WHERE id IN ({marks})", chunk):
+        for session, seq, entity_type in db.execute(
+            f"SELECT session, seq, entity_type FROM cat_versions WHERE id IN ({marks})", chunk
+        ):
             touched.events.add((session, int(seq)))
             touched.sessions.add(session)
+            touched.types.add((session, entity_type))
     for chunk in _chunks(sorted({row["id"] for row in batch.key_updates})):  # identities whose current moved
         marks = ",".join("?" * len(chunk))
-        touched.sessions.update(
-            row[0] for row in db.execute(f"SELECT session FROM cat_keys WHERE key IN ({marks})", chunk)
-        )
+        for session, key in db.execute(f"SELECT session, key FROM cat_keys WHERE key IN ({marks})", chunk):
+            touched.sessions.add(session)
+            touched.types.add((session, _key_type(key)))
     touched.feedback.update(row["entity_key"] for row in batch.feedback)
 
 

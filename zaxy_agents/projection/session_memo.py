@@ -90,16 +90,19 @@ class SessionMemo(Generic[T]):
         compute: Callable[[str], T],
         key: Hashable = None,
         fill: Callable[[list[str]], list[T]] | None = None,
+        types: tuple[str, ...] | None = None,
     ) -> list[T]:
         """Each session's partial, in order: the one kept under the session's current epoch, else computed
         (kept under the epoch read before it ran, so a commit racing it only makes it stale sooner). ``fill``
         computes the partials of many sessions at once (the first whole-memory checkout of a process reads every
         session: one query per block and type instead of one per session), ``compute`` one session's. ``key``
         tells apart partials of one session that depend on more than the session (the types a tier ranks).
+        ``types``: the entity types a partial reads (and nothing else of its session), so only a change of a
+        version of those types makes it stale; ``None``: any change of the session does.
         While no session of the catalog changed, the same scope is answered without looking at its sessions;
         after a change, by comparing the scope's epochs with those of the last call. The list returned is
         shared: callers read it, never change it."""
-        found = self._view(catalog, tuple(sessions), compute, key, fill)
+        found = self._view(catalog, tuple(sessions), compute, key, fill, types)
         return found[0].values if found is not None else [compute(session) for session in sessions]
 
     def merged(
@@ -110,11 +113,12 @@ class SessionMemo(Generic[T]):
         combine: Callable[[T, T], T],
         key: Hashable = None,
         fill: Callable[[list[str]], list[T]] | None = None,
+        types: tuple[str, ...] | None = None,
     ) -> tuple[list[T], T | None]:
         """:meth:`many` and the partials merged by ``combine`` (``None`` for no session), kept in a
         :class:`MergeTree` per scope: a change in one session merges its path to the root again."""
         scope = tuple(sessions)
-        found = self._view(catalog, scope, compute, key, fill)
+        found = self._view(catalog, scope, compute, key, fill, types)
         if found is None:
             values = [compute(session) for session in scope]
             return values, MergeTree(values, combine).root
@@ -132,6 +136,7 @@ class SessionMemo(Generic[T]):
         compute: Callable[[str], T],
         key: Hashable,
         fill: Callable[[list[str]], list[T]] | None,
+        types: tuple[str, ...] | None = None,
     ) -> tuple[_View[T], list[int] | None] | None:
         """The scope's view brought up to date, and the positions whose partial changed (``None``: a new view);
         ``None`` for a catalog without epochs."""
@@ -139,13 +144,20 @@ class SessionMemo(Generic[T]):
         if memo is None:
             return None
         entries, epochs = memo
-        catalog_epoch = epochs.epoch  # read before any partial is computed (a racing commit moves it again)
+        if types is not None:
+            key = (key, types)  # an entry's epoch is read over its types: never compared with another reading
+        # read before any partial is computed (a racing commit moves it again)
+        catalog_epoch = epochs.epoch if types is None else epochs.types_epoch(types)
         views = self._views.setdefault(catalog, {})
         view = views.get((key, scope))
         if view is not None and view.catalog_epoch == catalog_epoch:
             return view, []
         epoch_of = epochs.session_epoch
-        current = [epoch_of(session) for session in scope]
+        current = (
+            [epoch_of(session) for session in scope]
+            if types is None
+            else [epoch_of(session, types) for session in scope]
+        )
         if view is not None and view.epochs == current:
             view.catalog_epoch = catalog_epoch
             return view, []
@@ -186,25 +198,44 @@ class SessionMemo(Generic[T]):
 
 class MergedMemo(Generic[T]):
     """A whole block merged from its partials, kept while no session of the catalog changed (the catalog's
-    :attr:`~zaxy_agents.projection.catalog.SessionEpochs.epoch`) and asked for the same ``key`` (scope)."""
+    :attr:`~zaxy_agents.projection.catalog.SessionEpochs.epoch`) and asked for the same ``key`` (scope).
+
+    With ``types`` (the entity types the block reads, and nothing else) only a change of a version of those
+    types counts; with ``sessions`` (the block reads those sessions only), only a change in one of them: after
+    any other change the scope's epochs are compared with those the value was computed under."""
 
     def __init__(self, limit: int = 8) -> None:
         self.limit = limit
         self._by_catalog: weakref.WeakKeyDictionary[EntityCatalog, _Entries] = weakref.WeakKeyDictionary()
 
-    def get(self, catalog: EntityCatalog, key: Hashable, compute: Callable[[], T]) -> T:
+    def get(
+        self,
+        catalog: EntityCatalog,
+        key: Hashable,
+        compute: Callable[[], T],
+        sessions: Iterable[str] | None = None,
+        types: tuple[str, ...] | None = None,
+    ) -> T:
         memo = _entries(self._by_catalog, catalog)
         if memo is None:
             return compute()
         entries, epochs = memo
-        epoch = epochs.epoch
-        found = entries.get(key)
+        entry_key = key if types is None else (key, types)
+        epoch = epochs.epoch if types is None else epochs.types_epoch(types)  # read before computing
+        found = entries.get(entry_key)
         if found is not None and found[0] == epoch:
-            return found[1]
+            return found[1][1]
+        scoped = None
+        if sessions is not None:
+            epoch_of = epochs.session_epoch
+            scoped = tuple(epoch_of(session, types) for session in sessions)
+            if found is not None and found[1][0] == scoped:  # what changed is outside the scope
+                entries[entry_key] = (epoch, found[1])
+                return found[1][1]
         value = compute()
         if found is None and len(entries) >= self.limit:
             entries.pop(next(iter(entries)))
-        entries[key] = (epoch, value)
+        entries[entry_key] = (epoch, (scoped, value))
         return value
 
 

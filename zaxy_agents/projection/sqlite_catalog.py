@@ -20,6 +20,7 @@ from zaxy_agents.projection.catalog_rows import (
     _IN_CHUNK,
     _VERSION_COLUMNS,
     _VERSION_FROM,
+    ANY_TYPE,
     CACHE_LIMIT,
     NAME,
     SCHEMA_VERSION,
@@ -76,6 +77,11 @@ class SqliteCatalog:
             epochs = self._session_epochs
             for session in touched.sessions:
                 epochs[session] = epochs.get(session, 0) + 1
+            typed, by_type = self._type_epochs, self._type_changes
+            for session_type in touched.types:
+                typed[session_type] = typed.get(session_type, 0) + 1
+            for entity_type in {entity_type for _, entity_type in touched.types}:
+                by_type[entity_type] = by_type.get(entity_type, 0) + 1
             self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
             self._recent_keys = {
                 entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
@@ -104,6 +110,8 @@ class SqliteCatalog:
         self._base_epoch += 1
         self._changes += 1
         self._session_epochs: dict[str, int] = {}  # session -> commits that changed one of its versions
+        self._type_epochs: dict[tuple[str, str], int] = {}  # (session, entity_type) -> commits that changed one
+        self._type_changes: dict[str, int] = {}  # entity_type -> commits that changed a version of it (any session)
         self._versions: dict[str, EntityVersion | None] = {}
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
@@ -129,16 +137,28 @@ class SqliteCatalog:
     def generation(self) -> int:
         return self.store.generation()
 
-    def session_epoch(self, session: str) -> tuple[int, int]:
+    def session_epoch(self, session: str, types: tuple[str, ...] | None = None) -> tuple[int, int]:
         """Moves when a version of ``session`` is created, changed or closed, or when every cache is dropped: the
         same events that drop the session's ``recent_versions`` lists (so a result memoised under it is exact
-        whenever those lists are). In memory, O(1): no read."""
-        return self._base_epoch, self._session_epochs.get(session, 0)
+        whenever those lists are). With ``types``, only when a version of one of those entity types is (a
+        session's read of those types alone is exact while it holds: the turns an agent appends every turn do
+        not move the epoch of its tasks and decisions). In memory, O(1) per type: no read."""
+        if types is None:
+            return self._base_epoch, self._session_epochs.get(session, 0)
+        typed = self._type_epochs
+        changed = typed.get((session, ANY_TYPE), 0)
+        return self._base_epoch, changed + sum(typed.get((session, entity_type), 0) for entity_type in types)
 
     @property
     def epoch(self) -> tuple[int, int]:
         """Moves whenever any :meth:`session_epoch` does."""
         return self._base_epoch, self._changes
+
+    def types_epoch(self, types: tuple[str, ...]) -> tuple[int, int]:
+        """Moves whenever ``session_epoch(session, types)`` does for any session (a sum of counters that only
+        grow: it moves whenever one of them does)."""
+        changes = self._type_changes
+        return self._base_epoch, changes.get(ANY_TYPE, 0) + sum(changes.get(entity_type, 0) for entity_type in types)
 
     def _rows(self, sql: str, parameters: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         return self.store.reader().execute(sql, parameters).fetchall()
