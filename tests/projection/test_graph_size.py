@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection.model import EntityDraft, Extraction
+from zaxy_agents.projection.planner import ProjectionPlanner
 from zaxy_agents.storage.files import kuzu_schema, kuzu_store
 
 SESSION = "proj"
@@ -43,9 +45,25 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
     return found
 
 
+def _as_written_before_0008(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as releases before migration 0008 wrote it: ``Event.prev_hash``, ``Entity.source_event_hash`` and
+    ``CITES_SOURCE.source_event_hash`` stored on every row."""
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0008"))
+    columns = kuzu_schema.stored_columns
+    cited = kuzu_schema.CITATION_COLUMNS
+    monkeypatch.setattr(kuzu_store, "stored_columns", lambda t: cited if t == "CITES_SOURCE" else columns(t))
+    text = set(kuzu_schema.ENTITY_TEXT_COLUMNS)
+    monkeypatch.setattr(
+        kuzu_store,
+        "stored_node_columns",
+        lambda table: [c for c in kuzu_schema.NODE_COLUMNS[table] if table != "Entity" or c[0] not in text],
+    )
+
+
 def _as_written_before_0007(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0007 wrote it: RELATES with every audit column, PREVIOUS_EVENT as a
     table (the typed label tables are not written here)."""
+    _as_written_before_0008(monkeypatch)
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0007"))
     monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)
     monkeypatch.setattr(kuzu_store, "MIRRORED", {})
@@ -79,6 +97,10 @@ def _reopened(root: Path) -> Iterator[MemoryFabric]:
         memory.projector.flush()
         assert memory.projector.store.cursors()[SESSION][0] == 6
         yield memory
+
+
+def _node_columns(memory: MemoryFabric, table: str) -> set[str]:
+    return {row[1] for row in memory.projector.store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}
 
 
 def _contents(memory: MemoryFabric) -> list[str]:
@@ -209,3 +231,87 @@ def test_a_graph_with_a_table_per_label_is_re_projected_with_lean_relationship_t
         assert memory.traverse(SESSION, task.name, task.entity_type, depth=2) == walked
         assert [m["name"] for m in memory.projector.store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
     assert graph.stat().st_size < old_size
+
+
+def test_a_graph_with_hash_copies_is_re_projected_with_hashes_read_from_the_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph written before 0008 (``Event.prev_hash`` and ``Entity.source_event_hash`` on every row) comes back
+    from the log without them, with the same dump, digest and answers: both are read from the Event nodes."""
+    _as_written_before_0008(monkeypatch)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        chunk = {"path": "docs/runbook.md", "chunk_index": 0, "text": "Restart the runner.", "line_start": 1}
+        memory.append(SESSION, "document.chunk", {**chunk, "line_end": 12, "checksum": "c" * 64})
+        memory.project([SESSION])
+        memory.projector.flush()
+        assert {"prev_hash", "source_event_hash"} <= _node_columns(memory, "Event") | _node_columns(memory, "Entity")
+        assert "source_event_hash" in _node_columns(memory, "CITES_SOURCE")
+        written, digest = _contents(memory), memory.projection_digest()
+        versions = memory.entity_history(SESSION, "api port", "fact")
+        task = memory.search_entities("flaky retry test", session=SESSION)[0][0]
+        walked = memory.traverse(SESSION, task.name, task.entity_type, depth=2)
+    monkeypatch.undo()
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        memory.project([SESSION])
+        memory.projector.flush()
+        store = memory.projector.store
+        assert store.cursors()[SESSION][0] == 7
+        assert "prev_hash" not in _node_columns(memory, "Event") and "prev_hash_unchained" in _node_columns(
+            memory, "Event"
+        )
+        assert "source_event_hash" not in _node_columns(memory, "Entity") | _node_columns(memory, "CITES_SOURCE")
+        assert any(line.startswith('["CITES_SOURCE",') for line in written)
+        assert store._rows("MATCH (e:Event) WHERE e.prev_hash_unchained IS NOT NULL RETURN count(e)") == [[0]]
+        assert _contents(memory) == written and memory.projection_digest() == digest
+        assert memory.entity_history(SESSION, "api port", "fact") == versions
+        hashes = [
+            store._rows("MATCH (e:Event {id: $i}) RETURN e.hash", {"i": f"{SESSION}:{v.source_event_seq}"})[0][0]
+            for v in versions
+        ]
+        assert [v.source_event_hash for v in versions] == hashes and len(versions) == 2
+        assert memory.traverse(SESSION, task.name, task.entity_type, depth=2) == walked
+        assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
+
+
+def test_hashes_the_chain_does_not_give_are_kept_and_a_wrong_source_hash_is_refused(tmp_path: Path) -> None:
+    """An event whose ``prev_hash`` is not the chain's (a damaged tombstone: another hash, or none) keeps its own in
+    ``prev_hash_unchained`` and reads back unchanged; a version whose ``source_event_hash`` is not its event's hash is
+    refused before anything is written (the graph reads it from the Event node)."""
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        store = memory.projector.store
+        before = _contents(memory)
+        batch = ProjectionPlanner()
+        event = {
+            "session": "other",
+            "hash": "b" * 64,
+            "type": "note",
+            "actor": "t",
+            "timestamp": "2026-01-01T00:00:00Z",
+        }
+        batch.add({**event, "seq": 1, "prev_hash": "f" * 64}, Extraction())
+        batch.add({**event, "seq": 2, "prev_hash": None, "hash": "c" * 64}, Extraction())
+        batch.add({**event, "seq": 3, "prev_hash": "c" * 64, "hash": "d" * 64}, Extraction())
+        store.apply(batch.take_batch())
+        rows = store._rows("MATCH (e:Event {session_id: 'other'}) RETURN e.seq, e.prev_hash_unchained ORDER BY e.seq")
+        assert rows == [[1, "f" * 64], [2, ""], [3, None]]
+        events = {
+            json.loads(line)[3]: json.loads(line) for line in store.dump_lines() if line.startswith('["Event","other:')
+        }
+        assert [events[seq][5] for seq in (1, 2, 3)] == ["f" * 64, None, "c" * 64]  # prev_hash, in its place
+
+        planner = ProjectionPlanner()
+        planner.add({**event, "seq": 1, "prev_hash": "0" * 64, "session": "third"}, Extraction())
+        planner.add(
+            {**event, "seq": 2, "prev_hash": "b" * 64, "session": "third", "hash": "e" * 64},
+            Extraction(entities=[EntityDraft("api", "service")]),
+        )
+        wrong = planner.take_batch()
+        wrong.entities[0]["source_event_hash"] = "9" * 64
+        with pytest.raises(ValueError, match="source_event_hash is not the hash of its event third:2"):
+            store.apply(wrong)
+        assert sorted(line for line in store.dump_lines() if '"third' not in line) == sorted(
+            line for line in _contents(memory) if '"third' not in line
+        )
+        assert not any('"third' in line for line in store.dump_lines()) and before

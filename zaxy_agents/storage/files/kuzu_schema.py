@@ -79,6 +79,15 @@ NODE_COLUMNS: dict[str, list[tuple[str, str]]] = {
 # the catalog (derived.sqlite) serves by version id. The store reads them through ``attach_texts`` (GraphSync attaches
 # the catalog); every store still reads and dumps NODE_COLUMNS["Entity"] whole.
 ENTITY_TEXT_COLUMNS = ("summary", "properties")
+# Hash columns Kuzu does not store (migration 0008), each a copy of an ``Event.hash`` the file already holds: an entity
+# version's ``source_event_hash`` is the hash of its ``event_id`` Event, and an event's ``prev_hash`` is, by the log's
+# chain (docs/eventloom.md), 64 zeros for seq 1 and the hash of seq - 1 otherwise. Two 64-character columns were 2.2
+# of a 10k-event graph's 13.8 MB of column pages and two STRING columns of every commit. Every reader and the dump
+# put them back (kuzu_store); an event whose ``prev_hash`` is not the chain's (a damaged tombstone of ``zaxy
+# repair``) keeps it in ``prev_hash_unchained``, NULL otherwise. A citation's (``CITES_SOURCE``) is the hash of the
+# event ``<its Source's session_id>:<source_event_seq>`` (both of its pairs are written by that event).
+DERIVED_HASH_COLUMNS = {"Event": "prev_hash", "Entity": "source_event_hash", "CITES_SOURCE": "source_event_hash"}
+UNCHAINED_PREV_HASH = ("prev_hash_unchained", "STRING")
 
 EDGE_AUDIT_COLUMNS: list[tuple[str, str]] = [
     ("id", "STRING"),
@@ -219,9 +228,11 @@ def rel_ddl(table: str, source: str, target: str, columns: list[tuple[str, str]]
 
 
 def stored_node_columns(table: str) -> list[tuple[str, str]]:
-    """The columns Kuzu stores for a node table (the Entity text is read from the catalog)."""
-    columns = NODE_COLUMNS[table]
-    return [column for column in columns if column[0] not in ENTITY_TEXT_COLUMNS] if table == "Entity" else columns
+    """The columns Kuzu stores for a node table: the Entity text is read from the catalog, the hash copies of
+    :data:`DERIVED_HASH_COLUMNS` from the Event nodes (an event's unchained ``prev_hash`` last, as 0008 added it)."""
+    skipped = {DERIVED_HASH_COLUMNS.get(table), *(ENTITY_TEXT_COLUMNS if table == "Entity" else ())}
+    columns = [column for column in NODE_COLUMNS[table] if column[0] not in skipped]
+    return [*columns, UNCHAINED_PREV_HASH] if table == "Event" else columns
 
 
 def stored_columns(table: str) -> list[tuple[str, str]]:
@@ -230,6 +241,8 @@ def stored_columns(table: str) -> list[tuple[str, str]]:
         return RELATES_COPIES[table]
     if table == "RELATES":
         return RELATES_STORED
+    if table in DERIVED_HASH_COLUMNS:
+        return [column for column in REL_TABLES[table][2] if column[0] != DERIVED_HASH_COLUMNS[table]]
     return REL_TABLES[table][2] if table in REL_TABLES else TYPED_REL_COLUMNS
 
 
@@ -344,6 +357,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             _forward_only_ddl("HAS_VERSION", []),
             "DROP TABLE `RELATES`",
             rel_ddl("RELATES", "Entity", "Entity", RELATES_STORED),
+        ),
+        rebuild=True,
+    ),
+    # No copy of an event's hash outside its Event node (:data:`DERIVED_HASH_COLUMNS`): versions read their source
+    # event's hash through ``event_id``, citations through their seq, events their ``prev_hash`` from the chain.
+    # Re-projected into a new file.
+    Migration(
+        "0008_hashes_from_the_event_nodes",
+        (
+            "ALTER TABLE Entity DROP source_event_hash",
+            "ALTER TABLE CITES_SOURCE DROP source_event_hash",
+            "ALTER TABLE Event DROP prev_hash",
+            f"ALTER TABLE Event ADD {' '.join(UNCHAINED_PREV_HASH)}",
         ),
         rebuild=True,
     ),

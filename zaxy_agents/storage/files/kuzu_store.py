@@ -30,6 +30,7 @@ import kuzu
 import pyarrow as pa
 
 from zaxy_agents.errors import LockedError
+from zaxy_agents.eventloom.canonical import GENESIS_HASH
 from zaxy_agents.projection.model import typed_label
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch, event_node_id
 from zaxy_agents.projection.protocol import EntityWords, ProjectionStore
@@ -39,6 +40,7 @@ from zaxy_agents.storage.files.folder import ensure_eventloom_dir
 from . import entity_search
 from .kuzu_schema import (
     BATCH_ROW_KEYS,
+    DERIVED_HASH_COLUMNS,
     EDGE_AUDIT_COLUMNS,
     ENTITY_TEXT_COLUMNS,
     EXTRA_PAIRS,
@@ -50,6 +52,7 @@ from .kuzu_schema import (
     REL_TABLES,
     RELATES_EVIDENCE_DEFAULTS,
     RELATES_STORED,
+    UNCHAINED_PREV_HASH,
     stored_columns,
     stored_node_columns,
 )
@@ -70,9 +73,14 @@ REBUILD_MIGRATIONS = frozenset(migration.name for migration in MIGRATIONS if mig
 # bytes, which is code-point order, as Python and PostgreSQL's ``COLLATE "C"`` columns compare them.
 VERSION_ORDER = "e.source_event_seq, e.session_id, e.id"
 TEXT_CHUNK = 2000  # version ids whose text is asked for at once (dump, keyword search)
-_ENTITY_STORED = [name for name, _ in stored_node_columns("Entity")]
-_ENTITY_ALL = [name for name, _ in NODE_COLUMNS["Entity"]]
+_UNCHAINED = UNCHAINED_PREV_HASH[0]
 _AUDIT_NAMES = [name for name, _ in EDGE_AUDIT_COLUMNS]
+
+
+def _stored_names(table: str) -> list[str]:
+    """The columns of a node table this file stores (``kuzu_schema.stored_node_columns``; read at each use, so a
+    test can write the layout of an earlier release)."""
+    return [name for name, _ in stored_node_columns(table)]
 
 
 def _relates_stored() -> list[str]:
@@ -372,10 +380,16 @@ class KuzuProjectionStore(ProjectionStore):
         if not rows:
             return []
         texts = self._texts_of(list(dict.fromkeys(row[0] for row in rows)))
+        stored = _stored_names("Entity")
+        derived = DERIVED_HASH_COLUMNS["Entity"] not in stored
+        at = stored.index("event_id")
+        hashes = self._event_hashes(sorted({row[at] for row in rows})) if derived else {}
         versions = []
         for row in rows:
-            fields = dict(zip(_ENTITY_STORED, row, strict=True))
+            fields = dict(zip(stored, row, strict=True))
             fields["summary"], fields["properties"] = texts[row[0]]
+            if derived:  # the hash of the event that projected the version (kuzu_schema.DERIVED_HASH_COLUMNS)
+                fields["source_event_hash"] = hashes[row[at]]
             versions.append(EntityVersion.from_row(fields))
         return versions
 
@@ -395,6 +409,7 @@ class KuzuProjectionStore(ProjectionStore):
         """
         connection = self._connection()
         relates = [_as_stored_relation(row) for row in batch.relations]  # refused before anything is written
+        events = self._as_stored_events(batch)
         with self._writing():
             bulk = batch.row_count() > ROW_BY_ROW_LIMIT
             self._check_interrupted()
@@ -402,15 +417,15 @@ class KuzuProjectionStore(ProjectionStore):
             connection.execute("BEGIN TRANSACTION")
             try:
                 for table in NODE_COLUMNS:
-                    rows = getattr(batch, BATCH_ROW_KEYS[table])
+                    rows = events if table == "Event" else getattr(batch, BATCH_ROW_KEYS[table])
                     self._insert(table, stored_node_columns(table), rows, None, bulk)
-                for table, (source, target, columns) in REL_TABLES.items():
+                for table, (source, target, _columns) in REL_TABLES.items():
                     if table != "RELATES" and table not in MIRRORED:
                         rows = getattr(batch, BATCH_ROW_KEYS[table])
                         self._insert(table, stored_columns(table), rows, (source, target), bulk)
                     if table in EXTRA_PAIRS:
                         rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
-                        self._insert(table, columns, rows, EXTRA_PAIRS[table], bulk)
+                        self._insert(table, stored_columns(table), rows, EXTRA_PAIRS[table], bulk)
                 self._insert("RELATES", RELATES_STORED, relates, ("Entity", "Entity"), bulk)
                 self._update(
                     "MATCH (e:Entity {id: $id}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
@@ -433,6 +448,33 @@ class KuzuProjectionStore(ProjectionStore):
                 raise
             finally:
                 self.rows_applied = 0
+
+    def _as_stored_events(self, batch: ProjectionBatch) -> list[dict[str, Any]]:
+        """The batch's Event rows as this file stores them (``kuzu_schema.DERIVED_HASH_COLUMNS``): ``prev_hash`` only
+        when the chain does not give it (``prev_hash_unchained``). A version whose ``source_event_hash`` is not its
+        event's hash is refused before anything is written (the planner never plans one)."""
+        if DERIVED_HASH_COLUMNS["Event"] in _stored_names("Event"):  # the layout of an earlier release
+            return batch.events
+        hashes = {row["id"]: row["hash"] for row in batch.events}
+        before = [event_node_id(r["session_id"], r["seq"] - 1) for r in batch.events if r["seq"] > 1]
+        hashes |= _looked_up([i for i in before if i not in hashes], LOOKUP_CHUNK, self._event_hashes_found)
+        rows = []
+        for row in batch.events:
+            chained = GENESIS_HASH if row["seq"] == 1 else hashes.get(event_node_id(row["session_id"], row["seq"] - 1))
+            own = row["prev_hash"]  # None only on a damaged tombstone: stored as "" (never a hash)
+            rows.append({**row, _UNCHAINED: None if chained == own is not None else "" if own is None else own})
+        if DERIVED_HASH_COLUMNS["Entity"] not in _stored_names("Entity"):
+            events = {row["event_id"] for row in batch.entities}
+            hashes |= _looked_up([i for i in events if i not in hashes], LOOKUP_CHUNK, self._event_hashes_found)
+            for row in batch.entities:
+                _check_source_hash(f"entity version {row['id']}", row["event_id"], row["source_event_hash"], hashes)
+        if not any(name == DERIVED_HASH_COLUMNS["CITES_SOURCE"] for name, _ in stored_columns("CITES_SOURCE")):
+            citations = [*batch.cites_source, *batch.event_cites_source]
+            events = [_citing_event(row) for row in citations]
+            hashes |= _looked_up([i for i in events if i not in hashes], LOOKUP_CHUNK, self._event_hashes_found)
+            for row, event in zip(citations, events, strict=True):
+                _check_source_hash(f"citation of {row['to']!r}", event, row["source_event_hash"], hashes)
+        return rows
 
     def _insert(
         self,
@@ -664,11 +706,14 @@ class KuzuProjectionStore(ProjectionStore):
         return audits
 
     def _event_hashes(self, ids: list[str]) -> dict[str, str]:
-        """Event id -> its Eventloom hash (primary-key lookups)."""
-        query = "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash"
-        found = _looked_up(ids, LOOKUP_CHUNK, lambda chunk: dict(self._rows(query, {"ids": list(chunk)})))
-        problem = "relations name a source event the graph does not hold"
+        """Event id -> its Eventloom hash (primary-key lookups); every id must be in the graph."""
+        found = _looked_up(ids, LOOKUP_CHUNK, self._event_hashes_found)
+        problem = "rows name a source event the graph does not hold"
         return _every_one(self.path, ids, found, problem, "the graph is damaged")
+
+    def _event_hashes_found(self, ids: Sequence[str]) -> dict[str, str]:
+        """Event id -> hash of the ids the graph holds (one query)."""
+        return dict(self._rows("UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash", {"ids": list(ids)}))
 
     def search_entities(
         self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
@@ -714,9 +759,14 @@ class KuzuProjectionStore(ProjectionStore):
         column by column (one C-level encoding pass per column, then a join per row), several times faster than
         encoding row by row, with byte-identical output.
         """
+        hashes: dict[str, str] = {}  # event id -> hash, for the hash copies the file does not store
+        derived = [column not in _stored_names(t) for t, column in DERIVED_HASH_COLUMNS.items() if t in NODE_COLUMNS]
+        if any(derived) or "source_event_hash" not in dict(stored_columns("CITES_SOURCE")):
+            hashes = dict(self._rows("MATCH (e:Event) RETURN e.id, e.hash"))
         for table in NODE_COLUMNS:
-            names = [name for name, _ in stored_node_columns(table)]
-            yield from self._canonical(table, "MATCH (n:" + table + ") RETURN " + ", ".join(f"n.{c}" for c in names))
+            names = _stored_names(table)
+            query = "MATCH (n:" + table + ") RETURN " + ", ".join(f"n.{c}" for c in names)
+            yield from self._canonical(table, query, hashes)
         relations = self._relation_lines()
         for table in sorted(set(REL_TABLES) | set(relations.typed)):
             if table == "RELATES":
@@ -725,6 +775,8 @@ class KuzuProjectionStore(ProjectionStore):
                 yield from sorted(relations.typed[table])
             elif table == "PROJECTED_RELATION":
                 yield from self._projected_relation_lines(relations.audits)
+            elif table == "CITES_SOURCE" and "source_event_hash" not in dict(stored_columns(table)):
+                yield from self._citation_lines(hashes)
             elif table in MIRRORED:  # the mirrored table's rows, reversed
                 lines = self._canonical(table, f"MATCH (a:Event)-[r:`{MIRRORED[table]}`]->(b:Event) RETURN b.id, a.id")
                 yield from lines
@@ -762,6 +814,20 @@ class KuzuProjectionStore(ProjectionStore):
             lines.typed.setdefault(label, []).append("[" + _json_string(label) + "," + ends)
         return lines
 
+    def _citation_lines(self, hashes: dict[str, str]) -> list[str]:
+        """CITES_SOURCE's rows of both pairs, each with its source event's hash (read from ``hashes``, event id ->
+        hash) in its place."""
+        lines = []
+        for start in (REL_TABLES["CITES_SOURCE"][0], EXTRA_PAIRS["CITES_SOURCE"][0]):
+            rows = self._rows(
+                f"MATCH (a:{start})-[r:CITES_SOURCE]->(b:Source) RETURN a.id, b.id, r.line_start, r.line_end, "
+                "r.checksum, r.source_event_seq, b.session_id"
+            )
+            for *values, session in rows:
+                values.append(hashes[event_node_id(session, values[-1])])
+                lines.append('["CITES_SOURCE",' + ",".join(_json_value(value) for value in values) + "]")
+        return sorted(lines)
+
     def _projected_relation_lines(self, audits: dict[str, str]) -> list[str]:
         """PROJECTED_RELATION's rows: its own columns, then the RELATES row's audit columns (joined by id)."""
         query = "MATCH (a:Event)-[c:PROJECTED_RELATION]->(b:Entity) RETURN a.id, b.id, c.source, c.target, c.id"
@@ -775,7 +841,10 @@ class KuzuProjectionStore(ProjectionStore):
             lines.append('["PROJECTED_RELATION",' + head + "," + audit + "]")
         return sorted(lines)
 
-    def _canonical(self, table: str, query: str) -> list[str]:
+    def _canonical(self, table: str, query: str, hashes: dict[str, str] | None = None) -> list[str]:
+        """Sorted dump lines of a query's rows; a node table's rows with every column of ``NODE_COLUMNS`` in its
+        place, those the file does not store put back (the text from the catalog, the hash copies from ``hashes``,
+        event id -> hash)."""
         self._check_interrupted()
         with self._reading():
             result = self._connection().execute(query)
@@ -784,18 +853,54 @@ class KuzuProjectionStore(ProjectionStore):
         if not arrow.num_rows:
             return []
         prefix = "[" + _json_string(table) + ","
-        columns = [[_json_value(value) for value in column.to_pylist()] for column in arrow.columns]
-        held = {name.split(".", 1)[-1] for name in arrow.column_names}
-        if table == "Entity" and not held.issuperset(ENTITY_TEXT_COLUMNS):  # the text, in its places, from the catalog
-            texts = self._text_columns(arrow.column(0).to_pylist())
-            for position, name in sorted((_ENTITY_ALL.index(name), name) for name in ENTITY_TEXT_COLUMNS):
-                columns.insert(position, [_json_value(value) for value in texts[name]])
+        if table not in NODE_COLUMNS:
+            columns = [[_json_value(value) for value in column.to_pylist()] for column in arrow.columns]
+            return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
+        held = dict(zip((name.split(".", 1)[-1] for name in arrow.column_names), arrow.columns, strict=True))
+        values: dict[str, list[Any]] = {}
+        if table == "Entity" and not set(held).issuperset(ENTITY_TEXT_COLUMNS):  # the text, from the catalog
+            values |= self._text_columns(held["id"].to_pylist())
+        derived = DERIVED_HASH_COLUMNS.get(table)
+        if derived is not None and derived not in held:
+            values[derived] = _derived_hashes(table, held, hashes or {})
+        columns = [
+            [_json_value(value) for value in (values[name] if name in values else held[name].to_pylist())]
+            for name, _ in NODE_COLUMNS[table]
+        ]
         return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
 
 
 def _entity_projection(alias: str) -> str:
     """The Entity columns this file stores, as a RETURN list (the id first)."""
-    return ", ".join(f"{alias}.{name}" for name in _ENTITY_STORED)
+    return ", ".join(f"{alias}.{name}" for name in _stored_names("Entity"))
+
+
+def _citing_event(row: dict[str, Any]) -> str:
+    """The Event a CITES_SOURCE row was written by: ``<its Source's session>:<source_event_seq>``."""
+    return event_node_id(row["to"].split("\x1f", 1)[0], row["source_event_seq"])
+
+
+def _check_source_hash(what: str, event_id: str, source_hash: str | None, hashes: dict[str, str]) -> None:
+    """A row's ``source_event_hash`` must be its event's (the file reads it from the Event node), or it is refused."""
+    if event_id not in hashes or hashes[event_id] != source_hash:
+        raise ValueError(
+            f"{what}: source_event_hash is not the hash of its event {event_id} (the embedded graph reads it from "
+            "the Event node)"
+        )
+
+
+def _derived_hashes(table: str, held: dict[str, Any], hashes: dict[str, str]) -> list[str | None]:
+    """The hash column of ``kuzu_schema.DERIVED_HASH_COLUMNS`` for a dump's rows (``held``: column -> values): an
+    entity version's source event's hash; an event's ``prev_hash``, unless stored as unchained ("" for a null one),
+    the chain's."""
+    if table == "Entity":
+        return [hashes[event_id] for event_id in held["event_id"].to_pylist()]
+    sessions, seqs = held["session_id"].to_pylist(), held["seq"].to_pylist()
+    unchained = held[_UNCHAINED].to_pylist()
+    return [
+        (own or None) if own is not None else GENESIS_HASH if seq == 1 else hashes[event_node_id(session, seq - 1)]
+        for session, seq, own in zip(sessions, seqs, unchained, strict=True)
+    ]
 
 
 def _looked_up(ids: Sequence[str], chunk: int, fetch: Callable[[Sequence[str]], dict[str, Any]]) -> dict[str, Any]:
