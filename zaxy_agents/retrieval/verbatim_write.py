@@ -125,9 +125,9 @@ class Writer:
         else:
             merged = Prepared(np.zeros(0, dtype=feat.FEATURE), int(self.stats["next_doc"]), [])
         table = unpack_postings([r[0] for r in db.execute(f"SELECT data FROM {p}_tail_post ORDER BY id")])
-        merged.post_field, merged.post_term = table["field"].tolist(), table["term"].tolist()
-        merged.post_session, merged.post_doc, merged.post_tf = (
-            table["session"].tolist(), table["doc"].tolist(), table["tf"].tolist())  # fmt: skip
+        # int64 arrays as a bulk batch has them (lists and back cost ~10 % of a merge over many sessions)
+        merged.post_field, merged.post_term, merged.post_session, merged.post_doc, merged.post_tf = (
+            table[column].astype(np.int64) for column in ("field", "term", "session", "doc", "tf"))  # fmt: skip
         for doc, following in db.execute(f"SELECT doc, next FROM {p}_tail_link ORDER BY id"):
             if rows and doc >= merged.first:
                 merged.records["next"][doc - merged.first] = following  # a tail doc gained a neighbour later
