@@ -142,7 +142,7 @@ try:
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
         out["events"] = size
     elif part == "one":
-        count, sessions = (int(v) for v in arg.split(":"))
+        count, sessions, spread = (int(v) for v in arg.split(":"))
         stream = RealisticStream(seed=5)
         seed_one_memory(stream, sessions)
         live = [stream.draft(i) for i in range(2 * count)]
@@ -151,14 +151,16 @@ try:
                 fabric.project()
                 fabric.projector.follow_graph()
                 appended, projected, project_thread = [0.0, 0.0], [0.0, 0.0], 0.0
-                for draft in drafts:
+                for number, draft in enumerate(drafts):
+                    # one live session, or (spread) the memory's sessions in turn: LangGraph threads, agents
+                    session = f"thread-{number % sessions}" if spread else "live-" + mode
                     start = clock()
-                    fabric.append("live-" + mode, draft["type"], draft["payload"])
+                    fabric.append(session, draft["type"], draft["payload"])
                     wall, cpu = since(start)
                     appended[0] += wall
                     appended[1] += cpu
                     start, thread = clock(), time.thread_time()
-                    fabric.project(["live-" + mode])
+                    fabric.project([session])
                     project_thread += time.thread_time() - thread
                     wall, cpu = since(start)
                     projected[0] += wall
@@ -386,6 +388,9 @@ def main() -> None:
     parser.add_argument("--one", type=int, default=200)
     parser.add_argument("--writers", type=int, default=4, help="concurrent processes for the writers part")
     parser.add_argument("--one-sessions", type=int, default=1, help="sessions of the memory the one part writes to")
+    parser.add_argument(
+        "--one-spread", action="store_true", help="the one part writes to the memory's sessions in turn (not one)"
+    )
     parser.add_argument("--locomo", default="/work/shared/datasets/locomo/locomo_dev6.json")
     parser.add_argument("--parts", default="batched,locomo,one")
     parser.add_argument("--runs", type=int, default=1)
@@ -395,7 +400,7 @@ def main() -> None:
     arguments = {
         "batched": str(args.events),
         "locomo": args.locomo,
-        "one": f"{args.one}:{args.one_sessions}",
+        "one": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
         "reproject": str(args.events),
         "floor": "500",
         "pages": f"{min(args.one, 300)}:{args.one_sessions}",

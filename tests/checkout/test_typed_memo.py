@@ -13,12 +13,18 @@ from typing import Any
 
 import pytest
 
+from zaxy_agents.beliefs import context as beliefs_context
 from zaxy_agents.checkout import working_set
 from zaxy_agents.checkout.assemble import REVIEWED_TYPES, STABLE_TYPES, _ranked
 from zaxy_agents.checkout.working_set import build_working_set
+from zaxy_agents.consolidation import status as consolidation_status
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.metacognition import context as metacognition_context
+from zaxy_agents.projection import session_memo
+from zaxy_agents.reasoning import context as reasoning_context
+from zaxy_agents.skillmemory import memory as skill_memory
 
-from .test_whole_memory_memo import _reference_ranked
+from .test_whole_memory_memo import _dump, _reference_ranked, _seed_cognition
 from .test_working_set_settled import _reference, _seed
 
 SCOPE = {"s1", "s2"}
@@ -138,3 +144,70 @@ def test_an_erasure_and_another_process_commit_refresh_the_blocks(
         after_foreign = _blocks(catalog)
         assert after_foreign == _references(catalog)
         assert foreign.citation in str(after_foreign)
+
+
+def test_scoped_packets_match_unmemoised_after_each_cognitive_write_and_turns_recompute_nothing(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The extension blocks (metacognition, reasoning and belief counts, skills, consolidation candidates) keep
+    their shares per entity type too: after an agent's turn none is read again, after a write of a type one of
+    them reads the packet is the one every memo switched off gives."""
+    question = "which database engine do we use and what region hosts the replica"
+    options: dict[str, Any] = {"session": "s1", "scope": sorted(SCOPE), "max_tokens": 4000}
+
+    def checkout(memory: MemoryFabric) -> dict[str, Any]:
+        memoised = _dump(memory.checkout(question, **options))
+        with monkeypatch.context() as patch:
+            patch.setattr(session_memo, "_entries", lambda by_catalog, catalog: None)
+            assert memoised == _dump(memory.checkout(question, **options))
+        return memoised
+
+    refills = [
+        (metacognition_context, "open_state"),
+        (reasoning_context, "_read_counts"),
+        (beliefs_context, "_read_counts"),
+        (skill_memory, "_read_index"),
+        (consolidation_status, "_closed_in"),
+    ]
+    with MemoryFabric.from_path(seeded) as memory:
+        cited = _seed_cognition(memory)
+        first = checkout(memory)
+        memory.append("s1", "transcript.turn", {"role": "user", "text": question})
+        memory.project()
+        calls: list[str] = []
+        with monkeypatch.context() as patch:
+            for module, name in refills:
+                function = getattr(module, name)
+                patch.setattr(module, name, lambda *a, _f=function, _n=name, **k: calls.append(_n) or _f(*a, **k))
+            memory.checkout(question, **options)
+        assert calls == []
+        memory.record_known_unknown("s2", question="which region hosts replica 9", reason="?", source_events=[cited])
+        assert checkout(memory)["diagnostics"]["metacognition"]["known_unknown_count"] == (
+            first["diagnostics"]["metacognition"]["known_unknown_count"] + 1
+        )
+        memory.request_reverification("s1", "fact:db engine", reason="stale", source_events=[cited])
+        memory.propose_belief_update("s2", claim="engine is mysql", rationale="s3", confidence=0.4, citations=[cited])
+        observed = memory.observe_primitive("s1", "memory_known_unknowns", {}, result={"known_unknowns": [cited]})
+        assert observed is not None
+        memory.record_skill(
+            "s2", "proposed", "database engine replica", name="database engine replica",
+            summary="which database engine and region host the replica", procedure=["check the database engine"],
+        )  # fmt: skip
+        memory.record_skill("s2", "validated", "database engine replica", citations=[cited])
+        source = memory.append("s1", "decision.recorded", {"decision": "replica in eu-west", "topic": "database"})
+        candidate = memory.consolidation_candidate(
+            "s1", candidate_type="claim", title="replica region", summary="the replica is in eu-west",
+            source_events=[source.citation], confidence=0.7,
+        )  # fmt: skip
+        last = checkout(memory)
+        for block in ("metacognition", "belief_update_proposals", "reasoning_primitives", "skills"):
+            assert last["diagnostics"][block] != first["diagnostics"][block], block
+        assert last["diagnostics"]["consolidation_candidates"]["candidate_count"] == 1
+        # accepted: reviewed memory in the packet; the acceptance revoked: it leaves, and its closed window counts
+        memory.consolidation_review("s1", candidate["candidate_id"], decision="accepted", rationale="checked")
+        accepted = checkout(memory)
+        assert "the replica is in eu-west" in str(accepted["reviewed_memory"])
+        memory.consolidation_review("s1", candidate["candidate_id"], decision="rejected", rationale="moved")
+        revoked = checkout(memory)
+        assert "the replica is in eu-west" not in str(revoked["reviewed_memory"])
+        assert revoked["diagnostics"]["consolidation_candidates"]["valid_to_count"] == 1

@@ -23,7 +23,9 @@ _COUNTS: SessionMemo[dict[str, int]] = SessionMemo()
 
 def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[dict[str, int]]:
     if as_of is None:  # the sessions' counts summed in a tree: a change re-sums the changed session's path
-        _, summed = _COUNTS.merged(catalog, sessions, lambda session: _read_counts(catalog, session, None), _add)
+        _, summed = _COUNTS.merged(
+            catalog, sessions, lambda session: _read_counts(catalog, session, None), _add, types=(PROPOSAL_ENTITY,)
+        )
         return [] if summed is None else [summed]
     return [_read_counts(catalog, session, as_of) for session in sessions]
 

@@ -87,7 +87,9 @@ def candidate_records(
     """Every candidate visible at ``as_of`` in ``sessions``, in creation order per session."""
     records: list[CandidateRecord] = []
     scope = sorted(sessions)
-    listed = _CANDIDATE_KEYS.many(catalog, scope, lambda session: catalog.type_keys(session, CANDIDATE_ENTITY))
+    listed = _CANDIDATE_KEYS.many(
+        catalog, scope, lambda session: catalog.type_keys(session, CANDIDATE_ENTITY), types=(CANDIDATE_ENTITY,)
+    )
     for keys in listed:
         if not keys:
             continue
@@ -111,7 +113,10 @@ def candidate_records(
 def closed_acceptances(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None) -> int:
     """Accepted memories whose validity window is closed at ``as_of``."""
     if as_of is None:  # each session's count kept until the session changes (its catalog epoch)
-        return sum(_CLOSED.many(catalog, sessions, lambda session: _closed_in(catalog, session, None)))
+        found = _CLOSED.many(
+            catalog, sessions, lambda session: _closed_in(catalog, session, None), types=CANDIDATE_TYPES
+        )
+        return sum(found)
     return sum(_closed_in(catalog, session, as_of) for session in sessions)
 
 

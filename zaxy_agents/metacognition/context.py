@@ -18,7 +18,15 @@ from zaxy_agents.projection.session_memo import MergedMemo, SessionMemo
 from zaxy_agents.retrieval.text import Analyzer
 
 from .contracts import AUTHORITY_STATUS, split_claim_key
-from .state import PRIORITY_ORDER, WEAK_CONFIDENCE, KnownUnknown, conflict_clusters, merge_open_states, open_state
+from .state import (
+    OPEN_STATE_TYPES,
+    PRIORITY_ORDER,
+    WEAK_CONFIDENCE,
+    KnownUnknown,
+    conflict_clusters,
+    merge_open_states,
+    open_state,
+)
 
 GUIDANCE = (
     "metacognition: use known unknowns, confidence trajectories, conflict clusters and reverify requests as "
@@ -70,10 +78,13 @@ def _scope_state(context: CheckoutContext, sessions: list[str]) -> dict[str, Any
     key = None if context.scope is None else tuple(sessions)
 
     def merge() -> dict[str, Any]:
-        _, merged = _STATES.merged(catalog, sessions, lambda s: open_state(catalog, [s], None, SCAN), _combine)
+        _, merged = _STATES.merged(
+            catalog, sessions, lambda s: open_state(catalog, [s], None, SCAN), _combine, types=OPEN_STATE_TYPES
+        )
         return merge_open_states([merged] if merged is not None else [])
 
-    return _MERGED.get(catalog, key, merge)
+    # kept until a version of the types open_state reads changes in the scope (an agent's turns do not count)
+    return _MERGED.get(catalog, key, merge, None if context.scope is None else sessions, OPEN_STATE_TYPES)
 
 
 def _combine(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:

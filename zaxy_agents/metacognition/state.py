@@ -324,6 +324,9 @@ def derived_needs(
     return needs
 
 
+OPEN_STATE_TYPES = (UNKNOWN_ENTITY, ASSESSMENT_ENTITY, REQUEST_ENTITY)  # the entity types open_state reads
+
+
 def open_state(catalog: EntityCatalog, sessions: Iterable[str], as_of: str | None, scan: int) -> dict[str, Any]:
     """What checkout needs, from the current versions of each type (one catalog query per session and type, the
     ``scan`` most recent versions): open known unknowns, the latest assessment of each assessed claim

@@ -28,7 +28,9 @@ _COUNTS: SessionMemo[Counts] = SessionMemo()
 
 def _scope_counts(catalog: EntityCatalog, sessions: list[str], as_of: str | None) -> list[Counts]:
     if as_of is None:  # the sessions' counts summed in a tree: a change re-sums the changed session's path
-        _, summed = _COUNTS.merged(catalog, sessions, lambda session: _read_counts(catalog, session, None), _add)
+        _, summed = _COUNTS.merged(
+            catalog, sessions, lambda session: _read_counts(catalog, session, None), _add, types=(OBSERVATION_ENTITY,)
+        )
         return [] if summed is None else [summed]
     return [_read_counts(catalog, session, as_of) for session in sessions]
 

@@ -284,7 +284,7 @@ def procedures(
     names = sorted(sessions)
     terms = set(_ANALYZER(query)) if query is not None else None
     if as_of is None:  # each session's skill index, kept until the session changes
-        indexes = _INDEX.many(catalog, names, lambda session: _read_index(catalog, session, None))
+        indexes = _INDEX.many(catalog, names, lambda session: _read_index(catalog, session, None), types=("skill",))
     else:
         indexes = [_read_index(catalog, session, as_of) for session in names]
     skills = [
