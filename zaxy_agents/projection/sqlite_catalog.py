@@ -1,181 +1,42 @@
 """The projection catalog as tables of ``derived.sqlite``: written batch by batch, read where it lies.
 
-Layout choices (sizes matter: derived state must stay within ~2x the log): identities get an integer id
-(``kid``) that versions and edges reference; event hashes are stored as 32-byte blobs; versions are numbered in
-assertion order (``vid``), which is the order of an identity's history and of a session's type log. Reads go
-through small caches: a commit of projected batches drops only the entries those batches touched (identities,
-versions, events, edges, feedback they wrote or closed); any other commit, and any commit by another process
-(:meth:`SqliteCatalog.refresh`), drops them all.
+The tables and row codecs are in :mod:`.catalog_rows`, the write path in :mod:`.catalog_writes`, the
+cross-session bulk reads in :mod:`.catalog_bulk`. Reads go through small caches: a commit of projected batches
+drops only the entries those batches touched (identities, versions, events, edges, feedback they wrote or
+closed); any other commit, and any commit by another process (:meth:`SqliteCatalog.refresh`), drops them all.
 """
 
 from __future__ import annotations
 
 import json
-import operator
 import sqlite3
-import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from zaxy_agents.projection import catalog_bulk
 from zaxy_agents.projection.catalog import FeedbackAggregate
+from zaxy_agents.projection.catalog_rows import (
+    _EDGE_COLUMNS,
+    _IN_CHUNK,
+    _VERSION_COLUMNS,
+    _VERSION_FROM,
+    ANY_TYPE,
+    CACHE_LIMIT,
+    NAME,
+    SCHEMA_VERSION,
+    _chunks,
+    _edge,
+    _unpack,
+    _version,
+    create_tables,
+    drop_tables,
+)
+from zaxy_agents.projection.catalog_writes import Touched, apply_batch, delete_session_rows
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
 
-SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
-NAME = "catalog"
-FAILURE_SAMPLES = 20
-CACHE_LIMIT = 20_000
-COMPRESS_ABOVE = 160  # bytes of summary + properties from which zlib is tried
-_IN_CHUNK = 500  # keys per IN (...) lookup
-
-TABLES = (
-    "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, session TEXT NOT NULL, "
-    "norm TEXT NOT NULL, current TEXT NOT NULL, valid_from TEXT NOT NULL, closed INTEGER NOT NULL)",
-    "CREATE INDEX cat_keys_norm ON cat_keys(norm)",
-    "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kid INTEGER NOT NULL, "
-    "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, body BLOB NOT NULL, "
-    "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
-    "seq INTEGER NOT NULL, hash BLOB NOT NULL, event_type TEXT NOT NULL, importance REAL NOT NULL, "
-    "source_path TEXT, asserted INTEGER NOT NULL)",
-    "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
-    "CREATE INDEX cat_versions_event ON cat_versions(session, seq)",
-    "CREATE INDEX cat_versions_type ON cat_versions(session, entity_type)",
-    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id TEXT NOT NULL, "
-    "target_id TEXT NOT NULL, source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, "
-    "relation_type TEXT NOT NULL, session TEXT NOT NULL, inferred INTEGER NOT NULL, confidence REAL NOT NULL, "
-    "method TEXT NOT NULL, ev_session TEXT NOT NULL, ev_seq INTEGER NOT NULL, ev_hash BLOB NOT NULL, "
-    "valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)",
-    "CREATE INDEX cat_edges_out ON cat_edges(source_kid)",
-    "CREATE INDEX cat_edges_in ON cat_edges(target_kid)",
-    "CREATE TABLE cat_feedback(key TEXT PRIMARY KEY, positive INTEGER NOT NULL, negative INTEGER NOT NULL, "
-    "weight REAL NOT NULL, last TEXT NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE cat_failures(rid INTEGER PRIMARY KEY, id TEXT, session TEXT, seq INTEGER, event_type TEXT, "
-    "reason TEXT)",
-    "CREATE TABLE cat_labels(label TEXT PRIMARY KEY) WITHOUT ROWID",
-    "CREATE TABLE cat_sources(id TEXT PRIMARY KEY) WITHOUT ROWID",
-    "CREATE TABLE cat_failure_counts(session TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE cat_counters(name TEXT PRIMARY KEY, value) WITHOUT ROWID",
-)
-TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES if statement.startswith("CREATE TABLE"))
-
-_VERSION_COLUMNS = (
-    "v.id, k.key, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, "
-    "v.invalidated, v.seq, v.hash, v.event_type, v.importance, v.source_path, v.asserted"
-)
-_VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid"
-_EDGE_COLUMNS = (
-    "id, source_id, target_id, relation_type, session, inferred, confidence, method, ev_session, ev_seq, ev_hash, "
-    "valid_from, valid_to, seq, hash"
-)
-
-
-def create_tables(db: sqlite3.Connection) -> None:
-    for statement in TABLES:
-        db.execute(statement)
-
-
-def drop_tables(db: sqlite3.Connection) -> None:
-    for table in TABLE_NAMES:
-        db.execute(f"DROP TABLE IF EXISTS {table}")
-
-
-def _pack(summary: str, properties: str) -> bytes:
-    """Summary and properties JSON in one blob, zlib-compressed when that pays (summaries of turns and
-    commands are up to 600 characters of prose: they are the bulk of the catalog)."""
-    head = summary.encode()
-    raw = len(head).to_bytes(4, "little") + head + properties.encode()
-    if len(raw) > COMPRESS_ABOVE:
-        packed = zlib.compress(raw, 1)
-        if len(packed) < len(raw):
-            return b"z" + packed
-    return b"r" + raw
-
-
-def _unpack(body: bytes) -> tuple[str, str]:
-    raw = zlib.decompress(body[1:]) if body[:1] == b"z" else body[1:]
-    size = int.from_bytes(raw[:4], "little")
-    return raw[4 : 4 + size].decode(), raw[4 + size :].decode()
-
-
-def _version(row: tuple[Any, ...]) -> EntityVersion:
-    summary, properties = _unpack(row[5])
-    return EntityVersion(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        row[4],
-        summary,
-        properties,
-        row[6],
-        row[7],
-        bool(row[8]),
-        row[9],
-        row[10].hex(),
-        row[11],
-        row[12],
-        row[13],
-        bool(row[14]),
-    )
-
-
-def _edge(row: tuple[Any, ...]) -> RelationRecord:
-    return RelationRecord(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        row[4],
-        bool(row[5]),
-        row[6],
-        row[7],
-        row[8],
-        row[9],
-        row[10].hex(),
-        row[11],
-        row[12],
-        row[13],
-        row[14].hex(),
-    )
-
-
-_SESSION_VID = operator.itemgetter(0, 1)  # (session, vid) of a row of SqliteCatalog._recent_across
-
-
-ANY_TYPE = "*"  # a change of a session's versions whose entity type is not known: moves every typed epoch
-
-
-def _key_type(key: str) -> str:
-    """The entity type an identity's key names (``entity_key``: session, type, normalised name), else
-    :data:`ANY_TYPE`."""
-    parts = key.split("\x1f")
-    return parts[1] if len(parts) == 3 and parts[1] else ANY_TYPE
-
-
-def _chunks(items: list[str]) -> Iterable[list[str]]:
-    for start in range(0, len(items), _IN_CHUNK):
-        yield items[start : start + _IN_CHUNK]
-
-
-@dataclass
-class _Touched:
-    """What the batches applied in one write transaction changed: the cache entries its commit must drop."""
-
-    serial: int
-    versions: set[str] = field(default_factory=set)
-    keys: set[str] = field(default_factory=set)
-    events: set[tuple[str, int]] = field(default_factory=set)
-    edge_keys: set[str] = field(default_factory=set)
-    feedback: set[str] = field(default_factory=set)
-    sessions: set[str] = field(default_factory=set)  # whose identities gained, changed or closed a version
-    types: set[tuple[str, str]] = field(default_factory=set)  # (session, entity_type) of those versions
-    names: set[str] = field(default_factory=set)  # normalised names of the identities it created
-    cursors: dict[str, tuple[int, str]] = field(default_factory=dict)  # the cursors it wrote (kept, not re-read)
-    latest: str = ""  # the largest event timestamp it wrote into the latest_timestamp counter
-    everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
+__all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tables"]
 
 
 class SqliteCatalog:
@@ -184,7 +45,7 @@ class SqliteCatalog:
     def __init__(self, store: DerivedStore) -> None:
         self.store = store
         self._seen_generation = -1
-        self._touched: _Touched | None = None
+        self._touched: Touched | None = None
         self._base_epoch = 0  # moves whenever every cache is dropped (erasure, reset, another process's commit)
         self._changes = 0  # moves whenever any session's epoch does
         self._clear()
@@ -221,10 +82,15 @@ class SqliteCatalog:
                 typed[session_type] = typed.get(session_type, 0) + 1
             for entity_type in {entity_type for _, entity_type in touched.types}:
                 by_type[entity_type] = by_type.get(entity_type, 0) + 1
-            self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
-            self._recent_keys = {
-                entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
-            }
+            # a (session, type) list is read from that type's versions and identities alone: the types written drop it
+            changed = touched.types
+            anything = {session for session, entity_type in changed if entity_type == ANY_TYPE}
+
+            def kept(entry: tuple[str, str, int]) -> bool:
+                return entry[:2] not in changed and entry[0] not in anything
+
+            self._recent = {entry: found for entry, found in self._recent.items() if kept(entry)}
+            self._recent_keys = {entry: found for entry, found in self._recent_keys.items() if kept(entry)}
         # Cursors and the counter are kept exact, not re-read: re-reading every session's cursor after each commit
         # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). Known sessions' cursors
         # are replaced in place (the dict keeps its size, so another thread iterating it - the graph follower, a
@@ -239,10 +105,10 @@ class SqliteCatalog:
             current = self._counters.get("latest_timestamp")
             self._counters["latest_timestamp"] = touched.latest if current is None else max(current, touched.latest)
 
-    def _touching(self) -> _Touched:
+    def _touching(self) -> Touched:
         serial = self.store.transaction_serial
         if self._touched is None or self._touched.serial != serial:
-            self._touched = _Touched(serial)
+            self._touched = Touched(serial)
         return self._touched
 
     def _clear(self) -> None:
@@ -510,117 +376,20 @@ class SqliteCatalog:
             )
         ]
 
-    def _recent_across(
-        self, sessions: Sequence[str], entity_type: str, scan: int, columns: str
-    ) -> dict[str, list[tuple[Any, ...]]]:
-        """Per session of ``sessions``: the rows ``columns`` (of ``cat_versions v``, then ``k.key``, ``k.current``)
-        of the newest version of each identity among the session's last ``scan`` versions of ``entity_type``, open
-        identities only, newest first (what :meth:`recent_versions` reads of one session, for many in one query).
-        ``cut`` finds each session's ``scan``-th newest version on the ``(session, entity_type)`` index, and drives
-        the range join (``CROSS JOIN`` fixes SQLite's loop order). The rows come unsorted and ungrouped (SQLite
-        sorting them, blobs included, was half the query) and are ordered and reduced here: an identity's newest
-        version in the window is its current one unless that was retracted (the caller reads those few by
-        ``k.current``)."""
-        found: dict[str, list[tuple[Any, ...]]] = {session: [] for session in sessions}
-        if not found or scan < 1:
-            return found
-        rows = self._rows(
-            "WITH cut(session, cutoff) AS MATERIALIZED (SELECT s.value, coalesce((SELECT vid FROM cat_versions "
-            "WHERE session = s.value AND entity_type = ?2 ORDER BY vid DESC LIMIT 1 OFFSET ?3), -1) "
-            f"FROM json_each(?1) s) SELECT c.session, v.vid, v.kid, k.closed, {columns}, k.key, k.current "
-            "FROM cut c CROSS JOIN cat_versions v ON v.session = c.session AND v.entity_type = ?2 "
-            "AND v.vid >= c.cutoff JOIN cat_keys k ON k.kid = v.kid",
-            (json.dumps(list(found)), entity_type, scan - 1),
-        )
-        rows.sort(key=_SESSION_VID)
-        seen: set[tuple[str, int]] = set()
-        for row in reversed(rows):  # each session's versions newest first
-            identity = row[0], row[2]
-            if identity not in seen:  # the identity's newest version in the window
-                seen.add(identity)
-                if not row[3]:
-                    found[row[0]].append(row[4:])
-        return found
-
     def recent_versions_many(
         self, sessions: Sequence[str], entity_type: str, scan: int, containing: Sequence[str] = ()
     ) -> dict[str, list[EntityVersion]]:
-        """``recent_versions(session, entity_type, scan, None)`` of each session, in one query (a whole memory's
-        memo fills every session's share at once). ``containing``: only the versions whose summary or properties
-        JSON holds one of these strings (the body is searched before a version is built: a whole-memory working set
-        looks for goals among 60,000 facts at 1M events, and building each one cost more than reading it)."""
-        columns = (
-            "v.id, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, "
-            "v.hash, v.event_type, v.importance, v.source_path, v.asserted"
-        )
-        rows = self._recent_across(sessions, entity_type, scan, columns)
-        retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]
-        currents = self.versions(retracted) if retracted else {}
-        needles = [needle.encode() for needle in containing]
-
-        def wanted(row: tuple[Any, ...]) -> bool:
-            if not needles:
-                return True
-            if row[0] != row[-1]:
-                version = currents.get(row[-1])
-                texts = (b"",) if version is None else (version.summary.encode(), version.properties_json.encode())
-            else:
-                raw = zlib.decompress(row[4][1:]) if row[4][:1] == b"z" else row[4][1:]
-                size = 4 + int.from_bytes(raw[:4], "little")
-                texts = (raw[4:size], raw[size:])  # summary, properties JSON (as _pack lays them out)
-            return any(needle in text for needle in needles for text in texts)
-
-        return {
-            session: [
-                _version((row[0], row[-2], *row[1:-2])) if row[0] == row[-1] else currents[row[-1]]
-                for row in found
-                if (row[0] == row[-1] or currents.get(row[-1]) is not None) and wanted(row)
-            ]
-            for session, found in rows.items()
-        }
+        return catalog_bulk.recent_versions_many(self, sessions, entity_type, scan, containing)
 
     def recent_heads_many(
         self, sessions: Sequence[str], entity_type: str, scan: int
     ) -> dict[str, list[tuple[str, str, int, str | None]]]:
-        """:meth:`recent_heads` of each session, in one query."""
-        rows = self._recent_across(sessions, entity_type, scan, "v.id, v.valid_from, v.seq, v.source_path")
-        retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]
-        currents = self.versions(retracted) if retracted else {}
-
-        def head(row: tuple[Any, ...]) -> tuple[str, str, int, str | None] | None:
-            if row[0] == row[-1]:
-                return row[0], row[1], int(row[2]), row[3]
-            version = currents.get(row[-1])
-            if version is None:
-                return None
-            return version.id, version.valid_from, version.source_event_seq, version.source_path
-
-        return {session: [found for found in map(head, found) if found is not None] for session, found in rows.items()}
+        return catalog_bulk.recent_heads_many(self, sessions, entity_type, scan)
 
     def first_recent_keys_many(
         self, sessions: Sequence[str], entity_type: str, first: int, scan: int
     ) -> dict[str, list[str]]:
-        """``recent_keys(session, entity_type, scan)[:first]`` of each session: each session's versions are read
-        newest first only until ``first`` identities are found (a tier lists 12 of the 200 it may scan)."""
-        kids: dict[str, list[int]] = {}
-        reader = self.store.reader()
-        statement = "SELECT kid FROM cat_versions WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?"
-        for session in sessions:
-            found: dict[int, None] = {}
-            if first > 0:
-                cursor = reader.execute(statement, (session, entity_type, scan))
-                for (kid,) in cursor:
-                    found[kid] = None
-                    if len(found) >= first:
-                        break
-                cursor.close()
-            kids[session] = list(found)
-        wanted = sorted({kid for found in kids.values() for kid in found})
-        keys: dict[int, str] = {}
-        for start in range(0, len(wanted), _IN_CHUNK):
-            chunk = wanted[start : start + _IN_CHUNK]
-            keys.update(self._rows(f"SELECT kid, key FROM cat_keys WHERE kid IN ({','.join(map(str, chunk))})"))
-        return {session: [keys[kid] for kid in found] for session, found in kids.items()}
+        return catalog_bulk.first_recent_keys_many(self, sessions, entity_type, first, scan)
 
     def read_versions(self, version_ids: Sequence[str]) -> dict[str, EntityVersion]:
         """The versions found among ``version_ids``, read in one query per ``_IN_CHUNK`` and not cached (a whole
@@ -874,221 +643,9 @@ class SqliteCatalog:
 
     # ------------------------------------------------------------------ writes
     def apply(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
-        """Write one planned batch (inside the projector's transaction): versions, identities, closures,
-        edges, feedback, failures, labels, sources, counters and the cursors it covers."""
-        self._note_touched(db, batch)
-        kids = self._write_keys(db, batch)
-        db.executemany(
-            "INSERT INTO cat_versions(id, kid, session, name, entity_type, body, valid_from, "
-            "valid_to, invalidated, seq, hash, event_type, importance, source_path, asserted) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    row["id"],
-                    kids[row["key"]],
-                    row["session_id"],
-                    row["name"],
-                    row["entity_type"],
-                    _pack(row["summary"] or "", row["properties"] or ""),
-                    row["valid_from"],
-                    row["valid_to"],
-                    int(bool(row["invalidated"])),
-                    int(row["source_event_seq"]),
-                    bytes.fromhex(row["source_event_hash"]),
-                    row["source_event_type"],
-                    float(row["importance"]),
-                    row.get("source_path"),
-                    int(row.get("asserted") is not False),
-                )
-                for row in batch.entities
-            ],
-        )
-        if batch.key_updates:
-            starts = self._valid_from(db, batch, [row["current_version"] for row in batch.key_updates])
-            db.executemany(
-                "UPDATE cat_keys SET current = ?, valid_from = ?, closed = ? WHERE key = ?",
-                [
-                    (row["current_version"], starts[row["current_version"]], int(bool(row["closed"])), row["id"])
-                    for row in batch.key_updates
-                ],
-            )
-        if batch.closures:
-            db.executemany(
-                "UPDATE cat_versions SET valid_to = ?, invalidated = ? WHERE id = ?",
-                [(row["valid_to"], int(bool(row["invalidated"])), row["id"]) for row in batch.closures],
-            )
-        if batch.relations:
-            self._touched_edges(self._write_edges(db, batch))
-        for row in batch.feedback:
-            positive = bool(row["positive"])
-            db.execute(
-                "INSERT INTO cat_feedback(key, positive, negative, weight, last) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET positive = positive + excluded.positive, "
-                "negative = negative + excluded.negative, weight = weight + excluded.weight, "
-                "last = max(last, excluded.last)",
-                (
-                    row["entity_key"],
-                    int(positive),
-                    int(not positive),
-                    float(row["weight"]) if positive else 0.0,
-                    row["timestamp"],
-                ),
-            )
-        if batch.failures:
-            db.executemany(
-                "INSERT INTO cat_failures(id, session, seq, event_type, reason) VALUES (?, ?, ?, ?, ?)",
-                [(r["id"], r["session_id"], r["seq"], r["event_type"], r["reason"]) for r in batch.failures[-20:]],
-            )
-            db.execute(
-                "DELETE FROM cat_failures WHERE rid <= (SELECT max(rid) FROM cat_failures) - ?", (FAILURE_SAMPLES,)
-            )
-            per_session: dict[str, int] = {}
-            for row in batch.failures:
-                per_session[row["session_id"]] = per_session.get(row["session_id"], 0) + 1
-            db.executemany(
-                "INSERT INTO cat_failure_counts(session, n) VALUES (?, ?) ON CONFLICT(session) DO UPDATE "
-                "SET n = n + excluded.n",
-                sorted(per_session.items()),
-            )
-        if batch.new_labels:
-            db.executemany(
-                "INSERT OR IGNORE INTO cat_labels(label) VALUES (?)", [(label,) for label in batch.new_labels]
-            )
-        if batch.sources:
-            db.executemany("INSERT OR IGNORE INTO cat_sources(id) VALUES (?)", [(row["id"],) for row in batch.sources])
-        latest = max((row["timestamp"] for row in batch.events), default="")
-        touched = self._touching()
-        touched.cursors.update(batch.cursors)
-        if latest:
-            touched.latest = max(touched.latest, latest)
-            db.execute(
-                "INSERT INTO cat_counters(name, value) VALUES ('latest_timestamp', ?) ON CONFLICT(name) DO UPDATE "
-                "SET value = max(value, excluded.value)",
-                (latest,),
-            )
-        db.executemany(
-            "INSERT OR REPLACE INTO cat_cursors(session, seq, hash) VALUES (?, ?, ?)",
-            [(session, seq, digest) for session, (seq, digest) in sorted(batch.cursors.items())],
-        )
-
-    def _note_touched(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
-        """Remember the cache entries this batch changes (dropped when its transaction commits)."""
-        touched = self._touching()
-        touched.versions.update(row["id"] for row in batch.entities)
-        touched.versions.update(row["id"] for row in batch.closures)
-        touched.keys.update(row["id"] for row in batch.entity_keys)
-        touched.names.update(row["norm_name"] for row in batch.entity_keys)
-        touched.keys.update(row["id"] for row in batch.key_updates)
-        touched.keys.update(row["key"] for row in batch.entities)
-        touched.events.update((row["session_id"], int(row["source_event_seq"])) for row in batch.entities)
-        touched.sessions.update(row["session_id"] for row in batch.entities)
-        touched.types.update((row["session_id"], row["entity_type"]) for row in batch.entities)
-        for chunk in _chunks(sorted({row["id"] for row in batch.closures})):  # events listing a closed version
-            marks = ",".join("?" * len(chunk))
-            for session, seq, entity_type in db.execute(
-                f"SELECT session, seq, entity_type FROM cat_versions WHERE id IN ({marks})", chunk
-            ):
-                touched.events.add((session, int(seq)))
-                touched.sessions.add(session)
-                touched.types.add((session, entity_type))
-        for chunk in _chunks(sorted({row["id"] for row in batch.key_updates})):  # identities whose current moved
-            marks = ",".join("?" * len(chunk))
-            for session, key in db.execute(f"SELECT session, key FROM cat_keys WHERE key IN ({marks})", chunk):
-                touched.sessions.add(session)
-                touched.types.add((session, _key_type(key)))
-        touched.feedback.update(row["entity_key"] for row in batch.feedback)
-
-    def _touched_edges(self, keys: Iterable[str]) -> None:
-        self._touching().edge_keys.update(keys)
-
-    def _write_keys(self, db: sqlite3.Connection, batch: ProjectionBatch) -> dict[str, int]:
-        """Insert the new identities; returns ``key -> kid`` for every key the batch's versions use."""
-        starts = {row["id"]: row["valid_from"] for row in batch.entities}
-        db.executemany(
-            "INSERT INTO cat_keys(key, session, norm, current, valid_from, closed) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    row["id"],
-                    row["session_id"],
-                    row["norm_name"],
-                    row["current_version"],
-                    starts.get(row["current_version"], ""),
-                    int(bool(row["closed"])),
-                )
-                for row in batch.entity_keys
-            ],
-        )
-        return self._kids(db, {row["key"] for row in batch.entities})
-
-    @staticmethod
-    def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for chunk in _chunks(sorted(keys)):
-            marks = ",".join("?" * len(chunk))
-            found.update(db.execute(f"SELECT key, kid FROM cat_keys WHERE key IN ({marks})", chunk).fetchall())
-        return found
-
-    @staticmethod
-    def _valid_from(db: sqlite3.Connection, batch: ProjectionBatch, version_ids: list[str]) -> dict[str, str]:
-        starts = {row["id"]: row["valid_from"] for row in batch.entities}
-        missing = [v for v in set(version_ids) if v not in starts]
-        for chunk in _chunks(missing):
-            marks = ",".join("?" * len(chunk))
-            starts.update(db.execute(f"SELECT id, valid_from FROM cat_versions WHERE id IN ({marks})", chunk))
-        return starts
-
-    @staticmethod
-    def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
-        """Insert the batch's relations; returns the identity keys of their endpoints."""
-        endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
-        kid_of: dict[str, int] = {}
-        keys: set[str] = set()
-        for chunk in _chunks(sorted(endpoints)):
-            marks = ",".join("?" * len(chunk))
-            for version_id, kid, key in db.execute(
-                f"SELECT v.id, v.kid, k.key FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid "
-                f"WHERE v.id IN ({marks})",
-                chunk,
-            ):
-                kid_of[version_id] = kid
-                keys.add(key)
-        db.executemany(
-            "INSERT INTO cat_edges(id, source_id, target_id, source_kid, target_kid, relation_type, session, "
-            "inferred, confidence, method, ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    row["id"],
-                    row["from"],
-                    row["to"],
-                    kid_of[row["from"]],
-                    kid_of[row["to"]],
-                    row["relation_type"],
-                    row["session_id"],
-                    int(bool(row["inferred"])),
-                    float(row["confidence"]),
-                    row["inference_method"],
-                    row["evidence_session"],
-                    int(row["evidence_seq"]),
-                    bytes.fromhex(row["evidence_hash"]),
-                    row["valid_from"],
-                    row["valid_to"],
-                    int(row["source_event_seq"]),
-                    bytes.fromhex(row["source_event_hash"]),
-                )
-                for row in batch.relations
-            ],
-        )
-        return keys
+        """Write one planned batch (inside the projector's transaction): see :func:`.catalog_writes.apply_batch`."""
+        apply_batch(self._touching(), db, batch)
 
     def delete_session(self, db: sqlite3.Connection, session: str) -> None:
         """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""
-        self._touching().everything = True
-        db.execute("DELETE FROM cat_edges WHERE session = ?", (session,))
-        db.execute("DELETE FROM cat_versions WHERE session = ?", (session,))
-        db.execute("DELETE FROM cat_feedback WHERE key >= ? AND key < ?", (f"{session}\x1f", f"{session}\x20"))
-        db.execute("DELETE FROM cat_keys WHERE session = ?", (session,))
-        db.execute("DELETE FROM cat_failures WHERE session = ?", (session,))
-        db.execute("DELETE FROM cat_failure_counts WHERE session = ?", (session,))
-        db.execute("DELETE FROM cat_sources WHERE id >= ? AND id < ?", (f"{session}\x1f", f"{session}\x20"))
-        db.execute("DELETE FROM cat_cursors WHERE session = ?", (session,))
+        delete_session_rows(self._touching(), db, session)

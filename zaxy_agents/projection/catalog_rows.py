@@ -1,0 +1,152 @@
+"""The catalog's tables in ``derived.sqlite`` and how a row becomes a record (shared by reads and writes).
+
+Layout choices (sizes matter: derived state must stay within ~2x the log): identities get an integer id
+(``kid``) that versions and edges reference; event hashes are stored as 32-byte blobs; versions are numbered in
+assertion order (``vid``), which is the order of an identity's history and of a session's type log.
+"""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+import zlib
+from collections.abc import Iterable
+from typing import Any
+
+from zaxy_agents.projection.records import EntityVersion, RelationRecord
+
+SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
+NAME = "catalog"
+FAILURE_SAMPLES = 20
+CACHE_LIMIT = 20_000
+COMPRESS_ABOVE = 160  # bytes of summary + properties from which zlib is tried
+_IN_CHUNK = 500  # keys per IN (...) lookup
+
+TABLES = (
+    "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, session TEXT NOT NULL, "
+    "norm TEXT NOT NULL, current TEXT NOT NULL, valid_from TEXT NOT NULL, closed INTEGER NOT NULL)",
+    "CREATE INDEX cat_keys_norm ON cat_keys(norm)",
+    "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kid INTEGER NOT NULL, "
+    "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, body BLOB NOT NULL, "
+    "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
+    "seq INTEGER NOT NULL, hash BLOB NOT NULL, event_type TEXT NOT NULL, importance REAL NOT NULL, "
+    "source_path TEXT, asserted INTEGER NOT NULL)",
+    "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
+    "CREATE INDEX cat_versions_event ON cat_versions(session, seq)",
+    "CREATE INDEX cat_versions_type ON cat_versions(session, entity_type)",
+    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id TEXT NOT NULL, "
+    "target_id TEXT NOT NULL, source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, "
+    "relation_type TEXT NOT NULL, session TEXT NOT NULL, inferred INTEGER NOT NULL, confidence REAL NOT NULL, "
+    "method TEXT NOT NULL, ev_session TEXT NOT NULL, ev_seq INTEGER NOT NULL, ev_hash BLOB NOT NULL, "
+    "valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)",
+    "CREATE INDEX cat_edges_out ON cat_edges(source_kid)",
+    "CREATE INDEX cat_edges_in ON cat_edges(target_kid)",
+    "CREATE TABLE cat_feedback(key TEXT PRIMARY KEY, positive INTEGER NOT NULL, negative INTEGER NOT NULL, "
+    "weight REAL NOT NULL, last TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE cat_failures(rid INTEGER PRIMARY KEY, id TEXT, session TEXT, seq INTEGER, event_type TEXT, "
+    "reason TEXT)",
+    "CREATE TABLE cat_labels(label TEXT PRIMARY KEY) WITHOUT ROWID",
+    "CREATE TABLE cat_sources(id TEXT PRIMARY KEY) WITHOUT ROWID",
+    "CREATE TABLE cat_failure_counts(session TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE cat_counters(name TEXT PRIMARY KEY, value) WITHOUT ROWID",
+)
+TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES if statement.startswith("CREATE TABLE"))
+
+_VERSION_COLUMNS = (
+    "v.id, k.key, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, "
+    "v.invalidated, v.seq, v.hash, v.event_type, v.importance, v.source_path, v.asserted"
+)
+_VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid"
+_EDGE_COLUMNS = (
+    "id, source_id, target_id, relation_type, session, inferred, confidence, method, ev_session, ev_seq, ev_hash, "
+    "valid_from, valid_to, seq, hash"
+)
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    for statement in TABLES:
+        db.execute(statement)
+
+
+def drop_tables(db: sqlite3.Connection) -> None:
+    for table in TABLE_NAMES:
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _pack(summary: str, properties: str) -> bytes:
+    """Summary and properties JSON in one blob, zlib-compressed when that pays (summaries of turns and
+    commands are up to 600 characters of prose: they are the bulk of the catalog)."""
+    head = summary.encode()
+    raw = len(head).to_bytes(4, "little") + head + properties.encode()
+    if len(raw) > COMPRESS_ABOVE:
+        packed = zlib.compress(raw, 1)
+        if len(packed) < len(raw):
+            return b"z" + packed
+    return b"r" + raw
+
+
+def _unpack(body: bytes) -> tuple[str, str]:
+    raw = zlib.decompress(body[1:]) if body[:1] == b"z" else body[1:]
+    size = int.from_bytes(raw[:4], "little")
+    return raw[4 : 4 + size].decode(), raw[4 + size :].decode()
+
+
+def _version(row: tuple[Any, ...]) -> EntityVersion:
+    summary, properties = _unpack(row[5])
+    return EntityVersion(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        summary,
+        properties,
+        row[6],
+        row[7],
+        bool(row[8]),
+        row[9],
+        row[10].hex(),
+        row[11],
+        row[12],
+        row[13],
+        bool(row[14]),
+    )
+
+
+def _edge(row: tuple[Any, ...]) -> RelationRecord:
+    return RelationRecord(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        bool(row[5]),
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        row[10].hex(),
+        row[11],
+        row[12],
+        row[13],
+        row[14].hex(),
+    )
+
+
+_SESSION_VID = operator.itemgetter(0, 1)  # (session, vid) of a row of SqliteCatalog._recent_across
+
+
+ANY_TYPE = "*"  # a change of a session's versions whose entity type is not known: moves every typed epoch
+
+
+def _key_type(key: str) -> str:
+    """The entity type an identity's key names (``entity_key``: session, type, normalised name), else
+    :data:`ANY_TYPE`."""
+    parts = key.split("\x1f")
+    return parts[1] if len(parts) == 3 and parts[1] else ANY_TYPE
+
+
+def _chunks(items: list[str]) -> Iterable[list[str]]:
+    for start in range(0, len(items), _IN_CHUNK):
+        yield items[start : start + _IN_CHUNK]
