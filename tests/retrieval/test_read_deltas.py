@@ -104,9 +104,8 @@ def test_writes_without_a_record_start_a_fresh_cache(
             memory.append("chat", "transcript.turn", _turn("zebra crossings after the merge", "ada", "s0"))
         elif write == "erasure":
             memory.erase_events("ops", [1])
-        elif write == "rebuild":  # every table rebuilt from the log (new creation stamp), then a turn
+        elif write == "rebuild":  # every table rebuilt from the log: a new creation stamp, the same write sequence
             memory.reproject(digest=False)
-            memory.append("chat", "transcript.turn", _turn("zebra crossings after the rebuild", "ada", "s0"))
         else:
             with MemoryFabric.from_path(path, use_graph=False) as other:
                 other.append("chat", "transcript.turn", _turn("zebra crossings from elsewhere", "cy", "s0"))
@@ -119,4 +118,4 @@ def test_writes_without_a_record_start_a_fresh_cache(
         assert carried == []  # no recorded chain from the old write sequence: nothing carried
         assert isinstance(index._read_cache, ReadCache) and index._read_cache is not before
         assert after == _fresh_hits(memory)
-        assert write == "erasure" or after[1][0][0] == "chat"  # the new turn is found
+        assert write in ("erasure", "rebuild") or after[1][0][0] == "chat"  # the new turn is found
