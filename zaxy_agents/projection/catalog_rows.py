@@ -13,9 +13,14 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
+SCHEMA_VERSION = 3  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log
+# Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
+# from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
+# never read these types, so what a whole memory reads in bulk stays in the catalog.
+TEXT_FROM_LOG = frozenset({"turn", "prompt", "hook_event", "event"})
 NAME = "catalog"
 FAILURE_SAMPLES = 20
 CACHE_LIMIT = 20_000
@@ -74,27 +79,48 @@ def drop_tables(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
-def _pack(summary: str, properties: str) -> bytes:
+def _pack(summary: str, properties: str, summary_in_log: bool = False) -> bytes:
     """Summary and properties JSON in one blob, zlib-compressed when that pays (summaries of turns and
-    commands are up to 600 characters of prose: they are the bulk of the catalog)."""
-    head = summary.encode()
+    commands are up to 600 characters of prose). ``summary_in_log``: the summary is left out (read from the
+    event, see :data:`TEXT_FROM_LOG`); the tag is then upper-case."""
+    head = b"" if summary_in_log else summary.encode()
     raw = len(head).to_bytes(4, "little") + head + properties.encode()
+    tag = b"r"
     if len(raw) > COMPRESS_ABOVE:
         packed = zlib.compress(raw, 1)
         if len(packed) < len(raw):
-            return b"z" + packed
-    return b"r" + raw
+            tag, raw = b"z", packed
+    return (tag.upper() if summary_in_log else tag) + raw
 
 
-def _unpack(body: bytes) -> tuple[str, str]:
-    raw = zlib.decompress(body[1:]) if body[:1] == b"z" else body[1:]
+def _raw(body: bytes) -> bytes:
+    """The uncompressed ``size + summary + properties`` of a body."""
+    return zlib.decompress(body[1:]) if body[:1] in (b"z", b"Z") else body[1:]
+
+
+def _in_log(body: bytes) -> bool:
+    return body[:1] in (b"R", b"Z")
+
+
+def _unpack(body: bytes) -> tuple[str | None, str]:
+    """``(summary, properties JSON)``; the summary is ``None`` when it is read from the log."""
+    raw = _raw(body)
     size = int.from_bytes(raw[:4], "little")
-    return raw[4 : 4 + size].decode(), raw[4 + size :].decode()
+    return (None if _in_log(body) else raw[4 : 4 + size].decode()), raw[4 + size :].decode()
 
 
-def _version(row: tuple[Any, ...]) -> EntityVersion:
+def _version(row: tuple[Any, ...], texts: LogTexts | None = None) -> EntityVersion:
+    """A version from a ``_VERSION_COLUMNS`` row; ``texts`` reads the summaries the catalog does not keep."""
     summary, properties = _unpack(row[5])
-    return EntityVersion(
+    if summary is None:
+        if texts is None:
+            raise RuntimeError("a version whose summary is in the log was read without access to the log")
+        return LoggedVersion(texts, *_fields(row, None, properties))
+    return EntityVersion(*_fields(row, summary, properties))
+
+
+def _fields(row: tuple[Any, ...], summary: str | None, properties: str) -> tuple[Any, ...]:
+    return (
         row[0],
         row[1],
         row[2],
