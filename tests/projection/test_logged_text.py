@@ -84,10 +84,43 @@ def test_an_erased_turn_text_is_gone_from_derived_state(tmp_path: Path) -> None:
     assert b"quokka migration" not in data
 
 
+_V2_EDGES = (
+    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id TEXT NOT NULL, "
+    "target_id TEXT NOT NULL, source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, "
+    "relation_type TEXT NOT NULL, session TEXT NOT NULL, inferred INTEGER NOT NULL, confidence REAL NOT NULL, "
+    "method TEXT NOT NULL, ev_session TEXT NOT NULL, ev_seq INTEGER NOT NULL, ev_hash BLOB NOT NULL, "
+    "valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)"
+)
+
+
+def _edges(catalog: SqliteCatalog) -> dict[str, list]:
+    keys = catalog.session_keys("s", limit=1000)
+    return {key: [*catalog.out_edges(key), *catalog.in_edges(key)] for key in keys}
+
+
+def _edges_to_layout_2(db: sqlite3.Connection) -> None:
+    """The edges table as layout 2 stored it: text ids, every evidence column and the method spelled out."""
+    rows = db.execute(
+        "SELECT eid, id, source_id, target_id, source_kid, target_kid, relation_type, session, inferred, "
+        "confidence, coalesce(method, 'deterministic'), coalesce(ev_session, session), coalesce(ev_seq, seq), "
+        "coalesce(ev_hash, hash), valid_from, valid_to, seq, hash FROM cat_edges"
+    ).fetchall()
+    db.execute("DROP TABLE cat_edges")
+    db.execute(_V2_EDGES)
+    text = [(row[0], *(v.hex() if isinstance(v, bytes) else v for v in row[1:4]), *row[4:]) for row in rows]
+    db.executemany(f"INSERT INTO cat_edges VALUES ({','.join('?' * 18)})", text)
+    db.execute("CREATE INDEX cat_edges_out ON cat_edges(source_kid)")
+    db.execute("CREATE INDEX cat_edges_in ON cat_edges(target_kid)")
+
+
 def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -> None:
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root) as fabric:
         seq = _seed(fabric)
+        fabric.append("s", "decision.recorded", {"decision": "Use WAL", "topic": "storage", "task_id": "T-1"})
+        fabric.project()
+        edges = _edges(fabric.projector.catalog)
+        assert sum(map(len, edges.values())) >= 4  # spoke x2 (out and in), has_decision (out and in)
     derived = root / ".zaxy" / "derived.sqlite"
     with sqlite3.connect(derived) as db:  # back to layout 2: every summary stored
         turns = db.execute("SELECT vid, name, body FROM cat_versions WHERE entity_type = 'turn'").fetchall()
@@ -95,6 +128,7 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
             _summary, properties = _unpack(body)
             text = SUMMARY if name == f"turn #{seq}" else "assistant: noted"
             db.execute("UPDATE cat_versions SET body = ? WHERE vid = ?", (_pack(text, properties), vid))
+        _edges_to_layout_2(db)
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema:catalog'")
         cursors = db.execute("SELECT * FROM lst_cursors ORDER BY 1, 2").fetchall()
     assert _unpack(_bodies(root)[f"turn:turn #{seq}"])[0] == SUMMARY
@@ -102,7 +136,9 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         version = _turn(fabric.projector.catalog, seq)
         assert isinstance(version, LoggedVersion) and version.summary == SUMMARY
         assert not any("rebuilt from the log" in notice for notice in fabric.projector.take_notices())
+        assert _edges(fabric.projector.catalog) == edges
     assert _unpack(_bodies(root)[f"turn:turn #{seq}"])[0] is None
     with sqlite3.connect(derived) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("3",)
         assert db.execute("SELECT * FROM lst_cursors ORDER BY 1, 2").fetchall() == cursors  # indexes kept
+        assert db.execute("SELECT count(*) FROM cat_edges WHERE typeof(id) = 'blob' AND ev_hash IS NULL").fetchone()[0]

@@ -1,10 +1,12 @@
 """In-place migrations of the catalog's tables (run on first open, before the version check that would otherwise
 drop and rebuild them from the log).
 
-2 -> 3: raw-text summaries (:data:`~.catalog_rows.TEXT_FROM_LOG`) leave the catalog: each such version's body is
-rewritten without its summary (the log holds it; readers re-derive it from the cited event). A back-fill of the
-bodies only, in one transaction: no event is re-read, the indexes keep their rows and cursors, and a crash
-mid-way leaves version 2 intact (the migration runs again). The freed space is reused by later writes.
+2 -> 3, in one transaction (a crash mid-way leaves version 2 intact, and the migration runs again):
+- raw-text summaries (:data:`~.catalog_rows.TEXT_FROM_LOG`) leave the catalog: each such version's body is
+  rewritten without its summary (the log holds it; readers re-derive it from the cited event);
+- edges drop what repeats (evidence that is their own event, the deterministic method; hex ids become bytes):
+  the table is copied into the new layout.
+No event is re-read and the indexes keep their rows and cursors. The freed pages are reused by later writes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,16 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from zaxy_agents.projection.catalog_rows import NAME, SCHEMA_VERSION, TEXT_FROM_LOG, _pack, _unpack
+from zaxy_agents.projection.catalog_rows import (
+    EDGE_INDEXES,
+    EDGES_DDL,
+    NAME,
+    SCHEMA_VERSION,
+    TEXT_FROM_LOG,
+    _edge_values,
+    _pack,
+    _unpack,
+)
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
 
 _BATCH = 2_000  # bodies rewritten per statement
@@ -26,6 +37,7 @@ def migrate(store: DerivedStore) -> bool:
         if db.execute("SELECT value FROM meta WHERE key=?", (f"schema:{NAME}",)).fetchone() != ("2",):
             return False  # another process migrated it meanwhile
         _summaries_to_log(db)
+        _compact_edges(db)
         store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
     return True
 
@@ -47,3 +59,55 @@ def _summaries_to_log(db: sqlite3.Connection) -> None:
             if summary is not None:
                 updates.append((_pack("", properties, True), vid))
         db.executemany("UPDATE cat_versions SET body = ? WHERE vid = ?", updates)
+
+
+_OLD_EDGE_COLUMNS = (
+    "eid, id, source_id, target_id, source_kid, target_kid, relation_type, session, inferred, confidence, method, "
+    "ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash"
+)
+
+
+def _compact_edges(db: sqlite3.Connection) -> None:
+    db.execute(EDGES_DDL.replace("CREATE TABLE cat_edges(", "CREATE TABLE cat_edges_v3(", 1))
+    last = 0
+    while True:
+        rows = db.execute(
+            f"SELECT {_OLD_EDGE_COLUMNS} FROM cat_edges WHERE eid > ? ORDER BY eid LIMIT ?", (last, _BATCH)
+        ).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        db.executemany(
+            f"INSERT INTO cat_edges_v3({_OLD_EDGE_COLUMNS}) VALUES ({','.join('?' * 18)})",
+            [
+                (
+                    row[0],
+                    *_edge_values(
+                        {
+                            "id": row[1],
+                            "from": row[2],
+                            "to": row[3],
+                            "relation_type": row[6],
+                            "session_id": row[7],
+                            "inferred": row[8],
+                            "confidence": row[9],
+                            "inference_method": row[10],
+                            "evidence_session": row[11],
+                            "evidence_seq": row[12],
+                            "evidence_hash": row[13].hex(),
+                            "valid_from": row[14],
+                            "valid_to": row[15],
+                            "source_event_seq": row[16],
+                            "source_event_hash": row[17].hex(),
+                        },
+                        row[4],
+                        row[5],
+                    ),
+                )
+                for row in rows
+            ],
+        )
+    db.execute("DROP TABLE cat_edges")
+    db.execute("ALTER TABLE cat_edges_v3 RENAME TO cat_edges")
+    for statement in EDGE_INDEXES:
+        db.execute(statement)

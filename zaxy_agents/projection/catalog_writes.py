@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, TEXT_FROM_LOG, _chunks, _key_type, _pack
+from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, TEXT_FROM_LOG, _chunks, _edge_values, _key_type, _pack
 from zaxy_agents.projection.planner import ProjectionBatch
 
 
@@ -210,28 +210,7 @@ def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
         "INSERT INTO cat_edges(id, source_id, target_id, source_kid, target_kid, relation_type, session, "
         "inferred, confidence, method, ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [
-            (
-                row["id"],
-                row["from"],
-                row["to"],
-                kid_of[row["from"]],
-                kid_of[row["to"]],
-                row["relation_type"],
-                row["session_id"],
-                int(bool(row["inferred"])),
-                float(row["confidence"]),
-                row["inference_method"],
-                row["evidence_session"],
-                int(row["evidence_seq"]),
-                bytes.fromhex(row["evidence_hash"]),
-                row["valid_from"],
-                row["valid_to"],
-                int(row["source_event_seq"]),
-                bytes.fromhex(row["source_event_hash"]),
-            )
-            for row in batch.relations
-        ],
+        [_edge_values(row, kid_of[row["from"]], kid_of[row["to"]]) for row in batch.relations],
     )
     return keys
 
