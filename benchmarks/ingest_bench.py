@@ -1,6 +1,6 @@
 """Ingest cost, this tree against another tree (``--before``) and against SQLite FTS5, in one run.
 
-Four parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
+Parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
 
 * ``batched``: ``--events`` realistic events (``realistic_stream.py``, ~1 KB each, sessions of 1,000) appended
   in chunks of 1,000 (group commit), then projected (catalog + retrieval indexes in ``derived.sqlite``), then the
@@ -13,7 +13,12 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events
   (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
   ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
-  thread's own CPU (without the WAL checkpoint and group commit threads: the steadier figure under load).
+  thread's own CPU (without the WAL checkpoint and group commit threads: the steadier figure under load). With
+  ``--one-spread`` the events go to the memory's sessions in turn (LangGraph threads, agents) instead of one.
+* ``merge``: the tail merges on the ``one`` part's path (``--one`` events one at a time, group commit, no graph),
+  each timed on its own (thread CPU): the verbatim index's (every 1,024 events) and the entity keyword index's; the
+  first after seeding a memory of ``--one-sessions`` sessions merges their one-event writes (a posting run per
+  term and session), the later ones (``--one-spread``: sessions already in their segment) what came after.
 * ``pages``: what one event's projection commit writes, on the ``one`` part's memory (``min(--one, 300)`` events
   one at a time, group commit, no graph): WAL frames per event (the WAL checkpoints held off, so every frame stays
   in the file), how many of them belong to the entity keyword index, the verbatim index and the catalog (dbstat),
@@ -28,8 +33,8 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
        [--locomo /work/shared/datasets/locomo/locomo_dev6.json]
-       [--parts batched,locomo,one,pages,reproject,floor,writers]
-       [--runs 2] [--writers 4] [--one-sessions 1] [--json]
+       [--parts batched,locomo,one,pages,merge,reproject,floor,writers]
+       [--runs 2] [--writers 4] [--one-sessions 1] [--one-spread] [--json]
 """
 
 from __future__ import annotations
@@ -142,7 +147,7 @@ try:
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
         out["events"] = size
     elif part == "one":
-        count, sessions = (int(v) for v in arg.split(":"))
+        count, sessions, spread = (int(v) for v in arg.split(":"))
         stream = RealisticStream(seed=5)
         seed_one_memory(stream, sessions)
         live = [stream.draft(i) for i in range(2 * count)]
@@ -151,14 +156,16 @@ try:
                 fabric.project()
                 fabric.projector.follow_graph()
                 appended, projected, project_thread = [0.0, 0.0], [0.0, 0.0], 0.0
-                for draft in drafts:
+                for number, draft in enumerate(drafts):
+                    # one live session, or (spread) the memory's sessions in turn: LangGraph threads, agents
+                    session = f"thread-{number % sessions}" if spread else "live-" + mode
                     start = clock()
-                    fabric.append("live-" + mode, draft["type"], draft["payload"])
+                    fabric.append(session, draft["type"], draft["payload"])
                     wall, cpu = since(start)
                     appended[0] += wall
                     appended[1] += cpu
                     start, thread = clock(), time.thread_time()
-                    fabric.project(["live-" + mode])
+                    fabric.project([session])
                     project_thread += time.thread_time() - thread
                     wall, cpu = since(start)
                     projected[0] += wall
@@ -170,6 +177,35 @@ try:
                          "project_wall_s": projected[0], "project_cpu_s": projected[1],
                          "project_thread_cpu_s": project_thread,
                          "graph_drain_wall_s": drain[0], "events": count}
+    elif part == "merge":
+        # the tail merges of the one-at-a-time path, each timed on its own (thread CPU): the verbatim index's (every
+        # 1,024 events) and the entity keyword index's (every ~16k postings); the first one after seeding a memory
+        # of many sessions merges their events (one posting run per term and session)
+        from zaxy_agents.retrieval import entity_index, verbatim_write
+        merges = {"verbatim": [], "entity": []}
+        def timed(cls, name, key):
+            original = getattr(cls, name)
+            def wrapper(*args, **kwargs):
+                began = time.thread_time()
+                merged = original(*args, **kwargs)
+                if merged:
+                    merges[key].append(time.thread_time() - began)
+                return merged
+            setattr(cls, name, wrapper)
+        timed(verbatim_write.Writer, "merge_tail", "verbatim")
+        timed(entity_index.EntityKeywordIndex, "_merge_tail", "entity")
+        count, sessions, spread = (int(v) for v in arg.split(":"))
+        stream = RealisticStream(seed=5)
+        seed_one_memory(stream, sessions)
+        merges = {"verbatim": [], "entity": []}  # not the seeding's
+        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+            fabric.project()
+            for number in range(count):
+                draft = stream.draft(number)
+                session = f"thread-{number % sessions}" if spread else "live"
+                fabric.append(session, draft["type"], draft["payload"])
+                fabric.project([session])
+        out = {"events": count, "verbatim_merges_s": merges["verbatim"], "entity_merges_s": merges["entity"]}
     elif part == "pages":
         # what one event's projection commit writes: WAL frames (4 KB pages; the WAL checkpoints are held off so
         # every frame stays in the file) and SQL statement executions (each row of an executemany counts), and
@@ -351,6 +387,15 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "verbatim_frames": share("verbatim", "sqlite_autoindex_verbatim"),
             "catalog_frames": share("cat_", "sqlite_autoindex_cat"),
         }
+    if part == "merge":
+        out = {}
+        for key in ("verbatim", "entity"):
+            times = raw[f"{key}_merges_s"]
+            out[f"{key}_merges"] = len(times)
+            out[f"{key}_first_ms"] = 1000 * times[0] if times else 0.0
+            out[f"{key}_later_median_ms"] = 1000 * statistics.median(times[1:]) if len(times) > 1 else 0.0
+            out[f"{key}_ms_per_event"] = 1000 * sum(times) / raw["events"]
+        return out
     if part == "floor":
         n = raw["events"]
         return {
@@ -386,6 +431,9 @@ def main() -> None:
     parser.add_argument("--one", type=int, default=200)
     parser.add_argument("--writers", type=int, default=4, help="concurrent processes for the writers part")
     parser.add_argument("--one-sessions", type=int, default=1, help="sessions of the memory the one part writes to")
+    parser.add_argument(
+        "--one-spread", action="store_true", help="the one part writes to the memory's sessions in turn (not one)"
+    )
     parser.add_argument("--locomo", default="/work/shared/datasets/locomo/locomo_dev6.json")
     parser.add_argument("--parts", default="batched,locomo,one")
     parser.add_argument("--runs", type=int, default=1)
@@ -395,10 +443,11 @@ def main() -> None:
     arguments = {
         "batched": str(args.events),
         "locomo": args.locomo,
-        "one": f"{args.one}:{args.one_sessions}",
+        "one": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
         "reproject": str(args.events),
         "floor": "500",
         "pages": f"{min(args.one, 300)}:{args.one_sessions}",
+        "merge": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
         "writers": f"{args.writers}:{args.one}",
     }
     samples: dict[str, dict[str, list[dict[str, float]]]] = {}

@@ -122,3 +122,27 @@ def test_an_erasure_drops_the_light_version_lookups_too(tmp_path: Path) -> None:
         assert task.id not in catalog.version_sources([task.id])
         assert catalog.version_key(task.id) is None
         assert _served(catalog, ["a", "b"]) == _served(_fresh(fabric), ["a", "b"])
+
+
+def test_a_turn_keeps_its_sessions_lists_of_other_types(tmp_path: Path) -> None:
+    """A session's recent lists are per entity type: a turn (an agent writes one every turn) drops the session's
+    ``turn`` lists only; a fact drops its ``fact`` lists. Each served list equals a fresh catalog's."""
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+        _seed(fabric)
+        catalog = fabric.projector.catalog
+        fabric.append("a", "transcript.turn", {"role": "user", "text": "first words"})
+        fabric.project()
+        facts, tasks = catalog.recent_versions("a", "fact", 500, None), catalog.recent_keys("a", "task", 500)
+        turns = catalog.recent_versions("a", "turn", 500, None)
+        fabric.append("a", "transcript.turn", {"role": "user", "text": "the quokka migration starts Monday"})
+        fabric.project()
+        fresh = _fresh(fabric)
+        assert all(a is b for a, b in zip(catalog.recent_versions("a", "fact", 500, None), facts, strict=True))
+        assert catalog.recent_keys("a", "task", 500) == tasks == fresh.recent_keys("a", "task", 500)
+        now = catalog.recent_versions("a", "turn", 500, None)
+        assert now == fresh.recent_versions("a", "turn", 500, None) and len(now) == len(turns) + 1
+        fabric.append("a", "fact.asserted", {"subject": "db", "predicate": "host", "object": "beta"})
+        fabric.project()
+        assert catalog.recent_versions("a", "fact", 500, None) == fresh.recent_versions("a", "fact", 500, None)
+        assert "beta" in catalog.recent_versions("a", "fact", 500, None)[0].summary
+        assert _served(catalog, ["a", "b"]) == _served(fresh, ["a", "b"])

@@ -91,3 +91,61 @@ def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch) -> None:
                 assert got == want
                 assert store.count(db, 0, t, scope) == len(want)
                 assert store.occurs(db, 0, t, scope) == bool(want)
+
+
+class _CheckEveryKey(postings.PostingStore):
+    """The compaction check before it skipped the keys of sessions new to their segment: every touched key."""
+
+    def _known_pairs(self, db: sqlite3.Connection, pairs: np.ndarray) -> np.ndarray:
+        return pairs
+
+
+def test_compaction_skips_only_keys_that_cannot_be_crowded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write checks for crowded keys only in sessions already in the key's segment: the stored runs are exactly
+    those of checking every key, and crowded keys are still merged (new sessions arrive in every write, old ones
+    come back, and segments roll over)."""
+    monkeypatch.setattr(postings, "SEGMENT_BITS", 6)
+    tables = []
+    for store in (postings.PostingStore("p"), _CheckEveryKey("p")):
+        db = sqlite3.connect(":memory:")
+        for statement in postings.schema("p"):
+            db.execute(statement)
+        doc, draws = 0, np.random.default_rng(5)
+        for write in range(60):
+            sessions = np.concatenate(([write + 100], draws.choice(3, int(draws.integers(1, 4)), replace=False)))
+            per_doc = [draws.choice(6, int(draws.integers(1, 4)), replace=False) for _ in sessions]
+            term = np.concatenate(per_doc)
+            owner = np.repeat(np.arange(doc, doc + sessions.size), [len(t) for t in per_doc])
+            session = np.repeat(sessions, [len(t) for t in per_doc])
+            doc += sessions.size
+            store.append_arrays(db, np.zeros(term.size, np.int64), term, session, owner,
+                                draws.integers(1, 4, term.size), compact=True)  # fmt: skip
+        tables.append(db.execute("SELECT * FROM p_post ORDER BY field, seg, term, session, first").fetchall())
+        crowded = db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM p_post WHERE n < {postings.RUN_SIZE} "
+            f"GROUP BY field, seg, term, session HAVING count(*) >= {postings.MERGE_RUNS})"
+        ).fetchone()[0]
+        assert crowded == 0
+        merged = db.execute("SELECT count(*) FROM p_post WHERE n > 1 AND session < 3").fetchone()[0]
+        assert merged > 0  # the returning sessions' runs were merged
+    assert tables[0] == tables[1]
+
+
+@pytest.mark.parametrize("count", [99, 100, 1234])
+def test_a_write_stores_exactly_its_encoded_runs(count: int) -> None:
+    """Runs go in by multi-row INSERTs of ``RUNS_PER_INSERT`` plus the rest one by one: every run once, as encoded."""
+    rng = np.random.default_rng(count)
+    session = rng.integers(0, 5000, count)
+    term, doc, tf = rng.integers(0, 7, count), np.arange(count, dtype=np.int64), rng.integers(1, 300, count)
+    field = np.zeros(count, np.int64)
+    db = sqlite3.connect(":memory:")
+    for statement in postings.schema("p"):
+        db.execute(statement)
+    postings.PostingStore("p").append_arrays(db, field, term, session, doc, tf)
+    order = np.lexsort((doc, session, term, doc >> postings.SEGMENT_BITS, field))
+    keys = np.stack((field, doc >> postings.SEGMENT_BITS, term, session), axis=1)[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.any(np.diff(keys, axis=0) != 0, axis=1)) + 1))
+    expected = postings.encode_runs(
+        field[order], term[order], session[order], doc[order], tf[order], starts, segments=True
+    )
+    assert db.execute("SELECT * FROM p_post ORDER BY field, seg, term, session, first").fetchall() == sorted(expected)

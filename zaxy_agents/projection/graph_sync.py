@@ -41,6 +41,12 @@ GRAPH_LOCK = "graph.lock"
 STATE_KEY = "graph:state"
 SYNC_EVENTS = 20_000  # events per graph transaction when catching up from the log (COPY commits are costly)
 PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at once
+# Events per store transaction when catching up from the log: the batches of ``batch_events`` it plans are applied
+# inside one ``spanning_transaction`` of up to this many events. Kuzu 0.11.3 rewrites every node group a commit
+# touches in new pages and cannot reuse the old ones for the larger rewrite of the next commit: a 100k-event graph
+# caught up in five transactions was 2.2x its file in one (docs/benchmarks.md, "Graph size"). Planner memory stays
+# bounded by ``batch_events`` (the rows are in the store's transaction once applied).
+SPAN_EVENTS = 100_000
 # Events of committed batches an open graph keeps for its next sync when nothing follows it: that sync writes them
 # as they are instead of replaying and re-planning the same events from the log (past this, it replays).
 HOLD_EVENTS = SYNC_EVENTS
@@ -110,6 +116,8 @@ class GraphSync:
         # A shared one lives on a server that other workers write too (PostgreSQL: Capability.SHARED_GRAPH).
         self.private = not shared
         self.batch_events = batch_events
+        self.span_events = SPAN_EVENTS
+        self._span_open = False  # inside _spanning(): batches are applied without their own commit
         self.store: Any = None
         self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
         self.unavailable: str | None = None  # why the graph cannot be opened here (held by another process)
@@ -261,6 +269,10 @@ class GraphSync:
 
     def _write_batch(self, batch: ProjectionBatch) -> None:
         assert self.store is not None
+        if self._span_open:  # committed (or rolled back, and the store closed) when the span ends: _spanning()
+            self.store.apply(batch)
+            self._cursors.update(batch.cursors)
+            return
         if self.private:
             self._mark(False)
             try:
@@ -355,10 +367,55 @@ class GraphSync:
             self.derived.warn(f"{self.path} does not match the log ({exc}); it is rebuilt from the log")
             self._rebuild_private()
 
+    @contextlib.contextmanager
+    def _spanning(self) -> Any:
+        """Batches written inside are one store transaction of up to :attr:`span_events` events (the yielded
+        function ends one early), committed at the end, then checkpointed and the file marked clean. If anything
+        fails, the transaction rolls back and the store is closed, left marked dirty: the next open rebuilds it, as
+        for any failed write."""
+        store = self.store
+        assert store is not None
+        if self.private:
+            self._mark(False)
+        written = [0]
+        try:
+            with store.spanning_transaction() as commit:
+                self._span_open = True
+
+                def commit_when_full(events: int) -> None:
+                    written[0] += events
+                    if written[0] >= self.span_events:
+                        commit()
+                        written[0] = 0
+
+                yield commit_when_full
+                self._span_open = False
+        except BaseException:
+            self._span_open = False
+            with contextlib.suppress(Exception):
+                store.close()
+            self.store = None
+            raise
+        store.checkpoint()
+        if self.private:
+            self._mark(True)
+
     def _plan_into_graph(self, gaps: dict[str, tuple[int, int]]) -> None:
+        with self._spanning() as written:
+            self._plan_batches(gaps, written)
+
+    def _plan_batches(self, gaps: dict[str, tuple[int, int]], written: Callable[[int], None]) -> None:
+        """Replay ``gaps`` (session -> first, last seq) through a planner into the graph, ``batch_events`` at a
+        time; ``written`` is told each batch's events once applied."""
+        assert self.store is not None
         planner = ProjectionPlanner()
         planner.restore({}, set(self.store.typed_labels()), set(self._cursors), set())
         chunk: list[tuple[dict[str, Any], Any]] = []
+
+        def write(batch: ProjectionBatch) -> None:
+            self._write(batch)
+            planner.forget()
+            written(batch.event_count)
 
         def plan_chunk() -> None:
             with collector_paused():  # see collector.py
@@ -367,8 +424,7 @@ class GraphSync:
                     planner.add(envelope, extraction)
             chunk.clear()
             if planner.pending_events() >= self.batch_events:
-                self._write(planner.take_batch())
-                planner.forget()
+                write(planner.take_batch())
 
         for session, (first, last) in gaps.items():
             expected = self._cursors.get(session, (0, None))[1]
@@ -382,8 +438,7 @@ class GraphSync:
             if chunk:
                 plan_chunk()
         if planner.pending_events():
-            self._write(planner.take_batch())
-            planner.forget()
+            write(planner.take_batch())
 
     def _rebuild_private(self) -> None:
         """Delete the graph file and replay the whole projection into a new one."""

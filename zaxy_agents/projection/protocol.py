@@ -10,6 +10,7 @@ processes write it) also answers :meth:`session_state`, and its :meth:`apply` re
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -111,6 +112,15 @@ class ProjectionStore(Protocol):
 
     def checkpoint(self) -> None:
         """Make what was written durable in the store's own files (default: nothing to do)."""
+
+    @contextlib.contextmanager
+    def spanning_transaction(self) -> Iterator[Callable[[], None]]:
+        """The batches this thread applies inside commit together when it ends (rolled back, with their cursors,
+        if it raises); it yields ``commit()``, which commits what was applied so far and goes on in a new
+        transaction. For a writer that applies many batches in a row (a graph catching up from the log), where one
+        commit per batch costs the store more than the rows (embedded Kuzu). Default: each apply() commits on its
+        own, and ``commit()`` does nothing."""
+        yield lambda: None
 
     def attach_texts(self, texts: Callable[[Sequence[str]], dict[str, tuple[str, str]]]) -> None:
         """Where to read entity versions' ``summary`` and ``properties`` (JSON) by version id: the catalog, which

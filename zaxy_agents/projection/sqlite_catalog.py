@@ -86,10 +86,15 @@ class SqliteCatalog:
                 typed[session_type] = typed.get(session_type, 0) + 1
             for entity_type in {entity_type for _, entity_type in touched.types}:
                 by_type[entity_type] = by_type.get(entity_type, 0) + 1
-            self._recent = {entry: found for entry, found in self._recent.items() if entry[0] not in touched.sessions}
-            self._recent_keys = {
-                entry: found for entry, found in self._recent_keys.items() if entry[0] not in touched.sessions
-            }
+            # a (session, type) list is read from that type's versions and identities alone: the types written drop it
+            changed = touched.types
+            anything = {session for session, entity_type in changed if entity_type == ANY_TYPE}
+
+            def kept(entry: tuple[str, str, int]) -> bool:
+                return entry[:2] not in changed and entry[0] not in anything
+
+            self._recent = {entry: found for entry, found in self._recent.items() if kept(entry)}
+            self._recent_keys = {entry: found for entry, found in self._recent_keys.items() if kept(entry)}
         # Cursors and the counter are kept exact, not re-read: re-reading every session's cursor after each commit
         # made projecting one event cost O(sessions) (a full scan of cat_cursors per event). Known sessions' cursors
         # are replaced in place (the dict keeps its size, so another thread iterating it - the graph follower, a

@@ -231,6 +231,9 @@ class VerbatimIndex:
         self._pending_words: set[str] = set()
         self._names = Names(-1.0)
         self._read_cache: object = None  # verbatim_search.ReadCache of the current write sequence
+        from .read_deltas import ReadDeltas
+
+        self.read_deltas = ReadDeltas()  # this process's tail writes, so readers keep the lookups they did not touch
         self.write_cache: object = None  # verbatim_write.WriteCache
         self._write_cache_next: float | None = None
         self.counters: Counter[str] = Counter()  # queries, and those whose candidate set was bounded (inexact)
@@ -249,6 +252,7 @@ class VerbatimIndex:
             db.execute(f'DROP TABLE IF EXISTS "{PREFIX}_{table}"')
         self.cache.clear()
         self.tail.clear()
+        self.read_deltas.clear()
         self.write_cache = None
         self._known_words.clear()
 
@@ -261,6 +265,7 @@ class VerbatimIndex:
             self.cache.install(blocks, before, after)
             created = self._pending_created  # read inside the write: no query after each commit
             self.tail.committed(read_stats(self.reader()).created if created is None else created)
+        self.read_deltas.committed()
         if self._write_cache_next is not None and self.write_cache is not None:
             self.write_cache.wseq = self._write_cache_next  # type: ignore[attr-defined]
         self._write_cache_next = None
@@ -271,6 +276,7 @@ class VerbatimIndex:
 
     def rolled_back(self) -> None:
         self._pending, self._pending_words, self._pending_created = None, set(), None
+        self.read_deltas.rolled_back()
         # A rebuild group (several committed() calls in one transaction) may have been undone: the tail view and
         # the feature cache are read again from the tables (rollbacks are rare).
         self.tail.clear()

@@ -38,6 +38,7 @@ from . import sorted_sets as sets
 from . import verbatim_dates as date_windows
 from .dates import QueryDate, query_dates
 from .postings import TermPostings
+from .read_deltas import Delta
 from .text import _PROPN_RE
 from .verbatim import _POSTINGS, FIELD_CAPTION, FIELD_TEXT, PREFIX, Names, VerbatimHit, parse_moment, read_stats
 from .verbatim_scoring import GroupRows, Groups, Matched, Scorer, Terms
@@ -78,14 +79,17 @@ def search(
 
 
 class ReadCache:
-    """Lookups a query repeats (terms, speaker names, thread rows), valid for one write sequence of the index:
-    a read-mostly memory answers them from memory; any write starts a fresh cache."""
+    """Lookups a query repeats (terms, speaker names, thread rows), valid for one write sequence of the index
+    (of the tables ``created``): a read-mostly memory answers them from memory. After a write, the entries it
+    did not touch are carried over when this process recorded what it touched (:mod:`.read_deltas`: an agent's
+    turn, appended to the tail); any other write starts a fresh cache."""
 
     LIMIT = 200_000
     GROUP_LIMIT = 2_000_000  # thread rows kept (33 bytes each)
+    CARRY_LIMIT = 50_000  # past this many entries (or thread slots) a fresh cache costs less than a copy
 
-    def __init__(self, wseq: int) -> None:
-        self.wseq = wseq
+    def __init__(self, wseq: int, created: float = 0.0) -> None:
+        self.wseq, self.created = wseq, created
         self.terms: dict[str, tuple[int, int, int] | None] = {}
         self.speakers: dict[str, int | None] = {}
         self.groups = GroupRows()
@@ -93,11 +97,27 @@ class ReadCache:
     def full(self) -> bool:
         return len(self.terms) + len(self.speakers) > self.LIMIT or self.groups.count > self.GROUP_LIMIT
 
+    def carried(self, delta: Delta) -> ReadCache | None:
+        """A new cache at ``delta.after`` with this one's entries less those ``delta`` touched (copies: a query
+        of another thread may be reading this one), or ``None`` when this one is too big to copy."""
+        if len(self.terms) + len(self.speakers) > self.CARRY_LIMIT or self.groups.loaded.size > self.CARRY_LIMIT:
+            return None
+        fresh = ReadCache(delta.after, delta.created)
+        fresh.terms = {term: found for term, found in self.terms.items() if term not in delta.terms}
+        fresh.speakers = {term: found for term, found in self.speakers.items() if term not in delta.speakers}
+        fresh.groups = self.groups.updated(delta.groups)
+        return fresh
 
-def read_cache(index: VerbatimIndex, wseq: int) -> ReadCache:
+
+def read_cache(index: VerbatimIndex, wseq: int, created: float) -> ReadCache:
     cache = index._read_cache
-    if not isinstance(cache, ReadCache) or cache.wseq != wseq or cache.full():
-        cache = index._read_cache = ReadCache(wseq)
+    if isinstance(cache, ReadCache) and cache.created == created and cache.wseq == wseq and not cache.full():
+        return cache
+    carried = None
+    if isinstance(cache, ReadCache) and cache.created == created and cache.wseq < wseq and not cache.full():
+        delta = index.read_deltas.since(cache.wseq, created, wseq)
+        carried = cache.carried(delta) if delta is not None else None
+    cache = index._read_cache = carried if carried is not None else ReadCache(wseq, created)
     return cache
 
 
@@ -173,7 +193,7 @@ class _Query:
         if n <= 0:
             return []
         self.cache.refresh(db, int(stats.wseq))
-        self.lookups = read_cache(index, int(stats.wseq))
+        self.lookups = read_cache(index, int(stats.wseq), stats.created)
         names = index.names(db, stats)
         scope = None if sessions is None else sorted(names.session_ids(db, sessions).values())
         if scope is not None and not scope:

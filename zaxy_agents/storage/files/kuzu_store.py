@@ -151,6 +151,7 @@ class KuzuProjectionStore(ProjectionStore):
         self._local = threading.local()
         self._connections: list[kuzu.Connection] = []  # every thread's, so interrupt() can reach them all
         self._interrupted = threading.Event()
+        self._spanning: int | None = None  # the thread inside spanning_transaction()
         self.rows_applied = 0
         self._closed = False
         self._texts: Texts | None = None
@@ -410,36 +411,17 @@ class KuzuProjectionStore(ProjectionStore):
         connection = self._connection()
         relates = [_as_stored_relation(row) for row in batch.relations]  # refused before anything is written
         events = self._as_stored_events(batch)
+        if self._spanning == threading.get_ident():  # inside this thread's spanning_transaction: no commit here
+            try:  # by COPY whatever the size (one commit at the end: per-row statements would save nothing)
+                self._apply_rows(batch, events, relates, bulk=True)
+            finally:
+                self.rows_applied = 0
+            return
         with self._writing():
-            bulk = batch.row_count() > ROW_BY_ROW_LIMIT
             self._check_interrupted()
-            self.rows_applied = 0
             connection.execute("BEGIN TRANSACTION")
             try:
-                for table in NODE_COLUMNS:
-                    rows = events if table == "Event" else getattr(batch, BATCH_ROW_KEYS[table])
-                    self._insert(table, stored_node_columns(table), rows, None, bulk)
-                for table, (source, target, _columns) in REL_TABLES.items():
-                    if table != "RELATES" and table not in MIRRORED:
-                        rows = getattr(batch, BATCH_ROW_KEYS[table])
-                        self._insert(table, stored_columns(table), rows, (source, target), bulk)
-                    if table in EXTRA_PAIRS:
-                        rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
-                        self._insert(table, stored_columns(table), rows, EXTRA_PAIRS[table], bulk)
-                self._insert("RELATES", RELATES_STORED, relates, ("Entity", "Entity"), bulk)
-                self._update(
-                    "MATCH (e:Entity {id: $id}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
-                    "e.closed_by_seq = $closed_by_seq, e.invalidation_reason = $reason",
-                    batch.closures,
-                )
-                self._update(
-                    "MATCH (k:EntityKey {id: $id}) SET k.current_version = $current_version, k.closed = $closed",
-                    batch.key_updates,
-                )
-                self._update(
-                    "MATCH (s:Session {id: $id}) SET s.projected_seq = $seq, s.projected_hash = $hash",
-                    [{"id": s, "seq": q, "hash": h} for s, (q, h) in sorted(batch.cursors.items())],
-                )
+                self._apply_rows(batch, events, relates, bulk=batch.row_count() > ROW_BY_ROW_LIMIT)
                 self._check_interrupted()
                 connection.execute("COMMIT")
             except Exception:
@@ -448,6 +430,69 @@ class KuzuProjectionStore(ProjectionStore):
                 raise
             finally:
                 self.rows_applied = 0
+
+    @contextlib.contextmanager
+    def spanning_transaction(self) -> Iterator[Callable[[], None]]:
+        """Batches this thread applies inside are one Kuzu transaction, committed when it ends (rolled back if it
+        raises); the yielded ``commit()`` commits what was applied so far and begins the next one.
+
+        Why: Kuzu 0.11.3's COMMIT after a COPY rewrites each node group and relationship region it touched, in new
+        pages, and frees the old ones, which a later, larger rewrite of the same group cannot reuse. A 100k-event
+        graph caught up from the log in five 20,000-event transactions was 279 MB, 105 MB of them free pages and
+        the columns half slack; in one transaction, 127 MB (docs/benchmarks.md, "Graph size"). Other threads'
+        reads and writes wait until it ends (:meth:`_exclusive`); this thread's own reads see what it applied."""
+        connection = self._connection()
+        with self._writing():
+            self._check_interrupted()
+            connection.execute("BEGIN TRANSACTION")
+            self._spanning = threading.get_ident()
+
+            def commit() -> None:
+                self._check_interrupted()
+                connection.execute("COMMIT")
+                connection.execute("BEGIN TRANSACTION")
+
+            try:
+                yield commit
+                self._check_interrupted()
+                connection.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):  # a failed COMMIT already ended it; a closed store has none
+                    connection.execute("ROLLBACK")
+                raise
+            finally:
+                self._spanning = None
+
+    def _apply_rows(
+        self, batch: ProjectionBatch, events: list[dict[str, Any]], relates: list[dict[str, Any]], *, bulk: bool
+    ) -> None:
+        """Every row of a batch and its cursors, inside the caller's transaction (``bulk``: by COPY)."""
+        self._check_interrupted()
+        self.rows_applied = 0
+        for table in NODE_COLUMNS:
+            rows = events if table == "Event" else getattr(batch, BATCH_ROW_KEYS[table])
+            self._insert(table, stored_node_columns(table), rows, None, bulk)
+        for table, (source, target, _columns) in REL_TABLES.items():
+            if table != "RELATES" and table not in MIRRORED:
+                rows = getattr(batch, BATCH_ROW_KEYS[table])
+                self._insert(table, stored_columns(table), rows, (source, target), bulk)
+            if table in EXTRA_PAIRS:
+                rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
+                self._insert(table, stored_columns(table), rows, EXTRA_PAIRS[table], bulk)
+        self._insert("RELATES", RELATES_STORED, relates, ("Entity", "Entity"), bulk)
+        self._update(
+            "MATCH (e:Entity {id: $id}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
+            "e.closed_by_seq = $closed_by_seq, e.invalidation_reason = $reason",
+            batch.closures,
+        )
+        self._update(
+            "MATCH (k:EntityKey {id: $id}) SET k.current_version = $current_version, k.closed = $closed",
+            batch.key_updates,
+        )
+        self._update(
+            "MATCH (s:Session {id: $id}) SET s.projected_seq = $seq, s.projected_hash = $hash",
+            [{"id": s, "seq": q, "hash": h} for s, (q, h) in sorted(batch.cursors.items())],
+        )
 
     def _as_stored_events(self, batch: ProjectionBatch) -> list[dict[str, Any]]:
         """The batch's Event rows as this file stores them (``kuzu_schema.DERIVED_HASH_COLUMNS``): ``prev_hash`` only
@@ -575,7 +620,10 @@ class KuzuProjectionStore(ProjectionStore):
         return present
 
     def checkpoint(self) -> None:
-        """Merge the write-ahead log into the database file (after which the file alone is the graph)."""
+        """Merge the write-ahead log into the database file (after which the file alone is the graph); inside this
+        thread's :meth:`spanning_transaction`, nothing (its end commits, then the caller checkpoints)."""
+        if self._spanning == threading.get_ident():
+            return
         with self._writing():
             self._connection().execute("CHECKPOINT")
 
@@ -823,10 +871,38 @@ class KuzuProjectionStore(ProjectionStore):
                 f"MATCH (a:{start})-[r:CITES_SOURCE]->(b:Source) RETURN a.id, b.id, r.line_start, r.line_end, "
                 "r.checksum, r.source_event_seq, b.session_id"
             )
+            found = self._known_hashes([event_node_id(session, row[-1]) for *row, session in rows], hashes)
             for *values, session in rows:
-                values.append(hashes[event_node_id(session, values[-1])])
+                values.append(found[event_node_id(session, values[-1])])
                 lines.append('["CITES_SOURCE",' + ",".join(_json_value(value) for value in values) + "]")
         return sorted(lines)
+
+    def _known_hashes(self, ids: list[str], hashes: dict[str, str]) -> dict[str, str]:
+        """``hashes`` (event id -> hash, read earlier in a dump) with the ids it lacks looked up now: the dump's
+        queries are separate reads, and a write may commit between them (a row and its event are always written
+        together, so the event is there)."""
+        missing = sorted({event_id for event_id in ids if event_id not in hashes})
+        if missing:
+            hashes.update(self._event_hashes(missing))
+        return hashes
+
+    def _derived_hashes(self, table: str, held: dict[str, Any], hashes: dict[str, str]) -> list[str | None]:
+        """The hash column of ``kuzu_schema.DERIVED_HASH_COLUMNS`` for a dump's rows (``held``: column -> values):
+        an entity version's source event's hash; an event's ``prev_hash``, unless stored as unchained ("" for a
+        null one), the chain's."""
+        if table == "Entity":
+            event_ids = held["event_id"].to_pylist()
+            found = self._known_hashes(event_ids, hashes)
+            return [found[event_id] for event_id in event_ids]
+        sessions, seqs = held["session_id"].to_pylist(), held["seq"].to_pylist()
+        unchained = held[_UNCHAINED].to_pylist()
+        hashes.update(zip(held["id"].to_pylist(), held["hash"].to_pylist(), strict=True))
+        chained = [event_node_id(s, q - 1) for s, q, own in zip(sessions, seqs, unchained, strict=True) if own is None]
+        found = self._known_hashes([i for i in chained if not i.endswith(":0")], hashes)
+        return [
+            (own or None) if own is not None else GENESIS_HASH if seq == 1 else found[event_node_id(session, seq - 1)]
+            for session, seq, own in zip(sessions, seqs, unchained, strict=True)
+        ]
 
     def _projected_relation_lines(self, audits: dict[str, str]) -> list[str]:
         """PROJECTED_RELATION's rows: its own columns, then the RELATES row's audit columns (joined by id)."""
@@ -862,7 +938,7 @@ class KuzuProjectionStore(ProjectionStore):
             values |= self._text_columns(held["id"].to_pylist())
         derived = DERIVED_HASH_COLUMNS.get(table)
         if derived is not None and derived not in held:
-            values[derived] = _derived_hashes(table, held, hashes or {})
+            values[derived] = self._derived_hashes(table, held, {} if hashes is None else hashes)
         columns = [
             [_json_value(value) for value in (values[name] if name in values else held[name].to_pylist())]
             for name, _ in NODE_COLUMNS[table]
@@ -887,20 +963,6 @@ def _check_source_hash(what: str, event_id: str, source_hash: str | None, hashes
             f"{what}: source_event_hash is not the hash of its event {event_id} (the embedded graph reads it from "
             "the Event node)"
         )
-
-
-def _derived_hashes(table: str, held: dict[str, Any], hashes: dict[str, str]) -> list[str | None]:
-    """The hash column of ``kuzu_schema.DERIVED_HASH_COLUMNS`` for a dump's rows (``held``: column -> values): an
-    entity version's source event's hash; an event's ``prev_hash``, unless stored as unchained ("" for a null one),
-    the chain's."""
-    if table == "Entity":
-        return [hashes[event_id] for event_id in held["event_id"].to_pylist()]
-    sessions, seqs = held["session_id"].to_pylist(), held["seq"].to_pylist()
-    unchained = held[_UNCHAINED].to_pylist()
-    return [
-        (own or None) if own is not None else GENESIS_HASH if seq == 1 else hashes[event_node_id(session, seq - 1)]
-        for session, seq, own in zip(sessions, seqs, unchained, strict=True)
-    ]
 
 
 def _looked_up(ids: Sequence[str], chunk: int, fetch: Callable[[Sequence[str]], dict[str, Any]]) -> dict[str, Any]:

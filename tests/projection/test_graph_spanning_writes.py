@@ -1,0 +1,108 @@
+"""A graph caught up from the log in many batches is written in one Kuzu transaction (issue 24, graph.kuzu size).
+
+Kuzu 0.11.3's COMMIT after a COPY rewrites every node group it touched in new pages and cannot reuse the old ones
+for the next, larger rewrite: a 100k-event graph caught up in five 20,000-event transactions was 2.2x the file
+written in one (docs/benchmarks.md, "Graph size"). So the catch-up plans ``batch_events`` at a time (bounded planner
+memory) and applies every batch inside one ``spanning_transaction`` of up to ``span_events``. Checked here on a real
+Kuzu file: the number of commits, the same graph as one commit per batch, and a failure half-way that leaves nothing
+of the span behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import kuzu
+import pytest
+
+from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection import graph_sync
+from zaxy_agents.storage.files import kuzu_store
+
+SESSIONS = ("alpha", "beta")
+
+
+def _memory(root: Path) -> None:
+    with MemoryFabric.from_path(root) as memory:
+        for index in range(24):
+            for session in SESSIONS:
+                memory.append(session, "task.created", {"task_id": f"t-{index % 7}", "title": f"work item {index}"})
+                memory.append(session, "file.edited", {"path": f"src/m{index % 5}.py", "task_id": f"t-{index % 7}"})
+        memory.project(list(SESSIONS))
+        memory.projector.flush()
+    shutil.rmtree(root / ".zaxy" / "graph.kuzu", ignore_errors=True)
+    for leftover in (root / ".zaxy").glob("graph.kuzu*"):
+        leftover.unlink()
+
+
+@contextmanager
+def _commits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The COMMIT statements Kuzu runs meanwhile (every connection of this process)."""
+    seen: list[str] = []
+    execute = kuzu.Connection.execute
+
+    def counting(self: kuzu.Connection, query: object, *args: object, **kwargs: object) -> object:
+        if isinstance(query, str) and query.strip().upper() == "COMMIT":
+            seen.append(query)
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(kuzu.Connection, "execute", counting)
+    yield seen
+    monkeypatch.setattr(kuzu.Connection, "execute", execute)
+
+
+def _caught_up(root: Path, *, batch_events: int, span_events: int) -> MemoryFabric:
+    memory = MemoryFabric.from_path(root)
+    memory.projector.graph.batch_events = batch_events
+    memory.projector.graph.span_events = span_events
+    return memory
+
+
+def test_many_batches_are_one_transaction_with_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _memory(tmp_path / "loom")
+    monkeypatch.setattr(graph_sync, "PREFETCH_EVENTS", 5)  # 96 events planned 10 at a time: 10 batches
+    contents = {}
+    # a span of one batch commits each (and its empty successor at the end); 1000 events: one commit; 40: three
+    for span_events, expected_commits in ((1, 11), (1000, 1), (40, 3)):
+        root = tmp_path / f"copy-{span_events}"
+        shutil.copytree(tmp_path / "loom", root)
+        with _commits(monkeypatch) as commits, _caught_up(root, batch_events=10, span_events=span_events) as memory:
+            store = memory.projector.store
+            assert store is not None and memory.projector.graph.error is None
+            assert len(commits) == expected_commits, span_events
+            assert {s: seq for s, (seq, _h) in store.cursors().items()} == {"alpha": 48, "beta": 48}
+            contents[span_events] = sorted(store.dump_lines())
+    assert contents[1] == contents[1000] == contents[40]
+
+
+def test_a_failure_inside_the_span_leaves_none_of_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "loom"
+    _memory(root)
+    monkeypatch.setattr(graph_sync, "PREFETCH_EVENTS", 5)  # 10 batches of 10 events
+    applied: list[int] = []
+    apply = kuzu_store.KuzuProjectionStore.apply
+
+    def failing_third(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
+        applied.append(1)
+        if len(applied) == 3:
+            raise RuntimeError("disk full (test)")
+        apply(self, batch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", failing_third)
+    with _caught_up(root, batch_events=10, span_events=1000) as memory:
+        assert memory.projector.store is None  # closed: the span rolled back
+        assert "disk full (test)" in (memory.projector.graph.error or "")
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", apply)
+    database = kuzu.Database(str(root / ".zaxy" / "graph.kuzu"))
+    try:  # nothing of the two batches applied before the failure was committed
+        rows = kuzu.Connection(database).execute("MATCH (e:Event) RETURN count(e)").get_all()
+    finally:
+        database.close()
+    assert rows == [[0]]
+    with MemoryFabric.from_path(root) as memory:  # left marked dirty: rebuilt from the log on the next open
+        store = memory.projector.store
+        assert store is not None
+        assert {s: seq for s, (seq, _h) in store.cursors().items()} == {"alpha": 48, "beta": 48}
