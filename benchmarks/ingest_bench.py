@@ -9,7 +9,8 @@ Parts, each run in a fresh child process per tree, the two trees alternated ``--
 * ``locomo``: the LoCoMo turns of ``--locomo`` ingested as ``zaxy benchmark locomo`` does (append in chunks of
   500, project, then the graph commit per conversation); turns/s without and with the graph commit.
 * ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject(digest=False)`` (what
-  ``zaxy reproject`` runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
+  ``zaxy reproject`` runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds, and
+  the sizes of ``derived.sqlite`` and ``graph.kuzu`` after it, as multiples of the log.
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events
   (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
   ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
@@ -146,6 +147,17 @@ try:
                 fabric.reproject()
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
         out["events"] = size
+        def stored_bytes(folder, prefix):  # files (and folders) of `folder` whose name starts with `prefix`
+            total = 0
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                if name.startswith(prefix):
+                    walked = [os.path.join(d, f) for d, _, files in os.walk(path) for f in files]
+                    total += sum(map(os.path.getsize, walked)) if os.path.isdir(path) else os.path.getsize(path)
+            return total
+        out["log_bytes"] = sum(os.path.getsize(os.path.join(root, f)) for f in os.listdir(root) if f.endswith(".jsonl"))
+        out["derived_sqlite_bytes"] = stored_bytes(os.path.join(root, ".zaxy"), "derived.sqlite")
+        out["graph_bytes"] = stored_bytes(os.path.join(root, ".zaxy"), "graph.kuzu")
     elif part == "one":
         count, sessions, spread = (int(v) for v in arg.split(":"))
         stream = RealisticStream(seed=5)
@@ -373,6 +385,8 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "reproject_cpu_s": raw["reproject_cpu_s"],
             "reproject_per_s": n / raw["reproject_wall_s"],
             "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
+            "derived_sqlite_x_log": raw["derived_sqlite_bytes"] / raw["log_bytes"],
+            "graph_kuzu_x_log": raw["graph_bytes"] / raw["log_bytes"],
         }
     if part == "pages":
         n, by_tree = raw["events"], raw["by_tree"]
