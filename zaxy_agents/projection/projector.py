@@ -34,6 +34,7 @@ from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
 from . import rebuild as rebuild_pipeline
+from .catalog_migrations import migrate as migrate_catalog
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
 from .listeners import (
@@ -45,6 +46,7 @@ from .listeners import (
     save_memory_state,
     write_listener_cursors,
 )
+from .logged_text import LogTexts
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
 from .rebuild import REBUILD_KEY, until_damage
@@ -113,7 +115,7 @@ class Projector:
         self.rebuild_status = RebuildStatus()  # the last (or running) rebuild's counters, for a bar in another thread
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
-        self.catalog = SqliteCatalog(self.derived)
+        self.catalog = self._new_catalog()
         self._new_planner()
         self._durable = [listener for listener in self.listeners if is_derived_index(listener)]
         self._memory = [listener for listener in self.listeners if not is_derived_index(listener)]
@@ -133,6 +135,10 @@ class Projector:
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------ opening
+    def _new_catalog(self) -> SqliteCatalog:
+        """The catalog over ``self.derived``, reading raw-text summaries from this log (logged_text.py)."""
+        return SqliteCatalog(self.derived, LogTexts(self.log.lines_at, self.extractors.extract))
+
     def _cleanup_obsolete(self) -> None:
         for name in OBSOLETE_FILES:
             path = self.derived_path / name
@@ -145,6 +151,7 @@ class Projector:
 
     def _open_components(self) -> None:
         """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
+        migrate_catalog(self.derived)  # in-place layout changes first (else a version change rebuilds from the log)
         catalog_reset = self.derived.ensure_component(CATALOG_NAME, CATALOG_VERSION, create_tables, drop_tables)
         with self.derived.write() as db:
             db.execute(LISTENER_CURSOR_DDL)
@@ -478,7 +485,7 @@ class Projector:
         notices = self.derived.notices
         self.derived = DerivedStore(self.derived_path)
         self.derived.notices[:0] = notices
-        self.catalog = SqliteCatalog(self.derived)
+        self.catalog = self._new_catalog()
         self.graph.derived, self.graph.catalog = self.derived, self.catalog
         self._new_planner()
         for listener in self._memory:
