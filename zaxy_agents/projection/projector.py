@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import os
 import sqlite3
 import threading
@@ -28,12 +27,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import IntegrityError, LockedError
+from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
-from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore, DerivedStoreBusy, is_damage
+from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
+from . import rebuild as rebuild_pipeline
 from .catalog_migrations import migrate as migrate_catalog
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
@@ -49,6 +49,7 @@ from .listeners import (
 from .logged_text import LogTexts
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
+from .rebuild import REBUILD_KEY, until_damage
 from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
 from .sqlite_catalog import NAME as CATALOG_NAME
@@ -57,15 +58,8 @@ from .sqlite_catalog import SqliteCatalog, create_tables, drop_tables
 from .state_codec import StateClasses, remove_debris
 
 DEFAULT_BATCH_EVENTS = 2000
-REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
-REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Projector._rebuild_group)
-# ... and at least this many groups: the graph writer waits for each group's COMMIT (it marks the graph dirty in
-# derived.sqlite before writing), so the last group's graph rows are written after the indexing, not beside it
-REBUILD_GROUPS_AT_LEAST = 8
-REBUILD_CACHE_KIB = 131_072  # the writer's page cache while rebuilding (the store's default is CACHE_KIB)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
-REBUILD_KEY = "rebuilding"
 
 __all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector", "RebuildCancelled", "RebuildStatus"]
 
@@ -347,7 +341,7 @@ class Projector:
         erased: list[int] = []  # erasure records met: the events they name must leave derived state too
         damage_box: list[IntegrityError] = []
         envelopes = self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1)
-        for envelope in _until_damage(envelopes, damage_box):
+        for envelope in until_damage(envelopes, damage_box):
             if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
                 return projected + self._reset_session(
                     session, f"event {envelope['seq']} does not continue projected event {expected[0]}"
@@ -444,36 +438,6 @@ class Projector:
             self.graph.submit(batch)
         return batch
 
-    @contextlib.contextmanager
-    def _rebuild_group(self) -> Iterator[None]:
-        """One write transaction around several rebuild chunks (``REBUILD_GROUP_EVENTS``): each COMMIT writes every
-        page the chunk dirtied into the WAL (and the checkpointer copies it back), and the chunks of a rebuild
-        scatter rows over the same large B-trees (postings, catalog), so a commit per 1,000-event chunk rewrote
-        much of the file again and again. The chunks' batches go to the graph and the in-memory listeners only
-        once the group is committed; a failure or a cancel rolls the whole group back and forgets what the
-        listeners and the planner prepared in it (the rebuild stops at the last committed group)."""
-        self._held = []
-        try:
-            with self.derived.write():
-                yield
-        except BaseException:
-            self._held = None
-            self._new_planner()
-            for listener in self._durable:
-                listener.rolled_back()
-            for listener in self._memory:
-                listener.reset()
-            self._memory_cursors, self._memory_dirty = {}, True
-            self.catalog.refresh()
-            raise
-        held, self._held = self._held, None
-        for batch in held:
-            self._feed_memory_listeners(batch)
-            if self.use_graph:
-                self.graph.submit(batch)
-        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
-            self.graph.wait_below(max(len(held), 2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events)))
-
     def _positions(
         self, db: sqlite3.Connection, session: str
     ) -> tuple[str | None, tuple[int, str] | None, dict[str, int]]:
@@ -567,7 +531,7 @@ class Projector:
             self.graph.close()
             self.derived.close()
 
-    # ------------------------------------------------------------------ rebuild
+    # ------------------------------------------------------------------ rebuild (zaxy reproject: rebuild.py)
     def rebuild(self, progress: Callable[[int, int], None] | None = None, *, digest: bool = True) -> str | None:
         """Throw every derived table and the graph away and rebuild them from the log; returns the digest, or None
         with ``digest=False``.
@@ -580,37 +544,16 @@ class Projector:
         story (graph writes, digest) to a reader in another thread, and :meth:`cancel_rebuild` (any thread) stops
         the rebuild within about a second with :class:`RebuildCancelled`.
         """
-        with self._lock:
-            self._cancel.clear()
-            self.graph.resume()
-            status = self.rebuild_status = RebuildStatus(uses_graph=self.use_graph)
-            self._rebuilding = True
-            try:
-                return self._rebuild(status, progress, digest)
-            except BaseException as exc:
-                if not self._cancel.is_set():
-                    raise
-                # Its message names the stage it stopped in; an interrupted graph statement is a cancel too.
-                cancelled = exc if isinstance(exc, RebuildCancelled) else RebuildCancelled(status)
-                status.stage = "cancelled"
-                with contextlib.suppress(Exception), self.derived.write() as db:
-                    self.derived.set_meta(db, REBUILD_KEY, None)  # not rebuilding any more: others go on
-                if cancelled is exc:
-                    raise
-                raise cancelled from exc
-            finally:
-                self._rebuilding = False
-                self._cancel.clear()
-                self.graph.resume()
+        return rebuild_pipeline.rebuild(self, progress, digest=digest)
 
     def cancel_rebuild(self) -> None:
         """From any thread: stop a running :meth:`rebuild` soon (the catalog stops at its last committed chunk,
         the graph write in progress is interrupted and rolled back). A no-op when nothing is rebuilding."""
-        if not self._rebuilding:
-            return
-        self._cancel.set()
-        if self.use_graph:
-            self.graph.cancel()
+        rebuild_pipeline.cancel_rebuild(self)
+
+    def digest(self, status: RebuildStatus | None = None) -> str:
+        """SHA-256 over the canonical dump of the graph (same log -> same digest); ``status`` counts the lines."""
+        return rebuild_pipeline.graph_digest(self, status)
 
     def rebuild_unwinding(self) -> bool:
         """After a cancelled rebuild: the graph write it interrupted is still being rolled back. The graph file is
@@ -622,129 +565,6 @@ class Projector:
         """Raise :class:`RebuildCancelled` when a running rebuild was asked to stop (never outside a rebuild)."""
         if self._cancel.is_set():
             raise RebuildCancelled(self.rebuild_status)
-
-    def _rebuild(self, status: RebuildStatus, progress: Callable[[int, int], None] | None, digest: bool) -> str | None:
-        summaries = self.log.sessions()
-        total = status.total_events = sum(summary.event_count for summary in summaries)
-        store = self.graph.reset() if self.use_graph else None
-        if self.use_graph and store is None:
-            raise LockedError(
-                self.graph.unavailable or "no graph store is open",
-                field="projection",
-                remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
-            )
-        self._check_cancel()
-        with self.derived.write() as db:
-            self.derived.set_meta(db, REBUILD_KEY, str(os.getpid()))  # other processes wait, not interleave
-            drop_tables(db)
-            create_tables(db)
-            db.execute("DELETE FROM lst_cursors")
-            for listener in self._durable:
-                listener.drop_schema(db)
-                listener.create_schema(db)
-            db.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")  # a group's dirty pages stay in memory
-        for listener in self._durable:
-            listener.committed()
-        for listener in self._memory:
-            listener.reset()
-        self._memory_cursors, self._memory_dirty = {}, True
-        self.catalog.refresh()
-        self._new_planner()
-        done = 0
-        written_before = self.graph.written_events
-        if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
-            self.graph.coalesce_events = REBUILD_BATCH_EVENTS
-            self.graph.start_writer()
-        try:
-            self.damaged = {}
-            with contextlib.ExitStack() as stack:
-                groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
-                for summary in summaries:
-                    expected: tuple[int, str] | None = None
-                    chunk: list[tuple[dict[str, Any], Any]] = []
-                    damage_box: list[IntegrityError] = []
-                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                        if self._cancel.is_set():
-                            raise RebuildCancelled(status)
-                        chunk.append((envelope, self.extractors.extract(envelope)))
-                        if len(chunk) >= self.batch_events:
-                            expected = groups.project(summary.session, expected, chunk)
-                            done += len(chunk)
-                            chunk = []
-                            status.indexed_events = done
-                            status.graph_events = self._graph_progress(written_before)
-                            if progress:
-                                progress(done, total)
-                    if chunk:  # what was read before any damage is projected
-                        groups.project(summary.session, expected, chunk)
-                        done += len(chunk)
-                        status.indexed_events = done
-                    if damage_box:
-                        self.damaged[summary.session] = damage_box[0].message
-            status.stage = "graph" if self.use_graph else "digest"
-            self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
-            while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
-                status.graph_events = self._graph_progress(written_before)
-                self._check_cancel()
-            self._check_cancel()
-            status.graph_events = self._graph_progress(written_before)
-        finally:
-            self.graph.coalesce_events = 0
-            self.graph.stop_writer()
-            with contextlib.suppress(Exception), self.derived.write() as db:
-                db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        if self.graph.error:
-            self._check_cancel()
-            raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
-        with self.derived.write() as db:
-            self.derived.set_meta(db, REBUILD_KEY, None)
-        if progress:
-            progress(done, total)
-        self.save_snapshot()
-        if not digest:
-            status.stage = "done"
-            return None
-        status.stage = "digest"
-        value = self.digest(status)
-        status.stage = "done"
-        return value
-
-    def _graph_progress(self, written_before: int) -> float:
-        """Events the graph holds from this rebuild: committed transactions plus the written share of the one in
-        progress (rows applied so far / its rows)."""
-        events = float(self.graph.written_events - written_before)
-        writing, store = self.graph.writing, self.graph.store
-        if writing is not None and store is not None and writing.row_count():
-            events += writing.event_count * min(1.0, store.rows_applied / writing.row_count())
-        return events
-
-    def _rebuild_chunk(
-        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
-    ) -> tuple[int, str]:
-        batch = self._commit(session, expected, chunk)
-        if batch is None:
-            raise LockedError(
-                "another process projected this memory during the rebuild",
-                field="projection",
-                remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
-            )
-        if self.use_graph and self._held is None:  # bounded memory (inside a group: when it commits)
-            self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
-        return batch.cursors[session]
-
-    def digest(self, status: RebuildStatus | None = None) -> str:
-        """SHA-256 over the canonical dump of the graph (same log -> same digest); ``status`` counts the lines."""
-        store = self.store
-        if store is None:
-            raise LockedError(self.graph.unavailable or "no graph store", field="projection", remediation="See status.")
-        digest = hashlib.sha256()
-        for count, line in enumerate(store.dump_lines(), 1):
-            digest.update(line.encode())
-            digest.update(b"\n")
-            if status is not None and count % 1000 == 0:
-                status.digest_lines = count
-                self._check_cancel()
-        return digest.hexdigest()
 
     # ------------------------------------------------------------------ erasure
     def erase(self, session: str, seqs: list[int], envelopes: dict[int, Any] | None = None) -> None:
@@ -773,35 +593,6 @@ class Projector:
             if self.use_graph and not self.graph.forget():
                 self.graph.reset(new_file=True)
                 self.graph.sync()
-
-
-class _Groups:
-    """A rebuild's chunks, committed ``size`` events at a time (:meth:`Projector._rebuild_group` on ``stack``; the
-    group still open when the stack closes normally is committed then)."""
-
-    def __init__(self, projector: Projector, stack: contextlib.ExitStack, size: int) -> None:
-        self.projector, self.stack, self.size, self.events = projector, stack, size, 0
-
-    def project(
-        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
-    ) -> tuple[int, str]:
-        if not self.events:
-            self.stack.enter_context(self.projector._rebuild_group())
-        cursor = self.projector._rebuild_chunk(session, expected, chunk)
-        self.events += len(chunk)
-        if self.events >= self.size:
-            self.stack.close()  # COMMIT
-            self.events = 0
-        return cursor
-
-
-def _until_damage(envelopes: Iterator[dict[str, Any]], box: list[IntegrityError]) -> Iterator[dict[str, Any]]:
-    """``envelopes`` until a line that cannot be read: the error is put in ``box`` instead of escaping, so the
-    caller can still commit what came before it."""
-    try:
-        yield from envelopes
-    except IntegrityError as exc:
-        box.append(exc)
 
 
 def _erased_seqs(envelope: dict[str, Any]) -> list[int]:

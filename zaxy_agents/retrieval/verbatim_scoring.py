@@ -141,9 +141,11 @@ class GroupRows:
         """A copy holding ``rows`` (``(id, docs, total length, first, last)``, as a write committed them) instead
         of what it held of those threads."""
         fresh = GroupRows()
-        for name in ("loaded", "docs", "lengths", "first", "last"):
-            setattr(fresh, name, getattr(self, name).copy())
-        fresh.count, fresh.scanned = self.count, self.scanned
+        # ``loaded`` first: a row another thread stores meanwhile is written before it is marked loaded (_store)
+        arrays = [getattr(self, name).copy() for name in ("loaded", "docs", "lengths", "first", "last")]
+        size = min(array.size for array in arrays)  # equal unless another thread was growing them meanwhile
+        fresh.loaded, fresh.docs, fresh.lengths, fresh.first, fresh.last = (array[:size] for array in arrays)
+        fresh.count, fresh.scanned = int(fresh.loaded.sum()), self.scanned and size == self.loaded.size
         fresh._store(list(rows))
         return fresh
 
@@ -155,11 +157,11 @@ class GroupRows:
         where = values[:, 0].astype(np.int64)
         self._grow(int(where.max()) + 1)
         self.count += int((~self.loaded[where]).sum())
-        self.loaded[where] = True
         self.docs[where] = values[:, 1].astype(np.int64)
         self.lengths[where] = values[:, 2]
         self.first[where] = values[:, 3].astype(np.int64)
         self.last[where] = values[:, 4].astype(np.int64)
+        self.loaded[where] = True  # last: a row marked loaded is whole (a copy taken meanwhile reads it whole)
 
     def _grow(self, size: int) -> None:
         if size <= self.loaded.size:
