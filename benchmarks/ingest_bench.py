@@ -1,6 +1,6 @@
 """Ingest cost, this tree against another tree (``--before``) and against SQLite FTS5, in one run.
 
-Four parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
+Parts, each run in a fresh child process per tree, the two trees alternated ``--runs`` times:
 
 * ``batched``: ``--events`` realistic events (``realistic_stream.py``, ~1 KB each, sessions of 1,000) appended
   in chunks of 1,000 (group commit), then projected (catalog + retrieval indexes in ``derived.sqlite``), then the
@@ -9,11 +9,17 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 * ``locomo``: the LoCoMo turns of ``--locomo`` ingested as ``zaxy benchmark locomo`` does (append in chunks of
   500, project, then the graph commit per conversation); turns/s without and with the graph commit.
 * ``reproject``: ``--events`` realistic events appended, then ``fabric.reproject(digest=False)`` (what
-  ``zaxy reproject`` runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds.
+  ``zaxy reproject`` runs: catalog, retrieval indexes and the graph rebuilt from the log), wall and CPU seconds, and
+  the sizes of ``derived.sqlite`` and ``graph.kuzu`` after it, as multiples of the log.
 * ``one``: append + project one event at a time (the MCP / hook / LangGraph path) on a memory of 1,000 events
   (in ``--one-sessions`` sessions, default 1), with ``durability="fsync"`` (every append waits for its own
   ``fdatasync``) and ``"batch"`` (group commit); the append and project shares of the time, and the projecting
-  thread's own CPU (without the WAL checkpoint and group commit threads: the steadier figure under load).
+  thread's own CPU (without the WAL checkpoint and group commit threads: the steadier figure under load). With
+  ``--one-spread`` the events go to the memory's sessions in turn (LangGraph threads, agents) instead of one.
+* ``merge``: the tail merges on the ``one`` part's path (``--one`` events one at a time, group commit, no graph),
+  each timed on its own (thread CPU): the verbatim index's (every 1,024 events) and the entity keyword index's; the
+  first after seeding a memory of ``--one-sessions`` sessions merges their one-event writes (a posting run per
+  term and session), the later ones (``--one-spread``: sessions already in their segment) what came after.
 * ``pages``: what one event's projection commit writes, on the ``one`` part's memory (``min(--one, 300)`` events
   one at a time, group commit, no graph): WAL frames per event (the WAL checkpoints held off, so every frame stays
   in the file), how many of them belong to the entity keyword index, the verbatim index and the catalog (dbstat),
@@ -28,8 +34,8 @@ Four parts, each run in a fresh child process per tree, the two trees alternated
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
        [--locomo /work/shared/datasets/locomo/locomo_dev6.json]
-       [--parts batched,locomo,one,pages,reproject,floor,writers]
-       [--runs 2] [--writers 4] [--one-sessions 1] [--json]
+       [--parts batched,locomo,one,pages,merge,reproject,floor,writers]
+       [--runs 2] [--writers 4] [--one-sessions 1] [--one-spread] [--json]
 """
 
 from __future__ import annotations
@@ -141,6 +147,17 @@ try:
                 fabric.reproject()
             out["reproject_wall_s"], out["reproject_cpu_s"] = since(start)
         out["events"] = size
+        def stored_bytes(folder, prefix):  # files (and folders) of `folder` whose name starts with `prefix`
+            total = 0
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                if name.startswith(prefix):
+                    walked = [os.path.join(d, f) for d, _, files in os.walk(path) for f in files]
+                    total += sum(map(os.path.getsize, walked)) if os.path.isdir(path) else os.path.getsize(path)
+            return total
+        out["log_bytes"] = sum(os.path.getsize(os.path.join(root, f)) for f in os.listdir(root) if f.endswith(".jsonl"))
+        out["derived_sqlite_bytes"] = stored_bytes(os.path.join(root, ".zaxy"), "derived.sqlite")
+        out["graph_bytes"] = stored_bytes(os.path.join(root, ".zaxy"), "graph.kuzu")
     elif part == "one":
         count, sessions, spread = (int(v) for v in arg.split(":"))
         stream = RealisticStream(seed=5)
@@ -172,6 +189,35 @@ try:
                          "project_wall_s": projected[0], "project_cpu_s": projected[1],
                          "project_thread_cpu_s": project_thread,
                          "graph_drain_wall_s": drain[0], "events": count}
+    elif part == "merge":
+        # the tail merges of the one-at-a-time path, each timed on its own (thread CPU): the verbatim index's (every
+        # 1,024 events) and the entity keyword index's (every ~16k postings); the first one after seeding a memory
+        # of many sessions merges their events (one posting run per term and session)
+        from zaxy_agents.retrieval import entity_index, verbatim_write
+        merges = {"verbatim": [], "entity": []}
+        def timed(cls, name, key):
+            original = getattr(cls, name)
+            def wrapper(*args, **kwargs):
+                began = time.thread_time()
+                merged = original(*args, **kwargs)
+                if merged:
+                    merges[key].append(time.thread_time() - began)
+                return merged
+            setattr(cls, name, wrapper)
+        timed(verbatim_write.Writer, "merge_tail", "verbatim")
+        timed(entity_index.EntityKeywordIndex, "_merge_tail", "entity")
+        count, sessions, spread = (int(v) for v in arg.split(":"))
+        stream = RealisticStream(seed=5)
+        seed_one_memory(stream, sessions)
+        merges = {"verbatim": [], "entity": []}  # not the seeding's
+        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+            fabric.project()
+            for number in range(count):
+                draft = stream.draft(number)
+                session = f"thread-{number % sessions}" if spread else "live"
+                fabric.append(session, draft["type"], draft["payload"])
+                fabric.project([session])
+        out = {"events": count, "verbatim_merges_s": merges["verbatim"], "entity_merges_s": merges["entity"]}
     elif part == "pages":
         # what one event's projection commit writes: WAL frames (4 KB pages; the WAL checkpoints are held off so
         # every frame stays in the file) and SQL statement executions (each row of an executemany counts), and
@@ -339,6 +385,8 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "reproject_cpu_s": raw["reproject_cpu_s"],
             "reproject_per_s": n / raw["reproject_wall_s"],
             "reproject_per_cpu_s": n / raw["reproject_cpu_s"],
+            "derived_sqlite_x_log": raw["derived_sqlite_bytes"] / raw["log_bytes"],
+            "graph_kuzu_x_log": raw["graph_bytes"] / raw["log_bytes"],
         }
     if part == "pages":
         n, by_tree = raw["events"], raw["by_tree"]
@@ -353,6 +401,15 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "verbatim_frames": share("verbatim", "sqlite_autoindex_verbatim"),
             "catalog_frames": share("cat_", "sqlite_autoindex_cat"),
         }
+    if part == "merge":
+        out = {}
+        for key in ("verbatim", "entity"):
+            times = raw[f"{key}_merges_s"]
+            out[f"{key}_merges"] = len(times)
+            out[f"{key}_first_ms"] = 1000 * times[0] if times else 0.0
+            out[f"{key}_later_median_ms"] = 1000 * statistics.median(times[1:]) if len(times) > 1 else 0.0
+            out[f"{key}_ms_per_event"] = 1000 * sum(times) / raw["events"]
+        return out
     if part == "floor":
         n = raw["events"]
         return {
@@ -404,6 +461,7 @@ def main() -> None:
         "reproject": str(args.events),
         "floor": "500",
         "pages": f"{min(args.one, 300)}:{args.one_sessions}",
+        "merge": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
         "writers": f"{args.writers}:{args.one}",
     }
     samples: dict[str, dict[str, list[dict[str, float]]]] = {}

@@ -123,7 +123,7 @@ def test_every_write_of_a_type_the_blocks_read_refreshes_them(
         assert calls
 
 
-def test_an_erasure_and_another_process_commit_refresh_the_blocks(
+def test_an_erasure_another_process_commit_and_a_rebuild_refresh_the_blocks(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with MemoryFabric.from_path(seeded) as memory:
@@ -144,6 +144,10 @@ def test_an_erasure_and_another_process_commit_refresh_the_blocks(
         after_foreign = _blocks(catalog)
         assert after_foreign == _references(catalog)
         assert foreign.citation in str(after_foreign)
+
+        memory.reproject(digest=False)  # every derived row rebuilt from the log
+        catalog = memory.projector.catalog
+        assert _blocks(catalog) == _references(catalog) == after_foreign
 
 
 def test_scoped_packets_match_unmemoised_after_each_cognitive_write_and_turns_recompute_nothing(

@@ -43,6 +43,11 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
     return seen
 
 
+def _fresh(fabric: MemoryFabric) -> SqliteCatalog:
+    """A catalog over the same file with cold caches (reading turn summaries from the same log)."""
+    return SqliteCatalog(fabric.projector.derived, fabric.projector.catalog.log_texts)
+
+
 def _seed(fabric: MemoryFabric) -> None:
     for session in ("a", "b"):
         fabric.append(session, "task.created", {"task_id": "T-1", "title": f"Ship the {session} release"})
@@ -68,7 +73,7 @@ def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_
         turn = fabric.append("a", "transcript.turn", {"role": "user", "text": "the quokka migration starts Monday"})
         fabric.project()
 
-        fresh = SqliteCatalog(fabric.projector.derived)
+        fresh = _fresh(fabric)
         assert _served(catalog, ["a", "b"]) == _served(fresh, ["a", "b"])
         assert catalog.keys_named("turn #6") == fresh.keys_named("turn #6") == {"a\x1fturn\x1fturn #6"}
         current = catalog.current("a\x1ffact\x1fdb host")
@@ -96,7 +101,7 @@ def test_a_commit_by_another_store_drops_every_cache(tmp_path: Path) -> None:
             other.append("b", "fact.asserted", {"subject": "db", "predicate": "host", "object": "gamma"})
             other.project()
         assert catalog.refresh()  # another connection committed: every cache is dropped
-        assert _served(catalog, ["a", "b"]) == _served(SqliteCatalog(fabric.projector.derived), ["a", "b"])
+        assert _served(catalog, ["a", "b"]) == _served(_fresh(fabric), ["a", "b"])
         current = catalog.current("b\x1ffact\x1fdb host")
         assert current is not None and "gamma" in current.summary
 
@@ -116,7 +121,7 @@ def test_an_erasure_drops_the_light_version_lookups_too(tmp_path: Path) -> None:
         fabric.project()
         assert task.id not in catalog.version_sources([task.id])
         assert catalog.version_key(task.id) is None
-        assert _served(catalog, ["a", "b"]) == _served(SqliteCatalog(fabric.projector.derived), ["a", "b"])
+        assert _served(catalog, ["a", "b"]) == _served(_fresh(fabric), ["a", "b"])
 
 
 def test_a_turn_keeps_its_sessions_lists_of_other_types(tmp_path: Path) -> None:
@@ -131,7 +136,7 @@ def test_a_turn_keeps_its_sessions_lists_of_other_types(tmp_path: Path) -> None:
         turns = catalog.recent_versions("a", "turn", 500, None)
         fabric.append("a", "transcript.turn", {"role": "user", "text": "the quokka migration starts Monday"})
         fabric.project()
-        fresh = SqliteCatalog(fabric.projector.derived)
+        fresh = _fresh(fabric)
         assert all(a is b for a, b in zip(catalog.recent_versions("a", "fact", 500, None), facts, strict=True))
         assert catalog.recent_keys("a", "task", 500) == tasks == fresh.recent_keys("a", "task", 500)
         now = catalog.recent_versions("a", "turn", 500, None)

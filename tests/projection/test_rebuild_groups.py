@@ -1,4 +1,4 @@
-"""A rebuild commits its chunks in groups (``Projector._rebuild_group``): the derived rows are exactly those of one
+"""A rebuild commits its chunks in groups (``Rebuild._group``): the derived rows are exactly those of one
 commit per chunk, and a failure inside a group rolls that whole group back — the store stays at the previous
 group's commit (every listener with the catalog) and a later catch-up completes it to the same answers."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection import projector as projector_module
+from zaxy_agents.projection import rebuild as rebuild_module
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
 WORDS = ["bada", "fisu", "kolo", "zaba", "retry", "deploy", "yesterday", "port", "service", "T-12", "src/a.py"]
@@ -58,8 +58,8 @@ def _answers(fabric: MemoryFabric) -> list[list[tuple]]:
 
 
 def _rebuilt(root: Path, monkeypatch: pytest.MonkeyPatch, group: int) -> list[list[tuple]]:
-    monkeypatch.setattr(projector_module, "REBUILD_GROUP_EVENTS", group)
-    monkeypatch.setattr(projector_module, "REBUILD_GROUPS_AT_LEAST", 1)  # 800 events: groups of 250 all the same
+    monkeypatch.setattr(rebuild_module, "REBUILD_GROUP_EVENTS", group)
+    monkeypatch.setattr(rebuild_module, "REBUILD_GROUPS_AT_LEAST", 1)  # 800 events: groups of 250 all the same
     with MemoryFabric.from_path(root, durability="batch") as fabric:
         fabric.projector.batch_events = 100
         fabric.reproject()
@@ -91,8 +91,8 @@ def test_a_failure_inside_a_group_rolls_it_back_and_catch_up_completes_it(
             raise RuntimeError("disk full (simulated)")
         apply(self, batch, db, catalog)
 
-    monkeypatch.setattr(projector_module, "REBUILD_GROUP_EVENTS", 250)
-    monkeypatch.setattr(projector_module, "REBUILD_GROUPS_AT_LEAST", 1)
+    monkeypatch.setattr(rebuild_module, "REBUILD_GROUP_EVENTS", 250)
+    monkeypatch.setattr(rebuild_module, "REBUILD_GROUPS_AT_LEAST", 1)
     with MemoryFabric.from_path(tmp_path / "failed", durability="batch") as fabric:
         fabric.projector.batch_events = 100
         monkeypatch.setattr(VerbatimIndex, "apply", failing)

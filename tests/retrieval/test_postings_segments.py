@@ -149,3 +149,18 @@ def test_a_write_stores_exactly_its_encoded_runs(count: int) -> None:
         field[order], term[order], session[order], doc[order], tf[order], starts, segments=True
     )
     assert db.execute("SELECT * FROM p_post ORDER BY field, seg, term, session, first").fetchall() == sorted(expected)
+
+
+def test_every_crowded_key_of_a_large_write_is_merged() -> None:
+    """A write touching hundreds of keys (inserted into the check's temporary table 100 per statement) merges every
+    key that gathered ``MERGE_RUNS`` small runs."""
+    db = sqlite3.connect(":memory:")
+    for statement in postings.schema("p"):
+        db.execute(statement)
+    store, keys = postings.PostingStore("p"), 250
+    for write in range(postings.MERGE_RUNS):
+        term, session = np.arange(keys) % 50, np.arange(keys) // 50
+        doc = np.full(keys, write, np.int64)
+        store.append_arrays(db, np.zeros(keys, np.int64), term, session, doc, np.ones(keys, np.int64), compact=True)
+    runs = db.execute("SELECT count(*), sum(n) FROM p_post").fetchone()
+    assert runs == (keys, keys * postings.MERGE_RUNS)  # one merged run per key, every posting kept

@@ -4,11 +4,10 @@ every session's share at once)."""
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.projection.catalog_rows import _IN_CHUNK, _SESSION_VID, _version
+from zaxy_agents.projection.catalog_rows import _IN_CHUNK, _SESSION_VID, _in_log, _raw, _version
 from zaxy_agents.projection.records import EntityVersion
 
 if TYPE_CHECKING:
@@ -75,15 +74,18 @@ def recent_versions_many(
         if row[0] != row[-1]:
             version = currents.get(row[-1])
             texts = (b"",) if version is None else (version.summary.encode(), version.properties_json.encode())
+        elif _in_log(row[4]):  # a summary kept in the log (not a type read in bulk): read as a reader would
+            version = _version((row[0], row[-2], *row[1:-2]), catalog.log_texts)
+            texts = (version.summary.encode(), version.properties_json.encode())
         else:
-            raw = zlib.decompress(row[4][1:]) if row[4][:1] == b"z" else row[4][1:]
+            raw = _raw(row[4])
             size = 4 + int.from_bytes(raw[:4], "little")
             texts = (raw[4:size], raw[size:])  # summary, properties JSON (as _pack lays them out)
         return any(needle in text for needle in needles for text in texts)
 
     return {
         session: [
-            _version((row[0], row[-2], *row[1:-2])) if row[0] == row[-1] else currents[row[-1]]
+            _version((row[0], row[-2], *row[1:-2]), catalog.log_texts) if row[0] == row[-1] else currents[row[-1]]
             for row in found
             if (row[0] == row[-1] or currents.get(row[-1]) is not None) and wanted(row)
         ]

@@ -8,19 +8,40 @@ assertion order (``vid``), which is the order of an identity's history and of a 
 from __future__ import annotations
 
 import operator
+import re
 import sqlite3
 import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 2  # 2: summary and properties in one compressed blob
+SCHEMA_VERSION = 3  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log
+# Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
+# from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
+# never read these types, so what a whole memory reads in bulk stays in the catalog.
+TEXT_FROM_LOG = frozenset({"turn", "prompt", "hook_event", "event"})
 NAME = "catalog"
 FAILURE_SAMPLES = 20
 CACHE_LIMIT = 20_000
 COMPRESS_ABOVE = 160  # bytes of summary + properties from which zlib is tried
 _IN_CHUNK = 500  # keys per IN (...) lookup
+
+# Edges (layout 3): ids of 24 hex digits as 12-byte blobs (others as text); the evidence columns and the method are
+# NULL when they repeat the edge's own event and the deterministic method (every extracted edge).
+EDGES_DDL = (
+    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id NOT NULL, source_id NOT NULL, target_id NOT NULL, "
+    "source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, relation_type TEXT NOT NULL, session TEXT NOT NULL, "
+    "inferred INTEGER NOT NULL, confidence REAL NOT NULL, method TEXT, ev_session TEXT, ev_seq INTEGER, "
+    "ev_hash BLOB, valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)"
+)
+EDGE_INDEXES = (
+    "CREATE INDEX cat_edges_out ON cat_edges(source_kid)",
+    "CREATE INDEX cat_edges_in ON cat_edges(target_kid)",
+)
+DETERMINISTIC = "deterministic"
+_HEX_ID = re.compile(r"[0-9a-f]{24}")
 
 TABLES = (
     "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
@@ -35,13 +56,8 @@ TABLES = (
     "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
     "CREATE INDEX cat_versions_event ON cat_versions(session, seq)",
     "CREATE INDEX cat_versions_type ON cat_versions(session, entity_type)",
-    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id TEXT NOT NULL, "
-    "target_id TEXT NOT NULL, source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, "
-    "relation_type TEXT NOT NULL, session TEXT NOT NULL, inferred INTEGER NOT NULL, confidence REAL NOT NULL, "
-    "method TEXT NOT NULL, ev_session TEXT NOT NULL, ev_seq INTEGER NOT NULL, ev_hash BLOB NOT NULL, "
-    "valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)",
-    "CREATE INDEX cat_edges_out ON cat_edges(source_kid)",
-    "CREATE INDEX cat_edges_in ON cat_edges(target_kid)",
+    EDGES_DDL,
+    *EDGE_INDEXES,
     "CREATE TABLE cat_feedback(key TEXT PRIMARY KEY, positive INTEGER NOT NULL, negative INTEGER NOT NULL, "
     "weight REAL NOT NULL, last TEXT NOT NULL) WITHOUT ROWID",
     "CREATE TABLE cat_failures(rid INTEGER PRIMARY KEY, id TEXT, session TEXT, seq INTEGER, event_type TEXT, "
@@ -74,27 +90,48 @@ def drop_tables(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
-def _pack(summary: str, properties: str) -> bytes:
+def _pack(summary: str, properties: str, summary_in_log: bool = False) -> bytes:
     """Summary and properties JSON in one blob, zlib-compressed when that pays (summaries of turns and
-    commands are up to 600 characters of prose: they are the bulk of the catalog)."""
-    head = summary.encode()
+    commands are up to 600 characters of prose). ``summary_in_log``: the summary is left out (read from the
+    event, see :data:`TEXT_FROM_LOG`); the tag is then upper-case."""
+    head = b"" if summary_in_log else summary.encode()
     raw = len(head).to_bytes(4, "little") + head + properties.encode()
+    tag = b"r"
     if len(raw) > COMPRESS_ABOVE:
         packed = zlib.compress(raw, 1)
         if len(packed) < len(raw):
-            return b"z" + packed
-    return b"r" + raw
+            tag, raw = b"z", packed
+    return (tag.upper() if summary_in_log else tag) + raw
 
 
-def _unpack(body: bytes) -> tuple[str, str]:
-    raw = zlib.decompress(body[1:]) if body[:1] == b"z" else body[1:]
+def _raw(body: bytes) -> bytes:
+    """The uncompressed ``size + summary + properties`` of a body."""
+    return zlib.decompress(body[1:]) if body[:1] in (b"z", b"Z") else body[1:]
+
+
+def _in_log(body: bytes) -> bool:
+    return body[:1] in (b"R", b"Z")
+
+
+def _unpack(body: bytes) -> tuple[str | None, str]:
+    """``(summary, properties JSON)``; the summary is ``None`` when it is read from the log."""
+    raw = _raw(body)
     size = int.from_bytes(raw[:4], "little")
-    return raw[4 : 4 + size].decode(), raw[4 + size :].decode()
+    return (None if _in_log(body) else raw[4 : 4 + size].decode()), raw[4 + size :].decode()
 
 
-def _version(row: tuple[Any, ...]) -> EntityVersion:
+def _version(row: tuple[Any, ...], texts: LogTexts | None = None) -> EntityVersion:
+    """A version from a ``_VERSION_COLUMNS`` row; ``texts`` reads the summaries the catalog does not keep."""
     summary, properties = _unpack(row[5])
-    return EntityVersion(
+    if summary is None:
+        if texts is None:
+            raise RuntimeError("a version whose summary is in the log was read without access to the log")
+        return LoggedVersion(texts, *_fields(row, None, properties))
+    return EntityVersion(*_fields(row, summary, properties))
+
+
+def _fields(row: tuple[Any, ...], summary: str | None, properties: str) -> tuple[Any, ...]:
+    return (
         row[0],
         row[1],
         row[2],
@@ -114,19 +151,55 @@ def _version(row: tuple[Any, ...]) -> EntityVersion:
     )
 
 
+def _id_in(value: str) -> str | bytes:
+    """An edge's id as stored: 24 lower-case hex digits (``stable_id``) as 12 bytes, anything else as given."""
+    return bytes.fromhex(value) if _HEX_ID.fullmatch(value) else value
+
+
+def _id_out(value: str | bytes) -> str:
+    return value.hex() if isinstance(value, bytes) else value
+
+
+def _edge_values(row: dict[str, Any], source_kid: int, target_kid: int) -> tuple[Any, ...]:
+    """A planned relation as the ``cat_edges`` columns after ``eid`` (in table order)."""
+    session, seq, digest = row["session_id"], int(row["source_event_seq"]), row["source_event_hash"]
+    own = (row["evidence_session"], int(row["evidence_seq"]), row["evidence_hash"]) == (session, seq, digest)
+    return (
+        _id_in(row["id"]),
+        _id_in(row["from"]),
+        _id_in(row["to"]),
+        source_kid,
+        target_kid,
+        row["relation_type"],
+        session,
+        int(bool(row["inferred"])),
+        float(row["confidence"]),
+        None if row["inference_method"] == DETERMINISTIC else row["inference_method"],
+        None if own else row["evidence_session"],
+        None if own else int(row["evidence_seq"]),
+        None if own else bytes.fromhex(row["evidence_hash"]),
+        row["valid_from"],
+        row["valid_to"],
+        seq,
+        bytes.fromhex(digest),
+    )
+
+
 def _edge(row: tuple[Any, ...]) -> RelationRecord:
+    """A relation from an ``_EDGE_COLUMNS`` row."""
+    own = row[8] is None
     return RelationRecord(
-        row[0],
-        row[1],
-        row[2],
+        _id_out(row[0]),
+        _id_out(row[1]),
+        _id_out(row[2]),
         row[3],
         row[4],
         bool(row[5]),
         row[6],
-        row[7],
-        row[8],
-        row[9],
-        row[10].hex(),
+        DETERMINISTIC if row[7] is None else row[7],
+        row[4] if own else row[8],
+        row[13] if own else row[9],
+        (row[14] if own else row[10]).hex(),
         row[11],
         row[12],
         row[13],

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, _chunks, _key_type, _pack
+from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, TEXT_FROM_LOG, _chunks, _edge_values, _key_type, _pack
 from zaxy_agents.projection.planner import ProjectionBatch
 
 
@@ -30,9 +30,10 @@ class Touched:
     everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
 
 
-def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
+def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch, *, summaries_in_log: bool) -> None:
     """Write one planned batch (inside the projector's transaction): versions, identities, closures,
-    edges, feedback, failures, labels, sources, counters and the cursors it covers."""
+    edges, feedback, failures, labels, sources, counters and the cursors it covers. ``summaries_in_log``: the
+    summaries of raw-text entities (:data:`~.catalog_rows.TEXT_FROM_LOG`) are left in the log."""
     _note_touched(touched, db, batch)
     kids = _write_keys(db, batch)
     db.executemany(
@@ -46,7 +47,11 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
                 row["session_id"],
                 row["name"],
                 row["entity_type"],
-                _pack(row["summary"] or "", row["properties"] or ""),
+                _pack(
+                    row["summary"] or "",
+                    row["properties"] or "",
+                    summaries_in_log and row["entity_type"] in TEXT_FROM_LOG,
+                ),
                 row["valid_from"],
                 row["valid_to"],
                 int(bool(row["invalidated"])),
@@ -205,28 +210,7 @@ def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
         "INSERT INTO cat_edges(id, source_id, target_id, source_kid, target_kid, relation_type, session, "
         "inferred, confidence, method, ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [
-            (
-                row["id"],
-                row["from"],
-                row["to"],
-                kid_of[row["from"]],
-                kid_of[row["to"]],
-                row["relation_type"],
-                row["session_id"],
-                int(bool(row["inferred"])),
-                float(row["confidence"]),
-                row["inference_method"],
-                row["evidence_session"],
-                int(row["evidence_seq"]),
-                bytes.fromhex(row["evidence_hash"]),
-                row["valid_from"],
-                row["valid_to"],
-                int(row["source_event_seq"]),
-                bytes.fromhex(row["source_event_hash"]),
-            )
-            for row in batch.relations
-        ],
+        [_edge_values(row, kid_of[row["from"]], kid_of[row["to"]]) for row in batch.relations],
     )
     return keys
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
+import functools
 import os
 import sqlite3
 import threading
@@ -32,8 +32,9 @@ from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
-from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore, DerivedStoreBusy, is_damage
+from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
+from .catalog_migrations import migrate as migrate_catalog
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
 from .listeners import (
@@ -45,8 +46,10 @@ from .listeners import (
     save_memory_state,
     write_listener_cursors,
 )
+from .logged_text import LogTexts
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
+from .rebuild import REBUILD_KEY, Rebuild, RebuildControl, graph_digest, until_damage
 from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
 from .sqlite_catalog import NAME as CATALOG_NAME
@@ -55,15 +58,8 @@ from .sqlite_catalog import SqliteCatalog, create_tables, drop_tables
 from .state_codec import StateClasses, remove_debris
 
 DEFAULT_BATCH_EVENTS = 2000
-REBUILD_BATCH_EVENTS = 20_000  # bounded planner memory during a rebuild (rows of this many events at once)
-REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Projector._rebuild_group)
-# ... and at least this many groups: the graph writer waits for each group's COMMIT (it marks the graph dirty in
-# derived.sqlite before writing), so the last group's graph rows are written after the indexing, not beside it
-REBUILD_GROUPS_AT_LEAST = 8
-REBUILD_CACHE_KIB = 131_072  # the writer's page cache while rebuilding (the store's default is CACHE_KIB)
 OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
-REBUILD_KEY = "rebuilding"
 
 __all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector", "RebuildCancelled", "RebuildStatus"]
 
@@ -113,13 +109,10 @@ class Projector:
         self.damaged: dict[str, str] = {}  # sessions that cannot be read past some event (see _contained)
         self._notices_taken = 0
         self._lock = threading.RLock()
-        self._cancel = threading.Event()  # cancel_rebuild() was called (from any thread) during a rebuild
-        self._rebuilding = False
-        self._held: list[ProjectionBatch] | None = None  # a rebuild group's committed-later batches
-        self.rebuild_status = RebuildStatus()  # the last (or running) rebuild's counters, for a bar in another thread
+        self._rebuild_control = RebuildControl()  # a rebuild's counters and stop request (read from other threads)
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
-        self.catalog = SqliteCatalog(self.derived)
+        self.catalog = self._new_catalog()
         self._new_planner()
         self._durable = [listener for listener in self.listeners if is_derived_index(listener)]
         self._memory = [listener for listener in self.listeners if not is_derived_index(listener)]
@@ -139,6 +132,10 @@ class Projector:
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ------------------------------------------------------------------ opening
+    def _new_catalog(self) -> SqliteCatalog:
+        """The catalog over ``self.derived``, reading raw-text summaries from this log (logged_text.py)."""
+        return SqliteCatalog(self.derived, LogTexts(self.log.lines_at, self.extractors.extract))
+
     def _cleanup_obsolete(self) -> None:
         for name in OBSOLETE_FILES:
             path = self.derived_path / name
@@ -151,6 +148,7 @@ class Projector:
 
     def _open_components(self) -> None:
         """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
+        migrate_catalog(self.derived)  # in-place layout changes first (else a version change rebuilds from the log)
         catalog_reset = self.derived.ensure_component(CATALOG_NAME, CATALOG_VERSION, create_tables, drop_tables)
         with self.derived.write() as db:
             db.execute(LISTENER_CURSOR_DDL)
@@ -340,7 +338,7 @@ class Projector:
         erased: list[int] = []  # erasure records met: the events they name must leave derived state too
         damage_box: list[IntegrityError] = []
         envelopes = self.log.replay_envelopes(session, (cursor[0] if cursor else 0) + 1)
-        for envelope in _until_damage(envelopes, damage_box):
+        for envelope in until_damage(envelopes, damage_box):
             if not chunk and expected is not None and envelope["prev_hash"] != expected[1]:
                 return projected + self._reset_session(
                     session, f"event {envelope['seq']} does not continue projected event {expected[0]}"
@@ -373,20 +371,23 @@ class Projector:
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
+        hand_on: bool = True,
     ) -> ProjectionBatch | None:
-        """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
+        """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors; then (with
+        ``hand_on``) give the batch to the in-memory listeners and the graph.
 
         Returns the committed batch, or ``None`` when another process projected the session meanwhile. The cyclic
         garbage collector is paused meanwhile (``collector.py``: it walked every live object and freed nothing).
         """
         with collector_paused():
-            return self._commit_chunk(session, expected, chunk)
+            return self._commit_chunk(session, expected, chunk, hand_on)
 
     def _commit_chunk(
         self,
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
+        hand_on: bool,
     ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
@@ -406,15 +407,15 @@ class Projector:
                 self.planner.prefetch(chunk, _CatalogState(self.catalog, db))
                 for position, (envelope, extraction) in enumerate(chunk):
                     if position % 100 == 0:
-                        self._check_cancel()  # a rebuild's Ctrl-C: this transaction is rolled back
+                        self._rebuild_control.check()  # a rebuild's Ctrl-C: this transaction is rolled back
                     self.planner.add(envelope, extraction)
                 batch = self.planner.take_batch()
-                self._check_cancel()
+                self._rebuild_control.check()
                 self.catalog.apply(db, batch)
                 advanced: list[tuple[str, Any]] = []
                 base = expected[0] if expected else 0  # an index at the catalog's cursor takes the whole batch
                 for listener in self._durable:
-                    self._check_cancel()
+                    self._rebuild_control.check()
                     seq = done.get(listener.name)
                     part = batch if seq is None or seq == base else _after(batch, session, seq)
                     if part.event_count:
@@ -429,43 +430,15 @@ class Projector:
         self.planner.forget()
         for listener in self._durable:
             listener.committed()
-        if self._held is not None:  # inside a rebuild's group: handed on once the group commits
-            self._held.append(batch)
-            return batch
+        if hand_on:  # (a rebuild hands a group's batches on once the group commits)
+            self._hand_on(batch)
+        return batch
+
+    def _hand_on(self, batch: ProjectionBatch) -> None:
+        """A committed batch to the in-memory listeners and the graph writer."""
         self._feed_memory_listeners(batch)
         if self.use_graph:
             self.graph.submit(batch)
-        return batch
-
-    @contextlib.contextmanager
-    def _rebuild_group(self) -> Iterator[None]:
-        """One write transaction around several rebuild chunks (``REBUILD_GROUP_EVENTS``): each COMMIT writes every
-        page the chunk dirtied into the WAL (and the checkpointer copies it back), and the chunks of a rebuild
-        scatter rows over the same large B-trees (postings, catalog), so a commit per 1,000-event chunk rewrote
-        much of the file again and again. The chunks' batches go to the graph and the in-memory listeners only
-        once the group is committed; a failure or a cancel rolls the whole group back and forgets what the
-        listeners and the planner prepared in it (the rebuild stops at the last committed group)."""
-        self._held = []
-        try:
-            with self.derived.write():
-                yield
-        except BaseException:
-            self._held = None
-            self._new_planner()
-            for listener in self._durable:
-                listener.rolled_back()
-            for listener in self._memory:
-                listener.reset()
-            self._memory_cursors, self._memory_dirty = {}, True
-            self.catalog.refresh()
-            raise
-        held, self._held = self._held, None
-        for batch in held:
-            self._feed_memory_listeners(batch)
-            if self.use_graph:
-                self.graph.submit(batch)
-        if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
-            self.graph.wait_below(max(len(held), 2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events)))
 
     def _positions(
         self, db: sqlite3.Connection, session: str
@@ -493,6 +466,15 @@ class Projector:
                 done[str(text)] = int(seq)
         return rebuilding, cursor, done
 
+    def _start_over(self) -> None:
+        """The planner, the in-memory listeners and the catalog's cache forget what they hold (a rolled-back
+        rebuild group, emptied tables)."""
+        self._new_planner()
+        for listener in self._memory:
+            listener.reset()
+        self._memory_cursors, self._memory_dirty = {}, True
+        self.catalog.refresh()
+
     def _new_planner(self) -> None:
         self.planner = ProjectionPlanner()
         self._planner_fresh = True
@@ -514,7 +496,7 @@ class Projector:
         notices = self.derived.notices
         self.derived = DerivedStore(self.derived_path)
         self.derived.notices[:0] = notices
-        self.catalog = SqliteCatalog(self.derived)
+        self.catalog = self._new_catalog()
         self.graph.derived, self.graph.catalog = self.derived, self.catalog
         self._new_planner()
         for listener in self._memory:
@@ -560,7 +542,7 @@ class Projector:
             self.graph.close()
             self.derived.close()
 
-    # ------------------------------------------------------------------ rebuild
+    # ------------------------------------------------------------------ rebuild (zaxy reproject: rebuild.py)
     def rebuild(self, progress: Callable[[int, int], None] | None = None, *, digest: bool = True) -> str | None:
         """Throw every derived table and the graph away and rebuild them from the log; returns the digest, or None
         with ``digest=False``.
@@ -574,170 +556,49 @@ class Projector:
         the rebuild within about a second with :class:`RebuildCancelled`.
         """
         with self._lock:
-            self._cancel.clear()
-            self.graph.resume()
-            status = self.rebuild_status = RebuildStatus(uses_graph=self.use_graph)
-            self._rebuilding = True
-            try:
-                return self._rebuild(status, progress, digest)
-            except BaseException as exc:
-                if not self._cancel.is_set():
-                    raise
-                # Its message names the stage it stopped in; an interrupted graph statement is a cancel too.
-                cancelled = exc if isinstance(exc, RebuildCancelled) else RebuildCancelled(status)
-                status.stage = "cancelled"
-                with contextlib.suppress(Exception), self.derived.write() as db:
-                    self.derived.set_meta(db, REBUILD_KEY, None)  # not rebuilding any more: others go on
-                if cancelled is exc:
-                    raise
-                raise cancelled from exc
-            finally:
-                self._rebuilding = False
-                self._cancel.clear()
-                self.graph.resume()
+            return Rebuild(
+                log=self.log,
+                derived=self.derived,
+                catalog=self.catalog,
+                graph=self.graph,
+                use_graph=self.use_graph,
+                extractors=self.extractors,
+                durable=self._durable,
+                batch_events=self.batch_events,
+                control=self._rebuild_control,
+                damaged=self.damaged,
+                commit=functools.partial(self._commit, hand_on=False),
+                hand_on=self._hand_on,
+                start_over=self._start_over,
+                save_snapshot=self.save_snapshot,
+            ).run(progress, self.digest if digest else None)
+
+    @property
+    def rebuild_status(self) -> RebuildStatus:
+        """The last (or running) rebuild's counters, for a bar in another thread."""
+        return self._rebuild_control.status
 
     def cancel_rebuild(self) -> None:
         """From any thread: stop a running :meth:`rebuild` soon (the catalog stops at its last committed chunk,
         the graph write in progress is interrupted and rolled back). A no-op when nothing is rebuilding."""
-        if not self._rebuilding:
+        if not self._rebuild_control.running:
             return
-        self._cancel.set()
+        self._rebuild_control.stop.set()
         if self.use_graph:
             self.graph.cancel()
-
-    def rebuild_unwinding(self) -> bool:
-        """After a cancelled rebuild: the graph write it interrupted is still being rolled back. The graph file is
-        marked dirty until that ends, so a process may exit without waiting: the next open deletes the file and
-        rebuilds it from the log (the trust protocol of :mod:`.graph_sync`)."""
-        return self.use_graph and self.graph.unwinding()
-
-    def _check_cancel(self) -> None:
-        """Raise :class:`RebuildCancelled` when a running rebuild was asked to stop (never outside a rebuild)."""
-        if self._cancel.is_set():
-            raise RebuildCancelled(self.rebuild_status)
-
-    def _rebuild(self, status: RebuildStatus, progress: Callable[[int, int], None] | None, digest: bool) -> str | None:
-        summaries = self.log.sessions()
-        total = status.total_events = sum(summary.event_count for summary in summaries)
-        store = self.graph.reset() if self.use_graph else None
-        if self.use_graph and store is None:
-            raise LockedError(
-                self.graph.unavailable or "no graph store is open",
-                field="projection",
-                remediation="Stop the process that owns the graph database, then run `zaxy reproject` again.",
-            )
-        self._check_cancel()
-        with self.derived.write() as db:
-            self.derived.set_meta(db, REBUILD_KEY, str(os.getpid()))  # other processes wait, not interleave
-            drop_tables(db)
-            create_tables(db)
-            db.execute("DELETE FROM lst_cursors")
-            for listener in self._durable:
-                listener.drop_schema(db)
-                listener.create_schema(db)
-            db.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")  # a group's dirty pages stay in memory
-        for listener in self._durable:
-            listener.committed()
-        for listener in self._memory:
-            listener.reset()
-        self._memory_cursors, self._memory_dirty = {}, True
-        self.catalog.refresh()
-        self._new_planner()
-        done = 0
-        written_before = self.graph.written_events
-        if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
-            self.graph.coalesce_events = REBUILD_BATCH_EVENTS
-            self.graph.start_writer()
-        try:
-            self.damaged = {}
-            with contextlib.ExitStack() as stack:
-                groups = _Groups(self, stack, min(REBUILD_GROUP_EVENTS, total // REBUILD_GROUPS_AT_LEAST))
-                for summary in summaries:
-                    expected: tuple[int, str] | None = None
-                    chunk: list[tuple[dict[str, Any], Any]] = []
-                    damage_box: list[IntegrityError] = []
-                    for envelope in _until_damage(self.log.replay_envelopes(summary.session), damage_box):
-                        if self._cancel.is_set():
-                            raise RebuildCancelled(status)
-                        chunk.append((envelope, self.extractors.extract(envelope)))
-                        if len(chunk) >= self.batch_events:
-                            expected = groups.project(summary.session, expected, chunk)
-                            done += len(chunk)
-                            chunk = []
-                            status.indexed_events = done
-                            status.graph_events = self._graph_progress(written_before)
-                            if progress:
-                                progress(done, total)
-                    if chunk:  # what was read before any damage is projected
-                        groups.project(summary.session, expected, chunk)
-                        done += len(chunk)
-                        status.indexed_events = done
-                    if damage_box:
-                        self.damaged[summary.session] = damage_box[0].message
-            status.stage = "graph" if self.use_graph else "digest"
-            self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
-            while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
-                status.graph_events = self._graph_progress(written_before)
-                self._check_cancel()
-            self._check_cancel()
-            status.graph_events = self._graph_progress(written_before)
-        finally:
-            self.graph.coalesce_events = 0
-            self.graph.stop_writer()
-            with contextlib.suppress(Exception), self.derived.write() as db:
-                db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        if self.graph.error:
-            self._check_cancel()
-            raise RuntimeError(f"the graph could not be rebuilt: {self.graph.error}")
-        with self.derived.write() as db:
-            self.derived.set_meta(db, REBUILD_KEY, None)
-        if progress:
-            progress(done, total)
-        self.save_snapshot()
-        if not digest:
-            status.stage = "done"
-            return None
-        status.stage = "digest"
-        value = self.digest(status)
-        status.stage = "done"
-        return value
-
-    def _graph_progress(self, written_before: int) -> float:
-        """Events the graph holds from this rebuild: committed transactions plus the written share of the one in
-        progress (rows applied so far / its rows)."""
-        events = float(self.graph.written_events - written_before)
-        writing, store = self.graph.writing, self.graph.store
-        if writing is not None and store is not None and writing.row_count():
-            events += writing.event_count * min(1.0, store.rows_applied / writing.row_count())
-        return events
-
-    def _rebuild_chunk(
-        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
-    ) -> tuple[int, str]:
-        batch = self._commit(session, expected, chunk)
-        if batch is None:
-            raise LockedError(
-                "another process projected this memory during the rebuild",
-                field="projection",
-                remediation="Stop other `zaxy` processes using this memory, then run `zaxy reproject` again.",
-            )
-        if self.use_graph and self._held is None:  # bounded memory (inside a group: when it commits)
-            self.graph.wait_below(2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events))
-        return batch.cursors[session]
 
     def digest(self, status: RebuildStatus | None = None) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest); ``status`` counts the lines."""
         store = self.store
         if store is None:
             raise LockedError(self.graph.unavailable or "no graph store", field="projection", remediation="See status.")
-        digest = hashlib.sha256()
-        for count, line in enumerate(store.dump_lines(), 1):
-            digest.update(line.encode())
-            digest.update(b"\n")
-            if status is not None and count % 1000 == 0:
-                status.digest_lines = count
-                self._check_cancel()
-        return digest.hexdigest()
+        return graph_digest(store.dump_lines(), status, self._rebuild_control.check)
+
+    def rebuild_unwinding(self) -> bool:
+        """After a cancelled rebuild: the graph write it interrupted is still being rolled back. The graph file is
+        marked dirty until that ends, so a process may exit without waiting: the next open deletes the file and
+        rebuilds it from the log (the trust protocol of :mod:`.graph_sync`)."""
+        return self.use_graph and self.graph.unwinding()
 
     # ------------------------------------------------------------------ erasure
     def erase(self, session: str, seqs: list[int], envelopes: dict[int, Any] | None = None) -> None:
@@ -766,35 +627,6 @@ class Projector:
             if self.use_graph and not self.graph.forget():
                 self.graph.reset(new_file=True)
                 self.graph.sync()
-
-
-class _Groups:
-    """A rebuild's chunks, committed ``size`` events at a time (:meth:`Projector._rebuild_group` on ``stack``; the
-    group still open when the stack closes normally is committed then)."""
-
-    def __init__(self, projector: Projector, stack: contextlib.ExitStack, size: int) -> None:
-        self.projector, self.stack, self.size, self.events = projector, stack, size, 0
-
-    def project(
-        self, session: str, expected: tuple[int, str] | None, chunk: list[tuple[dict[str, Any], Any]]
-    ) -> tuple[int, str]:
-        if not self.events:
-            self.stack.enter_context(self.projector._rebuild_group())
-        cursor = self.projector._rebuild_chunk(session, expected, chunk)
-        self.events += len(chunk)
-        if self.events >= self.size:
-            self.stack.close()  # COMMIT
-            self.events = 0
-        return cursor
-
-
-def _until_damage(envelopes: Iterator[dict[str, Any]], box: list[IntegrityError]) -> Iterator[dict[str, Any]]:
-    """``envelopes`` until a line that cannot be read: the error is put in ``box`` instead of escaping, so the
-    caller can still commit what came before it."""
-    try:
-        yield from envelopes
-    except IntegrityError as exc:
-        box.append(exc)
 
 
 def _erased_seqs(envelope: dict[str, Any]) -> list[int]:

@@ -32,6 +32,7 @@ from zaxy_agents.projection.catalog_rows import (
     drop_tables,
 )
 from zaxy_agents.projection.catalog_writes import Touched, apply_batch, delete_session_rows
+from zaxy_agents.projection.logged_text import LogTexts, Request, fill
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
@@ -42,8 +43,11 @@ __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tab
 class SqliteCatalog:
     """The :class:`~zaxy_agents.projection.catalog.EntityCatalog` over ``derived.sqlite`` (reads and writes)."""
 
-    def __init__(self, store: DerivedStore) -> None:
+    def __init__(self, store: DerivedStore, log_texts: LogTexts | None = None) -> None:
+        """``log_texts``: reads the summaries the catalog leaves in the log (raw-text entities, ``TEXT_FROM_LOG``);
+        without it every summary written is stored, and reading one kept in the log raises."""
         self.store = store
+        self.log_texts = log_texts
         self._seen_generation = -1
         self._touched: Touched | None = None
         self._base_epoch = 0  # moves whenever every cache is dropped (erasure, reset, another process's commit)
@@ -174,7 +178,7 @@ class SqliteCatalog:
         if version_id in cache:
             return cache[version_id]
         rows = self._rows(f"{_VERSION_FROM} WHERE v.id = ?", (version_id,))
-        found = _version(rows[0]) if rows else None
+        found = _version(rows[0], self.log_texts) if rows else None
         if len(cache) >= CACHE_LIMIT:
             cache.clear()
         cache[version_id] = found
@@ -188,7 +192,7 @@ class SqliteCatalog:
             cache.clear()
             missing = list(dict.fromkeys(version_ids))
         for chunk in _chunks(missing):
-            found = {row[0]: _version(row) for row in self._rows(
+            found = {row[0]: _version(row, self.log_texts) for row in self._rows(
                 f"{_VERSION_FROM} WHERE v.id IN {ID_LIST}", (json.dumps(chunk),))}  # fmt: skip
             for version_id in chunk:
                 cache[version_id] = found.get(version_id)
@@ -239,12 +243,32 @@ class SqliteCatalog:
 
     def texts(self, version_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``(summary, properties JSON)`` of many versions, read in bulk and not cached (the embedded graph reads
-        its entities' text here: a dump or a keyword search would only churn the version cache)."""
+        its entities' text here: a dump or a keyword search would only churn the version cache). Summaries kept
+        in the log are read from it in one batched read."""
         found: dict[str, tuple[str, str]] = {}
+        logged: dict[str, tuple[Request, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
-            rows = self._rows(f"SELECT id, body FROM cat_versions WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((version_id, _unpack(body)) for version_id, body in rows)
+            rows = self._rows(
+                "SELECT v.id, v.body, v.session, v.seq, v.hash, k.key FROM cat_versions v JOIN cat_keys k "
+                f"ON k.kid = v.kid WHERE v.id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            for version_id, body, session, seq, digest, key in rows:
+                summary, properties = _unpack(body)
+                if summary is None:
+                    logged[version_id] = ((session, int(seq), digest.hex(), key), properties)
+                else:
+                    found[version_id] = (summary, properties)
+        if logged:
+            summaries = self._log_texts().summaries(request for request, _ in logged.values())
+            for version_id, (request, properties) in logged.items():
+                found[version_id] = (summaries[request], properties)
         return found
+
+    def _log_texts(self) -> LogTexts:
+        if self.log_texts is None:
+            raise RuntimeError("a version whose summary is in the log was read without access to the log")
+        return self.log_texts
 
     def key_state(self, key: str) -> KeyState | None:
         cache = self._keys
@@ -278,7 +302,7 @@ class SqliteCatalog:
             "ORDER BY v.vid DESC LIMIT 1",
             (key, moment, moment),
         )
-        return _version(rows[0]) if rows else None
+        return _version(rows[0], self.log_texts) if rows else None
 
     def is_current(self, version_id: str) -> bool:
         version = self.version(version_id)
@@ -288,14 +312,17 @@ class SqliteCatalog:
         return state is not None and not state.closed and state.current == version_id
 
     def history(self, key: str) -> list[EntityVersion]:
-        return [_version(row) for row in self._rows(f"{_VERSION_FROM} WHERE k.key = ? ORDER BY v.vid", (key,))]
+        return [
+            _version(row, self.log_texts)
+            for row in self._rows(f"{_VERSION_FROM} WHERE k.key = ? ORDER BY v.vid", (key,))
+        ]
 
     def event_versions(self, session: str, seq: int) -> list[EntityVersion]:
         cached = self._events.get((session, seq))
         if cached is not None:
             return cached
         rows = self._rows(f"{_VERSION_FROM} WHERE v.session = ? AND v.seq = ? ORDER BY v.vid", (session, seq))
-        found = [_version(row) for row in rows]
+        found = [_version(row, self.log_texts) for row in rows]
         if len(self._events) >= CACHE_LIMIT:
             self._events.clear()
         self._events[(session, seq)] = found
@@ -320,7 +347,7 @@ class SqliteCatalog:
                     (session, json.dumps(chunk)),
                 )
                 for row in rows:
-                    version = _version(row)
+                    version = _version(row, self.log_texts)
                     found[(session, version.source_event_seq)].append(version)
                 cache.update(found)
         return {key: cache[key] if key in cache else self.event_versions(*key) for key in keys}
@@ -356,7 +383,7 @@ class SqliteCatalog:
             "WHERE NOT k.closed ORDER BY r.last DESC",
             (session, entity_type, scan),
         )
-        found = [_version(row) for row in rows]
+        found = [_version(row, self.log_texts) for row in rows]
         if len(self._recent) >= CACHE_LIMIT // 10:
             self._recent.clear()
         self._recent[(session, entity_type, scan)] = found
@@ -398,7 +425,7 @@ class SqliteCatalog:
         found: dict[str, EntityVersion] = {}
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
             rows = self._rows(f"{_VERSION_FROM} WHERE v.id IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((row[0], _version(row)) for row in rows)
+            found.update((row[0], _version(row, self.log_texts)) for row in rows)
         return found
 
     def current_ranks(self, keys: Sequence[str]) -> dict[str, tuple[float, str, str, str]]:
@@ -425,7 +452,7 @@ class SqliteCatalog:
                 chunk,
             )
             for row in rows:
-                found[row[1]] = _version(row)
+                found[row[1]] = _version(row, self.log_texts)
         return found
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
@@ -594,7 +621,8 @@ class SqliteCatalog:
         rows = self._rows(
             f"{_VERSION_FROM} WHERE v.session = ? AND v.seq BETWEEN ? AND ? ORDER BY v.vid", (session, first, last)
         )
-        versions = [_version(row) for row in rows]
+        versions = [_version(row, self.log_texts) for row in rows]
+        fill(versions)
         return [
             {
                 "id": v.id,
@@ -644,7 +672,7 @@ class SqliteCatalog:
     # ------------------------------------------------------------------ writes
     def apply(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
         """Write one planned batch (inside the projector's transaction): see :func:`.catalog_writes.apply_batch`."""
-        apply_batch(self._touching(), db, batch)
+        apply_batch(self._touching(), db, batch, summaries_in_log=self.log_texts is not None)
 
     def delete_session(self, db: sqlite3.Connection, session: str) -> None:
         """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""

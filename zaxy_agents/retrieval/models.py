@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from zaxy_agents.projection.logged_text import fill
+
 from .engine import RetrievalHit, RetrievalResult
 
 
@@ -58,6 +60,7 @@ class QueryResponse(BaseModel):
 
     @classmethod
     def from_result(cls, result: RetrievalResult, *, embedding_lag: int = 0, degraded: str | None = None):
+        fill(hit.entity for hit in result.hits if hit.entity is not None)  # texts kept in the log: one batched read
         return cls(
             query=result.query,
             profile=result.profile.name,

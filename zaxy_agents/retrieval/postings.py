@@ -269,7 +269,7 @@ class PostingStore:
             "CREATE TEMP TABLE IF NOT EXISTS touched_runs(field INTEGER, seg INTEGER, term INTEGER, session INTEGER)"
         )
         db.execute("DELETE FROM touched_runs")
-        db.executemany("INSERT INTO touched_runs VALUES (?, ?, ?, ?)", keys)
+        _insert_runs(db, "touched_runs", keys, "(?, ?, ?, ?)")  # ~96k keys in a merge over many sessions: 0.46x
         crowded = db.execute(
             f"SELECT k.field, k.seg, k.term, k.session FROM touched_runs k JOIN {p}_post r ON r.field = k.field "
             f"AND r.seg = k.seg AND r.term = k.term AND r.session = k.session AND r.n < {RUN_SIZE} "

@@ -13,7 +13,7 @@ import math
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -135,37 +135,33 @@ class GroupRows:
             sql = f"SELECT id, docs, len, first, last FROM {PREFIX}_group WHERE id IN {ID_LIST}"
             for start in range(0, missing.size, CHUNK):
                 table += db.execute(sql, (json.dumps(missing[start : start + CHUNK].tolist()),)).fetchall()
+        self._store(table)
+
+    def updated(self, rows: Iterable[tuple[int, int, float, int, int]]) -> GroupRows:
+        """A copy holding ``rows`` (``(id, docs, total length, first, last)``, as a write committed them) instead
+        of what it held of those threads."""
+        fresh = GroupRows()
+        # ``loaded`` first: a row another thread stores meanwhile is written before it is marked loaded (_store)
+        arrays = [getattr(self, name).copy() for name in ("loaded", "docs", "lengths", "first", "last")]
+        size = min(array.size for array in arrays)  # equal unless another thread was growing them meanwhile
+        fresh.loaded, fresh.docs, fresh.lengths, fresh.first, fresh.last = (array[:size] for array in arrays)
+        fresh.count, fresh.scanned = int(fresh.loaded.sum()), self.scanned and size == self.loaded.size
+        fresh._store(list(rows))
+        return fresh
+
+    def _store(self, table: list[Any]) -> None:
+        """Hold the rows ``(id, docs, len, first, last)`` of ``table``."""
         if not table:
             return
         values = np.array(table, dtype=np.float64)
         where = values[:, 0].astype(np.int64)
         self._grow(int(where.max()) + 1)
         self.count += int((~self.loaded[where]).sum())
-        self.loaded[where] = True
         self.docs[where] = values[:, 1].astype(np.int64)
         self.lengths[where] = values[:, 2]
         self.first[where] = values[:, 3].astype(np.int64)
         self.last[where] = values[:, 4].astype(np.int64)
-
-    def updated(self, rows: Iterable[tuple[int, int, float, int, int]]) -> GroupRows:
-        """A copy holding ``rows`` (``(id, docs, total length, first, last)``, as a write committed them) instead
-        of what it held of those threads."""
-        fresh = GroupRows()
-        for name in ("loaded", "docs", "lengths", "first", "last"):
-            setattr(fresh, name, getattr(self, name).copy())
-        fresh.count, fresh.scanned = self.count, self.scanned
-        table = list(rows)
-        if table:
-            values = np.array(table, dtype=np.float64)
-            where = values[:, 0].astype(np.int64)
-            fresh._grow(int(where.max()) + 1)
-            fresh.count += int((~fresh.loaded[where]).sum())
-            fresh.loaded[where] = True
-            fresh.docs[where] = values[:, 1].astype(np.int64)
-            fresh.lengths[where] = values[:, 2]
-            fresh.first[where] = values[:, 3].astype(np.int64)
-            fresh.last[where] = values[:, 4].astype(np.int64)
-        return fresh
+        self.loaded[where] = True  # last: a row marked loaded is whole (a copy taken meanwhile reads it whole)
 
     def _grow(self, size: int) -> None:
         if size <= self.loaded.size:

@@ -103,8 +103,9 @@ class ReadCache:
         if len(self.terms) + len(self.speakers) > self.CARRY_LIMIT or self.groups.loaded.size > self.CARRY_LIMIT:
             return None
         fresh = ReadCache(delta.after, delta.created)
-        fresh.terms = {term: found for term, found in self.terms.items() if term not in delta.terms}
-        fresh.speakers = {term: found for term, found in self.speakers.items() if term not in delta.speakers}
+        # dict() first: one atomic copy, while a query of another thread may still be adding to this cache
+        fresh.terms = {term: found for term, found in dict(self.terms).items() if term not in delta.terms}
+        fresh.speakers = {term: found for term, found in dict(self.speakers).items() if term not in delta.speakers}
         fresh.groups = self.groups.updated(delta.groups)
         return fresh
 
