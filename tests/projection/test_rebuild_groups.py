@@ -1,4 +1,4 @@
-"""A rebuild commits its chunks in groups (``rebuild._rebuild_group``): the derived rows are exactly those of one
+"""A rebuild commits its chunks in groups (``Rebuild._group``): the derived rows are exactly those of one
 commit per chunk, and a failure inside a group rolls that whole group back — the store stays at the previous
 group's commit (every listener with the catalog) and a later catch-up completes it to the same answers."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -27,13 +28,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import IntegrityError
+from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
-from . import rebuild as rebuild_pipeline
 from .catalog_migrations import migrate as migrate_catalog
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync
@@ -49,7 +49,7 @@ from .listeners import (
 from .logged_text import LogTexts
 from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
-from .rebuild import REBUILD_KEY, until_damage
+from .rebuild import REBUILD_KEY, Rebuild, RebuildControl, graph_digest, until_damage
 from .rebuild_status import RebuildCancelled, RebuildStatus
 from .registry import ExtractorTable
 from .sqlite_catalog import NAME as CATALOG_NAME
@@ -109,10 +109,7 @@ class Projector:
         self.damaged: dict[str, str] = {}  # sessions that cannot be read past some event (see _contained)
         self._notices_taken = 0
         self._lock = threading.RLock()
-        self._cancel = threading.Event()  # cancel_rebuild() was called (from any thread) during a rebuild
-        self._rebuilding = False
-        self._held: list[ProjectionBatch] | None = None  # a rebuild group's committed-later batches
-        self.rebuild_status = RebuildStatus()  # the last (or running) rebuild's counters, for a bar in another thread
+        self._rebuild_control = RebuildControl()  # a rebuild's counters and stop request (read from other threads)
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
         self.catalog = self._new_catalog()
@@ -374,20 +371,23 @@ class Projector:
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
+        hand_on: bool = True,
     ) -> ProjectionBatch | None:
-        """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors.
+        """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors; then (with
+        ``hand_on``) give the batch to the in-memory listeners and the graph.
 
         Returns the committed batch, or ``None`` when another process projected the session meanwhile. The cyclic
         garbage collector is paused meanwhile (``collector.py``: it walked every live object and freed nothing).
         """
         with collector_paused():
-            return self._commit_chunk(session, expected, chunk)
+            return self._commit_chunk(session, expected, chunk, hand_on)
 
     def _commit_chunk(
         self,
         session: str,
         expected: tuple[int, str] | None,
         chunk: list[tuple[dict[str, Any], Any]],
+        hand_on: bool,
     ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
@@ -407,15 +407,15 @@ class Projector:
                 self.planner.prefetch(chunk, _CatalogState(self.catalog, db))
                 for position, (envelope, extraction) in enumerate(chunk):
                     if position % 100 == 0:
-                        self._check_cancel()  # a rebuild's Ctrl-C: this transaction is rolled back
+                        self._rebuild_control.check()  # a rebuild's Ctrl-C: this transaction is rolled back
                     self.planner.add(envelope, extraction)
                 batch = self.planner.take_batch()
-                self._check_cancel()
+                self._rebuild_control.check()
                 self.catalog.apply(db, batch)
                 advanced: list[tuple[str, Any]] = []
                 base = expected[0] if expected else 0  # an index at the catalog's cursor takes the whole batch
                 for listener in self._durable:
-                    self._check_cancel()
+                    self._rebuild_control.check()
                     seq = done.get(listener.name)
                     part = batch if seq is None or seq == base else _after(batch, session, seq)
                     if part.event_count:
@@ -430,13 +430,15 @@ class Projector:
         self.planner.forget()
         for listener in self._durable:
             listener.committed()
-        if self._held is not None:  # inside a rebuild's group: handed on once the group commits
-            self._held.append(batch)
-            return batch
+        if hand_on:  # (a rebuild hands a group's batches on once the group commits)
+            self._hand_on(batch)
+        return batch
+
+    def _hand_on(self, batch: ProjectionBatch) -> None:
+        """A committed batch to the in-memory listeners and the graph writer."""
         self._feed_memory_listeners(batch)
         if self.use_graph:
             self.graph.submit(batch)
-        return batch
 
     def _positions(
         self, db: sqlite3.Connection, session: str
@@ -463,6 +465,15 @@ class Projector:
             else:
                 done[str(text)] = int(seq)
         return rebuilding, cursor, done
+
+    def _start_over(self) -> None:
+        """The planner, the in-memory listeners and the catalog's cache forget what they hold (a rolled-back
+        rebuild group, emptied tables)."""
+        self._new_planner()
+        for listener in self._memory:
+            listener.reset()
+        self._memory_cursors, self._memory_dirty = {}, True
+        self.catalog.refresh()
 
     def _new_planner(self) -> None:
         self.planner = ProjectionPlanner()
@@ -544,27 +555,50 @@ class Projector:
         story (graph writes, digest) to a reader in another thread, and :meth:`cancel_rebuild` (any thread) stops
         the rebuild within about a second with :class:`RebuildCancelled`.
         """
-        return rebuild_pipeline.rebuild(self, progress, digest=digest)
+        with self._lock:
+            return Rebuild(
+                log=self.log,
+                derived=self.derived,
+                catalog=self.catalog,
+                graph=self.graph,
+                use_graph=self.use_graph,
+                extractors=self.extractors,
+                durable=self._durable,
+                batch_events=self.batch_events,
+                control=self._rebuild_control,
+                damaged=self.damaged,
+                commit=functools.partial(self._commit, hand_on=False),
+                hand_on=self._hand_on,
+                start_over=self._start_over,
+                save_snapshot=self.save_snapshot,
+            ).run(progress, self.digest if digest else None)
+
+    @property
+    def rebuild_status(self) -> RebuildStatus:
+        """The last (or running) rebuild's counters, for a bar in another thread."""
+        return self._rebuild_control.status
 
     def cancel_rebuild(self) -> None:
         """From any thread: stop a running :meth:`rebuild` soon (the catalog stops at its last committed chunk,
         the graph write in progress is interrupted and rolled back). A no-op when nothing is rebuilding."""
-        rebuild_pipeline.cancel_rebuild(self)
+        if not self._rebuild_control.running:
+            return
+        self._rebuild_control.stop.set()
+        if self.use_graph:
+            self.graph.cancel()
 
     def digest(self, status: RebuildStatus | None = None) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest); ``status`` counts the lines."""
-        return rebuild_pipeline.graph_digest(self, status)
+        store = self.store
+        if store is None:
+            raise LockedError(self.graph.unavailable or "no graph store", field="projection", remediation="See status.")
+        return graph_digest(store.dump_lines(), status, self._rebuild_control.check)
 
     def rebuild_unwinding(self) -> bool:
         """After a cancelled rebuild: the graph write it interrupted is still being rolled back. The graph file is
         marked dirty until that ends, so a process may exit without waiting: the next open deletes the file and
         rebuilds it from the log (the trust protocol of :mod:`.graph_sync`)."""
         return self.use_graph and self.graph.unwinding()
-
-    def _check_cancel(self) -> None:
-        """Raise :class:`RebuildCancelled` when a running rebuild was asked to stop (never outside a rebuild)."""
-        if self._cancel.is_set():
-            raise RebuildCancelled(self.rebuild_status)
 
     # ------------------------------------------------------------------ erasure
     def erase(self, session: str, seqs: list[int], envelopes: dict[int, Any] | None = None) -> None:
