@@ -19,6 +19,7 @@ the LadybugDB engines are reported as skipped.
 
 Usage: python benchmarks/graph_engine_bench.py [--sizes 26,10000] [--engines kuzu,ladybug,ladybug-nohash]
        [--queries 50] [--workdir DIR] [--keep] [--json]
+       python benchmarks/graph_engine_bench.py --key-index 100000   (Kuzu's primary-key index: STRING vs INT64)
 """
 
 from __future__ import annotations
@@ -126,6 +127,8 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None, buffer_
         result["catch_up_s"] = round(time.perf_counter() - started, 3)
         result["catch_up_cpu_s"] = round(_cpu() - cpu, 3)
         store.checkpoint()
+        if engine == "kuzu":
+            result["file_breakdown"] = file_breakdown(store, (root / GRAPH).stat().st_size)
     result["graph_bytes"] = (root / GRAPH).stat().st_size
     with MemoryFabric.from_path(root) as fabric:
         store = fabric.projector.store
@@ -167,6 +170,51 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None, buffer_
         if kuzu_file is not None:
             result["opens_kuzu_0_11_file"] = opens_kuzu_file(kuzu_file)
     return result
+
+
+def file_breakdown(store: Any, total: int) -> dict[str, int]:
+    """What a Kuzu 0.11.3 file holds: column pages (``CALL storage_info`` of every table), free pages (``CALL
+    FSM_INFO()``: pages a commit freed that the file keeps) and the rest (primary-key hash indexes, catalog)."""
+    columns = 0
+    for (name,) in store._rows("CALL SHOW_TABLES() RETURN name"):
+        columns += sum(pages for (pages,) in store._rows(f'CALL storage_info("{name}") RETURN num_pages')) * 4096
+    free = sum(pages for _start, pages in store._rows("CALL FSM_INFO() RETURN *")) * 4096
+    return {"columns": columns, "free": free, "indexes_and_catalog": total - columns - free}
+
+
+def key_index_bytes(folder: Path, rows: int) -> dict[str, dict[str, int]]:
+    """A node table's primary-key hash index on Kuzu 0.11.3 at ``rows`` rows, by key type: 24-hex-character STRING
+    keys (Zaxy's version ids), ~55-character STRING keys (its entity identities) and INT64 keys (a dense or hashed
+    number). One COPY, checkpointed; the index is the file's growth minus the column pages and free pages."""
+    import importlib.util  # noqa: F401 - kuzu's COPY-from-Arrow path needs importlib.util loaded
+
+    import kuzu
+    import pyarrow as pa
+
+    hexes = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(rows)]
+    keys = {
+        "STRING (24 hex)": pa.array([h[:24] for h in hexes]),
+        "STRING (~55 chars)": pa.array([f"session-{i % 1000:04d}\x1fperson\x1fan entity {i}" for i in range(rows)]),
+        "INT64": pa.array([int(h[:15], 16) for h in hexes], type=pa.int64()),
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for label, array in keys.items():
+        path = folder / f"key-{len(found)}.kuzu"
+        database = kuzu.Database(str(path))
+        connection = kuzu.Connection(database)
+        kind = "INT64" if label == "INT64" else "STRING"
+        connection.execute(f"CREATE NODE TABLE T(id {kind}, PRIMARY KEY(id))")
+        connection.execute("CHECKPOINT")
+        empty = path.stat().st_size
+        connection.execute("COPY T FROM $rows", {"rows": pa.table({"id": array})})
+        connection.execute("CHECKPOINT")
+        columns = sum(pages for (pages,) in connection.execute("CALL storage_info('T') RETURN num_pages").get_all())
+        free = sum(pages for _start, pages in connection.execute("CALL FSM_INFO() RETURN *").get_all())
+        database.close()
+        grown = path.stat().st_size - empty
+        found[label] = {"file_growth": grown, "key_column": columns * 4096, "index": grown - (columns + free) * 4096}
+    return found
 
 
 def one_row_tables(folder: Path) -> dict[str, int]:
@@ -311,7 +359,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--buffer-pool-mb", type=int, help="the graph's buffer pool (default: the store's, 256 MB)")
     parser.add_argument("--child", nargs=3, metavar=("ENGINE", "ROOT", "KUZU_FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--key-index", type=int, metavar="ROWS", help="only measure Kuzu's key index at ROWS rows")
     args = parser.parse_args()
+    if args.key_index:
+        with tempfile.TemporaryDirectory(prefix="zaxy-key-index-") as folder:
+            found = key_index_bytes(Path(folder), args.key_index)
+        for label, sizes in found.items():
+            print(f"{label:20s} " + ", ".join(f"{name} {value / 1e6:.2f} MB" for name, value in sizes.items()))
+        return
     global BUFFER_POOL_MB
     BUFFER_POOL_MB = args.buffer_pool_mb
     if args.child:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection.model import EntityDraft, Extraction
+from zaxy_agents.projection.model import EntityDraft, EntityRef, Extraction, RelationDraft
 from zaxy_agents.projection.planner import ProjectionPlanner
 from zaxy_agents.storage.files import kuzu_schema, kuzu_store
 
@@ -45,9 +45,16 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
     return found
 
 
+def _as_written_before_0009(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as releases before migration 0009 wrote it: ``RELATES.valid_from`` stored on every edge."""
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0009"))
+    monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema._V7_RELATES_STORED)
+
+
 def _as_written_before_0008(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0008 wrote it: ``Event.prev_hash``, ``Entity.source_event_hash`` and
     ``CITES_SOURCE.source_event_hash`` stored on every row."""
+    _as_written_before_0009(monkeypatch)
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0008"))
     columns = kuzu_schema.stored_columns
     cited = kuzu_schema.CITATION_COLUMNS
@@ -236,8 +243,9 @@ def test_a_graph_with_a_table_per_label_is_re_projected_with_lean_relationship_t
 def test_a_graph_with_hash_copies_is_re_projected_with_hashes_read_from_the_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A graph written before 0008 (``Event.prev_hash`` and ``Entity.source_event_hash`` on every row) comes back
-    from the log without them, with the same dump, digest and answers: both are read from the Event nodes."""
+    """A graph written before 0008 and 0009 (``Event.prev_hash``, ``Entity.source_event_hash`` and
+    ``RELATES.valid_from`` on every row) comes back from the log without them, with the same dump, digest and
+    answers ("as of" traversals included): they are read from the Event nodes."""
     _as_written_before_0008(monkeypatch)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
@@ -251,6 +259,11 @@ def test_a_graph_with_hash_copies_is_re_projected_with_hashes_read_from_the_even
         versions = memory.entity_history(SESSION, "api port", "fact")
         task = memory.search_entities("flaky retry test", session=SESSION)[0][0]
         walked = memory.traverse(SESSION, task.name, task.entity_type, depth=2)
+        assert "valid_from" in _node_columns(memory, "RELATES")
+        moments = {json.loads(line)[-4] for line in written if line.startswith('["RELATES",')}
+        moments.add("2000-01-01T00:00:00Z")
+        as_of = {t: memory.traverse(SESSION, task.name, task.entity_type, depth=2, as_of=t) for t in sorted(moments)}
+        assert len({len(hits) for hits in as_of.values()}) > 1  # the moments cut edges off
     monkeypatch.undo()
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         memory.project([SESSION])
@@ -271,13 +284,17 @@ def test_a_graph_with_hash_copies_is_re_projected_with_hashes_read_from_the_even
         ]
         assert [v.source_event_hash for v in versions] == hashes and len(versions) == 2
         assert memory.traverse(SESSION, task.name, task.entity_type, depth=2) == walked
+        assert "valid_from" not in _node_columns(memory, "RELATES")
+        for moment, hits in as_of.items():
+            assert memory.traverse(SESSION, task.name, task.entity_type, depth=2, as_of=moment) == hits
         assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
 
 
 def test_hashes_the_chain_does_not_give_are_kept_and_a_wrong_source_hash_is_refused(tmp_path: Path) -> None:
     """An event whose ``prev_hash`` is not the chain's (a damaged tombstone: another hash, or none) keeps its own in
     ``prev_hash_unchained`` and reads back unchanged; a version whose ``source_event_hash`` is not its event's hash is
-    refused before anything is written (the graph reads it from the Event node)."""
+    refused before anything is written (the graph reads it from the Event node), and so is an edge whose ``valid_from``
+    is not its event's timestamp."""
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         store = memory.projector.store
@@ -315,3 +332,12 @@ def test_hashes_the_chain_does_not_give_are_kept_and_a_wrong_source_hash_is_refu
             line for line in _contents(memory) if '"third' not in line
         )
         assert not any('"third' in line for line in store.dump_lines()) and before
+
+        planner = ProjectionPlanner()  # an edge valid from another moment than its event's timestamp
+        edge = RelationDraft(EntityRef("api", "service"), EntityRef("db", "service"), "depends_on")
+        planner.add({**event, "seq": 1, "prev_hash": "0" * 64, "session": "fourth"}, Extraction(relations=[edge]))
+        wrong = planner.take_batch()
+        wrong.relations[0]["valid_from"] = "2001-01-01T00:00:00Z"
+        with pytest.raises(ValueError, match="valid_from is not the timestamp of its event fourth:1"):
+            store.apply(wrong)
+        assert not any('"fourth' in line for line in store.dump_lines())

@@ -54,10 +54,11 @@ def _commits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     monkeypatch.setattr(kuzu.Connection, "execute", execute)
 
 
-def _caught_up(root: Path, *, batch_events: int, span_events: int) -> MemoryFabric:
+def _caught_up(root: Path, *, batch_events: int, span_events: int, min_events: int = 0) -> MemoryFabric:
     memory = MemoryFabric.from_path(root)
     memory.projector.graph.batch_events = batch_events
     memory.projector.graph.span_events = span_events
+    memory.projector.graph.span_min_events = min_events
     return memory
 
 
@@ -75,6 +76,11 @@ def test_many_batches_are_one_transaction_with_the_same_graph(tmp_path: Path, mo
             assert len(commits) == expected_commits, span_events
             assert {s: seq for s, (seq, _h) in store.cursors().items()} == {"alpha": 48, "beta": 48}
             contents[span_events] = sorted(store.dump_lines())
+    root = tmp_path / "copy-small"  # a catch-up below span_min_events commits batch by batch
+    shutil.copytree(tmp_path / "loom", root)
+    with _commits(monkeypatch) as commits, _caught_up(root, batch_events=10, span_events=1000, min_events=97) as memory:
+        assert memory.projector.store is not None and len(commits) == 10
+        assert sorted(memory.projector.store.dump_lines()) == contents[1000]
     assert contents[1] == contents[1000] == contents[40]
 
 

@@ -111,6 +111,8 @@ def _edges_to_layout_2(db: sqlite3.Connection) -> None:
     db.executemany(f"INSERT INTO cat_edges VALUES ({','.join('?' * 18)})", text)
     db.execute("CREATE INDEX cat_edges_out ON cat_edges(source_kid)")
     db.execute("CREATE INDEX cat_edges_in ON cat_edges(target_kid)")
+    db.execute("ALTER TABLE cat_keys ADD COLUMN valid_from TEXT NOT NULL DEFAULT ''")  # layouts 2-3 stored it
+    db.execute("UPDATE cat_keys SET valid_from = (SELECT valid_from FROM cat_versions WHERE id = cat_keys.current)")
 
 
 def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -> None:
@@ -120,6 +122,7 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         fabric.append("s", "decision.recorded", {"decision": "Use WAL", "topic": "storage", "task_id": "T-1"})
         fabric.project()
         edges = _edges(fabric.projector.catalog)
+        states = {key: fabric.projector.catalog.key_state(key) for key in edges}
         assert sum(map(len, edges.values())) >= 4  # spoke x2 (out and in), has_decision (out and in)
     derived = root / ".zaxy" / "derived.sqlite"
     with sqlite3.connect(derived) as db:  # back to layout 2: every summary stored
@@ -137,8 +140,10 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         assert isinstance(version, LoggedVersion) and version.summary == SUMMARY
         assert not any("rebuilt from the log" in notice for notice in fabric.projector.take_notices())
         assert _edges(fabric.projector.catalog) == edges
+        assert {key: fabric.projector.catalog.key_state(key) for key in edges} == states
     assert _unpack(_bodies(root)[f"turn:turn #{seq}"])[0] is None
     with sqlite3.connect(derived) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("3",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("4",)
+        assert "valid_from" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
         assert db.execute("SELECT * FROM lst_cursors ORDER BY 1, 2").fetchall() == cursors  # indexes kept
         assert db.execute("SELECT count(*) FROM cat_edges WHERE typeof(id) = 'blob' AND ev_hash IS NULL").fetchone()[0]

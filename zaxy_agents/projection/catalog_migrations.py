@@ -6,6 +6,7 @@ drop and rebuild them from the log).
   rewritten without its summary (the log holds it; readers re-derive it from the cited event);
 - edges drop what repeats (evidence that is their own event, the deterministic method; hex ids become bytes):
   the table is copied into the new layout.
+3 -> 4: identities no longer store their current version's ``valid_from`` (read by a join): the column is dropped.
 No event is re-read and the indexes keep their rows and cursors. The file keeps its size (20k events: 52.3 MB before,
 55.1 MB after, 4.7 MB of it free pages that later writes reuse; 0.4 s of CPU); a file built in the new layout is
 11.6 % smaller (46.3 MB).
@@ -26,21 +27,30 @@ from zaxy_agents.projection.catalog_rows import (
     _pack,
     _unpack,
 )
-from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
+from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore, is_busy
 
 _BATCH = 2_000  # bodies rewritten per statement
 
 
 def migrate(store: DerivedStore) -> bool:
-    """Bring a version-2 catalog to the current layout in place; True when it did."""
-    if store.meta(f"schema:{NAME}") != "2" or SCHEMA_VERSION != 3:
+    """Bring a version-2 or -3 catalog to the current layout in place; True when it did."""
+    if store.meta(f"schema:{NAME}") not in ("2", "3") or SCHEMA_VERSION != 4:
         return False
-    with store.write() as db:
-        if db.execute("SELECT value FROM meta WHERE key=?", (f"schema:{NAME}",)).fetchone() != ("2",):
-            return False  # another process migrated it meanwhile
-        _summaries_to_log(db)
-        _compact_edges(db)
-        store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
+    try:
+        with store.write() as db:
+            recorded = db.execute("SELECT value FROM meta WHERE key=?", (f"schema:{NAME}",)).fetchone()
+            if recorded not in (("2",), ("3",)):
+                return False  # another process migrated it meanwhile
+            if recorded == ("2",):
+                _summaries_to_log(db)
+                _compact_edges(db)
+            db.execute("ALTER TABLE cat_keys DROP COLUMN valid_from")  # 3 -> 4
+            store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
+    except sqlite3.OperationalError as exc:  # rolled back: the version check then rebuilds the catalog from the log
+        if is_busy(exc):
+            raise
+        store.warn(f"{store.path}: the catalog could not be migrated in place ({exc})")
+        return False
     return True
 
 

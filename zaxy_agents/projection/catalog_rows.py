@@ -17,7 +17,8 @@ from typing import Any
 from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 3  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log
+SCHEMA_VERSION = 4  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
+# lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice)
 # Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
 # from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
 # never read these types, so what a whole memory reads in bulk stays in the catalog.
@@ -46,7 +47,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{24}")
 TABLES = (
     "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
     "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, session TEXT NOT NULL, "
-    "norm TEXT NOT NULL, current TEXT NOT NULL, valid_from TEXT NOT NULL, closed INTEGER NOT NULL)",
+    "norm TEXT NOT NULL, current TEXT NOT NULL, closed INTEGER NOT NULL)",
     "CREATE INDEX cat_keys_norm ON cat_keys(norm)",
     "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kid INTEGER NOT NULL, "
     "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, body BLOB NOT NULL, "

@@ -66,13 +66,9 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
         ],
     )
     if batch.key_updates:
-        starts = _valid_from(db, batch, [row["current_version"] for row in batch.key_updates])
         db.executemany(
-            "UPDATE cat_keys SET current = ?, valid_from = ?, closed = ? WHERE key = ?",
-            [
-                (row["current_version"], starts[row["current_version"]], int(bool(row["closed"])), row["id"])
-                for row in batch.key_updates
-            ],
+            "UPDATE cat_keys SET current = ?, closed = ? WHERE key = ?",
+            [(row["current_version"], int(bool(row["closed"])), row["id"]) for row in batch.key_updates],
         )
     if batch.closures:
         db.executemany(
@@ -158,18 +154,10 @@ def _note_touched(touched: Touched, db: sqlite3.Connection, batch: ProjectionBat
 
 def _write_keys(db: sqlite3.Connection, batch: ProjectionBatch) -> dict[str, int]:
     """Insert the new identities; returns ``key -> kid`` for every key the batch's versions use."""
-    starts = {row["id"]: row["valid_from"] for row in batch.entities}
     db.executemany(
-        "INSERT INTO cat_keys(key, session, norm, current, valid_from, closed) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO cat_keys(key, session, norm, current, closed) VALUES (?, ?, ?, ?, ?)",
         [
-            (
-                row["id"],
-                row["session_id"],
-                row["norm_name"],
-                row["current_version"],
-                starts.get(row["current_version"], ""),
-                int(bool(row["closed"])),
-            )
+            (row["id"], row["session_id"], row["norm_name"], row["current_version"], int(bool(row["closed"])))
             for row in batch.entity_keys
         ],
     )
@@ -182,15 +170,6 @@ def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
         marks = ",".join("?" * len(chunk))
         found.update(db.execute(f"SELECT key, kid FROM cat_keys WHERE key IN ({marks})", chunk).fetchall())
     return found
-
-
-def _valid_from(db: sqlite3.Connection, batch: ProjectionBatch, version_ids: list[str]) -> dict[str, str]:
-    starts = {row["id"]: row["valid_from"] for row in batch.entities}
-    missing = [v for v in set(version_ids) if v not in starts]
-    for chunk in _chunks(missing):
-        marks = ",".join("?" * len(chunk))
-        starts.update(db.execute(f"SELECT id, valid_from FROM cat_versions WHERE id IN ({marks})", chunk))
-    return starts
 
 
 def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:

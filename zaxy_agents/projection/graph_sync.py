@@ -47,6 +47,11 @@ PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at 
 # caught up in five transactions was 2.2x its file in one (docs/benchmarks.md, "Graph size"). Planner memory stays
 # bounded by ``batch_events`` (the rows are in the store's transaction once applied).
 SPAN_EVENTS = 100_000
+# A catch-up of fewer events commits batch by batch, as before: small catch-ups leave little free space, and a
+# failed write (a full disk) then loses one batch. Kuzu 0.11.3 closing a database after a write failed on a full
+# disk was seen spinning forever in ``~Database`` (``NodeTable::rollbackCheckpoint``) after a failed span of a
+# 1,600-event catch-up (tests/projection/test_crash_consistency.py, 1 run in 3): not measured on larger spans.
+SPAN_MIN_EVENTS = 20_000
 # Events of committed batches an open graph keeps for its next sync when nothing follows it: that sync writes them
 # as they are instead of replaying and re-planning the same events from the log (past this, it replays).
 HOLD_EVENTS = SYNC_EVENTS
@@ -117,6 +122,7 @@ class GraphSync:
         self.private = not shared
         self.batch_events = batch_events
         self.span_events = SPAN_EVENTS
+        self.span_min_events = SPAN_MIN_EVENTS
         self._span_open = False  # inside _spanning(): batches are applied without their own commit
         self.store: Any = None
         self.error: str | None = None  # the last write failure (the graph then lags; reads are unaffected)
@@ -401,6 +407,9 @@ class GraphSync:
             self._mark(True)
 
     def _plan_into_graph(self, gaps: dict[str, tuple[int, int]]) -> None:
+        if sum(last - first + 1 for first, last in gaps.values()) < self.span_min_events:
+            self._plan_batches(gaps, lambda _events: None)  # one commit per batch
+            return
         with self._spanning() as written:
             self._plan_batches(gaps, written)
 

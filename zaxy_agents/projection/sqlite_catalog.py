@@ -37,6 +37,12 @@ from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
 
+# An identity's state: its current version, that version's start (the identity stores no copy of it), closed.
+_KEY_STATE = (
+    "SELECT k.current, coalesce(v.valid_from, ''), k.closed "
+    "FROM cat_keys k LEFT JOIN cat_versions v ON v.id = k.current"
+)
+
 __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tables"]
 
 
@@ -274,7 +280,7 @@ class SqliteCatalog:
         cache = self._keys
         if key in cache:
             return cache[key]
-        rows = self._rows("SELECT current, valid_from, closed FROM cat_keys WHERE key = ?", (key,))
+        rows = self._rows(f"{_KEY_STATE} WHERE k.key = ?", (key,))
         found = KeyState(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
         if len(cache) >= CACHE_LIMIT:
             cache.clear()
@@ -654,7 +660,7 @@ class SqliteCatalog:
         for chunk in _chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             for key, current, valid_from, closed in connection.execute(
-                f"SELECT key, current, valid_from, closed FROM cat_keys WHERE key IN ({marks})", chunk
+                f"SELECT k.key, {_KEY_STATE[7:]} WHERE k.key IN ({marks})", chunk
             ):
                 found[key] = KeyState(current, valid_from, bool(closed))
         return found

@@ -496,8 +496,9 @@ class KuzuProjectionStore(ProjectionStore):
 
     def _as_stored_events(self, batch: ProjectionBatch) -> list[dict[str, Any]]:
         """The batch's Event rows as this file stores them (``kuzu_schema.DERIVED_HASH_COLUMNS``): ``prev_hash`` only
-        when the chain does not give it (``prev_hash_unchained``). A version whose ``source_event_hash`` is not its
-        event's hash is refused before anything is written (the planner never plans one)."""
+        when the chain does not give it (``prev_hash_unchained``). A version or citation whose ``source_event_hash`` is
+        not its event's hash, or an edge whose ``valid_from`` is not its event's timestamp, is refused before anything
+        is written (the planner never plans one)."""
         if DERIVED_HASH_COLUMNS["Event"] in _stored_names("Event"):  # the layout of an earlier release
             return batch.events
         hashes = {row["id"]: row["hash"] for row in batch.events}
@@ -519,6 +520,18 @@ class KuzuProjectionStore(ProjectionStore):
             hashes |= _looked_up([i for i in events if i not in hashes], LOOKUP_CHUNK, self._event_hashes_found)
             for row, event in zip(citations, events, strict=True):
                 _check_source_hash(f"citation of {row['to']!r}", event, row["source_event_hash"], hashes)
+        if "valid_from" not in _relates_stored():  # since 0009: an edge is valid from its event's timestamp
+            stamps = {row["id"]: row["timestamp"] for row in batch.events}
+            events = [event_node_id(row["session_id"], row["source_event_seq"]) for row in batch.relations]
+            query = "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.timestamp"
+            fetch = lambda chunk: dict(self._rows(query, {"ids": list(chunk)}))  # noqa: E731
+            stamps |= _looked_up(sorted({i for i in events if i not in stamps}), LOOKUP_CHUNK, fetch)
+            for row, event in zip(batch.relations, events, strict=True):
+                if event not in stamps or stamps[event] != row["valid_from"]:
+                    raise ValueError(
+                        f"relation {row['id']}: valid_from is not the timestamp of its event {event} (the embedded "
+                        "graph reads it from the Event node)"
+                    )
         return rows
 
     def _insert(
@@ -683,8 +696,12 @@ class KuzuProjectionStore(ProjectionStore):
         frontier = list(start_keys)
         hits: list[TraversalHit] = []
         type_filter = " AND r.relation_type IN $types" if relation_types else ""
-        time_filter = " AND r.valid_from <= $t" if as_of else ""  # an edge's valid_to is always NULL (RELATES_DERIVED)
-        extra = {**({"types": relation_types} if relation_types else {}), **({"t": as_of} if as_of else {})}
+        # an edge's valid_to is always NULL and its valid_from its source event's timestamp (RELATES_DERIVED): "as
+        # of" keeps the edges whose event is not later (filtered below when the file does not store valid_from)
+        stored_validity = "valid_from" in _relates_stored()
+        time_filter = " AND r.valid_from <= $t" if as_of and stored_validity else ""
+        extra = {**({"types": relation_types} if relation_types else {}), **({"t": as_of} if time_filter else {})}
+        seq_at = _relates_stored().index("source_event_seq")
         for level in range(1, depth + 1):
             if not frontier or len(hits) >= limit:
                 break
@@ -699,6 +716,9 @@ class KuzuProjectionStore(ProjectionStore):
                     + " ORDER BY r.source_event_seq, r.id",
                     {"keys": frontier, **extra},
                 )
+                if as_of and not time_filter:  # valid from the source event's timestamp
+                    events = self._event_facts(sorted({event_node_id(row[4], row[5 + seq_at]) for row in rows}))
+                    rows = [row for row in rows if events[event_node_id(row[4], row[5 + seq_at])][1] <= as_of]
                 for origin_key, key, origin_version, version, session, *stored in rows:
                     if key in seen or key in found:
                         continue
@@ -741,12 +761,15 @@ class KuzuProjectionStore(ProjectionStore):
         provenance filled in (``RELATES_EVIDENCE_DEFAULTS``)."""
         names = _relates_stored()
         seq_at = names.index("source_event_seq")
-        hashes = self._event_hashes(sorted({event_node_id(session, stored[seq_at]) for session, stored in edges}))
+        events = self._event_facts(sorted({event_node_id(session, stored[seq_at]) for session, stored in edges}))
         audits = []
         for session, stored in edges:
             audit = dict(zip(names, stored, strict=True))
             audit["session_id"], audit["valid_to"] = session, None
-            audit["source_event_hash"] = hashes[event_node_id(session, audit["source_event_seq"])]
+            event_hash, timestamp = events[event_node_id(session, audit["source_event_seq"])]
+            audit["source_event_hash"] = event_hash
+            if "valid_from" not in names:  # since 0009: the source event's timestamp
+                audit["valid_from"] = timestamp
             for evidence, own in RELATES_EVIDENCE_DEFAULTS.items():
                 if audit[evidence] is None:
                     audit[evidence] = audit[own]
@@ -758,6 +781,15 @@ class KuzuProjectionStore(ProjectionStore):
         found = _looked_up(ids, LOOKUP_CHUNK, self._event_hashes_found)
         problem = "rows name a source event the graph does not hold"
         return _every_one(self.path, ids, found, problem, "the graph is damaged")
+
+    def _event_facts(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        """Event id -> (hash, timestamp) (primary-key lookups); every id must be in the graph."""
+        query = "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash, e.timestamp"
+        fetch = lambda chunk: {i: (h, t) for i, h, t in self._rows(query, {"ids": list(chunk)})}  # noqa: E731
+        found = _looked_up(ids, LOOKUP_CHUNK, fetch)
+        return _every_one(
+            self.path, ids, found, "relations name a source event the graph does not hold", "the graph is damaged"
+        )
 
     def _event_hashes_found(self, ids: Sequence[str]) -> dict[str, str]:
         """Event id -> hash of the ids the graph holds (one query)."""
