@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from zaxy_agents.storage.derived.store import DerivedStore
+
 from .planner import ProjectionBatch, search_doc
 from .registry import ExtractorTable
 from .state_codec import StateClasses, StateFileError, dumps, loads, write_atomically
@@ -204,3 +206,50 @@ class MemoryListeners:
         save_memory_state(self.folder, self.listeners, self.cursors, self.classes)
         self.dirty = False
         return True
+
+
+# ---------------------------------------------------------------------- opening and catching up
+def open_indexes(derived: DerivedStore, durable: list[Any], catalog_reset: bool) -> None:
+    """Create or check the cursor table and every derived index's tables (a reset index loses its cursors: it is
+    replayed from the log by :func:`catch_up_listeners`, never re-planned); with a reset catalog every index starts
+    over too (indexes never hold more than the catalog)."""
+    with derived.write() as db:
+        db.execute(LISTENER_CURSOR_DDL)
+        if catalog_reset:
+            db.execute("DELETE FROM lst_cursors")
+            for listener in durable:
+                if derived.meta(f"schema:index:{listener.name}") is not None:
+                    listener.drop_schema(db)
+                    listener.create_schema(db)
+    for listener in durable:
+        name = listener.name
+        if derived.ensure_component(
+            f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema
+        ):
+            with derived.write() as db:
+                db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))
+        listener.attach(derived)
+
+
+def catch_up_listeners(
+    log: Any,
+    derived: DerivedStore,
+    catalog: Any,
+    extractors: ExtractorTable,
+    durable: list[Any],
+    memory: MemoryListeners,
+) -> None:
+    """Replay into each listener whatever the catalog holds that the listener does not (rare: a reset index,
+    memory listeners restored from an older state file, another process's commit a memory listener did not see)."""
+    cursors = catalog.cursors
+    for listener in durable:
+        done = listener_cursors(derived.reader(), listener.name)
+        gaps = {s: (done.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if done.get(s, 0) < seq}
+        for batch in replay_batches(log, catalog, gaps, extractors):
+            with derived.write() as db:
+                listener.apply(batch, db, catalog)
+                write_listener_cursors(db, [(listener.name, batch.cursors)])
+            listener.committed()
+    if memory.listeners:
+        for batch in replay_batches(log, catalog, memory.gaps(cursors), extractors):
+            memory.feed(batch, catalog)

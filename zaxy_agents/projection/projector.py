@@ -38,11 +38,10 @@ from .catalog_migrations import migrate as migrate_catalog
 from .collector import collector_paused
 from .graph_sync import GRAPH_FILE, GraphSync, batch_starts
 from .listeners import (
-    LISTENER_CURSOR_DDL,
     MemoryListeners,
+    catch_up_listeners,
     is_derived_index,
-    listener_cursors,
-    replay_batches,
+    open_indexes,
     write_listener_cursors,
 )
 from .logged_text import LogTexts
@@ -148,40 +147,12 @@ class Projector:
         """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
         migrate_catalog(self.derived)  # in-place layout changes first (else a version change rebuilds from the log)
         catalog_reset = self.derived.ensure_component(CATALOG_NAME, CATALOG_VERSION, create_tables, drop_tables)
-        with self.derived.write() as db:
-            db.execute(LISTENER_CURSOR_DDL)
-            if catalog_reset:  # indexes never hold more than the catalog: start them over with it
-                db.execute("DELETE FROM lst_cursors")
-                for listener in self._durable:
-                    if self.derived.meta(f"schema:index:{listener.name}") is not None:
-                        listener.drop_schema(db)
-                        listener.create_schema(db)
-        for listener in self._durable:
-            name = listener.name
-            if self.derived.ensure_component(
-                f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema
-            ):
-                with self.derived.write() as db:
-                    db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))
-            listener.attach(self.derived)
+        open_indexes(self.derived, self._durable, catalog_reset)
         self._memory.restore(self.derived.warn)
         self._catch_up_listeners()
 
     def _catch_up_listeners(self) -> None:
-        """Replay into each listener whatever the catalog holds that the listener does not (rare: a reset
-        index, memory listeners restored from an older state file)."""
-        cursors = self.catalog.cursors
-        for listener in self._durable:
-            done = listener_cursors(self.derived.reader(), listener.name)
-            gaps = {s: (done.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if done.get(s, 0) < seq}
-            for batch in replay_batches(self.log, self.catalog, gaps, self.extractors):
-                with self.derived.write() as db:
-                    listener.apply(batch, db, self.catalog)
-                    write_listener_cursors(db, [(listener.name, batch.cursors)])
-                listener.committed()
-        if self._memory.listeners:
-            for batch in replay_batches(self.log, self.catalog, self._memory.gaps(cursors), self.extractors):
-                self._memory.feed(batch, self.catalog)
+        catch_up_listeners(self.log, self.derived, self.catalog, self.extractors, self._durable, self._memory)
 
     # ------------------------------------------------------------------ state for readers
     @property
