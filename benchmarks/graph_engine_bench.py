@@ -43,6 +43,7 @@ from benchmarks.realistic_stream import RealisticStream
 
 ENGINES = ("kuzu", "ladybug", "ladybug-nohash")
 BUFFER_POOL_MB: int | None = None  # --buffer-pool-mb: the store's own (kuzu_store.BUFFER_POOL_BYTES) when None
+SPAN_EVENTS: int | None = None  # --span-events: events per graph transaction of the catch-up (GraphSync.span_events)
 GRAPH = Path(".zaxy") / "graph.kuzu"
 
 
@@ -119,6 +120,8 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None, buffer_
 
     result: dict[str, Any] = {"engine": engine}
     with MemoryFabric.from_path(root) as fabric:
+        if SPAN_EVENTS:  # e.g. the batch size (20,000): one commit per batch, as before spanning transactions
+            fabric.projector.graph.span_events = SPAN_EVENTS
         started, cpu = time.perf_counter(), _cpu()
         store = fabric.projector.store  # catches the graph up from the log
         if store is None:  # what the graph sync recorded (a failed write, another process holding the file)
@@ -277,6 +280,7 @@ def opens_kuzu_file(path: Path) -> str:
 def _run_child(engine: str, root: Path, queries: int, kuzu_file: Path) -> dict[str, Any]:
     command = [sys.executable, __file__, "--child", engine, str(root), str(kuzu_file), "--queries", str(queries)]
     command += ["--buffer-pool-mb", str(BUFFER_POOL_MB)] if BUFFER_POOL_MB else []
+    command += ["--span-events", str(SPAN_EVENTS)] if SPAN_EVENTS else []
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"engine": engine, "error": (done.stderr.strip().splitlines() or ["(no output)"])[-1]}
@@ -360,7 +364,10 @@ def main() -> None:
     parser.add_argument("--buffer-pool-mb", type=int, help="the graph's buffer pool (default: the store's, 256 MB)")
     parser.add_argument("--child", nargs=3, metavar=("ENGINE", "ROOT", "KUZU_FILE"), help=argparse.SUPPRESS)
     parser.add_argument("--key-index", type=int, metavar="ROWS", help="only measure Kuzu's key index at ROWS rows")
+    parser.add_argument("--span-events", type=int, help="events per graph transaction of the catch-up (default 100k)")
     args = parser.parse_args()
+    global SPAN_EVENTS
+    SPAN_EVENTS = args.span_events
     if args.key_index:
         with tempfile.TemporaryDirectory(prefix="zaxy-key-index-") as folder:
             found = key_index_bytes(Path(folder), args.key_index)

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from zaxy_agents.storage.derived.store import DerivedStore
+
 from .planner import ProjectionBatch, search_doc
 from .registry import ExtractorTable
 from .state_codec import StateClasses, StateFileError, dumps, loads, write_atomically
@@ -153,3 +155,101 @@ def save_memory_state(folder: Path, listeners: list[Any], cursors: Cursors, clas
         "listeners": {listener.name: listener.snapshot_state() for listener in listeners},
     }
     write_atomically(folder / MEMORY_STATE_FILE, dumps(state, classes))
+
+
+class MemoryListeners:
+    """The projector's memory listeners and the cursors their state covers; ``dirty`` while that state differs from
+    what the state file holds (saved only then)."""
+
+    def __init__(self, listeners: list[Any], folder: Path, classes: StateClasses) -> None:
+        self.listeners, self.folder, self.classes = listeners, folder, classes
+        self.cursors: Cursors = {}
+        self.dirty = False
+
+    def restore(self, warn: Any) -> None:
+        """Load the state file (see :func:`load_memory_state`): what it covers, or nothing and ``dirty``."""
+        restored = load_memory_state(self.folder, self.listeners, warn, self.classes)
+        self.cursors = restored or {}
+        self.dirty = restored is None and bool(self.listeners)
+
+    def reset(self) -> None:
+        """Start over (they cannot drop rows of one session or of a rolled-back transaction)."""
+        for listener in self.listeners:
+            listener.reset()
+        self.cursors, self.dirty = {}, True
+
+    def follows(self, starts: dict[str, int]) -> bool:
+        """Whether a batch whose sessions start at ``starts`` (first seqs) continues exactly what they hold."""
+        return all(self.cursors.get(s, (0, ""))[0] == first - 1 for s, first in starts.items())
+
+    def feed(self, batch: ProjectionBatch, catalog: Any) -> None:
+        for listener in self.listeners:
+            listener.on_batch(batch, catalog)
+        self.cursors.update(batch.cursors)
+        self.dirty = True
+
+    def gaps(self, cursors: Cursors) -> dict[str, tuple[int, int]]:
+        """What to replay to reach ``cursors`` (the catalog's), ``session -> (first seq, last seq)``. A state that
+        covers events the catalog lost starts over from the first event."""
+        ahead = [s for s, (seq, _h) in self.cursors.items() if seq > cursors.get(s, (0, ""))[0]]
+        if ahead:
+            for listener in self.listeners:
+                listener.reset()
+            self.cursors = {}
+        held = {s: seq for s, (seq, _h) in self.cursors.items()}
+        return {s: (held.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if held.get(s, 0) < seq}
+
+    def save(self) -> bool:
+        """Write the state file when the state changed since it was last written; True when written."""
+        if not self.listeners or not self.dirty:
+            return False
+        save_memory_state(self.folder, self.listeners, self.cursors, self.classes)
+        self.dirty = False
+        return True
+
+
+# ---------------------------------------------------------------------- opening and catching up
+def open_indexes(derived: DerivedStore, durable: list[Any], catalog_reset: bool) -> None:
+    """Create or check the cursor table and every derived index's tables (a reset index loses its cursors: it is
+    replayed from the log by :func:`catch_up_listeners`, never re-planned); with a reset catalog every index starts
+    over too (indexes never hold more than the catalog)."""
+    with derived.write() as db:
+        db.execute(LISTENER_CURSOR_DDL)
+        if catalog_reset:
+            db.execute("DELETE FROM lst_cursors")
+            for listener in durable:
+                if derived.meta(f"schema:index:{listener.name}") is not None:
+                    listener.drop_schema(db)
+                    listener.create_schema(db)
+    for listener in durable:
+        name = listener.name
+        if derived.ensure_component(
+            f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema
+        ):
+            with derived.write() as db:
+                db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))
+        listener.attach(derived)
+
+
+def catch_up_listeners(
+    log: Any,
+    derived: DerivedStore,
+    catalog: Any,
+    extractors: ExtractorTable,
+    durable: list[Any],
+    memory: MemoryListeners,
+) -> None:
+    """Replay into each listener whatever the catalog holds that the listener does not (rare: a reset index,
+    memory listeners restored from an older state file, another process's commit a memory listener did not see)."""
+    cursors = catalog.cursors
+    for listener in durable:
+        done = listener_cursors(derived.reader(), listener.name)
+        gaps = {s: (done.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if done.get(s, 0) < seq}
+        for batch in replay_batches(log, catalog, gaps, extractors):
+            with derived.write() as db:
+                listener.apply(batch, db, catalog)
+                write_listener_cursors(db, [(listener.name, batch.cursors)])
+            listener.committed()
+    if memory.listeners:
+        for batch in replay_batches(log, catalog, memory.gaps(cursors), extractors):
+            memory.feed(batch, catalog)

@@ -95,6 +95,20 @@ class ProjectionBatch:
             )
         )
 
+    def after(self, session: str, done: int) -> ProjectionBatch:
+        """The part of a one-session batch beyond ``done`` (what an index that already holds up to there needs)."""
+        if self.cursors[session][0] <= done:
+            return ProjectionBatch()
+        part = ProjectionBatch(cursors=dict(self.cursors))
+        part.event_count = sum(1 for row in self.events if row["seq"] > done)
+        part.events = [row for row in self.events if row["seq"] > done]
+        part.searchable = [doc for doc in self.searchable if doc.seq > done]
+        part.entities = [row for row in self.entities if row["source_event_seq"] > done]
+        part.relations = [row for row in self.relations if row["source_event_seq"] > done]
+        part.feedback = [row for row in self.feedback if row["seq"] > done]
+        part.failures = [row for row in self.failures if row["seq"] > done]
+        return part
+
 
 class PlannerState(Protocol):
     """Where the planner reads the projection's state from (bulk lookups of just what a chunk touches)."""

@@ -36,14 +36,12 @@ from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is
 
 from .catalog_migrations import migrate as migrate_catalog
 from .collector import collector_paused
-from .graph_sync import GRAPH_FILE, GraphSync
+from .graph_sync import GRAPH_FILE, GraphSync, batch_starts
 from .listeners import (
-    LISTENER_CURSOR_DDL,
+    MemoryListeners,
+    catch_up_listeners,
     is_derived_index,
-    listener_cursors,
-    load_memory_state,
-    replay_batches,
-    save_memory_state,
+    open_indexes,
     write_listener_cursors,
 )
 from .logged_text import LogTexts
@@ -115,9 +113,8 @@ class Projector:
         self.catalog = self._new_catalog()
         self._new_planner()
         self._durable = [listener for listener in self.listeners if is_derived_index(listener)]
-        self._memory = [listener for listener in self.listeners if not is_derived_index(listener)]
-        self._memory_cursors: dict[str, tuple[int, str]] = {}
-        self._memory_dirty = False
+        memory = [listener for listener in self.listeners if not is_derived_index(listener)]
+        self._memory = MemoryListeners(memory, self.derived_path, self.state_classes)
         self._open_components()
         self.graph = GraphSync(
             log,
@@ -150,56 +147,12 @@ class Projector:
         """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
         migrate_catalog(self.derived)  # in-place layout changes first (else a version change rebuilds from the log)
         catalog_reset = self.derived.ensure_component(CATALOG_NAME, CATALOG_VERSION, create_tables, drop_tables)
-        with self.derived.write() as db:
-            db.execute(LISTENER_CURSOR_DDL)
-            if catalog_reset:  # indexes never hold more than the catalog: start them over with it
-                db.execute("DELETE FROM lst_cursors")
-                for listener in self._durable:
-                    if self.derived.meta(f"schema:index:{listener.name}") is not None:
-                        listener.drop_schema(db)
-                        listener.create_schema(db)
-        for listener in self._durable:
-            name = listener.name
-            if self.derived.ensure_component(
-                f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema
-            ):
-                with self.derived.write() as db:
-                    db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))
-            listener.attach(self.derived)
-        restored = load_memory_state(self.derived_path, self._memory, self.derived.warn, self.state_classes)
-        self._memory_cursors = restored or {}
-        self._memory_dirty = restored is None and bool(self._memory)
+        open_indexes(self.derived, self._durable, catalog_reset)
+        self._memory.restore(self.derived.warn)
         self._catch_up_listeners()
 
     def _catch_up_listeners(self) -> None:
-        """Replay into each listener whatever the catalog holds that the listener does not (rare: a reset
-        index, memory listeners restored from an older state file)."""
-        cursors = self.catalog.cursors
-        for listener in self._durable:
-            done = listener_cursors(self.derived.reader(), listener.name)
-            gaps = {s: (done.get(s, 0) + 1, seq) for s, (seq, _h) in cursors.items() if done.get(s, 0) < seq}
-            for batch in replay_batches(self.log, self.catalog, gaps, self.extractors):
-                with self.derived.write() as db:
-                    listener.apply(batch, db, self.catalog)
-                    write_listener_cursors(db, [(listener.name, batch.cursors)])
-                listener.committed()
-        if self._memory:
-            behind = {
-                s: (self._memory_cursors.get(s, (0, ""))[0] + 1, seq)
-                for s, (seq, _h) in cursors.items()
-                if self._memory_cursors.get(s, (0, ""))[0] < seq
-            }
-            ahead = [s for s, (seq, _h) in self._memory_cursors.items() if seq > cursors.get(s, (0, ""))[0]]
-            if ahead:  # the state file covers events the catalog lost: start the memory listeners over
-                for listener in self._memory:
-                    listener.reset()
-                self._memory_cursors = {}
-                behind = {s: (1, seq) for s, (seq, _h) in cursors.items()}
-            for batch in replay_batches(self.log, self.catalog, behind, self.extractors):
-                for listener in self._memory:
-                    listener.on_batch(batch, self.catalog)
-                self._memory_cursors.update(batch.cursors)
-                self._memory_dirty = True
+        catch_up_listeners(self.log, self.derived, self.catalog, self.extractors, self._durable, self._memory)
 
     # ------------------------------------------------------------------ state for readers
     @property
@@ -322,9 +275,7 @@ class Projector:
                 listener.erase(db, session, list(range(1, old[0] + 1)) if old else [], None)
             db.execute("DELETE FROM lst_cursors WHERE session = ?", (session,))
         self._new_planner()
-        for listener in self._memory:
-            listener.reset()
-        self._memory_cursors, self._memory_dirty = {}, True
+        self._memory.reset()
         self._catch_up_listeners()
         if self.use_graph:
             self.graph.invalidate()
@@ -417,7 +368,7 @@ class Projector:
                 for listener in self._durable:
                     self._rebuild_control.check()
                     seq = done.get(listener.name)
-                    part = batch if seq is None or seq == base else _after(batch, session, seq)
+                    part = batch if seq is None or seq == base else batch.after(session, seq)
                     if part.event_count:
                         listener.apply(part, db, self.catalog)
                         advanced.append((listener.name, part.cursors))
@@ -470,9 +421,7 @@ class Projector:
         """The planner, the in-memory listeners and the catalog's cache forget what they hold (a rolled-back
         rebuild group, emptied tables)."""
         self._new_planner()
-        for listener in self._memory:
-            listener.reset()
-        self._memory_cursors, self._memory_dirty = {}, True
+        self._memory.reset()
         self.catalog.refresh()
 
     def _new_planner(self) -> None:
@@ -480,15 +429,12 @@ class Projector:
         self._planner_fresh = True
 
     def _feed_memory_listeners(self, batch: ProjectionBatch) -> None:
-        if not self._memory:
+        if not self._memory.listeners:
             return
-        if any(self._memory_cursors.get(s, (0, ""))[0] != first - 1 for s, first in _starts(batch).items()):
+        if not self._memory.follows(batch_starts(batch)):
             self._catch_up_listeners()  # another process committed in between: replay what we did not see
             return
-        for listener in self._memory:
-            listener.on_batch(batch, self.catalog)
-        self._memory_cursors.update(batch.cursors)
-        self._memory_dirty = True
+        self._memory.feed(batch, self.catalog)
 
     def _recover_damage(self, exc: BaseException) -> None:
         """The derived file turned out damaged while in use: recreate it and rebuild from the log."""
@@ -499,9 +445,7 @@ class Projector:
         self.catalog = self._new_catalog()
         self.graph.derived, self.graph.catalog = self.derived, self.catalog
         self._new_planner()
-        for listener in self._memory:
-            listener.reset()
-        self._memory_cursors = {}
+        self._memory.reset()
         self._open_components()
 
     # ------------------------------------------------------------------ graph
@@ -529,11 +473,7 @@ class Projector:
     def save_snapshot(self) -> bool:
         """Persist the state of memory listeners (only they need it; everything else is committed already)."""
         with self._lock:
-            if not self._memory or not self._memory_dirty:
-                return False
-            save_memory_state(self.derived_path, self._memory, self._memory_cursors, self.state_classes)
-            self._memory_dirty = False
-            return True
+            return self._memory.save()
 
     def close(self) -> None:
         with self._lock:
@@ -617,10 +557,7 @@ class Projector:
                 # Every erasure record up to the head is covered by this replay of the scrubbed log.
                 self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
             self._new_planner()
-            if self._memory:  # in-memory listeners cannot drop one session's rows: they start over
-                for listener in self._memory:
-                    listener.reset()
-                self._memory_cursors, self._memory_dirty = {}, True
+            self._memory.reset()  # in-memory listeners cannot drop one session's rows: they start over
             self._catch_up([session])
             self._catch_up_listeners()
             self.derived.scrub()
@@ -637,29 +574,6 @@ def _erased_seqs(envelope: dict[str, Any]) -> list[int]:
         if isinstance(item, dict) and isinstance(item.get("from_seq"), int) and isinstance(item.get("to_seq"), int):
             seqs.extend(range(item["from_seq"], item["to_seq"] + 1))
     return seqs
-
-
-def _after(batch: ProjectionBatch, session: str, done: int) -> ProjectionBatch:
-    """The part of a one-session batch beyond ``done`` (what an index that already holds up to there needs)."""
-    if batch.cursors[session][0] <= done:
-        return ProjectionBatch()
-    part = ProjectionBatch(cursors=dict(batch.cursors))
-    part.event_count = sum(1 for row in batch.events if row["seq"] > done)
-    part.events = [row for row in batch.events if row["seq"] > done]
-    part.searchable = [doc for doc in batch.searchable if doc.seq > done]
-    part.entities = [row for row in batch.entities if row["source_event_seq"] > done]
-    part.relations = [row for row in batch.relations if row["source_event_seq"] > done]
-    part.feedback = [row for row in batch.feedback if row["seq"] > done]
-    part.failures = [row for row in batch.failures if row["seq"] > done]
-    return part
-
-
-def _starts(batch: ProjectionBatch) -> dict[str, int]:
-    starts: dict[str, int] = {}
-    for row in batch.events:
-        if row["seq"] < starts.get(row["session_id"], row["seq"] + 1):
-            starts[row["session_id"]] = row["seq"]
-    return starts
 
 
 def _close_at_exit(ref: weakref.ReferenceType[Projector]) -> None:
