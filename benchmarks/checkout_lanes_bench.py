@@ -153,6 +153,7 @@ PARTS = [
     ("fusion: hit records (_hit)", "zaxy_agents.retrieval.engine", "Retriever", "_hit"),
     ("hydration: texts + hashes from the log", "zaxy_agents.retrieval.engine", "Retriever", "_read_texts"),
     ("check_cited: citations re-read from the log", "zaxy_agents.checkout.assemble", "", "check_cited"),
+    ("check_cited: citations verified (CallReads.check)", "zaxy_agents.eventloom.integrity", "CallReads", "check"),
     ("graph: exact entity matches", "zaxy_agents.retrieval.engine", "", "exact_matches"),
     ("graph: traversal", "zaxy_agents.retrieval.engine", "", "traverse"),
     ("graph: personalized PageRank", "zaxy_agents.retrieval.engine", "", "personalized_pagerank"),

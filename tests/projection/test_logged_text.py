@@ -147,3 +147,26 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         assert "valid_from" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
         assert db.execute("SELECT * FROM lst_cursors ORDER BY 1, 2").fetchall() == cursors  # indexes kept
         assert db.execute("SELECT count(*) FROM cat_edges WHERE typeof(id) = 'blob' AND ev_hash IS NULL").fetchone()[0]
+
+
+def test_a_line_rewritten_between_two_calls_is_caught_by_the_second(tmp_path: Path) -> None:
+    """Each query / checkout reads and verifies its cited lines once, in the call: nothing verified by an earlier
+    call is trusted by a later one (the same open memory, its caches warm)."""
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root) as fabric:
+        seq = _seed(fabric)
+        first = fabric.query("quokka migration", sessions=["s"])
+        assert any(hit.seq == seq and "quokka" in hit.text for hit in first.hits)
+        assert any(hit.seq == seq and hit.entity and hit.entity["summary"] == SUMMARY for hit in first.hits)
+        packet = fabric.checkout("quokka migration", session="s", scope=["s"])
+        assert any(item.seq == seq for item in packet.evidence)
+        log = root / "s.jsonl"
+        log.write_bytes(log.read_bytes().replace(b"quokka migration", b"walrus migration"))  # same length
+        second = fabric.query("quokka migration", sessions=["s"])
+        assert not any(hit.seq == seq for hit in second.hits)
+        assert f"integrity_error: session s event {seq} excluded" in " ".join(second.warnings)
+        assert "walrus" not in second.model_dump_json()
+        packet = fabric.checkout("quokka migration", session="s", scope=["s"])
+        assert not any(item.seq == seq for item in packet.evidence)
+        assert f"integrity_error: session s event {seq} excluded" in " ".join(packet.warnings)
+        assert "walrus" not in packet.model_dump_json()

@@ -15,7 +15,7 @@ from typing import Any
 from zaxy_agents.consolidation.acceptance import ADMISSION_READS, admissible
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.evidence import EvidenceCheck
-from zaxy_agents.eventloom.integrity import CitedCheck, check_cited
+from zaxy_agents.eventloom.integrity import CallReads, CitedCheck
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.catalog import EntityCatalog, reports_epochs
 from zaxy_agents.projection.records import EntityVersion
@@ -107,6 +107,7 @@ def assemble(
     suppressed = 0
     ranking = get_retrieval_profile(ranking)
     attenuated: list[RetrievalHit] = []
+    reads = CallReads(log.lines_at)  # this checkout's reads of the log: each line read and verified once
     if query:
         result = retriever.search(
             query,
@@ -118,6 +119,7 @@ def assemble(
             hide_attenuated=True,
             cues=cues,
             read_excluded=False,  # superseded / invalidated hits are only counted here
+            reads=reads,
         )
         attenuated = result.attenuated
         warnings += result.warnings
@@ -142,7 +144,7 @@ def assemble(
     # Read-side verification: every event this packet would cite is re-read from the log and checked against
     # its hash first; one that fails is excluded and named in an integrity_error warning (so answerability
     # cannot be answer_from_memory on it).
-    check = check_cited(log.lines_at, _cited(hits, [*stable, *reviewed], working, recent or []))
+    check = reads.check(_cited(hits, [*stable, *reviewed], working, recent or []))
     hits = [hit for hit in hits if check.servable(hit.session, hit.seq, hit.hash)]
     stable = [fact for fact in stable if _servable(check, fact.citation)]
     working = _servable_working(working, check)

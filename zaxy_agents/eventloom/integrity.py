@@ -151,43 +151,122 @@ def check_cited(
 
     An event is servable when its line decodes at its place, its bytes match its hash, that hash is the one
     cited, and the next event (when there is one) chains from it: so a rewritten-and-rehashed event is caught
-    even after the derived state was rebuilt from the rewritten log.
+    even after the derived state was rebuilt from the rewritten log. (One check on its own: a call that checks
+    several sets of citations, or reads lines before checking them, shares a :class:`CallReads`.)
     """
-    wanted = {(session, seq): digest for session, seq, digest in cited}
-    result = CitedCheck()
-    if not wanted:
-        return result
-    keys = sorted({key for session, seq in wanted for key in ((session, seq), (session, seq + 1))})
-    found = lines_at(keys)
-    decoded: dict[tuple[str, int], dict[str, Any] | None] = {}  # each line decoded once (as cited or successor)
+    return CallReads(lines_at, sha=sha).check(cited)
 
-    for (session, seq), digest in wanted.items():
-        key = (session, seq)
-        line = found.get(key)
-        if key in decoded:
-            envelope = decoded[key]
-        else:
-            envelope = decoded[key] = None if line is None else decode_line(line)
-        if envelope is None or envelope["seq"] != seq or envelope["session"] != session:
-            result.problems[key] = "the cited event cannot be read at its place in the log"
-            continue
-        problem = line_problem(line, envelope, sha)  # type: ignore[arg-type]
-        if problem is None and digest and not str(envelope.get("hash") or "").startswith(digest):
-            problem = "the log holds a different event at that seq than the one cited"
-        after = found.get((session, seq + 1))
-        if problem is None and after is not None:
-            following = (session, seq + 1)
-            if following in decoded:
-                successor = decoded[following]
+
+class CallReads:
+    """The log lines ONE call (a checkout, a query) reads, each read, decoded and verified at most once.
+
+    A checkout reads the returned hits' lines to give them their text, then checks every citation of its packet,
+    then a query's response reads the hits' entities' texts from the same lines: each consumer that gets this
+    object from the call hands its keys to it, and a line already read (or verified) in this call is not read
+    (or hashed) again. It lives as long as the call that made it and is passed explicitly: never kept across
+    calls (a line must be verified by the call that serves it, so a line edited between two calls is caught by
+    the second).
+    """
+
+    __slots__ = ("_extracted", "_lines_at", "_parsed", "_sha", "_verified", "lines")
+
+    def __init__(
+        self, lines_at: Callable[[list[tuple[str, int]]], dict[tuple[str, int], bytes]], *, sha: Any = None
+    ) -> None:
+        self._lines_at = lines_at
+        self._sha = sha
+        self.lines: dict[tuple[str, int], bytes | None] = {}  # every line read in this call (None: not in the log)
+        self._parsed: dict[tuple[str, int], Any] = {}  # json of a read line (None: not JSON)
+        self._extracted: dict[tuple[tuple[str, int], Any], Any] = {}  # (key, extractor) -> its extraction
+        # key -> the line-level verdict of _verify (place, hash, chain), the cited digest apart
+        self._verified: dict[tuple[str, int], tuple[dict[str, Any] | None, str | None, str | None]] = {}
+
+    def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        """The stored lines of ``keys`` (the log's ``lines_at``), reading only those this call has not read."""
+        lines = self.lines
+        wanted = [key for key in dict.fromkeys(keys)]
+        missing = [key for key in wanted if key not in lines]
+        if missing:
+            found = self._lines_at(missing)
+            for key in missing:
+                lines[key] = found.get(key)
+        return {key: line for key in wanted if (line := lines[key]) is not None}
+
+    def parsed(self, key: tuple[str, int]) -> Any:
+        """The JSON value of a line read in this call (``None``: absent or not JSON); decoded once."""
+        parsed = self._parsed
+        if key in parsed:
+            return parsed[key]
+        line = self.lines.get(key)
+        value = None
+        if line is not None:
+            try:
+                value = json.loads(line)
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                value = None
+        parsed[key] = value
+        return value
+
+    def extraction(self, key: tuple[str, int], extract: Callable[[dict[str, Any]], Any]) -> Any:
+        """``extract`` run once per call on the decoded line of ``key`` (the hit's searchable text and its
+        entities' summaries come from one extraction); ``None`` when the line is not a JSON object or the extractor
+        refuses it (KeyError, TypeError, ValueError). Callers verify the line (:meth:`check`) before serving
+        anything derived from it."""
+        memo = (key, extract)
+        if memo in self._extracted:
+            return self._extracted[memo]
+        envelope = self.parsed(key)
+        extraction = None
+        if isinstance(envelope, dict):
+            try:
+                extraction = extract(envelope)
+            except (KeyError, TypeError, ValueError):
+                extraction = None
+        self._extracted[memo] = extraction
+        return extraction
+
+    def _envelope(self, key: tuple[str, int]) -> dict[str, Any] | None:
+        value = self.parsed(key)
+        return value if value is not None and line_shape_problem(value) is None else None
+
+    def check(self, cited: Iterable[tuple[str, int, str]]) -> CitedCheck:
+        """:func:`check_cited` of ``cited``, each event's line read and verified once per call."""
+        wanted = {(session, seq): digest for session, seq, digest in cited}
+        result = CitedCheck()
+        if not wanted:
+            return result
+        verified = self._verified
+        unverified = [key for key in wanted if key not in verified]
+        if unverified:
+            self.lines_at(sorted({k for session, seq in unverified for k in ((session, seq), (session, seq + 1))}))
+            for key in unverified:
+                verified[key] = self._verify(key)
+        for key, digest in wanted.items():
+            envelope, problem, unlinked = verified[key]
+            if problem is None and digest and not str(envelope.get("hash") or "").startswith(digest):  # type: ignore[union-attr]
+                problem = "the log holds a different event at that seq than the one cited"
+            problem = problem or unlinked
+            if problem is not None:
+                result.problems[key] = problem
+            elif "erased" in envelope or "tombstone" in envelope:  # type: ignore[operator]
+                result.erased.add(key)
             else:
-                successor = decoded[following] = decode_line(after)
-            linked = successor is None or "tombstone" in successor or successor.get("prev_hash") == envelope["hash"]
-            if not linked:
-                problem = "the next event does not chain from it (the event was rewritten)"
-        if problem is not None:
-            result.problems[key] = problem
-        elif "erased" in envelope or "tombstone" in envelope:
-            result.erased.add(key)
-        else:
-            result.envelopes[key] = envelope
-    return result
+                result.envelopes[key] = envelope  # type: ignore[assignment]
+        return result
+
+    def _verify(self, key: tuple[str, int]) -> tuple[dict[str, Any] | None, str | None, str | None]:
+        """The line-level verdict on one read event, the cited digest apart: ``(envelope, problem, unlinked)``, the
+        problem when it is not at its place or its bytes do not match its hash, ``unlinked`` when its successor
+        (if any) does not chain from it."""
+        session, seq = key
+        envelope = self._envelope(key)
+        if envelope is None or envelope["seq"] != seq or envelope["session"] != session:
+            return None, "the cited event cannot be read at its place in the log", None
+        problem = line_problem(self.lines[key], envelope, self._sha)  # type: ignore[arg-type]
+        following = (session, seq + 1)
+        unlinked = None
+        if problem is None and self.lines.get(following) is not None:
+            successor = self._envelope(following)
+            if not (successor is None or "tombstone" in successor or successor.get("prev_hash") == envelope["hash"]):
+                unlinked = "the next event does not chain from it (the event was rewritten)"
+        return envelope, problem, unlinked

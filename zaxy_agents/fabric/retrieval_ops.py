@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.eventloom.integrity import check_cited
+from zaxy_agents.eventloom.integrity import CallReads
 from zaxy_agents.instants import parse_instant
 from zaxy_agents.retrieval.cues import checked_cues
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
@@ -95,6 +95,7 @@ class RetrievalService(FabricService):
         self.projection.project(sessions)
         retriever = self.retriever
         retriever.vectors.embed_pending(EMBED_STEP_BEFORE_QUERY)
+        reads = CallReads(self.log.lines_at)  # this query's reads of the log: each line read and verified once
         result = retriever.search(
             text,
             sessions=sessions,
@@ -104,9 +105,13 @@ class RetrievalService(FabricService):
             include_superseded=include_superseded,
             retrieval_profile=retrieval_profile,
             cues=cues,
+            reads=reads,
         )
         return QueryResponse.from_result(
-            self._verified(result), embedding_lag=retriever.vectors.lag(), degraded=self.projection.projector.degraded
+            self._verified(result, reads),
+            embedding_lag=retriever.vectors.lag(),
+            degraded=self.projection.projector.degraded,
+            reads=reads,
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
@@ -114,14 +119,20 @@ class RetrievalService(FabricService):
         containing the query as a phrase, then all its terms, then some, outranks every event found only through
         its context (``score_explanation.exact_match``)."""
         self.projection.project(sessions)
-        result = self.retriever.search(text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",))
+        reads = CallReads(self.log.lines_at)
+        result = self.retriever.search(
+            text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",), reads=reads
+        )
         result.hits = exact_first(text, result.hits)[:k]
-        return QueryResponse.from_result(self._verified(result), degraded=self.projection.projector.degraded)
+        return QueryResponse.from_result(
+            self._verified(result, reads), degraded=self.projection.projector.degraded, reads=reads
+        )
 
-    def _verified(self, result: RetrievalResult) -> RetrievalResult:
+    def _verified(self, result: RetrievalResult, reads: CallReads) -> RetrievalResult:
         """Read-side verification: hits whose event no longer matches its hash are dropped with an
-        ``integrity_error`` warning naming the session and seq (erased events drop out silently)."""
-        check = check_cited(self.log.lines_at, [(hit.session, hit.seq, hit.hash) for hit in result.hits])
+        ``integrity_error`` warning naming the session and seq (erased events drop out silently). ``reads``: the
+        query's own (the lines its search read are verified, not read again)."""
+        check = reads.check([(hit.session, hit.seq, hit.hash) for hit in result.hits])
         result.hits = [hit for hit in result.hits if check.servable(hit.session, hit.seq, hit.hash)]
         result.warnings = [*result.warnings, *check.warnings()]
         return result

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from zaxy_agents.eventloom.integrity import check_cited
+from zaxy_agents.eventloom.integrity import CallReads
 from zaxy_agents.projection.model import Extraction, entity_key
 from zaxy_agents.projection.records import EntityVersion
 
@@ -38,13 +38,16 @@ class LogTexts:
         self.lines_at = lines_at
         self.extract = extract
 
-    def summaries(self, requests: Iterable[Request]) -> dict[Request, str]:
+    def summaries(self, requests: Iterable[Request], reads: CallReads | None = None) -> dict[Request, str]:
         """Every request's summary in one batched read of the log (:data:`UNAVAILABLE` for a line that fails its
-        hash or chain check, ``""`` for an erased event or an event whose extraction no longer names the key)."""
+        hash or chain check, ``""`` for an erased event or an event whose extraction no longer names the key).
+        ``reads``: the reads of the call that serves them (a query): lines it already read and verified are not
+        read or checked again (and it must read this memory's log)."""
         wanted = list(dict.fromkeys(requests))
         if not wanted:
             return {}
-        check = check_cited(self.lines_at, [(session, seq, digest) for session, seq, digest, _ in wanted])
+        reads = reads if reads is not None else CallReads(self.lines_at)
+        check = reads.check([(session, seq, digest) for session, seq, digest, _ in wanted])
         extracted: dict[tuple[str, int], dict[str, str]] = {}
         found: dict[Request, str] = {}
         for request in wanted:
@@ -58,10 +61,8 @@ class LogTexts:
                 found[request] = UNAVAILABLE
                 continue
             if where not in extracted:
-                try:
-                    drafts = self.extract(envelope).entities
-                except (KeyError, TypeError, ValueError):
-                    drafts = []
+                extraction = reads.extraction(where, self.extract)  # the envelope checked above: same decoded line
+                drafts = extraction.entities if extraction is not None else []
                 extracted[where] = {entity_key(session, d.entity_type, d.name): d.summary for d in drafts}
             found[request] = extracted[where].get(key, "")
         return found
@@ -102,9 +103,10 @@ def _fields(version: EntityVersion) -> tuple[Any, ...]:
     return tuple(getattr(version, name) for name in EntityVersion.__dataclass_fields__)
 
 
-def fill(versions: Iterable[EntityVersion]) -> None:
+def fill(versions: Iterable[EntityVersion], reads: CallReads | None = None) -> None:
     """Read the summaries of the not yet read :class:`LoggedVersion` among ``versions`` in one batched read (a
-    caller about to use many summaries at once: a dump, an index replay)."""
+    caller about to use many summaries at once: a dump, an index replay); ``reads``: the serving call's reads
+    (see :meth:`LogTexts.summaries`)."""
     pending: dict[Request, list[LoggedVersion]] = {}
     texts: LogTexts | None = None
     for version in versions:
@@ -114,6 +116,6 @@ def fill(versions: Iterable[EntityVersion]) -> None:
             pending.setdefault(request, []).append(version)
     if texts is None:
         return
-    for request, summary in texts.summaries(pending).items():
+    for request, summary in texts.summaries(pending, reads).items():
         for version in pending[request]:
             _SUMMARY.__set__(version, summary)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zaxy_agents.eventloom.citations import format_citation
+from zaxy_agents.eventloom.integrity import CallReads
 from zaxy_agents.projection.catalog import EntityCatalog
 from zaxy_agents.projection.records import EntityVersion
 from zaxy_agents.projection.salience import salience
@@ -145,6 +146,7 @@ class Retriever:
         hide_attenuated: bool = False,
         cues: dict[str, str] | None = None,
         read_excluded: bool = True,
+        reads: CallReads | None = None,
     ) -> RetrievalResult:
         """``profile``: the lane preset; ``retrieval_profile``: which 2.2 ranking features apply (plain,
         balanced, full; retrieval/ranking.py). ``hide_attenuated``: leave attenuated hits out of the ranking
@@ -152,7 +154,8 @@ class Retriever:
         caller's context cues, blended by cue overlap when the profile's ``cue_weight`` is above 0 (cues.py).
         ``read_excluded=False``: the superseded / invalidated hits are returned without their text and hash (a
         caller that only counts them, as checkout does, saves reading tens of log lines per question; they are
-        never served either way)."""
+        never served either way). ``reads``: the calling checkout's or query's reads of the log (``CallReads``): the
+        returned hits' lines read here are then verified by that call without being read again."""
         with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
             return self._search(
                 query,
@@ -167,6 +170,7 @@ class Retriever:
                 hide_attenuated,
                 cues,
                 read_excluded,
+                reads if reads is not None else CallReads(self.texts.log.lines_at),
             )
 
     def _search(
@@ -183,6 +187,7 @@ class Retriever:
         hide_attenuated: bool,
         cues: dict[str, str] | None,
         read_excluded: bool = True,
+        reads: CallReads | None = None,
     ) -> RetrievalResult:
         started = time.perf_counter()
         chosen = ranking.apply(get_profile(profile))
@@ -310,9 +315,9 @@ class Retriever:
         excluded = [h for h in hits if h.status in {"superseded", "invalidated"}]
         kept = hits if include_superseded else [h for h in hits if h.status not in {"superseded", "invalidated"}]
         if read_excluded:
-            kept, excluded = self._read_texts(kept, excluded, k, from_log, warnings)
+            kept, excluded = self._read_texts(kept, excluded, k, from_log, warnings, reads)
         else:  # counted, never shown: their text and hash stay unread
-            kept, _ = self._read_texts(kept, [], k, from_log, warnings)
+            kept, _ = self._read_texts(kept, [], k, from_log, warnings, reads)
         return RetrievalResult(
             query=query,
             profile=chosen,
@@ -333,6 +338,7 @@ class Retriever:
         k: int,
         from_log: dict[EventKey, str],
         warnings: list[str],
+        reads: CallReads | None = None,
     ) -> tuple[list[RetrievalHit], list[RetrievalHit]]:
         """Give the returned hits their text and hash from the log (the indexes keep no copy). A hit whose event
         the log cannot give back is left out (the next one takes its place): nothing is served that its
@@ -341,7 +347,7 @@ class Retriever:
 
         def fill(hits: list[RetrievalHit]) -> None:
             wanted = [(h.session, h.seq) for h in hits if (h.session, h.seq) in from_log]
-            found = self.texts.read(wanted) if wanted else {}
+            found = self.texts.read(wanted, reads) if wanted else {}
             for hit in hits:
                 key = (hit.session, hit.seq)
                 if key in found:

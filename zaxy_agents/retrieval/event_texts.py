@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zaxy_agents.errors import IntegrityError
+from zaxy_agents.eventloom.integrity import CallReads
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.projection.model import Extraction
 
@@ -37,27 +38,25 @@ class EventTexts:
             return None
         return None
 
-    def read(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[str, str, str]]:
+    def read(self, keys: Iterable[EventKey], reads: CallReads | None = None) -> dict[EventKey, tuple[str, str, str]]:
         """The stored lines of ``keys`` in one batched read (``EventLog.lines_at``). The hash is the one the line
         claims: the read-side check that follows (``check_cited``) drops, with an ``integrity_error`` warning, a
-        hit whose line does not match it; a line that is not an event is left out here."""
+        hit whose line does not match it; a line that is not an event is left out here. ``reads``: the calling
+        checkout's or query's reads, which that check then verifies without reading or decoding them again."""
+        reads = reads if reads is not None else CallReads(self.log.lines_at)
         out: dict[EventKey, tuple[str, str, str]] = {}
-        for (session, seq), line in self.log.lines_at(list(dict.fromkeys(keys))).items():
-            try:
-                envelope = json.loads(line)
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                continue
+        for key in reads.lines_at(keys):
+            envelope = reads.parsed(key)
             if (
                 not isinstance(envelope, dict)
-                or envelope.get("seq") != seq
+                or envelope.get("seq") != key[1]
                 or not isinstance(envelope.get("hash"), str)
             ):
                 continue
-            try:
-                text = self.extract(envelope).searchable_text
-            except (KeyError, TypeError, ValueError):
+            extraction = reads.extraction(key, self.extract)
+            if extraction is None:
                 continue
-            out[(session, seq)] = (envelope["hash"], str(envelope.get("type", "")), text[:TEXT_LIMIT])
+            out[key] = (envelope["hash"], str(envelope.get("type", "")), extraction.searchable_text[:TEXT_LIMIT])
         return out
 
     def cue_views(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[dict[str, Any], str]]:

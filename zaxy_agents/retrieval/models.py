@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from zaxy_agents.eventloom.integrity import CallReads
 from zaxy_agents.projection.logged_text import fill
 
 from .engine import RetrievalHit, RetrievalResult
@@ -59,8 +60,17 @@ class QueryResponse(BaseModel):
     degraded: str | None = None
 
     @classmethod
-    def from_result(cls, result: RetrievalResult, *, embedding_lag: int = 0, degraded: str | None = None):
-        fill(hit.entity for hit in result.hits if hit.entity is not None)  # texts kept in the log: one batched read
+    def from_result(
+        cls,
+        result: RetrievalResult,
+        *,
+        embedding_lag: int = 0,
+        degraded: str | None = None,
+        reads: CallReads | None = None,
+    ):
+        """``reads``: the query's reads of the log (the hits' lines it verified serve their entities' texts kept in
+        the log without being read again); without it, one batched read."""
+        fill((hit.entity for hit in result.hits if hit.entity is not None), reads)
         return cls(
             query=result.query,
             profile=result.profile.name,
