@@ -303,7 +303,7 @@ class Retriever:
             self._boost(hit, chosen, catalog)
         hits.sort(key=lambda h: (-h.score, h.session, h.seq))
         if cues and chosen.cue_weight:
-            hits = self._blend_cues(query, hits, cues, chosen)
+            hits = self._blend_cues(query, hits, cues, chosen, reads)
         if reranks and "vector" in lanes:
             try:
                 hits = rerank_by_embedding(query, hits, self.vectors, chosen)
@@ -368,13 +368,18 @@ class Retriever:
         return chosen, [hit for hit in excluded if (hit.session, hit.seq) not in missing]
 
     def _blend_cues(
-        self, query: str, hits: list[RetrievalHit], cues: dict[str, str], profile: RetrievalProfile
+        self,
+        query: str,
+        hits: list[RetrievalHit],
+        cues: dict[str, str],
+        profile: RetrievalProfile,
+        reads: CallReads | None = None,
     ) -> list[RetrievalHit]:
         """Multiply the top ``candidates`` hits by ``1 + cue_weight x overlap`` (their cues read from the log); a
         boosted hit moves up only past hits whose own text holds no more of the question's terms than its own
         (the cue-overlap lane: a context cue picks among equally good matches, never over the words)."""
         head = hits[: profile.candidates]
-        views = self.texts.cue_views([(hit.session, hit.seq) for hit in head])
+        views = self.texts.cue_views([(hit.session, hit.seq) for hit in head], reads)
         wanted = set(CUE_ANALYZER(query))
         matched: dict[int, int] = {}
         for hit in head:

@@ -7,7 +7,6 @@ Only the final hits of a query are read (tens of events, a seek each).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -59,25 +58,24 @@ class EventTexts:
             out[key] = (envelope["hash"], str(envelope.get("type", "")), extraction.searchable_text[:TEXT_LIMIT])
         return out
 
-    def cue_views(self, keys: Iterable[EventKey]) -> dict[EventKey, tuple[dict[str, Any], str]]:
+    def cue_views(
+        self, keys: Iterable[EventKey], reads: CallReads | None = None
+    ) -> dict[EventKey, tuple[dict[str, Any], str]]:
         """``(payload, searchable text)`` of ``keys`` in one batched read: the cues an event recorded and the words
-        it holds (cue blending). A damaged line is left out (the hit then simply has no cues)."""
+        it holds (cue blending). A damaged line is left out (the hit then simply has no cues). ``reads``: the
+        calling query's reads (the lines read here are not read again to give the returned hits their text)."""
+        reads = reads if reads is not None else CallReads(self.log.lines_at)
         out: dict[EventKey, tuple[dict[str, Any], str]] = {}
-        for key, line in self.log.lines_at(list(dict.fromkeys(keys))).items():
-            try:
-                envelope = json.loads(line)
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                continue
+        for key in reads.lines_at(keys):
+            envelope = reads.parsed(key)
             if not (
                 isinstance(envelope, dict)
                 and envelope.get("seq") == key[1]
                 and isinstance(envelope.get("payload"), dict)
             ):
                 continue
-            try:
-                text = self.extract(envelope).searchable_text
-            except (KeyError, TypeError, ValueError):
-                text = ""
+            extraction = reads.extraction(key, self.extract)
+            text = extraction.searchable_text if extraction is not None else ""
             out[key] = (envelope["payload"], text[:TEXT_LIMIT])
         return out
 
