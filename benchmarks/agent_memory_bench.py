@@ -102,6 +102,7 @@ BREAKDOWN = (
     ("      graph traversal", "zaxy_agents.retrieval.engine", None, "traverse"),
     ("      personalized PageRank", "zaxy_agents.retrieval.engine", None, "personalized_pagerank"),
     ("    citation check (log re-read)", "zaxy_agents.checkout.assemble", None, "check_cited"),
+    ("    citation check (CallReads.check)", "zaxy_agents.eventloom.integrity", "CallReads", "check"),
     ("    packing (_fit)", "zaxy_agents.checkout.assemble", None, "_fit"),
     ("    stable facts", "zaxy_agents.checkout.assemble", None, "_stable_facts"),
     ("    working set", "zaxy_agents.checkout.assemble", None, "build_working_set"),
@@ -117,8 +118,10 @@ def _instrument(spent: dict[str, float]) -> None:
 
     for label, module_name, class_name, attribute in BREAKDOWN:
         module = importlib.import_module(module_name)
-        owner = getattr(module, class_name) if class_name else module
-        function = getattr(owner, attribute)
+        owner = getattr(module, class_name, None) if class_name else module
+        function = getattr(owner, attribute, None)
+        if function is None:  # a part this tree does not have (an A/B against an older or newer tree)
+            continue
 
         def timed(*args: Any, __function: Any = function, __label: str = label, **kwargs: Any) -> Any:
             started = time.thread_time()

@@ -168,7 +168,7 @@ class CallReads:
     the second).
     """
 
-    __slots__ = ("_extracted", "_lines_at", "_parsed", "_sha", "_verified", "lines")
+    __slots__ = ("_envelopes", "_extracted", "_lines_at", "_parsed", "_sha", "_verified", "lines")
 
     def __init__(
         self, lines_at: Callable[[list[tuple[str, int]]], dict[tuple[str, int], bytes]], *, sha: Any = None
@@ -177,6 +177,7 @@ class CallReads:
         self._sha = sha
         self.lines: dict[tuple[str, int], bytes | None] = {}  # every line read in this call (None: not in the log)
         self._parsed: dict[tuple[str, int], Any] = {}  # json of a read line (None: not JSON)
+        self._envelopes: dict[tuple[str, int], dict[str, Any] | None] = {}  # shape-checked envelopes (_envelope)
         self._extracted: dict[tuple[tuple[str, int], Any], Any] = {}  # (key, extractor) -> its extraction
         # key -> the line-level verdict of _verify (place, hash, chain), the cited digest apart
         self._verified: dict[tuple[str, int], tuple[dict[str, Any] | None, str | None, str | None]] = {}
@@ -184,13 +185,17 @@ class CallReads:
     def lines_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
         """The stored lines of ``keys`` (the log's ``lines_at``), reading only those this call has not read."""
         lines = self.lines
-        wanted = [key for key in dict.fromkeys(keys)]
-        missing = [key for key in wanted if key not in lines]
+        wanted = list(dict.fromkeys(keys))
+        self._read(wanted)
+        return {key: line for key in wanted if (line := lines[key]) is not None}
+
+    def _read(self, keys: list[tuple[str, int]]) -> None:
+        lines = self.lines
+        missing = [key for key in keys if key not in lines]
         if missing:
             found = self._lines_at(missing)
             for key in missing:
                 lines[key] = found.get(key)
-        return {key: line for key in wanted if (line := lines[key]) is not None}
 
     def parsed(self, key: tuple[str, int]) -> Any:
         """The JSON value of a line read in this call (``None``: absent or not JSON); decoded once."""
@@ -226,8 +231,13 @@ class CallReads:
         return extraction
 
     def _envelope(self, key: tuple[str, int]) -> dict[str, Any] | None:
+        """The line of ``key`` decoded as an event envelope (``None``: not one), shape-checked once per call."""
+        envelopes = self._envelopes
+        if key in envelopes:
+            return envelopes[key]
         value = self.parsed(key)
-        return value if value is not None and line_shape_problem(value) is None else None
+        envelope = envelopes[key] = value if value is not None and line_shape_problem(value) is None else None
+        return envelope
 
     def check(self, cited: Iterable[tuple[str, int, str]]) -> CitedCheck:
         """:func:`check_cited` of ``cited``, each event's line read and verified once per call."""
@@ -238,7 +248,7 @@ class CallReads:
         verified = self._verified
         unverified = [key for key in wanted if key not in verified]
         if unverified:
-            self.lines_at(sorted({k for session, seq in unverified for k in ((session, seq), (session, seq + 1))}))
+            self._read(sorted({k for session, seq in unverified for k in ((session, seq), (session, seq + 1))}))
             for key in unverified:
                 verified[key] = self._verify(key)
         for key, digest in wanted.items():
