@@ -147,6 +147,17 @@ def search_doc(envelope: dict[str, Any], extraction: Extraction) -> SearchDoc | 
     )
 
 
+def _plans_rows(extraction: Extraction) -> bool:
+    """Whether an extraction yields rows beyond the event's own (an empty one: bookkeeping types, erased events)."""
+    return bool(
+        extraction.entities
+        or extraction.invalidations
+        or extraction.relations
+        or extraction.feedback
+        or extraction.failures
+    )
+
+
 class ProjectionPlanner:
     """Stateful, deterministic planner shared by incremental catch-up and full rebuilds."""
 
@@ -176,6 +187,8 @@ class ProjectionPlanner:
         keys: set[str] = set()
         sources: set[str] = set()
         for envelope, extraction in items:
+            if not _plans_rows(extraction):  # (most of a LangGraph turn: checkpoints, checkout records)
+                continue
             more_keys, more_sources = referenced(envelope, extraction)
             keys |= more_keys
             sources |= more_sources
@@ -226,8 +239,19 @@ class ProjectionPlanner:
             previous_id = event_node_id(session, seq - 1)
             batch.next_event.append({"from": previous_id, "to": event_id})
             batch.previous_event.append({"from": event_id, "to": previous_id})
-        provenance = {"session": session, "seq": seq, "hash": event_hash, "type": envelope["type"]}
+        if _plans_rows(extraction):
+            self._plan_extraction(envelope, extraction, event_id)
+        doc = search_doc(envelope, extraction)
+        if doc is not None:
+            batch.searchable.append(doc)
+        batch.cursors[session] = (seq, event_hash)
+        batch.event_count += 1
 
+    def _plan_extraction(self, envelope: dict[str, Any], extraction: Extraction, event_id: str) -> None:
+        """The rows of what one event's extraction asserts, closes, relates, reinforces or failed at."""
+        batch = self._batch
+        session, seq, event_hash = envelope["session"], envelope["seq"], envelope["hash"]
+        provenance = {"session": session, "seq": seq, "hash": event_hash, "type": envelope["type"]}
         citations_before = len(batch.cites_source)
         for draft in extraction.entities:
             self._plan_entity(draft, provenance, event_id, envelope["timestamp"])
@@ -260,11 +284,6 @@ class ProjectionPlanner:
                     "reason": reason[:1000],
                 }
             )
-        doc = search_doc(envelope, extraction)
-        if doc is not None:
-            batch.searchable.append(doc)
-        batch.cursors[session] = (seq, event_hash)
-        batch.event_count += 1
 
     def pending_events(self) -> int:
         return self._batch.event_count

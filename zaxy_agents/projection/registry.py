@@ -23,6 +23,8 @@ from .model import Extraction
 
 Extractor = Callable[[dict[str, Any]], Extraction]
 EVENT_TYPES = "zaxy_event_types"  # the label @register puts on a function
+PRODUCES_NOTHING = "zaxy_produces_nothing"  # the label @produces_nothing puts on an extractor
+MAX_CACHED_TYPES = 4096  # event types whose extractor lookup is remembered (types are few; this bounds odd logs)
 
 
 class ExtractionFailed(ValueError):
@@ -39,6 +41,17 @@ def register(*event_types: str) -> Callable[[Extractor], Extractor]:
     return label
 
 
+def produces_nothing(function: Extractor) -> Extractor:
+    """Label an extractor that returns an empty :class:`Extraction` for every payload (bookkeeping types).
+
+    The projection then never calls it: an event of such a type (unless it is a folded duplicate) gets an empty
+    extraction straight from its type, and the planner writes only its Event rows. A function that may return
+    anything for some payload must not carry this label (tests/projection/test_silent_types.py checks both).
+    """
+    put_label(function, PRODUCES_NOTHING, True)
+    return function
+
+
 class ExtractorTable:
     """Event type -> extractor, built once from explicit modules; later modules may override earlier ones."""
 
@@ -46,6 +59,9 @@ class ExtractorTable:
         self._exact: dict[str, Extractor] = {}
         self._prefix: dict[str, Extractor] = {}
         self._generic = generic
+        # Event type -> (its extractor or None for the generic one, whether it produces nothing): the prefix scan
+        # of ``extractor_for`` ran for every event of a ``prefix.*`` type (checkpoints, metacognition...).
+        self._by_type: dict[str, tuple[Extractor | None, bool]] = {}
         for function in extractors:
             for event_type in label_of(function, EVENT_TYPES):
                 if event_type.endswith(".*"):
@@ -59,6 +75,24 @@ class ExtractorTable:
 
     def extractor_for(self, event_type: str) -> Extractor | None:
         """The extractor for a type, or ``None`` when only the generic one applies."""
+        return self._lookup(event_type)[0]
+
+    def produces_nothing(self, event_type: str) -> bool:
+        """Whether events of this type project nothing but their Event rows (their extractor is labelled
+        :func:`produces_nothing`); a folded duplicate of such a type still reinforces (see :meth:`extract`)."""
+        return self._lookup(event_type)[1]
+
+    def _lookup(self, event_type: str) -> tuple[Extractor | None, bool]:
+        known = self._by_type.get(event_type)
+        if known is not None:
+            return known
+        function = self._find(event_type)
+        known = (function, function is not None and getattr(function, PRODUCES_NOTHING, False) is True)
+        if len(self._by_type) < MAX_CACHED_TYPES:
+            self._by_type[event_type] = known
+        return known
+
+    def _find(self, event_type: str) -> Extractor | None:
         function = self._exact.get(event_type)
         if function is not None:
             return function
@@ -81,7 +115,9 @@ class ExtractorTable:
         fold = folded(envelope)  # a gated duplicate reinforces the memory it repeats instead of competing with it
         if fold is not None:
             return fold
-        function = self.extractor_for(envelope["type"])
+        function, silent = self._lookup(envelope["type"])
+        if silent:  # a bookkeeping type: nothing to extract, whatever its payload holds
+            return Extraction()
         if function is None:
             return self._generic(envelope)
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import EntityDraft, Extraction
-from ..registry import register
+from ..registry import produces_nothing, register
 from .common import bounded, event_time, flatten_text
 
 # Internal bookkeeping events: nothing to remember, nothing to search.
@@ -32,6 +32,7 @@ def generic_event(envelope: dict[str, Any]) -> Extraction:
 
 
 @register("checkpoint.*", "eventloom.*", "memory.ref.*", "metacognition.*", "extraction.*")
+@produces_nothing
 def silent(envelope: dict[str, Any]) -> Extraction:
     """Bookkeeping events (checkpoints, refs, recovery notes, markers) stay in the log only."""
     return Extraction()

@@ -110,7 +110,6 @@ class DerivedStore:
                 writer.execute("PRAGMA journal_mode=WAL")
                 found = None
         if found is None:
-            writer.execute("PRAGMA auto_vacuum=INCREMENTAL")  # only effective before the first table
             with self._transaction(writer):
                 writer.execute(_META_DDL)
                 writer.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)", (FORMAT,))
