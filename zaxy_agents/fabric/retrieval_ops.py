@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from zaxy_agents.eventloom.integrity import CallReads
 from zaxy_agents.instants import parse_instant
+from zaxy_agents.projection.logged_text import fill
 from zaxy_agents.retrieval.cues import checked_cues
 from zaxy_agents.retrieval.engine import RetrievalResult, Retriever
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
@@ -111,7 +112,6 @@ class RetrievalService(FabricService):
             self._verified(result, reads),
             embedding_lag=retriever.vectors.lag(),
             degraded=self.projection.projector.degraded,
-            reads=reads,
         )
 
     def verbatim(self, text: str, *, sessions: list[str] | None = None, k: int = 10) -> QueryResponse:
@@ -124,17 +124,17 @@ class RetrievalService(FabricService):
             text, sessions=sessions, k=max(k, VERBATIM_POOL), lanes=("verbatim",), reads=reads
         )
         result.hits = exact_first(text, result.hits)[:k]
-        return QueryResponse.from_result(
-            self._verified(result, reads), degraded=self.projection.projector.degraded, reads=reads
-        )
+        return QueryResponse.from_result(self._verified(result, reads), degraded=self.projection.projector.degraded)
 
     def _verified(self, result: RetrievalResult, reads: CallReads) -> RetrievalResult:
         """Read-side verification: hits whose event no longer matches its hash are dropped with an
         ``integrity_error`` warning naming the session and seq (erased events drop out silently). ``reads``: the
-        query's own (the lines its search read are verified, not read again)."""
+        query's own (the lines its search read are verified, not read again); the kept hits' entity texts kept in
+        the log are read through it too, in one batch (:func:`~zaxy_agents.projection.logged_text.fill`)."""
         check = reads.check([(hit.session, hit.seq, hit.hash) for hit in result.hits])
         result.hits = [hit for hit in result.hits if check.servable(hit.session, hit.seq, hit.hash)]
         result.warnings = [*result.warnings, *check.warnings()]
+        fill((hit.entity for hit in result.hits if hit.entity is not None), reads)
         return result
 
     def embed_pending(self, max_items: int | None = None) -> int:

@@ -6,9 +6,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from zaxy_agents.eventloom.integrity import CallReads
-from zaxy_agents.projection.logged_text import fill
-
 from .engine import RetrievalHit, RetrievalResult
 
 
@@ -66,11 +63,8 @@ class QueryResponse(BaseModel):
         *,
         embedding_lag: int = 0,
         degraded: str | None = None,
-        reads: CallReads | None = None,
     ):
-        """``reads``: the query's reads of the log (the hits' lines it verified serve their entities' texts kept in
-        the log without being read again); without it, one batched read."""
-        fill((hit.entity for hit in result.hits if hit.entity is not None), reads)
+        """The response of a result whose hits' texts were already read (the model reads nothing itself)."""
         return cls(
             query=result.query,
             profile=result.profile.name,
