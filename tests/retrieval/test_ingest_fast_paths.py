@@ -23,6 +23,7 @@ from zaxy_agents.retrieval.text import (
     TEMPORAL_WORDS,
     Analyzer,
     has_time_cue,
+    question_share,
 )
 
 _PIECES = [
@@ -101,6 +102,34 @@ def test_analyser_memo_path_equals_reference(monkeypatch: pytest.MonkeyPatch) ->
         terms, words = fast.analyse(text)
         want_terms, want_words = _reference_analyse(reference, text)
         assert (terms, words) == (want_terms, want_words)
+
+
+def _reference_question_share(text: str) -> float:
+    tot = q = 0
+    for sent in re.findall(r"[^.!?]+[.!?]*", text):
+        n = len(sent.split())
+        tot += n
+        q += n if sent.rstrip().endswith("?") else 0
+    return q / tot if tot else 0.0
+
+
+def test_ascii_words_and_question_share_equal_the_regex_paths() -> None:
+    """The byte-table tokeniser (ASCII texts) gives the regex's tokens, and the one-pass question share the
+    per-sentence loop's value, on random texts (apostrophes, capitals, punctuation runs, non-ASCII) and turns."""
+    from benchmarks.realistic_stream import RealisticStream
+
+    rng = random.Random(13)
+    extra = ["Don't", "IT'S", "Ann's", "?!", "...", "?.", " ? ", "A.B", "x?y", "\t", "\n", "Q?", "caf\u00e9?"]
+    texts = [t + rng.choice(extra) + t.upper() for t in _texts(3000, seed=12)] + ["", "?", "...abc", "a?. b"]
+    stream = RealisticStream(seed=4, vocabulary=2000)
+    texts += [str(stream.draft(i)["payload"]) for i in range(300)]
+    analyser, ascii_apostrophes = Analyzer(), 0
+    for text in texts:
+        want = _TOKEN_RE.findall(_POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", ""))
+        assert analyser.words(text) == want, text
+        assert question_share(text) == _reference_question_share(text), text
+        ascii_apostrophes += text.isascii() and "'" in text
+    assert ascii_apostrophes > 500 and sum(not t.isascii() for t in texts) > 100  # every path exercised
 
 
 @pytest.mark.parametrize("enabled", [True, False])
