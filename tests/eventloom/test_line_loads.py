@@ -67,3 +67,10 @@ def test_every_line_of_a_real_log(tmp_path: Path) -> None:
     assert len(lines) == 3
     for line in lines:
         assert _same(loads(line), json.loads(line))
+
+
+def test_the_fast_parser_is_used_once_pydantic_is_loaded() -> None:
+    from zaxy_agents.eventloom import integrity
+
+    assert loads(b'{"a":1}') == {"a": 1}
+    assert integrity._from_json is not None  # the cases above went through pydantic-core, not json.loads alone

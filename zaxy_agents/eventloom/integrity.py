@@ -19,6 +19,7 @@ normalized (:func:`readable`): an empty payload and an ``erased`` marker.
 from __future__ import annotations
 
 import json
+import sys
 
 from zaxy_agents.errors import IntegrityError
 
@@ -81,8 +82,11 @@ def loads(line: bytes) -> Any:
     tests/eventloom/test_line_loads.py); what it refuses (a lone surrogate escape, a byte-order mark, anything
     malformed) goes to ``json.loads``, which answers or raises as it always did."""
     global _from_json
-    if _from_json is None:  # imported on first use: the hook fast path imports this module without pydantic
-        from pydantic_core import from_json as _from_json
+    if _from_json is None:  # never imported here: the hook fast path checks its packet without pydantic loaded
+        core = sys.modules.get("pydantic_core")
+        if core is None:
+            return json.loads(line)
+        _from_json = core.from_json
     try:
         return _from_json(line)
     except ValueError:
