@@ -25,6 +25,11 @@ Parts, each run in a fresh child process per tree, the two trees alternated ``--
   in the file), how many of them belong to the entity keyword index, the verbatim index and the catalog (dbstat),
   and SQL statement executions per event (every row of an ``executemany`` counts). Counts, not times: the same on a
   loaded machine.
+* ``split``: where the CPU of ``batched`` (no graph) goes, in microseconds per event: the append and its redaction
+  scan; projection's SQL statements (``execute`` / ``executemany`` / ``commit`` of every connection, with what SQLite
+  pulls from their argument iterators), text analysis, log decoding with its hash check, extraction, planning, and
+  the rest (the indexes' and catalog's Python loops, row building, commits' bookkeeping). Each timed call adds
+  ~0.2 us of clock reads.
 * ``floor``: this disk's floor for a durable append: a 4 KB ``write`` + ``fdatasync`` loop (500) in the memory's
   file system, nothing else; events/s, p50 / p95 ms.
 * ``writers``: ``--writers`` processes (default 4: the MCP servers or hooks of four agents) each append + project
@@ -34,7 +39,7 @@ Parts, each run in a fresh child process per tree, the two trees alternated ``--
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
        [--locomo /work/shared/datasets/locomo/locomo_dev6.json]
-       [--parts batched,locomo,one,pages,merge,reproject,floor,writers]
+       [--parts batched,locomo,one,pages,merge,reproject,split,floor,writers]
        [--runs 2] [--writers 4] [--one-sessions 1] [--one-spread] [--json]
 """
 
@@ -112,6 +117,53 @@ try:
         db.commit()
         db.close()
         out["fts5_wall_s"], out["fts5_cpu_s"] = since(start)
+        out["events"] = size
+    elif part == "split":
+        # where batched ingest's CPU goes: SQL statements (a timing Connection subclass for every connection the
+        # memory opens), text analysis, log decoding (+ hash check), extraction, planning, the redaction scan of
+        # the append; the rest of projection is Python bookkeeping (row building, indexes' loops, commits)
+        import zaxy_agents.eventloom.drafts as drafts
+        from zaxy_agents.eventloom.integrity import SessionReader
+        from zaxy_agents.projection.planner import ProjectionPlanner
+        from zaxy_agents.projection.registry import ExtractorTable
+        from zaxy_agents.retrieval.text import Analyzer
+        spent = {"sql": 0.0, "analysis": 0.0, "decode": 0.0, "extract": 0.0, "plan": 0.0, "redaction": 0.0}
+        def timed_function(function, key):
+            def wrapper(*args, **kwargs):
+                start = time.process_time()
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    spent[key] += time.process_time() - start
+            return wrapper
+        class TimedConnection(sqlite3.Connection):
+            execute = timed_function(sqlite3.Connection.execute, "sql")
+            executemany = timed_function(sqlite3.Connection.executemany, "sql")
+            commit = timed_function(sqlite3.Connection.commit, "sql")
+        plain_connect = sqlite3.connect
+        def connect(*args, **kwargs):
+            kwargs.setdefault("factory", TimedConnection)
+            return plain_connect(*args, **kwargs)
+        sqlite3.connect = connect
+        Analyzer.analyse = timed_function(Analyzer.analyse, "analysis")
+        SessionReader.decode = timed_function(SessionReader.decode, "decode")
+        ExtractorTable.extract = timed_function(ExtractorTable.extract, "extract")
+        ProjectionPlanner.add = timed_function(ProjectionPlanner.add, "plan")
+        drafts.rules_for = timed_function(drafts.rules_for, "redaction")
+        size = int(arg)
+        stream = RealisticStream(seed=size)
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            start = time.process_time()
+            for session, drafts_of in stream.sessions(size):
+                for offset in range(0, len(drafts_of), 1000):
+                    fabric.append_many(session, drafts_of[offset : offset + 1000])
+            out["append_cpu_s"] = time.process_time() - start
+            out["redaction_cpu_s"] = spent["redaction"]
+            spent.update(sql=0.0, analysis=0.0, decode=0.0, extract=0.0, plan=0.0)
+            start = time.process_time()
+            fabric.project()
+            out["project_cpu_s"] = time.process_time() - start
+        out.update({f"{key}_cpu_s": spent[key] for key in ("sql", "analysis", "decode", "extract", "plan")})
         out["events"] = size
     elif part == "locomo":
         from zaxy_agents.evaluation.locomo import _commit_graph, _ingest, session_for
@@ -370,6 +422,15 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "fts5_per_cpu_s": n / raw["fts5_cpu_s"],
             "ingest_over_fts5_cpu": (n / ingest_cpu) / (n / raw["fts5_cpu_s"]),
         }
+    if part == "split":  # microseconds of CPU per event
+        n, us = raw["events"], 1e6 / raw["events"]
+        parts = ("sql", "analysis", "decode", "extract", "plan")
+        out = {"append_us": raw["append_cpu_s"] * us, "append_redaction_us": raw["redaction_cpu_s"] * us}
+        out["project_us"] = raw["project_cpu_s"] * us
+        out.update({f"project_{key}_us": raw[f"{key}_cpu_s"] * us for key in parts})
+        out["project_python_rest_us"] = out["project_us"] - sum(raw[f"{key}_cpu_s"] for key in parts) * us
+        out["ingest_per_cpu_s"] = n / (raw["append_cpu_s"] + raw["project_cpu_s"])
+        return out
     if part == "locomo":
         n = raw["turns"]
         return {
@@ -459,6 +520,7 @@ def main() -> None:
         "locomo": args.locomo,
         "one": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
         "reproject": str(args.events),
+        "split": str(args.events),
         "floor": "500",
         "pages": f"{min(args.one, 300)}:{args.one_sessions}",
         "merge": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
