@@ -105,9 +105,11 @@ def _check(store: postings.PostingStore, db: sqlite3.Connection, expected: dict)
             assert store.occurs(db, 0, t, scope) == bool(want)
 
 
-def test_a_key_keeps_one_growing_run_until_it_is_full() -> None:
-    """Many small writes over many sessions leave each (field, segment, term) one run per ``RUN_BYTES`` of postings,
-    not one per write or session: every run of a key but its last is full."""
+def test_sealed_segments_hold_one_run_per_term_and_run_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small writes over many sessions leave each (field, segment, term) of a segment behind the writes one
+    run per ``RUN_BYTES`` of postings, not one per write or session: every run of such a key but its last is
+    full."""
+    monkeypatch.setattr(postings, "SEGMENT_BITS", 9)
     rng = np.random.default_rng(9)
     store, db = postings.PostingStore("p"), sqlite3.connect(":memory:")
     for statement in postings.schema("p"):
@@ -125,6 +127,10 @@ def test_a_key_keeps_one_growing_run_until_it_is_full() -> None:
     by_key: dict[tuple[int, int], list[int]] = {}
     for seg, term, _, size in rows.fetchall():
         by_key.setdefault((seg, term), []).append(size)
-    assert sum(map(len, by_key.values())) < 2 * len(by_key)  # thousands of writes, few rows
-    for sizes in by_key.values():
+    active = max(seg for seg, _ in by_key)
+    assert active >= 5
+    sealed = {key: sizes for key, sizes in by_key.items() if key[0] < active - 1}  # the last write may straddle
+    assert sum(map(len, sealed.values())) < 1.5 * len(sealed)  # hundreds of writes, few rows
+    for sizes in sealed.values():
         assert all(size >= postings.RUN_BYTES - 16 for size in sizes[:-1])
+    assert sum(map(len, by_key.values())) > sum(map(len, sealed.values())) + len(by_key) - len(sealed)

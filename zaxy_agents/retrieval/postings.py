@@ -1,23 +1,20 @@
 """Postings on disk for the lexical lanes: term -> (doc ids, term frequencies), in SQLite, a few bytes per posting.
 
-Layout (``<prefix>_post``, one row per *run*): ``(field, seg, term, first doc) -> (n, docs, tfs)``. A run holds a
-term's postings in one segment — of every session — doc ascending, as LEB128 varints: ``docs`` one code per
-posting, ``gap << 1 | (tf > 1)`` (the gap from the previous doc of the run; 0 for the first, which is ``first``),
-and ``tfs`` the counts above one, ``tf - 2``, in order (usually empty). A realistic posting takes ~1.4 bytes; the
-row around a run (~20 bytes of key, header and cell) is shared by up to ``RUN_BYTES`` of postings. Rows of one
-posting per (term, session) — the layout before — cost ~29 bytes each and made the index ~3x larger.
+Layout (``<prefix>_post``, one row per *run*): ``(field, seg, term, first doc) -> (n, docs, tfs)``. A run holds
+postings of one term in one segment — of every session — doc ascending, as LEB128 varints: ``docs`` one code per
+posting, ``gap << 1 | (tf > 1)`` (the gap from the previous doc of the run; for the first posting, its offset in the
+segment), and ``tfs`` the counts above one, ``tf - 2``, in order (usually empty). A realistic posting takes ~1.4
+bytes, and the ~20 bytes of key, header and cell around a run are shared by up to ``RUN_BYTES`` of postings. The
+layout before (issue 24) kept one run per (term, *session*): rows of ~5 postings at ~29 bytes per row, ~3x larger.
 
 Which session a doc belongs to is kept once per doc, not per posting: ``<prefix>_post_seg(session, seg) -> ranges``
-lists the session's docs in the segment as ``(offset, count)`` uint16 pairs. A read scoped to some sessions reads
-their ranges, then its terms' runs in those segments, and keeps the postings inside the ranges (vectorised).
+lists the session's docs in the segment as ``(offset, count)`` uint16 pairs of consecutive docs. A read scoped to
+some sessions reads their ranges, then its terms' runs in those segments, and keeps the postings inside the ranges.
 
 Segments: ``seg`` is ``doc >> SEGMENT_BITS`` of every posting of the run (a run never spans two). Doc ids only
-grow, so a write lands in the newest segment's pages, not all over the table.
-
-Writes: docs given to a key only ever follow the docs it holds, so a key's last run is the only one that grows.
-A write reads the last run of each key it touches when that run is not full (one seek per key), re-encodes it
-with the new postings, and cuts the result into runs of about ``RUN_BYTES`` (``INSERT OR REPLACE``: the grown
-last run keeps its key). Every run but the last of a key is full: rows stay few whatever the batch sizes.
+grow, so a write appends its runs (one per term and ``RUN_BYTES``) in the newest segment's pages; once a write lands
+past a segment, no write can reach it any more and it is *sealed*: its runs (one per write that touched a term) are
+rewritten as one run per term and ``RUN_BYTES`` (``_seal``, once per 16,384 docs).
 """
 
 from __future__ import annotations
@@ -37,7 +34,6 @@ MAX_TF = 65535
 CHUNK = 500  # SQL variables per IN list
 SEGMENT_BITS = 14  # a segment holds the postings of 16,384 consecutive doc ids
 RANGE = np.dtype("<u2")  # post_seg ranges: (offset in the segment, count) pairs
-_ONE = b"\x00"  # the docs BLOB of a run of one posting counted once
 _EMPTY = b""
 
 
@@ -108,7 +104,7 @@ def run_starts(key_starts: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> np.
     bytes so far pass another ``RUN_BYTES``."""
     size = docs.size
     gaps = np.diff(docs, prepend=docs[0])
-    gaps[key_starts] = 0
+    gaps[key_starts] = docs[key_starts] & ((1 << SEGMENT_BITS) - 1)
     counts = np.minimum(tfs, MAX_TF)
     cost = varint_sizes((gaps << 1) | (counts > 1)) + np.where(counts > 1, varint_sizes(np.maximum(counts - 2, 0)), 0)
     before = np.cumsum(cost) - cost
@@ -121,15 +117,15 @@ def run_starts(key_starts: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> np.
 
 
 def encode_runs(docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray) -> list[tuple[int, int, bytes, bytes]]:
-    """``(first, n, docs, tfs)`` of the runs of ``docs`` (int64, ascending within each run) starting at
-    ``starts``: all runs at once (a bulk write holds ~20k runs per 1,000 events; per-run NumPy calls would cost
-    more than the postings)."""
+    """``(first doc, n, docs, tfs)`` of the runs of ``docs`` (int64, ascending within each run, each run in one
+    segment) starting at ``starts``: all runs at once (a bulk write holds ~20k runs per 1,000 events; per-run
+    NumPy calls would cost more than the postings). A run's first code holds its doc's offset in the segment."""
     size = docs.size
     if not size:
         return []
     counts = np.minimum(tfs, MAX_TF).astype(np.int64)
     gaps = np.diff(docs, prepend=docs[0])
-    gaps[starts] = 0
+    gaps[starts] = docs[starts] & ((1 << SEGMENT_BITS) - 1)
     many = counts > 1
     codes = (gaps << 1) | many
     code_sizes = varint_sizes(codes)
@@ -139,7 +135,7 @@ def encode_runs(docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray) -> list[t
     firsts, begins, stops = docs[starts].tolist(), starts.tolist(), ends.tolist()
     if not many.any():  # the usual batch: no count above one, no tfs bytes
         return [
-            (first, stop - begin, _ONE if stop - begin == 1 else code_bytes[code_at[begin] : code_at[stop]], _EMPTY)
+            (first, stop - begin, code_bytes[code_at[begin] : code_at[stop]], _EMPTY)
             for first, begin, stop in zip(firsts, begins, stops, strict=True)
         ]
     extra = counts[many] - 2
@@ -155,15 +151,15 @@ def encode_runs(docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray) -> list[t
 
 
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
-    """Docs (int64) and tfs (float64) of ``(first, n, docs, tfs)`` runs, concatenated in run order."""
+    """Docs (int64) and tfs (float64) of ``(seg, n, docs, tfs)`` runs, concatenated in run order."""
     if not runs:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    firsts, sizes, doc_blobs, tf_blobs = zip(*runs, strict=True)
-    return decode_columns(firsts, sizes, doc_blobs, tf_blobs)
+    segs, sizes, doc_blobs, tf_blobs = zip(*runs, strict=True)
+    return decode_columns(segs, sizes, doc_blobs, tf_blobs)
 
 
 def decode_columns(
-    firsts: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
+    segs: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`decode_runs` over the columns of the runs (as ``zip(*rows)`` gives them): one pass of NumPy over all
     their bytes, whatever the number of runs."""
@@ -173,13 +169,15 @@ def decode_columns(
     codes = decode_varints(doc_blobs[0] if count == 1 else b"".join(doc_blobs))
     gaps = codes >> 1
     if count == 1:
-        docs = np.cumsum(gaps) + firsts[0]
+        docs = np.cumsum(gaps) + (segs[0] << SEGMENT_BITS)
     else:
         n = np.fromiter(sizes, dtype=np.int64, count=count)
         total = np.cumsum(gaps)
         starts = np.cumsum(n) - n
-        # gaps restart at 0 on each run's first posting: add back what the earlier runs summed, then its first
-        docs = total + np.repeat(np.fromiter(firsts, dtype=np.int64, count=count) - total[starts], n)
+        # each run restarts from its segment's base (its first code is an offset): take off what the earlier runs
+        # summed, add the base
+        bases = np.fromiter(segs, dtype=np.int64, count=count) << SEGMENT_BITS
+        docs = total + np.repeat(bases - (total[starts] - gaps[starts]), n)
     tfs = np.ones(codes.size)
     many = (codes & 1).astype(bool)
     if many.any():
@@ -257,7 +255,8 @@ class PostingStore:
         tf: np.ndarray,
     ) -> None:  # fmt: skip
         """Append postings given as parallel arrays (one per posting): every doc greater than any doc already
-        stored under its (field, term); each key's last run grows, full runs are added after it."""
+        stored; one run per (field, seg, term) and ``RUN_BYTES``. Once a write lands past a segment, that segment
+        is packed (:meth:`_seal`)."""
         if doc.size == 0:
             return
         docs = np.asarray(doc, dtype=np.int64)
@@ -266,53 +265,60 @@ class PostingStore:
         seg = docs >> SEGMENT_BITS
         order = np.lexsort((docs, term, seg, field))
         field, seg, term, docs, tfs = field[order], seg[order], term[order], docs[order], tfs[order]
-        starts = _key_starts(field, seg, term)
-        opened = self._open_runs(db, field[starts], seg[starts], term[starts])
-        if opened is not None:  # each key's growing last run goes first: its docs precede the write's
-            field, seg, term = (
-                np.concatenate((opened[0], field)),
-                np.concatenate((opened[1], seg)),
-                np.concatenate((opened[2], term)),
-            )
-            docs, tfs = np.concatenate((opened[3], docs)), np.concatenate((opened[4], tfs))
-            order = np.lexsort((docs, term, seg, field))
-            field, seg, term, docs, tfs = field[order], seg[order], term[order], docs[order], tfs[order]
-            starts = _key_starts(field, seg, term)
-        runs = run_starts(starts, docs, tfs)
+        runs = run_starts(_key_starts(field, seg, term), docs, tfs)
         keys = zip(field[runs].tolist(), seg[runs].tolist(), term[runs].tolist(), strict=True)
         rows = [(*key, *run) for key, run in zip(keys, encode_runs(docs, tfs, runs), strict=True)]
-        _insert_runs(db, f"INSERT OR REPLACE INTO {self.prefix}_post VALUES", rows)
+        _insert_runs(db, f"INSERT INTO {self.prefix}_post VALUES", rows)
+        self._seal_before(db, int(seg[0]) if field[0] == field[-1] else int(seg.min()))
 
-    def _open_runs(
-        self, db: sqlite3.Connection, field: np.ndarray, seg: np.ndarray, term: np.ndarray
-    ) -> tuple[np.ndarray, ...] | None:
-        """``(field, seg, term, docs, tfs)`` of the postings in the last run of each key, when it is not full."""
+    def _seal_before(self, db: sqlite3.Connection, lowest: int) -> None:
+        """Pack every segment below ``lowest`` not packed yet (recorded in ``<prefix>_post_seg`` under session -1):
+        no write can reach them any more (doc ids only grow)."""
         p = self.prefix
-        sql = (
-            f"SELECT j.value, r.first, r.n, r.docs, r.tfs FROM json_each(?3) j CROSS JOIN {p}_post r "
-            "ON r.field = ?1 AND r.seg = ?2 AND r.term = j.value AND r.first = "
-            f"(SELECT max(m.first) FROM {p}_post m WHERE m.field = ?1 AND m.seg = ?2 AND m.term = j.value) "
-            f"WHERE length(r.docs) + length(r.tfs) < {RUN_BYTES - min(16, RUN_BYTES // 4)}"  # not full yet
-        )
-        pairs = np.stack((field, seg), axis=1)
-        found: list[tuple[int, int, list[Any]]] = []
-        for f, s in np.unique(pairs, axis=0).tolist():
-            chosen = term[(field == f) & (seg == s)].tolist()
-            rows = db.execute(sql, (f, s, json.dumps(chosen))).fetchall()
-            if rows:
-                found.append((f, s, rows))
+        row = db.execute(f"SELECT max(seg) FROM {p}_post_seg WHERE session = -1").fetchone()
+        done = -1 if row[0] is None else int(row[0])
+        for seg in range(done + 1, lowest):
+            for field in self._fields(db):
+                self._seal(db, field, seg)
+            db.execute(f"INSERT OR IGNORE INTO {p}_post_seg VALUES (-1, ?, x'')", (seg,))
+
+    def _seal(self, db: sqlite3.Connection, field: int, seg: int) -> None:
+        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one run per
+        term and ``RUN_BYTES`` (the segment's ~20 writes of 1,000 events, or tail merges, held ~8x the rows)."""
+        p = self.prefix
+        rows = db.execute(f"SELECT term, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
+        found = rows.fetchall()
         if not found:
-            return None
-        runs = [row[1:] for _, _, rows in found for row in rows]
-        docs, tfs = decode_runs(runs)
-        n = np.fromiter((run[1] for run in runs), dtype=np.int64, count=len(runs))
-        keys = np.array([(f, s, row[0]) for f, s, rows in found for row in rows], dtype=np.int64)
-        return (*(np.repeat(keys[:, column], n) for column in range(3)), docs, tfs.astype(np.int64))
+            return
+        terms, sizes, doc_blobs, tf_blobs = zip(*found, strict=True)
+        docs, tfs = decode_columns([seg] * len(found), sizes, doc_blobs, tf_blobs)  # by term, then doc: key order
+        term = np.repeat(np.array(terms, dtype=np.int64), np.array(sizes, dtype=np.int64))
+        runs = run_starts(np.flatnonzero(np.concatenate(([True], np.diff(term) != 0))), docs, tfs.astype(np.int64))
+        if runs.size == len(found):
+            return  # nothing to pack
+        packed = encode_runs(docs, tfs.astype(np.int64), runs)
+        db.execute(f"DELETE FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
+        _insert_runs(
+            db,
+            f"INSERT INTO {p}_post VALUES",
+            [(field, seg, t, *run) for t, run in zip(term[runs].tolist(), packed, strict=True)],
+        )
 
     def _add_sessions(self, db: sqlite3.Connection, session: np.ndarray, docs: np.ndarray) -> None:
         """Record which session each doc belongs to: ``(offset, count)`` ranges appended to ``<prefix>_post_seg``."""
-        pairs = np.unique(np.stack((session, docs), axis=1), axis=0)  # by session, then doc
-        sessions, owned = pairs[:, 0], pairs[:, 1]
+        low = int(docs.min())
+        span = int(docs.max()) - low + 1
+        if span <= 4 * docs.size:  # a batch's docs are consecutive: mark them instead of sorting the postings
+            owner = np.full(span, -1, dtype=np.int64)
+            owner[docs - low] = session
+            owned = np.flatnonzero(owner >= 0)
+            sessions, owned = owner[owned], owned + low
+        else:
+            owned, where = np.unique(docs, return_index=True)
+            sessions = session[where]
+        if sessions.size > 1 and not bool((np.diff(sessions) >= 0).all()):
+            order = np.argsort(sessions, kind="stable")
+            sessions, owned = sessions[order], owned[order]
         segs = owned >> SEGMENT_BITS
         offsets = owned - (segs << SEGMENT_BITS)
         group = np.concatenate(([True], (np.diff(sessions) != 0) | (np.diff(segs) != 0)))
@@ -383,7 +389,7 @@ class PostingStore:
         if not rows:
             return
         terms, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
-        docs, tfs = decode_columns(firsts, sizes, doc_blobs, tf_blobs)
+        docs, tfs = decode_columns([seg] * len(rows), sizes, doc_blobs, tf_blobs)
         n = np.array(sizes, dtype=np.int64)
         row_of = np.repeat(np.arange(n.size), n)
         hit = np.isin(docs, doomed)
@@ -407,8 +413,15 @@ class PostingStore:
         starts = np.flatnonzero(np.concatenate(([True], np.diff(kept_rows) != 0)))
         runs = encode_runs(docs[keep], tfs[keep].astype(np.int64), starts)
         owners = term_ids[kept_rows[starts]].tolist()
+        opened = (seg + 1) << SEGMENT_BITS  # an open run stays open (under its key), a full one takes its new first
+        keys = [
+            firsts[i] if firsts[i] == opened else run[0]
+            for i, run in zip(kept_rows[starts].tolist(), runs, strict=True)
+        ]
         _insert_runs(
-            db, f"INSERT INTO {p}_post VALUES", [(field, seg, t, *run) for t, run in zip(owners, runs, strict=True)]
+            db,
+            f"INSERT INTO {p}_post VALUES",
+            [(field, seg, t, k, *run[1:]) for t, k, run in zip(owners, keys, runs, strict=True)],
         )
 
     # ------------------------------------------------------------------ reading
@@ -442,7 +455,7 @@ class PostingStore:
         p, unique_terms = self.prefix, list(dict.fromkeys(int(t) for t in terms))
         if sessions is None:  # the whole memory: one range scan per segment and term
             segs = json.dumps(self.segments(db, field))
-            sql = f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?"
+            sql = f"SELECT seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?"
             found = {}
             for term in unique_terms:
                 rows = db.execute(sql, (field, segs, term)).fetchall()
@@ -453,14 +466,13 @@ class PostingStore:
         if not scope.segments:
             return {}
         rows = db.execute(
-            f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} "
-            f"AND term IN {ID_LIST}",
+            f"SELECT term, seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term IN {ID_LIST}",
             (field, json.dumps(scope.segments), json.dumps(unique_terms)),
         ).fetchall()
         if not rows:
             return {}
-        owners, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
-        docs, tfs = decode_columns(firsts, sizes, doc_blobs, tf_blobs)
+        owners, segs, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
+        docs, tfs = decode_columns(segs, sizes, doc_blobs, tf_blobs)
         term_of = np.repeat(np.array(owners, dtype=np.int64), np.array(sizes, dtype=np.int64))
         inside = scope.holds(docs)
         docs, tfs, term_of = docs[inside], tfs[inside], term_of[inside]
@@ -473,8 +485,9 @@ class PostingStore:
         return {int(term_of[low]): TermPostings(docs[low:high], tfs[low:high]) for low, high in bounds}
 
     def sample(self, db: sqlite3.Connection, field: int, term: int, limit: int) -> list[tuple[int, int, bytes, bytes]]:
-        """Up to ``limit`` runs ``(first, n, docs, tfs)`` of ``term`` anywhere in the index (oldest segments first)."""
-        sql = f"SELECT first, n, docs, tfs FROM {self.prefix}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ? "
+        """Up to ``limit`` runs ``(seg, n, docs, tfs)`` of ``term`` anywhere in the index (oldest segments first), for
+        :func:`decode_runs`."""
+        sql = f"SELECT seg, n, docs, tfs FROM {self.prefix}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ? "
         return db.execute(sql + f"LIMIT {int(limit)}", (field, json.dumps(self.segments(db, field)), term)).fetchall()
 
     def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
