@@ -105,10 +105,9 @@ def _check(store: postings.PostingStore, db: sqlite3.Connection, expected: dict)
             assert store.occurs(db, 0, t, scope) == bool(want)
 
 
-def test_sealed_segments_hold_one_run_per_term_and_run_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sealed_segments_hold_one_row_per_term_and_seal_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many small writes over many sessions leave each (field, segment, term) of a segment behind the writes one
-    run per ``RUN_BYTES`` of postings, not one per write or session: every run of such a key but its last is
-    full."""
+    row per ``SEAL_BYTES`` of postings, not one per write or session; the active segment keeps its runs."""
     monkeypatch.setattr(postings, "SEGMENT_BITS", 9)
     rng = np.random.default_rng(9)
     store, db = postings.PostingStore("p"), sqlite3.connect(":memory:")
@@ -131,6 +130,7 @@ def test_sealed_segments_hold_one_run_per_term_and_run_bytes(monkeypatch: pytest
     assert active >= 5
     sealed = {key: sizes for key, sizes in by_key.items() if key[0] < active - 1}  # the last write may straddle
     assert sum(map(len, sealed.values())) < 1.5 * len(sealed)  # hundreds of writes, few rows
-    for sizes in sealed.values():
-        assert all(size >= postings.RUN_BYTES - 16 for size in sizes[:-1])
+    for sizes in sealed.values():  # rows of up to SEAL_BYTES of runs, each run up to RUN_BYTES: no overflow page
+        assert all(size >= postings.SEAL_BYTES - postings.RUN_BYTES - 8 for size in sizes[:-1])
+        assert all(size <= postings.SEAL_BYTES + postings.RUN_BYTES + 8 for size in sizes)
     assert sum(map(len, by_key.values())) > sum(map(len, sealed.values())) + len(by_key) - len(sealed)

@@ -4,7 +4,7 @@ Layout (``<prefix>_post``, one row per *run*): ``(field, seg, term, first doc) -
 postings of one term in one segment — of every session — doc ascending, as LEB128 varints: ``docs`` one code per
 posting, ``gap << 1 | (tf > 1)`` (the gap from the previous doc of the run; for the first posting, its offset in the
 segment), and ``tfs`` the counts above one, ``tf - 2``, in order (usually empty). A realistic posting takes ~1.4
-bytes, and the ~20 bytes of key, header and cell around a run are shared by up to ``RUN_BYTES`` of postings. The
+bytes, and the ~20 bytes of key, header and cell around a row are shared by up to ~``SEAL_BYTES`` of postings. The
 layout before (issue 24) kept one run per (term, *session*): rows of ~5 postings at ~29 bytes per row, ~3x larger.
 
 Which session a doc belongs to is kept once per doc, not per posting: ``<prefix>_post_seg(session, seg) -> ranges``
@@ -14,7 +14,7 @@ some sessions reads their ranges, then its terms' runs in those segments, and ke
 Segments: ``seg`` is ``doc >> SEGMENT_BITS`` of every posting of the run (a run never spans two). Doc ids only
 grow, so a write appends its runs (one per term and ``RUN_BYTES``) in the newest segment's pages; once a write lands
 past a segment, no write can reach it any more and it is *sealed*: its runs (one per write that touched a term) are
-rewritten as one run per term and ``RUN_BYTES`` (``_seal``, once per 16,384 docs).
+rewritten as one row per term and ``SEAL_BYTES`` (``_seal``, once per 16,384 docs, inside SQLite).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ import numpy as np
 
 from zaxy_agents.storage.derived.store import ID_LIST
 
-RUN_BYTES = 768  # bytes of varints per run (docs + tfs): a row stays well inside its B-tree page (no overflow)
+RUN_BYTES = 384  # bytes of varints per run a write stores (docs + tfs)
+SEAL_BYTES = 576  # a sealed row gathers runs starting within this many bytes: at most ~960 bytes, under the ~1,000
+# bytes an index B-tree cell of a 4 KB page keeps in the page (beyond, SQLite spills to overflow pages, half empty)
 MAX_TF = 65535
 CHUNK = 500  # SQL variables per IN list
 SEGMENT_BITS = 14  # a segment holds the postings of 16,384 consecutive doc ids
@@ -291,16 +293,18 @@ class PostingStore:
             db.execute(f"INSERT OR IGNORE INTO {p}_post_seg VALUES (-1, ?, x'')", (seg,))
 
     def _seal(self, db: sqlite3.Connection, field: int, seg: int) -> None:
-        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one row per
-        term: the runs' bytes concatenated in doc order, inside SQLite (each run starts with a restart code, so the
-        concatenation decodes as it is). A segment's ~16 writes of 1,000 events, or tail merges, held ~5x the rows;
-        reading and re-encoding them in Python cost ~3x more CPU."""
+        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one row per term
+        and ``SEAL_BYTES``: consecutive runs' bytes concatenated inside SQLite (each run starts with a restart code,
+        so a concatenation decodes as it is, in any order). A segment's ~16 writes of 1,000 events, or tail merges,
+        held ~5x the rows; reading and re-encoding them in Python cost ~3x more CPU."""
         p = self.prefix
         db.execute("DROP TABLE IF EXISTS temp.sealed")
         db.execute(
             "CREATE TEMP TABLE sealed AS SELECT field, seg, term, min(first) AS first, sum(n) AS n, "
             "CAST(group_concat(docs, '') AS BLOB) AS docs, CAST(group_concat(tfs, '') AS BLOB) AS tfs FROM "
-            f"(SELECT * FROM {p}_post WHERE field = ? AND seg = ? ORDER BY term, first) GROUP BY term",
+            "(SELECT *, (sum(length(docs) + length(tfs)) OVER (PARTITION BY term ORDER BY first) - length(docs) "
+            f"- length(tfs)) / {SEAL_BYTES} AS part FROM {p}_post WHERE field = ? AND seg = ? ORDER BY term, first) "
+            "GROUP BY term, part",
             (field, seg),
         )
         db.execute(f"DELETE FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
