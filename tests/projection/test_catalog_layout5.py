@@ -125,12 +125,12 @@ def test_a_fresh_layout_5_catalog_answers_as_a_migrated_one(tmp_path: Path) -> N
         assert _answers(one) == _answers(other)
 
 
-def test_erasing_a_session_removes_its_name(tmp_path: Path) -> None:
+def test_deleting_a_session_removes_its_name(tmp_path: Path) -> None:
+    """What erasure does to the catalog before it replays the session from the log: no row, and no name, is left."""
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root) as memory:
         _seed(memory)
         memory.project()
-        memory.projector.reset_session("thread-2") if hasattr(memory.projector, "reset_session") else None
         with memory.projector.derived.write() as db:
             memory.projector.catalog.delete_session(db, "thread-2")
         assert memory.projector.catalog.session_keys("thread-2") == []
