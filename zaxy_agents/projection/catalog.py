@@ -130,6 +130,12 @@ class EntityCatalog(Protocol):
 
     def degree(self, key: str) -> int: ...
 
+    def neighbour_ends(self, key: str) -> list[tuple[str, float]]:
+        """``(version id at the other end, confidence)`` of the identity's relations: its out-edges' targets, then
+        its in-edges' sources, each in :meth:`out_edges` / :meth:`in_edges` order (what a graph walk reads)."""
+        ends = [(edge.target_id, edge.confidence) for edge in self.out_edges(key)]
+        return ends + [(edge.source_id, edge.confidence) for edge in self.in_edges(key)]
+
     def inferred_edges(self) -> list[RelationRecord]: ...
 
     # aggregates

@@ -34,6 +34,7 @@ from zaxy_agents.projection.catalog_rows import (
     TID_OF,
     _chunks,
     _edge,
+    _id_out,
     _unpack,
     _version,
     create_tables,
@@ -58,6 +59,10 @@ _NO_KEY = ("\x1f", "", "")  # parts of a string no identity can have (a normalis
 _KEY_JOIN = "JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid"
 
 __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tables"]
+
+
+# neighbour_ends: the other end and confidence of an identity's edges in one direction, in eid order
+_ENDS = "SELECT {}, confidence FROM cat_edges WHERE {} = (SELECT kid FROM cat_keys WHERE key = ?) ORDER BY eid"
 
 
 class SqliteCatalog:
@@ -92,6 +97,7 @@ class SqliteCatalog:
         for key in touched.edge_keys:
             self._edges.pop((key, "out"), None)
             self._edges.pop((key, "in"), None)
+            self._ends.pop(key, None)
         for key in touched.feedback:
             self._feedback.pop(key, None)
         for norm in touched.names:
@@ -145,6 +151,7 @@ class SqliteCatalog:
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
+        self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_ends: key -> (other version id, confidence)
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
         self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
@@ -567,6 +574,26 @@ class SqliteCatalog:
     def out_edges(self, key: str) -> list[RelationRecord]:
         return self._adjacent(key, "out")
 
+    def neighbour_ends(self, key: str) -> list[tuple[str, float]]:
+        """The graph lanes' light read of an identity's relations (two columns, no records built; cached like
+        the edges and dropped with them): the same pairs, in the same order, as the protocol's default."""
+        cached = self._ends.get(key)
+        if cached is not None:
+            return cached
+        out, into = self._edges.get((key, "out")), self._edges.get((key, "in"))
+        if out is not None and into is not None:
+            ends = [(edge.target_id, edge.confidence) for edge in out] + [
+                (edge.source_id, edge.confidence) for edge in into
+            ]
+        else:
+            rows = self._rows(_ENDS.format("target_id", "source_kid"), (key,))
+            rows += self._rows(_ENDS.format("source_id", "target_kid"), (key,))
+            ends = [(_id_out(other), confidence) for other, confidence in rows]
+        if len(self._ends) >= CACHE_LIMIT // 10:
+            self._ends.clear()
+        self._ends[key] = ends
+        return ends
+
     def in_edges(self, key: str) -> list[RelationRecord]:
         return self._adjacent(key, "in")
 
@@ -574,6 +601,9 @@ class SqliteCatalog:
         cached_out, cached_in = self._edges.get((key, "out")), self._edges.get((key, "in"))
         if cached_out is not None and cached_in is not None:
             return len(cached_out) + len(cached_in)
+        ends = self._ends.get(key)
+        if ends is not None:
+            return len(ends)
         rows = self._rows(
             "SELECT (SELECT count(*) FROM cat_edges WHERE source_kid = k.kid) + "
             f"(SELECT count(*) FROM cat_edges WHERE target_kid = k.kid) FROM cat_keys k WHERE {KEY_WHERE}",

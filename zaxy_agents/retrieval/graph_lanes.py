@@ -53,11 +53,11 @@ def traverse(
         key, hops, weight = frontier.popleft()
         if hops >= depth or (hops > 0 and _is_hub(key, catalog)):
             continue
-        for edge, other_id in _neighbours(key, catalog):
+        for other_id, confidence in _neighbours(key, catalog):
             other = _key_of(other_id, catalog)
             if other is None:
                 continue
-            score = weight * decay * edge.confidence
+            score = weight * decay * confidence
             if other in seen:
                 continue
             seen.add(other)
@@ -80,7 +80,7 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
         for key in frontier:
             if key not in seeds and _is_hub(key, catalog):
                 continue
-            for edge, other_id in _neighbours(key, catalog):
+            for other_id, confidence in _neighbours(key, catalog):
                 other = _key_of(other_id, catalog)
                 if other is None:
                     continue
@@ -89,7 +89,7 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
                         continue
                     nodes[other] = len(nodes)
                     next_frontier.append(other)
-                edges.append((nodes[key], nodes[other], edge.confidence))
+                edges.append((nodes[key], nodes[other], confidence))
         frontier = next_frontier
     if not edges:
         return {}
@@ -128,8 +128,6 @@ def _key_of(version_id: str, catalog: EntityCatalog) -> str | None:
     return catalog.version_key(version_id)
 
 
-def _neighbours(key: str, catalog: EntityCatalog):
-    for edge in catalog.out_edges(key):
-        yield edge, edge.target_id
-    for edge in catalog.in_edges(key):
-        yield edge, edge.source_id
+def _neighbours(key: str, catalog: EntityCatalog) -> list[tuple[str, float]]:
+    """``(version id at the other end, confidence)`` of ``key``'s relations, out-edges then in-edges."""
+    return catalog.neighbour_ends(key)
