@@ -61,7 +61,7 @@ _KEY_JOIN = "JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = k.s
 __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tables"]
 
 
-# neighbour_ends: the other end and confidence of an identity's edges in one direction, in eid order
+# neighbour_keys: the other end and confidence of an identity's edges in one direction, in eid order
 _ENDS = "SELECT {}, confidence FROM cat_edges WHERE {} = (SELECT kid FROM cat_keys WHERE key = ?) ORDER BY eid"
 
 
@@ -151,7 +151,7 @@ class SqliteCatalog:
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
-        self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_ends: key -> (other version id, confidence)
+        self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_keys: key -> (other identity, confidence)
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
         self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
@@ -574,25 +574,29 @@ class SqliteCatalog:
     def out_edges(self, key: str) -> list[RelationRecord]:
         return self._adjacent(key, "out")
 
-    def neighbour_ends(self, key: str) -> list[tuple[str, float]]:
-        """The graph lanes' light read of an identity's relations (two columns, no records built; cached like
-        the edges and dropped with them): the same pairs, in the same order, as the protocol's default."""
+    def neighbour_keys(self, key: str) -> list[tuple[str, float]]:
+        """The graph lanes' light read of an identity's relations: the protocol's pairs, from two columns of the
+        edges (no records built) and one bulk :meth:`version_sources` of their ends. Cached with the edges (dropped
+        with them) when every end was found: a version's identity never changes, and erasure clears every cache;
+        an end not found yet is looked up again next time, as :meth:`version_key` would."""
         cached = self._ends.get(key)
         if cached is not None:
             return cached
         out, into = self._edges.get((key, "out")), self._edges.get((key, "in"))
         if out is not None and into is not None:
-            ends = [(edge.target_id, edge.confidence) for edge in out] + [
-                (edge.source_id, edge.confidence) for edge in into
-            ]
+            ends = [(edge.target_id, edge.confidence) for edge in out]
+            ends += [(edge.source_id, edge.confidence) for edge in into]
         else:
             rows = self._rows(_ENDS.format("target_id", "source_kid"), (key,))
             rows += self._rows(_ENDS.format("source_id", "target_kid"), (key,))
             ends = [(_id_out(other), confidence) for other, confidence in rows]
-        if len(self._ends) >= CACHE_LIMIT // 10:
-            self._ends.clear()
-        self._ends[key] = ends
-        return ends
+        located = self.version_sources([other for other, _ in ends])
+        keys = [(located[other][0], confidence) for other, confidence in ends if other in located]
+        if len(keys) == len(ends):
+            if len(self._ends) >= CACHE_LIMIT // 10:
+                self._ends.clear()
+            self._ends[key] = keys
+        return keys
 
     def in_edges(self, key: str) -> list[RelationRecord]:
         return self._adjacent(key, "in")
@@ -602,7 +606,7 @@ class SqliteCatalog:
         if cached_out is not None and cached_in is not None:
             return len(cached_out) + len(cached_in)
         ends = self._ends.get(key)
-        if ends is not None:
+        if ends is not None:  # cached only when every end was found: one pair per edge
             return len(ends)
         rows = self._rows(
             "SELECT (SELECT count(*) FROM cat_edges WHERE source_kid = k.kid) + "
