@@ -47,6 +47,7 @@ def _answers(memory: MemoryFabric) -> dict[str, Any]:
         "read": catalog.read_versions(ids),
         "sources": catalog.version_sources(ids),
         "texts": catalog.texts(ids),
+        "ends": {key: catalog.neighbour_keys(key) for key in keys},
         "edges": {key: (catalog.out_edges(key), catalog.in_edges(key), catalog.degree(key)) for key in keys},
         "named": catalog.keys_named_many(["k1", "ana", "T-1", "storage", "nobody"]),
         "named_one": catalog.keys_named("Ana"),

@@ -62,7 +62,10 @@ __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tab
 
 
 # neighbour_keys: the other end and confidence of an identity's edges in one direction, in eid order
-_ENDS = "SELECT {}, confidence FROM cat_edges WHERE {} = (SELECT kid FROM cat_keys WHERE key = ?) ORDER BY eid"
+_ENDS = (
+    "SELECT {}, confidence FROM cat_edges WHERE {} = "
+    f"(SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE.replace('{', '{{').replace('}', '}}')}) ORDER BY eid"
+)
 
 
 class SqliteCatalog:
@@ -587,8 +590,9 @@ class SqliteCatalog:
             ends = [(edge.target_id, edge.confidence) for edge in out]
             ends += [(edge.source_id, edge.confidence) for edge in into]
         else:
-            rows = self._rows(_ENDS.format("target_id", "source_kid"), (key,))
-            rows += self._rows(_ENDS.format("source_id", "target_kid"), (key,))
+            parts = key_parts(key) or _NO_KEY
+            rows = self._rows(_ENDS.format("target_id", "source_kid"), parts)
+            rows += self._rows(_ENDS.format("source_id", "target_kid"), parts)
             ends = [(_id_out(other), confidence) for other, confidence in rows]
         located = self.version_sources([other for other, _ in ends])
         keys = [(located[other][0], confidence) for other, confidence in ends if other in located]
