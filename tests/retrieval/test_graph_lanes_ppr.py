@@ -9,11 +9,12 @@ import numpy as np
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.retrieval import graph_lanes
-from zaxy_agents.retrieval.graph_lanes import PPR_ALPHA, PPR_ITERATIONS, _key_of, _neighbours
+from zaxy_agents.retrieval.graph_lanes import PPR_ALPHA, PPR_ITERATIONS
 
 
 def _reference(seeds: dict[str, float], catalog, radius: int = 3) -> dict[str, float]:
-    """The lane's power iteration as first written (every quantity recomputed at each iteration)."""
+    """The lane's power iteration as first written (every quantity recomputed at each iteration, the edges read as
+    whole records)."""
     nodes: dict[str, int] = {}
     frontier = list(seeds)
     for key in frontier:
@@ -24,8 +25,11 @@ def _reference(seeds: dict[str, float], catalog, radius: int = 3) -> dict[str, f
         for key in frontier:
             if key not in seeds and graph_lanes._is_hub(key, catalog):
                 continue
-            for edge, other_id in _neighbours(key, catalog):
-                other = _key_of(other_id, catalog)
+            ends = [(e, e.target_id) for e in catalog.out_edges(key)] + [
+                (e, e.source_id) for e in catalog.in_edges(key)
+            ]
+            for edge, other_id in ends:
+                other = catalog.version_key(other_id)
                 if other is None:
                     continue
                 if other not in nodes:

@@ -103,6 +103,24 @@ def test_analyser_memo_path_equals_reference(monkeypatch: pytest.MonkeyPatch) ->
         assert (terms, words) == (want_terms, want_words)
 
 
+def test_ascii_words_equal_the_regex_tokens() -> None:
+    """The byte-table tokeniser (ASCII texts) gives the regex's tokens on random texts (apostrophes, capitals,
+    punctuation runs, non-ASCII) and realistic payloads."""
+    from benchmarks.realistic_stream import RealisticStream
+
+    rng = random.Random(13)
+    extra = ["Don't", "IT'S", "Ann's", "?!", "...", "?.", " ? ", "A.B", "x?y", "\t", "\n", "Q?", "caf\u00e9?"]
+    texts = [t + rng.choice(extra) + t.upper() for t in _texts(3000, seed=12)] + ["", "?", "...abc", "a?. b"]
+    stream = RealisticStream(seed=4, vocabulary=2000)
+    texts += [str(stream.draft(i)["payload"]) for i in range(300)]
+    analyser, ascii_apostrophes = Analyzer(), 0
+    for text in texts:
+        want = _TOKEN_RE.findall(_POSS_RE.sub("", text.lower().replace("\u2019", "'")).replace("'", ""))
+        assert analyser.words(text) == want, text
+        ascii_apostrophes += text.isascii() and "'" in text
+    assert ascii_apostrophes > 500 and sum(not t.isascii() for t in texts) > 100  # every path exercised
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_collector_pause_restores_the_collector(enabled: bool) -> None:
     was = gc.isenabled()

@@ -88,6 +88,31 @@ def test_a_turn_carries_the_lookups_it_did_not_touch(tmp_path: Path, monkeypatch
         _rows_match_the_table(memory, carried)
 
 
+def test_a_turn_carries_the_main_postings_read_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main tables' decoded postings of the terms asked before are carried whole (a tail write never changes
+    them) and shared read-only; the turn's own postings come from the tail: the same hits as a fresh cache."""
+    with MemoryFabric.from_path(tmp_path / "loom", use_graph=False) as memory:
+        with monkeypatch.context() as seeding:
+            seeding.setattr(verbatim_write, "TAIL_LIMIT", 8)  # the seed's turns end up in the main tables
+            _seed(memory)
+        index = memory.retriever.verbatim
+        _hits(memory)
+        before = index._read_cache
+        assert isinstance(before, ReadCache)
+        held = {key: entry for key, entry in before.postings.items() if entry is not None}
+        assert len(held) >= 3  # (field, term id, sessions) -> the term's main postings
+        with pytest.raises(ValueError):  # shared between queries: nobody may write into them
+            next(iter(held.values())).docs[0] = 0
+        memory.append("chat", "transcript.turn", _turn("the billing service deploy is done", "bob", "s1"))
+        memory.project()
+        after = _hits(memory)
+        carried = index._read_cache
+        assert carried is not before and carried.wseq > before.wseq
+        assert all(carried.postings.get(key) is entry for key, entry in held.items())  # not read again
+        assert after == _fresh_hits(memory)
+        assert ("chat", 41) in {(session, seq) for session, seq, _ in after[0]}  # the turn, found in the tail
+
+
 @pytest.mark.parametrize("write", ["merge", "erasure", "another process", "rebuild"])
 def test_writes_without_a_record_start_a_fresh_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: str

@@ -254,3 +254,39 @@ def compile_rules() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str], Pick |
     ]
     rules.append(("assignment", ASSIGNMENT_MARKERS, re.compile(ASSIGNMENT_SOURCE), assignment_secret, False, True))
     return tuple(rules)
+
+
+def _leading_literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Literal strings one of which starts every match of ``pattern`` (its leading literal characters, a small
+    leading character class expanded), or ``()`` when it starts with anything else (a lookaround, a wide class)."""
+    from re import _constants as sre  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
+
+    found = [""]
+    for op, arg in _parser.parse(pattern.pattern, pattern.flags):
+        if op is sre.LITERAL:
+            found = [prefix + chr(arg) for prefix in found]
+        elif op is sre.IN and all(kind is sre.LITERAL for kind, _ in arg) and len(found) * len(arg) <= 8:
+            found = [prefix + chr(char) for prefix in found for _, char in arg]
+        else:
+            break
+    return tuple(found) if all(found) else ()
+
+
+def gate_needles(
+    rules: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool, bool], ...],
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``(needles in the text, needles in the lower-cased text)``: a text in which none occurs fires no rule (a
+    marker rule fires only on one of its markers; a pattern rule matches only where one of its leading literals
+    starts). ``None`` when some pattern rule has no such literal (every text would have to run it)."""
+    plain: set[str] = set()
+    folded: set[str] = set()
+    for _kind, markers, pattern, _pick, _word_start, fold in rules:
+        if markers:
+            (folded if fold else plain).update(markers)
+            continue
+        literals = _leading_literals(pattern) if not pattern.flags & re.IGNORECASE else ()
+        if not literals:
+            return None
+        plain.update(literals)
+    return tuple(sorted(plain)), tuple(sorted(folded))

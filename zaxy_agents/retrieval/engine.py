@@ -9,6 +9,7 @@ skipped with a warning; it never fails the query.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,7 +157,10 @@ class Retriever:
         caller that only counts them, as checkout does, saves reading tens of log lines per question; they are
         never served either way). ``reads``: the calling checkout's or query's reads of the log (``CallReads``): the
         returned hits' lines read here are then verified by that call without being read again."""
-        with query_threads():  # small BLAS products: one thread each beats threads fighting for 2 busy cores
+        # small BLAS products (vectors, expansion, re-rank): one thread each beats threads fighting for 2 busy
+        # cores. Without an embedder a search makes none, and pinning and restoring costs ~0.1 ms a query.
+        pinned = query_threads() if self.vectors.embedder is not None else nullcontext()
+        with pinned:
             return self._search(
                 query,
                 sessions,

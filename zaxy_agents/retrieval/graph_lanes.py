@@ -53,11 +53,8 @@ def traverse(
         key, hops, weight = frontier.popleft()
         if hops >= depth or (hops > 0 and _is_hub(key, catalog)):
             continue
-        for edge, other_id in _neighbours(key, catalog):
-            other = _key_of(other_id, catalog)
-            if other is None:
-                continue
-            score = weight * decay * edge.confidence
+        for other, confidence in catalog.neighbour_keys(key):
+            score = weight * decay * confidence
             if other in seen:
                 continue
             seen.add(other)
@@ -80,16 +77,13 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
         for key in frontier:
             if key not in seeds and _is_hub(key, catalog):
                 continue
-            for edge, other_id in _neighbours(key, catalog):
-                other = _key_of(other_id, catalog)
-                if other is None:
-                    continue
+            for other, confidence in catalog.neighbour_keys(key):
                 if other not in nodes:
                     if len(nodes) >= PPR_MAX_NODES:
                         continue
                     nodes[other] = len(nodes)
                     next_frontier.append(other)
-                edges.append((nodes[key], nodes[other], edge.confidence))
+                edges.append((nodes[key], nodes[other], confidence))
         frontier = next_frontier
     if not edges:
         return {}
@@ -122,14 +116,3 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
 def _is_hub(key: str, catalog: EntityCatalog) -> bool:
     """Speakers and very high-degree nodes connect everything to everything: never expand through them."""
     return key.split("\x1f", 2)[1] == "participant" or catalog.degree(key) > HUB_DEGREE
-
-
-def _key_of(version_id: str, catalog: EntityCatalog) -> str | None:
-    return catalog.version_key(version_id)
-
-
-def _neighbours(key: str, catalog: EntityCatalog):
-    for edge in catalog.out_edges(key):
-        yield edge, edge.target_id
-    for edge in catalog.in_edges(key):
-        yield edge, edge.source_id

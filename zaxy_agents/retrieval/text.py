@@ -65,6 +65,10 @@ _IDENTIFIER_RE = re.compile(r"(?<![a-z0-9])[a-z0-9]++(?:[-_./:#][a-z0-9]++)+")
 _IDENTIFIER_MARK = re.compile(r"[0-9_/.]")  # what makes a compound an identifier (a digit, _, / or .)
 _IDENTIFIER_HINT = re.compile(r"[-_./:#](?<=[A-Za-z0-9].)(?=[A-Za-z0-9])")  # anchored on the rarer separator
 _POSS_RE = re.compile(r"'s\b")
+# The same tokens as ``_TOKEN_RE.findall(text.lower())`` for an ASCII text, at C speed without the regex engine:
+# one byte table lower-cases A-Z, keeps a-z / 0-9 and turns every other byte into a space, then ``split()``
+# (1.5x faster over realistic turns; tests/retrieval/test_ingest_fast_paths.py compares the two).
+_ASCII_WORDS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or 48 <= c <= 57 else 32 for c in range(256))
 _SENT_RE = re.compile(r"[^.!?]+[.!?]*")
 _PROPN_RE = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]+)")
 
@@ -137,6 +141,10 @@ class Analyzer:
 
     def words(self, text: str) -> list[str]:
         """Surface words (lower-case, possessive 's and apostrophes removed)."""
+        if text.isascii():
+            if "'" in text:
+                return _POSS_RE.sub("", text.lower()).encode().translate(_ASCII_WORDS, b"'").decode().split()
+            return text.encode().translate(_ASCII_WORDS).decode().split()
         text = text.lower()
         if "'" in text or "\u2019" in text:  # most texts have none: skip the substitution
             text = _POSS_RE.sub("", text.replace("\u2019", "'")).replace("'", "")
