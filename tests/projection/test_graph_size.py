@@ -45,8 +45,15 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
     return found
 
 
+def _as_written_before_0010(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as releases before migration 0010 wrote it: node tables keyed by their string ``id``."""
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0010"))
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", kuzu_schema.unkeyed_node_columns)
+
+
 def _as_written_before_0009(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0009 wrote it: ``RELATES.valid_from`` stored on every edge."""
+    _as_written_before_0010(monkeypatch)
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0009"))
     monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema._V7_RELATES_STORED)
 
@@ -341,3 +348,38 @@ def test_hashes_the_chain_does_not_give_are_kept_and_a_wrong_source_hash_is_refu
         with pytest.raises(ValueError, match="valid_from is not the timestamp of its event fourth:1"):
             store.apply(wrong)
         assert not any('"fourth' in line for line in store.dump_lines())
+
+
+def test_a_graph_keyed_by_string_ids_is_re_projected_with_integer_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph written before 0010 (node tables keyed by their string ``id``) comes back from the log keyed by a
+    64-bit number made from the id (``kuzu_schema.NODE_KEY``), in a new file, with the same dump, digest and answers;
+    the ``id`` columns stay and Cypher that matches them still answers."""
+    _as_written_before_0010(monkeypatch)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        assert "pk" not in _node_columns(memory, "Event")
+        written, digest = _contents(memory), memory.projection_digest()
+        versions = memory.entity_history(SESSION, "api port", "fact")
+        task = memory.search_entities("flaky retry test", session=SESSION)[0][0]
+        walked = memory.traverse(SESSION, task.name, task.entity_type, depth=2)
+        stamp = max(json.loads(line)[-4] for line in written if line.startswith('["RELATES",'))
+        as_of = memory.traverse(SESSION, task.name, task.entity_type, depth=2, as_of=stamp)
+    monkeypatch.undo()
+    with _reopened(tmp_path / "loom") as memory:
+        store = memory.projector.store
+        assert store._rows("CALL FSM_INFO() RETURN *") == []  # a new file: no pages of the dropped tables
+        for table in ("Session", "Event", "EntityKey", "Entity", "Source"):
+            info = {row[1]: (row[2], row[4]) for row in store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}
+            assert info["pk"] == ("INT64", True) and info["id"] == ("STRING", False), table
+        assert _contents(memory) == written and memory.projection_digest() == digest
+        assert memory.entity_history(SESSION, "api port", "fact") == versions and len(versions) == 2
+        assert memory.search_entities("flaky retry test", session=SESSION)[0][0] == task
+        assert memory.traverse(SESSION, task.name, task.entity_type, depth=2) == walked and walked
+        assert memory.traverse(SESSION, task.name, task.entity_type, depth=2, as_of=stamp) == as_of
+        event = f"{SESSION}:3"  # by id (a scan) and by key: the same node
+        assert store._rows("MATCH (e:Event {id: $i}) RETURN e.seq", {"i": event}) == [[3]]
+        key = kuzu_schema.node_key(event)
+        assert store._rows("MATCH (e:Event {pk: $k}) RETURN e.id", {"k": key}) == [[event]]
+        assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]

@@ -19,7 +19,8 @@ import kuzu
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection import graph_sync
+from zaxy_agents.projection import graph_sync, rebuild
+from zaxy_agents.projection.rebuild_status import RebuildCancelled
 from zaxy_agents.storage.files import kuzu_store
 
 SESSIONS = ("alpha", "beta")
@@ -112,3 +113,88 @@ def test_a_failure_inside_the_span_leaves_none_of_it(tmp_path: Path, monkeypatch
         store = memory.projector.store
         assert store is not None
         assert {s: seq for s, (seq, _h) in store.cursors().items()} == {"alpha": 48, "beta": 48}
+
+
+def _reprojected(root: Path, monkeypatch: pytest.MonkeyPatch, *, span: bool) -> tuple[str, int]:
+    """``zaxy reproject``'s rebuild of ``root`` with 10-event chunks, its graph spanning one transaction or not: the
+    digest and the number of COMMITs."""
+    monkeypatch.setattr(rebuild, "REBUILD_BATCH_EVENTS", 10)  # the writer gathers ~10 events per write
+    with MemoryFabric.from_path(root) as memory:
+        memory.projector.batch_events = 10
+        memory.projector.graph.span_events = 1000
+        memory.projector.graph.span_min_events = 0 if span else 10**9
+        with _commits(monkeypatch) as commits:
+            digest = memory.reproject()
+            count = len(commits)
+        assert memory.projector.graph.error is None and memory.projector.graph.span_writes is False
+        assert memory.projector.graph.store is not None
+    return digest, count
+
+
+def test_a_reproject_writes_its_graph_in_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _memory(tmp_path / "loom")
+    shutil.copytree(tmp_path / "loom", tmp_path / "spanned")
+    digest, commits = _reprojected(tmp_path / "loom", monkeypatch, span=False)
+    assert commits > 3  # the writer thread committed each gathered batch
+    spanned, one = _reprojected(tmp_path / "spanned", monkeypatch, span=True)
+    assert (spanned, one) == (digest, 1)
+    with MemoryFabric.from_path(tmp_path / "spanned") as memory:  # marked clean: opened as it is, not rebuilt
+        assert memory.projector.store is not None and memory.projection_digest() == digest
+        assert not any("rebuilt from the log" in warning for warning in memory.projector.derived.notices)
+
+
+def test_a_failure_inside_a_reprojects_span_still_ends_with_the_whole_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "loom"
+    _memory(root)
+    shutil.copytree(root, tmp_path / "truth")
+    digest, _count = _reprojected(tmp_path / "truth", monkeypatch, span=False)
+    monkeypatch.setattr(rebuild, "REBUILD_BATCH_EVENTS", 10)
+    applied: list[int] = []
+    apply = kuzu_store.KuzuProjectionStore.apply
+
+    def failing_third(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
+        applied.append(1)
+        if len(applied) == 3:
+            raise RuntimeError("disk full (test)")
+        apply(self, batch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", failing_third)
+    with MemoryFabric.from_path(root) as memory:
+        memory.projector.batch_events = 10
+        memory.projector.graph.span_min_events = 0
+        # the span rolls back and closes the store, marked dirty; the writer's next batch reopens it (the dirty
+        # file deleted) and catches the graph up from the log: the rebuild ends with the whole graph
+        assert memory.reproject() == digest
+        assert len(applied) > 3
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", apply)
+    with MemoryFabric.from_path(root) as memory:
+        assert memory.projector.store is not None and memory.projection_digest() == digest
+
+
+def test_a_cancel_inside_a_reprojects_span_rolls_it_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "loom"
+    _memory(root)
+    shutil.copytree(root, tmp_path / "truth")
+    digest, _count = _reprojected(tmp_path / "truth", monkeypatch, span=False)
+    applied: list[int] = []
+    apply = kuzu_store.KuzuProjectionStore.apply
+    with MemoryFabric.from_path(root) as memory:
+
+        def cancelling_second(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
+            applied.append(1)
+            if len(applied) == 2:  # the writer thread, inside its span: Ctrl-C in `zaxy reproject`
+                assert memory.projector.graph._writer_span is not None
+                memory.projector.cancel_rebuild()
+            apply(self, batch)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", cancelling_second)
+        memory.projector.batch_events = 10
+        memory.projector.graph.span_min_events = 0
+        with pytest.raises(RebuildCancelled):
+            memory.reproject()
+        monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", apply)
+    with MemoryFabric.from_path(root) as memory:  # rolled back and marked dirty: rebuilt, then caught up
+        memory.project()
+        assert memory.projector.store is not None and memory.projection_digest() == digest

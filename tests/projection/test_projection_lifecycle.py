@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT, run_zaxy, run_zaxy_json
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.storage.derived import DERIVED_FILE
@@ -204,11 +206,13 @@ def test_migrations_are_recorded_and_idempotent(fabric: MemoryFabric) -> None:
     assert store.migrate() == []
 
 
-def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
-    """A database created by migration 0001 only gets 0002 (a new column) on open, keeping its rows."""
+def test_an_older_schema_is_migrated_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database created by migration 0001 gets 0002-0009 in place on open, keeping its rows; 0010 (a new primary
+    key) re-creates every table: a graph is derived data, its rows come back from the log."""
     import kuzu
 
-    from zaxy_agents.storage.files.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS
+    from zaxy_agents.storage.files import kuzu_store
+    from zaxy_agents.storage.files.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS, unkeyed_node_columns
     from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
 
     path = tmp_path / "old.kuzu"
@@ -228,12 +232,21 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path) -> None:
         "importance: 0.5})"
     )
     database.close()
+    with monkeypatch.context() as before_0010:
+        before_0010.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.name < "0010"))
+        before_0010.setattr(kuzu_store, "stored_node_columns", unkeyed_node_columns)
+        store = KuzuProjectionStore(path)
+        try:
+            # the row stays (no cursor: nothing to re-project); its text columns are gone (0006: the catalog holds it)
+            assert store._rows("MATCH (e:Entity {id: 'v1'}) RETURN e.name, e.asserted") == [["n", True]]
+            assert not {"summary", "properties"} & {r[1] for r in store._rows("CALL TABLE_INFO('Entity') RETURN *")}
+        finally:
+            store.close()
     store = KuzuProjectionStore(path)
     try:
         assert [m["name"] for m in store.migrations()] == [m.name for m in MIGRATIONS]
-        # the row stays (no cursor: nothing to re-project); its text columns are gone (0006: the catalog holds it)
-        assert store._rows("MATCH (e:Entity {id: 'v1'}) RETURN e.name, e.asserted") == [["n", True]]
-        assert not {"summary", "properties"} & {row[1] for row in store._rows("CALL TABLE_INFO('Entity') RETURN *")}
+        assert store._rows("MATCH (e:Entity) RETURN count(e)") == [[0]]
+        assert "pk" in {row[1] for row in store._rows("CALL TABLE_INFO('Entity') RETURN *")}
         assert store.migrate() == []
     finally:
         store.close()

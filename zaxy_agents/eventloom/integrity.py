@@ -19,6 +19,7 @@ normalized (:func:`readable`): an empty payload and an ``erased`` marker.
 from __future__ import annotations
 
 import json
+import sys
 
 from zaxy_agents.errors import IntegrityError
 
@@ -73,6 +74,26 @@ def readable(envelope: dict[str, Any]) -> dict[str, Any]:
     if "erased" in envelope and "payload" not in envelope:
         return {**envelope, "payload": {}}
     return envelope
+
+
+def loads(line: bytes) -> Any:
+    """``json.loads(line)``, by pydantic-core's parser (~5x faster on a log line) when it accepts the line: on every
+    line it accepts it gives the same value (duplicate keys: the last; NaN / Infinity / 1e400; big integers;
+    tests/eventloom/test_line_loads.py); what it refuses (a lone surrogate escape, a byte-order mark, anything
+    malformed) goes to ``json.loads``, which answers or raises as it always did."""
+    global _from_json
+    if _from_json is None:  # never imported here: the hook fast path checks its packet without pydantic loaded
+        core = sys.modules.get("pydantic_core")
+        if core is None:
+            return json.loads(line)
+        _from_json = core.from_json
+    try:
+        return _from_json(line)
+    except ValueError:
+        return json.loads(line)
+
+
+_from_json: Any = None
 
 
 def decode_line(line: bytes) -> dict[str, Any] | None:
@@ -206,7 +227,7 @@ class CallReads:
         value = None
         if line is not None:
             try:
-                value = json.loads(line)
+                value = loads(line)
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 value = None
         parsed[key] = value

@@ -147,6 +147,11 @@ class GraphSync:
         self._held: list[ProjectionBatch] = []  # committed batches for the next sync (open graph, no writer thread)
         self._held_events = 0
         self._held_lock = threading.Lock()
+        # A rebuild's writer applies its batches inside one spanning transaction per ``span_events`` (set by the
+        # rebuild for ``span_min_events`` or more events): see :meth:`_span_write`.
+        self.span_writes = False
+        self._writer_span: contextlib.ExitStack | None = None  # the writer thread's open span (and self._lock)
+        self._writer_written: Callable[[int], None] | None = None
 
     @property
     def backend(self) -> str:
@@ -579,6 +584,7 @@ class GraphSync:
                     break
             stop = None in items
             if self._cancelled.is_set():  # what was collected is dropped: the graph catches up from the log later
+                self._end_span(RuntimeError("the graph write was cancelled"))  # rolled back, the file marked dirty
                 if self._queue.empty():
                     self._idle.set()
                 if stop:
@@ -591,18 +597,58 @@ class GraphSync:
                         batches = [*self._take_held(), *(i for i in items if isinstance(i, ProjectionBatch))]
                         merged = merge_batches(batches) if batches else None
                         if merged is not None and self._lines_up(merged):
-                            self._write(merged)
+                            if self.span_writes:
+                                self._span_write(merged)
+                            else:
+                                self._write(merged)
                             merged = None
                         if merged is not None or "sync" in items:
+                            self._end_span()
                             self._sync_from_log()
                         self.error = None
+                if any(not isinstance(item, ProjectionBatch) for item in items):  # a flush, a stop: commit now
+                    self._end_span()
             except Exception as exc:  # the graph lags (reported); reads are unaffected; the next sync retries
+                self._end_span(exc)
                 self.error = f"{type(exc).__name__}: {exc}"
             if self._queue.empty():
                 self._idle.set()
             if stop:
                 self._idle.set()
                 return
+
+    def _span_write(self, batch: ProjectionBatch) -> None:
+        """Write ``batch`` inside the writer thread's spanning transaction, opened by the first batch and committed
+        (then checkpointed, the file marked clean) by :meth:`_end_span` when a flush or a stop arrives, or every
+        ``span_events`` events. Why: a rebuild's graph committed every 20,000 events kept the free pages of each
+        commit's rewrites (a reprojected 100k graph was ~2.2x the size of one caught up in one transaction,
+        docs/benchmarks.md "Graph size"). The span holds ``self._lock`` from its first batch to its commit, so a
+        reader's :meth:`sync` waits for the rebuilt graph instead of taking the lock between two batches and then
+        waiting on the store's write lock the span holds (a deadlock)."""
+        if self._writer_span is None:
+            stack = contextlib.ExitStack()
+            stack.enter_context(self._lock)
+            try:
+                self._writer_written = stack.enter_context(self._spanning())
+            except BaseException:
+                stack.close()
+                raise
+            self._writer_span = stack
+        self._write(batch)
+        assert self._writer_written is not None
+        self._writer_written(batch.event_count)
+
+    def _end_span(self, failure: BaseException | None = None) -> None:
+        """Commit the writer thread's open span (``failure``: roll it back; the store is closed and the file left
+        marked dirty, so its next use rebuilds it from the log). Nothing when no span is open."""
+        stack, self._writer_span, self._writer_written = self._writer_span, None, None
+        if stack is None:
+            return
+        if failure is None:
+            stack.close()
+            return
+        with contextlib.suppress(BaseException):
+            stack.__exit__(type(failure), failure, failure.__traceback__)
 
     def _window_left(self, items: list[Any], deadline: float | None) -> float:
         """Seconds a following writer still gathers batches: none once anything but a batch was asked (a sync, a
@@ -629,8 +675,9 @@ class GraphSync:
 
     def flush(self, timeout: float | None = 120.0) -> bool:
         """Wait until the background writer has nothing queued (True) or ``timeout`` passed."""
-        if self._thread is not None and not self._idle.is_set():
-            self._queue.put("flush")  # ends a coalescing wait
+        if self._thread is not None and (not self._idle.is_set() or self._writer_span is not None):
+            self._idle.clear()  # set again once the writer has committed (a span it holds open included)
+            self._queue.put("flush")  # ends a coalescing wait, and commits the writer's span
         return self._idle.wait(timeout)
 
     def wait_idle(self, timeout: float | None) -> bool:

@@ -26,9 +26,10 @@ from . import sorted_sets as sets
 from .derived import DerivedStore
 from .text import Analyzer
 
-# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py). An index of another
-# version is rebuilt from the log on first open.
-SCHEMA_VERSION = 3
+# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py); 4: varint runs per
+# term and segment, sessions as doc ranges (postings.py). An index of another version is rebuilt from the log on
+# first open.
+SCHEMA_VERSION = 4
 FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
@@ -81,6 +82,58 @@ def _schema() -> list[str]:
     ]
 
 
+class KeywordReads:
+    """What queries read again from one state of the index (``created``, ``wseq``: every write moves ``wseq``, a
+    rebuild makes a new ``created``): the main tables' decoded postings of the terms asked, and the version of
+    each doc returned. An agent's turns write transcript text, which this index does not hold, so its state
+    rarely moves between questions, and questions share most of their words ("which", "service", "owner")."""
+
+    LIMIT = 1_000_000  # postings (16 bytes each) and doc -> version entries kept; past it, read each time
+
+    def __init__(self, state: tuple[int, int]) -> None:
+        self.state = state
+        self.postings: dict[tuple[int, tuple[int, ...] | None], postings.TermPostings | None] = {}
+        self.versions: dict[int, str] = {}
+        self.count = 0
+
+    def main_postings(
+        self, db: sqlite3.Connection, terms: list[int], scope: Sequence[int] | None
+    ) -> dict[int, postings.TermPostings]:
+        """``_POSTINGS.read`` of ``terms`` (distinct), those read before from memory (shared: made read-only)."""
+        sessions = None if scope is None else tuple(scope)
+        known = self.postings
+        missing = [term for term in terms if (term, sessions) not in known]
+        read = _POSTINGS.read(db, FIELD, missing, scope) if missing else {}
+        for term in missing:
+            entry = read.get(term)
+            if entry is not None:
+                entry.docs.flags.writeable = False
+                entry.tfs.flags.writeable = False
+                if self.count + entry.docs.size > self.LIMIT:
+                    continue
+                self.count += entry.docs.size
+            known[(term, sessions)] = entry
+        found = {}
+        for term in terms:
+            entry = known[(term, sessions)] if (term, sessions) in known else read.get(term)
+            if entry is not None:
+                found[term] = entry
+        return found
+
+    def doc_versions(self, db: sqlite3.Connection, docs: list[int]) -> dict[int, str]:
+        """The version id of each doc (absent: not in the doc table), those not known read in one statement."""
+        known = self.versions
+        missing = [doc for doc in docs if doc not in known]
+        if missing:
+            sql = f"SELECT id, version FROM {PREFIX}_doc WHERE id IN {ID_LIST}"  # one cached statement
+            read = dict(db.execute(sql, (json.dumps(missing),)).fetchall())
+            if len(known) + len(read) <= self.LIMIT:
+                known.update(read)
+            else:
+                return {doc: known[doc] if doc in known else read[doc] for doc in docs if doc in known or doc in read}
+        return {doc: known[doc] for doc in docs if doc in known}
+
+
 class EntityKeywordIndex:
     """Keyword index of entity versions (``Entity`` rows of each projected batch); a ``DerivedIndex``."""
 
@@ -94,6 +147,7 @@ class EntityKeywordIndex:
         self._pending: tuple[dict[int, np.ndarray], int, int] | None = None
         self.term_cache = TermCache()
         self.tail = tail.TailView(PREFIX)
+        self._reads = KeywordReads((-1, -1))
 
     # ------------------------------------------------------------------ derived-index protocol
     def create_schema(self, db: sqlite3.Connection) -> None:
@@ -218,7 +272,6 @@ class EntityKeywordIndex:
                 np.array(post_session, dtype=np.int64),
                 np.array(post_doc, dtype=np.int64),
                 np.array(post_tf, dtype=np.int64),
-                compact=bool(in_tail) or before % postings.COMPACT_EVERY == 0,
             )
         return bool(in_tail)
 
@@ -289,6 +342,9 @@ class EntityKeywordIndex:
         if not docs or not terms or k <= 0:
             return []
         self.cache.refresh(db, int(wseq))
+        reads = self._reads
+        if reads.state != (int(created), int(wseq)):
+            reads = self._reads = KeywordReads((int(created), int(wseq)))
         scope = None
         if sessions is not None:
             scope = sorted(r[0] for r in _in(db, f"SELECT id FROM {p}_session WHERE name IN", list(sessions)))
@@ -297,7 +353,7 @@ class EntityKeywordIndex:
         known = self._term_ids(db, terms)
         recent = self.tail.postings(db, (int(created), int(merges)), int(wseq), int(in_tail), terms, scope)
         names = [term for term in terms if term in known or term in recent]
-        found = _POSTINGS.read(db, FIELD, [known[t][0] for t in names if t in known], scope)
+        found = reads.main_postings(db, list(dict.fromkeys(known[t][0] for t in names if t in known)), scope)
         # each term's postings: the main runs', then the tail's
         held = {}
         for term in names:
@@ -328,8 +384,7 @@ class EntityKeywordIndex:
         positive = np.flatnonzero(scores > 0)
         top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
         top_docs, top_scores = matched[top].tolist(), scores[top].tolist()
-        sql = f"SELECT id, version FROM {p}_doc WHERE id IN {ID_LIST}"  # one cached statement for every query
-        versions = dict(db.execute(sql, (json.dumps(top_docs),)).fetchall()) if top_docs else {}
+        versions = reads.doc_versions(db, top_docs) if top_docs else {}
         return [(versions[doc], score) for doc, score in zip(top_docs, top_scores, strict=True) if doc in versions]
 
     # ------------------------------------------------------------------ helpers

@@ -181,8 +181,8 @@ class TailSnapshot:
         table = self.post.get((field_id, term))
         if table is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        if scope is not None:
-            table = table[np.isin(table[:, 1], scope)]
+        if scope is not None:  # one session (an agent's scope): a comparison, not np.isin's ~10 us of set-up
+            table = table[table[:, 1] == scope[0] if len(scope) == 1 else np.isin(table[:, 1], scope)]
         return table[:, 0], table[:, 2].astype(np.float64)
 
 

@@ -28,11 +28,17 @@ def query_words(text: str) -> list[str]:
 
 
 def candidates(
-    rows: Rows, words: list[str], session: str | None, as_of: str | None, source: EntityWords | None
+    rows: Rows,
+    words: list[str],
+    session: str | None,
+    as_of: str | None,
+    source: EntityWords | None,
+    key: tuple[str, Callable[[Sequence[str]], list[Any]]] = ("id", list),
 ) -> list[Candidate]:
     """The versions valid at ``as_of`` (now when ``None``) that may hold one of ``words``, each with how many of
     them it may hold: those ``source`` names (per word) plus every version of a type it does not index; every
-    valid version when a word cannot be looked up (or without ``source``)."""
+    valid version when a word cannot be looked up (or without ``source``). ``key``: the Entity table's primary-key
+    column and the function giving its values for version ids."""
     parameters: dict[str, Any] = {}
     validity = "e.valid_from <= $t AND (e.valid_to IS NULL OR e.valid_to > $t)" if as_of else "e.valid_to IS NULL"
     if as_of:
@@ -50,10 +56,12 @@ def candidates(
         ids = set().union(*found.values())
         listed = []
         if ids:  # by primary key, one lookup each
+            column, keys = key
             listed = rows(
-                f"UNWIND $ids AS i MATCH (e:Entity {{id: i}}) WHERE {validity} {_RETURN}",
-                {**parameters, "ids": sorted(ids)},
+                f"UNWIND $ids AS i MATCH (e:Entity {{{column}: i}}) WHERE {validity} {_RETURN}",
+                {**parameters, "ids": keys(sorted(ids))},
             )
+            listed = [row for row in listed if row[0] in ids]  # the id each row holds is checked
         listed += rows(
             f"MATCH (e:Entity) WHERE {validity} AND (e.entity_type IN $types OR e.asserted = false) {_RETURN}",
             {**parameters, "types": sorted(source.unindexed_types)},  # type: ignore[union-attr]

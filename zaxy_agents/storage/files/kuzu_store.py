@@ -49,10 +49,12 @@ from .kuzu_schema import (
     MIGRATIONS,
     MIRRORED,
     NODE_COLUMNS,
+    NODE_KEY,
     REL_TABLES,
     RELATES_EVIDENCE_DEFAULTS,
     RELATES_STORED,
     UNCHAINED_PREV_HASH,
+    node_key,
     stored_columns,
     stored_node_columns,
 )
@@ -78,9 +80,20 @@ _AUDIT_NAMES = [name for name, _ in EDGE_AUDIT_COLUMNS]
 
 
 def _stored_names(table: str) -> list[str]:
-    """The columns of a node table this file stores (``kuzu_schema.stored_node_columns``; read at each use, so a
-    test can write the layout of an earlier release)."""
-    return [name for name, _ in stored_node_columns(table)]
+    """The columns of a node table this file stores, its numeric primary key left out (``kuzu_schema.
+    stored_node_columns``; read at each use, so a test can write the layout of an earlier release)."""
+    return [name for name, _ in stored_node_columns(table) if name != NODE_KEY[0]]
+
+
+def _key_name() -> str:
+    """The primary-key column of this file's node tables: ``pk``, a number made from the node's id
+    (``kuzu_schema.NODE_KEY``, since migration 0010), or ``id`` (earlier layouts)."""
+    return stored_node_columns("Event")[0][0]
+
+
+def _keys(ids: Iterable[str]) -> list[Any]:
+    """The primary-key values of the nodes whose ids are ``ids`` (in order)."""
+    return [node_key(node_id) for node_id in ids] if _key_name() == NODE_KEY[0] else list(ids)
 
 
 def _relates_stored() -> list[str]:
@@ -156,12 +169,14 @@ class KuzuProjectionStore(ProjectionStore):
         self._closed = False
         self._texts: Texts | None = None
         self._entity_words: EntityWords | None = None
+        held = "Session" in {name for (name,) in self._rows("CALL SHOW_TABLES() RETURN name")} and self.cursors()
         applied = self.migrate()
         # A graph that predates a schema change its rows cannot be completed for starts over (derived data; the
         # projector re-projects it from the log, as for a new workspace). In a new file when this store is the
         # file's only user in the process (the caller holds graph.lock): a Kuzu file never shrinks, so tables
-        # emptied in place would keep every page the old rows used.
-        rebuild = REBUILD_MIGRATIONS.intersection(applied) and (self.cursors() or self.typed_labels())
+        # emptied in place would keep every page the old rows used. (``held``: rows before a migration that
+        # re-creates every table, 0010.)
+        rebuild = REBUILD_MIGRATIONS.intersection(applied) and (held or self.cursors() or self.typed_labels())
         if rebuild and not self._recreate_file():
             self.reset()
 
@@ -279,6 +294,11 @@ class KuzuProjectionStore(ProjectionStore):
             for migration in MIGRATIONS:
                 if migration.name in applied:
                     continue
+                if migration.recreates:  # every table of the file goes; the statements create the whole schema
+                    tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
+                    for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships first
+                        if name != MIGRATION_RECORD_TABLE:
+                            connection.execute(f"DROP TABLE `{name}`")
                 for statement in migration.statements:
                     connection.execute(statement)
                 records.append(
@@ -480,17 +500,18 @@ class KuzuProjectionStore(ProjectionStore):
                 rows = getattr(batch, EXTRA_PAIR_ROW_KEYS[table])
                 self._insert(table, stored_columns(table), rows, EXTRA_PAIRS[table], bulk)
         self._insert("RELATES", RELATES_STORED, relates, ("Entity", "Entity"), bulk)
+        key = _key_name()
         self._update(
-            "MATCH (e:Entity {id: $id}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
+            f"MATCH (e:Entity {{{key}: $id}}) SET e.valid_to = $valid_to, e.invalidated = $invalidated, "
             "e.closed_by_seq = $closed_by_seq, e.invalidation_reason = $reason",
             batch.closures,
         )
         self._update(
-            "MATCH (k:EntityKey {id: $id}) SET k.current_version = $current_version, k.closed = $closed",
+            f"MATCH (k:EntityKey {{{key}: $id}}) SET k.current_version = $current_version, k.closed = $closed",
             batch.key_updates,
         )
         self._update(
-            "MATCH (s:Session {id: $id}) SET s.projected_seq = $seq, s.projected_hash = $hash",
+            f"MATCH (s:Session {{{key}: $id}}) SET s.projected_seq = $seq, s.projected_hash = $hash",
             [{"id": s, "seq": q, "hash": h} for s, (q, h) in sorted(batch.cursors.items())],
         )
 
@@ -523,8 +544,8 @@ class KuzuProjectionStore(ProjectionStore):
         if "valid_from" not in _relates_stored():  # since 0009: an edge is valid from its event's timestamp
             stamps = {row["id"]: row["timestamp"] for row in batch.events}
             events = [event_node_id(row["session_id"], row["source_event_seq"]) for row in batch.relations]
-            query = "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.timestamp"
-            fetch = lambda chunk: dict(self._rows(query, {"ids": list(chunk)}))  # noqa: E731
+            query = f"UNWIND $ids AS i MATCH (e:Event {{{_key_name()}: i}}) RETURN e.id, e.timestamp"
+            fetch = lambda chunk: dict(self._rows(query, {"ids": _keys(chunk)}))  # noqa: E731
             stamps |= _looked_up(sorted({i for i in events if i not in stamps}), LOOKUP_CHUNK, fetch)
             for row, event in zip(batch.relations, events, strict=True):
                 if event not in stamps or stamps[event] != row["valid_from"]:
@@ -556,24 +577,27 @@ class KuzuProjectionStore(ProjectionStore):
             statement = f"CREATE (:`{table}` {{{assignments}}})"
         else:
             body = f" {{{assignments}}}" if columns else ""
+            key = _key_name()
             statement = (
-                f"MATCH (a:`{endpoints[0]}` {{id: $__from}}), (b:`{endpoints[1]}` {{id: $__to}}) "
+                f"MATCH (a:`{endpoints[0]}` {{{key}: $__from}}), (b:`{endpoints[1]}` {{{key}: $__to}}) "
                 f"CREATE (a)-[:`{table}`{body}]->(b)"
             )
         names = [name for name, _ in columns]
         for row in rows:
-            parameters = {name: row.get(name) for name in names}
+            parameters = {name: _value(row, name) for name in names}
             if endpoints is not None:
-                parameters["__from"], parameters["__to"] = row["from"], row["to"]
+                parameters["__from"], parameters["__to"] = _keys((row["from"], row["to"]))
             connection.execute(statement, parameters)
         self.rows_applied += len(rows)
 
     def _update(self, statement: str, rows: list[dict[str, Any]]) -> None:
+        """``statement`` (which matches its node by primary key, ``$id``) for each row, the row's id as that key."""
         if not rows:
             return
         self._check_interrupted()
         self.rows_applied += len(rows)
         connection = self._connection()
+        rows = [{**row, "id": key} for row, key in zip(rows, _keys(row["id"] for row in rows), strict=True)]
         if len(rows) > ROW_BY_ROW_LIMIT // 4:
             names = list(rows[0])
             unwind = statement.replace("$", "r.")
@@ -595,10 +619,11 @@ class KuzuProjectionStore(ProjectionStore):
             return
         arrays: dict[str, pa.Array] = {}
         if is_rel:
-            arrays["from"] = pa.array([row["from"] for row in rows], type=pa.string())
-            arrays["to"] = pa.array([row["to"] for row in rows], type=pa.string())
+            kind = _ARROW_TYPES["INT64" if _key_name() == NODE_KEY[0] else "STRING"]
+            arrays["from"] = pa.array(_keys(row["from"] for row in rows), type=kind)
+            arrays["to"] = pa.array(_keys(row["to"] for row in rows), type=kind)
         for name, kind in columns:
-            arrays[name] = pa.array([row.get(name) for row in rows], type=_ARROW_TYPES[kind])
+            arrays[name] = pa.array([_value(row, name) for row in rows], type=_ARROW_TYPES[kind])
         options = f" (from='{pair[0]}', to='{pair[1]}')" if pair is not None else ""
         self._connection().execute(f"COPY `{table}` FROM $rows{options}", {"rows": pa.table(arrays)})
 
@@ -615,21 +640,23 @@ class KuzuProjectionStore(ProjectionStore):
         wanted = list(keys)
         found: dict[str, KeyState] = {}
         for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[start : start + LOOKUP_CHUNK]
             rows = self._rows(
-                "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) RETURN k.id, k.current_version, k.closed",
-                {"ids": wanted[start : start + LOOKUP_CHUNK]},
+                f"UNWIND $ids AS i MATCH (k:EntityKey {{{_key_name()}: i}}) RETURN k.id, k.current_version, k.closed",
+                {"ids": _keys(chunk)},
             )
-            found.update((key, KeyState(current, "", bool(closed))) for key, current, closed in rows)
+            asked = set(chunk)  # the id each row holds is checked: two ids never share a key unnoticed
+            found.update((key, KeyState(current, "", bool(closed))) for key, current, closed in rows if key in asked)
         return found
 
     def sources_present(self, ids: Iterable[str]) -> set[str]:
         wanted = list(ids)
         present: set[str] = set()
         for start in range(0, len(wanted), LOOKUP_CHUNK):
-            rows = self._rows(
-                "UNWIND $ids AS i MATCH (s:Source {id: i}) RETURN s.id", {"ids": wanted[start : start + LOOKUP_CHUNK]}
-            )
-            present.update(row[0] for row in rows)
+            chunk = wanted[start : start + LOOKUP_CHUNK]
+            query = f"UNWIND $ids AS i MATCH (s:Source {{{_key_name()}: i}}) RETURN s.id"
+            asked = set(chunk)
+            present.update(row[0] for row in self._rows(query, {"ids": _keys(chunk)}) if row[0] in asked)
         return present
 
     def checkpoint(self) -> None:
@@ -706,16 +733,18 @@ class KuzuProjectionStore(ProjectionStore):
             if not frontier or len(hits) >= limit:
                 break
             found: dict[str, tuple[str, tuple[str, list[Any]], str, str, str]] = {}
+            asked = set(frontier)
             for direction, pattern in (("out", "(va)-[r:RELATES]->(vb)"), ("in", "(vb)-[r:RELATES]->(va)")):
                 # the reached version's identity is its ``key`` column (HAS_VERSION is stored forward only)
                 rows = self._rows(
                     f"MATCH (ka:EntityKey)-[:HAS_VERSION]->(va:Entity), {pattern} "
-                    f"WHERE ka.id IN $keys{type_filter}{time_filter} "
+                    f"WHERE ka.{_key_name()} IN $keys{type_filter}{time_filter} "
                     "RETURN ka.id, vb.key, va.id, vb.id, va.session_id, "
                     + _relates_stored_return()
                     + " ORDER BY r.source_event_seq, r.id",
-                    {"keys": frontier, **extra},
+                    {"keys": _keys(frontier), **extra},
                 )
+                rows = [row for row in rows if row[0] in asked]
                 if as_of and not time_filter:  # valid from the source event's timestamp
                     events = self._event_facts(sorted({event_node_id(row[4], row[5 + seq_at]) for row in rows}))
                     rows = [row for row in rows if events[event_node_id(row[4], row[5 + seq_at])][1] <= as_of]
@@ -748,11 +777,12 @@ class KuzuProjectionStore(ProjectionStore):
             return {}
         validity = "v.valid_from <= $t AND (v.valid_to IS NULL OR v.valid_to > $t)" if as_of else "v.valid_to IS NULL"
         rows = self._rows(
-            f"MATCH (k:EntityKey)-[:HAS_VERSION]->(v:Entity) WHERE k.id IN $keys AND {validity} RETURN "
+            f"MATCH (k:EntityKey)-[:HAS_VERSION]->(v:Entity) WHERE k.{_key_name()} IN $keys AND {validity} RETURN "
             + _entity_projection("v"),
-            {"keys": keys, **({"t": as_of} if as_of else {})},
+            {"keys": _keys(keys), **({"t": as_of} if as_of else {})},
         )
-        found = self._entity_versions(rows)
+        asked = set(keys)
+        found = [version for version in self._entity_versions(rows) if version.key in asked]
         return {version.key: version for version in sorted(found, key=lambda v: v.source_event_seq)}
 
     def _relation_audits(self, edges: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
@@ -784,8 +814,8 @@ class KuzuProjectionStore(ProjectionStore):
 
     def _event_facts(self, ids: list[str]) -> dict[str, tuple[str, str]]:
         """Event id -> (hash, timestamp) (primary-key lookups); every id must be in the graph."""
-        query = "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash, e.timestamp"
-        fetch = lambda chunk: {i: (h, t) for i, h, t in self._rows(query, {"ids": list(chunk)})}  # noqa: E731
+        query = f"UNWIND $ids AS i MATCH (e:Event {{{_key_name()}: i}}) RETURN e.id, e.hash, e.timestamp"
+        fetch = lambda chunk: {i: (h, t) for i, h, t in self._rows(query, {"ids": _keys(chunk)})}  # noqa: E731
         found = _looked_up(ids, LOOKUP_CHUNK, fetch)
         return _every_one(
             self.path, ids, found, "relations name a source event the graph does not hold", "the graph is damaged"
@@ -793,7 +823,8 @@ class KuzuProjectionStore(ProjectionStore):
 
     def _event_hashes_found(self, ids: Sequence[str]) -> dict[str, str]:
         """Event id -> hash of the ids the graph holds (one query)."""
-        return dict(self._rows("UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id, e.hash", {"ids": list(ids)}))
+        query = f"UNWIND $ids AS i MATCH (e:Event {{{_key_name()}: i}}) RETURN e.id, e.hash"
+        return dict(self._rows(query, {"ids": _keys(ids)}))
 
     def search_entities(
         self, text: str, *, session: str | None = None, as_of: str | None = None, limit: int = 20
@@ -808,11 +839,12 @@ class KuzuProjectionStore(ProjectionStore):
         words = entity_search.query_words(text)
         if not words:
             return []
-        found = entity_search.candidates(self._rows, words, session, as_of, self._entity_words)
+        found = entity_search.candidates(self._rows, words, session, as_of, self._entity_words, (_key_name(), _keys))
         best = entity_search.rank(found, self._texts_of, words, text, limit)
         if not best:
             return []
-        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN " + _entity_projection("e"), {"ids": list(best)})
+        query = f"MATCH (e:Entity) WHERE e.{_key_name()} IN $ids RETURN " + _entity_projection("e")
+        rows = [row for row in self._rows(query, {"ids": _keys(best)}) if row[0] in best]
         scored = [(version, best[version.id]) for version in self._entity_versions(rows)]
         scored.sort(key=lambda pair: (-pair[1], -pair[0].source_event_seq, pair[0].id))
         return scored[:limit]
@@ -976,6 +1008,11 @@ class KuzuProjectionStore(ProjectionStore):
             for name, _ in NODE_COLUMNS[table]
         ]
         return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
+
+
+def _value(row: dict[str, Any], name: str) -> Any:
+    """A node or relationship row's value for a stored column: the numeric primary key is made from its ``id``."""
+    return node_key(row["id"]) if name == NODE_KEY[0] else row.get(name)
 
 
 def _entity_projection(alias: str) -> str:
