@@ -19,8 +19,9 @@ Which detectors run is the **redaction policy**, per surface:
 
 A surface sets its policy with ``with redaction_policy("values"): ...`` (``ZaxyStore(redaction=...)`` and
 ``ZaxyCheckpointer(redaction=...)`` do); ``ZAXY_REDACTION`` sets the process default for events of other types.
-The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only (hook
-fast path): the rules are compiled on first use.
+The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only on the
+hook fast path: the rules are compiled on first use; a process that scans more than ``GATE_AFTER`` payloads adds an
+Aho-Corasick gate (``ahocorasick_rs``) that skips the rules for a text none of them can fire on.
 """
 
 from __future__ import annotations
