@@ -133,7 +133,12 @@ def _gated_out(text: str, lowered: str) -> bool:
         _scanned[0] += 1
         return False
     gate = _gate()
-    return gate is not None and not gate[0](text) and not gate[1](lowered)
+    if gate is None:
+        return False
+    try:
+        return not gate[0](text) and not gate[1](lowered)
+    except UnicodeEncodeError:  # a lone surrogate cannot cross into the matcher: the rules scan the text as before
+        return False
 
 
 def _fires(rule: tuple[Any, ...], text: str, lowered: str) -> bool:
