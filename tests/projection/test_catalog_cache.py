@@ -34,7 +34,7 @@ def _served(catalog: Any, sessions: list[str]) -> dict[str, Any]:
                 "keys": [catalog.version_key(version_id) for version_id in [*history, "no such version"]],
                 "events": [catalog.event_versions(*event) for event in events],
                 "events_many": catalog.events_versions(events),
-                "ends": catalog.neighbour_ends(key),  # the graph lanes' light read, before the edges are cached
+                "ends": catalog.neighbour_keys(key),  # the graph lanes' light read, before the edges are cached
                 "out": catalog.out_edges(key),
                 "in": catalog.in_edges(key),
                 "degree": catalog.degree(key),
@@ -81,7 +81,7 @@ def test_a_projected_append_is_served_and_other_sessions_keep_their_entries(tmp_
         identities = [entry for entry in served.values() if isinstance(entry, dict) and "ends" in entry]
         assert any(entry["ends"] for entry in identities)  # the decision -> task edges
         for key in fresh.session_keys("a", limit=10_000):  # the light read: the records' ends, in their order
-            assert fresh.neighbour_ends(key) == EntityCatalog.neighbour_ends(fresh, key)
+            assert fresh.neighbour_keys(key) == EntityCatalog.neighbour_keys(fresh, key)
             assert fresh.degree(key) == len(fresh.out_edges(key)) + len(fresh.in_edges(key))
         assert catalog.keys_named("turn #6") == fresh.keys_named("turn #6") == {"a\x1fturn\x1fturn #6"}
         current = catalog.current("a\x1ffact\x1fdb host")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tests.projection.catalog_layouts import to_layout_4
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.catalog_rows import _pack, _unpack
 from zaxy_agents.projection.logged_text import UNAVAILABLE, LoggedVersion
@@ -29,7 +30,12 @@ def _seed(fabric: MemoryFabric) -> int:
 
 def _bodies(folder: Path) -> dict[str, bytes]:
     with sqlite3.connect(folder / ".zaxy" / "derived.sqlite") as db:
-        return dict(db.execute("SELECT entity_type || ':' || name, body FROM cat_versions"))
+        columns = {row[1] for row in db.execute("PRAGMA table_info(cat_versions)")}
+        if "entity_type" in columns:  # an earlier layout (names as text)
+            return dict(db.execute("SELECT entity_type || ':' || name, body FROM cat_versions"))
+        return dict(
+            db.execute("SELECT t.name || ':' || v.name, v.body FROM cat_versions v JOIN cat_types t ON t.tid = v.tid")
+        )
 
 
 def _turn(catalog: SqliteCatalog, seq: int):
@@ -126,6 +132,7 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         assert sum(map(len, edges.values())) >= 4  # spoke x2 (out and in), has_decision (out and in)
     derived = root / ".zaxy" / "derived.sqlite"
     with sqlite3.connect(derived) as db:  # back to layout 2: every summary stored
+        to_layout_4(db)
         turns = db.execute("SELECT vid, name, body FROM cat_versions WHERE entity_type = 'turn'").fetchall()
         for vid, name, body in turns:
             _summary, properties = _unpack(body)
@@ -143,7 +150,7 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         assert {key: fabric.projector.catalog.key_state(key) for key in edges} == states
     assert _unpack(_bodies(root)[f"turn:turn #{seq}"])[0] is None
     with sqlite3.connect(derived) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("4",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("5",)
         assert "valid_from" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
         assert db.execute("SELECT * FROM lst_cursors ORDER BY 1, 2").fetchall() == cursors  # indexes kept
         assert db.execute("SELECT count(*) FROM cat_edges WHERE typeof(id) = 'blob' AND ev_hash IS NULL").fetchone()[0]

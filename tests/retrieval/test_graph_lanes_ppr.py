@@ -9,7 +9,7 @@ import numpy as np
 
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.retrieval import graph_lanes
-from zaxy_agents.retrieval.graph_lanes import PPR_ALPHA, PPR_ITERATIONS, _key_of
+from zaxy_agents.retrieval.graph_lanes import PPR_ALPHA, PPR_ITERATIONS
 
 
 def _reference(seeds: dict[str, float], catalog, radius: int = 3) -> dict[str, float]:
@@ -29,7 +29,7 @@ def _reference(seeds: dict[str, float], catalog, radius: int = 3) -> dict[str, f
                 (e, e.source_id) for e in catalog.in_edges(key)
             ]
             for edge, other_id in ends:
-                other = _key_of(other_id, catalog)
+                other = catalog.version_key(other_id)
                 if other is None:
                     continue
                 if other not in nodes:

@@ -44,7 +44,7 @@ from .models import (
 from .purpose import EMPHASIS_BOOST
 from .render import one_line, prefix_digest, render
 from .tiers import most_important, rank_key, session_candidates
-from .tokens import get_encoding
+from .tokens import get_encoding, text_tokens
 from .working_set import build_working_set
 
 FACT_TYPES = frozenset(
@@ -702,7 +702,7 @@ def _overhead_tokens(encoder: Any, guidance_lines: list[str], query: str, replay
             *(["## Recent events (replay, oldest first)"] if replay else []),
         ]
     )
-    return len(encoder.encode(skeleton, disallowed_special=())) + 8
+    return text_tokens(encoder, skeleton) + 8
 
 
 def _trim_working(working: WorkingSet, shown: set[str]) -> WorkingSet:
@@ -732,7 +732,7 @@ def _fit(
         caps = {1: int(max_tokens * STABLE_SHARE)} if max_tokens is not None else None
         packing = pack(candidates, max_tokens, overhead, encoder, caps)
         prompt, prefix = render(packing.kept, guidance_lines, query)
-        used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
+        used = text_tokens(encoder, prompt) if encoder else packing.used
         if max_tokens is None:
             return packing, prompt, prefix, used
         # the fullest guidance that leaves the most memory in the prompt
@@ -761,7 +761,7 @@ def _settle(
     while True:
         quality = quality_of({c.citation for c in kept})
         prompt, prefix = render(kept, _guidance_lines(quality, guidance)[:1], query)
-        used = len(encoder.encode(prompt, disallowed_special=())) if encoder else packing.used
+        used = text_tokens(encoder, prompt) if encoder else packing.used
         if max_tokens is None or used <= max_tokens or not kept:
             dropped = [c for c in packing.kept if c not in kept]
             return Packing(kept, [*packing.elided, *dropped], used), prompt, prefix, used, quality

@@ -130,11 +130,14 @@ class EntityCatalog(Protocol):
 
     def degree(self, key: str) -> int: ...
 
-    def neighbour_ends(self, key: str) -> list[tuple[str, float]]:
-        """``(version id at the other end, confidence)`` of the identity's relations: its out-edges' targets, then
-        its in-edges' sources, each in :meth:`out_edges` / :meth:`in_edges` order (what a graph walk reads)."""
+    def neighbour_keys(self, key: str) -> list[tuple[str, float]]:
+        """``(identity at the other end, confidence)`` of the identity's relations: its out-edges' targets, then its
+        in-edges' sources, each in :meth:`out_edges` / :meth:`in_edges` order, an end whose version is not in the
+        catalog left out (what a graph walk reads)."""
         ends = [(edge.target_id, edge.confidence) for edge in self.out_edges(key)]
-        return ends + [(edge.source_id, edge.confidence) for edge in self.in_edges(key)]
+        ends += [(edge.source_id, edge.confidence) for edge in self.in_edges(key)]
+        located = self.version_sources([other for other, _ in ends])
+        return [(located[other][0], confidence) for other, confidence in ends if other in located]
 
     def inferred_edges(self) -> list[RelationRecord]: ...
 

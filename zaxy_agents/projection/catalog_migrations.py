@@ -7,6 +7,12 @@ drop and rebuild them from the log).
 - edges drop what repeats (evidence that is their own event, the deterministic method; hex ids become bytes):
   the table is copied into the new layout.
 3 -> 4: identities no longer store their current version's ``valid_from`` (read by a join): the column is dropped.
+4 -> 5: integers for what repeats (:data:`~.catalog_rows.VERSIONS_DDL`): session and type names go to the
+dictionaries ``cat_sessions`` / ``cat_types``, version ids become 12-byte blobs, identities lose their key text
+(rebuilt from session, type and normalised name) and point at their current version by ``vid``. Both tables are
+copied into the new layout with the same ``vid`` / ``kid`` numbers (edges and the indexes' rows keep pointing at
+them); a row the new layout cannot hold (an id that is not 24 hex digits, a key that is not
+``session \x1f type \x1f norm``) stops the migration: the catalog is then rebuilt from the log.
 No event is re-read and the indexes keep their rows and cursors. The file keeps its size (20k events: 52.3 MB before,
 55.1 MB after, 4.7 MB of it free pages that later writes reuse; 0.4 s of CPU); a file built in the new layout is
 11.6 % smaller (46.3 MB).
@@ -20,9 +26,14 @@ import sqlite3
 from zaxy_agents.projection.catalog_rows import (
     EDGE_INDEXES,
     EDGES_DDL,
+    KEY_INDEXES,
+    KEYS_DDL,
     NAME,
+    NAMES_DDL,
     SCHEMA_VERSION,
     TEXT_FROM_LOG,
+    VERSION_INDEXES,
+    VERSIONS_DDL,
     _edge_values,
     _pack,
     _unpack,
@@ -30,21 +41,24 @@ from zaxy_agents.projection.catalog_rows import (
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore, is_busy
 
 _BATCH = 2_000  # bodies rewritten per statement
+_FROM = ("2", "3", "4")  # the layouts migrated in place
 
 
 def migrate(store: DerivedStore) -> bool:
-    """Bring a version-2 or -3 catalog to the current layout in place; True when it did."""
-    if store.meta(f"schema:{NAME}") not in ("2", "3") or SCHEMA_VERSION != 4:
+    """Bring a version-2, -3 or -4 catalog to the current layout in place; True when it did."""
+    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 5:
         return False
     try:
         with store.write() as db:
             recorded = db.execute("SELECT value FROM meta WHERE key=?", (f"schema:{NAME}",)).fetchone()
-            if recorded not in (("2",), ("3",)):
+            if recorded is None or recorded[0] not in _FROM:
                 return False  # another process migrated it meanwhile
             if recorded == ("2",):
                 _summaries_to_log(db)
                 _compact_edges(db)
-            db.execute("ALTER TABLE cat_keys DROP COLUMN valid_from")  # 3 -> 4
+            if recorded != ("4",):
+                db.execute("ALTER TABLE cat_keys DROP COLUMN valid_from")  # 3 -> 4
+            _integer_names(db)  # 4 -> 5
             store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
     except sqlite3.OperationalError as exc:  # rolled back: the version check then rebuilds the catalog from the log
         if is_busy(exc):
@@ -122,4 +136,53 @@ def _compact_edges(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE cat_edges")
     db.execute("ALTER TABLE cat_edges_v3 RENAME TO cat_edges")
     for statement in EDGE_INDEXES:
+        db.execute(statement)
+
+
+class _Unmigratable(sqlite3.OperationalError):
+    """A row the new layout cannot hold: the transaction rolls back and the catalog is rebuilt from the log."""
+
+
+def _integer_names(db: sqlite3.Connection) -> None:
+    db.create_function("zaxy_unhex", 1, bytes.fromhex, deterministic=True)
+    odd = db.execute("SELECT count(*) FROM cat_versions WHERE length(id) != 24 OR id GLOB '*[^0-9a-f]*'").fetchone()[0]
+    odd += db.execute(
+        "SELECT count(*) FROM cat_keys k LEFT JOIN cat_versions v ON v.id = k.current "
+        "WHERE v.vid IS NULL OR k.key != k.session || char(31) || v.entity_type || char(31) || k.norm"
+    ).fetchone()[0]
+    if odd:
+        raise _Unmigratable(f"{odd} catalog rows do not fit layout {SCHEMA_VERSION}")
+    for statement in NAMES_DDL:
+        db.execute(statement)
+    db.execute(
+        "INSERT INTO cat_sessions(name) SELECT session FROM cat_versions UNION SELECT session FROM cat_keys ORDER BY 1"
+    )
+    db.execute(
+        "INSERT INTO cat_types(name) SELECT entity_type FROM cat_versions UNION SELECT event_type FROM cat_versions "
+        "ORDER BY 1"
+    )
+    db.execute(KEYS_DDL.replace("CREATE TABLE cat_keys(", "CREATE TABLE cat_keys_v5(", 1))
+    db.execute(
+        "INSERT INTO cat_keys_v5(kid, sid, tid, norm, cur, closed) SELECT k.kid, s.sid, t.tid, k.norm, v.vid, k.closed "
+        "FROM cat_keys k JOIN cat_versions v ON v.id = k.current JOIN cat_sessions s ON s.name = k.session "
+        "JOIN cat_types t ON t.name = v.entity_type ORDER BY k.kid"
+    )
+    db.execute(VERSIONS_DDL.replace("CREATE TABLE cat_versions(", "CREATE TABLE cat_versions_v5(", 1))
+    db.execute(
+        "INSERT INTO cat_versions_v5(vid, id, kid, sid, name, tid, body, valid_from, valid_to, invalidated, seq, hash, "
+        "etid, importance, source_path, asserted) SELECT v.vid, zaxy_unhex(v.id), v.kid, s.sid, v.name, t.tid, v.body, "
+        "v.valid_from, v.valid_to, v.invalidated, v.seq, v.hash, e.tid, v.importance, v.source_path, v.asserted "
+        "FROM cat_versions v JOIN cat_sessions s ON s.name = v.session JOIN cat_types t ON t.name = v.entity_type "
+        "JOIN cat_types e ON e.name = v.event_type ORDER BY v.vid"
+    )
+    counts = db.execute(
+        "SELECT (SELECT count(*) FROM cat_keys) - (SELECT count(*) FROM cat_keys_v5), "
+        "(SELECT count(*) FROM cat_versions) - (SELECT count(*) FROM cat_versions_v5)"
+    ).fetchone()
+    if counts != (0, 0):
+        raise _Unmigratable(f"catalog rows lost copying into layout {SCHEMA_VERSION}: {counts}")
+    for table in ("cat_keys", "cat_versions"):
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_v5 RENAME TO {table}")
+    for statement in (*KEY_INDEXES, *VERSION_INDEXES):
         db.execute(statement)

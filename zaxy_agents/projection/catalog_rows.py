@@ -7,6 +7,7 @@ assertion order (``vid``), which is the order of an identity's history and of a 
 
 from __future__ import annotations
 
+import json
 import operator
 import re
 import sqlite3
@@ -17,8 +18,11 @@ from typing import Any
 from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 4  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
-# lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice)
+SCHEMA_VERSION = 5  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
+# lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice); 5: version ids
+# as 12-byte blobs, session / type names as small integers (cat_sessions, cat_types), an identity's key rebuilt from
+# (session, type, normalised name) and its current version as a vid
+
 # Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
 # from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
 # never read these types, so what a whole memory reads in bulk stays in the catalog.
@@ -44,19 +48,40 @@ EDGE_INDEXES = (
 DETERMINISTIC = "deterministic"
 _HEX_ID = re.compile(r"[0-9a-f]{24}")
 
+# Layout 5: what repeats on every version row is an integer. Session names and type names (entity types and event
+# types) are dictionary-encoded (``cat_sessions`` / ``cat_types``, AUTOINCREMENT: an id is never reused, so an id
+# read once never names something else); an identity stores no key text (its key is ``session \x1f type \x1f norm``,
+# ``entity_key``, rebuilt by the join) and points at its current version by ``vid``; version ids (24 hex digits) are
+# 12-byte blobs. The unique ``(norm, sid, tid)`` index serves both lookups by key and by name.
+VERSIONS_DDL = (
+    "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, kid INTEGER NOT NULL, "
+    "sid INTEGER NOT NULL, name TEXT NOT NULL, tid INTEGER NOT NULL, body BLOB NOT NULL, "
+    "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
+    "seq INTEGER NOT NULL, hash BLOB NOT NULL, etid INTEGER NOT NULL, importance REAL NOT NULL, "
+    "source_path TEXT, asserted INTEGER NOT NULL)"
+)
+VERSION_INDEXES = (
+    "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
+    "CREATE INDEX cat_versions_event ON cat_versions(sid, seq)",
+    "CREATE INDEX cat_versions_type ON cat_versions(sid, tid)",
+)
+KEYS_DDL = (
+    "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, tid INTEGER NOT NULL, norm TEXT NOT NULL, "
+    "cur INTEGER NOT NULL, closed INTEGER NOT NULL)"
+)
+KEY_INDEXES = ("CREATE UNIQUE INDEX cat_keys_name ON cat_keys(norm, sid, tid)",)
+NAMES_DDL = (
+    "CREATE TABLE cat_sessions(sid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE cat_types(tid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)",
+)
+
 TABLES = (
     "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, session TEXT NOT NULL, "
-    "norm TEXT NOT NULL, current TEXT NOT NULL, closed INTEGER NOT NULL)",
-    "CREATE INDEX cat_keys_norm ON cat_keys(norm)",
-    "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kid INTEGER NOT NULL, "
-    "session TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, body BLOB NOT NULL, "
-    "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
-    "seq INTEGER NOT NULL, hash BLOB NOT NULL, event_type TEXT NOT NULL, importance REAL NOT NULL, "
-    "source_path TEXT, asserted INTEGER NOT NULL)",
-    "CREATE INDEX cat_versions_kid ON cat_versions(kid)",
-    "CREATE INDEX cat_versions_event ON cat_versions(session, seq)",
-    "CREATE INDEX cat_versions_type ON cat_versions(session, entity_type)",
+    *NAMES_DDL,
+    KEYS_DDL,
+    *KEY_INDEXES,
+    VERSIONS_DDL,
+    *VERSION_INDEXES,
     EDGES_DDL,
     *EDGE_INDEXES,
     "CREATE TABLE cat_feedback(key TEXT PRIMARY KEY, positive INTEGER NOT NULL, negative INTEGER NOT NULL, "
@@ -70,11 +95,33 @@ TABLES = (
 )
 TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES if statement.startswith("CREATE TABLE"))
 
+# A version row's names come back by joins on small integer keys (``s``: session, ``t``: entity type, ``e``: event
+# type) and its identity's key is rebuilt from them: the row shape readers decode is the one earlier layouts stored.
+ID_OUT = "lower(hex(v.id))"
+KEY_OUT = "(s.name || char(31) || t.name || char(31) || k.norm)"
+NAMES_JOIN = "JOIN cat_sessions s ON s.sid = v.sid JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
 _VERSION_COLUMNS = (
-    "v.id, k.key, v.session, v.name, v.entity_type, v.body, v.valid_from, v.valid_to, "
-    "v.invalidated, v.seq, v.hash, v.event_type, v.importance, v.source_path, v.asserted"
+    f"{ID_OUT}, {KEY_OUT}, s.name, v.name, t.name, v.body, v.valid_from, v.valid_to, "
+    "v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, v.asserted"
 )
-_VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid"
+_VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid {NAMES_JOIN}"
+# Identities named by ``[norm, session, type]`` arrays in one JSON parameter (``j.key``: the position in it).
+KEYS_JSON = (
+    "json_each(?) j JOIN cat_keys k ON k.norm = j.value ->> 0 "
+    "AND k.sid = (SELECT sid FROM cat_sessions WHERE name = j.value ->> 1) "
+    "AND k.tid = (SELECT tid FROM cat_types WHERE name = j.value ->> 2)"
+)
+KEY_WHERE = (  # one identity: norm, session, type as three parameters
+    "k.norm = ? AND k.sid = (SELECT sid FROM cat_sessions WHERE name = ?) "
+    "AND k.tid = (SELECT tid FROM cat_types WHERE name = ?)"
+)
+# Version ids in one parameter: their 12-byte forms concatenated (a statement of the same text for any list)
+IDS_BLOB = (
+    "(WITH RECURSIVE ids(n) AS (SELECT 1 UNION ALL SELECT n + 12 FROM ids WHERE n + 12 <= length(?1)) "
+    "SELECT substr(?1, n, 12) FROM ids)"
+)
+SID_OF = "(SELECT sid FROM cat_sessions WHERE name = {})"  # a session name's id in SQL (NULL: none, matches nothing)
+TID_OF = "(SELECT tid FROM cat_types WHERE name = {})"
 _EDGE_COLUMNS = (
     "id, source_id, target_id, relation_type, session, inferred, confidence, method, ev_session, ev_seq, ev_hash, "
     "valid_from, valid_to, seq, hash"
@@ -171,6 +218,30 @@ def _fields(row: tuple[Any, ...], summary: str | None, properties: str) -> tuple
         row[13],
         bool(row[14]),
     )
+
+
+def key_parts(key: str) -> tuple[str, str, str] | None:
+    """``(norm, session, entity_type)`` of an identity key (``entity_key``: a normalised name holds no ``\x1f``, it
+    is whitespace), ``None`` for a string no identity can have."""
+    parts = key.rsplit("\x1f", 2)
+    return (parts[2], parts[0], parts[1]) if len(parts) == 3 else None
+
+
+def vid_bytes(version_id: str) -> bytes:
+    """A version id as stored: its 24 hex digits as 12 bytes (``stable_id``); anything else cannot be a stored id
+    and maps to a value no row holds."""
+    return bytes.fromhex(version_id) if _HEX_ID.fullmatch(version_id) else b"?" + version_id.encode()
+
+
+def ids_blob(version_ids: Iterable[str]) -> bytes:
+    """The :data:`IDS_BLOB` parameter of ``version_ids`` (ids no version can have are left out)."""
+    return b"".join(bytes.fromhex(v) for v in version_ids if _HEX_ID.fullmatch(v))
+
+
+def keys_json(keys: Iterable[str]) -> str:
+    """The :data:`KEYS_JSON` parameter of ``keys`` (a string no identity can have gets a name no identity has: a
+    normalised name holds no ``\\x1f``)."""
+    return json.dumps([key_parts(key) or ("\x1f", "", "") for key in keys])
 
 
 def _id_in(value: str) -> str | bytes:

@@ -4,11 +4,25 @@ entries (:class:`~zaxy_agents.projection.sqlite_catalog.SqliteCatalog`)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from zaxy_agents.projection.catalog_rows import FAILURE_SAMPLES, TEXT_FROM_LOG, _chunks, _edge_values, _key_type, _pack
+from zaxy_agents.projection.catalog_rows import (
+    _HEX_ID,
+    FAILURE_SAMPLES,
+    ID_OUT,
+    KEY_OUT,
+    SID_OF,
+    TEXT_FROM_LOG,
+    _chunks,
+    _edge_values,
+    _key_type,
+    _pack,
+    key_parts,
+    vid_bytes,
+)
 from zaxy_agents.projection.planner import ProjectionBatch
 
 
@@ -35,18 +49,24 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
     edges, feedback, failures, labels, sources, counters and the cursors it covers. ``summaries_in_log``: the
     summaries of raw-text entities (:data:`~.catalog_rows.TEXT_FROM_LOG`) are left in the log."""
     _note_touched(touched, db, batch)
-    kids = _write_keys(db, batch)
+    sids = _name_ids(db, "cat_sessions", "sid", [row["session_id"] for row in batch.entities])
+    types = [name for row in batch.entities for name in (row["entity_type"], row["source_event_type"])]
+    tids = _name_ids(db, "cat_types", "tid", types)
+    first = db.execute("SELECT coalesce(max(vid), 0) + 1 FROM cat_versions").fetchone()[0]
+    vids = {row["id"]: vid for vid, row in enumerate(batch.entities, first)}  # assertion order, as rowids would be
+    kids = _write_keys(db, batch, sids, tids, vids)
     db.executemany(
-        "INSERT INTO cat_versions(id, kid, session, name, entity_type, body, valid_from, "
-        "valid_to, invalidated, seq, hash, event_type, importance, source_path, asserted) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO cat_versions(vid, id, kid, sid, name, tid, body, valid_from, "
+        "valid_to, invalidated, seq, hash, etid, importance, source_path, asserted) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (
-                row["id"],
+                vid,
+                _stored_id(row["id"]),
                 kids[row["key"]],
-                row["session_id"],
+                sids[row["session_id"]],
                 row["name"],
-                row["entity_type"],
+                tids[row["entity_type"]],
                 _pack(
                     row["summary"] or "",
                     row["properties"] or "",
@@ -57,23 +77,27 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
                 int(bool(row["invalidated"])),
                 int(row["source_event_seq"]),
                 bytes.fromhex(row["source_event_hash"]),
-                row["source_event_type"],
+                tids[row["source_event_type"]],
                 float(row["importance"]),
                 row.get("source_path"),
                 int(row.get("asserted") is not False),
             )
-            for row in batch.entities
+            for vid, row in enumerate(batch.entities, first)
         ],
     )
     if batch.key_updates:
         db.executemany(
-            "UPDATE cat_keys SET current = ?, closed = ? WHERE key = ?",
-            [(row["current_version"], int(bool(row["closed"])), row["id"]) for row in batch.key_updates],
+            "UPDATE cat_keys SET cur = (SELECT vid FROM cat_versions WHERE id = ?), closed = ? "
+            f"WHERE norm = ? AND sid = {SID_OF.format('?')} AND tid = (SELECT tid FROM cat_types WHERE name = ?)",
+            [
+                (vid_bytes(row["current_version"]), int(bool(row["closed"])), *_parts(row["id"]))
+                for row in batch.key_updates
+            ],
         )
     if batch.closures:
         db.executemany(
             "UPDATE cat_versions SET valid_to = ?, invalidated = ? WHERE id = ?",
-            [(row["valid_to"], int(bool(row["invalidated"])), row["id"]) for row in batch.closures],
+            [(row["valid_to"], int(bool(row["invalidated"])), vid_bytes(row["id"])) for row in batch.closures],
         )
     if batch.relations:
         touched.edge_keys.update(_write_edges(db, batch))
@@ -139,36 +163,79 @@ def _note_touched(touched: Touched, db: sqlite3.Connection, batch: ProjectionBat
     for chunk in _chunks(sorted({row["id"] for row in batch.closures})):  # events listing a closed version
         marks = ",".join("?" * len(chunk))
         for session, seq, entity_type in db.execute(
-            f"SELECT session, seq, entity_type FROM cat_versions WHERE id IN ({marks})", chunk
+            "SELECT s.name, v.seq, t.name FROM cat_versions v JOIN cat_sessions s ON s.sid = v.sid "
+            f"JOIN cat_types t ON t.tid = v.tid WHERE v.id IN ({marks})",
+            [vid_bytes(version_id) for version_id in chunk],
         ):
             touched.events.add((session, int(seq)))
             touched.sessions.add(session)
             touched.types.add((session, entity_type))
-    for chunk in _chunks(sorted({row["id"] for row in batch.key_updates})):  # identities whose current moved
-        marks = ",".join("?" * len(chunk))
-        for session, key in db.execute(f"SELECT session, key FROM cat_keys WHERE key IN ({marks})", chunk):
-            touched.sessions.add(session)
-            touched.types.add((session, _key_type(key)))
+    for key in {row["id"] for row in batch.key_updates}:  # identities whose current moved (they exist: planned)
+        parts = key_parts(key)
+        if parts is not None:
+            touched.sessions.add(parts[1])
+            touched.types.add((parts[1], _key_type(key)))
     touched.feedback.update(row["entity_key"] for row in batch.feedback)
 
 
-def _write_keys(db: sqlite3.Connection, batch: ProjectionBatch) -> dict[str, int]:
-    """Insert the new identities; returns ``key -> kid`` for every key the batch's versions use."""
-    db.executemany(
-        "INSERT INTO cat_keys(key, session, norm, current, closed) VALUES (?, ?, ?, ?, ?)",
-        [
-            (row["id"], row["session_id"], row["norm_name"], row["current_version"], int(bool(row["closed"])))
-            for row in batch.entity_keys
-        ],
-    )
+def _stored_id(version_id: str) -> bytes:
+    """A new version's id as stored (12 bytes): ids are ``stable_id`` hex digits, anything else is refused."""
+    if not _HEX_ID.fullmatch(version_id):
+        raise ValueError(f"version id {version_id!r}: expected 24 lower-case hex digits (stable_id)")
+    return bytes.fromhex(version_id)
+
+
+def _parts(key: str) -> tuple[str, str, str]:
+    parts = key_parts(key)
+    if parts is None:
+        raise ValueError(f"identity key {key!r}: expected 'session\\x1ftype\\x1fname' (entity_key)")
+    return parts
+
+
+def _name_ids(db: sqlite3.Connection, table: str, column: str, names: list[str]) -> dict[str, int]:
+    """``name -> id`` in a dictionary table (``cat_sessions`` / ``cat_types``), adding the names it lacks in the
+    order they first appear (one event at a time and one batch number them alike; ``INSERT OR IGNORE`` would
+    spend an AUTOINCREMENT id on every name it ignores)."""
+    ordered = list(dict.fromkeys(names))
+    found: dict[str, int] = {}
+    for chunk in _chunks(ordered):
+        marks = ",".join("?" * len(chunk))
+        found.update(db.execute(f"SELECT name, {column} FROM {table} WHERE name IN ({marks})", chunk).fetchall())
+    missing = [name for name in ordered if name not in found]
+    for name in missing:
+        found[name] = db.execute(f"INSERT INTO {table}(name) VALUES (?) RETURNING {column}", (name,)).fetchone()[0]
+    return found
+
+
+def _write_keys(
+    db: sqlite3.Connection, batch: ProjectionBatch, sids: dict[str, int], tids: dict[str, int], vids: dict[str, int]
+) -> dict[str, int]:
+    """Insert the new identities (their current version is one of the batch's: ``vids``); returns ``key -> kid``
+    for every key the batch's versions use."""
+    rows = []
+    for row in batch.entity_keys:
+        norm, session, entity_type = _parts(row["id"])
+        if (session, entity_type) != (row["session_id"], row["entity_type"]) or norm != row["norm_name"]:
+            raise ValueError(f"identity key {row['id']!r} does not name its session, type and normalised name")
+        current = vids.get(row["current_version"])
+        if current is None:
+            found = db.execute("SELECT vid FROM cat_versions WHERE id = ?", (vid_bytes(row["current_version"]),))
+            current = found.fetchone()[0]
+        rows.append((sids[session], tids[entity_type], norm, current, int(bool(row["closed"]))))
+    db.executemany("INSERT INTO cat_keys(sid, tid, norm, cur, closed) VALUES (?, ?, ?, ?, ?)", rows)
     return _kids(db, {row["key"] for row in batch.entities})
 
 
 def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     for chunk in _chunks(sorted(keys)):
-        marks = ",".join("?" * len(chunk))
-        found.update(db.execute(f"SELECT key, kid FROM cat_keys WHERE key IN ({marks})", chunk).fetchall())
+        for index, kid in db.execute(
+            "SELECT j.key, k.kid FROM json_each(?) j JOIN cat_keys k ON k.norm = j.value ->> 0 "
+            "AND k.sid = (SELECT sid FROM cat_sessions WHERE name = j.value ->> 1) "
+            "AND k.tid = (SELECT tid FROM cat_types WHERE name = j.value ->> 2)",
+            (json.dumps([_parts(key) for key in chunk]),),
+        ):
+            found[chunk[index]] = kid
     return found
 
 
@@ -180,8 +247,9 @@ def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
     for chunk in _chunks(sorted(endpoints)):
         marks = ",".join("?" * len(chunk))
         for version_id, kid, key in db.execute(
-            f"SELECT v.id, v.kid, k.key FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid WHERE v.id IN ({marks})",
-            chunk,
+            f"SELECT {ID_OUT}, v.kid, {KEY_OUT} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid "
+            f"JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid WHERE v.id IN ({marks})",
+            [vid_bytes(version_id) for version_id in chunk],
         ):
             kid_of[version_id] = kid
             keys.add(key)
@@ -198,9 +266,11 @@ def delete_session_rows(touched: Touched, db: sqlite3.Connection, session: str) 
     """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""
     touched.everything = True
     db.execute("DELETE FROM cat_edges WHERE session = ?", (session,))
-    db.execute("DELETE FROM cat_versions WHERE session = ?", (session,))
+    sid = SID_OF.format("?")
+    db.execute(f"DELETE FROM cat_versions WHERE sid = {sid}", (session,))
     db.execute("DELETE FROM cat_feedback WHERE key >= ? AND key < ?", (f"{session}\x1f", f"{session}\x20"))
-    db.execute("DELETE FROM cat_keys WHERE session = ?", (session,))
+    db.execute(f"DELETE FROM cat_keys WHERE sid = {sid}", (session,))
+    db.execute("DELETE FROM cat_sessions WHERE name = ?", (session,))  # ids are never reused (AUTOINCREMENT)
     db.execute("DELETE FROM cat_failures WHERE session = ?", (session,))
     db.execute("DELETE FROM cat_failure_counts WHERE session = ?", (session,))
     db.execute("DELETE FROM cat_sources WHERE id >= ? AND id < ?", (f"{session}\x1f", f"{session}\x20"))

@@ -22,8 +22,16 @@ from zaxy_agents.projection.catalog_rows import (
     _VERSION_FROM,
     ANY_TYPE,
     CACHE_LIMIT,
+    ID_OUT,
+    IDS_BLOB,
+    KEY_OUT,
+    KEY_WHERE,
+    KEYS_JSON,
     NAME,
+    NAMES_JOIN,
     SCHEMA_VERSION,
+    SID_OF,
+    TID_OF,
     _chunks,
     _edge,
     _id_out,
@@ -31,6 +39,10 @@ from zaxy_agents.projection.catalog_rows import (
     _version,
     create_tables,
     drop_tables,
+    ids_blob,
+    key_parts,
+    keys_json,
+    vid_bytes,
 )
 from zaxy_agents.projection.catalog_writes import Touched, apply_batch, delete_session_rows
 from zaxy_agents.projection.logged_text import LogTexts, Request, fill
@@ -39,16 +51,21 @@ from zaxy_agents.projection.records import EntityVersion, RelationRecord
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
 
 # An identity's state: its current version, that version's start (the identity stores no copy of it), closed.
-_KEY_STATE = (
-    "SELECT k.current, coalesce(v.valid_from, ''), k.closed "
-    "FROM cat_keys k LEFT JOIN cat_versions v ON v.id = k.current"
-)
+_KEY_STATE = f"SELECT {ID_OUT}, v.valid_from, k.closed FROM cat_keys k JOIN cat_versions v ON v.vid = k.cur"
+_SESSION_TYPE = f"sid = {SID_OF.format('?')} AND tid = {TID_OF.format('?')}"  # a session's versions of one type
+_NAMED = "cat_keys k JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid WHERE"
+_NO_KEY = ("\x1f", "", "")  # parts of a string no identity can have (a normalised name holds no \x1f)
+# A version's identity key and session by the identity's own names (lighter than NAMES_JOIN: no body, no types)
+_KEY_JOIN = "JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid"
 
 __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tables"]
 
 
-# neighbour_ends: the other end and confidence of an identity's edges in one direction, in eid order
-_ENDS = "SELECT {}, confidence FROM cat_edges WHERE {} = (SELECT kid FROM cat_keys WHERE key = ?) ORDER BY eid"
+# neighbour_keys: the other end and confidence of an identity's edges in one direction, in eid order
+_ENDS = (
+    "SELECT {}, confidence FROM cat_edges WHERE {} = "
+    f"(SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE.replace('{', '{{').replace('}', '}}')}) ORDER BY eid"
+)
 
 
 class SqliteCatalog:
@@ -137,7 +154,7 @@ class SqliteCatalog:
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
-        self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_ends: key -> (other version id, confidence)
+        self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_keys: key -> (other identity, confidence)
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
         self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
@@ -190,7 +207,7 @@ class SqliteCatalog:
         cache = self._versions
         if version_id in cache:
             return cache[version_id]
-        rows = self._rows(f"{_VERSION_FROM} WHERE v.id = ?", (version_id,))
+        rows = self._rows(f"{_VERSION_FROM} WHERE v.id = ?", (vid_bytes(version_id),))
         found = _version(rows[0], self.log_texts) if rows else None
         if len(cache) >= CACHE_LIMIT:
             cache.clear()
@@ -206,7 +223,7 @@ class SqliteCatalog:
             missing = list(dict.fromkeys(version_ids))
         for chunk in _chunks(missing):
             found = {row[0]: _version(row, self.log_texts) for row in self._rows(
-                f"{_VERSION_FROM} WHERE v.id IN {ID_LIST}", (json.dumps(chunk),))}  # fmt: skip
+                f"{_VERSION_FROM} WHERE v.id IN {IDS_BLOB}", (ids_blob(chunk),))}  # fmt: skip
             for version_id in chunk:
                 cache[version_id] = found.get(version_id)
         return {v: cache.get(v) for v in version_ids}
@@ -235,9 +252,9 @@ class SqliteCatalog:
             located.clear()
         for chunk in _chunks(missing):
             rows = self._rows(
-                "SELECT v.id, k.key, v.session, v.seq, v.valid_from FROM cat_versions v "
-                f"JOIN cat_keys k ON k.kid = v.kid WHERE v.id IN {ID_LIST}",
-                (json.dumps(chunk),),
+                f"SELECT {ID_OUT}, {KEY_OUT}, s.name, v.seq, v.valid_from FROM cat_versions v {_KEY_JOIN} "
+                f"WHERE v.id IN {IDS_BLOB}",
+                (ids_blob(chunk),),
             )
             for version_id, key, session, seq, valid_from in rows:
                 found[version_id] = located[version_id] = (key, session, int(seq), valid_from)
@@ -262,9 +279,9 @@ class SqliteCatalog:
         logged: dict[str, tuple[Request, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
             rows = self._rows(
-                "SELECT v.id, v.body, v.session, v.seq, v.hash, k.key FROM cat_versions v JOIN cat_keys k "
-                f"ON k.kid = v.kid WHERE v.id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"SELECT {ID_OUT}, v.body, s.name, v.seq, v.hash, {KEY_OUT} FROM cat_versions v {_KEY_JOIN} "
+                f"WHERE v.id IN {IDS_BLOB}",
+                (ids_blob(chunk),),
             )
             for version_id, body, session, seq, digest, key in rows:
                 summary, properties = _unpack(body)
@@ -287,7 +304,7 @@ class SqliteCatalog:
         cache = self._keys
         if key in cache:
             return cache[key]
-        rows = self._rows(f"{_KEY_STATE} WHERE k.key = ?", (key,))
+        rows = self._rows(f"{_KEY_STATE} WHERE {KEY_WHERE}", key_parts(key) or _NO_KEY)
         found = KeyState(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
         if len(cache) >= CACHE_LIMIT:
             cache.clear()
@@ -311,9 +328,9 @@ class SqliteCatalog:
         if moment is None:
             return self.current(key)
         rows = self._rows(
-            f"{_VERSION_FROM} WHERE k.key = ? AND v.valid_from <= ? AND (v.valid_to IS NULL OR v.valid_to > ?) "
+            f"{_VERSION_FROM} WHERE {KEY_WHERE} AND v.valid_from <= ? AND (v.valid_to IS NULL OR v.valid_to > ?) "
             "ORDER BY v.vid DESC LIMIT 1",
-            (key, moment, moment),
+            (*(key_parts(key) or _NO_KEY), moment, moment),
         )
         return _version(rows[0], self.log_texts) if rows else None
 
@@ -327,14 +344,16 @@ class SqliteCatalog:
     def history(self, key: str) -> list[EntityVersion]:
         return [
             _version(row, self.log_texts)
-            for row in self._rows(f"{_VERSION_FROM} WHERE k.key = ? ORDER BY v.vid", (key,))
+            for row in self._rows(f"{_VERSION_FROM} WHERE {KEY_WHERE} ORDER BY v.vid", key_parts(key) or _NO_KEY)
         ]
 
     def event_versions(self, session: str, seq: int) -> list[EntityVersion]:
         cached = self._events.get((session, seq))
         if cached is not None:
             return cached
-        rows = self._rows(f"{_VERSION_FROM} WHERE v.session = ? AND v.seq = ? ORDER BY v.vid", (session, seq))
+        rows = self._rows(
+            f"{_VERSION_FROM} WHERE v.sid = {SID_OF.format('?')} AND v.seq = ? ORDER BY v.vid", (session, seq)
+        )
         found = [_version(row, self.log_texts) for row in rows]
         if len(self._events) >= CACHE_LIMIT:
             self._events.clear()
@@ -356,7 +375,7 @@ class SqliteCatalog:
                 chunk = seqs[start : start + _IN_CHUNK]
                 found: dict[tuple[str, int], list[EntityVersion]] = {(session, seq): [] for seq in chunk}
                 rows = self._rows(
-                    f"{_VERSION_FROM} WHERE v.session = ? AND v.seq IN {ID_LIST} ORDER BY v.vid",
+                    f"{_VERSION_FROM} WHERE v.sid = {SID_OF.format('?')} AND v.seq IN {ID_LIST} ORDER BY v.vid",
                     (session, json.dumps(chunk)),
                 )
                 for row in rows:
@@ -372,8 +391,9 @@ class SqliteCatalog:
         if cached is not None:
             return list(cached)
         rows = self._rows(
-            "SELECT k.key FROM (SELECT kid, vid FROM cat_versions WHERE session = ? AND entity_type = ? "
-            "ORDER BY vid DESC LIMIT ?) r JOIN cat_keys k ON k.kid = r.kid ORDER BY r.vid DESC",
+            f"SELECT {KEY_OUT} FROM (SELECT kid, vid FROM cat_versions WHERE {_SESSION_TYPE} "
+            "ORDER BY vid DESC LIMIT ?) r JOIN cat_keys k ON k.kid = r.kid JOIN cat_sessions s ON s.sid = k.sid "
+            "JOIN cat_types t ON t.tid = k.tid ORDER BY r.vid DESC",
             (session, entity_type, scan),
         )
         found = list(dict.fromkeys(row[0] for row in rows))
@@ -391,8 +411,8 @@ class SqliteCatalog:
             return list(cached)
         rows = self._rows(  # one query: the recent identities joined to their current (open) version
             f"SELECT {_VERSION_COLUMNS} FROM (SELECT kid, max(vid) AS last FROM (SELECT kid, vid FROM cat_versions "
-            "WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?) GROUP BY kid) r "
-            "JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current "
+            f"WHERE {_SESSION_TYPE} ORDER BY vid DESC LIMIT ?) GROUP BY kid) r "
+            f"JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.vid = k.cur {NAMES_JOIN} "
             "WHERE NOT k.closed ORDER BY r.last DESC",
             (session, entity_type, scan),
         )
@@ -408,9 +428,9 @@ class SqliteCatalog:
         return [
             (row[0], row[1], int(row[2]), row[3])
             for row in self._rows(
-                "SELECT v.id, v.valid_from, v.seq, v.source_path FROM (SELECT kid, max(vid) AS last FROM "
-                "(SELECT kid, vid FROM cat_versions WHERE session = ? AND entity_type = ? ORDER BY vid DESC LIMIT ?) "
-                "GROUP BY kid) r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.id = k.current "
+                f"SELECT {ID_OUT}, v.valid_from, v.seq, v.source_path FROM (SELECT kid, max(vid) AS last FROM "
+                f"(SELECT kid, vid FROM cat_versions WHERE {_SESSION_TYPE} ORDER BY vid DESC LIMIT ?) "
+                "GROUP BY kid) r JOIN cat_keys k ON k.kid = r.kid JOIN cat_versions v ON v.vid = k.cur "
                 "WHERE NOT k.closed ORDER BY r.last DESC",
                 (session, entity_type, scan),
             )
@@ -437,7 +457,7 @@ class SqliteCatalog:
         again, and made each full garbage collection walk them)."""
         found: dict[str, EntityVersion] = {}
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
-            rows = self._rows(f"{_VERSION_FROM} WHERE v.id IN ({','.join('?' * len(chunk))})", chunk)
+            rows = self._rows(f"{_VERSION_FROM} WHERE v.id IN {IDS_BLOB}", (ids_blob(chunk),))
             found.update((row[0], _version(row, self.log_texts)) for row in rows)
         return found
 
@@ -447,12 +467,11 @@ class SqliteCatalog:
         found: dict[str, tuple[float, str, str, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(keys))):
             rows = self._rows(
-                "SELECT k.key, -v.importance, v.entity_type, v.name, v.id FROM cat_keys k "
-                f"JOIN cat_versions v ON v.id = k.current WHERE k.key IN ({','.join('?' * len(chunk))}) "
-                "AND NOT k.closed",
-                chunk,
+                f"SELECT j.key, -v.importance, t.name, v.name, {ID_OUT} FROM {KEYS_JSON} "
+                "JOIN cat_versions v ON v.vid = k.cur JOIN cat_types t ON t.tid = k.tid WHERE NOT k.closed",
+                (keys_json(chunk),),
             )
-            found.update((row[0], row[1:]) for row in rows)
+            found.update((chunk[row[0]], row[1:]) for row in rows)
         return found
 
     def currents(self, keys: Sequence[str]) -> dict[str, EntityVersion | None]:
@@ -460,9 +479,9 @@ class SqliteCatalog:
         found: dict[str, EntityVersion | None] = dict.fromkeys(keys)
         for chunk in _chunks(list(found)):
             rows = self._rows(
-                f"SELECT {_VERSION_COLUMNS} FROM cat_keys k JOIN cat_versions v ON v.id = k.current "
-                f"WHERE k.key IN ({','.join('?' * len(chunk))}) AND NOT k.closed",
-                chunk,
+                f"SELECT {_VERSION_COLUMNS} FROM {KEYS_JSON} JOIN cat_versions v ON v.vid = k.cur {NAMES_JOIN} "
+                "WHERE NOT k.closed",
+                (keys_json(chunk),),
             )
             for row in rows:
                 found[row[1]] = _version(row, self.log_texts)
@@ -470,8 +489,9 @@ class SqliteCatalog:
 
     def type_keys(self, session: str, entity_type: str) -> list[str]:
         rows = self._rows(
-            "SELECT k.key FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid "
-            "WHERE v.session = ? AND v.entity_type = ? ORDER BY v.vid",
+            f"SELECT {KEY_OUT} FROM cat_versions v {_KEY_JOIN} WHERE v.sid = {SID_OF.format('?')} "
+            f"AND v.tid = {TID_OF.format('?')} "
+            "ORDER BY v.vid",
             (session, entity_type),
         )
         return list(dict.fromkeys(row[0] for row in rows))
@@ -482,7 +502,7 @@ class SqliteCatalog:
         norm = " ".join(name.casefold().split())
         cached = self._named.get(norm)
         if cached is None:
-            cached = frozenset(row[0] for row in self._rows("SELECT key FROM cat_keys WHERE norm = ?", (norm,)))
+            cached = frozenset(row[0] for row in self._rows(f"SELECT {KEY_OUT} FROM {_NAMED} k.norm = ?", (norm,)))
             if len(self._named) >= CACHE_LIMIT:
                 self._named.clear()
             self._named[norm] = cached
@@ -500,7 +520,8 @@ class SqliteCatalog:
         for chunk in _chunks(missing):
             found: dict[str, list[str]] = {norm: [] for norm in chunk}
             rows = self._rows(
-                f"SELECT norm, key FROM cat_keys WHERE norm IN {ID_LIST} ORDER BY norm, kid", (json.dumps(chunk),)
+                f"SELECT k.norm, {KEY_OUT} FROM {_NAMED} k.norm IN {ID_LIST} ORDER BY k.norm, k.kid",
+                (json.dumps(chunk),),
             )
             for norm, key in rows:
                 found[norm].append(key)
@@ -516,21 +537,22 @@ class SqliteCatalog:
         limit: int = 100,
         offset: int = 0,
     ) -> list[str]:
-        typed = " AND entity_type = ?" if entity_type is not None else ""
+        typed = f" AND tid = {TID_OF.format('?')}" if entity_type is not None else ""
         named = " WHERE instr(k.norm, ?) > 0" if contains else ""
         parameters: list[Any] = [session, *([entity_type] if entity_type is not None else [])]
         parameters += [*([contains] if contains else []), limit, offset]
         rows = self._rows(
-            f"SELECT k.key FROM (SELECT kid, max(vid) AS last FROM cat_versions WHERE session = ?{typed} "
-            f"GROUP BY kid) r JOIN cat_keys k ON k.kid = r.kid{named} ORDER BY r.last DESC LIMIT ? OFFSET ?",
+            f"SELECT {KEY_OUT} FROM (SELECT kid, max(vid) AS last FROM cat_versions WHERE sid = {SID_OF.format('?')}"
+            f"{typed} GROUP BY kid) r JOIN cat_keys k ON k.kid = r.kid JOIN cat_sessions s ON s.sid = k.sid "
+            f"JOIN cat_types t ON t.tid = k.tid{named} ORDER BY r.last DESC LIMIT ? OFFSET ?",
             parameters,
         )
         return [row[0] for row in rows]
 
     def entity_type_counts(self, session: str) -> dict[str, int]:
         rows = self._rows(
-            "SELECT entity_type, count(DISTINCT kid) FROM cat_versions WHERE session = ? GROUP BY entity_type "
-            "ORDER BY entity_type",
+            "SELECT t.name, c.n FROM (SELECT tid, count(DISTINCT kid) AS n FROM cat_versions "
+            f"WHERE sid = {SID_OF.format('?')} GROUP BY tid) c JOIN cat_types t ON t.tid = c.tid ORDER BY t.name",
             (session,),
         )
         return {str(kind): int(count) for kind, count in rows}
@@ -542,9 +564,9 @@ class SqliteCatalog:
             return cached
         column = "source_kid" if direction == "out" else "target_kid"
         rows = self._rows(
-            f"SELECT {_EDGE_COLUMNS} FROM cat_edges WHERE {column} = (SELECT kid FROM cat_keys WHERE key = ?) "
+            f"SELECT {_EDGE_COLUMNS} FROM cat_edges WHERE {column} = (SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE}) "
             "ORDER BY eid",
-            (key,),
+            key_parts(key) or _NO_KEY,
         )
         edges = [_edge(row) for row in rows]
         if len(self._edges) >= CACHE_LIMIT // 10:
@@ -555,25 +577,30 @@ class SqliteCatalog:
     def out_edges(self, key: str) -> list[RelationRecord]:
         return self._adjacent(key, "out")
 
-    def neighbour_ends(self, key: str) -> list[tuple[str, float]]:
-        """The graph lanes' light read of an identity's relations (two columns, no records built; cached like
-        the edges and dropped with them): the same pairs, in the same order, as the protocol's default."""
+    def neighbour_keys(self, key: str) -> list[tuple[str, float]]:
+        """The graph lanes' light read of an identity's relations: the protocol's pairs, from two columns of the
+        edges (no records built) and one bulk :meth:`version_sources` of their ends. Cached with the edges (dropped
+        with them) when every end was found: a version's identity never changes, and erasure clears every cache;
+        an end not found yet is looked up again next time, as :meth:`version_key` would."""
         cached = self._ends.get(key)
         if cached is not None:
             return cached
         out, into = self._edges.get((key, "out")), self._edges.get((key, "in"))
         if out is not None and into is not None:
-            ends = [(edge.target_id, edge.confidence) for edge in out] + [
-                (edge.source_id, edge.confidence) for edge in into
-            ]
+            ends = [(edge.target_id, edge.confidence) for edge in out]
+            ends += [(edge.source_id, edge.confidence) for edge in into]
         else:
-            rows = self._rows(_ENDS.format("target_id", "source_kid"), (key,))
-            rows += self._rows(_ENDS.format("source_id", "target_kid"), (key,))
+            parts = key_parts(key) or _NO_KEY
+            rows = self._rows(_ENDS.format("target_id", "source_kid"), parts)
+            rows += self._rows(_ENDS.format("source_id", "target_kid"), parts)
             ends = [(_id_out(other), confidence) for other, confidence in rows]
-        if len(self._ends) >= CACHE_LIMIT // 10:
-            self._ends.clear()
-        self._ends[key] = ends
-        return ends
+        located = self.version_sources([other for other, _ in ends])
+        keys = [(located[other][0], confidence) for other, confidence in ends if other in located]
+        if len(keys) == len(ends):
+            if len(self._ends) >= CACHE_LIMIT // 10:
+                self._ends.clear()
+            self._ends[key] = keys
+        return keys
 
     def in_edges(self, key: str) -> list[RelationRecord]:
         return self._adjacent(key, "in")
@@ -583,12 +610,12 @@ class SqliteCatalog:
         if cached_out is not None and cached_in is not None:
             return len(cached_out) + len(cached_in)
         ends = self._ends.get(key)
-        if ends is not None:
+        if ends is not None:  # cached only when every end was found: one pair per edge
             return len(ends)
         rows = self._rows(
             "SELECT (SELECT count(*) FROM cat_edges WHERE source_kid = k.kid) + "
-            "(SELECT count(*) FROM cat_edges WHERE target_kid = k.kid) FROM cat_keys k WHERE k.key = ?",
-            (key,),
+            f"(SELECT count(*) FROM cat_edges WHERE target_kid = k.kid) FROM cat_keys k WHERE {KEY_WHERE}",
+            key_parts(key) or _NO_KEY,
         )
         return int(rows[0][0]) if rows else 0
 
@@ -643,11 +670,13 @@ class SqliteCatalog:
 
     def counts(self, session: str | None = None) -> dict[str, int]:
         where, parameters = ("WHERE session = ?", (session,)) if session is not None else ("", ())
+        by_sid = f"WHERE sid = {SID_OF.format('?')}" if session is not None else ""
+        open_keys = f"{'AND' if by_sid else 'WHERE'} NOT closed"
         one = lambda sql: int(self._rows(sql, parameters)[0][0])  # noqa: E731
         edges_where = f"{where} {'AND' if where else 'WHERE'} inferred"
         return {
-            "entities": one(f"SELECT count(*) FROM cat_versions {where}"),
-            "current_entities": one(f"SELECT count(*) FROM cat_keys {where} {'AND' if where else 'WHERE'} NOT closed"),
+            "entities": one(f"SELECT count(*) FROM cat_versions {by_sid}"),
+            "current_entities": one(f"SELECT count(*) FROM cat_keys {by_sid} {open_keys}"),
             "edges": one(f"SELECT count(*) FROM cat_edges {where}"),
             "inferred_edges": one(f"SELECT count(*) FROM cat_edges {edges_where}"),
         }
@@ -655,7 +684,8 @@ class SqliteCatalog:
     def entity_rows(self, session: str, first: int, last: int) -> list[dict[str, Any]]:
         """The versions events ``first..last`` of ``session`` created, as planner rows (for index replays)."""
         rows = self._rows(
-            f"{_VERSION_FROM} WHERE v.session = ? AND v.seq BETWEEN ? AND ? ORDER BY v.vid", (session, first, last)
+            f"{_VERSION_FROM} WHERE v.sid = {SID_OF.format('?')} AND v.seq BETWEEN ? AND ? ORDER BY v.vid",
+            (session, first, last),
         )
         versions = [_version(row, self.log_texts) for row in rows]
         fill(versions)
@@ -688,11 +718,11 @@ class SqliteCatalog:
         connection = db or self.store.reader()
         found: dict[str, KeyState] = {}
         for chunk in _chunks(list(keys)):
-            marks = ",".join("?" * len(chunk))
-            for key, current, valid_from, closed in connection.execute(
-                f"SELECT k.key, {_KEY_STATE[7:]} WHERE k.key IN ({marks})", chunk
+            for index, current, valid_from, closed in connection.execute(
+                f"SELECT j.key, {ID_OUT}, v.valid_from, k.closed FROM {KEYS_JSON} JOIN cat_versions v ON v.vid = k.cur",
+                (keys_json(chunk),),
             ):
-                found[key] = KeyState(current, valid_from, bool(closed))
+                found[chunk[index]] = KeyState(current, valid_from, bool(closed))
         return found
 
     def sources_present(self, ids: Iterable[str], db: sqlite3.Connection | None = None) -> set[str]:

@@ -53,10 +53,7 @@ def traverse(
         key, hops, weight = frontier.popleft()
         if hops >= depth or (hops > 0 and _is_hub(key, catalog)):
             continue
-        for other_id, confidence in _neighbours(key, catalog):
-            other = _key_of(other_id, catalog)
-            if other is None:
-                continue
+        for other, confidence in catalog.neighbour_keys(key):
             score = weight * decay * confidence
             if other in seen:
                 continue
@@ -80,10 +77,7 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
         for key in frontier:
             if key not in seeds and _is_hub(key, catalog):
                 continue
-            for other_id, confidence in _neighbours(key, catalog):
-                other = _key_of(other_id, catalog)
-                if other is None:
-                    continue
+            for other, confidence in catalog.neighbour_keys(key):
                 if other not in nodes:
                     if len(nodes) >= PPR_MAX_NODES:
                         continue
@@ -122,12 +116,3 @@ def personalized_pagerank(seeds: dict[str, float], catalog: EntityCatalog, radiu
 def _is_hub(key: str, catalog: EntityCatalog) -> bool:
     """Speakers and very high-degree nodes connect everything to everything: never expand through them."""
     return key.split("\x1f", 2)[1] == "participant" or catalog.degree(key) > HUB_DEGREE
-
-
-def _key_of(version_id: str, catalog: EntityCatalog) -> str | None:
-    return catalog.version_key(version_id)
-
-
-def _neighbours(key: str, catalog: EntityCatalog) -> list[tuple[str, float]]:
-    """``(version id at the other end, confidence)`` of ``key``'s relations, out-edges then in-edges."""
-    return catalog.neighbour_ends(key)
