@@ -19,8 +19,9 @@ Which detectors run is the **redaction policy**, per surface:
 
 A surface sets its policy with ``with redaction_policy("values"): ...`` (``ZaxyStore(redaction=...)`` and
 ``ZaxyCheckpointer(redaction=...)`` do); ``ZAXY_REDACTION`` sets the process default for events of other types.
-The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only (hook
-fast path): the rules are compiled on first use.
+The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only on the
+hook fast path: the rules are compiled on first use; a process that scans more than ``GATE_AFTER`` payloads adds an
+Aho-Corasick gate (``ahocorasick_rs``) that skips the rules for a text none of them can fire on.
 """
 
 from __future__ import annotations
@@ -132,7 +133,12 @@ def _gated_out(text: str, lowered: str) -> bool:
         _scanned[0] += 1
         return False
     gate = _gate()
-    return gate is not None and not gate[0](text) and not gate[1](lowered)
+    if gate is None:
+        return False
+    try:
+        return not gate[0](text) and not gate[1](lowered)
+    except UnicodeEncodeError:  # a lone surrogate cannot cross into the matcher: the rules scan the text as before
+        return False
 
 
 def _fires(rule: tuple[Any, ...], text: str, lowered: str) -> bool:

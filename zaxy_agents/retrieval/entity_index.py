@@ -27,9 +27,10 @@ from .derived import DerivedStore
 from .posting_cache import PostingCache
 from .text import Analyzer
 
-# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py). An index of another
-# version is rebuilt from the log on first open.
-SCHEMA_VERSION = 3
+# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py); 4: varint runs per
+# term and segment, sessions as doc ranges (postings.py). An index of another version is rebuilt from the log on
+# first open.
+SCHEMA_VERSION = 4
 FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
@@ -247,7 +248,6 @@ class EntityKeywordIndex:
                 np.array(post_session, dtype=np.int64),
                 np.array(post_doc, dtype=np.int64),
                 np.array(post_tf, dtype=np.int64),
-                compact=bool(in_tail) or before % postings.COMPACT_EVERY == 0,
             )
         return bool(in_tail)
 
