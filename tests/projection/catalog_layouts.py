@@ -34,7 +34,7 @@ _V3_EDGES = (
 
 def to_layout_5(db: sqlite3.Connection) -> None:
     """Edges as layouts 3-5 stored them: ends as version ids (12-byte blobs), names as text, event time and hash
-    spelled out (same eid)."""
+    spelled out (same eid); every version's name spelled out."""
     db.execute(_V3_EDGES.replace("cat_edges(", "old_edges(", 1))
     db.execute(
         "INSERT INTO old_edges SELECT e.eid, e.id, sv.id, tv.id, e.source_kid, e.target_kid, r.name, s.name, "
@@ -48,6 +48,9 @@ def to_layout_5(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE old_edges RENAME TO cat_edges")
     db.execute("CREATE INDEX cat_edges_out ON cat_edges(source_kid)")
     db.execute("CREATE INDEX cat_edges_in ON cat_edges(target_kid)")
+    db.execute(
+        "UPDATE cat_versions SET name = (SELECT norm FROM cat_keys WHERE kid = cat_versions.kid) WHERE name IS NULL"
+    )
     db.execute("UPDATE meta SET value = '5' WHERE key = 'schema:catalog'")
 
 
@@ -62,9 +65,10 @@ def to_layout_4(db: sqlite3.Connection) -> None:
     )
     db.execute(_V4_VERSIONS.replace("cat_versions(", "old_versions(", 1))
     db.execute(
-        "INSERT INTO old_versions SELECT v.vid, lower(hex(v.id)), v.kid, s.name, v.name, t.name, v.body, v.valid_from, "
-        "v.valid_to, v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, v.asserted FROM cat_versions v "
-        "JOIN cat_sessions s ON s.sid = v.sid JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
+        "INSERT INTO old_versions SELECT v.vid, lower(hex(v.id)), v.kid, s.name, coalesce(v.name, k.norm), t.name, "
+        "v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, "
+        "v.asserted FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = v.sid "
+        "JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
     )
     for table in ("cat_keys", "cat_versions", "cat_sessions", "cat_types"):
         db.execute(f"DROP TABLE {table}")

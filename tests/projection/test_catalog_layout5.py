@@ -114,6 +114,7 @@ def test_an_earlier_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Pat
         assert db.execute("SELECT count(*) FROM cat_versions WHERE typeof(id) != 'blob'").fetchone() == (0,)
         assert "key" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
         assert db.execute("SELECT count(*) FROM cat_edges WHERE hash IS NOT NULL").fetchone() == (0,)  # all borrowed
+        assert db.execute("SELECT count(*) FROM cat_versions WHERE name IS NULL").fetchone()[0] > 20  # turns
 
 
 def test_a_fresh_layout_5_catalog_answers_as_a_migrated_one(tmp_path: Path) -> None:

@@ -34,7 +34,10 @@ def _bodies(folder: Path) -> dict[str, bytes]:
         if "entity_type" in columns:  # an earlier layout (names as text)
             return dict(db.execute("SELECT entity_type || ':' || name, body FROM cat_versions"))
         return dict(
-            db.execute("SELECT t.name || ':' || v.name, v.body FROM cat_versions v JOIN cat_types t ON t.tid = v.tid")
+            db.execute(
+                "SELECT t.name || ':' || coalesce(v.name, k.norm), v.body FROM cat_versions v "
+                "JOIN cat_types t ON t.tid = v.tid JOIN cat_keys k ON k.kid = v.kid"
+            )
         )
 
 

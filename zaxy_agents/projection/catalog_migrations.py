@@ -65,6 +65,8 @@ def migrate(store: DerivedStore) -> bool:
                 db.execute("ALTER TABLE cat_keys DROP COLUMN valid_from")  # 3 -> 4
             if recorded != ("5",):
                 _integer_names(db)  # 4 -> 5
+            else:
+                _names_from_keys(db)  # 5 -> 6 (4 -> 5 above writes the names this way already)
             _edges_on_versions(db)  # 5 -> 6
             store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
     except sqlite3.OperationalError as exc:  # rolled back: the version check then rebuilds the catalog from the log
@@ -177,10 +179,11 @@ def _integer_names(db: sqlite3.Connection) -> None:
     db.execute(VERSIONS_DDL.replace("CREATE TABLE cat_versions(", "CREATE TABLE cat_versions_v5(", 1))
     db.execute(
         "INSERT INTO cat_versions_v5(vid, id, kid, sid, name, tid, body, valid_from, valid_to, invalidated, seq, hash, "
-        "etid, importance, source_path, asserted) SELECT v.vid, zaxy_unhex(v.id), v.kid, s.sid, v.name, t.tid, v.body, "
+        "etid, importance, source_path, asserted) SELECT v.vid, zaxy_unhex(v.id), v.kid, s.sid, "
+        "CASE WHEN v.name = k.norm THEN NULL ELSE v.name END, t.tid, v.body, "
         "v.valid_from, v.valid_to, v.invalidated, v.seq, v.hash, e.tid, v.importance, v.source_path, v.asserted "
-        "FROM cat_versions v JOIN cat_sessions s ON s.name = v.session JOIN cat_types t ON t.name = v.entity_type "
-        "JOIN cat_types e ON e.name = v.event_type ORDER BY v.vid"
+        "FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.name = v.session "
+        "JOIN cat_types t ON t.name = v.entity_type JOIN cat_types e ON e.name = v.event_type ORDER BY v.vid"
     )
     counts = db.execute(
         "SELECT (SELECT count(*) FROM cat_keys) - (SELECT count(*) FROM cat_keys_v5), "
@@ -226,4 +229,26 @@ def _edges_on_versions(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE cat_edges")
     db.execute("ALTER TABLE cat_edges_v6 RENAME TO cat_edges")
     for statement in EDGE_INDEXES:
+        db.execute(statement)
+
+
+def _names_from_keys(db: sqlite3.Connection) -> None:
+    """Versions copied into the layout-6 table (``name`` NULL where it is the identity's ``norm``), same vids."""
+    columns = (
+        "vid, id, kid, sid, name, tid, body, valid_from, valid_to, invalidated, seq, hash, etid, importance, "
+        "source_path, asserted"
+    )
+    db.execute(VERSIONS_DDL.replace("CREATE TABLE cat_versions(", "CREATE TABLE cat_versions_v6(", 1))
+    db.execute(
+        f"INSERT INTO cat_versions_v6({columns}) SELECT v.vid, v.id, v.kid, v.sid, "
+        "CASE WHEN v.name = k.norm THEN NULL ELSE v.name END, v.tid, v.body, v.valid_from, v.valid_to, v.invalidated, "
+        "v.seq, v.hash, v.etid, v.importance, v.source_path, v.asserted "
+        "FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid ORDER BY v.vid"
+    )
+    lost = db.execute("SELECT (SELECT count(*) FROM cat_versions) - (SELECT count(*) FROM cat_versions_v6)").fetchone()
+    if lost != (0,):
+        raise _Unmigratable(f"{lost[0]} versions lost copying into layout {SCHEMA_VERSION}")
+    db.execute("DROP TABLE cat_versions")
+    db.execute("ALTER TABLE cat_versions_v6 RENAME TO cat_versions")
+    for statement in VERSION_INDEXES:
         db.execute(statement)

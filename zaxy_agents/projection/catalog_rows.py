@@ -22,7 +22,7 @@ SCHEMA_VERSION = 6  # 2: summary and properties in one compressed blob; 3: raw-t
 # lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice); 5: version ids
 # as 12-byte blobs, session / type names as small integers (cat_sessions, cat_types), an identity's key rebuilt from
 # (session, type, normalised name) and its current version as a vid; 6: edges name their ends by vid and repeat
-# no event time or hash their end versions hold
+# no event time or hash their end versions hold; a version's name is NULL when it equals its identity's norm
 
 # Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
 # from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
@@ -68,7 +68,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{24}")
 # 12-byte blobs. The unique ``(norm, sid, tid)`` index serves both lookups by key and by name.
 VERSIONS_DDL = (
     "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, kid INTEGER NOT NULL, "
-    "sid INTEGER NOT NULL, name TEXT NOT NULL, tid INTEGER NOT NULL, body BLOB NOT NULL, "
+    "sid INTEGER NOT NULL, name TEXT, tid INTEGER NOT NULL, body BLOB NOT NULL, "
     "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
     "seq INTEGER NOT NULL, hash BLOB NOT NULL, etid INTEGER NOT NULL, importance REAL NOT NULL, "
     "source_path TEXT, asserted INTEGER NOT NULL)"
@@ -111,10 +111,11 @@ TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES i
 # A version row's names come back by joins on small integer keys (``s``: session, ``t``: entity type, ``e``: event
 # type) and its identity's key is rebuilt from them: the row shape readers decode is the one earlier layouts stored.
 ID_OUT = "lower(hex(v.id))"
+NAME_OUT = "coalesce(v.name, k.norm)"  # a version's name is NULL when it is its identity's normalised name
 KEY_OUT = "(s.name || char(31) || t.name || char(31) || k.norm)"
 NAMES_JOIN = "JOIN cat_sessions s ON s.sid = v.sid JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
 _VERSION_COLUMNS = (
-    f"{ID_OUT}, {KEY_OUT}, s.name, v.name, t.name, v.body, v.valid_from, v.valid_to, "
+    f"{ID_OUT}, {KEY_OUT}, s.name, {NAME_OUT}, t.name, v.body, v.valid_from, v.valid_to, "
     "v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, v.asserted"
 )
 _VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid {NAMES_JOIN}"

@@ -65,7 +65,7 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
                 _stored_id(row["id"]),
                 kids[row["key"]],
                 sids[row["session_id"]],
-                row["name"],
+                None if row["name"] == _parts(row["key"])[0] else row["name"],  # read back as the key's norm
                 tids[row["entity_type"]],
                 _pack(
                     row["summary"] or "",

@@ -28,6 +28,7 @@ from zaxy_agents.projection.catalog_rows import (
     KEY_WHERE,
     KEYS_JSON,
     NAME,
+    NAME_OUT,
     NAMES_JOIN,
     SCHEMA_VERSION,
     SID_OF,
@@ -467,7 +468,7 @@ class SqliteCatalog:
         found: dict[str, tuple[float, str, str, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(keys))):
             rows = self._rows(
-                f"SELECT j.key, -v.importance, t.name, v.name, {ID_OUT} FROM {KEYS_JSON} "
+                f"SELECT j.key, -v.importance, t.name, {NAME_OUT}, {ID_OUT} FROM {KEYS_JSON} "
                 "JOIN cat_versions v ON v.vid = k.cur JOIN cat_types t ON t.tid = k.tid WHERE NOT k.closed",
                 (keys_json(chunk),),
             )
