@@ -90,7 +90,10 @@ def run(events: int, edges: int, candidates: int, queries: int) -> dict:
         fabric.projector.flush(timeout=None)
         report["causal_edges_projected"] = (
             fabric.projector.derived.reader()
-            .execute("SELECT count(*) FROM cat_edges WHERE relation_type LIKE 'causal\\_%' ESCAPE '\\'")
+            .execute(
+                "SELECT count(*) FROM cat_edges e JOIN cat_types r ON r.tid = e.rtid "
+                "WHERE r.name LIKE 'causal\\_%' ESCAPE '\\'"
+            )
             .fetchone()[0]
         )
 

@@ -24,8 +24,39 @@ _V4_INDEXES = (
 )
 
 
+_V3_EDGES = (
+    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id NOT NULL, source_id NOT NULL, target_id NOT NULL, "
+    "source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, relation_type TEXT NOT NULL, session TEXT NOT NULL, "
+    "inferred INTEGER NOT NULL, confidence REAL NOT NULL, method TEXT, ev_session TEXT, ev_seq INTEGER, "
+    "ev_hash BLOB, valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)"
+)
+
+
+def to_layout_5(db: sqlite3.Connection) -> None:
+    """Edges as layouts 3-5 stored them: ends as version ids (12-byte blobs), names as text, event time and hash
+    spelled out (same eid); every version's name spelled out."""
+    db.execute(_V3_EDGES.replace("cat_edges(", "old_edges(", 1))
+    db.execute(
+        "INSERT INTO old_edges SELECT e.eid, e.id, sv.id, tv.id, e.source_kid, e.target_kid, r.name, s.name, "
+        "e.inferred, e.confidence, e.method, e.ev_session, e.ev_seq, e.ev_hash, "
+        "CASE e.borrow WHEN 1 THEN tv.valid_from WHEN 2 THEN sv.valid_from ELSE e.valid_from END, e.valid_to, e.seq, "
+        "CASE e.borrow WHEN 1 THEN tv.hash WHEN 2 THEN sv.hash ELSE e.hash END FROM cat_edges e "
+        "JOIN cat_versions sv ON sv.vid = e.source_vid JOIN cat_versions tv ON tv.vid = e.target_vid "
+        "JOIN cat_types r ON r.tid = e.rtid JOIN cat_sessions s ON s.sid = e.sid"
+    )
+    db.execute("DROP TABLE cat_edges")
+    db.execute("ALTER TABLE old_edges RENAME TO cat_edges")
+    db.execute("CREATE INDEX cat_edges_out ON cat_edges(source_kid)")
+    db.execute("CREATE INDEX cat_edges_in ON cat_edges(target_kid)")
+    db.execute(
+        "UPDATE cat_versions SET name = (SELECT norm FROM cat_keys WHERE kid = cat_versions.kid) WHERE name IS NULL"
+    )
+    db.execute("UPDATE meta SET value = '5' WHERE key = 'schema:catalog'")
+
+
 def to_layout_4(db: sqlite3.Connection) -> None:
     """Identities and versions as layout 4 stored them: names, keys and version ids as text (same vid / kid)."""
+    to_layout_5(db)
     db.execute(_V4_KEYS.replace("cat_keys(", "old_keys(", 1))
     db.execute(
         "INSERT INTO old_keys SELECT k.kid, s.name || char(31) || t.name || char(31) || k.norm, s.name, k.norm, "
@@ -34,9 +65,10 @@ def to_layout_4(db: sqlite3.Connection) -> None:
     )
     db.execute(_V4_VERSIONS.replace("cat_versions(", "old_versions(", 1))
     db.execute(
-        "INSERT INTO old_versions SELECT v.vid, lower(hex(v.id)), v.kid, s.name, v.name, t.name, v.body, v.valid_from, "
-        "v.valid_to, v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, v.asserted FROM cat_versions v "
-        "JOIN cat_sessions s ON s.sid = v.sid JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
+        "INSERT INTO old_versions SELECT v.vid, lower(hex(v.id)), v.kid, s.name, coalesce(v.name, k.norm), t.name, "
+        "v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, "
+        "v.asserted FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = v.sid "
+        "JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
     )
     for table in ("cat_keys", "cat_versions", "cat_sessions", "cat_types"):
         db.execute(f"DROP TABLE {table}")

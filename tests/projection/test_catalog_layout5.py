@@ -1,5 +1,5 @@
-"""Catalog layout 5 (integers for what repeats: session and type names, version ids, identity keys) answers every
-read exactly as layout 4 did: a layout-4 file is migrated in place on open (no rebuild from the log) and gives the
+"""Catalog layouts 5-6 (integers for what repeats: session and type names, version ids, identity keys) answers every
+read exactly as layout 4 did: a layout-4 or -5 file is migrated in place on open (no rebuild from the log) and gives the
 same answers; keys and ids no identity can have find nothing; erasing a session removes its name too."""
 
 from __future__ import annotations
@@ -9,8 +9,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tests.projection.catalog_layouts import to_layout_4
+import pytest
+
+from tests.projection.catalog_layouts import to_layout_4, to_layout_5
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.projection.catalog_rows import SCHEMA_VERSION
 from zaxy_agents.projection.sqlite_catalog import SqliteCatalog
 
 
@@ -84,7 +87,9 @@ def _packet(memory: MemoryFabric) -> dict[str, Any]:
     return packet
 
 
-def test_a_layout_4_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", [4, 5])
+def test_an_earlier_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Path, layout: int) -> None:
+    """Layout 4 (names and ids as text) and layout 5 (edges naming their ends by id, event time and hash copied)."""
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root) as memory:
         _seed(memory)
@@ -95,7 +100,8 @@ def test_a_layout_4_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Pat
     assert sum(state is not None and state.closed for state in before["states"].values()) == 3  # k1, per session
     derived = root / ".zaxy" / "derived.sqlite"
     with sqlite3.connect(derived) as db:
-        to_layout_4(db)
+        (to_layout_4 if layout == 4 else to_layout_5)(db)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == (str(layout),)
     with MemoryFabric.from_path(root) as memory:
         assert _answers(memory) == before
         assert _packet(memory) == packet
@@ -104,9 +110,11 @@ def test_a_layout_4_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Pat
         memory.project()
         assert memory.projector.catalog.current("thread-1\x1ffact\x1fk2").summary.endswith("after the migration")
     with sqlite3.connect(derived) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("5",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == (str(SCHEMA_VERSION),)
         assert db.execute("SELECT count(*) FROM cat_versions WHERE typeof(id) != 'blob'").fetchone() == (0,)
         assert "key" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
+        assert db.execute("SELECT count(*) FROM cat_edges WHERE hash IS NOT NULL").fetchone() == (0,)  # all borrowed
+        assert db.execute("SELECT count(*) FROM cat_versions WHERE name IS NULL").fetchone()[0] > 20  # turns
 
 
 def test_a_fresh_layout_5_catalog_answers_as_a_migrated_one(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.projection.catalog_layouts import to_layout_4
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection.catalog_rows import _pack, _unpack
+from zaxy_agents.projection.catalog_rows import SCHEMA_VERSION, _pack, _unpack
 from zaxy_agents.projection.logged_text import UNAVAILABLE, LoggedVersion
 from zaxy_agents.projection.sqlite_catalog import SqliteCatalog
 
@@ -34,7 +34,10 @@ def _bodies(folder: Path) -> dict[str, bytes]:
         if "entity_type" in columns:  # an earlier layout (names as text)
             return dict(db.execute("SELECT entity_type || ':' || name, body FROM cat_versions"))
         return dict(
-            db.execute("SELECT t.name || ':' || v.name, v.body FROM cat_versions v JOIN cat_types t ON t.tid = v.tid")
+            db.execute(
+                "SELECT t.name || ':' || coalesce(v.name, k.norm), v.body FROM cat_versions v "
+                "JOIN cat_types t ON t.tid = v.tid JOIN cat_keys k ON k.kid = v.kid"
+            )
         )
 
 
@@ -150,7 +153,7 @@ def test_a_catalog_of_the_previous_layout_is_migrated_in_place(tmp_path: Path) -
         assert {key: fabric.projector.catalog.key_state(key) for key in edges} == states
     assert _unpack(_bodies(root)[f"turn:turn #{seq}"])[0] is None
     with sqlite3.connect(derived) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == ("5",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == (str(SCHEMA_VERSION),)
         assert "valid_from" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
         assert db.execute("SELECT * FROM lst_cursors ORDER BY 1, 2").fetchall() == cursors  # indexes kept
         assert db.execute("SELECT count(*) FROM cat_edges WHERE typeof(id) = 'blob' AND ev_hash IS NULL").fetchone()[0]

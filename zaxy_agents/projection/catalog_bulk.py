@@ -86,8 +86,8 @@ def recent_versions_many(
     JSON holds one of these strings (the body is searched before a version is built: a whole-memory working set
     looks for goals among 60,000 facts at 1M events, and building each one cost more than reading it)."""
     columns = (
-        "lower(hex(v.id)), c.session, v.name, ?2, v.body, v.valid_from, v.valid_to, v.invalidated, v.seq, "
-        "v.hash, e.name, v.importance, v.source_path, v.asserted"
+        "lower(hex(v.id)), c.session, coalesce(v.name, k.norm), ?2, v.body, v.valid_from, v.valid_to, v.invalidated, "
+        "v.seq, v.hash, e.name, v.importance, v.source_path, v.asserted"
     )
     rows = recent_across(catalog, sessions, entity_type, scan, columns, event_types=True)
     retracted = [row[-1] for found in rows.values() for row in found if row[0] != row[-1]]

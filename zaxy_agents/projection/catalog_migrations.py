@@ -13,6 +13,8 @@ dictionaries ``cat_sessions`` / ``cat_types``, version ids become 12-byte blobs,
 copied into the new layout with the same ``vid`` / ``kid`` numbers (edges and the indexes' rows keep pointing at
 them); a row the new layout cannot hold (an id that is not 24 hex digits, a key that is not
 ``session \x1f type \x1f norm``) stops the migration: the catalog is then rebuilt from the log.
+5 -> 6: edges are copied into the layout that names their ends by ``vid`` and borrows the event time and hash of
+the end version made by the same event (same ``eid`` numbers).
 No event is re-read and the indexes keep their rows and cursors. The file keeps its size (20k events: 52.3 MB before,
 55.1 MB after, 4.7 MB of it free pages that later writes reuse; 0.4 s of CPU); a file built in the new layout is
 11.6 % smaller (46.3 MB).
@@ -24,8 +26,11 @@ import json
 import sqlite3
 
 from zaxy_agents.projection.catalog_rows import (
+    BORROW_SOURCE,
+    BORROW_TARGET,
     EDGE_INDEXES,
     EDGES_DDL,
+    EDGES_DDL_V3,
     KEY_INDEXES,
     KEYS_DDL,
     NAME,
@@ -41,12 +46,12 @@ from zaxy_agents.projection.catalog_rows import (
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore, is_busy
 
 _BATCH = 2_000  # bodies rewritten per statement
-_FROM = ("2", "3", "4")  # the layouts migrated in place
+_FROM = ("2", "3", "4", "5")  # the layouts migrated in place
 
 
 def migrate(store: DerivedStore) -> bool:
     """Bring a version-2, -3 or -4 catalog to the current layout in place; True when it did."""
-    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 5:
+    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 6:
         return False
     try:
         with store.write() as db:
@@ -56,9 +61,13 @@ def migrate(store: DerivedStore) -> bool:
             if recorded == ("2",):
                 _summaries_to_log(db)
                 _compact_edges(db)
-            if recorded != ("4",):
+            if recorded in (("2",), ("3",)):
                 db.execute("ALTER TABLE cat_keys DROP COLUMN valid_from")  # 3 -> 4
-            _integer_names(db)  # 4 -> 5
+            if recorded != ("5",):
+                _integer_names(db)  # 4 -> 5
+            else:
+                _names_from_keys(db)  # 5 -> 6 (4 -> 5 above writes the names this way already)
+            _edges_on_versions(db)  # 5 -> 6
             store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
     except sqlite3.OperationalError as exc:  # rolled back: the version check then rebuilds the catalog from the log
         if is_busy(exc):
@@ -94,7 +103,7 @@ _OLD_EDGE_COLUMNS = (
 
 
 def _compact_edges(db: sqlite3.Connection) -> None:
-    db.execute(EDGES_DDL.replace("CREATE TABLE cat_edges(", "CREATE TABLE cat_edges_v3(", 1))
+    db.execute(EDGES_DDL_V3.replace("CREATE TABLE cat_edges(", "CREATE TABLE cat_edges_v3(", 1))
     last = 0
     while True:
         rows = db.execute(
@@ -170,10 +179,11 @@ def _integer_names(db: sqlite3.Connection) -> None:
     db.execute(VERSIONS_DDL.replace("CREATE TABLE cat_versions(", "CREATE TABLE cat_versions_v5(", 1))
     db.execute(
         "INSERT INTO cat_versions_v5(vid, id, kid, sid, name, tid, body, valid_from, valid_to, invalidated, seq, hash, "
-        "etid, importance, source_path, asserted) SELECT v.vid, zaxy_unhex(v.id), v.kid, s.sid, v.name, t.tid, v.body, "
+        "etid, importance, source_path, asserted) SELECT v.vid, zaxy_unhex(v.id), v.kid, s.sid, "
+        "CASE WHEN v.name = k.norm THEN NULL ELSE v.name END, t.tid, v.body, "
         "v.valid_from, v.valid_to, v.invalidated, v.seq, v.hash, e.tid, v.importance, v.source_path, v.asserted "
-        "FROM cat_versions v JOIN cat_sessions s ON s.name = v.session JOIN cat_types t ON t.name = v.entity_type "
-        "JOIN cat_types e ON e.name = v.event_type ORDER BY v.vid"
+        "FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.name = v.session "
+        "JOIN cat_types t ON t.name = v.entity_type JOIN cat_types e ON e.name = v.event_type ORDER BY v.vid"
     )
     counts = db.execute(
         "SELECT (SELECT count(*) FROM cat_keys) - (SELECT count(*) FROM cat_keys_v5), "
@@ -185,4 +195,60 @@ def _integer_names(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE {table}")
         db.execute(f"ALTER TABLE {table}_v5 RENAME TO {table}")
     for statement in (*KEY_INDEXES, *VERSION_INDEXES):
+        db.execute(statement)
+
+
+def _edges_on_versions(db: sqlite3.Connection) -> None:
+    db.execute(
+        "INSERT INTO cat_sessions(name) SELECT DISTINCT session FROM cat_edges "
+        "WHERE session NOT IN (SELECT name FROM cat_sessions) ORDER BY 1"
+    )
+    db.execute(
+        "INSERT INTO cat_types(name) SELECT DISTINCT relation_type FROM cat_edges "
+        "WHERE relation_type NOT IN (SELECT name FROM cat_types) ORDER BY 1"
+    )
+    db.execute(EDGES_DDL.replace("CREATE TABLE cat_edges(", "CREATE TABLE cat_edges_v6(", 1))
+    same = "{0}.seq = e.seq AND {0}.valid_from = e.valid_from AND {0}.hash = e.hash"
+    borrow = (
+        f"CASE WHEN {same.format('tv')} THEN {BORROW_TARGET} WHEN {same.format('sv')} THEN {BORROW_SOURCE} ELSE 0 END"
+    )
+    db.execute(
+        "INSERT INTO cat_edges_v6(eid, id, source_vid, target_vid, source_kid, target_kid, rtid, sid, inferred, "
+        "confidence, method, ev_session, ev_seq, ev_hash, borrow, valid_from, valid_to, seq, hash) "
+        "SELECT eid, id, source_vid, target_vid, source_kid, target_kid, rtid, sid, inferred, confidence, method, "
+        "ev_session, ev_seq, ev_hash, borrow, CASE borrow WHEN 0 THEN valid_from END, valid_to, seq, "
+        "CASE borrow WHEN 0 THEN hash END FROM (SELECT e.eid, e.id, sv.vid AS source_vid, tv.vid AS target_vid, "
+        "e.source_kid, e.target_kid, r.tid AS rtid, s.sid, e.inferred, e.confidence, e.method, e.ev_session, "
+        f"e.ev_seq, e.ev_hash, {borrow} AS borrow, e.valid_from, e.valid_to, e.seq, e.hash FROM cat_edges e "
+        "JOIN cat_versions sv ON sv.id = e.source_id JOIN cat_versions tv ON tv.id = e.target_id "
+        "JOIN cat_types r ON r.name = e.relation_type JOIN cat_sessions s ON s.name = e.session) ORDER BY eid"
+    )
+    lost = db.execute("SELECT (SELECT count(*) FROM cat_edges) - (SELECT count(*) FROM cat_edges_v6)").fetchone()[0]
+    if lost:
+        raise _Unmigratable(f"{lost} edges do not fit layout {SCHEMA_VERSION} (an end version is missing)")
+    db.execute("DROP TABLE cat_edges")
+    db.execute("ALTER TABLE cat_edges_v6 RENAME TO cat_edges")
+    for statement in EDGE_INDEXES:
+        db.execute(statement)
+
+
+def _names_from_keys(db: sqlite3.Connection) -> None:
+    """Versions copied into the layout-6 table (``name`` NULL where it is the identity's ``norm``), same vids."""
+    columns = (
+        "vid, id, kid, sid, name, tid, body, valid_from, valid_to, invalidated, seq, hash, etid, importance, "
+        "source_path, asserted"
+    )
+    db.execute(VERSIONS_DDL.replace("CREATE TABLE cat_versions(", "CREATE TABLE cat_versions_v6(", 1))
+    db.execute(
+        f"INSERT INTO cat_versions_v6({columns}) SELECT v.vid, v.id, v.kid, v.sid, "
+        "CASE WHEN v.name = k.norm THEN NULL ELSE v.name END, v.tid, v.body, v.valid_from, v.valid_to, v.invalidated, "
+        "v.seq, v.hash, v.etid, v.importance, v.source_path, v.asserted "
+        "FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid ORDER BY v.vid"
+    )
+    lost = db.execute("SELECT (SELECT count(*) FROM cat_versions) - (SELECT count(*) FROM cat_versions_v6)").fetchone()
+    if lost != (0,):
+        raise _Unmigratable(f"{lost[0]} versions lost copying into layout {SCHEMA_VERSION}")
+    db.execute("DROP TABLE cat_versions")
+    db.execute("ALTER TABLE cat_versions_v6 RENAME TO cat_versions")
+    for statement in VERSION_INDEXES:
         db.execute(statement)

@@ -18,10 +18,11 @@ from typing import Any
 from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 5  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
+SCHEMA_VERSION = 6  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
 # lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice); 5: version ids
 # as 12-byte blobs, session / type names as small integers (cat_sessions, cat_types), an identity's key rebuilt from
-# (session, type, normalised name) and its current version as a vid
+# (session, type, normalised name) and its current version as a vid; 6: edges name their ends by vid and repeat
+# no event time or hash their end versions hold; a version's name is NULL when it equals its identity's norm
 
 # Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
 # from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
@@ -35,12 +36,24 @@ _IN_CHUNK = 500  # keys per IN (...) lookup
 
 # Edges (layout 3): ids of 24 hex digits as 12-byte blobs (others as text); the evidence columns and the method are
 # NULL when they repeat the edge's own event and the deterministic method (every extracted edge).
-EDGES_DDL = (
+EDGES_DDL_V3 = (
     "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id NOT NULL, source_id NOT NULL, target_id NOT NULL, "
     "source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, relation_type TEXT NOT NULL, session TEXT NOT NULL, "
     "inferred INTEGER NOT NULL, confidence REAL NOT NULL, method TEXT, ev_session TEXT, ev_seq INTEGER, "
     "ev_hash BLOB, valid_from TEXT NOT NULL, valid_to TEXT, seq INTEGER NOT NULL, hash BLOB NOT NULL)"
 )
+# Edges (layout 6): the two ends as the versions' vids (their ids are read by the join), the relation type and the
+# session as integers (cat_types, cat_sessions); ``borrow`` says whose event time and hash the edge repeats: 1 its
+# target version's, 2 its source version's (an extracted edge comes from the event that made one of its ends; the
+# copy is then NULL), 0 its own columns'.
+EDGES_DDL = (
+    "CREATE TABLE cat_edges(eid INTEGER PRIMARY KEY, id NOT NULL, source_vid INTEGER NOT NULL, "
+    "target_vid INTEGER NOT NULL, source_kid INTEGER NOT NULL, target_kid INTEGER NOT NULL, rtid INTEGER NOT NULL, "
+    "sid INTEGER NOT NULL, inferred INTEGER NOT NULL, confidence REAL NOT NULL, method TEXT, ev_session TEXT, "
+    "ev_seq INTEGER, ev_hash BLOB, borrow INTEGER NOT NULL, valid_from TEXT, valid_to TEXT, seq INTEGER NOT NULL, "
+    "hash BLOB)"
+)
+BORROW_TARGET, BORROW_SOURCE = 1, 2
 EDGE_INDEXES = (
     "CREATE INDEX cat_edges_out ON cat_edges(source_kid)",
     "CREATE INDEX cat_edges_in ON cat_edges(target_kid)",
@@ -55,7 +68,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{24}")
 # 12-byte blobs. The unique ``(norm, sid, tid)`` index serves both lookups by key and by name.
 VERSIONS_DDL = (
     "CREATE TABLE cat_versions(vid INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, kid INTEGER NOT NULL, "
-    "sid INTEGER NOT NULL, name TEXT NOT NULL, tid INTEGER NOT NULL, body BLOB NOT NULL, "
+    "sid INTEGER NOT NULL, name TEXT, tid INTEGER NOT NULL, body BLOB NOT NULL, "
     "valid_from TEXT NOT NULL, valid_to TEXT, invalidated INTEGER NOT NULL, "
     "seq INTEGER NOT NULL, hash BLOB NOT NULL, etid INTEGER NOT NULL, importance REAL NOT NULL, "
     "source_path TEXT, asserted INTEGER NOT NULL)"
@@ -98,10 +111,11 @@ TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES i
 # A version row's names come back by joins on small integer keys (``s``: session, ``t``: entity type, ``e``: event
 # type) and its identity's key is rebuilt from them: the row shape readers decode is the one earlier layouts stored.
 ID_OUT = "lower(hex(v.id))"
+NAME_OUT = "coalesce(v.name, k.norm)"  # a version's name is NULL when it is its identity's normalised name
 KEY_OUT = "(s.name || char(31) || t.name || char(31) || k.norm)"
 NAMES_JOIN = "JOIN cat_sessions s ON s.sid = v.sid JOIN cat_types t ON t.tid = v.tid JOIN cat_types e ON e.tid = v.etid"
 _VERSION_COLUMNS = (
-    f"{ID_OUT}, {KEY_OUT}, s.name, v.name, t.name, v.body, v.valid_from, v.valid_to, "
+    f"{ID_OUT}, {KEY_OUT}, s.name, {NAME_OUT}, t.name, v.body, v.valid_from, v.valid_to, "
     "v.invalidated, v.seq, v.hash, e.name, v.importance, v.source_path, v.asserted"
 )
 _VERSION_FROM = f"SELECT {_VERSION_COLUMNS} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid {NAMES_JOIN}"
@@ -122,10 +136,16 @@ IDS_BLOB = (
 )
 SID_OF = "(SELECT sid FROM cat_sessions WHERE name = {})"  # a session name's id in SQL (NULL: none, matches nothing)
 TID_OF = "(SELECT tid FROM cat_types WHERE name = {})"
-_EDGE_COLUMNS = (
-    "id, source_id, target_id, relation_type, session, inferred, confidence, method, ev_session, ev_seq, ev_hash, "
-    "valid_from, valid_to, seq, hash"
+# A relation's row as layout 3 stored it (what ``_edge`` decodes), read from layout 6 by joins on integer keys
+EDGE_SELECT = (
+    "SELECT e.id, lower(hex(sv.id)), lower(hex(tv.id)), r.name, s.name, e.inferred, e.confidence, e.method, "
+    "e.ev_session, e.ev_seq, e.ev_hash, "
+    "CASE e.borrow WHEN 1 THEN tv.valid_from WHEN 2 THEN sv.valid_from ELSE e.valid_from END, e.valid_to, e.seq, "
+    "CASE e.borrow WHEN 1 THEN tv.hash WHEN 2 THEN sv.hash ELSE e.hash END FROM cat_edges e "
+    "JOIN cat_versions sv ON sv.vid = e.source_vid JOIN cat_versions tv ON tv.vid = e.target_vid "
+    "JOIN cat_types r ON r.tid = e.rtid JOIN cat_sessions s ON s.sid = e.sid"
 )
+EdgeEnd = tuple[int, int, int, str, bytes]  # (vid, kid, seq, valid_from, hash) of a relation's end version
 
 
 def create_tables(db: sqlite3.Connection) -> None:
@@ -253,8 +273,41 @@ def _id_out(value: str | bytes) -> str:
     return value.hex() if isinstance(value, bytes) else value
 
 
+def edge_values(row: dict[str, Any], source: EdgeEnd, target: EdgeEnd, rtid: int, sid: int) -> tuple[Any, ...]:
+    """A planned relation as the layout-6 ``cat_edges`` columns after ``eid`` (in table order)."""
+    session, seq, digest = row["session_id"], int(row["source_event_seq"]), bytes.fromhex(row["source_event_hash"])
+    own = (row["evidence_session"], int(row["evidence_seq"]), row["evidence_hash"]) == (
+        session,
+        seq,
+        row["source_event_hash"],
+    )
+    event = (seq, row["valid_from"], digest)
+    borrow = BORROW_TARGET if target[2:] == event else BORROW_SOURCE if source[2:] == event else 0
+    return (
+        _id_in(row["id"]),
+        source[0],
+        target[0],
+        source[1],
+        target[1],
+        rtid,
+        sid,
+        int(bool(row["inferred"])),
+        float(row["confidence"]),
+        None if row["inference_method"] == DETERMINISTIC else row["inference_method"],
+        None if own else row["evidence_session"],
+        None if own else int(row["evidence_seq"]),
+        None if own else bytes.fromhex(row["evidence_hash"]),
+        borrow,
+        None if borrow else row["valid_from"],
+        row["valid_to"],
+        seq,
+        None if borrow else digest,
+    )
+
+
 def _edge_values(row: dict[str, Any], source_kid: int, target_kid: int) -> tuple[Any, ...]:
-    """A planned relation as the ``cat_edges`` columns after ``eid`` (in table order)."""
+    """A planned relation as the layout-3 ``cat_edges`` columns after ``eid`` (in table order): the 2 -> 3
+    migration's row."""
     session, seq, digest = row["session_id"], int(row["source_event_seq"]), row["source_event_hash"]
     own = (row["evidence_session"], int(row["evidence_seq"]), row["evidence_hash"]) == (session, seq, digest)
     return (
@@ -279,7 +332,7 @@ def _edge_values(row: dict[str, Any], source_kid: int, target_kid: int) -> tuple
 
 
 def _edge(row: tuple[Any, ...]) -> RelationRecord:
-    """A relation from an ``_EDGE_COLUMNS`` row."""
+    """A relation from an :data:`EDGE_SELECT` row."""
     own = row[8] is None
     return RelationRecord(
         _id_out(row[0]),

@@ -17,9 +17,9 @@ from zaxy_agents.projection.catalog_rows import (
     SID_OF,
     TEXT_FROM_LOG,
     _chunks,
-    _edge_values,
     _key_type,
     _pack,
+    edge_values,
     key_parts,
     vid_bytes,
 )
@@ -65,7 +65,7 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
                 _stored_id(row["id"]),
                 kids[row["key"]],
                 sids[row["session_id"]],
-                row["name"],
+                None if row["name"] == _parts(row["key"])[0] else row["name"],  # read back as the key's norm
                 tids[row["entity_type"]],
                 _pack(
                     row["summary"] or "",
@@ -242,22 +242,28 @@ def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
 def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
     """Insert the batch's relations; returns the identity keys of their endpoints."""
     endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
-    kid_of: dict[str, int] = {}
+    ends: dict[str, tuple[int, int, int, str, bytes]] = {}
     keys: set[str] = set()
     for chunk in _chunks(sorted(endpoints)):
         marks = ",".join("?" * len(chunk))
-        for version_id, kid, key in db.execute(
-            f"SELECT {ID_OUT}, v.kid, {KEY_OUT} FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid "
-            f"JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid WHERE v.id IN ({marks})",
+        for version_id, vid, kid, seq, valid_from, digest, key in db.execute(
+            f"SELECT {ID_OUT}, v.vid, v.kid, v.seq, v.valid_from, v.hash, {KEY_OUT} FROM cat_versions v "
+            "JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid "
+            f"WHERE v.id IN ({marks})",
             [vid_bytes(version_id) for version_id in chunk],
         ):
-            kid_of[version_id] = kid
+            ends[version_id] = (vid, kid, int(seq), valid_from, digest)
             keys.add(key)
+    sids = _name_ids(db, "cat_sessions", "sid", [row["session_id"] for row in batch.relations])
+    rtids = _name_ids(db, "cat_types", "tid", [row["relation_type"] for row in batch.relations])
     db.executemany(
-        "INSERT INTO cat_edges(id, source_id, target_id, source_kid, target_kid, relation_type, session, "
-        "inferred, confidence, method, ev_session, ev_seq, ev_hash, valid_from, valid_to, seq, hash) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [_edge_values(row, kid_of[row["from"]], kid_of[row["to"]]) for row in batch.relations],
+        "INSERT INTO cat_edges(id, source_vid, target_vid, source_kid, target_kid, rtid, sid, inferred, confidence, "
+        "method, ev_session, ev_seq, ev_hash, borrow, valid_from, valid_to, seq, hash) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            edge_values(row, ends[row["from"]], ends[row["to"]], rtids[row["relation_type"]], sids[row["session_id"]])
+            for row in batch.relations
+        ],
     )
     return keys
 
@@ -265,8 +271,8 @@ def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
 def delete_session_rows(touched: Touched, db: sqlite3.Connection, session: str) -> None:
     """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""
     touched.everything = True
-    db.execute("DELETE FROM cat_edges WHERE session = ?", (session,))
     sid = SID_OF.format("?")
+    db.execute(f"DELETE FROM cat_edges WHERE sid = {sid}", (session,))
     db.execute(f"DELETE FROM cat_versions WHERE sid = {sid}", (session,))
     db.execute("DELETE FROM cat_feedback WHERE key >= ? AND key < ?", (f"{session}\x1f", f"{session}\x20"))
     db.execute(f"DELETE FROM cat_keys WHERE sid = {sid}", (session,))

@@ -16,18 +16,19 @@ from typing import Any
 from zaxy_agents.projection import catalog_bulk
 from zaxy_agents.projection.catalog import FeedbackAggregate
 from zaxy_agents.projection.catalog_rows import (
-    _EDGE_COLUMNS,
     _IN_CHUNK,
     _VERSION_COLUMNS,
     _VERSION_FROM,
     ANY_TYPE,
     CACHE_LIMIT,
+    EDGE_SELECT,
     ID_OUT,
     IDS_BLOB,
     KEY_OUT,
     KEY_WHERE,
     KEYS_JSON,
     NAME,
+    NAME_OUT,
     NAMES_JOIN,
     SCHEMA_VERSION,
     SID_OF,
@@ -63,8 +64,8 @@ __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tab
 
 # neighbour_keys: the other end and confidence of an identity's edges in one direction, in eid order
 _ENDS = (
-    "SELECT {}, confidence FROM cat_edges WHERE {} = "
-    f"(SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE.replace('{', '{{').replace('}', '}}')}) ORDER BY eid"
+    "SELECT lower(hex(v.id)), e.confidence FROM cat_edges e JOIN cat_versions v ON v.vid = e.{} WHERE e.{} = "
+    f"(SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE.replace('{', '{{').replace('}', '}}')}) ORDER BY e.eid"
 )
 
 
@@ -467,7 +468,7 @@ class SqliteCatalog:
         found: dict[str, tuple[float, str, str, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(keys))):
             rows = self._rows(
-                f"SELECT j.key, -v.importance, t.name, v.name, {ID_OUT} FROM {KEYS_JSON} "
+                f"SELECT j.key, -v.importance, t.name, {NAME_OUT}, {ID_OUT} FROM {KEYS_JSON} "
                 "JOIN cat_versions v ON v.vid = k.cur JOIN cat_types t ON t.tid = k.tid WHERE NOT k.closed",
                 (keys_json(chunk),),
             )
@@ -564,8 +565,7 @@ class SqliteCatalog:
             return cached
         column = "source_kid" if direction == "out" else "target_kid"
         rows = self._rows(
-            f"SELECT {_EDGE_COLUMNS} FROM cat_edges WHERE {column} = (SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE}) "
-            "ORDER BY eid",
+            f"{EDGE_SELECT} WHERE e.{column} = (SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE}) ORDER BY e.eid",
             key_parts(key) or _NO_KEY,
         )
         edges = [_edge(row) for row in rows]
@@ -591,8 +591,8 @@ class SqliteCatalog:
             ends += [(edge.source_id, edge.confidence) for edge in into]
         else:
             parts = key_parts(key) or _NO_KEY
-            rows = self._rows(_ENDS.format("target_id", "source_kid"), parts)
-            rows += self._rows(_ENDS.format("source_id", "target_kid"), parts)
+            rows = self._rows(_ENDS.format("target_vid", "source_kid"), parts)
+            rows += self._rows(_ENDS.format("source_vid", "target_kid"), parts)
             ends = [(_id_out(other), confidence) for other, confidence in rows]
         located = self.version_sources([other for other, _ in ends])
         keys = [(located[other][0], confidence) for other, confidence in ends if other in located]
@@ -620,7 +620,7 @@ class SqliteCatalog:
         return int(rows[0][0]) if rows else 0
 
     def inferred_edges(self) -> list[RelationRecord]:
-        return [_edge(row) for row in self._rows(f"SELECT {_EDGE_COLUMNS} FROM cat_edges WHERE inferred ORDER BY eid")]
+        return [_edge(row) for row in self._rows(f"{EDGE_SELECT} WHERE e.inferred ORDER BY e.eid")]
 
     # ------------------------------------------------------------------ aggregates
     def feedback(self, key: str) -> FeedbackAggregate | None:
@@ -669,15 +669,15 @@ class SqliteCatalog:
         return {row[0] for row in self._rows("SELECT label FROM cat_labels")}
 
     def counts(self, session: str | None = None) -> dict[str, int]:
-        where, parameters = ("WHERE session = ?", (session,)) if session is not None else ("", ())
+        parameters = (session,) if session is not None else ()
         by_sid = f"WHERE sid = {SID_OF.format('?')}" if session is not None else ""
         open_keys = f"{'AND' if by_sid else 'WHERE'} NOT closed"
         one = lambda sql: int(self._rows(sql, parameters)[0][0])  # noqa: E731
-        edges_where = f"{where} {'AND' if where else 'WHERE'} inferred"
+        edges_where = f"{by_sid} {'AND' if by_sid else 'WHERE'} inferred"
         return {
             "entities": one(f"SELECT count(*) FROM cat_versions {by_sid}"),
             "current_entities": one(f"SELECT count(*) FROM cat_keys {by_sid} {open_keys}"),
-            "edges": one(f"SELECT count(*) FROM cat_edges {where}"),
+            "edges": one(f"SELECT count(*) FROM cat_edges {by_sid}"),
             "inferred_edges": one(f"SELECT count(*) FROM cat_edges {edges_where}"),
         }
 
