@@ -280,12 +280,12 @@ class SqliteCatalog:
         logged: dict[str, tuple[Request, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
             rows = self._rows(
-                f"SELECT {ID_OUT}, v.body, s.name, v.seq, v.hash, {KEY_OUT} FROM cat_versions v {_KEY_JOIN} "
-                f"WHERE v.id IN {IDS_BLOB}",
+                f"SELECT {ID_OUT}, v.body, s.name, v.seq, v.hash, {KEY_OUT}, v.valid_from FROM cat_versions v "
+                f"{_KEY_JOIN} WHERE v.id IN {IDS_BLOB}",
                 (ids_blob(chunk),),
             )
-            for version_id, body, session, seq, digest, key in rows:
-                summary, properties = _unpack(body)
+            for version_id, body, session, seq, digest, key, valid_from in rows:
+                summary, properties = _unpack(body, valid_from)
                 if summary is None:
                     logged[version_id] = ((session, int(seq), digest.hex(), key), properties)
                 else:
