@@ -135,7 +135,11 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None, buffer_
     result["graph_bytes"] = (root / GRAPH).stat().st_size
     with MemoryFabric.from_path(root) as fabric:
         store = fabric.projector.store
-        keys = [row[0] for row in store._rows("MATCH (k:EntityKey) RETURN k.id ORDER BY k.id")]
+        # identities in id order (an identity's id is its session, type and normalised name joined by \x1f; the
+        # file may not store it, kuzu_schema.DERIVED_NODE_COLUMNS)
+        listed = store._rows("MATCH (k:EntityKey) RETURN k.session_id, k.entity_type, k.norm_name, k.name")
+        identities = sorted(("\x1f".join(row[:3]), row[3]) for row in listed)
+        keys = [key for key, _name in identities]
         picked = random.Random(7).sample(keys, min(queries, len(keys)))
         lookups: list[float] = []
         _timed(lookups, store.key_states, keys[:2000])  # one planner prefetch (first call: cold pages)
@@ -154,7 +158,7 @@ def child(engine: str, root: Path, queries: int, kuzu_file: Path | None, buffer_
         result["traverse_depth2_ms_p50"], result["traverse_depth2_ms_p95"] = _p(traversals, 0.5), _p(traversals, 0.95)
         result["traverse_hits"] = reached
         searches: list[float] = []
-        names = [row[0] for row in store._rows("MATCH (k:EntityKey) RETURN k.name ORDER BY k.id LIMIT 200")]
+        names = [name for _key, name in identities[:200]]
         found = 0
         for name in random.Random(8).sample(names, min(queries, len(names))):
             hits = _timed(searches, store.search_entities, " ".join(name.split()[:2]), limit=10)

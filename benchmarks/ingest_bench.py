@@ -25,6 +25,11 @@ Parts, each run in a fresh child process per tree, the two trees alternated ``--
   in the file), how many of them belong to the entity keyword index, the verbatim index and the catalog (dbstat),
   and SQL statement executions per event (every row of an ``executemany`` counts). Counts, not times: the same on a
   loaded machine.
+* ``split``: where the CPU of ``batched`` (no graph) goes, in microseconds per event: the append and its redaction
+  scan; projection's SQL statements (``execute`` / ``executemany`` / ``commit`` of every connection, with what SQLite
+  pulls from their argument iterators), text analysis, log decoding with its hash check, extraction, planning, and
+  the rest (the indexes' and catalog's Python loops, row building, commits' bookkeeping). Each timed call adds
+  ~0.2 us of clock reads.
 * ``floor``: this disk's floor for a durable append: a 4 KB ``write`` + ``fdatasync`` loop (500) in the memory's
   file system, nothing else; events/s, p50 / p95 ms.
 * ``writers``: ``--writers`` processes (default 4: the MCP servers or hooks of four agents) each append + project
@@ -34,7 +39,7 @@ Parts, each run in a fresh child process per tree, the two trees alternated ``--
 
 Usage: python benchmarks/ingest_bench.py [--before /path/to/other/tree] [--events 10000] [--one 200]
        [--locomo /work/shared/datasets/locomo/locomo_dev6.json]
-       [--parts batched,locomo,one,pages,merge,reproject,floor,writers]
+       [--parts batched,locomo,one,pages,merge,reproject,split,floor,writers]
        [--runs 2] [--writers 4] [--one-sessions 1] [--one-spread] [--json]
 """
 
@@ -112,6 +117,106 @@ try:
         db.commit()
         db.close()
         out["fts5_wall_s"], out["fts5_cpu_s"] = since(start)
+        out["events"] = size
+    elif part == "split":
+        # where batched ingest's CPU goes: SQL statements (a timing Connection subclass for every connection the
+        # memory opens) by the tables they write, text analysis, log decoding (+ hash check), extraction, planning,
+        # the redaction scan of the append, and the Python of each writer (verbatim index, entity keyword index,
+        # catalog: its apply minus its SQL and analysis); the rest is the projector's own bookkeeping
+        import re, threading
+        import zaxy_agents.eventloom.drafts as drafts
+        from zaxy_agents.eventloom.integrity import SessionReader
+        from zaxy_agents.projection.planner import ProjectionPlanner
+        from zaxy_agents.projection.registry import ExtractorTable
+        from zaxy_agents.projection.sqlite_catalog import SqliteCatalog
+        from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+        from zaxy_agents.retrieval.text import Analyzer
+        from zaxy_agents.retrieval.verbatim import VerbatimIndex
+        spent = {}
+        local = threading.local()  # the writer whose apply is running in this thread (a checkpoint thread: none)
+        def owner():
+            return getattr(local, "owner", "other")
+        def add(key, seconds):
+            spent[key] = spent.get(key, 0.0) + seconds
+        def timed_function(function, key):
+            def wrapper(*args, **kwargs):
+                start = time.process_time()
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    add(key, time.process_time() - start)
+                    if key == "analysis":
+                        add(f"analysis:{owner()}", time.process_time() - start)
+            return wrapper
+        def owned(function, name):
+            def wrapper(*args, **kwargs):
+                local.owner = name
+                start = time.process_time()
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    add(f"apply:{name}", time.process_time() - start)
+                    local.owner = "other"
+            return wrapper
+        table_of = re.compile(r"(?:INTO|UPDATE|FROM|wal_checkpoint)\W+(\w+)")
+        def kind_of(sql):
+            found = table_of.search(sql)
+            name = found.group(1) if found else ""
+            if sql.startswith("PRAGMA wal_checkpoint"):
+                return "checkpoint"
+            if sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
+                return "commit"
+            return next((k for k, p in (("verbatim", "verbatim"), ("entity", "entity_keyword"), ("catalog", "cat_"))
+                         if name.startswith(p)), "other")
+        def timed_sql(function):
+            def wrapper(self, sql, *args):
+                start = time.process_time()
+                try:
+                    return function(self, sql, *args)
+                finally:
+                    seconds = time.process_time() - start
+                    add("sql", seconds)
+                    add(f"sql:{kind_of(sql)}", seconds)
+                    add(f"sql:{owner()}:owned", seconds)
+            return wrapper
+        def timed_commit(self):
+            start = time.process_time()
+            try:
+                return sqlite3.Connection.commit(self)
+            finally:
+                add("sql", time.process_time() - start)
+                add("sql:commit", time.process_time() - start)
+        class TimedConnection(sqlite3.Connection):
+            execute = timed_sql(sqlite3.Connection.execute)
+            executemany = timed_sql(sqlite3.Connection.executemany)
+            commit = timed_commit
+        plain_connect = sqlite3.connect
+        def connect(*args, **kwargs):
+            kwargs.setdefault("factory", TimedConnection)
+            return plain_connect(*args, **kwargs)
+        sqlite3.connect = connect
+        Analyzer.analyse = timed_function(Analyzer.analyse, "analysis")
+        SessionReader.decode = timed_function(SessionReader.decode, "decode")
+        ExtractorTable.extract = timed_function(ExtractorTable.extract, "extract")
+        ProjectionPlanner.add = timed_function(ProjectionPlanner.add, "plan")
+        drafts.rules_for = timed_function(drafts.rules_for, "redaction")
+        VerbatimIndex.apply = owned(VerbatimIndex.apply, "verbatim")
+        EntityKeywordIndex.apply = owned(EntityKeywordIndex.apply, "entity")
+        SqliteCatalog.apply = owned(SqliteCatalog.apply, "catalog")
+        size = int(arg)
+        sessions = list(RealisticStream(seed=size).sessions(size))  # made before the clock starts
+        with MemoryFabric.from_path(root, durability="batch") as fabric:
+            start = time.process_time()
+            for session, drafts_of in sessions:
+                for offset in range(0, len(drafts_of), 1000):
+                    fabric.append_many(session, drafts_of[offset : offset + 1000])
+            out["append_cpu_s"] = time.process_time() - start
+            out["redaction_cpu_s"] = spent.get("redaction", 0.0)
+            spent.clear()
+            start = time.process_time()
+            fabric.project()
+            out["project_cpu_s"] = time.process_time() - start
+        out["spent"] = spent
         out["events"] = size
     elif part == "locomo":
         from zaxy_agents.evaluation.locomo import _commit_graph, _ingest, session_for
@@ -370,6 +475,24 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
             "fts5_per_cpu_s": n / raw["fts5_cpu_s"],
             "ingest_over_fts5_cpu": (n / ingest_cpu) / (n / raw["fts5_cpu_s"]),
         }
+    if part == "split":  # microseconds of CPU per event
+        n, us, spent = raw["events"], 1e6 / raw["events"], raw["spent"]
+        got = lambda key: spent.get(key, 0.0) * us  # noqa: E731
+        out = {"append_us": raw["append_cpu_s"] * us, "append_redaction_us": raw["redaction_cpu_s"] * us}
+        out["project_us"] = raw["project_cpu_s"] * us
+        for key in ("sql", "analysis", "decode", "extract", "plan"):
+            out[f"project_{key}_us"] = got(key)
+        for kind in ("verbatim", "entity", "catalog", "checkpoint", "commit", "other"):
+            out[f"project_sql_{kind}_us"] = got(f"sql:{kind}")
+        for name in ("verbatim", "entity", "catalog"):  # a writer's apply less its SQL and its text analysis
+            own = got(f"apply:{name}") - got(f"sql:{name}:owned") - got(f"analysis:{name}")
+            out[f"project_{name}_python_us"] = own
+        writers = sum(got(f"apply:{name}") - got(f"sql:{name}:owned") - got(f"analysis:{name}")
+                      for name in ("verbatim", "entity", "catalog"))  # fmt: skip
+        spent_elsewhere = sum(got(key) for key in ("sql", "analysis", "decode", "extract", "plan"))
+        out["project_projector_python_us"] = out["project_us"] - spent_elsewhere - writers
+        out["ingest_per_cpu_s"] = n / (raw["append_cpu_s"] + raw["project_cpu_s"])
+        return out
     if part == "locomo":
         n = raw["turns"]
         return {
@@ -459,6 +582,7 @@ def main() -> None:
         "locomo": args.locomo,
         "one": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",
         "reproject": str(args.events),
+        "split": str(args.events),
         "floor": "500",
         "pages": f"{min(args.one, 300)}:{args.one_sessions}",
         "merge": f"{args.one}:{args.one_sessions}:{int(args.one_spread)}",

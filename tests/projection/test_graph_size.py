@@ -45,8 +45,15 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
     return found
 
 
+def _as_written_before_0011(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as releases before migration 0011 wrote it: ``Entity.key`` and ``EntityKey.id`` stored."""
+    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0011"))
+    monkeypatch.setattr(kuzu_store, "stored_node_columns", kuzu_schema._v10_node_columns)
+
+
 def _as_written_before_0010(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0010 wrote it: node tables keyed by their string ``id``."""
+    _as_written_before_0011(monkeypatch)
     monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0010"))
     monkeypatch.setattr(kuzu_store, "stored_node_columns", kuzu_schema.unkeyed_node_columns)
 
@@ -372,7 +379,8 @@ def test_a_graph_keyed_by_string_ids_is_re_projected_with_integer_keys(
         assert store._rows("CALL FSM_INFO() RETURN *") == []  # a new file: no pages of the dropped tables
         for table in ("Session", "Event", "EntityKey", "Entity", "Source"):
             info = {row[1]: (row[2], row[4]) for row in store._rows(f"CALL TABLE_INFO('{table}') RETURN *")}
-            assert info["pk"] == ("INT64", True) and info["id"] == ("STRING", False), table
+            assert info["pk"] == ("INT64", True), table
+            assert info.get("id", ("STRING", False)) == ("STRING", False), table  # EntityKey's is made (0011)
         assert _contents(memory) == written and memory.projection_digest() == digest
         assert memory.entity_history(SESSION, "api port", "fact") == versions and len(versions) == 2
         assert memory.search_entities("flaky retry test", session=SESSION)[0][0] == task
@@ -383,3 +391,38 @@ def test_a_graph_keyed_by_string_ids_is_re_projected_with_integer_keys(
         key = kuzu_schema.node_key(event)
         assert store._rows("MATCH (e:Event {pk: $k}) RETURN e.id", {"k": key}) == [[event]]
         assert [m["name"] for m in store.migrations()] == [m.name for m in kuzu_schema.MIGRATIONS]
+
+
+def test_identities_are_made_from_their_parts_and_a_row_that_differs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph written before 0011 (``Entity.key`` and ``EntityKey.id`` stored) comes back from the log without them,
+    with the same dump, digest and answers (history, search, traversals, the planner's key lookups); a version whose
+    ``key`` is not ``entity_key(session, type, name)`` is refused before anything is written."""
+    _as_written_before_0011(monkeypatch)
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        _write(memory)
+        assert "key" in _node_columns(memory, "Entity") and "id" in _node_columns(memory, "EntityKey")
+        written, digest = _contents(memory), memory.projection_digest()
+        versions = memory.entity_history(SESSION, "api port", "fact")
+        task = memory.search_entities("flaky retry test", session=SESSION)[0][0]
+        walked = memory.traverse(SESSION, task.name, task.entity_type, depth=2)
+        states = memory.projector.store.key_states([v.key for v in versions] + [task.key, "no\x1fsuch\x1fkey"])
+    monkeypatch.undo()
+    with _reopened(tmp_path / "loom") as memory:
+        store = memory.projector.store
+        assert "key" not in _node_columns(memory, "Entity") and "id" not in _node_columns(memory, "EntityKey")
+        assert _contents(memory) == written and memory.projection_digest() == digest
+        assert memory.entity_history(SESSION, "api port", "fact") == versions and len(versions) == 2
+        assert memory.search_entities("flaky retry test", session=SESSION)[0][0] == task
+        assert memory.traverse(SESSION, task.name, task.entity_type, depth=2) == walked and walked
+        assert store.key_states([v.key for v in versions] + [task.key, "no\x1fsuch\x1fkey"]) == states
+        assert len(states) == 2
+        planner = ProjectionPlanner()
+        event = {"session": "other", "hash": "b" * 64, "type": "note", "actor": "t", "timestamp": "2026-01-01T00:00Z"}
+        planner.add({**event, "seq": 1, "prev_hash": "0" * 64}, Extraction(entities=[EntityDraft("api", "service")]))
+        wrong = planner.take_batch()
+        wrong.entities[0]["key"] = "other\x1fservice\x1fdb"
+        with pytest.raises(ValueError, match="key is not made of its session_id, entity_type, name"):
+            store.apply(wrong)
+        assert _contents(memory) == written

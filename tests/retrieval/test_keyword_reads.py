@@ -29,12 +29,12 @@ def test_questions_share_the_reads_of_one_state_and_a_write_starts_afresh(tmp_pa
         derived.on_batch(_EntityBatch(big))  # to the main tables
         first = _answers(index)
         reads = index._reads
-        held = {key: entry for key, entry in reads.postings.items() if entry is not None}
+        held = {key: entry for key, entry in reads.postings.entries.items() if entry is not None}
         assert held and reads.versions
         with pytest.raises(ValueError):  # shared between questions: read-only
             next(iter(held.values())).docs[0] = 0
         assert _answers(index) == first and index._reads is reads  # no write: the same reads, from memory
-        assert all(reads.postings[key] is entry for key, entry in held.items())
+        assert all(reads.postings.entries[key] is entry for key, entry in held.items())
         for number, rows in enumerate(batches):  # tail rows, an erasure, a merge: each a new state
             derived.on_batch(_EntityBatch(rows))
             if number == 5:

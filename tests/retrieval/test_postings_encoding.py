@@ -1,4 +1,5 @@
-"""The batched run encoder writes exactly the bytes of the per-run one, and the runs decode back to the postings."""
+"""The run encoding (varint codes, counts above one apart) decodes back to the postings, runs cut where their bytes
+pass ``RUN_BYTES``, and decoding many runs at once equals decoding them one by one."""
 
 from __future__ import annotations
 
@@ -8,54 +9,44 @@ import pytest
 from zaxy_agents.retrieval import postings
 
 
-def _per_run(field, term, session, docs, tfs, starts):  # the reference: one encode_run call per run
-    rows = []
-    ends = [*starts[1:].tolist(), docs.size]
-    for start, end in zip(starts.tolist(), ends, strict=True):
-        for chunk in range(start, end, postings.RUN_SIZE):
-            stop = min(chunk + postings.RUN_SIZE, end)
-            key = (int(field[start]), int(term[start]), int(session[start]))
-            rows.append((*key, int(docs[chunk]), stop - chunk, *postings.encode_run(docs[chunk:stop], tfs[chunk:stop])))
-    return rows
+@pytest.mark.parametrize("top", [1, 127, 128, 16_384, 1 << 40])
+def test_varints_round_trip(top: int) -> None:
+    values = np.random.default_rng(top).integers(0, top, 5000, dtype=np.int64)
+    values[:3] = [0, top - 1, top // 2]
+    sizes = postings.varint_sizes(values)
+    data = postings.encode_varints(values, sizes)
+    assert len(data) == int(sizes.sum())
+    assert postings.decode_varints(data).tolist() == values.tolist()
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_batched_encoding_equals_per_run_encoding(seed: int) -> None:
+def test_runs_decode_to_their_postings(seed: int) -> None:
     rng = np.random.default_rng(seed)
     count = int(rng.integers(1, 6000))
-    field = rng.integers(0, 2, count)
-    term = rng.integers(0, int(rng.choice([2, 40, 5000])), count)
-    session = rng.integers(0, int(rng.choice([4, 3000])), count)  # few sessions, or mostly one-posting runs
-    spread = int(rng.choice([3, 1_000, 200_000]))  # gaps that fit uint16, and gaps that do not
-    doc = rng.permutation(np.arange(count) * spread + rng.integers(0, spread, count))
-    tf = rng.integers(1, int(rng.choice([5, 300, 70_000])), count)  # counts of one byte, two, and clipped
-    order = np.lexsort((doc, session, term, field))
-    field, term, session, doc, tf = field[order], term[order], session[order], doc[order], tf[order]
-    change = np.flatnonzero((np.diff(field) != 0) | (np.diff(term) != 0) | (np.diff(session) != 0)) + 1
-    starts = np.concatenate(([0], change))
-    rows = postings.encode_runs(field, term, session, doc, tf, starts)
-    assert rows == _per_run(field, term, session, doc, tf, starts)
-    decoded, counts = postings.decode_runs([(first, n, d, t) for _, _, _, first, n, d, t in rows])
-    pairs = sorted(zip(decoded.tolist(), counts.tolist(), strict=True))
-    assert pairs == sorted(zip(doc.tolist(), np.minimum(tf, postings.MAX_TF).astype(float).tolist(), strict=True))
+    term = np.sort(rng.integers(0, int(rng.choice([2, 40, 5000])), count))
+    spread = int(rng.choice([1, 3, 1_000, 200_000]))  # gaps of one byte, two, three
+    doc = np.zeros(count, dtype=np.int64)
+    for t in np.unique(term).tolist():  # docs ascending and distinct within each term
+        where = np.flatnonzero(term == t)
+        doc[where] = np.cumsum(rng.integers(1, spread + 1, where.size))
+    tf = rng.integers(1, int(rng.choice([2, 5, 300, 70_000])), count)  # one, a few, two bytes, clipped
+    seg = doc >> postings.SEGMENT_BITS
+    starts = np.concatenate(([0], np.flatnonzero((np.diff(term) != 0) | (np.diff(seg) != 0)) + 1))  # keys as stored
+    runs = postings.run_starts(starts, doc, tf)
+    encoded = postings.encode_runs(doc, tf, runs)
+    rows = [(first >> postings.SEGMENT_BITS, n, d, t) for first, n, d, t in encoded]
+    assert len(rows) == runs.size and set(starts.tolist()) <= set(runs.tolist())
+    assert all(len(d) + len(t) <= postings.RUN_BYTES + 8 for _, _, d, t in rows)  # a row stays on its page
+    decoded, counts = postings.decode_runs(rows)
+    assert decoded.tolist() == doc.tolist()
+    assert counts.tolist() == np.minimum(tf, postings.MAX_TF).astype(float).tolist()
+    one_by_one = [postings.decode_runs([row]) for row in rows]
+    assert np.concatenate([d for d, _ in one_by_one]).tolist() == decoded.tolist()
+    assert [row[0] for row in encoded] == doc[runs].tolist() and [row[1] for row in rows] == np.diff(
+        np.append(runs, count)
+    ).tolist()
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_few_runs_decode_like_many(seed: int) -> None:
-    """Up to ``FEW_RUNS`` runs are decoded one by one (session-scoped reads), more are grouped by width: both
-    paths give the same postings."""
-    rng = np.random.default_rng(100 + seed)
-    runs = []
-    for _ in range(int(rng.integers(postings.FEW_RUNS + 1, 12))):
-        size = int(rng.integers(1, 300))
-        first = int(rng.integers(0, 10**6))
-        docs = np.sort(rng.choice(np.arange(first, first + int(rng.choice([400, 10**7]))), size, replace=False))
-        tfs = rng.integers(1, int(rng.choice([5, 70_000])), size)
-        runs.append((int(docs[0]), size, *postings.encode_run(docs, tfs)))
-    grouped = postings.decode_runs(runs)
-    pieces = [postings.decode_runs(runs[i : i + postings.FEW_RUNS]) for i in range(0, len(runs), postings.FEW_RUNS)]
-    one_by_one = np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
-    assert sorted(zip(*(a.tolist() for a in one_by_one), strict=True)) == sorted(
-        zip(*(a.tolist() for a in grouped), strict=True)
-    )
-    assert one_by_one[0].dtype == grouped[0].dtype and one_by_one[1].dtype == grouped[1].dtype
+def test_session_ranges_round_trip() -> None:
+    offsets = np.array([0, 1, 2, 7, 9, 10, 16_383], dtype=np.int64)
+    assert postings.range_docs(3, postings.ranges_of(offsets)).tolist() == ((3 << 14) + offsets).tolist()

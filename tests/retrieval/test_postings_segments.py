@@ -37,13 +37,13 @@ def _entity_answers(folder: Path) -> list[list[tuple[str, float]]]:
         listeners.close()
 
 
-@pytest.mark.parametrize("few", [16, 0])
+@pytest.mark.parametrize("run_bytes", [768, 5])
 def test_entity_keyword_answers_do_not_depend_on_segments(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_bytes: int
 ) -> None:
     one = _entity_answers(tmp_path / "one")
     monkeypatch.setattr(postings, "SEGMENT_BITS", 2)  # 4 versions per segment: ~40 segments
-    monkeypatch.setattr(postings, "FEW_SESSIONS", few)
+    monkeypatch.setattr(postings, "RUN_BYTES", run_bytes)  # 5: a few postings per run, many runs per key
     many = _entity_answers(tmp_path / "many")
     db = sqlite3.connect(tmp_path / "many" / "derived.sqlite")
     try:
@@ -53,8 +53,12 @@ def test_entity_keyword_answers_do_not_depend_on_segments(
     assert many == one and sum(map(len, one)) > 50
 
 
-def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("run_bytes", [768, 4])
+def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch, run_bytes: int) -> None:
+    """Reads, counts and occurrence checks equal a plain list of postings, scoped and not, before and after docs
+    of one session are removed (the erasure path)."""
     monkeypatch.setattr(postings, "SEGMENT_BITS", 3)
+    monkeypatch.setattr(postings, "RUN_BYTES", run_bytes)
     rng = np.random.default_rng(4)
     store = postings.PostingStore("p")
     db = sqlite3.connect(":memory:")
@@ -73,94 +77,60 @@ def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch) -> None:
         for t, d, f in zip(term.tolist(), owner.tolist(), tf.tolist(), strict=True):
             expected.setdefault((t, write % 4), []).append((d, f))
         sessions = np.full(term.size, write % 4, np.int64)
-        store.append_arrays(db, np.zeros(term.size, np.int64), term, sessions, owner, tf, compact=write % 3 == 0)
+        store.append_arrays(db, np.zeros(term.size, np.int64), term, sessions, owner, tf)
     assert db.execute("SELECT count(DISTINCT seg) FROM p_post").fetchone()[0] > 10
+    _check(store, db, expected)
+    gone = np.array(sorted({d for (_, s), ps in expected.items() if s == 1 for d, _ in ps})[::3], dtype=np.int64)
+    lost = store.remove_docs(db, 1, gone)
+    removed: dict[int, int] = {}
+    for (t, s), ps in expected.items():
+        if s == 1:
+            kept = [p for p in ps if p[0] not in set(gone.tolist())]
+            removed[t] = len(ps) - len(kept)
+            expected[(t, s)] = kept
+    assert {t: n[0] for t, n in lost.items()} == {t: n for t, n in removed.items() if n}
+    _check(store, db, expected)
+
+
+def _check(store: postings.PostingStore, db: sqlite3.Connection, expected: dict) -> None:
     for scope in (None, [0], [1, 3], [0, 1, 2, 3]):
-        for few in (16, 0):
-            monkeypatch.setattr(postings, "FEW_SESSIONS", few)
-            found = store.read(db, 0, list(range(10)), scope)
-            for t in range(10):
-                want = sorted(p for (term, s), ps in expected.items() if term == t and (scope is None or s in scope)
-                              for p in ps)  # fmt: skip
-                entry = found.get(t)
-                got = (
-                    []
-                    if entry is None
-                    else sorted(zip(entry.docs.tolist(), entry.tfs.astype(int).tolist(), strict=True))
-                )
-                assert got == want
-                assert store.count(db, 0, t, scope) == len(want)
-                assert store.occurs(db, 0, t, scope) == bool(want)
+        found = store.read(db, 0, list(range(10)), scope)
+        for t in range(10):
+            want = sorted(p for (term, s), ps in expected.items() if term == t and (scope is None or s in scope)
+                          for p in ps)  # fmt: skip
+            entry = found.get(t)
+            got = [] if entry is None else list(zip(entry.docs.tolist(), entry.tfs.astype(int).tolist(), strict=True))
+            assert got == want  # docs ascending
+            assert store.count(db, 0, t, scope) == len(want)
+            assert store.occurs(db, 0, t, scope) == bool(want)
 
 
-class _CheckEveryKey(postings.PostingStore):
-    """The compaction check before it skipped the keys of sessions new to their segment: every touched key."""
-
-    def _known_pairs(self, db: sqlite3.Connection, pairs: np.ndarray) -> np.ndarray:
-        return pairs
-
-
-def test_compaction_skips_only_keys_that_cannot_be_crowded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A write checks for crowded keys only in sessions already in the key's segment: the stored runs are exactly
-    those of checking every key, and crowded keys are still merged (new sessions arrive in every write, old ones
-    come back, and segments roll over)."""
-    monkeypatch.setattr(postings, "SEGMENT_BITS", 6)
-    tables = []
-    for store in (postings.PostingStore("p"), _CheckEveryKey("p")):
-        db = sqlite3.connect(":memory:")
-        for statement in postings.schema("p"):
-            db.execute(statement)
-        doc, draws = 0, np.random.default_rng(5)
-        for write in range(60):
-            sessions = np.concatenate(([write + 100], draws.choice(3, int(draws.integers(1, 4)), replace=False)))
-            per_doc = [draws.choice(6, int(draws.integers(1, 4)), replace=False) for _ in sessions]
-            term = np.concatenate(per_doc)
-            owner = np.repeat(np.arange(doc, doc + sessions.size), [len(t) for t in per_doc])
-            session = np.repeat(sessions, [len(t) for t in per_doc])
-            doc += sessions.size
-            store.append_arrays(db, np.zeros(term.size, np.int64), term, session, owner,
-                                draws.integers(1, 4, term.size), compact=True)  # fmt: skip
-        tables.append(db.execute("SELECT * FROM p_post ORDER BY field, seg, term, session, first").fetchall())
-        crowded = db.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM p_post WHERE n < {postings.RUN_SIZE} "
-            f"GROUP BY field, seg, term, session HAVING count(*) >= {postings.MERGE_RUNS})"
-        ).fetchone()[0]
-        assert crowded == 0
-        merged = db.execute("SELECT count(*) FROM p_post WHERE n > 1 AND session < 3").fetchone()[0]
-        assert merged > 0  # the returning sessions' runs were merged
-    assert tables[0] == tables[1]
-
-
-@pytest.mark.parametrize("count", [99, 100, 1234])
-def test_a_write_stores_exactly_its_encoded_runs(count: int) -> None:
-    """Runs go in by multi-row INSERTs of ``RUNS_PER_INSERT`` plus the rest one by one: every run once, as encoded."""
-    rng = np.random.default_rng(count)
-    session = rng.integers(0, 5000, count)
-    term, doc, tf = rng.integers(0, 7, count), np.arange(count, dtype=np.int64), rng.integers(1, 300, count)
-    field = np.zeros(count, np.int64)
-    db = sqlite3.connect(":memory:")
+def test_sealed_segments_hold_one_row_per_term_and_seal_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small writes over many sessions leave each (field, segment, term) of a segment behind the writes one
+    row per ``SEAL_BYTES`` of postings, not one per write or session; the active segment keeps its runs."""
+    monkeypatch.setattr(postings, "SEGMENT_BITS", 9)
+    rng = np.random.default_rng(9)
+    store, db = postings.PostingStore("p"), sqlite3.connect(":memory:")
     for statement in postings.schema("p"):
         db.execute(statement)
-    postings.PostingStore("p").append_arrays(db, field, term, session, doc, tf)
-    order = np.lexsort((doc, session, term, doc >> postings.SEGMENT_BITS, field))
-    keys = np.stack((field, doc >> postings.SEGMENT_BITS, term, session), axis=1)[order]
-    starts = np.concatenate(([0], np.flatnonzero(np.any(np.diff(keys, axis=0) != 0, axis=1)) + 1))
-    expected = postings.encode_runs(
-        field[order], term[order], session[order], doc[order], tf[order], starts, segments=True
-    )
-    assert db.execute("SELECT * FROM p_post ORDER BY field, seg, term, session, first").fetchall() == sorted(expected)
-
-
-def test_every_crowded_key_of_a_large_write_is_merged() -> None:
-    """A write touching hundreds of keys (inserted into the check's temporary table 100 per statement) merges every
-    key that gathered ``MERGE_RUNS`` small runs."""
-    db = sqlite3.connect(":memory:")
-    for statement in postings.schema("p"):
-        db.execute(statement)
-    store, keys = postings.PostingStore("p"), 250
-    for write in range(postings.MERGE_RUNS):
-        term, session = np.arange(keys) % 50, np.arange(keys) // 50
-        doc = np.full(keys, write, np.int64)
-        store.append_arrays(db, np.zeros(keys, np.int64), term, session, doc, np.ones(keys, np.int64), compact=True)
-    runs = db.execute("SELECT count(*), sum(n) FROM p_post").fetchone()
-    assert runs == (keys, keys * postings.MERGE_RUNS)  # one merged run per key, every posting kept
+    doc = 0
+    for _ in range(200):
+        size = int(rng.integers(1, 30))
+        term = rng.integers(0, 40, size * 3)
+        owner = np.repeat(np.arange(doc, doc + size), 3)
+        keep = np.unique(np.stack((owner, term), axis=1), axis=0)
+        store.append_arrays(db, np.zeros(len(keep), np.int64), keep[:, 1], keep[:, 0] % 97, keep[:, 0],
+                            rng.integers(1, 3, len(keep)))  # fmt: skip
+        doc += size
+    rows = db.execute("SELECT seg, term, first, length(docs) + length(tfs) FROM p_post ORDER BY seg, term, first")
+    by_key: dict[tuple[int, int], list[int]] = {}
+    for seg, term, _, size in rows.fetchall():
+        by_key.setdefault((seg, term), []).append(size)
+    active = max(seg for seg, _ in by_key)
+    assert active >= 5
+    sealed = {key: sizes for key, sizes in by_key.items() if key[0] < active - 1}  # the last write may straddle
+    assert sum(map(len, sealed.values())) < 1.5 * len(sealed)  # hundreds of writes, few rows
+    for sizes in sealed.values():  # rows of up to SEAL_BYTES of runs, each run up to RUN_BYTES: no overflow page
+        assert all(size >= postings.SEAL_BYTES - postings.RUN_BYTES - 8 for size in sizes[:-1])
+        assert all(size <= postings.SEAL_BYTES + postings.RUN_BYTES + 8 for size in sizes)
+    assert sum(map(len, by_key.values())) > sum(map(len, sealed.values())) + len(by_key) - len(sealed)

@@ -99,7 +99,7 @@ def test_a_turn_carries_the_main_postings_read_before(tmp_path: Path, monkeypatc
         _hits(memory)
         before = index._read_cache
         assert isinstance(before, ReadCache)
-        held = {key: entry for key, entry in before.postings.items() if entry is not None}
+        held = {key: entry for key, entry in before.postings.entries.items() if entry is not None}
         assert len(held) >= 3  # (field, term id, sessions) -> the term's main postings
         with pytest.raises(ValueError):  # shared between queries: nobody may write into them
             next(iter(held.values())).docs[0] = 0
@@ -108,7 +108,7 @@ def test_a_turn_carries_the_main_postings_read_before(tmp_path: Path, monkeypatc
         after = _hits(memory)
         carried = index._read_cache
         assert carried is not before and carried.wseq > before.wseq
-        assert all(carried.postings.get(key) is entry for key, entry in held.items())  # not read again
+        assert all(carried.postings.entries.get(key) is entry for key, entry in held.items())  # not read again
         assert after == _fresh_hits(memory)
         assert ("chat", 41) in {(session, seq) for session, seq, _ in after[0]}  # the turn, found in the tail
 

@@ -1,8 +1,9 @@
 """The on-disk verbatim index ranks exactly like the dense in-memory scorer it replaced (tests/retrieval/
 dense_reference.py), whatever path the events took: one per transaction (the log-structured tail), in batches
 written straight to the main tables, through merges, read by another connection, after an erasure. Postings
-segments are shrunk to 16 doc ids here (``postings.SEGMENT_BITS``; 16,384 in use), so runs, merges, erasures and
-session-scoped reads (both ways of finding a scope's segments) cross many segments."""
+segments are shrunk to 16 doc ids here (``postings.SEGMENT_BITS``; 16,384 in use) and runs to 6 bytes
+(``postings.RUN_BYTES``; 768), so runs, their regrowth, erasures and session-scoped reads cross many segments and
+runs."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def ranking(index: VerbatimIndex | DenseVerbatim, query: str, sessions: list[str
 @pytest.fixture(autouse=True)
 def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(postings, "SEGMENT_BITS", 4)
-    monkeypatch.setattr(postings, "FEW_SESSIONS", 1)  # one session: segments by subquery; two: per segment
+    monkeypatch.setattr(postings, "RUN_BYTES", 6)  # runs of a few postings: keys cut into many, last runs regrown
 
 
 @pytest.fixture

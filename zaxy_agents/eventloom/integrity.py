@@ -98,7 +98,7 @@ _from_json: Any = None
 
 def decode_line(line: bytes) -> dict[str, Any] | None:
     try:
-        value = json.loads(line)
+        value = loads(line)  # (projection's replay and rebuilds decode every line here: pydantic-core's parser)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return value if line_shape_problem(value) is None else None

@@ -19,8 +19,9 @@ Which detectors run is the **redaction policy**, per surface:
 
 A surface sets its policy with ``with redaction_policy("values"): ...`` (``ZaxyStore(redaction=...)`` and
 ``ZaxyCheckpointer(redaction=...)`` do); ``ZAXY_REDACTION`` sets the process default for events of other types.
-The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only (hook
-fast path): the rules are compiled on first use.
+The JSON paths that were redacted are returned so the event's ``security`` block records them. Stdlib only on the
+hook fast path: the rules are compiled on first use; a process that scans more than ``GATE_AFTER`` payloads adds an
+Aho-Corasick gate (``ahocorasick_rs``) that skips the rules for a text none of them can fire on.
 """
 
 from __future__ import annotations
@@ -106,33 +107,50 @@ _scanned = [0]
 
 
 @functools.lru_cache(maxsize=1)
-def _gate() -> tuple[Any, Any] | None:
+def _gate() -> tuple[Any, Any, tuple[frozenset[str], ...]] | None:
     """Two Aho-Corasick matchers (the text, its lower-cased copy) of every string that a firing rule's markers or
-    match must contain (:func:`.secret_rules.gate_needles`): one pass over the text each instead of ~60 marker
-    searches and ~40 pattern searches (redaction was two thirds of an append's CPU). ``None`` without
-    ``ahocorasick_rs`` (then every text runs the rules; a single ``re`` alternation of the needles was slower than
-    the searches it would replace)."""
+    match must contain (:func:`.secret_rules.gate_needles`), and each rule's own needles: one pass over the text
+    each instead of ~60 marker searches and ~40 pattern searches (redaction was two thirds of an append's CPU).
+    ``None`` without ``ahocorasick_rs`` (then every text runs the rules; a single ``re`` alternation of the needles
+    was slower than the searches it would replace)."""
     try:
         from ahocorasick_rs import AhoCorasick
     except ImportError:  # pragma: no cover - a declared dependency
         return None
-    from .secret_rules import gate_needles
+    from .secret_rules import gate_needles, rule_needles
 
     needles = gate_needles(_rules())
     if needles is None:
         return None
     plain, folded = needles
-    return AhoCorasick(list(plain)).find_matches_as_indexes, AhoCorasick(list(folded)).find_matches_as_indexes
+    matchers = AhoCorasick(list(plain)).find_matches_as_strings, AhoCorasick(list(folded)).find_matches_as_strings
+    return (*matchers, tuple(rule_needles(rule) for rule in _rules()))
 
 
-def _gated_out(text: str, lowered: str) -> bool:
-    """Whether no rule can fire in ``text`` (``lowered`` is ``text.lower()``), told by the gate in one pass. The
-    first ``GATE_AFTER`` texts of a process are not gated: building it costs more than a short-lived hook saves."""
+def _firing(text: str, lowered: str) -> tuple[Any, ...] | None:
+    """The rules that can fire in ``text`` (``lowered`` is ``text.lower()``) as the gate tells them, or ``None``
+    when the gate cannot (not built yet, or a text the matcher cannot take): then ``_fires`` decides rule by rule.
+    Every occurrence of every needle is found (overlapping matches), so a marker rule fires exactly when one of its
+    markers is among them; a pattern rule is run only when one of its leading literals is. The first
+    ``GATE_AFTER`` texts of a process are not gated: building the gate costs more than a short-lived hook saves."""
     if _scanned[0] < GATE_AFTER:
         _scanned[0] += 1
-        return False
+        return None
     gate = _gate()
-    return gate is not None and not gate[0](text) and not gate[1](lowered)
+    if gate is None:
+        return None
+    plain_matches, folded_matches, needles = gate
+    try:
+        plain, folded = set(plain_matches(text, overlapping=True)), set(folded_matches(lowered, overlapping=True))
+    except UnicodeEncodeError:  # a lone surrogate cannot cross into the matcher: the rules scan the text as before
+        return None
+    if not plain and not folded:
+        return ()
+    return tuple(
+        rule
+        for rule, own in zip(_rules(), needles, strict=True)
+        if not own.isdisjoint(folded if rule[5] else plain) and (rule[1] or rule[2].search(text) is not None)
+    )
 
 
 def _fires(rule: tuple[Any, ...], text: str, lowered: str) -> bool:
@@ -152,16 +170,18 @@ def rules_for(text: str) -> tuple[Any, ...]:
     patterns are plain ASCII token shapes, unchanged by JSON encoding, so no other rule can match any string
     inside it)."""
     lowered = text.lower()
-    if _gated_out(text, lowered):
-        return ()
+    firing = _firing(text, lowered)
+    if firing is not None:
+        return firing
     return tuple(rule for rule in _rules() if _fires(rule, text, lowered))
 
 
 def text_has_markers(text: str) -> bool:
     """Whether a string (or a payload's whole JSON text, see :func:`rules_for`) may contain a secret."""
     lowered = text.lower()
-    if _gated_out(text, lowered):
-        return False
+    firing = _firing(text, lowered)
+    if firing is not None:
+        return bool(firing)
     return any(_fires(rule, text, lowered) for rule in _rules())
 
 
@@ -170,8 +190,8 @@ def redact_text(text: str, rules: tuple[Any, ...] | None = None) -> tuple[str, l
     ``rules`` narrows the detectors to those :func:`rules_for` found in a text that contains this one."""
     kinds: list[str] = []
     lowered = text.lower()
-    if rules is None and _gated_out(text, lowered):
-        return text, kinds
+    if rules is None:
+        rules = _firing(text, lowered)  # (None: every rule, each checked below)
     for rule in _rules() if rules is None else rules:
         if not _fires(rule, text, lowered):
             continue

@@ -273,6 +273,11 @@ def _leading_literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
     return tuple(found) if all(found) else ()
 
 
+def rule_needles(rule: tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool, bool]) -> frozenset[str]:
+    """The strings one of which occurs wherever ``rule`` fires: its markers, or its pattern's leading literals."""
+    return frozenset(rule[1] or _leading_literals(rule[2]))
+
+
 def gate_needles(
     rules: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Pick | None, bool, bool], ...],
 ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:

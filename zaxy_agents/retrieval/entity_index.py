@@ -24,11 +24,13 @@ from . import features as feat
 from . import postings
 from . import sorted_sets as sets
 from .derived import DerivedStore
+from .posting_cache import PostingCache
 from .text import Analyzer
 
-# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py). An index of another
-# version is rebuilt from the log on first open.
-SCHEMA_VERSION = 3
+# 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py); 4: varint runs per
+# term and segment, sessions as doc ranges (postings.py). An index of another version is rebuilt from the log on
+# first open.
+SCHEMA_VERSION = 4
 FRESH_ONE_BY_ONE = 64  # new terms up to which each is inserted alone (its id from lastrowid)
 PREFIX = "entity_keyword"
 FIELD = 0
@@ -91,33 +93,8 @@ class KeywordReads:
 
     def __init__(self, state: tuple[int, int]) -> None:
         self.state = state
-        self.postings: dict[tuple[int, tuple[int, ...] | None], postings.TermPostings | None] = {}
+        self.postings = PostingCache(self.LIMIT)
         self.versions: dict[int, str] = {}
-        self.count = 0
-
-    def main_postings(
-        self, db: sqlite3.Connection, terms: list[int], scope: Sequence[int] | None
-    ) -> dict[int, postings.TermPostings]:
-        """``_POSTINGS.read`` of ``terms`` (distinct), those read before from memory (shared: made read-only)."""
-        sessions = None if scope is None else tuple(scope)
-        known = self.postings
-        missing = [term for term in terms if (term, sessions) not in known]
-        read = _POSTINGS.read(db, FIELD, missing, scope) if missing else {}
-        for term in missing:
-            entry = read.get(term)
-            if entry is not None:
-                entry.docs.flags.writeable = False
-                entry.tfs.flags.writeable = False
-                if self.count + entry.docs.size > self.LIMIT:
-                    continue
-                self.count += entry.docs.size
-            known[(term, sessions)] = entry
-        found = {}
-        for term in terms:
-            entry = known[(term, sessions)] if (term, sessions) in known else read.get(term)
-            if entry is not None:
-                found[term] = entry
-        return found
 
     def doc_versions(self, db: sqlite3.Connection, docs: list[int]) -> dict[int, str]:
         """The version id of each doc (absent: not in the doc table), those not known read in one statement."""
@@ -271,7 +248,6 @@ class EntityKeywordIndex:
                 np.array(post_session, dtype=np.int64),
                 np.array(post_doc, dtype=np.int64),
                 np.array(post_tf, dtype=np.int64),
-                compact=bool(in_tail) or before % postings.COMPACT_EVERY == 0,
             )
         return bool(in_tail)
 
@@ -353,7 +329,7 @@ class EntityKeywordIndex:
         known = self._term_ids(db, terms)
         recent = self.tail.postings(db, (int(created), int(merges)), int(wseq), int(in_tail), terms, scope)
         names = [term for term in terms if term in known or term in recent]
-        found = reads.main_postings(db, list(dict.fromkeys(known[t][0] for t in names if t in known)), scope)
+        found = reads.postings.read(_POSTINGS, db, FIELD, [known[t][0] for t in names if t in known], scope)
         # each term's postings: the main runs', then the tail's
         held = {}
         for term in names:

@@ -1,58 +1,52 @@
-"""Postings on disk for the lexical lanes: term -> (doc ids, term frequencies), per session, in SQLite.
+"""Postings on disk for the lexical lanes: term -> (doc ids, term frequencies), in SQLite, a few bytes per posting.
 
-Layout (``<prefix>_post``, one row per *run*): ``(field, seg, term, session, first doc) -> (n, docs, tfs)``. ``docs``
-holds the gaps from the previous doc as uint16 (the first gap from ``first`` is 0) when every gap fits, else the
-doc ids as uint32; ``tfs`` is uint8 when every count fits, else uint16 — the width follows from the BLOB length
-and ``n`` (:func:`encode_run` / :func:`decode_runs`). A term's postings in the sessions a query searches are
-read with one range scan and decoded by numpy, runs of the same widths together, without per-posting Python. A
-query scoped to some sessions reads only their runs: its cost follows the postings of the searched sessions,
-not the memory.
+Layout (``<prefix>_post``, one row per *run*): ``(field, seg, term, first doc) -> (n, docs, tfs)``. A run holds
+postings of one term in one segment — of every session — doc ascending, as LEB128 varints: ``docs`` one code per
+posting, ``gap << 1 | (tf > 1)`` (the gap from the previous doc of the run; for the first posting, its offset in the
+segment), and ``tfs`` the counts above one, ``tf - 2``, in order (usually empty). A realistic posting takes ~1.4
+bytes, and the ~20 bytes of key, header and cell around a row are shared by up to ~``SEAL_BYTES`` of postings. The
+layout before (issue 24) kept one run per (term, *session*): rows of ~5 postings at ~29 bytes per row, ~3x larger.
 
-Segments: ``seg`` is ``doc >> SEGMENT_BITS`` of every posting in the run (a run never spans two segments). Doc ids
-only grow, so a write lands in the newest segment's pages: with the segment ahead of the term in the key, a
-1,000-event batch (~19k runs, one per term it holds) dirties the pages of one segment (~16k events' postings)
-instead of pages all over the table — without it, each commit of a bulk projection or a rebuild at 100k events
-rewrote most of the table's leaf pages into the WAL (and CPU per event grew ~30 % from 10k to 100k). A reader
-visits the segments in key order: a whole-memory read seeks once per segment and term; a session-scoped read
-asks ``<prefix>_post_seg`` (which segments hold postings of which session) and reads only those.
+Which session a doc belongs to is kept once per doc, not per posting: ``<prefix>_post_seg(session, seg) -> ranges``
+lists the session's docs in the segment as ``(offset, count)`` uint16 pairs of consecutive docs. A read scoped to
+some sessions reads their ranges, then its terms' runs in those segments, and keeps the postings inside the ranges.
 
-Writes are log-structured: each write appends one run per (field, seg, term, session) it touches
-(``executemany``; O(postings written)), and every ``COMPACT_EVERY``-th write, the keys it touched that gathered
-``MERGE_RUNS`` small runs have them merged into runs of up to ``RUN_SIZE`` postings (found by one join against the
-keys, a read: no bookkeeping row is written per key). Small runs are always the newest (doc ids only grow), so a
-merge keeps doc order and rewrites only the tail of a key.
+Segments: ``seg`` is ``doc >> SEGMENT_BITS`` of every posting of the run (a run never spans two). Doc ids only
+grow, so a write appends its runs (one per term and ``RUN_BYTES``) in the newest segment's pages; once a write lands
+past a segment, no write can reach it any more and it is *sealed*: its runs (one per write that touched a term) are
+rewritten as one row per term and ``SEAL_BYTES`` (``_seal``, once per 16,384 docs, inside SQLite).
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-RUN_SIZE = 1024  # postings per merged run (6 KB)
-MERGE_RUNS = 8  # small runs of one key that trigger a merge
-COMPACT_EVERY = 8  # writes between two compaction checks
-DOC = np.dtype("<u4")
-TF = np.dtype("<u2")
+from zaxy_agents.storage.derived.store import ID_LIST
+
+RUN_BYTES = 384  # bytes of varints per run a write stores (docs + tfs)
+SEAL_BYTES = 576  # a sealed row gathers runs starting within this many bytes: at most ~960 bytes, under the ~1,000
+# bytes an index B-tree cell of a 4 KB page keeps in the page (beyond, SQLite spills to overflow pages, half empty)
 MAX_TF = 65535
 CHUNK = 500  # SQL variables per IN list
 SEGMENT_BITS = 14  # a segment holds the postings of 16,384 consecutive doc ids
-FEW_SESSIONS = 16  # up to this many sessions, a scoped read finds their segments in a subquery
-_ZERO_GAP = bytes(2)  # the docs BLOB of a one-posting run: its gap from its own first doc, as uint16
-_ONE_BYTE = [bytes((value,)) for value in range(256)]  # the tfs BLOB of a one-posting run with a one-byte count
+RESTART = 2  # the bit of a posting's code that says its gap is an offset in the segment (a stretch starts)
+RANGE = np.dtype("<u2")  # post_seg ranges: (offset in the segment, count) pairs
+_EMPTY = b""
 
 
 def schema(prefix: str) -> list[str]:
     return [
         f"CREATE TABLE IF NOT EXISTS {prefix}_post(field INTEGER NOT NULL, seg INTEGER NOT NULL, "
-        "term INTEGER NOT NULL, session INTEGER NOT NULL, first INTEGER NOT NULL, n INTEGER NOT NULL, "
-        "docs BLOB NOT NULL, tfs BLOB NOT NULL, PRIMARY KEY(field, seg, term, session, first)) WITHOUT ROWID",
+        "term INTEGER NOT NULL, first INTEGER NOT NULL, n INTEGER NOT NULL, docs BLOB NOT NULL, tfs BLOB NOT NULL, "
+        "PRIMARY KEY(field, seg, term, first)) WITHOUT ROWID",
         f"CREATE TABLE IF NOT EXISTS {prefix}_post_seg(session INTEGER NOT NULL, seg INTEGER NOT NULL, "
-        "PRIMARY KEY(session, seg)) WITHOUT ROWID",
+        "ranges BLOB NOT NULL, PRIMARY KEY(session, seg)) WITHOUT ROWID",
     ]
 
 
@@ -60,147 +54,203 @@ def drop(prefix: str) -> list[str]:
     return [f"DROP TABLE IF EXISTS {prefix}_post", f"DROP TABLE IF EXISTS {prefix}_post_seg"]
 
 
-def encode_run(docs: np.ndarray, tfs: np.ndarray) -> tuple[bytes, bytes]:
-    """The BLOBs of one run (``docs`` ascending int64, ``tfs`` counts): narrow encodings when they fit."""
-    gaps = np.diff(docs, prepend=docs[0])
-    encoded_docs = gaps.astype("<u2").tobytes() if gaps.max(initial=0) < 65536 else docs.astype(DOC).tobytes()
-    counts = np.minimum(tfs, MAX_TF)
-    encoded_tfs = counts.astype("u1").tobytes() if counts.max(initial=0) < 256 else counts.astype(TF).tobytes()
-    return encoded_docs, encoded_tfs
+# ---------------------------------------------------------------------------------------------------- varints
+def varint_sizes(values: np.ndarray) -> np.ndarray:
+    """Bytes of each value (int64, >= 0) as a LEB128 varint."""
+    sizes = np.ones(values.size, dtype=np.int64)
+    limit = 128
+    while values.size:
+        more = values >= limit
+        if not more.any():
+            break
+        sizes += more
+        limit <<= 7
+    return sizes
 
 
-def encode_runs(
-    field: np.ndarray, term: np.ndarray, session: np.ndarray, docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray,
-    *, segments: bool = False,
-) -> list[tuple[Any, ...]]:  # fmt: skip
-    """The rows ``(field, term, session, first, n, docs, tfs)`` of postings sorted by key then doc, whose keys start
-    at ``starts``: each key cut into runs of up to ``RUN_SIZE``, every run encoded as :func:`encode_run` does (same
-    bytes) but all at once — a batch writes one run per key it touches, hundreds of thousands of tiny runs in a
-    bulk projection, and per-run NumPy calls cost more than the postings themselves. With ``segments`` the rows
-    are ``(field, seg, term, session, first, n, docs, tfs)`` (``starts`` must then cut keys at segment changes)."""
+def encode_varints(values: np.ndarray, sizes: np.ndarray) -> bytes:
+    """``values`` (int64, >= 0) as consecutive LEB128 varints of ``sizes`` bytes (:func:`varint_sizes`)."""
+    total = int(sizes.sum())
+    if total == values.size:
+        return values.astype(np.uint8).tobytes()
+    out = np.empty(total, dtype=np.uint8)
+    position = np.cumsum(sizes) - sizes
+    level = 0
+    chosen = np.arange(values.size)
+    while chosen.size:
+        part = (values[chosen] >> (7 * level)) & 0x7F
+        more = sizes[chosen] > level + 1
+        out[position[chosen] + level] = part | (more.astype(np.int64) << 7)
+        chosen = chosen[more]
+        level += 1
+    return out.tobytes()
+
+
+def decode_varints(data: bytes) -> np.ndarray:
+    """The int64 values of consecutive LEB128 varints."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = raw < 128
+    if ends.all():
+        return raw.astype(np.int64)
+    low = (raw & 0x7F).astype(np.int64)
+    last = np.flatnonzero(ends)
+    starts = np.empty_like(last)
+    starts[0] = 0
+    starts[1:] = last[:-1] + 1
+    within = np.arange(raw.size) - np.repeat(starts, last - starts + 1)
+    return np.add.reduceat(low << (7 * within), starts)
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+def run_starts(key_starts: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> np.ndarray:
+    """Where runs start in postings sorted by key then doc: at each key's start, then wherever the key's varint
+    bytes so far pass another ``RUN_BYTES``."""
     size = docs.size
-    lengths = np.diff(np.append(starts, size))
-    key_of = np.repeat(np.arange(starts.size), lengths)
-    offset = np.arange(size) - starts[key_of]
-    runs = np.flatnonzero(offset % RUN_SIZE == 0)  # each key's start, then every RUN_SIZE-th posting of it
-    ends = np.append(runs[1:], size)
     gaps = np.diff(docs, prepend=docs[0])
-    gaps[runs] = 0
+    gaps[key_starts] = docs[key_starts] & ((1 << SEGMENT_BITS) - 1)
     counts = np.minimum(tfs, MAX_TF)
-    wide_gap = np.maximum.reduceat(gaps, runs) >= 65536
-    wide_tf = np.maximum.reduceat(counts, runs) >= 256
-    columns = [field[runs], term[runs], session[runs], docs[runs]]
-    if segments:
-        columns.insert(1, docs[runs] >> SEGMENT_BITS)
-    sizes = ends - runs
-    # A run of one posting (most runs of a batch spread over many sessions: one per term and session) has the
-    # bytes of a gap of 0 and of its count: shared objects, no slicing. Only the longer or wide ones are sliced.
-    docs_column = [_ZERO_GAP] * runs.size
-    tfs_column = [_ONE_BYTE[c] for c in np.minimum(counts[runs], 255).tolist()]
-    sliced = np.flatnonzero((sizes > 1) | wide_gap | wide_tf).tolist()
-    if sliced:
-        gap_bytes, doc_bytes = gaps.astype("<u2").tobytes(), docs.astype(DOC).tobytes()
-        tf_narrow, tf_wide = counts.astype("u1").tobytes(), counts.astype(TF).tobytes()
-        starts_of, ends_of = runs.tolist(), ends.tolist()
-        wide_gaps, wide_counts = wide_gap.tolist(), wide_tf.tolist()
-        for i in sliced:
-            start, end = starts_of[i], ends_of[i]
-            docs_column[i] = doc_bytes[4 * start : 4 * end] if wide_gaps[i] else gap_bytes[2 * start : 2 * end]
-            tfs_column[i] = tf_wide[2 * start : 2 * end] if wide_counts[i] else tf_narrow[start:end]
-    return list(zip(*(c.tolist() for c in columns), sizes.tolist(), docs_column, tfs_column, strict=True))
+    cost = varint_sizes((gaps << 2) | 3) + np.where(counts > 1, varint_sizes(np.maximum(counts - 2, 0)), 0)
+    before = np.cumsum(cost) - cost
+    lengths = np.diff(np.append(key_starts, size))
+    bucket = (before - np.repeat(before[key_starts], lengths)) // RUN_BYTES
+    cut = np.zeros(size, dtype=bool)
+    cut[key_starts] = True
+    cut[1:] |= bucket[1:] != bucket[:-1]
+    return np.flatnonzero(cut)
 
 
-RUNS_PER_INSERT = 100  # rows per multi-row INSERT (800 SQL variables)
-RUN_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)"  # the placeholders of one run's row
-
-
-def _insert_runs(db: sqlite3.Connection, table: str, rows: list[tuple[Any, ...]], values: str = RUN_VALUES) -> None:
-    """Insert ``rows`` in this order, ``RUNS_PER_INSERT`` per statement (``values``: one row's placeholders): one
-    SQLite step per 100 rows instead of one per row costs 0.6-0.7x the CPU of an ``executemany`` of single rows (a
-    tail merge over many sessions writes ~100k one-posting runs; a bulk batch ~19k)."""
-    full = len(rows) - len(rows) % RUNS_PER_INSERT
-    if full:
-        flat = list(itertools.chain.from_iterable(rows[:full]))
-        width = values.count("?") * RUNS_PER_INSERT
-        db.executemany(
-            f"INSERT INTO {table} VALUES " + ",".join([values] * RUNS_PER_INSERT),
-            [flat[start : start + width] for start in range(0, len(flat), width)],
-        )
-    if full < len(rows):
-        db.executemany(f"INSERT INTO {table} VALUES {values}", rows[full:])
+def encode_runs(docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray) -> list[tuple[int, int, bytes, bytes]]:
+    """``(first doc, n, docs, tfs)`` of the runs of ``docs`` (int64, ascending within each run, each run in one
+    segment) starting at ``starts``: all runs at once (a bulk write holds ~20k runs per 1,000 events; per-run
+    NumPy calls would cost more than the postings). A run's first code holds its doc's offset in the segment."""
+    size = docs.size
+    if not size:
+        return []
+    counts = np.minimum(tfs, MAX_TF).astype(np.int64)
+    gaps = np.diff(docs, prepend=docs[0])
+    gaps[starts] = docs[starts] & ((1 << SEGMENT_BITS) - 1)
+    many = counts > 1
+    codes = (gaps << 2) | many
+    codes[starts] |= RESTART
+    code_sizes = varint_sizes(codes)
+    code_bytes = encode_varints(codes, code_sizes)
+    code_at = np.append(0, np.cumsum(code_sizes)).tolist()
+    ends = np.append(starts[1:], size)
+    firsts, begins, stops = docs[starts].tolist(), starts.tolist(), ends.tolist()
+    if not many.any():  # the usual batch: no count above one, no tfs bytes
+        return [
+            (first, stop - begin, code_bytes[code_at[begin] : code_at[stop]], _EMPTY)
+            for first, begin, stop in zip(firsts, begins, stops, strict=True)
+        ]
+    extra = counts[many] - 2
+    extra_sizes = varint_sizes(extra)
+    extra_bytes = encode_varints(extra, extra_sizes)
+    extra_at = np.append(0, np.cumsum(extra_sizes))
+    upto = np.append(0, np.cumsum(many))  # counts above one before each posting
+    extra_from, extra_to = extra_at[upto[starts]].tolist(), extra_at[upto[ends]].tolist()
+    return [
+        (first, stop - begin, code_bytes[code_at[begin] : code_at[stop]], extra_bytes[low:high])
+        for first, begin, stop, low, high in zip(firsts, begins, stops, extra_from, extra_to, strict=True)
+    ]
 
 
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:
-    """Docs (int64) and tfs (float64) of ``(first, n, docs, tfs)`` runs, concatenated (not in run order: runs of
-    the same widths are decoded together)."""
+    """Docs (int64) and tfs (float64) of ``(seg, n, docs, tfs)`` runs, concatenated in run order."""
     if not runs:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    firsts, sizes, doc_blobs, tf_blobs = zip(*runs, strict=True)
-    return decode_columns(firsts, sizes, doc_blobs, tf_blobs)
-
-
-FEW_RUNS = 4  # up to this many runs, each is decoded on its own
-
-
-def _decode_run(first: int, n: int, docs: bytes, tfs: bytes) -> tuple[np.ndarray, np.ndarray]:
-    if len(docs) == 2 * n:
-        decoded = np.cumsum(np.frombuffer(docs, dtype="<u2"), dtype=np.int64) + first
-    else:
-        decoded = np.frombuffer(docs, dtype=DOC).astype(np.int64)
-    return decoded, np.frombuffer(tfs, dtype="u1" if len(tfs) == n else TF).astype(np.float64)
+    segs, sizes, doc_blobs, tf_blobs = zip(*runs, strict=True)
+    return decode_columns(segs, sizes, doc_blobs, tf_blobs)
 
 
 def decode_columns(
-    firsts: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
+    segs: Sequence[int], sizes: Sequence[int], doc_blobs: Sequence[bytes], tf_blobs: Sequence[bytes]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`decode_runs` over the columns of the runs (as ``zip(*rows)`` gives them): a whole-memory query
-    reads thousands of runs per term, and a Python step per run cost more than decoding their postings."""
+    """:func:`decode_runs` over the columns of the runs (as ``zip(*rows)`` gives them): one pass of NumPy over all
+    their bytes, whatever the number of runs."""
     count = len(sizes)
     if not count:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    if count <= FEW_RUNS:  # a session-scoped query: a few NumPy calls per run beat the grouping below
-        parts = [_decode_run(*run) for run in zip(firsts, sizes, doc_blobs, tf_blobs, strict=True)]
-        if count == 1:
-            return parts[0]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    n = np.fromiter(sizes, dtype=np.int64, count=count)
-    gaps = (np.fromiter(map(len, doc_blobs), dtype=np.int64, count=count) == 2 * n).astype(np.int64)
-    narrow_tf = (np.fromiter(map(len, tf_blobs), dtype=np.int64, count=count) == n).astype(np.int64)
-    doc_parts, tf_parts = [], []
-    run_firsts = None
-    widths = 2 * gaps + narrow_tf  # 3: gaps, one-byte counts; 2: gaps, two-byte; 1: uint32 docs, one-byte; 0
-    codes = sorted(set(widths.tolist()))
-    for code in codes:
-        gap_width, narrow = code >= 2, code % 2 == 1
-        if len(codes) == 1:  # the usual case: every run of the same widths
-            same, doc_part, tf_part = np.arange(count), doc_blobs, tf_blobs
+    codes = decode_varints(doc_blobs[0] if count == 1 else b"".join(doc_blobs))
+    gaps = codes >> 2
+    total = np.cumsum(gaps)
+    restarts = np.flatnonzero(codes & RESTART)  # every run starts with one; a sealed run holds several
+    if count == 1:
+        base = segs[0] << SEGMENT_BITS
+        if restarts.size == 1:
+            docs = total + base
         else:
-            same = np.flatnonzero(widths == code)
-            chosen = same.tolist()
-            doc_part, tf_part = [doc_blobs[i] for i in chosen], [tf_blobs[i] for i in chosen]
-        blob = b"".join(doc_part)
-        if gap_width:
-            if run_firsts is None:
-                run_firsts = np.fromiter(firsts, dtype=np.int64, count=count)
-            values = np.frombuffer(blob, dtype="<u2").astype(np.int64)
-            total = np.cumsum(values)
-            group_sizes = n[same]
-            starts = np.concatenate(([0], np.cumsum(group_sizes)[:-1]))
-            before = total[starts] - values[starts]  # the running sum up to each run's start
-            doc_parts.append(total - np.repeat(before - run_firsts[same], group_sizes))
-        else:
-            doc_parts.append(np.frombuffer(blob, dtype=DOC).astype(np.int64))
-        width = "u1" if narrow else TF
-        tf_parts.append(np.frombuffer(b"".join(tf_part), dtype=width).astype(np.float64))
-    return np.concatenate(doc_parts), np.concatenate(tf_parts)
+            docs = total + np.repeat(
+                base - (total[restarts] - gaps[restarts]), np.diff(np.append(restarts, total.size))
+            )
+    else:
+        # each stretch from a restart counts from its offset in the segment: take off what the stretches before it
+        # summed, add its segment's base
+        n = np.fromiter(sizes, dtype=np.int64, count=count)
+        bases = np.repeat(np.fromiter(segs, dtype=np.int64, count=count) << SEGMENT_BITS, n)[restarts]
+        docs = total + np.repeat(bases - (total[restarts] - gaps[restarts]), np.diff(np.append(restarts, total.size)))
+    tfs = np.ones(codes.size)
+    many = (codes & 1).astype(bool)
+    if many.any():
+        tfs[many] = decode_varints(b"".join(tf_blobs)) + 2
+    return docs, tfs
+
+
+# ---------------------------------------------------------------------------------------------------- sessions
+def ranges_of(offsets: np.ndarray) -> bytes:
+    """Sorted doc offsets in a segment as ``(offset, count)`` uint16 pairs of consecutive docs."""
+    breaks = np.flatnonzero(np.diff(offsets) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    counts = np.diff(np.append(starts, offsets.size))
+    return np.stack((offsets[starts], counts), axis=1).astype(RANGE).tobytes()
+
+
+def range_docs(seg: int, ranges: bytes) -> np.ndarray:
+    """The docs (int64, ascending) of one session's ``ranges`` in segment ``seg``."""
+    pairs = np.frombuffer(ranges, dtype=RANGE).reshape(-1, 2).astype(np.int64)
+    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+    counts = pairs[:, 1]
+    starts = np.cumsum(counts) - counts
+    return (seg << SEGMENT_BITS) + np.repeat(pairs[:, 0] - starts, counts) + np.arange(int(counts.sum()))
+
+
+@dataclass
+class Scope:
+    """The docs of some sessions, as sorted disjoint ``[low, high)`` doc ranges, by segment."""
+
+    segments: list[int]
+    lows: np.ndarray
+    highs: np.ndarray
+
+    def holds(self, docs: np.ndarray) -> np.ndarray:
+        where = np.searchsorted(self.lows, docs, side="right") - 1
+        return (where >= 0) & (docs < self.highs[np.maximum(where, 0)])
 
 
 @dataclass
 class TermPostings:
-    """One term's postings in one field, doc ids ascending within each session (not across sessions)."""
+    """One term's postings in one field, doc ids ascending."""
 
-    docs: np.ndarray  # uint32 -> int64 on read
+    docs: np.ndarray  # int64
     tfs: np.ndarray  # float64
+
+
+RUNS_PER_INSERT = 100  # rows per multi-row INSERT (700 SQL variables)
+RUN_VALUES = "(?, ?, ?, ?, ?, ?, ?)"  # the placeholders of one run's row
+
+
+def _insert_runs(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]], values: str = RUN_VALUES) -> None:
+    """Run ``sql`` (``INSERT ... VALUES``) over ``rows`` in this order, ``RUNS_PER_INSERT`` per statement: one SQLite
+    step per 100 rows costs 0.6-0.7x the CPU of an ``executemany`` of single rows."""
+    full = len(rows) - len(rows) % RUNS_PER_INSERT
+    if full:
+        width = values.count("?") * RUNS_PER_INSERT
+        flat = [value for row in rows[:full] for value in row]
+        db.executemany(
+            f"{sql} " + ",".join([values] * RUNS_PER_INSERT),
+            [flat[start : start + width] for start in range(0, len(flat), width)],
+        )
+    if full < len(rows):
+        db.executemany(f"{sql} {values}", rows[full:])
 
 
 class PostingStore:
@@ -212,266 +262,269 @@ class PostingStore:
     # ------------------------------------------------------------------ writing
     def append_arrays(
         self, db: sqlite3.Connection, field: np.ndarray, term: np.ndarray, session: np.ndarray, doc: np.ndarray,
-        tf: np.ndarray, *, compact: bool = False,
+        tf: np.ndarray,
     ) -> None:  # fmt: skip
-        """Append postings given as parallel arrays (one per posting): one new run per (field, seg, term, session),
-        docs ascending and greater than any doc already stored under that key; with ``compact``, then merge the
-        touched keys that gathered ``MERGE_RUNS`` small runs."""
+        """Append postings given as parallel arrays (one per posting): every doc greater than any doc already
+        stored; one run per (field, seg, term) and ``RUN_BYTES``. Once a write lands past a segment, that segment
+        is packed (:meth:`_seal`)."""
         if doc.size == 0:
             return
-        docs = doc.astype(np.int64)
+        docs = np.asarray(doc, dtype=np.int64)
+        self._add_sessions(db, np.asarray(session, dtype=np.int64), docs)
+        field, term, tfs = (np.asarray(a, dtype=np.int64) for a in (field, term, tf))
         seg = docs >> SEGMENT_BITS
-        order = np.lexsort((docs, session, term, seg, field))
-        field, seg, term, session = field[order], seg[order], term[order], session[order]
-        docs, tfs = docs[order], tf[order].astype(np.int64)
-        change = (np.diff(field) != 0) | (np.diff(seg) != 0) | (np.diff(term) != 0) | (np.diff(session) != 0)
-        starts = np.concatenate(([0], np.flatnonzero(change) + 1))
-        rows = encode_runs(field, term, session, docs, tfs, starts, segments=True)
-        p = self.prefix
-        key_pairs = (session[starts].astype(np.int64) << 32) | seg[starts]  # each key's (session, seg) as one int
-        pairs = np.unique(key_pairs)
-        # a key whose session had no run in its segment before this write now holds one small run at most: only
-        # the keys of sessions already there can have gathered MERGE_RUNS (a batch over many new sessions, e.g.
-        # a tail of one-event LangGraph threads, skips the check for nearly all its keys)
-        known = self._known_pairs(db, pairs) if compact else None
-        _insert_runs(db, f"{p}_post", rows)
-        db.executemany(
-            f"INSERT OR IGNORE INTO {p}_post_seg VALUES (?, ?)",
-            zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist(), strict=True),
-        )
-        if known is not None and known.size:
-            there = np.isin(key_pairs, known)
-            keys = np.stack((field[starts], seg[starts], term[starts], session[starts]), axis=1)[there]
-            self.compact(db, keys.tolist())
+        order = np.lexsort((docs, term, seg, field))
+        field, seg, term, docs, tfs = field[order], seg[order], term[order], docs[order], tfs[order]
+        runs = run_starts(_key_starts(field, seg, term), docs, tfs)
+        keys = zip(field[runs].tolist(), seg[runs].tolist(), term[runs].tolist(), strict=True)
+        rows = [(*key, *run) for key, run in zip(keys, encode_runs(docs, tfs, runs), strict=True)]
+        _insert_runs(db, f"INSERT INTO {self.prefix}_post VALUES", rows)
+        self._seal_before(db, int(seg[0]) if field[0] == field[-1] else int(seg.min()))
 
-    def _known_pairs(self, db: sqlite3.Connection, pairs: np.ndarray) -> np.ndarray:
-        """Which of ``pairs`` (``session << 32 | seg``, unique) already have a row in ``<prefix>_post_seg``."""
-        found: list[int] = []
-        segs = pairs & 0xFFFFFFFF
-        for seg in np.unique(segs).tolist():
-            sessions = (pairs[segs == seg] >> 32).tolist()
-            for start in range(0, len(sessions), CHUNK):
-                part = sessions[start : start + CHUNK]
-                found += [
-                    (session << 32) | seg
-                    for (session,) in db.execute(
-                        f"SELECT session FROM {self.prefix}_post_seg WHERE seg = ? "
-                        f"AND session IN ({','.join('?' * len(part))})",
-                        (seg, *part),
-                    )
-                ]
-        return np.array(found, dtype=np.int64)
-
-    def compact(self, db: sqlite3.Connection, keys: list[list[int]]) -> None:
-        """Merge the small runs of those ``(field, seg, term, session)`` keys that have ``MERGE_RUNS`` of them."""
+    def _seal_before(self, db: sqlite3.Connection, lowest: int) -> None:
+        """Pack every segment below ``lowest`` not packed yet (recorded in ``<prefix>_post_seg`` under session -1):
+        no write can reach them any more (doc ids only grow)."""
         p = self.prefix
+        row = db.execute(f"SELECT max(seg) FROM {p}_post_seg WHERE session = -1").fetchone()
+        done = -1 if row[0] is None else int(row[0])
+        for seg in range(done + 1, lowest):
+            for field in self._fields(db):
+                self._seal(db, field, seg)
+            db.execute(f"INSERT OR IGNORE INTO {p}_post_seg VALUES (-1, ?, x'')", (seg,))
+
+    def _seal(self, db: sqlite3.Connection, field: int, seg: int) -> None:
+        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one row per term
+        and ``SEAL_BYTES``: consecutive runs' bytes concatenated inside SQLite (each run starts with a restart code,
+        so a concatenation decodes as it is, in any order). A segment's ~16 writes of 1,000 events, or tail merges,
+        held ~5x the rows; reading and re-encoding them in Python cost ~3x more CPU."""
+        p = self.prefix
+        db.execute("DROP TABLE IF EXISTS temp.sealed")
         db.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS touched_runs(field INTEGER, seg INTEGER, term INTEGER, session INTEGER)"
+            "CREATE TEMP TABLE sealed AS SELECT field, seg, term, min(first) AS first, sum(n) AS n, "
+            "CAST(group_concat(docs, '') AS BLOB) AS docs, CAST(group_concat(tfs, '') AS BLOB) AS tfs FROM "
+            "(SELECT *, (sum(length(docs) + length(tfs)) OVER (PARTITION BY term ORDER BY first) - length(docs) "
+            f"- length(tfs)) / {SEAL_BYTES} AS part FROM {p}_post WHERE field = ? AND seg = ? ORDER BY term, first) "
+            "GROUP BY term, part",
+            (field, seg),
         )
-        db.execute("DELETE FROM touched_runs")
-        _insert_runs(db, "touched_runs", keys, "(?, ?, ?, ?)")  # ~96k keys in a merge over many sessions: 0.46x
-        crowded = db.execute(
-            f"SELECT k.field, k.seg, k.term, k.session FROM touched_runs k JOIN {p}_post r ON r.field = k.field "
-            f"AND r.seg = k.seg AND r.term = k.term AND r.session = k.session AND r.n < {RUN_SIZE} "
-            f"GROUP BY k.field, k.seg, k.term, k.session HAVING count(*) >= {MERGE_RUNS}"
-        ).fetchall()
-        db.execute("DELETE FROM touched_runs")
-        for key in crowded:
-            self._merge(db, key)
+        db.execute(f"DELETE FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
+        db.execute(f"INSERT INTO {p}_post SELECT * FROM temp.sealed ORDER BY term")
+        db.execute("DROP TABLE temp.sealed")
 
-    def _merge(self, db: sqlite3.Connection, key: tuple[int, int, int, int]) -> None:
-        p = self.prefix
-        rows = db.execute(
-            f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND session = ? "
-            "AND n < ? ORDER BY first",
-            (*key, RUN_SIZE),
-        ).fetchall()
-        docs, tfs = decode_runs(rows)
-        order = np.argsort(docs, kind="stable")
-        db.executemany(
-            f"DELETE FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND session = ? AND first = ?",
-            [(*key, row[0]) for row in rows],
-        )
-        self._write_runs(db, key, docs[order], tfs[order].astype(np.int64))
-
-    def _write_runs(
-        self, db: sqlite3.Connection, key: tuple[int, int, int, int], docs: np.ndarray, tfs: np.ndarray
-    ) -> None:
-        """Store ``docs``/``tfs`` (ascending, all of the key's segment) as full runs plus at most one small one."""
-        p = self.prefix
+    def _add_sessions(self, db: sqlite3.Connection, session: np.ndarray, docs: np.ndarray) -> None:
+        """Record which session each doc belongs to: ``(offset, count)`` ranges appended to ``<prefix>_post_seg``."""
+        low = int(docs.min())
+        span = int(docs.max()) - low + 1
+        if span <= 4 * docs.size:  # a batch's docs are consecutive: mark them instead of sorting the postings
+            owner = np.full(span, -1, dtype=np.int64)
+            owner[docs - low] = session
+            owned = np.flatnonzero(owner >= 0)
+            sessions, owned = owner[owned], owned + low
+        else:
+            owned, where = np.unique(docs, return_index=True)
+            sessions = session[where]
+        if sessions.size > 1 and not bool((np.diff(sessions) >= 0).all()):
+            order = np.argsort(sessions, kind="stable")
+            sessions, owned = sessions[order], owned[order]
+        segs = owned >> SEGMENT_BITS
+        offsets = owned - (segs << SEGMENT_BITS)
+        group = np.concatenate(([True], (np.diff(sessions) != 0) | (np.diff(segs) != 0)))
+        breaks = group | np.concatenate(([True], np.diff(offsets) != 1))
+        starts = np.flatnonzero(breaks)
+        counts = np.diff(np.append(starts, owned.size))
+        data = np.stack((offsets[starts], counts), axis=1).astype(RANGE).tobytes()
+        heads = np.flatnonzero(group)
+        first_range = np.searchsorted(starts, heads)
+        last_range = np.append(first_range[1:], starts.size)
         rows = [
-            (*key, int(docs[start]), int(min(RUN_SIZE, len(docs) - start)),
-             *encode_run(docs[start : start + RUN_SIZE], tfs[start : start + RUN_SIZE]))
-            for start in range(0, len(docs), RUN_SIZE)
-        ]  # fmt: skip
-        db.executemany(f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-
-    def remove(self, db: sqlite3.Connection, field: int, term: int, session: int, doomed: np.ndarray) -> int:
-        """Delete the postings of ``doomed`` docs (sorted) under one (field, term, session); returns how many were
-        removed."""
-        removed = 0
-        segs = doomed.astype(np.int64) >> SEGMENT_BITS
-        for seg in np.unique(segs).tolist():
-            removed += self._remove_key(db, (field, seg, term, session), doomed[segs == seg])
-        return removed
-
-    def _remove_key(self, db: sqlite3.Connection, key: tuple[int, int, int, int], doomed: np.ndarray) -> int:
-        p = self.prefix
-        low, high = int(doomed[0]), int(doomed[-1])
-        rows = db.execute(
-            f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND session = ? "
-            "AND first <= ? ORDER BY first",
-            (*key, high),
-        ).fetchall()
-        removed = 0
-        for run in rows:
-            docs, tfs = decode_runs([run])
-            if docs[-1] < low:
-                continue
-            keep = ~np.isin(docs, doomed)
-            if keep.all():
-                continue
-            removed += int((~keep).sum())
-            db.execute(
-                f"DELETE FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND session = ? AND first = ?",
-                (*key, run[0]),
+            (s, g, data[4 * low : 4 * high])
+            for s, g, low, high in zip(
+                sessions[heads].tolist(), segs[heads].tolist(), first_range.tolist(), last_range.tolist(), strict=True
             )
-            if keep.any():
-                kept_docs, kept_tfs = docs[keep], tfs[keep].astype(np.int64)
-                db.execute(
-                    f"INSERT INTO {p}_post VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*key, int(kept_docs[0]), len(kept_docs), *encode_run(kept_docs, kept_tfs)),
-                )
-        return removed
+        ]
+        db.executemany(
+            f"INSERT INTO {self.prefix}_post_seg VALUES (?, ?, ?) "
+            "ON CONFLICT(session, seg) DO UPDATE SET ranges = CAST(ranges || excluded.ranges AS BLOB)",  # || makes text
+            rows,
+        )
 
     def remove_docs(self, db: sqlite3.Connection, session: int, gone: np.ndarray) -> dict[int, list[int]]:
         """Delete every posting of the ``gone`` docs (sorted, all of ``session``); returns ``{term: [postings
-        lost per field]}``. Scans the runs of the session's doc range: erasure is rare and needs no forward index."""
-        low, high = int(gone[0]), int(gone[-1])
-        segs = ",".join(str(s) for s in range(low >> SEGMENT_BITS, (high >> SEGMENT_BITS) + 1))
-        affected: dict[tuple[int, int, int], None] = {}
-        rows = db.execute(
-            f"SELECT field, seg, term, first, n, docs, tfs FROM {self.prefix}_post WHERE seg IN ({segs}) "
-            "AND session = ? AND first <= ?",
-            (session, high),
-        )
-        for field, seg, term, *run in rows.fetchall():
-            found, _ = decode_runs([tuple(run)])  # type: ignore[list-item]
-            if found.max() >= low and np.isin(found, gone).any():
-                affected[(field, seg, term)] = None
+        lost per field]}``. Scans the runs of the segments of those docs: erasure is rare and needs no forward
+        index."""
+        p = self.prefix
+        gone = np.asarray(gone, dtype=np.int64)
         lost: dict[int, list[int]] = {}
-        segments = gone.astype(np.int64) >> SEGMENT_BITS
-        for field, seg, term in affected:
-            counts = lost.setdefault(term, [0, 0])
-            while len(counts) <= field:
-                counts.append(0)
-            counts[field] += self._remove_key(db, (field, seg, term, session), gone[segments == seg])
+        segments = gone >> SEGMENT_BITS
+        for seg in np.unique(segments).tolist():
+            doomed = gone[segments == seg]
+            for field in self._fields(db):
+                self._remove_in(db, field, seg, doomed, lost)
+            row = db.execute(f"SELECT ranges FROM {p}_post_seg WHERE session = ? AND seg = ?", (session, seg))
+            found = row.fetchone()
+            if found is None:
+                continue
+            owned = range_docs(seg, found[0])
+            kept = owned[~np.isin(owned, doomed)]
+            if kept.size:
+                db.execute(
+                    f"UPDATE {p}_post_seg SET ranges = ? WHERE session = ? AND seg = ?",
+                    (ranges_of(kept - (seg << SEGMENT_BITS)), session, seg),
+                )
+            else:
+                db.execute(f"DELETE FROM {p}_post_seg WHERE session = ? AND seg = ?", (session, seg))
         return lost
 
+    def _fields(self, db: sqlite3.Connection) -> list[int]:
+        fields: list[int] = []
+        while True:
+            row = db.execute(
+                f"SELECT field FROM {self.prefix}_post WHERE field > ? ORDER BY field LIMIT 1",
+                (fields[-1] if fields else -1,),
+            ).fetchone()
+            if row is None:
+                return fields
+            fields.append(int(row[0]))
+
+    def _remove_in(
+        self, db: sqlite3.Connection, field: int, seg: int, doomed: np.ndarray, lost: dict[int, list[int]]
+    ) -> None:
+        """Remove ``doomed`` docs from the runs of ``field`` in segment ``seg``."""
+        p = self.prefix
+        rows = db.execute(f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
+        rows = rows.fetchall()
+        if not rows:
+            return
+        terms, firsts, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
+        docs, tfs = decode_columns([seg] * len(rows), sizes, doc_blobs, tf_blobs)
+        n = np.array(sizes, dtype=np.int64)
+        row_of = np.repeat(np.arange(n.size), n)
+        hit = np.isin(docs, doomed)
+        if not hit.any():
+            return
+        touched = np.unique(row_of[hit])
+        term_ids = np.array(terms, dtype=np.int64)
+        for term, count in zip(*np.unique(term_ids[row_of[hit]], return_counts=True), strict=True):
+            counts = lost.setdefault(int(term), [0, 0])
+            while len(counts) <= field:
+                counts.append(0)
+            counts[field] += int(count)
+        db.executemany(
+            f"DELETE FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND first = ?",
+            [(field, seg, terms[i], firsts[i]) for i in touched.tolist()],
+        )
+        keep = np.isin(row_of, touched) & ~hit
+        if not keep.any():
+            return
+        kept_rows = row_of[keep]
+        starts = np.flatnonzero(np.concatenate(([True], np.diff(kept_rows) != 0)))
+        runs = encode_runs(docs[keep], tfs[keep].astype(np.int64), starts)
+        owners = term_ids[kept_rows[starts]].tolist()
+        opened = (seg + 1) << SEGMENT_BITS  # an open run stays open (under its key), a full one takes its new first
+        keys = [
+            firsts[i] if firsts[i] == opened else run[0]
+            for i, run in zip(kept_rows[starts].tolist(), runs, strict=True)
+        ]
+        _insert_runs(
+            db,
+            f"INSERT INTO {p}_post VALUES",
+            [(field, seg, t, k, *run[1:]) for t, k, run in zip(owners, keys, runs, strict=True)],
+        )
+
     # ------------------------------------------------------------------ reading
-    def segments(self, db: sqlite3.Connection, field: int) -> str:
-        """Every segment that may hold runs of ``field``, as an SQL list (``0, 1, ..., last``)."""
+    def segments(self, db: sqlite3.Connection, field: int) -> list[int]:
+        """Every segment that may hold runs of ``field``."""
         row = db.execute(f"SELECT seg FROM {self.prefix}_post WHERE field = ? ORDER BY seg DESC LIMIT 1", (field,))
         last = row.fetchone()
-        return ",".join(map(str, range(int(last[0]) + 1))) if last else ""
+        return list(range(int(last[0]) + 1)) if last else []
 
-    def session_segments(self, db: sqlite3.Connection, sessions: Sequence[int]) -> dict[int, list[int]]:
-        """``{seg: [sessions with runs in it]}`` for ``sessions`` (each list ascending)."""
-        by_segment: dict[int, list[int]] = {}
-        for start in range(0, len(sessions), CHUNK):
-            session_list = ",".join(str(int(s)) for s in sessions[start : start + CHUNK])
-            for session, seg in db.execute(
-                f"SELECT session, seg FROM {self.prefix}_post_seg WHERE session IN ({session_list})"
-            ):
-                by_segment.setdefault(seg, []).append(session)
-        for members in by_segment.values():
-            members.sort()
-        return by_segment
-
-    def _scoped(self, db: sqlite3.Connection, sessions: Sequence[int]) -> Iterator[tuple[str, str]]:
-        """``(segment condition, SQL list of sessions)`` covering the runs of ``sessions``, at most ``CHUNK`` sessions
-        each. A few sessions (a question scoped to a thread or a conversation): one statement whose segments come
-        from a subquery; many: one statement per segment with the sessions that have runs in it (probes are
-        segments x terms x sessions, so listing every segment for every session would multiply them)."""
-        if len(sessions) <= FEW_SESSIONS:
-            session_list = ",".join(str(int(s)) for s in sessions)
-            yield f"IN (SELECT seg FROM {self.prefix}_post_seg WHERE session IN ({session_list}))", session_list
-            return
-        for seg, members in sorted(self.session_segments(db, sessions).items()):
-            for start in range(0, len(members), CHUNK):
-                yield f"= {int(seg)}", ",".join(map(str, members[start : start + CHUNK]))
+    def scope(self, db: sqlite3.Connection, sessions: Sequence[int]) -> Scope:
+        """The docs of ``sessions``, from their ranges."""
+        rows = db.execute(
+            f"SELECT seg, ranges FROM {self.prefix}_post_seg WHERE session IN {ID_LIST}",
+            (json.dumps([int(s) for s in sessions]),),
+        ).fetchall()
+        if not rows:
+            return Scope([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        segs, blobs = zip(*rows, strict=True)
+        pairs = np.frombuffer(b"".join(blobs), dtype=RANGE).reshape(-1, 2).astype(np.int64)
+        per_row = np.fromiter((len(b) // 4 for b in blobs), dtype=np.int64, count=len(blobs))
+        lows = pairs[:, 0] + (np.repeat(np.array(segs, dtype=np.int64), per_row) << SEGMENT_BITS)
+        order = np.argsort(lows, kind="stable")
+        return Scope(sorted(set(segs)), lows[order], (lows + pairs[:, 1])[order])
 
     def read(
         self, db: sqlite3.Connection, field: int, terms: Sequence[int], sessions: Sequence[int] | None
     ) -> dict[int, TermPostings]:
-        """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None)."""
+        """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None); docs ascending."""
         if not terms or (sessions is not None and not sessions):
             return {}
         p, unique_terms = self.prefix, list(dict.fromkeys(int(t) for t in terms))
-        if sessions is None:  # the whole memory: one range scan per segment and term, no term column to group by
-            segs = self.segments(db, field)
-            if not segs:
-                return {}
-            sql = f"SELECT first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN ({segs}) AND term = ?"
+        if sessions is None:  # the whole memory: one range scan per segment and term
+            segs = json.dumps(self.segments(db, field))
+            sql = f"SELECT seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?"
             found = {}
             for term in unique_terms:
-                rows = db.execute(sql, (field, term)).fetchall()
+                rows = db.execute(sql, (field, segs, term)).fetchall()
                 if rows:
-                    found[term] = TermPostings(*decode_columns(*zip(*rows, strict=True)))
+                    found[term] = TermPostings(*_ascending(*decode_columns(*zip(*rows, strict=True))))
             return found
-        # Some sessions: a few runs per term, one statement per segment and CHUNK sessions, grouped in Python.
-        term_list = ",".join(map(str, unique_terms))
-        runs: dict[int, list[tuple[int, int, bytes, bytes]]] = {}
-        for seg, session_list in self._scoped(db, sessions):
-            for term, *run in db.execute(
-                f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg {seg} "
-                f"AND term IN ({term_list}) AND session IN ({session_list})",
-                (field,),
-            ):
-                runs.setdefault(term, []).append(run)  # type: ignore[arg-type]
-        return {term: TermPostings(*decode_runs(runs[term])) for term in unique_terms if term in runs}
+        scope = self.scope(db, sessions)
+        if not scope.segments:
+            return {}
+        rows = db.execute(
+            f"SELECT term, seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term IN {ID_LIST}",
+            (field, json.dumps(scope.segments), json.dumps(unique_terms)),
+        ).fetchall()
+        if not rows:
+            return {}
+        owners, segs, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
+        docs, tfs = decode_columns(segs, sizes, doc_blobs, tf_blobs)
+        term_of = np.repeat(np.array(owners, dtype=np.int64), np.array(sizes, dtype=np.int64))
+        inside = scope.holds(docs)
+        docs, tfs, term_of = docs[inside], tfs[inside], term_of[inside]
+        if not docs.size:
+            return {}
+        order = np.lexsort((docs, term_of))
+        docs, tfs, term_of = docs[order], tfs[order], term_of[order]
+        cuts = np.flatnonzero(np.diff(term_of)) + 1
+        bounds = zip(np.concatenate(([0], cuts)).tolist(), np.append(cuts, docs.size).tolist(), strict=True)
+        return {int(term_of[low]): TermPostings(docs[low:high], tfs[low:high]) for low, high in bounds}
 
     def sample(self, db: sqlite3.Connection, field: int, term: int, limit: int) -> list[tuple[int, int, bytes, bytes]]:
-        """Up to ``limit`` runs ``(first, n, docs, tfs)`` of ``term`` anywhere in the index (oldest segments first)."""
-        segs = self.segments(db, field)
-        if not segs:
-            return []
-        sql = f"SELECT first, n, docs, tfs FROM {self.prefix}_post WHERE field = ? AND seg IN ({segs}) AND term = ? "
-        return db.execute(sql + f"LIMIT {int(limit)}", (field, term)).fetchall()
+        """Up to ``limit`` runs ``(seg, n, docs, tfs)`` of ``term`` anywhere in the index (oldest segments first), for
+        :func:`decode_runs`."""
+        sql = f"SELECT seg, n, docs, tfs FROM {self.prefix}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ? "
+        return db.execute(sql + f"LIMIT {int(limit)}", (field, json.dumps(self.segments(db, field)), term)).fetchall()
 
     def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
         """Documents containing ``term`` in ``field`` within ``sessions`` (all when None)."""
-        p = self.prefix
         if sessions is None:
-            segs = self.segments(db, field)
-            if not segs:
-                return 0
             row = db.execute(
-                f"SELECT sum(n) FROM {p}_post WHERE field = ? AND seg IN ({segs}) AND term = ?", (field, term)
+                f"SELECT sum(n) FROM {self.prefix}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?",
+                (field, json.dumps(self.segments(db, field)), term),
             ).fetchone()
             return int(row[0] or 0)
-        total = 0
-        for seg, session_list in self._scoped(db, sessions):
-            row = db.execute(
-                f"SELECT sum(n) FROM {p}_post WHERE field = ? AND seg {seg} AND term = ? "
-                f"AND session IN ({session_list})",
-                (field, term),
-            ).fetchone()
-            total += int(row[0] or 0)
-        return total
+        found = self.read(db, field, [term], sessions).get(int(term))
+        return 0 if found is None else int(found.docs.size)
 
     def occurs(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> bool:
-        p = self.prefix
         if sessions is None:
             return bool(self.sample(db, field, term, 1))
-        for seg, session_list in self._scoped(db, sessions):
-            sql = (
-                f"SELECT 1 FROM {p}_post WHERE field = ? AND seg {seg} AND term = ? AND session IN ({session_list}) "
-                "LIMIT 1"
-            )
-            if db.execute(sql, (field, term)).fetchone() is not None:
-                return True
-        return False
+        return self.count(db, field, term, sessions) > 0
+
+
+def _key_starts(field: np.ndarray, seg: np.ndarray, term: np.ndarray) -> np.ndarray:
+    change = (np.diff(field) != 0) | (np.diff(seg) != 0) | (np.diff(term) != 0)
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+def _ascending(docs: np.ndarray, tfs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs read in key order are already ascending; sorted here only if SQLite returned them otherwise."""
+    if docs.size > 1 and not bool((np.diff(docs) > 0).all()):
+        order = np.argsort(docs, kind="stable")
+        return docs[order], tfs[order]
+    return docs, tfs
 
 
 def bm25(tf: np.ndarray, lens: np.ndarray, avg: float, weights: np.ndarray, k1: float, b: float) -> np.ndarray:

@@ -44,7 +44,8 @@ from . import postings
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 2  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments)
+SCHEMA_VERSION = 3  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments;
+# 3: varint runs per term and segment, sessions as doc ranges)
 PREFIX = "verbatim"
 FIELD_TEXT, FIELD_CAPTION = 0, 1
 TEXT_LIMIT = 2000  # characters of an event's text shown in a hit (the whole text is indexed)

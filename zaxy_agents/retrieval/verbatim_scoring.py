@@ -240,7 +240,11 @@ class Scorer:
         groups, inverse = sets.unique_inverse(matched.features["group"].astype(np.int64))
         self._matched_slot = inverse
         tfx = matched.tf + cfg.caption_weight * matched.ctf if self.captions else matched.tf
-        tfs = np.stack([np.bincount(inverse, weights=row, minlength=groups.size) for row in tfx])
+        # every term's counts per thread in ONE bincount over (term, thread) bins: each bin adds the same values in
+        # the same (doc) order as a bincount per term row did, so the sums are the same to the last bit
+        terms, size = tfx.shape[0], groups.size
+        bins = (np.arange(terms, dtype=np.int64)[:, None] * size + inverse).ravel()
+        tfs = np.bincount(bins, weights=np.ascontiguousarray(tfx).ravel(), minlength=terms * size).reshape(terms, size)
         lengths = self.groups.lookup(groups, self.groups.lengths)
         average = self.stats.ln_total / max(self.stats.groups, 1.0)
         return groups, cfg.session_weight * bm25(tfs, lengths, average, self.terms.weight, cfg.k1, cfg.b)

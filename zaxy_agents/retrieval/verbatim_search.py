@@ -37,6 +37,7 @@ from . import features as feat
 from . import sorted_sets as sets
 from . import verbatim_dates as date_windows
 from .dates import QueryDate, query_dates
+from .posting_cache import PostingCache
 from .postings import TermPostings
 from .read_deltas import Delta
 from .text import _PROPN_RE
@@ -78,9 +79,6 @@ def search(
             db.execute("COMMIT")
 
 
-PostingKey = tuple[int, int, tuple[int, ...] | None]  # (field, term, searched session ids or None: all)
-
-
 class ReadCache:
     """Lookups a query repeats (terms, speaker names, thread rows, the main tables' decoded postings of its
     terms), valid for one write sequence of the index (of the tables ``created``): a read-mostly memory answers
@@ -92,44 +90,13 @@ class ReadCache:
     LIMIT = 200_000
     GROUP_LIMIT = 2_000_000  # thread rows kept (33 bytes each)
     CARRY_LIMIT = 50_000  # past this many entries (or thread slots) a fresh cache costs less than a copy
-    POSTING_LIMIT = 1_000_000  # decoded main postings kept (16 bytes each): past it, further terms are read each time
 
     def __init__(self, wseq: int, created: float = 0.0) -> None:
         self.wseq, self.created = wseq, created
         self.terms: dict[str, tuple[int, int, int] | None] = {}
         self.speakers: dict[str, int | None] = {}
         self.groups = GroupRows()
-        self.postings: dict[PostingKey, TermPostings | None] = {}
-        self.posting_count = 0
-
-    def main_postings(
-        self, db: sqlite3.Connection, field: int, terms: Sequence[int], scope: Sequence[int] | None
-    ) -> dict[int, TermPostings]:
-        """``_POSTINGS.read`` of the main tables, the terms read before in this scope answered from memory (an
-        agent asks about the same words turn after turn: "which", "option", "service"; only the tail grows).
-        The arrays are shared between queries, so they are made read-only."""
-        sessions = None if scope is None else tuple(scope)
-        known = self.postings
-        unique = list(dict.fromkeys(int(term) for term in terms))
-        missing = [term for term in unique if (field, term, sessions) not in known]
-        read: dict[int, TermPostings] = {}
-        if missing:
-            read = _POSTINGS.read(db, field, missing, scope)
-            for term in missing:
-                entry = read.get(term)
-                if entry is not None:
-                    entry.docs.flags.writeable = False
-                    entry.tfs.flags.writeable = False
-                    if self.posting_count + entry.docs.size > self.POSTING_LIMIT:
-                        continue
-                    self.posting_count += entry.docs.size
-                known[(field, term, sessions)] = entry
-        found = {}
-        for term in unique:
-            entry = known[(field, term, sessions)] if (field, term, sessions) in known else read.get(term)
-            if entry is not None:
-                found[term] = entry
-        return found
+        self.postings = PostingCache()  # the main tables' decoded postings of the terms read
 
     def full(self) -> bool:
         return len(self.terms) + len(self.speakers) > self.LIMIT or self.groups.count > self.GROUP_LIMIT
@@ -144,7 +111,7 @@ class ReadCache:
         fresh.terms = {term: found for term, found in dict(self.terms).items() if term not in delta.terms}
         fresh.speakers = {term: found for term, found in dict(self.speakers).items() if term not in delta.speakers}
         fresh.groups = self.groups.updated(delta.groups)
-        fresh.postings, fresh.posting_count = dict(self.postings), self.posting_count  # a tail write: unchanged
+        fresh.postings = self.postings.copy()  # a tail write never changes the main tables
         return fresh
 
 
@@ -369,7 +336,7 @@ class _Query:
 
     def _postings(self, field_id: int, terms: list[int], scope: Sequence[int] | None) -> dict[int, TermPostings]:
         """Main runs plus the tail's postings of ``terms`` in ``scope``."""
-        found = self.lookups.main_postings(self.db, field_id, terms, scope)
+        found = self.lookups.postings.read(_POSTINGS, self.db, field_id, terms, scope)
         for term in terms:
             docs, tfs = self.tail.postings(field_id, term, scope)
             if docs.size:

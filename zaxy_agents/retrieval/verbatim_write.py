@@ -306,7 +306,7 @@ class Writer:
         for doc, following in prepared.links.items():
             self.blocks.set(doc, "next", following)
         db.executemany(f"UPDATE {p}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?", prepared.frequencies())
-        _POSTINGS.append_arrays(db, *prepared.arrays(), compact=int(self.stats["wseq"]) % postings.COMPACT_EVERY == 0)
+        _POSTINGS.append_arrays(db, *prepared.arrays())
         records = prepared.records
         db.executemany(
             f"INSERT INTO {p}_doc VALUES (?, ?, ?, ?, ?, ?)",

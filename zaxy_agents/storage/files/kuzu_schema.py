@@ -7,9 +7,11 @@ order of the Arrow tables the writer COPYs, so tables and writers cannot drift a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from zaxy_agents.projection.model import RESERVED_RELATION_LABELS
+from zaxy_agents.projection.model import RESERVED_RELATION_LABELS, entity_key
 
 # (table, columns) for node tables; the first column is the primary key.
 NODE_COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -254,10 +256,33 @@ def unkeyed_node_columns(table: str) -> list[tuple[str, str]]:
     return [*columns, UNCHAINED_PREV_HASH] if table == "Event" else columns
 
 
+def _entity_key(session_id: str, entity_type: str, name: str) -> str:
+    return entity_key(session_id, entity_type, name)
+
+
+def _key_of_identity(session_id: str, entity_type: str, norm_name: str) -> str:
+    return f"{session_id}\x1f{entity_type}\x1f{norm_name}"  # model.entity_key of an already normalised name
+
+
+# Node columns Kuzu does not store since migration 0011 -> (the stored columns of the same node they are made of,
+# how). An entity version's ``key`` and its identity's ``id`` are ``model.entity_key(session, type, name)``: the
+# planner makes them so (a row that differs is refused); ~11 MB of a 100k-event graph's column pages (two
+# ~55-character strings per version and identity). Every read and the dump put them back.
+DERIVED_NODE_COLUMNS: dict[str, dict[str, tuple[tuple[str, ...], Callable[..., Any]]]] = {
+    "Entity": {"key": (("session_id", "entity_type", "name"), _entity_key)},
+    "EntityKey": {"id": (("session_id", "entity_type", "norm_name"), _key_of_identity)},
+}
+
+
+def _v10_node_columns(table: str) -> list[tuple[str, str]]:
+    return [NODE_KEY, *unkeyed_node_columns(table)]
+
+
 def stored_node_columns(table: str) -> list[tuple[str, str]]:
     """The columns Kuzu stores for a node table: :data:`NODE_KEY` (its primary key) first, then
-    :func:`unkeyed_node_columns`."""
-    return [NODE_KEY, *unkeyed_node_columns(table)]
+    :func:`unkeyed_node_columns` but those of :data:`DERIVED_NODE_COLUMNS`."""
+    derived = DERIVED_NODE_COLUMNS.get(table, {})
+    return [column for column in _v10_node_columns(table) if column[0] not in derived]
 
 
 def stored_columns(table: str) -> list[tuple[str, str]]:
@@ -287,8 +312,7 @@ def _forward_only_ddl(table: str, columns: list[tuple[str, str]] | None = None) 
     return f"CREATE REL TABLE IF NOT EXISTS `{table}`({body}){FORWARD_STORAGE}"
 
 
-def _keyed_node_ddl(table: str) -> str:
-    columns = stored_node_columns(table)
+def _keyed_node_ddl(table: str, columns: list[tuple[str, str]]) -> str:
     body = ", ".join(f"{name} {kind}" for name, kind in columns)
     return f"CREATE NODE TABLE IF NOT EXISTS {table}({body}, PRIMARY KEY({columns[0][0]}))"
 
@@ -427,7 +451,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     # table is re-created (``recreates``) and the graph re-projected from the log into a new file.
     Migration(
         "0010_integer_node_keys",
-        tuple(_keyed_node_ddl(table) for table in NODE_COLUMNS)
+        tuple(_keyed_node_ddl(table, _v10_node_columns(table)) for table in NODE_COLUMNS)
+        + tuple(_current_rel_ddl(table) for table in REL_TABLES if table not in MIRRORED),
+        rebuild=True,
+        recreates=True,
+    ),
+    # No string identity stored twice (:data:`DERIVED_NODE_COLUMNS`): an entity version's ``key`` and its identity's
+    # ``id`` are made from the node's session, type and name. Every table re-created, the graph re-projected.
+    Migration(
+        "0011_identities_from_their_parts",
+        tuple(_keyed_node_ddl(table, stored_node_columns(table)) for table in NODE_COLUMNS)
         + tuple(_current_rel_ddl(table) for table in REL_TABLES if table not in MIRRORED),
         rebuild=True,
         recreates=True,

@@ -41,6 +41,7 @@ from . import entity_search
 from .kuzu_schema import (
     BATCH_ROW_KEYS,
     DERIVED_HASH_COLUMNS,
+    DERIVED_NODE_COLUMNS,
     EDGE_AUDIT_COLUMNS,
     ENTITY_TEXT_COLUMNS,
     EXTRA_PAIRS,
@@ -89,6 +90,40 @@ def _key_name() -> str:
     """The primary-key column of this file's node tables: ``pk``, a number made from the node's id
     (``kuzu_schema.NODE_KEY``, since migration 0010), or ``id`` (earlier layouts)."""
     return stored_node_columns("Event")[0][0]
+
+
+def _derived_node(table: str) -> dict[str, tuple[tuple[str, ...], Callable[..., Any]]]:
+    """The columns of ``kuzu_schema.DERIVED_NODE_COLUMNS`` this file does not store for ``table``."""
+    stored = _stored_names(table)
+    return {name: spec for name, spec in DERIVED_NODE_COLUMNS.get(table, {}).items() if name not in stored}
+
+
+def _completer(table: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A function that adds to a node's stored columns (a dict) the columns the file does not store, made from them
+    (built once per read: the layout is looked up here, not per row)."""
+    derived = list(_derived_node(table).items())
+
+    def complete(fields: dict[str, Any]) -> dict[str, Any]:
+        for name, (sources, make) in derived:
+            fields[name] = make(*(fields[source] for source in sources))
+        return fields
+
+    return complete
+
+
+def _column_exprs(alias: str, table: str, name: str) -> list[str]:
+    """What to RETURN for ``alias.name``: the column, or the stored columns it is made from."""
+    spec = _derived_node(table).get(name)
+    return [f"{alias}.{name}"] if spec is None else [f"{alias}.{source}" for source in spec[0]]
+
+
+def _column_maker(table: str, name: str) -> Callable[[Sequence[Any]], Any]:
+    """A function giving ``alias.name`` from the values :func:`_column_exprs` returned (built once per read)."""
+    spec = _derived_node(table).get(name)
+    if spec is None:
+        return lambda values: values[0]
+    make = spec[1]
+    return lambda values: make(*values)
 
 
 def _keys(ids: Iterable[str]) -> list[Any]:
@@ -284,22 +319,25 @@ class KuzuProjectionStore(ProjectionStore):
 
         Each applied migration is recorded at once in the ``Migration`` table's comment (see
         ``kuzu_schema.MIGRATION_RECORD_TABLE``): a crash between two migrations leaves the earlier ones recorded.
+        The statements of migrations before one that re-creates every table (``Migration.recreates``) are not run,
+        only recorded: that one drops what they would build (a new file gets one schema, not every past one; each
+        DDL statement is a commit).
         """
         connection = self._connection()
         with self._writing():
             connection.execute(MIGRATION_TABLE_DDL)
             records = self._migration_records()
             applied = {record["name"] for record in records}
+            pending = [migration for migration in MIGRATIONS if migration.name not in applied]
+            fresh = max((at for at, migration in enumerate(pending) if migration.recreates), default=0)
             done = []
-            for migration in MIGRATIONS:
-                if migration.name in applied:
-                    continue
+            for at, migration in enumerate(pending):
                 if migration.recreates:  # every table of the file goes; the statements create the whole schema
                     tables = self._rows("CALL SHOW_TABLES() RETURN name, type")
                     for name, _kind in sorted(tables, key=lambda row: row[1] != "REL"):  # relationships first
                         if name != MIGRATION_RECORD_TABLE:
                             connection.execute(f"DROP TABLE `{name}`")
-                for statement in migration.statements:
+                for statement in migration.statements if at >= fresh else ():
                     connection.execute(statement)
                 records.append(
                     {
@@ -406,8 +444,9 @@ class KuzuProjectionStore(ProjectionStore):
         at = stored.index("event_id")
         hashes = self._event_hashes(sorted({row[at] for row in rows})) if derived else {}
         versions = []
+        complete = _completer("Entity")
         for row in rows:
-            fields = dict(zip(stored, row, strict=True))
+            fields = complete(dict(zip(stored, row, strict=True)))
             fields["summary"], fields["properties"] = texts[row[0]]
             if derived:  # the hash of the event that projected the version (kuzu_schema.DERIVED_HASH_COLUMNS)
                 fields["source_event_hash"] = hashes[row[at]]
@@ -520,6 +559,15 @@ class KuzuProjectionStore(ProjectionStore):
         when the chain does not give it (``prev_hash_unchained``). A version or citation whose ``source_event_hash`` is
         not its event's hash, or an edge whose ``valid_from`` is not its event's timestamp, is refused before anything
         is written (the planner never plans one)."""
+        for table in DERIVED_NODE_COLUMNS:  # columns made from others (since 0011): a row must agree
+            derived = _derived_node(table)
+            for row in getattr(batch, BATCH_ROW_KEYS[table]) if derived else ():
+                for name, (sources, make) in derived.items():
+                    if row[name] != make(*(row[source] for source in sources)):
+                        raise ValueError(
+                            f"{table} {row['id']}: {name} is not made of its {', '.join(sources)} (the embedded graph "
+                            "makes it from them)"
+                        )
         if DERIVED_HASH_COLUMNS["Event"] in _stored_names("Event"):  # the layout of an earlier release
             return batch.events
         hashes = {row["id"]: row["hash"] for row in batch.events}
@@ -641,12 +689,18 @@ class KuzuProjectionStore(ProjectionStore):
         found: dict[str, KeyState] = {}
         for start in range(0, len(wanted), LOOKUP_CHUNK):
             chunk = wanted[start : start + LOOKUP_CHUNK]
+            identity = _column_exprs("k", "EntityKey", "id")
             rows = self._rows(
-                f"UNWIND $ids AS i MATCH (k:EntityKey {{{_key_name()}: i}}) RETURN k.id, k.current_version, k.closed",
+                f"UNWIND $ids AS i MATCH (k:EntityKey {{{_key_name()}: i}}) "
+                f"RETURN k.current_version, k.closed, {', '.join(identity)}",
                 {"ids": _keys(chunk)},
             )
             asked = set(chunk)  # the id each row holds is checked: two ids never share a key unnoticed
-            found.update((key, KeyState(current, "", bool(closed))) for key, current, closed in rows if key in asked)
+            identity_of = _column_maker("EntityKey", "id")
+            for current, closed, *parts in rows:
+                key = identity_of(parts)
+                if key in asked:
+                    found[key] = KeyState(current, "", bool(closed))
         return found
 
     def sources_present(self, ids: Iterable[str]) -> set[str]:
@@ -736,14 +790,20 @@ class KuzuProjectionStore(ProjectionStore):
             asked = set(frontier)
             for direction, pattern in (("out", "(va)-[r:RELATES]->(vb)"), ("in", "(vb)-[r:RELATES]->(va)")):
                 # the reached version's identity is its ``key`` column (HAS_VERSION is stored forward only)
-                rows = self._rows(
+                origin, reached = _column_exprs("ka", "EntityKey", "id"), _column_exprs("vb", "Entity", "key")
+                listed = self._rows(
                     f"MATCH (ka:EntityKey)-[:HAS_VERSION]->(va:Entity), {pattern} "
                     f"WHERE ka.{_key_name()} IN $keys{type_filter}{time_filter} "
-                    "RETURN ka.id, vb.key, va.id, vb.id, va.session_id, "
+                    f"RETURN {', '.join(origin)}, {', '.join(reached)}, va.id, vb.id, va.session_id, "
                     + _relates_stored_return()
                     + " ORDER BY r.source_event_seq, r.id",
                     {"keys": _keys(frontier), **extra},
                 )
+                ends = len(origin) + len(reached)
+                origin_of, reached_of = _column_maker("EntityKey", "id"), _column_maker("Entity", "key")
+                rows = [
+                    [origin_of(row[: len(origin)]), reached_of(row[len(origin) : ends]), *row[ends:]] for row in listed
+                ]
                 rows = [row for row in rows if row[0] in asked]
                 if as_of and not time_filter:  # valid from the source event's timestamp
                     events = self._event_facts(sorted({event_node_id(row[4], row[5 + seq_at]) for row in rows}))
@@ -900,7 +960,10 @@ class KuzuProjectionStore(ProjectionStore):
                     line
                     for start, end in pairs
                     for line in self._canonical(
-                        table, f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN a.id, b.id{projection}"
+                        table,
+                        f"MATCH (a:{start})-[r:`{table}`]->(b:{end}) RETURN "
+                        f"{', '.join(_column_exprs('a', start, 'id') + _column_exprs('b', end, 'id'))}{projection}",
+                        ends=(start, end),
                     )
                 ]
                 yield from sorted(lines) if len(pairs) > 1 else lines
@@ -981,7 +1044,9 @@ class KuzuProjectionStore(ProjectionStore):
             lines.append('["PROJECTED_RELATION",' + head + "," + audit + "]")
         return sorted(lines)
 
-    def _canonical(self, table: str, query: str, hashes: dict[str, str] | None = None) -> list[str]:
+    def _canonical(
+        self, table: str, query: str, hashes: dict[str, str] | None = None, ends: tuple[str, str] | None = None
+    ) -> list[str]:
         """Sorted dump lines of a query's rows; a node table's rows with every column of ``NODE_COLUMNS`` in its
         place, those the file does not store put back (the text from the catalog, the hash copies from ``hashes``,
         event id -> hash)."""
@@ -994,10 +1059,21 @@ class KuzuProjectionStore(ProjectionStore):
             return []
         prefix = "[" + _json_string(table) + ","
         if table not in NODE_COLUMNS:
-            columns = [[_json_value(value) for value in column.to_pylist()] for column in arrow.columns]
+            listed = [column.to_pylist() for column in arrow.columns]
+            if ends is not None:  # a relationship's endpoint ids, made from their parts when not stored
+                cut = len(_column_exprs("a", ends[0], "id"))
+                stop = cut + len(_column_exprs("b", ends[1], "id"))
+                start_of, finish_of = _column_maker(ends[0], "id"), _column_maker(ends[1], "id")
+                starts = [start_of(parts) for parts in zip(*listed[:cut], strict=True)]
+                finishes = [finish_of(parts) for parts in zip(*listed[cut:stop], strict=True)]
+                listed = [starts, finishes, *listed[stop:]]
+            columns = [[_json_value(value) for value in column] for column in listed]
             return sorted(prefix + ",".join(row) + "]" for row in zip(*columns, strict=True))
         held = dict(zip((name.split(".", 1)[-1] for name in arrow.column_names), arrow.columns, strict=True))
         values: dict[str, list[Any]] = {}
+        for name, (sources, make) in _derived_node(table).items():  # made from the node's stored columns
+            parts = zip(*(held[source].to_pylist() for source in sources), strict=True)
+            values[name] = [make(*row) for row in parts]
         if table == "Entity" and not set(held).issuperset(ENTITY_TEXT_COLUMNS):  # the text, from the catalog
             values |= self._text_columns(held["id"].to_pylist())
         derived = DERIVED_HASH_COLUMNS.get(table)
