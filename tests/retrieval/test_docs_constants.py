@@ -75,7 +75,7 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("nodes of degree > 50", graph_lanes.HUB_DEGREE, 50),
         ("word n-grams of the query, up to 5 words", graph_lanes.MAX_NGRAM, 5),
         ("(up to 384 bytes each)", postings.RUN_BYTES, 384),
-        ("one row per term and 576 bytes", postings.SEAL_BYTES, 576),
+        ("(frequent terms: rows of up to 900 bytes", postings.SEAL_BYTES, 900),
         ("*segment* (16,384 consecutive doc ids)", 1 << postings.SEGMENT_BITS, 16384),
         ("56-byte records", features.FEATURE.itemsize, 56),
         ("in blocks of 256", features.BLOCK, 256),

@@ -3,6 +3,7 @@ with erasures between its writes, and the posting store's reads, counts and occu
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from pathlib import Path
 
@@ -53,12 +54,13 @@ def test_entity_keyword_answers_do_not_depend_on_segments(
     assert many == one and sum(map(len, one)) > 50
 
 
-@pytest.mark.parametrize("run_bytes", [768, 4])
-def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch, run_bytes: int) -> None:
+@pytest.mark.parametrize(("run_bytes", "seal_bytes"), [(384, 900), (4, 6)])
+def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch, run_bytes: int, seal_bytes: int) -> None:
     """Reads, counts and occurrence checks equal a plain list of postings, scoped and not, before and after docs
     of one session are removed (the erasure path)."""
     monkeypatch.setattr(postings, "SEGMENT_BITS", 3)
     monkeypatch.setattr(postings, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(postings, "SEAL_BYTES", seal_bytes)  # 6: sealed terms in rows of a few runs
     rng = np.random.default_rng(4)
     store = postings.PostingStore("p")
     db = sqlite3.connect(":memory:")
@@ -109,6 +111,7 @@ def test_sealed_segments_hold_one_row_per_term_and_seal_bytes(monkeypatch: pytes
     """Many small writes over many sessions leave each (field, segment, term) of a segment behind the writes one
     row per ``SEAL_BYTES`` of postings, not one per write or session; the active segment keeps its runs."""
     monkeypatch.setattr(postings, "SEGMENT_BITS", 9)
+    monkeypatch.setattr(postings, "SEAL_BYTES", 40)  # most terms are frequent: rows of consecutive runs
     rng = np.random.default_rng(9)
     store, db = postings.PostingStore("p"), sqlite3.connect(":memory:")
     for statement in postings.schema("p"):
@@ -129,8 +132,9 @@ def test_sealed_segments_hold_one_row_per_term_and_seal_bytes(monkeypatch: pytes
     active = max(seg for seg, _ in by_key)
     assert active >= 5
     sealed = {key: sizes for key, sizes in by_key.items() if key[0] < active - 1}  # the last write may straddle
-    assert sum(map(len, sealed.values())) < 1.5 * len(sealed)  # hundreds of writes, few rows
-    for sizes in sealed.values():  # rows of up to SEAL_BYTES of runs, each run up to RUN_BYTES: no overflow page
-        assert all(size >= postings.SEAL_BYTES - postings.RUN_BYTES - 8 for size in sizes[:-1])
-        assert all(size <= postings.SEAL_BYTES + postings.RUN_BYTES + 8 for size in sizes)
+    assert sum(map(len, sealed.values())) < 3 * len(sealed)  # hundreds of writes, few rows
+    assert any(len(sizes) > 1 for sizes in sealed.values())
+    for sizes in sealed.values():  # rows of up to SEAL_BYTES: no overflow page; a row and the next one's first run
+        assert all(size <= postings.SEAL_BYTES for size in sizes)  # would not have fitted
+        assert all(a + b > postings.SEAL_BYTES for a, b in itertools.pairwise(sizes))
     assert sum(map(len, by_key.values())) > sum(map(len, sealed.values())) + len(by_key) - len(sealed)

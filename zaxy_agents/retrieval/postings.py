@@ -14,7 +14,8 @@ some sessions reads their ranges, then its terms' runs in those segments, and ke
 Segments: ``seg`` is ``doc >> SEGMENT_BITS`` of every posting of the run (a run never spans two). Doc ids only
 grow, so a write appends its runs (one per term and ``RUN_BYTES``) in the newest segment's pages; once a write lands
 past a segment, no write can reach it any more and it is *sealed*: its runs (one per write that touched a term) are
-rewritten as one row per term and ``SEAL_BYTES`` (``_seal``, once per 16,384 docs, inside SQLite).
+rewritten as one row per term, or rows of up to ``SEAL_BYTES`` for frequent terms (``_seal``, once per 16,384 docs,
+mostly inside SQLite).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ import numpy as np
 from zaxy_agents.storage.derived.store import ID_LIST
 
 RUN_BYTES = 384  # bytes of varints per run a write stores (docs + tfs)
-SEAL_BYTES = 576  # a sealed row gathers runs starting within this many bytes: at most ~960 bytes, under the ~1,000
-# bytes an index B-tree cell of a 4 KB page keeps in the page (beyond, SQLite spills to overflow pages, half empty)
+SEAL_BYTES = 900  # a sealed row holds at most ~this many bytes of postings: under the ~1,000 bytes an index B-tree
+# cell of a 4 KB page keeps in the page (beyond, SQLite spills to overflow pages, about half empty)
 MAX_TF = 65535
 CHUNK = 500  # SQL variables per IN list
 SEGMENT_BITS = 14  # a segment holds the postings of 16,384 consecutive doc ids
@@ -293,23 +294,42 @@ class PostingStore:
             db.execute(f"INSERT OR IGNORE INTO {p}_post_seg VALUES (-1, ?, x'')", (seg,))
 
     def _seal(self, db: sqlite3.Connection, field: int, seg: int) -> None:
-        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one row per term
-        and ``SEAL_BYTES``: consecutive runs' bytes concatenated inside SQLite (each run starts with a restart code,
-        so a concatenation decodes as it is, in any order). A segment's ~16 writes of 1,000 events, or tail merges,
-        held ~5x the rows; reading and re-encoding them in Python cost ~3x more CPU."""
+        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one row per term:
+        the runs' bytes concatenated inside SQLite (each run starts with a restart code, so a concatenation decodes
+        as it is). A term whose runs add up to more than ``SEAL_BYTES`` (a frequent one) gets rows of consecutive
+        runs of up to ``SEAL_BYTES`` instead: a row past ~1,000 bytes would spill into half-empty overflow pages. A
+        segment's ~16 writes of 1,000 events, or tail merges, held ~5x the rows; re-encoding every posting in
+        Python cost ~3x the CPU, and cutting rows by a running sum in SQL (a window function) ~2.5x."""
         p = self.prefix
         db.execute("DROP TABLE IF EXISTS temp.sealed")
         db.execute(
             "CREATE TEMP TABLE sealed AS SELECT field, seg, term, min(first) AS first, sum(n) AS n, "
-            "CAST(group_concat(docs, '') AS BLOB) AS docs, CAST(group_concat(tfs, '') AS BLOB) AS tfs FROM "
-            "(SELECT *, (sum(length(docs) + length(tfs)) OVER (PARTITION BY term ORDER BY first) - length(docs) "
-            f"- length(tfs)) / {SEAL_BYTES} AS part FROM {p}_post WHERE field = ? AND seg = ? ORDER BY term, first) "
-            "GROUP BY term, part",
+            "CAST(group_concat(docs, '') AS BLOB) AS docs, CAST(group_concat(tfs, '') AS BLOB) AS tfs "
+            f"FROM {p}_post WHERE field = ? AND seg = ? GROUP BY term",
             (field, seg),
         )
+        long = f"length(docs) + length(tfs) > {SEAL_BYTES}"
+        runs = db.execute(
+            f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ? AND term IN "
+            f"(SELECT term FROM temp.sealed WHERE {long}) ORDER BY term, first",
+            (field, seg),
+        ).fetchall()
         db.execute(f"DELETE FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
-        db.execute(f"INSERT INTO {p}_post SELECT * FROM temp.sealed ORDER BY term")
+        db.execute(f"INSERT INTO {p}_post SELECT * FROM temp.sealed WHERE NOT ({long}) ORDER BY term")
         db.execute("DROP TABLE temp.sealed")
+        rows: list[tuple[Any, ...]] = []
+        group: list[tuple[int, int, int, bytes, bytes]] = []
+        size = 0
+        for run in runs:  # consecutive runs of a frequent term, up to SEAL_BYTES per row
+            length = len(run[3]) + len(run[4])
+            if group and (run[0] != group[0][0] or size + length > SEAL_BYTES):
+                rows.append(_joined(field, seg, group))
+                group, size = [], 0
+            group.append(run)
+            size += length
+        if group:
+            rows.append(_joined(field, seg, group))
+        _insert_runs(db, f"INSERT INTO {p}_post VALUES", rows)
 
     def _add_sessions(self, db: sqlite3.Connection, session: np.ndarray, docs: np.ndarray) -> None:
         """Record which session each doc belongs to: ``(offset, count)`` ranges appended to ``<prefix>_post_seg``."""
@@ -512,6 +532,14 @@ class PostingStore:
         if sessions is None:
             return bool(self.sample(db, field, term, 1))
         return self.count(db, field, term, sessions) > 0
+
+
+def _joined(field: int, seg: int, runs: list[tuple[int, int, int, bytes, bytes]]) -> tuple[Any, ...]:
+    """One row of consecutive runs ``(term, first, n, docs, tfs)`` of a term: their bytes one after the other."""
+    return (
+        field, seg, runs[0][0], runs[0][1], sum(run[2] for run in runs),
+        b"".join(run[3] for run in runs), b"".join(run[4] for run in runs),
+    )  # fmt: skip
 
 
 def _key_starts(field: np.ndarray, seg: np.ndarray, term: np.ndarray) -> np.ndarray:
