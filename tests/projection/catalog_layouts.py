@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from zaxy_agents.projection.catalog_rows import _pack, _unpack
+
 _V4_KEYS = (
     "CREATE TABLE cat_keys(kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, session TEXT NOT NULL, "
     "norm TEXT NOT NULL, current TEXT NOT NULL, closed INTEGER NOT NULL)"
@@ -32,9 +34,21 @@ _V3_EDGES = (
 )
 
 
+def to_layout_6(db: sqlite3.Connection) -> None:
+    """Bodies as layouts 2-6 stored them: a version's valid_from spelled out in its properties."""
+    rows = db.execute("SELECT vid, body, valid_from FROM cat_versions").fetchall()
+    for vid, body, valid_from in rows:
+        summary, properties = _unpack(body, valid_from)
+        db.execute(
+            "UPDATE cat_versions SET body = ? WHERE vid = ?", (_pack(summary or "", properties, summary is None), vid)
+        )
+    db.execute("UPDATE meta SET value = '6' WHERE key = 'schema:catalog'")
+
+
 def to_layout_5(db: sqlite3.Connection) -> None:
     """Edges as layouts 3-5 stored them: ends as version ids (12-byte blobs), names as text, event time and hash
     spelled out (same eid); every version's name spelled out."""
+    to_layout_6(db)
     db.execute(_V3_EDGES.replace("cat_edges(", "old_edges(", 1))
     db.execute(
         "INSERT INTO old_edges SELECT e.eid, e.id, sv.id, tv.id, e.source_kid, e.target_kid, r.name, s.name, "

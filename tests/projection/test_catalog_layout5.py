@@ -1,6 +1,7 @@
-"""Catalog layouts 5-6 (integers for what repeats: session and type names, version ids, identity keys) answers every
-read exactly as layout 4 did: a layout-4 or -5 file is migrated in place on open (no rebuild from the log) and gives the
-same answers; keys and ids no identity can have find nothing; erasing a session removes its name too."""
+"""Catalog layouts 5-7 (integers for what repeats: session and type names, version ids, identity keys; no copies of
+what another row holds) answer every read exactly as layout 4 did: a layout-4, -5 or -6 file is migrated in place on
+open (no rebuild from the log) and gives the same answers; keys and ids no identity can have find nothing; erasing a
+session removes its name too."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.projection.catalog_layouts import to_layout_4, to_layout_5
+from tests.projection.catalog_layouts import to_layout_4, to_layout_5, to_layout_6
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection.catalog_rows import SCHEMA_VERSION
+from zaxy_agents.projection.catalog_rows import SCHEMA_VERSION, _pack, _unpack
 from zaxy_agents.projection.sqlite_catalog import SqliteCatalog
 
 
@@ -87,7 +88,7 @@ def _packet(memory: MemoryFabric) -> dict[str, Any]:
     return packet
 
 
-@pytest.mark.parametrize("layout", [4, 5])
+@pytest.mark.parametrize("layout", [4, 5, 6])
 def test_an_earlier_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Path, layout: int) -> None:
     """Layout 4 (names and ids as text) and layout 5 (edges naming their ends by id, event time and hash copied)."""
     root = tmp_path / "loom"
@@ -100,7 +101,7 @@ def test_an_earlier_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Pat
     assert sum(state is not None and state.closed for state in before["states"].values()) == 3  # k1, per session
     derived = root / ".zaxy" / "derived.sqlite"
     with sqlite3.connect(derived) as db:
-        (to_layout_4 if layout == 4 else to_layout_5)(db)
+        {4: to_layout_4, 5: to_layout_5, 6: to_layout_6}[layout](db)
         assert db.execute("SELECT value FROM meta WHERE key = 'schema:catalog'").fetchone() == (str(layout),)
     with MemoryFabric.from_path(root) as memory:
         assert _answers(memory) == before
@@ -115,6 +116,8 @@ def test_an_earlier_catalog_is_migrated_in_place_and_answers_alike(tmp_path: Pat
         assert "key" not in {row[1] for row in db.execute("PRAGMA table_info(cat_keys)")}
         assert db.execute("SELECT count(*) FROM cat_edges WHERE hash IS NOT NULL").fetchone() == (0,)  # all borrowed
         assert db.execute("SELECT count(*) FROM cat_versions WHERE name IS NULL").fetchone()[0] > 20  # turns
+        marked = "SELECT count(*) FROM cat_versions WHERE instr(body, CAST('\"occurred_at\":' AS BLOB) || X'00') > 0"
+        assert db.execute(marked).fetchone()[0] > 20  # turns: their valid_from is not copied into the properties
 
 
 def test_a_fresh_layout_5_catalog_answers_as_a_migrated_one(tmp_path: Path) -> None:
@@ -147,3 +150,20 @@ def test_deleting_a_session_removes_its_name(tmp_path: Path) -> None:
     with sqlite3.connect(root / ".zaxy" / "derived.sqlite") as db:
         names = {row[0] for row in db.execute("SELECT name FROM cat_sessions")}
         assert "thread-2" not in names and "thread-1" in names
+
+
+@pytest.mark.parametrize(
+    ("properties", "valid_from"),
+    [
+        ('{"occurred_at":"2026-01-02T03:04:05Z","role":"user"}', "2026-01-02T03:04:05Z"),
+        ('{"a":"2026","b":"2026","c":"x\\u0000y"}', "2026"),  # twice, and an escaped NUL in the JSON
+        ('{"k":"a\\",\\"b"}', 'a\\",\\"b'),  # a valid_from that looks like JSON
+        ('{"k":""}', ""),
+        ("", "2026-01-02"),
+    ],
+)
+def test_a_body_gives_back_the_properties_it_was_given(properties: str, valid_from: str) -> None:
+    for in_log in (False, True):
+        for summary in ("", "s" * 400):  # stored raw and compressed
+            body = _pack(summary, properties, in_log, valid_from)
+            assert _unpack(body, valid_from) == (None if in_log else summary, properties)

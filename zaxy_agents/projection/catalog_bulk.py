@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.projection.catalog_rows import _IN_CHUNK, _SESSION_VID, _in_log, _raw, _version
+from zaxy_agents.projection.catalog_rows import _IN_CHUNK, _SESSION_VID, _in_log, _raw, _version, timed
 from zaxy_agents.projection.records import EntityVersion
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def recent_versions_many(
         else:
             raw = _raw(row[4])
             size = 4 + int.from_bytes(raw[:4], "little")
-            texts = (raw[4:size], raw[size:])  # summary, properties JSON (as _pack lays them out)
+            texts = (raw[4:size], timed(raw[size:], row[5]))  # summary, properties JSON (as _pack lays them out)
         return any(needle in text for needle in needles for text in texts)
 
     return {

@@ -14,7 +14,9 @@ copied into the new layout with the same ``vid`` / ``kid`` numbers (edges and th
 them); a row the new layout cannot hold (an id that is not 24 hex digits, a key that is not
 ``session \x1f type \x1f norm``) stops the migration: the catalog is then rebuilt from the log.
 5 -> 6: edges are copied into the layout that names their ends by ``vid`` and borrows the event time and hash of
-the end version made by the same event (same ``eid`` numbers).
+the end version made by the same event (same ``eid`` numbers); a version's name is NULL when it is its identity's norm.
+6 -> 7: the uncompressed bodies whose properties hold the version's ``valid_from`` (a turn's ``occurred_at``) are
+rewritten with :data:`~.catalog_rows.TIME_MARK` in its place (compressed ones are left as they are: reads accept both).
 No event is re-read and the indexes keep their rows and cursors. The file keeps its size (20k events: 52.3 MB before,
 55.1 MB after, 4.7 MB of it free pages that later writes reuse; 0.4 s of CPU); a file built in the new layout is
 11.6 % smaller (46.3 MB).
@@ -46,12 +48,12 @@ from zaxy_agents.projection.catalog_rows import (
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore, is_busy
 
 _BATCH = 2_000  # bodies rewritten per statement
-_FROM = ("2", "3", "4", "5")  # the layouts migrated in place
+_FROM = ("2", "3", "4", "5", "6")  # the layouts migrated in place
 
 
 def migrate(store: DerivedStore) -> bool:
     """Bring a version-2, -3 or -4 catalog to the current layout in place; True when it did."""
-    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 6:
+    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 7:
         return False
     try:
         with store.write() as db:
@@ -63,11 +65,13 @@ def migrate(store: DerivedStore) -> bool:
                 _compact_edges(db)
             if recorded in (("2",), ("3",)):
                 db.execute("ALTER TABLE cat_keys DROP COLUMN valid_from")  # 3 -> 4
-            if recorded != ("5",):
+            if recorded in (("2",), ("3",), ("4",)):
                 _integer_names(db)  # 4 -> 5
-            else:
+            elif recorded == ("5",):
                 _names_from_keys(db)  # 5 -> 6 (4 -> 5 above writes the names this way already)
-            _edges_on_versions(db)  # 5 -> 6
+            if recorded != ("6",):
+                _edges_on_versions(db)  # 5 -> 6
+            _times_marked(db)  # 6 -> 7
             store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
     except sqlite3.OperationalError as exc:  # rolled back: the version check then rebuilds the catalog from the log
         if is_busy(exc):
@@ -252,3 +256,21 @@ def _names_from_keys(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE cat_versions_v6 RENAME TO cat_versions")
     for statement in VERSION_INDEXES:
         db.execute(statement)
+
+
+def _times_marked(db: sqlite3.Connection) -> None:
+    last = 0
+    while True:
+        rows = db.execute(
+            "SELECT vid, body, valid_from FROM cat_versions WHERE vid > ? AND substr(body, 1, 1) IN (X'72', X'52') "
+            "AND instr(body, CAST('\"' || valid_from || '\"' AS BLOB)) > 0 ORDER BY vid LIMIT ?",
+            (last, _BATCH),
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        updates = []
+        for vid, body, valid_from in rows:
+            summary, properties = _unpack(body)
+            updates.append((_pack(summary or "", properties, summary is None, valid_from), vid))
+        db.executemany("UPDATE cat_versions SET body = ? WHERE vid = ?", updates)

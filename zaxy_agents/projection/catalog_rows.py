@@ -18,11 +18,12 @@ from typing import Any
 from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 6  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
+SCHEMA_VERSION = 7  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
 # lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice); 5: version ids
 # as 12-byte blobs, session / type names as small integers (cat_sessions, cat_types), an identity's key rebuilt from
 # (session, type, normalised name) and its current version as a vid; 6: edges name their ends by vid and repeat
-# no event time or hash their end versions hold; a version's name is NULL when it equals its identity's norm
+# no event time or hash their end versions hold; a version's name is NULL when it equals its identity's norm; 7: a
+# version's properties hold no copy of its valid_from (TIME_MARK)
 
 # Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
 # from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
@@ -158,10 +159,17 @@ def drop_tables(db: sqlite3.Connection) -> None:
         db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
-def _pack(summary: str, properties: str, summary_in_log: bool = False) -> bytes:
+TIME_MARK = "\x00"  # in a stored properties JSON: the version's ``valid_from`` as a JSON string (layout 7)
+
+
+def _pack(summary: str, properties: str, summary_in_log: bool = False, valid_from: str = "") -> bytes:
     """Summary and properties JSON in one blob, zlib-compressed when that pays (summaries of turns and
     commands are up to 600 characters of prose). ``summary_in_log``: the summary is left out (read from the
-    event, see :data:`TEXT_FROM_LOG`); the tag is then upper-case."""
+    event, see :data:`TEXT_FROM_LOG`); the tag is then upper-case. ``valid_from``: its JSON string in the
+    properties (a turn's ``occurred_at``) is stored as :data:`TIME_MARK` (the planner's JSON escapes every control
+    character, so the mark never stands for anything else; reading puts the string back: an exact inverse)."""
+    if valid_from:
+        properties = properties.replace(f'"{valid_from}"', TIME_MARK)
     head = b"" if summary_in_log else summary.encode()
     raw = len(head).to_bytes(4, "little") + head + properties.encode()
     tag = b"r"
@@ -181,11 +189,20 @@ def _in_log(body: bytes) -> bool:
     return body[:1] in (b"R", b"Z")
 
 
-def _unpack(body: bytes) -> tuple[str | None, str]:
-    """``(summary, properties JSON)``; the summary is ``None`` when it is read from the log."""
+def _unpack(body: bytes, valid_from: str | None = None) -> tuple[str | None, str]:
+    """``(summary, properties JSON)``; the summary is ``None`` when it is read from the log. ``valid_from``: the
+    version's, put back where the properties hold :data:`TIME_MARK` (``None``: left marked)."""
     raw = _raw(body)
     size = int.from_bytes(raw[:4], "little")
-    return (None if _in_log(body) else raw[4 : 4 + size].decode()), raw[4 + size :].decode()
+    properties = raw[4 + size :].decode()
+    if valid_from is not None and TIME_MARK in properties:
+        properties = properties.replace(TIME_MARK, f'"{valid_from}"')
+    return (None if _in_log(body) else raw[4 : 4 + size].decode()), properties
+
+
+def timed(properties: bytes, valid_from: str) -> bytes:
+    """Stored properties bytes with :data:`TIME_MARK` replaced by ``valid_from``'s JSON string."""
+    return properties.replace(b"\x00", b'"' + valid_from.encode() + b'"') if b"\x00" in properties else properties
 
 
 def _version(row: tuple[Any, ...], texts: LogTexts | None = None) -> EntityVersion:
@@ -195,6 +212,9 @@ def _version(row: tuple[Any, ...], texts: LogTexts | None = None) -> EntityVersi
     tag = body[:1]
     raw = zlib.decompress(body[1:]) if tag == b"z" or tag == b"Z" else body[1:]
     size = int.from_bytes(raw[:4], "little")
+    properties = raw[4 + size :]
+    if b"\x00" in properties:  # TIME_MARK: the version's valid_from
+        properties = properties.replace(b"\x00", b'"' + row[6].encode() + b'"')
     if tag == b"r" or tag == b"z":
         return EntityVersion(
             row[0],
@@ -203,7 +223,7 @@ def _version(row: tuple[Any, ...], texts: LogTexts | None = None) -> EntityVersi
             row[3],
             row[4],
             raw[4 : 4 + size].decode(),
-            raw[4 + size :].decode(),
+            properties.decode(),
             row[6],
             row[7],
             bool(row[8]),
@@ -216,7 +236,7 @@ def _version(row: tuple[Any, ...], texts: LogTexts | None = None) -> EntityVersi
         )
     if texts is None:
         raise RuntimeError("a version whose summary is in the log was read without access to the log")
-    return LoggedVersion(texts, *_fields(row, None, raw[4 + size :].decode()))
+    return LoggedVersion(texts, *_fields(row, None, properties.decode()))
 
 
 def _fields(row: tuple[Any, ...], summary: str | None, properties: str) -> tuple[Any, ...]:

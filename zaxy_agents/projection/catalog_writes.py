@@ -49,9 +49,10 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
     edges, feedback, failures, labels, sources, counters and the cursors it covers. ``summaries_in_log``: the
     summaries of raw-text entities (:data:`~.catalog_rows.TEXT_FROM_LOG`) are left in the log."""
     _note_touched(touched, db, batch)
-    sids = _name_ids(db, "cat_sessions", "sid", [row["session_id"] for row in batch.entities])
+    sessions = [row["session_id"] for row in (*batch.entities, *batch.relations)]
+    sids = _name_ids(db, "cat_sessions", "sid", sessions)  # one lookup per dictionary and batch
     types = [name for row in batch.entities for name in (row["entity_type"], row["source_event_type"])]
-    tids = _name_ids(db, "cat_types", "tid", types)
+    tids = _name_ids(db, "cat_types", "tid", [*types, *(row["relation_type"] for row in batch.relations)])
     first = db.execute("SELECT coalesce(max(vid), 0) + 1 FROM cat_versions").fetchone()[0]
     vids = {row["id"]: vid for vid, row in enumerate(batch.entities, first)}  # assertion order, as rowids would be
     kids = _write_keys(db, batch, sids, tids, vids)
@@ -71,6 +72,7 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
                     row["summary"] or "",
                     row["properties"] or "",
                     summaries_in_log and row["entity_type"] in TEXT_FROM_LOG,
+                    row["valid_from"],
                 ),
                 row["valid_from"],
                 row["valid_to"],
@@ -100,7 +102,7 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
             [(row["valid_to"], int(bool(row["invalidated"])), vid_bytes(row["id"])) for row in batch.closures],
         )
     if batch.relations:
-        touched.edge_keys.update(_write_edges(db, batch))
+        touched.edge_keys.update(_write_edges(db, batch, sids, tids))
     for row in batch.feedback:
         positive = bool(row["positive"])
         db.execute(
@@ -239,7 +241,9 @@ def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
     return found
 
 
-def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
+def _write_edges(
+    db: sqlite3.Connection, batch: ProjectionBatch, sids: dict[str, int], rtids: dict[str, int]
+) -> set[str]:
     """Insert the batch's relations; returns the identity keys of their endpoints."""
     endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
     ends: dict[str, tuple[int, int, int, str, bytes]] = {}
@@ -254,8 +258,6 @@ def _write_edges(db: sqlite3.Connection, batch: ProjectionBatch) -> set[str]:
         ):
             ends[version_id] = (vid, kid, int(seq), valid_from, digest)
             keys.add(key)
-    sids = _name_ids(db, "cat_sessions", "sid", [row["session_id"] for row in batch.relations])
-    rtids = _name_ids(db, "cat_types", "tid", [row["relation_type"] for row in batch.relations])
     db.executemany(
         "INSERT INTO cat_edges(id, source_vid, target_vid, source_kid, target_kid, rtid, sid, inferred, confidence, "
         "method, ev_session, ev_seq, ev_hash, borrow, valid_from, valid_to, seq, hash) "

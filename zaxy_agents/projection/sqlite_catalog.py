@@ -35,7 +35,6 @@ from zaxy_agents.projection.catalog_rows import (
     TID_OF,
     _chunks,
     _edge,
-    _id_out,
     _unpack,
     _version,
     create_tables,
@@ -55,6 +54,7 @@ from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore
 _KEY_STATE = f"SELECT {ID_OUT}, v.valid_from, k.closed FROM cat_keys k JOIN cat_versions v ON v.vid = k.cur"
 _SESSION_TYPE = f"sid = {SID_OF.format('?')} AND tid = {TID_OF.format('?')}"  # a session's versions of one type
 _NAMED = "cat_keys k JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid WHERE"
+_KEY_WHERE_M = KEY_WHERE.replace("k.", "m.").replace("{", "{{").replace("}", "}}")  # KEY_WHERE on alias m
 _NO_KEY = ("\x1f", "", "")  # parts of a string no identity can have (a normalised name holds no \x1f)
 # A version's identity key and session by the identity's own names (lighter than NAMES_JOIN: no body, no types)
 _KEY_JOIN = "JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid"
@@ -63,9 +63,11 @@ __all__ = ["NAME", "SCHEMA_VERSION", "SqliteCatalog", "create_tables", "drop_tab
 
 
 # neighbour_keys: the other end and confidence of an identity's edges in one direction, in eid order
+# (the other end's identity is the edge's other kid: its key is rebuilt by the join, no version is read)
 _ENDS = (
-    "SELECT lower(hex(v.id)), e.confidence FROM cat_edges e JOIN cat_versions v ON v.vid = e.{} WHERE e.{} = "
-    f"(SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE.replace('{', '{{').replace('}', '}}')}) ORDER BY e.eid"
+    f"SELECT {KEY_OUT}, e.confidence FROM cat_edges e JOIN cat_keys k ON k.kid = e.{{}} "
+    "JOIN cat_sessions s ON s.sid = k.sid JOIN cat_types t ON t.tid = k.tid WHERE e.{} = "
+    f"(SELECT m.kid FROM cat_keys m WHERE {_KEY_WHERE_M}) ORDER BY e.eid"
 )
 
 
@@ -280,12 +282,12 @@ class SqliteCatalog:
         logged: dict[str, tuple[Request, str]] = {}
         for chunk in _chunks(list(dict.fromkeys(version_ids))):
             rows = self._rows(
-                f"SELECT {ID_OUT}, v.body, s.name, v.seq, v.hash, {KEY_OUT} FROM cat_versions v {_KEY_JOIN} "
-                f"WHERE v.id IN {IDS_BLOB}",
+                f"SELECT {ID_OUT}, v.body, s.name, v.seq, v.hash, {KEY_OUT}, v.valid_from FROM cat_versions v "
+                f"{_KEY_JOIN} WHERE v.id IN {IDS_BLOB}",
                 (ids_blob(chunk),),
             )
-            for version_id, body, session, seq, digest, key in rows:
-                summary, properties = _unpack(body)
+            for version_id, body, session, seq, digest, key, valid_from in rows:
+                summary, properties = _unpack(body, valid_from)
                 if summary is None:
                     logged[version_id] = ((session, int(seq), digest.hex(), key), properties)
                 else:
@@ -589,11 +591,14 @@ class SqliteCatalog:
         if out is not None and into is not None:
             ends = [(edge.target_id, edge.confidence) for edge in out]
             ends += [(edge.source_id, edge.confidence) for edge in into]
-        else:
+        else:  # every edge's ends are versions (both kept or both erased with the session): every end is found
             parts = key_parts(key) or _NO_KEY
-            rows = self._rows(_ENDS.format("target_vid", "source_kid"), parts)
-            rows += self._rows(_ENDS.format("source_vid", "target_kid"), parts)
-            ends = [(_id_out(other), confidence) for other, confidence in rows]
+            keys = self._rows(_ENDS.format("target_kid", "source_kid"), parts)
+            keys += self._rows(_ENDS.format("source_kid", "target_kid"), parts)
+            if len(self._ends) >= CACHE_LIMIT // 10:
+                self._ends.clear()
+            self._ends[key] = keys
+            return keys
         located = self.version_sources([other for other, _ in ends])
         keys = [(located[other][0], confidence) for other, confidence in ends if other in located]
         if len(keys) == len(ends):
