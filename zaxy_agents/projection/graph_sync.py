@@ -50,7 +50,8 @@ SPAN_EVENTS = 100_000
 # A catch-up of fewer events commits batch by batch, as before: small catch-ups leave little free space, and a
 # failed write (a full disk) then loses one batch. Kuzu 0.11.3 closing a database after a write failed on a full
 # disk was seen spinning forever in ``~Database`` (``NodeTable::rollbackCheckpoint``) after a failed span of a
-# 1,600-event catch-up (tests/projection/test_crash_consistency.py, 1 run in 3): not measured on larger spans.
+# 1,600-event catch-up (tests/projection/test_crash_consistency.py, 1 run in 3). A 20,000-event span that ran out of
+# space on a real full disk (tmpfs) rolled back and closed at once in 3 runs of 3 (docs/benchmarks.md, "Graph size").
 SPAN_MIN_EVENTS = 20_000
 # Events of committed batches an open graph keeps for its next sync when nothing follows it: that sync writes them
 # as they are instead of replaying and re-planning the same events from the log (past this, it replays).
