@@ -11,7 +11,7 @@ of the span behind.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -55,6 +55,21 @@ def _commits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     monkeypatch.setattr(kuzu.Connection, "execute", execute)
 
 
+def _third_apply_fails(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], Callable[..., None]]:
+    """The store's third ``apply`` fails like a full disk: (the applies counted, the real ``apply``)."""
+    applied: list[int] = []
+    apply = kuzu_store.KuzuProjectionStore.apply
+
+    def failing_third(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
+        applied.append(1)
+        if len(applied) == 3:
+            raise RuntimeError("disk full (test)")
+        apply(self, batch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", failing_third)
+    return applied, apply
+
+
 def _caught_up(root: Path, *, batch_events: int, span_events: int, min_events: int = 0) -> MemoryFabric:
     memory = MemoryFabric.from_path(root)
     memory.projector.graph.batch_events = batch_events
@@ -89,16 +104,7 @@ def test_a_failure_inside_the_span_leaves_none_of_it(tmp_path: Path, monkeypatch
     root = tmp_path / "loom"
     _memory(root)
     monkeypatch.setattr(graph_sync, "PREFETCH_EVENTS", 5)  # 10 batches of 10 events
-    applied: list[int] = []
-    apply = kuzu_store.KuzuProjectionStore.apply
-
-    def failing_third(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
-        applied.append(1)
-        if len(applied) == 3:
-            raise RuntimeError("disk full (test)")
-        apply(self, batch)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", failing_third)
+    _applied, apply = _third_apply_fails(monkeypatch)
     with _caught_up(root, batch_events=10, span_events=1000) as memory:
         assert memory.projector.store is None  # closed: the span rolled back
         assert "disk full (test)" in (memory.projector.graph.error or "")
@@ -151,16 +157,7 @@ def test_a_failure_inside_a_reprojects_span_still_ends_with_the_whole_graph(
     shutil.copytree(root, tmp_path / "truth")
     digest, _count = _reprojected(tmp_path / "truth", monkeypatch, span=False)
     monkeypatch.setattr(rebuild, "REBUILD_BATCH_EVENTS", 10)
-    applied: list[int] = []
-    apply = kuzu_store.KuzuProjectionStore.apply
-
-    def failing_third(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
-        applied.append(1)
-        if len(applied) == 3:
-            raise RuntimeError("disk full (test)")
-        apply(self, batch)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(kuzu_store.KuzuProjectionStore, "apply", failing_third)
+    applied, apply = _third_apply_fails(monkeypatch)
     with MemoryFabric.from_path(root) as memory:
         memory.projector.batch_events = 10
         memory.projector.graph.span_min_events = 0

@@ -325,6 +325,13 @@ def _current_rel_ddl(table: str) -> str:
     return rel_ddl(table, source, target, stored_columns(table))
 
 
+def _whole_schema(node_columns: Callable[[str], list[tuple[str, str]]]) -> tuple[str, ...]:
+    """Every table's DDL, node tables with ``node_columns`` (a migration that re-creates every table)."""
+    return tuple(_keyed_node_ddl(table, node_columns(table)) for table in NODE_COLUMNS) + tuple(
+        _current_rel_ddl(table) for table in REL_TABLES if table not in MIRRORED
+    )
+
+
 @dataclass(frozen=True)
 class Migration:
     name: str
@@ -449,22 +456,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     # Node tables keyed by a 64-bit number made from their id (:data:`NODE_KEY`): smaller primary-key indexes. Every
     # table is re-created (``recreates``) and the graph re-projected from the log into a new file.
-    Migration(
-        "0010_integer_node_keys",
-        tuple(_keyed_node_ddl(table, _v10_node_columns(table)) for table in NODE_COLUMNS)
-        + tuple(_current_rel_ddl(table) for table in REL_TABLES if table not in MIRRORED),
-        rebuild=True,
-        recreates=True,
-    ),
+    Migration("0010_integer_node_keys", _whole_schema(_v10_node_columns), rebuild=True, recreates=True),
     # No string identity stored twice (:data:`DERIVED_NODE_COLUMNS`): an entity version's ``key`` and its identity's
     # ``id`` are made from the node's session, type and name. Every table re-created, the graph re-projected.
-    Migration(
-        "0011_identities_from_their_parts",
-        tuple(_keyed_node_ddl(table, stored_node_columns(table)) for table in NODE_COLUMNS)
-        + tuple(_current_rel_ddl(table) for table in REL_TABLES if table not in MIRRORED),
-        rebuild=True,
-        recreates=True,
-    ),
+    Migration("0011_identities_from_their_parts", _whole_schema(stored_node_columns), rebuild=True, recreates=True),
 )
 
 
