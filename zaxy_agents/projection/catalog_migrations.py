@@ -189,17 +189,8 @@ def _integer_names(db: sqlite3.Connection) -> None:
         "FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid JOIN cat_sessions s ON s.name = v.session "
         "JOIN cat_types t ON t.name = v.entity_type JOIN cat_types e ON e.name = v.event_type ORDER BY v.vid"
     )
-    counts = db.execute(
-        "SELECT (SELECT count(*) FROM cat_keys) - (SELECT count(*) FROM cat_keys_v5), "
-        "(SELECT count(*) FROM cat_versions) - (SELECT count(*) FROM cat_versions_v5)"
-    ).fetchone()
-    if counts != (0, 0):
-        raise _Unmigratable(f"catalog rows lost copying into layout {SCHEMA_VERSION}: {counts}")
-    for table in ("cat_keys", "cat_versions"):
-        db.execute(f"DROP TABLE {table}")
-        db.execute(f"ALTER TABLE {table}_v5 RENAME TO {table}")
-    for statement in (*KEY_INDEXES, *VERSION_INDEXES):
-        db.execute(statement)
+    _swap(db, "cat_keys", "cat_keys_v5", KEY_INDEXES)
+    _swap(db, "cat_versions", "cat_versions_v5", VERSION_INDEXES)
 
 
 def _edges_on_versions(db: sqlite3.Connection) -> None:
@@ -227,13 +218,7 @@ def _edges_on_versions(db: sqlite3.Connection) -> None:
         "JOIN cat_versions sv ON sv.id = e.source_id JOIN cat_versions tv ON tv.id = e.target_id "
         "JOIN cat_types r ON r.name = e.relation_type JOIN cat_sessions s ON s.name = e.session) ORDER BY eid"
     )
-    lost = db.execute("SELECT (SELECT count(*) FROM cat_edges) - (SELECT count(*) FROM cat_edges_v6)").fetchone()[0]
-    if lost:
-        raise _Unmigratable(f"{lost} edges do not fit layout {SCHEMA_VERSION} (an end version is missing)")
-    db.execute("DROP TABLE cat_edges")
-    db.execute("ALTER TABLE cat_edges_v6 RENAME TO cat_edges")
-    for statement in EDGE_INDEXES:
-        db.execute(statement)
+    _swap(db, "cat_edges", "cat_edges_v6", EDGE_INDEXES)
 
 
 def _names_from_keys(db: sqlite3.Connection) -> None:
@@ -249,13 +234,7 @@ def _names_from_keys(db: sqlite3.Connection) -> None:
         "v.seq, v.hash, v.etid, v.importance, v.source_path, v.asserted "
         "FROM cat_versions v JOIN cat_keys k ON k.kid = v.kid ORDER BY v.vid"
     )
-    lost = db.execute("SELECT (SELECT count(*) FROM cat_versions) - (SELECT count(*) FROM cat_versions_v6)").fetchone()
-    if lost != (0,):
-        raise _Unmigratable(f"{lost[0]} versions lost copying into layout {SCHEMA_VERSION}")
-    db.execute("DROP TABLE cat_versions")
-    db.execute("ALTER TABLE cat_versions_v6 RENAME TO cat_versions")
-    for statement in VERSION_INDEXES:
-        db.execute(statement)
+    _swap(db, "cat_versions", "cat_versions_v6", VERSION_INDEXES)
 
 
 def _times_marked(db: sqlite3.Connection) -> None:
@@ -274,3 +253,14 @@ def _times_marked(db: sqlite3.Connection) -> None:
             summary, properties = _unpack(body)
             updates.append((_pack(summary or "", properties, summary is None, valid_from), vid))
         db.executemany("UPDATE cat_versions SET body = ? WHERE vid = ?", updates)
+
+
+def _swap(db: sqlite3.Connection, table: str, copy: str, indexes: tuple[str, ...]) -> None:
+    """Replace ``table`` by its ``copy`` in the new layout (every row copied, else the migration stops) and index it."""
+    lost = db.execute(f"SELECT (SELECT count(*) FROM {table}) - (SELECT count(*) FROM {copy})").fetchone()[0]
+    if lost:
+        raise _Unmigratable(f"{lost} rows of {table} do not fit layout {SCHEMA_VERSION} (a row they name is missing)")
+    db.execute(f"DROP TABLE {table}")
+    db.execute(f"ALTER TABLE {copy} RENAME TO {table}")
+    for statement in indexes:
+        db.execute(statement)

@@ -311,17 +311,25 @@ def edge_values(row: dict[str, Any], source: EdgeEnd, target: EdgeEnd, rtid: int
         target[1],
         rtid,
         sid,
+        *_inference(row, own),
+        borrow,
+        None if borrow else row["valid_from"],
+        row["valid_to"],
+        seq,
+        None if borrow else digest,
+    )
+
+
+def _inference(row: dict[str, Any], own: bool) -> tuple[Any, ...]:
+    """A planned relation's ``inferred, confidence, method, ev_session, ev_seq, ev_hash`` columns (NULL where they
+    repeat the deterministic method or the edge's own event: ``own``)."""
+    return (
         int(bool(row["inferred"])),
         float(row["confidence"]),
         None if row["inference_method"] == DETERMINISTIC else row["inference_method"],
         None if own else row["evidence_session"],
         None if own else int(row["evidence_seq"]),
         None if own else bytes.fromhex(row["evidence_hash"]),
-        borrow,
-        None if borrow else row["valid_from"],
-        row["valid_to"],
-        seq,
-        None if borrow else digest,
     )
 
 
@@ -338,12 +346,7 @@ def _edge_values(row: dict[str, Any], source_kid: int, target_kid: int) -> tuple
         target_kid,
         row["relation_type"],
         session,
-        int(bool(row["inferred"])),
-        float(row["confidence"]),
-        None if row["inference_method"] == DETERMINISTIC else row["inference_method"],
-        None if own else row["evidence_session"],
-        None if own else int(row["evidence_seq"]),
-        None if own else bytes.fromhex(row["evidence_hash"]),
+        *_inference(row, own),
         row["valid_from"],
         row["valid_to"],
         seq,
