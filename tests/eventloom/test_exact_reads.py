@@ -28,3 +28,18 @@ def test_short_ranges_read_exactly_and_survive_an_in_place_rewrite(tmp_path: Pat
         assert [line.count(b"\n") for line in log.replay_lines("s", 8, 9)] == [1, 1]
         with pytest.raises(IntegrityError):
             list(log.replay("s", 9, 9))
+
+
+def test_lines_at_answers_missing_files_and_unknown_ids_without_opening_handles(tmp_path: Path) -> None:
+    """An open session skips the per-call existence check; a file gone since, an unknown id and a malformed id
+    are still left out of the answer (no error, and no handle opened for the unknown ones)."""
+    with JsonlEventLog(tmp_path) as log:
+        for index in range(1, 4):
+            log.append("s", "note.added", {"text": f"note {index}"}, actor="agent")
+        log.append("t", "note.added", {"text": "other"}, actor="agent")
+        found = log.lines_at([("s", 1), ("s", 3), ("s", 9), ("t", 1), ("nobody", 1), ("../bad id", 1)])
+        assert sorted(found) == [("s", 1), ("s", 3), ("t", 1)]
+        assert b'"note 3"' in found[("s", 3)] and found[("s", 3)].endswith(b"\n")
+        assert "nobody" not in log._files and "../bad id" not in log._files
+        (tmp_path / "t.jsonl").unlink()  # the handle for "t" is open: it must answer {} for the missing file
+        assert sorted(log.lines_at([("s", 2), ("t", 1)])) == [("s", 2)]

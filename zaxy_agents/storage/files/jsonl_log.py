@@ -156,10 +156,16 @@ class JsonlEventLog(EventLog):
         for session, seq in keys:
             by_session.setdefault(session, []).append(seq)
         found: dict[tuple[str, int], bytes] = {}
+        files = self._files
         for session, seqs in by_session.items():
-            if not (self.root / f"{session}.jsonl").exists():
-                continue
-            for seq, line in self._file(session).lines_at(seqs).items():
+            # A session with an open handle skips the stat: its handle answers {} itself if the file is gone. An
+            # unknown one is checked first so a missing (or malformed) id opens no handle and raises nothing.
+            handle = files.get(session)
+            if handle is None:
+                if not (self.root / f"{session}.jsonl").exists():
+                    continue
+                handle = self._file(session)
+            for seq, line in handle.lines_at(seqs).items():
                 found[(session, seq)] = line
         return found
 
