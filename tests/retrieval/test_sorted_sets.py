@@ -18,6 +18,8 @@ def test_same_results_as_numpy(seed: int) -> None:
     b = rng.integers(0, min(high, np.iinfo(dtype).max), size=size_b).astype(dtype)
     for mine, theirs in (
         (sets.unique(a), np.unique(a)),
+        (sets.unique_ids(a), np.unique(a)),
+        (sets.unique_ids(np.concatenate((a, b))), np.union1d(a, b)),
         (sets.union(a, b), np.union1d(a, b)),
         (sets.intersect(a, b), np.intersect1d(a, b)),
         (sets.isin(a, b), np.isin(a, b)),
@@ -25,6 +27,12 @@ def test_same_results_as_numpy(seed: int) -> None:
     ):
         assert mine.dtype == theirs.dtype
         assert np.array_equal(mine, theirs)
+
+
+def test_unique_ids_takes_the_sort_for_negative_or_sparse_ids() -> None:
+    for values in (np.array([5, -3, 5, 0, -3]), np.array([2**40, 7, 7, 2**40]), np.zeros(0, dtype=np.int32)):
+        mine = sets.unique_ids(values)
+        assert mine.dtype == values.dtype and np.array_equal(mine, np.unique(values))
 
 
 def test_isin_keeps_the_shape_of_its_values() -> None:

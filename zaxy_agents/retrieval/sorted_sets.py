@@ -23,6 +23,20 @@ def unique(values: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+def unique_ids(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` for integer ids: a presence table over ``0..max`` when the ids are dense (a neighbour
+    walk's thousands of events among ten thousand: ~7x cheaper than sorting them), else :func:`unique`."""
+    values = np.ravel(values)
+    if values.size == 0:
+        return unique(values)
+    top = int(values.max()) + 1
+    if top > 4 * values.size + 1024 or int(values.min()) < 0:
+        return unique(values)
+    present = np.zeros(top, dtype=bool)
+    present[values] = True
+    return np.flatnonzero(present).astype(values.dtype, copy=False)
+
+
 def union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """``np.union1d(first, second)``."""
     return unique(np.concatenate((np.ravel(first), np.ravel(second))))

@@ -293,7 +293,7 @@ class _Query:
                 for parts, depth in zip(found, depths, strict=True):
                     if step <= depth:
                         parts.append(current)
-        return tuple(sets.unique(np.concatenate(parts)) for parts in found)
+        return tuple(sets.unique_ids(np.concatenate(parts)) for parts in found)
 
     def _matched_fields(self, docs: np.ndarray) -> np.ndarray:
         """The three feature fields seed selection reads of every matched event (thread, text and caption
