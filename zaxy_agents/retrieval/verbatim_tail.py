@@ -95,6 +95,7 @@ class TailView:
         self.post: dict[tuple[int, int], list[tuple[int, int, int]]] = {}  # (field, term) -> [(doc, session, tf)]
         self.df: Counter[tuple[int, int]] = Counter()  # (field, term) -> docs
         self._unsettled: list[tuple[Sequence[int], ...]] = []  # postings added since the last query, in order
+        self._tables: dict[tuple[int, int], np.ndarray] = {}  # (field, term) -> post's rows as made for a query
 
     @functools.cached_property
     def link_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +141,21 @@ class TailView:
                 post.setdefault((f, t), []).append((d, s, tf))
                 df[(f, t)] += 1
         self._unsettled = []
+
+    def table(self, key: tuple[int, int]) -> np.ndarray | None:
+        """``post[key]`` as an ``(n, 3)`` int64 array (``None`` when none is filed). A view's lists only grow, so the
+        array made for an earlier query is reused, or extended by the rows filed since: a query no longer converts
+        every tail posting of its words again. Arrays handed out are never written to."""
+        rows = self.post.get(key)
+        if not rows:
+            return None
+        made = self._tables.get(key)
+        if made is None or len(made) > len(rows):
+            made = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        elif len(made) < len(rows):
+            made = np.concatenate((made, np.array(rows[len(made) :], dtype=np.int64).reshape(-1, 3)))
+        self._tables[key] = made
+        return made
 
     def add_links(self, rows: Sequence[tuple[int, int]]) -> None:
         """``(doc, next)`` rows of ``tail_link``, in id order: older docs' new neighbours."""
@@ -253,9 +269,9 @@ class Tail:
             df = {}
             for term in terms:
                 for field_id in (FIELD_TEXT, FIELD_CAPTION):
-                    found = view.post.get((field_id, term))
-                    if found:
-                        post[(field_id, term)] = np.array(found, dtype=np.int64).reshape(-1, 3)
+                    found = view.table((field_id, term))
+                    if found is not None:
+                        post[(field_id, term)] = found
                         df[(field_id, term)] = view.df[(field_id, term)]
             return TailSnapshot(view.first, view.records.copy(), list(view.seqs), dict(view.links), post, df)
 
