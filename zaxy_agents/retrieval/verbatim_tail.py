@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import features as feat
-from . import postings
+from . import posting_codec
 from .verbatim import FIELD_CAPTION, FIELD_TEXT, PREFIX
 
 
@@ -42,7 +42,7 @@ TAIL_POSTING = np.dtype([("field", "u1"), ("term", "<u4"), ("session", "<u4"), (
 def pack_postings(batch: Prepared) -> bytes:
     table = np.zeros(len(batch.post_doc), dtype=TAIL_POSTING)
     table["field"], table["term"], table["session"] = batch.post_field, batch.post_term, batch.post_session
-    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, postings.MAX_TF)
+    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, posting_codec.MAX_TF)
     return table.tobytes()
 
 
