@@ -109,10 +109,11 @@ def _insert_runs(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]], 
         db.executemany(f"{sql} {values}", rows[full:])
 
 
-def _insert_columns(db: sqlite3.Connection, sql: str, columns: Sequence[list[Any]]) -> None:
-    """:func:`_insert_runs` over rows given as columns: the statements' parameters are interleaved by slice
+def insert_columns(db: sqlite3.Connection, sql: str, columns: Sequence[list[Any]]) -> None:
+    """``sql`` (``INSERT ... VALUES``) over rows given as columns, ``RUNS_PER_INSERT`` rows per statement, in order
+    (rows get their ids in that order, as with one insert per row). The parameters are interleaved by slice
     assignment (``flat[k::width] = column``, at C speed) instead of a tuple per row and a comprehension over every
-    value (~15 % of a bulk write's posting CPU)."""
+    value (:func:`_insert_runs`; ~15 % of a bulk write's posting CPU)."""
     width, count = len(columns), len(columns[0])
     if not count:
         return
@@ -156,7 +157,7 @@ class PostingStore:
         field, seg, term, docs, tfs = field[order], seg[order], term[order], docs[order], tfs[order]
         runs = run_starts(_key_starts(field, seg, term), docs, tfs)
         columns = (field[runs].tolist(), seg[runs].tolist(), term[runs].tolist(), *encode_columns(docs, tfs, runs))
-        _insert_columns(db, f"INSERT INTO {self.prefix}_post VALUES", columns)
+        insert_columns(db, f"INSERT INTO {self.prefix}_post VALUES", columns)
         self._seal_before(db, int(seg[0]) if field[0] == field[-1] else int(seg.min()))
 
     def _seal_before(self, db: sqlite3.Connection, lowest: int) -> None:

@@ -64,6 +64,7 @@ class Prepared:
     post_doc: list[int] | np.ndarray = field(default_factory=list)
     post_tf: list[int] | np.ndarray = field(default_factory=list)
     links: dict[int, int] = field(default_factory=dict)  # older doc -> its new next doc
+    new_terms: dict[int, str] = field(default_factory=dict)  # id -> term of the terms a bulk batch creates
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """``(field, term, session, doc, tf)`` of every posting, as int64 arrays."""
