@@ -72,11 +72,17 @@ class Prepared:
             self.post_field, self.post_term, self.post_session, self.post_doc, self.post_tf))  # fmt: skip
 
     def frequencies(self) -> list[tuple[int, int, int]]:
-        """``(text df, caption df, term id)`` of this batch, per term."""
-        field, term = np.array(self.post_field, dtype=np.int64), np.array(self.post_term, dtype=np.int64)
-        terms, inverse = np.unique(term, return_inverse=True)
-        text = np.bincount(inverse, weights=(field == FIELD_TEXT), minlength=terms.size).astype(np.int64)
-        caption = np.bincount(inverse, weights=(field == FIELD_CAPTION), minlength=terms.size).astype(np.int64)
+        """``(text df, caption df, term id)`` of this batch, per term, by term id: counted with ``bincount`` over
+        the term ids (a posting is one doc's field), no sort (``np.unique`` sorted the ~95k postings of a
+        1,000-event batch)."""
+        term = np.asarray(self.post_term, dtype=np.int64)
+        if not term.size:
+            return []
+        field = np.asarray(self.post_field, dtype=np.int64)
+        width = int(term.max()) + 1
+        terms = np.flatnonzero(np.bincount(term, minlength=width))
+        text = np.bincount(term[field == FIELD_TEXT], minlength=width)[terms]
+        caption = np.bincount(term[field == FIELD_CAPTION], minlength=width)[terms]
         return list(zip(text.tolist(), caption.tolist(), terms.tolist(), strict=True))
 
 
