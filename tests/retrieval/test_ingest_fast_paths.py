@@ -103,6 +103,25 @@ def test_analyser_memo_path_equals_reference(monkeypatch: pytest.MonkeyPatch) ->
         assert (terms, words) == (want_terms, want_words)
 
 
+def test_analysers_of_one_configuration_share_their_memo() -> None:
+    """The ingest analysers (verbatim index, entity keyword index) stem each new word once between them; an analyser
+    of another configuration never reads their terms, and a shared memo gives every analyser the terms a fresh,
+    private one gives."""
+    verbatim, entity = Analyzer(), Analyzer()
+    assert verbatim._cache is entity._cache
+    assert Analyzer(stopwords=False)._cache is verbatim._cache  # stop words filter words, they change no term
+    plain, no_irregular = Analyzer(stem=False), Analyzer(irregular=False)
+    assert plain._cache is not verbatim._cache and no_irregular._cache is not verbatim._cache
+    assert verbatim("She bought running shoes") == ["buy", "run", "shoe"]
+    assert "running" in entity._cache  # memoised by the other analyser
+    assert plain("She bought running shoes") == ["buy", "running", "shoes"]  # not the stemmed memo's terms
+    assert no_irregular("She bought running shoes") == ["bought", "run", "shoe"]
+    for text in _texts(300, seed=21):
+        private = Analyzer()
+        private._cache = {}
+        assert entity.analyse(text) == private.analyse(text)
+
+
 def test_ascii_words_equal_the_regex_tokens() -> None:
     """The byte-table tokeniser (ASCII texts) gives the regex's tokens on random texts (apostrophes, capitals,
     punctuation runs, non-ASCII) and realistic payloads."""
