@@ -130,11 +130,10 @@ def question_share(text: str) -> float:
 MEMO_LIMIT = 400_000  # surface words memoised per configuration (the memos below)
 # Surface word -> index term, one memo per (stem, irregular) shared by every analyser of the process with that
 # configuration (stop words only filter words, they never change a term). Projection analyses each event with two
-# analysers, the verbatim index's and the entity keyword index's, whose texts share most of their words (an entity's
-# name and summary come from the event's text): each stemmed every new word again, 56k Snowball calls over 10k
-# realistic events against 32k with one memo (measured with benchmarks/ingest_bench.py's stream, docs/benchmarks.md).
-# A term is a pure function of the word and the configuration, so sharing changes no term; the bound is twice the
-# old per-analyser one (the two ingest analysers each held up to 200k).
+# analysers, the verbatim index's and the entity keyword index's, whose texts share many words (an entity's name and
+# summary come from the event's text): with a memo each, both stemmed every such word (docs/benchmarks.md, "Batched
+# ingest: rows lane", counts the Snowball calls). A term is a pure function of the word and the configuration, so
+# sharing changes no term; the bound is twice the old per-analyser one (the two ingest analysers each held 200k).
 _MEMOS: dict[tuple[bool, bool], dict[str, str]] = {}
 
 
