@@ -161,7 +161,7 @@ class Writer:
         first = int(stats["next_doc"])
         lengths: list[float] = []  # text + weighted caption length of this batch's docs
         following: list[int] = []  # next doc of this batch's docs (-1: none yet)
-        rows: list[list[Any]] = []
+        rows: list[tuple[Any, ...]] = []
         terms_by_doc: list[tuple[int, list[str], list[str]]] = []
         words: set[str] = set()
         speaker_terms: dict[str, int] = {}
@@ -201,29 +201,29 @@ class Writer:
                 flags |= feat.FLAG_TEMPORAL
             length = len(terms) + cfg.caption_weight * len(caption)
             group, previous = self._link(i, groups, session_id, doc.segment, length, lengths, following, links)
-            rows.append([
+            rows.append((
                 session_id, group, previous, -1, speaker, types[doc.event_type], flags, 0, len(terms), len(caption),
                 question_share(text) if "?" in text else 0.0, day,
                 moment.year * 12 + moment.month - 1 if moment else -1, moment.timestamp() if moment else 0.0,
-            ])  # fmt: skip
+            ))  # fmt: skip
             terms_by_doc.append((session_id, terms, caption))
             stats["text_total"] += len(terms)
             stats["text_nonempty"] += bool(terms)
             stats["cap_total"] += len(caption)
             stats["cap_nonempty"] += bool(caption)
             stats["ln_total"] += length
-        for row, nxt in zip(rows, following, strict=True):
-            row[3] = nxt  # set by _link as later docs of the batch joined their group
-        built = np.array([tuple(row) for row in rows], dtype=feat.FEATURE)
+        built = np.array(rows, dtype=feat.FEATURE)
+        built["next"] = following  # set by _link as later docs of the batch joined their group
         prepared = Prepared(built, first, [doc.seq for doc in kept], links=links)
         tokens = list(chain.from_iterable(chain.from_iterable((t, c) for _, t, c in terms_by_doc)))
         written = set(tokens)
         new_terms: dict[int, str] = {}
         ids = self._term_ids(written, new_terms if len(kept) >= DIRECT_MIN else None)
-        # what readers' lookups forget (terms, speaker terms) or take (thread rows, as written) once this commits
-        # (read_deltas; used when the batch stays in the tail)
-        rows = tuple((g.id, g.docs, g.len, g.first, g.last) for g in groups.values())
-        self._touched = (frozenset(written), frozenset(speaker_terms), rows)
+        if len(kept) < DIRECT_MIN:
+            # what readers' lookups forget (terms, speaker terms) or take (thread rows, as written) once this
+            # commits (read_deltas; used when the batch stays in the tail: a bulk batch makes readers read again)
+            touched = tuple((g.id, g.docs, g.len, g.first, g.last) for g in groups.values())
+            self._touched = (frozenset(written), frozenset(speaker_terms), touched)
         prepared.new_terms = new_terms
         if len(kept) >= DIRECT_MIN:  # the main tables sort postings by key: count them all at once
             _count_postings(prepared, terms_by_doc, tokens, ids)
@@ -308,8 +308,7 @@ class Writer:
     def _write_main(self, prepared: Prepared) -> None:
         p, db = PREFIX, self.db
         count = len(prepared.seqs)
-        for offset in range(count):
-            self.blocks.put(prepared.first + offset, prepared.records[offset])
+        self.blocks.put_many(prepared.first, prepared.records)
         for doc, following in prepared.links.items():
             self.blocks.set(doc, "next", following)
         frequencies = prepared.frequencies()  # by term id: the new terms (the largest ids) last
