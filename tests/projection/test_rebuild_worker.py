@@ -9,6 +9,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection import rebuild as rebuild_module
 from zaxy_agents.projection import rebuild_worker
+from zaxy_agents.projection.rebuild_status import RebuildCancelled
 
 from .test_rebuild_groups import _answers, _log, _tables
 
@@ -82,6 +85,42 @@ def test_a_rebuild_stopped_before_the_copy_leaves_the_index_behind_and_catch_up_
         assert not list((root / ".zaxy").glob("rebuild-*"))
         assert _answers(fabric) == reference  # the next catch-up replays the lagging index first
     with MemoryFabric.from_path(root, durability="batch") as fabric:
+        assert _answers(fabric) == reference
+
+
+def test_a_cancel_while_the_worker_indexes_stops_it_and_the_same_fabric_answers_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = _reference(tmp_path, monkeypatch)
+    root = tmp_path / "cancelled"
+    _log(root)
+    monkeypatch.setattr(rebuild_module, "PARALLEL_MIN_EVENTS", 0)
+    sent = rebuild_worker.WorkerClient.send
+
+    def slow(self: rebuild_worker.WorkerClient, docs: list, cursors: dict) -> None:
+        time.sleep(0.05)  # 8 chunks: time to ask for the stop in the middle
+        sent(self, docs, cursors)
+
+    monkeypatch.setattr(rebuild_worker.WorkerClient, "send", slow)
+    with MemoryFabric.from_path(root, durability="batch") as fabric:
+        fabric.projector.batch_events = 100
+        outcome: dict[str, object] = {}
+
+        def work() -> None:
+            try:
+                fabric.reproject()
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and fabric.projector.rebuild_status.indexed_events < 200:
+            time.sleep(0.002)
+        fabric.projector.cancel_rebuild()
+        thread.join(120)
+        assert isinstance(outcome.get("error"), RebuildCancelled), outcome
+        assert not list((root / ".zaxy").glob("rebuild-*"))
         assert _answers(fabric) == reference
 
 
