@@ -124,6 +124,16 @@ def test_a_cancel_while_the_worker_indexes_stops_it_and_the_same_fabric_answers_
         assert _answers(fabric) == reference
 
 
+def test_without_an_interpreter_to_start_the_rebuild_indexes_it_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = _reference(tmp_path, monkeypatch)
+    root = tmp_path / "embedded"
+    _log(root)
+    monkeypatch.setattr(rebuild_worker.sys, "executable", str(tmp_path / "no-python"))
+    assert _rebuild(root, monkeypatch, worker=True) == reference
+
+
 def test_a_worker_folder_whose_rebuild_is_gone_is_removed_at_open(tmp_path: Path) -> None:
     _log(tmp_path)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)

@@ -141,8 +141,11 @@ class Rebuild:
         self._reset_tables()
         offload = next((i for i in self.durable if getattr(i, "rebuild_worker", None)), None)
         if offload is not None and total >= PARALLEL_MIN_EVENTS:
-            self.worker = WorkerClient(offload.rebuild_worker, self.derived.folder)
-            self.offloaded.add(offload.name)
+            try:
+                self.worker = WorkerClient(offload.rebuild_worker, self.derived.folder)
+                self.offloaded.add(offload.name)
+            except OSError:  # no interpreter to start (an embedded Python): the serial rebuild indexes it
+                self.worker = None
         done = 0
         written_before = self.graph.written_events
         if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned

@@ -72,12 +72,16 @@ class WorkerClient:
         self.folder = derived_folder / f"{WORKER_PREFIX}{os.getpid()}"
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(parents=True)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", module, str(self.folder)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", module, str(self.folder)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
 
     def send(self, docs: list[SearchDoc], cursors: dict[str, tuple[int, str]]) -> None:
         """One chunk: its searchable documents and the cursors it ends at (what the listener's cursor becomes)."""
