@@ -103,6 +103,25 @@ def test_analyser_memo_path_equals_reference(monkeypatch: pytest.MonkeyPatch) ->
         assert (terms, words) == (want_terms, want_words)
 
 
+def test_analysers_of_one_configuration_share_their_memo() -> None:
+    """The ingest analysers (verbatim index, entity keyword index) stem each new word once between them; an analyser
+    of another configuration never reads their terms, and a shared memo gives every analyser the terms a fresh,
+    private one gives."""
+    verbatim, entity = Analyzer(), Analyzer()
+    assert verbatim._cache is entity._cache
+    assert Analyzer(stopwords=False)._cache is verbatim._cache  # stop words filter words, they change no term
+    plain, no_irregular = Analyzer(stem=False), Analyzer(irregular=False)
+    assert plain._cache is not verbatim._cache and no_irregular._cache is not verbatim._cache
+    assert verbatim("She bought running shoes") == ["buy", "run", "shoe"]
+    assert "running" in entity._cache  # memoised by the other analyser
+    assert plain("She bought running shoes") == ["buy", "running", "shoes"]  # not the stemmed memo's terms
+    assert no_irregular("She bought running shoes") == ["bought", "run", "shoe"]
+    for text in _texts(300, seed=21):
+        private = Analyzer()
+        private._cache = {}
+        assert entity.analyse(text) == private.analyse(text)
+
+
 def test_ascii_words_equal_the_regex_tokens() -> None:
     """The byte-table tokeniser (ASCII texts) gives the regex's tokens on random texts (apostrophes, capitals,
     punctuation runs, non-ASCII) and realistic payloads."""
@@ -261,6 +280,61 @@ def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Pa
 
     one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
     assert one["entity_keyword_term"] and one == two
+
+
+def test_entity_index_given_term_ids_equal_the_ids_sqlite_assigns(tmp_path: Path) -> None:
+    """New terms get ``max(id) + 1`` onwards from the writer; a writer that inserts them without ids and reads the
+    ids back (SQLite's own assignment) leaves the same tables, through erasures that delete terms (the largest id
+    among them: the next new term reuses it in both)."""
+    from collections import Counter
+
+    from zaxy_agents.retrieval import entity_index
+    from zaxy_agents.retrieval.derived import open_standalone
+    from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
+
+    class SqliteAssigned(EntityKeywordIndex):
+        def _count_terms(self, db: sqlite3.Connection, df: Counter[str], wseq: int) -> dict[str, int]:
+            known = dict(entity_index._in(db, "SELECT term, id FROM entity_keyword_term WHERE term IN", list(df)))
+            db.executemany(
+                "UPDATE entity_keyword_term SET df = df + ? WHERE id = ?",
+                [(n, known[t]) for t, n in df.items() if t in known],
+            )
+            for term in df:
+                if term not in known:
+                    insert = "INSERT INTO entity_keyword_term(term, df) VALUES (?, ?)"
+                    known[term] = db.execute(insert, (term, df[term])).lastrowid  # type: ignore[assignment]
+            return known
+
+    batches = _entity_batches(30, 9)
+    for number, rows in enumerate(batches):  # a word only this batch has: its term has the largest id
+        rows[-1]["summary"] += f" newest{number}"
+
+    def run(folder: Path, index: EntityKeywordIndex) -> tuple[dict[str, list[tuple]], int]:
+        writer = open_standalone(folder, index)
+        try:
+            for number, rows in enumerate(batches):
+                writer.on_batch(_EntityBatch(rows))
+                if number % 4 == 3:  # erase the batch's last version: its newest word's term (the max id) goes
+                    writer.erase(rows[-1]["session_id"], [rows[-1]["source_event_seq"]])
+        finally:
+            writer.close()
+        db = sqlite3.connect(folder / "derived.sqlite")
+        try:
+            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
+                                              "'entity_keyword%' ORDER BY name")]  # fmt: skip
+            rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
+            rows["entity_keyword_stats"] = [row[:-1] for row in rows["entity_keyword_stats"]]  # the creation token
+            gone = sum(1 for number in range(len(batches)) if number % 4 == 3)
+            return rows, gone
+        finally:
+            db.close()
+
+    given, gone = run(tmp_path / "given", EntityKeywordIndex())
+    assigned, _ = run(tmp_path / "assigned", SqliteAssigned())
+    terms = {term for _, term, _ in given["entity_keyword_term"]}
+    assert gone and not any(f"newest{n}" in terms for n in range(3, len(batches), 4))  # those terms were deleted
+    assert all(f"newest{n}" in terms for n in range(len(batches) - 2) if n % 4 != 3)  # (merged before the end)
+    assert given == assigned
 
 
 def test_compiled_stemmer_gives_the_pure_python_reference_stems() -> None:

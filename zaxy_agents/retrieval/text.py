@@ -127,17 +127,25 @@ def question_share(text: str) -> float:
     return q / tot if tot else 0.0
 
 
-MEMO_LIMIT = 200_000  # surface words memoised per analyser
+MEMO_LIMIT = 400_000  # surface words memoised per configuration (the memos below)
+# Surface word -> index term, one memo per (stem, irregular) shared by every analyser of the process with that
+# configuration (stop words only filter words, they never change a term). Projection analyses each event with two
+# analysers, the verbatim index's and the entity keyword index's, whose texts share many words (an entity's name and
+# summary come from the event's text): with a memo each, both stemmed every such word (docs/benchmarks.md, "Batched
+# ingest: rows lane", counts the Snowball calls). A term is a pure function of the word and the configuration, so
+# sharing changes no term; the bound is twice the old per-analyser one (the two ingest analysers each held 200k).
+_MEMOS: dict[tuple[bool, bool], dict[str, str]] = {}
 
 
 class Analyzer:
     """Lower-case word tokens with possessives stripped, stop words removed, irregular
     inflections mapped to their base form, then Snowball-stemmed. Results are memoised
-    per surface word, so analysis cost is dominated by the regex split."""
+    per surface word (in a memo shared by the analysers of one configuration: :data:`_MEMOS`),
+    so analysis cost is dominated by the regex split."""
 
     def __init__(self, stem: bool = True, stopwords: bool = True, irregular: bool = True) -> None:
         self.stem, self.stop, self.irregular = stem, stopwords, irregular
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, str] = _MEMOS.setdefault((bool(stem), bool(irregular)), {})
 
     def words(self, text: str) -> list[str]:
         """Surface words (lower-case, possessive 's and apostrophes removed)."""
