@@ -46,7 +46,7 @@ def _cpu() -> float:
 def search_before(store: Any, text: str, *, as_of: str | None = None, limit: int = 20) -> list[Any]:
     """``search_entities`` of the embedded store as it was before the index filter (main 78b647f), verbatim but for
     ``self`` and the session filter (not asked here): the text of every valid version read and matched."""
-    from zaxy_agents.storage.files.kuzu_store import _entity_projection
+    from zaxy_agents.storage.files.kuzu_layout import entity_projection
 
     words = list(dict.fromkeys(WORDS.findall(text.casefold())))
     if not words:
@@ -70,7 +70,7 @@ def search_before(store: Any, text: str, *, as_of: str | None = None, limit: int
     best = {version_id: -score for score, _seq, version_id in sorted(matched)[:limit]}
     if not best:
         return []
-    rows = store._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN " + _entity_projection("e"), {"ids": list(best)})
+    rows = store._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN " + entity_projection("e"), {"ids": list(best)})
     scored = [(version, best[version.id]) for version in store._entity_versions(rows)]
     scored.sort(key=lambda pair: (-pair[1], -pair[0].source_event_seq, pair[0].id))
     return scored[:limit]

@@ -3,8 +3,9 @@
 Kuzu is archived upstream; LadybugDB (PyPI ``ladybug``, earlier ``real_ladybug``) continues it and added
 ``CALL enable_default_hash_index=false`` (LadybugDB PR #428): node tables without the primary-key hash index that
 costs Kuzu 0.11.3 about 1.07 MB per non-empty node table. This script measures what switching would change, without
-switching anything: each engine runs Zaxy's own graph store (``storage/files/kuzu_store.py``, the module's ``kuzu``
-swapped for ``ladybug`` in a child process) over the same realistic log (``realistic_stream.py``):
+switching anything: each engine runs Zaxy's own graph store (``storage/files/kuzu_store.py`` and the ``kuzu_*``
+modules it is built on, their ``kuzu`` swapped for ``ladybug`` in a child process) over the same realistic log
+(``realistic_stream.py``):
 
 * ``graph.kuzu`` on disk after catching up from the log, and what the file holds (``disk_size_info`` on LadybugDB);
 * catch-up (projection into the graph) wall and CPU time;
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.realistic_stream import RealisticStream
 
 ENGINES = ("kuzu", "ladybug", "ladybug-nohash")
-BUFFER_POOL_MB: int | None = None  # --buffer-pool-mb: the store's own (kuzu_store.BUFFER_POOL_BYTES) when None
+BUFFER_POOL_MB: int | None = None  # --buffer-pool-mb: the store's own (kuzu_database.BUFFER_POOL_BYTES) when None
 SPAN_EVENTS: int | None = None  # --span-events: events per graph transaction of the catch-up (GraphSync.span_events)
 GRAPH = Path(".zaxy") / "graph.kuzu"
 
@@ -90,9 +91,9 @@ def use_engine(engine: str, buffer_pool_mb: int | None = None) -> None:
 
 def _buffer_pool(megabytes: int | None) -> None:
     if megabytes:
-        from zaxy_agents.storage.files import kuzu_store
+        from zaxy_agents.storage.files import kuzu_database
 
-        kuzu_store.BUFFER_POOL_BYTES = megabytes * 1024 * 1024
+        kuzu_database.BUFFER_POOL_BYTES = megabytes * 1024 * 1024
 
 
 def _cpu() -> float:

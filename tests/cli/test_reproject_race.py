@@ -51,11 +51,12 @@ def test_concurrent_reprojects_refuse_cleanly(tmp_path: Path) -> None:
 def test_reproject_never_lets_go_of_the_graph(tmp_path: Path, monkeypatch) -> None:
     """The deterministic core of the race: a rebuild that closed the graph file and re-opened it let another
     process take it in between (then failed half-way with a traceback). Nothing is released mid-rebuild now."""
-    from zaxy_agents.storage.files import kuzu_store
+    from zaxy_agents.storage.files import kuzu_database
 
     released: list[str] = []
-    real_release = kuzu_store._release_database
-    monkeypatch.setattr(kuzu_store, "_release_database", lambda path: released.append(str(path)) or real_release(path))
+    real_release = kuzu_database._release_database
+    release = lambda path: released.append(str(path)) or real_release(path)  # noqa: E731
+    monkeypatch.setattr(kuzu_database, "_release_database", release)
     with MemoryFabric.from_path(tmp_path / "eventloom") as fabric:
         fabric.append("s", "fact.asserted", {"key": "db", "fact": "the database is PostgreSQL"})
         before = fabric.reproject()

@@ -18,7 +18,7 @@ import pytest
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.model import EntityDraft, EntityRef, Extraction, RelationDraft
 from zaxy_agents.projection.planner import ProjectionPlanner
-from zaxy_agents.storage.files import kuzu_schema, kuzu_store
+from zaxy_agents.storage.files import kuzu_layout, kuzu_schema, kuzu_store
 
 SESSION = "proj"
 
@@ -47,35 +47,35 @@ def _directions(memory: MemoryFabric) -> dict[str, set[str]]:
 
 def _as_written_before_0011(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0011 wrote it: ``Entity.key`` and ``EntityKey.id`` stored."""
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0011"))
-    monkeypatch.setattr(kuzu_store, "stored_node_columns", kuzu_schema._v10_node_columns)
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0011"))
+    monkeypatch.setattr(kuzu_layout, "stored_node_columns", kuzu_schema._v10_node_columns)
 
 
 def _as_written_before_0010(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0010 wrote it: node tables keyed by their string ``id``."""
     _as_written_before_0011(monkeypatch)
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0010"))
-    monkeypatch.setattr(kuzu_store, "stored_node_columns", kuzu_schema.unkeyed_node_columns)
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0010"))
+    monkeypatch.setattr(kuzu_layout, "stored_node_columns", kuzu_schema.unkeyed_node_columns)
 
 
 def _as_written_before_0009(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0009 wrote it: ``RELATES.valid_from`` stored on every edge."""
     _as_written_before_0010(monkeypatch)
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0009"))
-    monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema._V7_RELATES_STORED)
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0009"))
+    monkeypatch.setattr(kuzu_layout, "RELATES_STORED", kuzu_schema._V7_RELATES_STORED)
 
 
 def _as_written_before_0008(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0008 wrote it: ``Event.prev_hash``, ``Entity.source_event_hash`` and
     ``CITES_SOURCE.source_event_hash`` stored on every row."""
     _as_written_before_0009(monkeypatch)
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0008"))
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0008"))
     columns = kuzu_schema.stored_columns
     cited = kuzu_schema.CITATION_COLUMNS
-    monkeypatch.setattr(kuzu_store, "stored_columns", lambda t: cited if t == "CITES_SOURCE" else columns(t))
+    monkeypatch.setattr(kuzu_layout, "stored_columns", lambda t: cited if t == "CITES_SOURCE" else columns(t))
     text = set(kuzu_schema.ENTITY_TEXT_COLUMNS)
     monkeypatch.setattr(
-        kuzu_store,
+        kuzu_layout,
         "stored_node_columns",
         lambda table: [c for c in kuzu_schema.NODE_COLUMNS[table] if table != "Entity" or c[0] not in text],
     )
@@ -85,18 +85,18 @@ def _as_written_before_0007(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0007 wrote it: RELATES with every audit column, PREVIOUS_EVENT as a
     table (the typed label tables are not written here)."""
     _as_written_before_0008(monkeypatch)
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0007"))
-    monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)
-    monkeypatch.setattr(kuzu_store, "MIRRORED", {})
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0007"))
+    monkeypatch.setattr(kuzu_layout, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)
+    monkeypatch.setattr(kuzu_layout, "MIRRORED", {})
 
 
 def _as_written_before_0005(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store as releases before migration 0005 wrote it: every RELATES copy with all its audit columns, the
     applied migrations as rows of the Migration table, the entities' text in the file (before 0006)."""
     _as_written_before_0007(monkeypatch)
-    monkeypatch.setattr(kuzu_store, "stored_node_columns", lambda table: kuzu_schema.NODE_COLUMNS[table])
+    monkeypatch.setattr(kuzu_layout, "stored_node_columns", lambda table: kuzu_schema.NODE_COLUMNS[table])
     logical = {**{t: c for t, (_a, _b, c) in kuzu_schema.REL_TABLES.items()}}
-    monkeypatch.setattr(kuzu_store, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
+    monkeypatch.setattr(kuzu_layout, "stored_columns", lambda table: logical.get(table, kuzu_schema.EDGE_AUDIT_COLUMNS))
 
     def record_as_rows(store: kuzu_store.KuzuProjectionStore, records: list[dict]) -> None:
         for record in records:
@@ -158,7 +158,7 @@ def test_source_side_tables_are_stored_forward_only(tmp_path: Path) -> None:
 def test_a_graph_stored_both_ways_is_re_projected_forward_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _as_written_before_0005(monkeypatch)
     before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0004")
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", before)  # the store as the previous release wrote it
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert _directions(memory)["NEXT_EVENT"] == {"fwd", "bwd"}
@@ -208,7 +208,7 @@ def test_a_graph_with_three_audit_copies_and_the_text_is_re_projected_smaller(
     from the log with the same dump and digest, its text read from the catalog."""
     _as_written_before_0005(monkeypatch)
     before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0005")
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", before)
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         _write(memory)
         assert memory.projector.store._rows("MATCH (m:Migration) RETURN count(m)") == [[4]]

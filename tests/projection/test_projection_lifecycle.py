@@ -211,7 +211,7 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path, monkeypatch: pytes
     key) re-creates every table: a graph is derived data, its rows come back from the log."""
     import kuzu
 
-    from zaxy_agents.storage.files import kuzu_store
+    from zaxy_agents.storage.files import kuzu_layout
     from zaxy_agents.storage.files.kuzu_schema import MIGRATION_TABLE_DDL, MIGRATIONS, unkeyed_node_columns
     from zaxy_agents.storage.files.kuzu_store import KuzuProjectionStore
 
@@ -233,8 +233,8 @@ def test_an_older_schema_is_migrated_in_place(tmp_path: Path, monkeypatch: pytes
     )
     database.close()
     with monkeypatch.context() as before_0010:
-        before_0010.setattr(kuzu_store, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.name < "0010"))
-        before_0010.setattr(kuzu_store, "stored_node_columns", unkeyed_node_columns)
+        before_0010.setattr(kuzu_layout, "MIGRATIONS", tuple(m for m in MIGRATIONS if m.name < "0010"))
+        before_0010.setattr(kuzu_layout, "stored_node_columns", unkeyed_node_columns)
         store = KuzuProjectionStore(path)
         try:
             # the row stays (no cursor: nothing to re-project); its text columns are gone (0006: the catalog holds it)

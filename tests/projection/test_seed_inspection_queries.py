@@ -16,7 +16,7 @@ import pytest
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection.model import typed_label
 from zaxy_agents.storage.conformance.harness import postgres_schema
-from zaxy_agents.storage.files import kuzu_schema, kuzu_store
+from zaxy_agents.storage.files import kuzu_layout, kuzu_schema
 
 SESSION = "proj"
 
@@ -186,14 +186,14 @@ def test_an_older_graph_is_re_projected_with_the_new_schema(tmp_path: Path, monk
     """A graph built before migration 0003 cannot be completed in place: it starts over from the log."""
     before = tuple(m for m in kuzu_schema.MIGRATIONS if m.name < "0003")
     old_entity = [column for column in kuzu_schema.NODE_COLUMNS["Entity"] if column[0] != "event_id"]
-    monkeypatch.setattr(kuzu_store, "MIGRATIONS", before)  # the store as the previous release wrote it
+    monkeypatch.setattr(kuzu_layout, "MIGRATIONS", before)  # the store as the previous release wrote it
     old_nodes = {**kuzu_schema.NODE_COLUMNS, "Entity": old_entity}
-    monkeypatch.setattr(kuzu_store, "NODE_COLUMNS", old_nodes)
-    monkeypatch.setattr(kuzu_store, "stored_node_columns", old_nodes.__getitem__)
-    monkeypatch.setattr(kuzu_store, "REL_TABLES", kuzu_schema._V1_REL_TABLES)
-    monkeypatch.setattr(kuzu_store, "EXTRA_PAIRS", {})
-    monkeypatch.setattr(kuzu_store, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)  # RELATES before 0007
-    monkeypatch.setattr(kuzu_store, "MIRRORED", {})
+    monkeypatch.setattr(kuzu_layout, "NODE_COLUMNS", old_nodes)
+    monkeypatch.setattr(kuzu_layout, "stored_node_columns", old_nodes.__getitem__)
+    monkeypatch.setattr(kuzu_layout, "REL_TABLES", kuzu_schema._V1_REL_TABLES)
+    monkeypatch.setattr(kuzu_layout, "EXTRA_PAIRS", {})
+    monkeypatch.setattr(kuzu_layout, "RELATES_STORED", kuzu_schema.EDGE_AUDIT_COLUMNS)  # RELATES before 0007
+    monkeypatch.setattr(kuzu_layout, "MIRRORED", {})
     with MemoryFabric.from_path(tmp_path / "loom") as memory:
         memory.append(SESSION, "task.created", {"task_id": "t"})
         memory.append(SESSION, "command.completed", {"command": "make", "exit_code": 0, "task_id": "t"})
