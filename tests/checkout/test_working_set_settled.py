@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from zaxy_agents.checkout import working_set
 from zaxy_agents.checkout.facts import stable_facts
 from zaxy_agents.checkout.models import WorkingSet
 from zaxy_agents.checkout.working_set import (
@@ -127,3 +128,23 @@ def test_a_wide_scope_gives_the_same_working_set_and_stable_tier(
         assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)
         whole = build_working_set(catalog, None)
         assert whole.blockers and whole.tasks and whole.goals and whole.decisions
+
+
+@pytest.mark.parametrize("prefix", [1, 3, 1000])
+def test_the_walk_past_the_merged_prefix_of_work_heads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: int
+) -> None:
+    """The merge tree keeps only the first ``WORK_PREFIX`` work heads across sessions; a walk that goes past them
+    continues in the full merge from the same position: with a prefix of 1 or 3 (the walk always goes past it) and
+    of 1,000 (never cut) the whole memory's working set is the per-session loop's, before and after an append."""
+    monkeypatch.setattr(working_set, "WORK_PREFIX", prefix)
+    path = tmp_path / "loom"
+    with MemoryFabric.from_path(path) as memory:
+        _seed(memory, sessions=16, events=30, seed=5)
+        memory.project()
+        catalog = memory.projector.catalog
+        assert build_working_set(catalog, None) == _reference(catalog, None)
+        memory.append("s3", "task.created", {"task_id": "T-new", "title": "a new open task", "status": "open"})
+        memory.project()
+        assert build_working_set(catalog, None) == _reference(catalog, None)
+        assert build_working_set(catalog, None).tasks[0].text.startswith("a new open task")

@@ -10,7 +10,16 @@ import re
 import pytest
 
 from tests.conftest import REPO_ROOT
-from zaxy_agents.retrieval import ann, engine, features, graph_lanes, postings, verbatim_search, verbatim_write
+from zaxy_agents.retrieval import (
+    ann,
+    engine,
+    features,
+    graph_lanes,
+    posting_codec,
+    postings,
+    verbatim_search,
+    verbatim_write,
+)
 from zaxy_agents.retrieval.profiles import LANES, PROFILES
 from zaxy_agents.retrieval.ranking import RETRIEVAL_PROFILES
 from zaxy_agents.retrieval.verbatim import Config as VerbatimConfig
@@ -74,9 +83,9 @@ def test_the_retrieval_profile_table_is_the_policies() -> None:
         ("at most 5,000 nodes", graph_lanes.PPR_MAX_NODES, 5000),
         ("nodes of degree > 50", graph_lanes.HUB_DEGREE, 50),
         ("word n-grams of the query, up to 5 words", graph_lanes.MAX_NGRAM, 5),
-        ("(up to 384 bytes each)", postings.RUN_BYTES, 384),
+        ("(up to 384 bytes each)", posting_codec.RUN_BYTES, 384),
         ("(frequent terms: rows of up to 900 bytes", postings.SEAL_BYTES, 900),
-        ("*segment* (16,384 consecutive doc ids)", 1 << postings.SEGMENT_BITS, 16384),
+        ("*segment* (16,384 consecutive doc ids)", 1 << posting_codec.SEGMENT_BITS, 16384),
         ("56-byte records", features.FEATURE.itemsize, 56),
         ("in blocks of 256", features.BLOCK, 256),
         ("every 1,024 events or when a batch of 256 arrives", verbatim_write.TAIL_LIMIT, 1024),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zaxy_agents.retrieval import postings
+from zaxy_agents.retrieval import posting_codec, postings
 
 
 @pytest.mark.parametrize("top", [1, 127, 128, 16_384, 1 << 40])
@@ -30,16 +30,16 @@ def test_runs_decode_to_their_postings(seed: int) -> None:
         where = np.flatnonzero(term == t)
         doc[where] = np.cumsum(rng.integers(1, spread + 1, where.size))
     tf = rng.integers(1, int(rng.choice([2, 5, 300, 70_000])), count)  # one, a few, two bytes, clipped
-    seg = doc >> postings.SEGMENT_BITS
+    seg = doc >> posting_codec.SEGMENT_BITS
     starts = np.concatenate(([0], np.flatnonzero((np.diff(term) != 0) | (np.diff(seg) != 0)) + 1))  # keys as stored
     runs = postings.run_starts(starts, doc, tf)
     encoded = postings.encode_runs(doc, tf, runs)
-    rows = [(first >> postings.SEGMENT_BITS, n, d, t) for first, n, d, t in encoded]
+    rows = [(first >> posting_codec.SEGMENT_BITS, n, d, t) for first, n, d, t in encoded]
     assert len(rows) == runs.size and set(starts.tolist()) <= set(runs.tolist())
-    assert all(len(d) + len(t) <= postings.RUN_BYTES + 8 for _, _, d, t in rows)  # a row stays on its page
+    assert all(len(d) + len(t) <= posting_codec.RUN_BYTES + 8 for _, _, d, t in rows)  # a row stays on its page
     decoded, counts = postings.decode_runs(rows)
     assert decoded.tolist() == doc.tolist()
-    assert counts.tolist() == np.minimum(tf, postings.MAX_TF).astype(float).tolist()
+    assert counts.tolist() == np.minimum(tf, posting_codec.MAX_TF).astype(float).tolist()
     one_by_one = [postings.decode_runs([row]) for row in rows]
     assert np.concatenate([d for d, _ in one_by_one]).tolist() == decoded.tolist()
     assert [row[0] for row in encoded] == doc[runs].tolist() and [row[1] for row in rows] == np.diff(

@@ -1,4 +1,4 @@
-"""Postings keyed by segment (``postings.SEGMENT_BITS``) answer exactly like one segment: the entity keyword index
+"""Postings keyed by segment (``posting_codec.SEGMENT_BITS``) answer exactly like one segment: the entity keyword index
 with erasures between its writes, and the posting store's reads, counts and occurrence checks, scoped and not."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zaxy_agents.retrieval import postings
+from zaxy_agents.retrieval import posting_codec, postings
 from zaxy_agents.retrieval.derived import open_standalone
 from zaxy_agents.retrieval.entity_index import EntityKeywordIndex
 
@@ -43,8 +43,8 @@ def test_entity_keyword_answers_do_not_depend_on_segments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_bytes: int
 ) -> None:
     one = _entity_answers(tmp_path / "one")
-    monkeypatch.setattr(postings, "SEGMENT_BITS", 2)  # 4 versions per segment: ~40 segments
-    monkeypatch.setattr(postings, "RUN_BYTES", run_bytes)  # 5: a few postings per run, many runs per key
+    monkeypatch.setattr(posting_codec, "SEGMENT_BITS", 2)  # 4 versions per segment: ~40 segments
+    monkeypatch.setattr(posting_codec, "RUN_BYTES", run_bytes)  # 5: a few postings per run, many runs per key
     many = _entity_answers(tmp_path / "many")
     db = sqlite3.connect(tmp_path / "many" / "derived.sqlite")
     try:
@@ -58,8 +58,8 @@ def test_entity_keyword_answers_do_not_depend_on_segments(
 def test_store_reads_across_segments(monkeypatch: pytest.MonkeyPatch, run_bytes: int, seal_bytes: int) -> None:
     """Reads, counts and occurrence checks equal a plain list of postings, scoped and not, before and after docs
     of one session are removed (the erasure path)."""
-    monkeypatch.setattr(postings, "SEGMENT_BITS", 3)
-    monkeypatch.setattr(postings, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(posting_codec, "SEGMENT_BITS", 3)
+    monkeypatch.setattr(posting_codec, "RUN_BYTES", run_bytes)
     monkeypatch.setattr(postings, "SEAL_BYTES", seal_bytes)  # 6: sealed terms in rows of a few runs
     rng = np.random.default_rng(4)
     store = postings.PostingStore("p")
@@ -110,7 +110,7 @@ def _check(store: postings.PostingStore, db: sqlite3.Connection, expected: dict)
 def test_sealed_segments_hold_one_row_per_term_and_seal_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many small writes over many sessions leave each (field, segment, term) of a segment behind the writes one
     row per ``SEAL_BYTES`` of postings, not one per write or session; the active segment keeps its runs."""
-    monkeypatch.setattr(postings, "SEGMENT_BITS", 9)
+    monkeypatch.setattr(posting_codec, "SEGMENT_BITS", 9)
     monkeypatch.setattr(postings, "SEAL_BYTES", 40)  # most terms are frequent: rows of consecutive runs
     rng = np.random.default_rng(9)
     store, db = postings.PostingStore("p"), sqlite3.connect(":memory:")

@@ -1,8 +1,8 @@
 """The on-disk verbatim index ranks exactly like the dense in-memory scorer it replaced (tests/retrieval/
 dense_reference.py), whatever path the events took: one per transaction (the log-structured tail), in batches
 written straight to the main tables, through merges, read by another connection, after an erasure. Postings
-segments are shrunk to 16 doc ids here (``postings.SEGMENT_BITS``; 16,384 in use) and runs to 6 bytes
-(``postings.RUN_BYTES``; 768), so runs, their regrowth, erasures and session-scoped reads cross many segments and
+segments are shrunk to 16 doc ids here (``posting_codec.SEGMENT_BITS``; 16,384 in use) and runs to 6 bytes
+(``posting_codec.RUN_BYTES``; 768), so runs, their regrowth, erasures and session-scoped reads cross many segments and
 runs."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.projection.model import SearchDoc
-from zaxy_agents.retrieval import postings, verbatim_write
+from zaxy_agents.retrieval import posting_codec, verbatim_write
 from zaxy_agents.retrieval.derived import StandaloneIndexes, open_standalone
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 
@@ -84,8 +84,8 @@ def ranking(index: VerbatimIndex | DenseVerbatim, query: str, sessions: list[str
 
 @pytest.fixture(autouse=True)
 def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(postings, "SEGMENT_BITS", 4)
-    monkeypatch.setattr(postings, "RUN_BYTES", 6)  # runs of a few postings: keys cut into many, last runs regrown
+    monkeypatch.setattr(posting_codec, "SEGMENT_BITS", 4)
+    monkeypatch.setattr(posting_codec, "RUN_BYTES", 6)  # runs of a few postings: keys cut into many, last runs regrown
 
 
 @pytest.fixture

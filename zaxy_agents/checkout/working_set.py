@@ -116,7 +116,7 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
             lambda missing: _partials(catalog, missing), WORKING_TYPES,
         )  # fmt: skip
         walked = WorkingSet()
-        _walk(walked, _read_lazily(catalog, heapq.merge(*(p[_WORK] for p in partials), key=_HEAD, reverse=True)))
+        _walk(walked, _read_lazily(catalog, _work_heads(partials, root)))
         buckets = [[e[_TEXT : _STATUS + 1] for e in bucket] for bucket in root[:4]] if root else [[], [], [], []]
         return (
             *buckets,
@@ -142,6 +142,7 @@ def build_memoised(catalog: EntityCatalog, sessions: set[str] | None) -> Working
 _Item = tuple[str, str, str, str | None]  # (text, citation, kind, status) of a working item
 _HEAD = operator.itemgetter(0, 1)  # (valid_from, seq) of a work head
 READ_AHEAD = 32  # work candidates read at once by the merged walk
+WORK_PREFIX = 256  # work heads kept merged in the tree (the walk stops after tens of them)
 
 
 def _read_lazily(catalog: EntityCatalog, heads: Iterator[tuple[str, int, str]]) -> Iterator[EntityVersion]:
@@ -231,9 +232,25 @@ def _entry(version: EntityVersion) -> _Entry:
 
 def _combine(earlier: _Partial, later: _Partial) -> _Partial:
     """The four buckets of two runs of sessions (``earlier`` first) merged: each one's first ``PER_KIND``, ties
-    in session order (a stable ``nlargest`` of the concatenation). The work heads are merged by the walk."""
+    in session order (a stable ``nlargest`` of the concatenation); and their work heads' first ``WORK_PREFIX``
+    newest first, ties in session order (a stable sort of two sorted runs: what ``heapq.merge`` of every session
+    gives, cut where the walk rarely reaches)."""
     buckets = zip(earlier[:4], later[:4], strict=True)
-    return (*(tuple(heapq.nlargest(PER_KIND, first + second, key=_ENTRY_ORDER)) for first, second in buckets), ())
+    work = sorted(earlier[_WORK] + later[_WORK], key=_HEAD, reverse=True)[:WORK_PREFIX]
+    tops = (tuple(heapq.nlargest(PER_KIND, first + second, key=_ENTRY_ORDER)) for first, second in buckets)
+    return (*tops, tuple(work))
+
+
+def _work_heads(partials: list[_Partial], root: _Partial | None) -> Iterator[tuple[str, int, str]]:
+    """Every session's work heads, newest first (ties in session order): the merge tree's root holds the first
+    ``WORK_PREFIX`` of them (after a change only ~log2(sessions) merges of that prefix run again, where merging the
+    heads of 1,000 sessions for every walk cost ~7 % of a whole-memory checkout); a walk that goes past them goes on
+    in a merge of every session's heads, from the same position."""
+    prefix = root[_WORK] if root else ()
+    yield from prefix  # type: ignore[misc]
+    if len(prefix) >= WORK_PREFIX:  # cut: the rest, if any, from the full merge
+        merged = heapq.merge(*(p[_WORK] for p in partials), key=_HEAD, reverse=True)
+        yield from itertools.islice(merged, len(prefix), None)  # type: ignore[misc]
 
 
 def _walk(working: WorkingSet, work: Iterable[EntityVersion]) -> None:

@@ -190,6 +190,13 @@ class SessionEpochs(Protocol):
     def types_epoch(self, types: tuple[str, ...]) -> tuple[int, int]:
         """Moves whenever any session's ``session_epoch(session, types)`` moves."""
 
+    def journal_mark(self) -> tuple[int, int]:
+        """A position in the catalog's change journal; moves with every commit that moves an epoch."""
+
+    def changed_since(self, mark: tuple[int, int], types: tuple[str, ...] | None = None) -> set[str] | None:
+        """The sessions whose ``session_epoch(session, types)`` may have moved since ``mark`` (a superset), or
+        ``None`` when the journal does not reach back to it (then any session may have changed)."""
+
 
 _REPORTS_EPOCHS: dict[type, bool] = {}
 

@@ -49,6 +49,7 @@ from .planner import ProjectionBatch, ProjectionPlanner
 from .protocol import ProjectionStore
 from .rebuild import REBUILD_KEY, Rebuild, RebuildControl, graph_digest, until_damage
 from .rebuild_status import RebuildCancelled, RebuildStatus
+from .rebuild_worker import remove_worker_debris
 from .registry import ExtractorTable
 from .sqlite_catalog import NAME as CATALOG_NAME
 from .sqlite_catalog import SCHEMA_VERSION as CATALOG_VERSION
@@ -108,6 +109,9 @@ class Projector:
         self._notices_taken = 0
         self._lock = threading.RLock()
         self._rebuild_control = RebuildControl()  # a rebuild's counters and stop request (read from other threads)
+        # durable indexes a running rebuild has handed to a worker process (rebuild_worker.py): not written here
+        self._offloaded: set[str] = set()
+        self._lagging = False  # a rebuild stopped while an index was offloaded: catch_up replays it first
         self.derived = DerivedStore(self.derived_path)
         self._cleanup_obsolete()
         self.catalog = self._new_catalog()
@@ -142,6 +146,7 @@ class Projector:
                 )
                 path.unlink(missing_ok=True)
         remove_debris(self.derived_path)
+        remove_worker_debris(self.derived_path)
 
     def _open_components(self) -> None:
         """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
@@ -217,6 +222,9 @@ class Projector:
     def _catch_up(self, sessions: list[str] | None, listing: Sequence[SessionSummary] | None = None) -> int:
         if self.catalog.refresh():
             self._new_planner()
+        if self._lagging:
+            self._catch_up_listeners()
+            self._lagging = False
         listed: dict[str, tuple[int, str | None]] = {}
         if sessions is not None:
             names = sessions
@@ -367,6 +375,8 @@ class Projector:
                 base = expected[0] if expected else 0  # an index at the catalog's cursor takes the whole batch
                 for listener in self._durable:
                     self._rebuild_control.check()
+                    if listener.name in self._offloaded:
+                        continue
                     seq = done.get(listener.name)
                     part = batch if seq is None or seq == base else batch.after(session, seq)
                     if part.event_count:
@@ -496,22 +506,31 @@ class Projector:
         the rebuild within about a second with :class:`RebuildCancelled`.
         """
         with self._lock:
-            return Rebuild(
-                log=self.log,
-                derived=self.derived,
-                catalog=self.catalog,
-                graph=self.graph,
-                use_graph=self.use_graph,
-                extractors=self.extractors,
-                durable=self._durable,
-                batch_events=self.batch_events,
-                control=self._rebuild_control,
-                damaged=self.damaged,
-                commit=functools.partial(self._commit, hand_on=False),
-                hand_on=self._hand_on,
-                start_over=self._start_over,
-                save_snapshot=self.save_snapshot,
-            ).run(progress, self.digest if digest else None)
+            try:
+                return self._rebuild(progress, digest)
+            finally:
+                if self._offloaded:  # stopped before the worker's tables were copied: those indexes lag the catalog,
+                    self._offloaded.clear()  # replayed by the next catch-up (not here: a Ctrl-C exits at once)
+                    self._lagging = True
+
+    def _rebuild(self, progress: Callable[[int, int], None] | None, digest: bool) -> str | None:
+        return Rebuild(
+            log=self.log,
+            derived=self.derived,
+            catalog=self.catalog,
+            graph=self.graph,
+            use_graph=self.use_graph,
+            extractors=self.extractors,
+            durable=self._durable,
+            batch_events=self.batch_events,
+            control=self._rebuild_control,
+            damaged=self.damaged,
+            commit=functools.partial(self._commit, hand_on=False),
+            hand_on=self._hand_on,
+            start_over=self._start_over,
+            save_snapshot=self.save_snapshot,
+            offloaded=self._offloaded,
+        ).run(progress, self.digest if digest else None)
 
     @property
     def rebuild_status(self) -> RebuildStatus:

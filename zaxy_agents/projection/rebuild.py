@@ -27,6 +27,7 @@ from zaxy_agents.storage.derived.store import CACHE_KIB, DerivedStore
 from .graph_sync import GraphSync
 from .planner import ProjectionBatch
 from .rebuild_status import RebuildCancelled, RebuildStatus
+from .rebuild_worker import WorkerClient, merge_tables
 from .registry import ExtractorTable
 from .sqlite_catalog import SqliteCatalog, create_tables, drop_tables
 
@@ -37,6 +38,9 @@ REBUILD_GROUP_EVENTS = 10_000  # rebuild chunks committed together (see Rebuild.
 REBUILD_GROUPS_AT_LEAST = 8
 REBUILD_CACHE_KIB = 131_072  # the writer's page cache while rebuilding (the store's default is CACHE_KIB)
 REBUILD_KEY = "rebuilding"
+# From this many events a durable index that names a worker module is rebuilt in a second process
+# (rebuild_worker.py; starting it costs ~0.5 s of imports, the copy of its tables ~2 % of what it saves).
+PARALLEL_MIN_EVENTS = 20_000
 
 Chunk = list[tuple[dict[str, Any], Any]]  # (envelope, extraction) pairs planned and committed together
 
@@ -81,11 +85,15 @@ class Rebuild:
         hand_on: Callable[[ProjectionBatch], None],
         start_over: Callable[[], None],
         save_snapshot: Callable[[], object],
+        offloaded: set[str] | None = None,
     ) -> None:
         self.log, self.derived, self.catalog, self.graph, self.use_graph = log, derived, catalog, graph, use_graph
         self.extractors, self.durable, self.batch_events = extractors, durable, batch_events
         self.control, self.damaged = control, damaged
         self.commit, self.hand_on, self.start_over, self.save_snapshot = commit, hand_on, start_over, save_snapshot
+        # names of the durable indexes a worker process builds (the per-chunk commit leaves them out while set)
+        self.offloaded = offloaded if offloaded is not None else set()
+        self.worker: WorkerClient | None = None
 
     def run(
         self, progress: Callable[[int, int], None] | None, digest: Callable[[RebuildStatus], str] | None
@@ -131,6 +139,13 @@ class Rebuild:
             )
         self.control.check()
         self._reset_tables()
+        offload = next((i for i in self.durable if getattr(i, "rebuild_worker", None)), None)
+        if offload is not None and total >= PARALLEL_MIN_EVENTS:
+            try:
+                self.worker = WorkerClient(offload.rebuild_worker, self.derived.folder)
+                self.offloaded.add(offload.name)
+            except OSError:  # no interpreter to start (an embedded Python): the serial rebuild indexes it
+                self.worker = None
         done = 0
         written_before = self.graph.written_events
         if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
@@ -167,12 +182,19 @@ class Rebuild:
                         self.damaged[summary.session] = damage_box[0].message
             status.stage = "graph" if self.use_graph else "digest"
             self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
+            if self.worker is not None and offload is not None:  # while the graph writer writes its last rows
+                merge_tables(self.derived, self.worker.finish(self.control.check), offload.name)
+                offload.tables_replaced()
+                self.offloaded.discard(offload.name)
             while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
                 status.graph_events = self._graph_progress(written_before)
                 self.control.check()
             self.control.check()
             status.graph_events = self._graph_progress(written_before)
         finally:
+            if self.worker is not None:
+                self.worker.close()
+                self.worker = None
             self.graph.coalesce_events = 0
             self.graph.stop_writer()
             self.graph.span_writes = False
@@ -264,6 +286,8 @@ class _Groups:
             self.held = []
             self.stack.enter_context(self.rebuild._group(self.held))
         batch = self.rebuild._chunk(session, expected, chunk)
+        if self.rebuild.worker is not None:
+            self.rebuild.worker.send(batch.searchable, batch.cursors)
         self.held.append(batch)
         self.events += len(chunk)
         if self.events >= self.size:

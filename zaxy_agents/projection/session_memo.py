@@ -34,12 +34,19 @@ class _View(Generic[T]):
     """One scope's partials as the last call saw them: its sessions, their epochs, the values, the catalog's epoch
     then, and (when asked for) the partials merged in a tree."""
 
-    __slots__ = ("catalog_epoch", "epochs", "sessions", "tree", "values")
+    __slots__ = ("_positions", "epochs", "mark", "sessions", "tree", "values")
 
     def __init__(self, sessions: tuple[str, ...], epochs: list[tuple[int, int]], values: list[T]) -> None:
         self.sessions, self.epochs, self.values = sessions, epochs, values
-        self.catalog_epoch: tuple[int, int] | None = None
+        self.mark: tuple[int, int] | None = None  # the catalog's journal mark read before these epochs were
         self.tree: MergeTree[T] | None = None
+        self._positions: dict[str, int] | None = None
+
+    def positions(self) -> dict[str, int]:
+        """Each session's position in the scope (made once per view)."""
+        if self._positions is None:
+            self._positions = {session: position for position, session in enumerate(self.sessions)}
+        return self._positions
 
 
 class MergeTree(Generic[T]):
@@ -146,20 +153,28 @@ class SessionMemo(Generic[T]):
         entries, epochs = memo
         if types is not None:
             key = (key, types)  # an entry's epoch is read over its types: never compared with another reading
-        # read before any partial is computed (a racing commit moves it again)
-        catalog_epoch = epochs.epoch if types is None else epochs.types_epoch(types)
+        # read before any epoch or partial (a racing commit moves it again, and is journaled after its epochs moved)
+        mark = epochs.journal_mark()
         views = self._views.setdefault(catalog, {})
         view = views.get((key, scope))
-        if view is not None and view.catalog_epoch == catalog_epoch:
+        if view is not None and view.mark == mark:
             return view, []
         epoch_of = epochs.session_epoch
-        current = (
-            [epoch_of(session) for session in scope]
-            if types is None
-            else [epoch_of(session, types) for session in scope]
-        )
+        changed = epochs.changed_since(view.mark, types) if view is not None and view.mark is not None else None
+        if view is not None and changed is not None:  # only the sessions a commit since the view's mark touched
+            current = list(view.epochs)
+            positions = view.positions()
+            for position in sorted(positions[session] for session in changed if session in positions):
+                session = scope[position]
+                current[position] = epoch_of(session) if types is None else epoch_of(session, types)
+        else:
+            current = (
+                [epoch_of(session) for session in scope]
+                if types is None
+                else [epoch_of(session, types) for session in scope]
+            )
         if view is not None and view.epochs == current:
-            view.catalog_epoch = catalog_epoch
+            view.mark = mark
             return view, []
         if view is None:
             values: list[T | None] = []
@@ -190,9 +205,9 @@ class SessionMemo(Generic[T]):
             if len(views) >= self.views:
                 views.pop(next(iter(views)))
             view = views[(key, scope)] = _View(scope, current, cast(list[T], values))
-            view.catalog_epoch = catalog_epoch
+            view.mark = mark
             return view, None
-        view.epochs, view.values, view.catalog_epoch = current, cast(list[T], values), catalog_epoch
+        view.epochs, view.values, view.mark = current, cast(list[T], values), mark
         return view, stale
 
 

@@ -214,6 +214,7 @@ class VerbatimIndex:
 
     name = PREFIX
     schema_version = SCHEMA_VERSION
+    rebuild_worker = "zaxy_agents.retrieval.verbatim_worker"  # `zaxy reproject` builds it in a second process
 
     def __init__(self, config: Config | None = None) -> None:
         self.cfg = config or Config()
@@ -283,6 +284,13 @@ class VerbatimIndex:
         self.tail.clear()
         self.write_cache, self._write_cache_next = None, None
         self.cache.clear()
+
+    def tables_replaced(self) -> None:
+        """Its tables were replaced wholesale (a rebuild worker's copy, ``projection/rebuild_worker.py``): every
+        cache of them is dropped."""
+        self.rolled_back()
+        self._known_words.clear()
+        self._names = Names(-1.0)
 
     def reader(self) -> sqlite3.Connection:
         if self.store is None:

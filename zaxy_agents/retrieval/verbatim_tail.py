@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import features as feat
-from . import postings
+from . import posting_codec
 from .verbatim import FIELD_CAPTION, FIELD_TEXT, PREFIX
 
 
@@ -42,7 +42,7 @@ TAIL_POSTING = np.dtype([("field", "u1"), ("term", "<u4"), ("session", "<u4"), (
 def pack_postings(batch: Prepared) -> bytes:
     table = np.zeros(len(batch.post_doc), dtype=TAIL_POSTING)
     table["field"], table["term"], table["session"] = batch.post_field, batch.post_term, batch.post_session
-    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, postings.MAX_TF)
+    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, posting_codec.MAX_TF)
     return table.tobytes()
 
 
@@ -64,6 +64,7 @@ class Prepared:
     post_doc: list[int] | np.ndarray = field(default_factory=list)
     post_tf: list[int] | np.ndarray = field(default_factory=list)
     links: dict[int, int] = field(default_factory=dict)  # older doc -> its new next doc
+    new_terms: dict[int, str] = field(default_factory=dict)  # id -> term of the terms a bulk batch creates
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """``(field, term, session, doc, tf)`` of every posting, as int64 arrays."""
@@ -71,11 +72,17 @@ class Prepared:
             self.post_field, self.post_term, self.post_session, self.post_doc, self.post_tf))  # fmt: skip
 
     def frequencies(self) -> list[tuple[int, int, int]]:
-        """``(text df, caption df, term id)`` of this batch, per term."""
-        field, term = np.array(self.post_field, dtype=np.int64), np.array(self.post_term, dtype=np.int64)
-        terms, inverse = np.unique(term, return_inverse=True)
-        text = np.bincount(inverse, weights=(field == FIELD_TEXT), minlength=terms.size).astype(np.int64)
-        caption = np.bincount(inverse, weights=(field == FIELD_CAPTION), minlength=terms.size).astype(np.int64)
+        """``(text df, caption df, term id)`` of this batch, per term, by term id: counted with ``bincount`` over
+        the term ids (a posting is one doc's field), no sort (``np.unique`` sorted the ~95k postings of a
+        1,000-event batch)."""
+        term = np.asarray(self.post_term, dtype=np.int64)
+        if not term.size:
+            return []
+        field = np.asarray(self.post_field, dtype=np.int64)
+        width = int(term.max()) + 1
+        terms = np.flatnonzero(np.bincount(term, minlength=width))
+        text = np.bincount(term[field == FIELD_TEXT], minlength=width)[terms]
+        caption = np.bincount(term[field == FIELD_CAPTION], minlength=width)[terms]
         return list(zip(text.tolist(), caption.tolist(), terms.tolist(), strict=True))
 
 

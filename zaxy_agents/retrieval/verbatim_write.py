@@ -168,6 +168,7 @@ class Writer:
         session_docs: Counter[int] = Counter()
         groups: dict[tuple[int, str | None], _Group] = {}  # the groups this batch touches
         links: dict[int, int] = {}
+        named: dict[str, list[str]] = {}  # speaker name -> its terms
         for offset, doc in enumerate(kept):
             i = first + offset
             session_id = sessions[doc.session][0]
@@ -183,8 +184,11 @@ class Writer:
             speaker = -1
             if doc.speaker:
                 speaker = speakers[doc.speaker]
-                name_terms, surface = analyse(doc.speaker)
-                words.update(surface)
+                name_terms = named.get(doc.speaker)
+                if name_terms is None:  # a batch's turns come from a few speakers: each name analysed once
+                    name_terms, surface = analyse(doc.speaker)
+                    named[doc.speaker] = name_terms
+                    words.update(surface)
                 for term in name_terms:
                     speaker_terms[term] = speaker
             moment = parse_moment(doc.occurred_at)
@@ -212,14 +216,17 @@ class Writer:
             row[3] = nxt  # set by _link as later docs of the batch joined their group
         built = np.array([tuple(row) for row in rows], dtype=feat.FEATURE)
         prepared = Prepared(built, first, [doc.seq for doc in kept], links=links)
-        written = set(chain.from_iterable(chain.from_iterable((t, c) for _, t, c in terms_by_doc)))
-        ids = self._term_ids(written)
+        tokens = list(chain.from_iterable(chain.from_iterable((t, c) for _, t, c in terms_by_doc)))
+        written = set(tokens)
+        new_terms: dict[int, str] = {}
+        ids = self._term_ids(written, new_terms if len(kept) >= DIRECT_MIN else None)
         # what readers' lookups forget (terms, speaker terms) or take (thread rows, as written) once this commits
         # (read_deltas; used when the batch stays in the tail)
         rows = tuple((g.id, g.docs, g.len, g.first, g.last) for g in groups.values())
         self._touched = (frozenset(written), frozenset(speaker_terms), rows)
+        prepared.new_terms = new_terms
         if len(kept) >= DIRECT_MIN:  # the main tables sort postings by key: count them all at once
-            _count_postings(prepared, terms_by_doc, ids)
+            _count_postings(prepared, terms_by_doc, tokens, ids)
         else:
             _tail_postings(prepared, terms_by_doc, ids)
         stats["next_doc"] += len(kept)
@@ -305,7 +312,21 @@ class Writer:
             self.blocks.put(prepared.first + offset, prepared.records[offset])
         for doc, following in prepared.links.items():
             self.blocks.set(doc, "next", following)
-        db.executemany(f"UPDATE {p}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?", prepared.frequencies())
+        frequencies = prepared.frequencies()  # by term id: the new terms (the largest ids) last
+        new = prepared.new_terms
+        kept = len(frequencies)
+        while kept and frequencies[kept - 1][2] in new:
+            kept -= 1
+        db.executemany(f"UPDATE {p}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?", frequencies[:kept])
+        if new:
+            counted = {term: (text, caption) for text, caption, term in frequencies[kept:]}
+            ordered = sorted(new)
+            counts = [counted.get(term, (0, 0)) for term in ordered]
+            postings.insert_columns(
+                db,
+                f"INSERT INTO {p}_term(id, term, df, cdf) VALUES",
+                (ordered, [new[term] for term in ordered], [c[0] for c in counts], [c[1] for c in counts]),
+            )
         _POSTINGS.append_arrays(db, *prepared.arrays())
         records = prepared.records
         db.executemany(
@@ -347,7 +368,9 @@ class Writer:
         fresh = sorted(words - self.index._known_words)
         if fresh:
             term = self.an.term
-            db.executemany(f"INSERT OR IGNORE INTO {p}_word(word, term) VALUES (?, ?)", [(w, term(w)) for w in fresh])
+            postings.insert_columns(
+                db, f"INSERT OR IGNORE INTO {p}_word(word, term) VALUES", (fresh, list(map(term, fresh)))
+            )
         self.index._pending_words |= words
 
     def _finish(self, tail_batch: Prepared | None, merged: bool) -> None:
@@ -410,10 +433,15 @@ class Writer:
                     known[name] = cursor.lastrowid
         return {name: known[name] for name in names}
 
-    def _term_ids(self, terms: set[str]) -> dict[str, int]:
+    def _term_ids(self, terms: set[str], new_terms: dict[int, str] | None = None) -> dict[str, int]:
         """Term -> id, creating unknown terms (in sorted order, as before the cache: the same ids). Ids the writer
         already looked up are cached (:class:`WriteCache`, valid while no other write happened); a bulk batch
-        meets mostly known terms, and looking each up again was 3 % of projection time."""
+        meets mostly known terms, and looking each up again was 3 % of projection time.
+
+        With ``new_terms`` (a bulk batch), unknown terms are only given their ids, the ones SQLite would give them
+        (``max(id) + 1`` on, in sorted order: no other write reaches the table inside this transaction), and left
+        in ``new_terms`` for :meth:`_write_main` to insert with their document frequencies: an insert with
+        ``df = 0`` and an update of it afterwards cost two row writes per new term (~4 per event at 10k)."""
         known = self.cache.terms
         ordered = sorted(terms.difference(known))  # at C speed: a bulk batch holds ~20k distinct terms
         if ordered:
@@ -421,6 +449,12 @@ class Writer:
                 (r[0], r[1]) for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", ordered)
             )
             fresh = [(term,) for term in ordered if term not in known]
+            if fresh and new_terms is not None:
+                top = int(self.db.execute(f"SELECT ifnull(max(id), 0) FROM {PREFIX}_term").fetchone()[0])
+                ids = range(top + 1, top + 1 + len(fresh))
+                new_terms.update(zip(ids, (term for (term,) in fresh), strict=True))
+                known.update(zip((term for (term,) in fresh), ids, strict=True))
+                return known
             insert = f"INSERT INTO {PREFIX}_term(term, df, cdf) VALUES (?, 0, 0)"
             if len(fresh) == 1:
                 known[fresh[0][0]] = self.db.execute(insert, fresh[0]).lastrowid  # type: ignore[assignment]
@@ -464,22 +498,20 @@ def _tail_postings(
 
 
 def _count_postings(
-    prepared: Prepared, terms_by_doc: list[tuple[int, list[str], list[str]]], ids: dict[str, int]
+    prepared: Prepared, terms_by_doc: list[tuple[int, list[str], list[str]]], tokens: list[str], ids: dict[str, int]
 ) -> None:
     """The postings ``(field, term, session, doc, tf)`` of a bulk batch, counted by one ``np.unique`` over every
     token (a ``Counter`` per doc and field cost ~8 % of bulk projection). The same postings as the per-doc loop,
-    in key order instead of first-appearance order: only the tail (small batches) keeps that order on disk."""
-    tokens = np.fromiter(
-        map(ids.__getitem__, chain.from_iterable(chain.from_iterable((t, c) for _, t, c in terms_by_doc))),
-        dtype=np.int64,
-    )
-    if tokens.size == 0:
+    in key order instead of first-appearance order: only the tail (small batches) keeps that order on disk.
+    ``tokens``: every doc's text then caption terms, one after the other (as ``terms_by_doc`` holds them)."""
+    if not tokens:
         return
+    term_of = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
     docs = len(terms_by_doc)
     segments = np.fromiter(chain.from_iterable((len(t), len(c)) for _, t, c in terms_by_doc), np.int64, 2 * docs)
     segment = np.repeat(np.arange(2 * docs, dtype=np.int64), segments)  # doc offset * 2 + (0 text, 1 caption)
-    width = int(tokens.max()) + 1
-    keys, counts = np.unique(segment * width + tokens, return_counts=True)
+    width = int(term_of.max()) + 1
+    keys, counts = np.unique(segment * width + term_of, return_counts=True)
     segment, term = np.divmod(keys, width)
     offset, caption = np.divmod(segment, 2)
     sessions = np.fromiter((session for session, _, _ in terms_by_doc), np.int64, docs)

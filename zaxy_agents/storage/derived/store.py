@@ -191,6 +191,20 @@ class DerivedStore:
                 hook()
 
     @contextlib.contextmanager
+    def attached(self, path: str | os.PathLike[str], name: str) -> Iterator[None]:
+        """Another database file attached to the writer as ``name`` (SQLite attaches only outside a transaction):
+        :meth:`write` transactions inside may read its tables."""
+        with self._write_lock:
+            writer = self._writer
+            if writer is None or self.closed:
+                raise RuntimeError(f"{self.path} is closed")
+            writer.execute(f"ATTACH DATABASE ? AS {name}", (os.fspath(path),))
+            try:
+                yield
+            finally:
+                writer.execute(f"DETACH DATABASE {name}")
+
+    @contextlib.contextmanager
     def _transaction(self, connection: sqlite3.Connection) -> Iterator[None]:
         try:
             connection.execute("BEGIN IMMEDIATE")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import operator
 import os
 import threading
 import weakref
@@ -37,6 +38,7 @@ from .jsonl_file import PreparedDraft, SessionFile
 from .torn_tail import classify_torn_tail
 
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
+_NAME = operator.attrgetter("name")  # a directory entry's file name
 
 
 class JsonlEventLog(EventLog):
@@ -238,15 +240,15 @@ class JsonlEventLog(EventLog):
         """Every session in the folder with its event count (from the tail, not a scan)."""
         summaries: list[SessionSummary] = []
         try:  # names sorted as strings (what sorting the paths of one folder gives, without pathlib's cost)
-            with os.scandir(self.root) as entries:
-                names = sorted(entry.name for entry in entries if entry.name.endswith(".jsonl"))
+            with os.scandir(self.root) as scan:
+                entries = sorted((entry for entry in scan if entry.name.endswith(".jsonl")), key=_NAME)
         except (FileNotFoundError, NotADirectoryError):
             return summaries
-        root, listed = os.fspath(self.root), self._listed
-        for name in names:
-            session = name[: -len(".jsonl")]
+        listed = self._listed
+        for entry in entries:  # each entry's stat: one system call on its own path (no path joined per session)
+            session = entry.name[: -len(".jsonl")]
             try:
-                stat = os.stat(os.path.join(root, name))
+                stat = entry.stat()
             except FileNotFoundError:
                 continue
             version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
