@@ -48,3 +48,31 @@ def test_load_all_equals_the_blocks_gathered_on_demand(tmp_path) -> None:  # typ
     cache.refresh(db, 2)
     cache.load_all(db)
     assert cache.loaded[17] and cache.gather(db, docs)["group"][17 * feat.BLOCK + 1] == 42
+
+
+def test_put_many_writes_what_a_put_per_doc_writes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Records put by slices per block (a bulk batch) leave the same blocks as one put per doc, whatever the
+    batch's start and length against the block boundaries."""
+    import sqlite3
+
+    rng = np.random.default_rng(5)
+    for first, count in ((0, 1), (3, feat.BLOCK), (feat.BLOCK - 1, 2), (700, 3 * feat.BLOCK + 5), (256, 0)):
+        records = np.zeros(count, dtype=feat.FEATURE)
+        records["session"] = rng.integers(0, 9, count)
+        records["next"] = rng.integers(-1, 10**6, count)
+        written = []
+        for many in (False, True):
+            db = sqlite3.connect(tmp_path / f"{first}-{count}-{many}.sqlite")
+            for statement in feat.schema("t"):
+                db.execute(statement)
+            writer = feat.FeatureWriter("t", db)
+            if many:
+                writer.put_many(first, records)
+            else:
+                for offset in range(count):
+                    writer.put(first + offset, records[offset])
+            written.append({n: b.tobytes() for n, b in writer.flush(1).items()})
+            db.close()
+        assert written[0] == written[1] and len(written[0]) == -(-(first % feat.BLOCK + count) // feat.BLOCK) * (
+            count > 0
+        )

@@ -106,6 +106,18 @@ class FeatureWriter:
         self.block(doc // BLOCK)[doc % BLOCK] = record
         self.dirty.add(doc // BLOCK)
 
+    def put_many(self, first: int, records: np.ndarray) -> None:
+        """Records of docs ``first``, ``first + 1``, ...: one slice per block (a :meth:`put` per doc was ~3 us of a
+        bulk event's CPU)."""
+        at, end = 0, len(records)
+        while at < end:
+            doc = first + at
+            number, offset = divmod(doc, BLOCK)
+            size = min(BLOCK - offset, end - at)
+            self.block(number)[offset : offset + size] = records[at : at + size]
+            self.dirty.add(number)
+            at += size
+
     def flush(self, wseq: int) -> dict[int, np.ndarray]:
         """Write the changed blocks; returns them (for the readers' cache once committed)."""
         changed = {number: self.blocks[number] for number in sorted(self.dirty)}

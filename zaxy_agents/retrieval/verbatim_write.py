@@ -15,7 +15,6 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +26,10 @@ from . import features as feat
 from . import postings
 from .read_deltas import Delta, GroupRow
 from .text import has_time_cue, question_share
-from .verbatim import _POSTINGS, _STATS, FIELD_CAPTION, FIELD_TEXT, PREFIX, parse_moment, read_stats
+from .verbatim import _POSTINGS, _STATS, PREFIX, parse_moment, read_stats
+from .verbatim_counts import count_postings, tail_postings
 from .verbatim_tail import TAIL_TABLES, Prepared, pack_postings, unpack_postings
+from .verbatim_write_cache import Group, WriteCache
 
 if TYPE_CHECKING:
     from .verbatim import VerbatimIndex
@@ -36,48 +37,6 @@ if TYPE_CHECKING:
 TAIL_LIMIT = 1024  # events in the tail before it is merged into the main tables
 DIRECT_MIN = 256  # a batch at least this large is written to the main tables directly
 FRESH_ONE_BY_ONE = 64  # new terms up to which one INSERT ... RETURNING tells their ids (no lookup query)
-
-
-class WriteCache:
-    """What the writer looked up or wrote, valid while the index is at the write sequence it recorded (no other
-    process wrote since): session ids and last seqs, type / speaker / term ids, thread rows, speaker terms.
-    Dropped on a rollback or when another writer moved the sequence — except the term ids, which only an erasure
-    (it deletes terms no event holds any more) or a rebuild can change: they are kept while the index's
-    ``erasures`` and ``created`` stamps are (several processes writing one memory each looked every term up again
-    after any other's write)."""
-
-    LIMIT = 500_000
-
-    def __init__(self, wseq: float = -1.0, created: float = -1.0, erasures: float = -1.0) -> None:
-        self.wseq, self.created, self.erasures = wseq, created, erasures
-        self.sessions: dict[str, tuple[int, int]] = {}
-        self.names: dict[str, dict[str, int]] = {"type": {}, "speaker": {}}
-        self.terms: dict[str, int] = {}
-        self.groups: dict[tuple[int, str | None], _Group] = {}
-        self.speaker_terms: dict[str, int] = {}
-
-    def valid_for(self, stats: dict[str, float]) -> bool:
-        return self.wseq == stats["wseq"] and self.created == stats["created"] and len(self.terms) < self.LIMIT
-
-    def after(self, stats: dict[str, float]) -> WriteCache:
-        """The cache for a write at ``stats``: this one, or a new one keeping the term ids when they still hold."""
-        if self.valid_for(stats):
-            return self
-        fresh = WriteCache(stats["wseq"], stats["created"], stats["erasures"])
-        if self.created == stats["created"] and self.erasures == stats["erasures"] and len(self.terms) < self.LIMIT:
-            fresh.terms = self.terms
-        return fresh
-
-
-@dataclass
-class _Group:
-    id: int
-    docs: int
-    len: float
-    first: int
-    second: int
-    last: int
-    last2: int
 
 
 class Writer:
@@ -161,12 +120,12 @@ class Writer:
         first = int(stats["next_doc"])
         lengths: list[float] = []  # text + weighted caption length of this batch's docs
         following: list[int] = []  # next doc of this batch's docs (-1: none yet)
-        rows: list[list[Any]] = []
+        rows: list[tuple[Any, ...]] = []
         terms_by_doc: list[tuple[int, list[str], list[str]]] = []
         words: set[str] = set()
         speaker_terms: dict[str, int] = {}
         session_docs: Counter[int] = Counter()
-        groups: dict[tuple[int, str | None], _Group] = {}  # the groups this batch touches
+        groups: dict[tuple[int, str | None], Group] = {}  # the groups this batch touches
         links: dict[int, int] = {}
         named: dict[str, list[str]] = {}  # speaker name -> its terms
         for offset, doc in enumerate(kept):
@@ -201,41 +160,41 @@ class Writer:
                 flags |= feat.FLAG_TEMPORAL
             length = len(terms) + cfg.caption_weight * len(caption)
             group, previous = self._link(i, groups, session_id, doc.segment, length, lengths, following, links)
-            rows.append([
+            rows.append((
                 session_id, group, previous, -1, speaker, types[doc.event_type], flags, 0, len(terms), len(caption),
                 question_share(text) if "?" in text else 0.0, day,
                 moment.year * 12 + moment.month - 1 if moment else -1, moment.timestamp() if moment else 0.0,
-            ])  # fmt: skip
+            ))  # fmt: skip
             terms_by_doc.append((session_id, terms, caption))
             stats["text_total"] += len(terms)
             stats["text_nonempty"] += bool(terms)
             stats["cap_total"] += len(caption)
             stats["cap_nonempty"] += bool(caption)
             stats["ln_total"] += length
-        for row, nxt in zip(rows, following, strict=True):
-            row[3] = nxt  # set by _link as later docs of the batch joined their group
-        built = np.array([tuple(row) for row in rows], dtype=feat.FEATURE)
+        built = np.array(rows, dtype=feat.FEATURE)
+        built["next"] = following  # set by _link as later docs of the batch joined their group
         prepared = Prepared(built, first, [doc.seq for doc in kept], links=links)
         tokens = list(chain.from_iterable(chain.from_iterable((t, c) for _, t, c in terms_by_doc)))
         written = set(tokens)
         new_terms: dict[int, str] = {}
         ids = self._term_ids(written, new_terms if len(kept) >= DIRECT_MIN else None)
-        # what readers' lookups forget (terms, speaker terms) or take (thread rows, as written) once this commits
-        # (read_deltas; used when the batch stays in the tail)
-        rows = tuple((g.id, g.docs, g.len, g.first, g.last) for g in groups.values())
-        self._touched = (frozenset(written), frozenset(speaker_terms), rows)
+        if len(kept) < DIRECT_MIN:
+            # what readers' lookups forget (terms, speaker terms) or take (thread rows, as written) once this
+            # commits (read_deltas; used when the batch stays in the tail: a bulk batch makes readers read again)
+            touched = tuple((g.id, g.docs, g.len, g.first, g.last) for g in groups.values())
+            self._touched = (frozenset(written), frozenset(speaker_terms), touched)
         prepared.new_terms = new_terms
         if len(kept) >= DIRECT_MIN:  # the main tables sort postings by key: count them all at once
-            _count_postings(prepared, terms_by_doc, tokens, ids)
+            count_postings(prepared, terms_by_doc, tokens, ids)
         else:
-            _tail_postings(prepared, terms_by_doc, ids)
+            tail_postings(prepared, terms_by_doc, ids)
         stats["next_doc"] += len(kept)
         stats["docs"] += len(kept)
         self._write_dictionaries(sessions, session_docs, groups, speaker_terms, words, kept, speakers)
         return prepared
 
     def _link(
-        self, i: int, groups: dict[tuple[int, str | None], _Group], session: int, segment: str | None,
+        self, i: int, groups: dict[tuple[int, str | None], Group], session: int, segment: str | None,
         length: float, lengths: list[float], following: list[int], links: dict[int, int],
     ) -> tuple[int, int]:  # fmt: skip
         """Append doc ``i`` to its (session, segment) group: ``(group id, previous doc)``; keeps the group's
@@ -252,10 +211,10 @@ class Writer:
             if row is None:
                 cursor = self.db.execute(f"INSERT INTO {PREFIX}_group VALUES (NULL, ?, ?, 0, 0, -1, -1, -1, -1)", key)
                 assert cursor.lastrowid is not None
-                group = _Group(cursor.lastrowid, 0, 0.0, -1, -1, -1, -1)
+                group = Group(cursor.lastrowid, 0, 0.0, -1, -1, -1, -1)
                 stats["groups"] += 1
             else:
-                group = _Group(*row)
+                group = Group(*row)
             self.cache.groups[key] = group
         groups[key] = group
         first = i - len(lengths)
@@ -308,8 +267,7 @@ class Writer:
     def _write_main(self, prepared: Prepared) -> None:
         p, db = PREFIX, self.db
         count = len(prepared.seqs)
-        for offset in range(count):
-            self.blocks.put(prepared.first + offset, prepared.records[offset])
+        self.blocks.put_many(prepared.first, prepared.records)
         for doc, following in prepared.links.items():
             self.blocks.set(doc, "next", following)
         frequencies = prepared.frequencies()  # by term id: the new terms (the largest ids) last
@@ -341,7 +299,7 @@ class Writer:
         self,
         sessions: dict[str, tuple[int, int]],
         session_docs: Counter[int],
-        groups: dict[tuple[int, str | None], _Group],
+        groups: dict[tuple[int, str | None], Group],
         speaker_terms: dict[str, int],
         words: set[str],
         kept: list[SearchDoc],
@@ -474,50 +432,6 @@ class Writer:
                     for r in _in(self.db, f"SELECT term, id FROM {PREFIX}_term WHERE term IN", [t for (t,) in fresh])
                 )
         return known
-
-
-def _tail_postings(
-    prepared: Prepared, terms_by_doc: list[tuple[int, list[str], list[str]]], ids: dict[str, int]
-) -> None:
-    """The postings of a small batch, doc by doc, each doc's terms in order of first appearance (the tail's
-    packed row keeps this order)."""
-    post_term, post_tf, post_field, post_session, post_doc = [], [], [], [], []
-    for offset, (session_id, terms, caption) in enumerate(terms_by_doc):
-        for field_id, found in ((FIELD_TEXT, terms), (FIELD_CAPTION, caption)):
-            if not found:
-                continue
-            counts = Counter(found)
-            size = len(counts)
-            post_term.extend(map(ids.__getitem__, counts))
-            post_tf.extend(counts.values())
-            post_field.extend([field_id] * size)
-            post_session.extend([session_id] * size)
-            post_doc.extend([prepared.first + offset] * size)
-    prepared.post_term, prepared.post_tf, prepared.post_field = post_term, post_tf, post_field
-    prepared.post_session, prepared.post_doc = post_session, post_doc
-
-
-def _count_postings(
-    prepared: Prepared, terms_by_doc: list[tuple[int, list[str], list[str]]], tokens: list[str], ids: dict[str, int]
-) -> None:
-    """The postings ``(field, term, session, doc, tf)`` of a bulk batch, counted by one ``np.unique`` over every
-    token (a ``Counter`` per doc and field cost ~8 % of bulk projection). The same postings as the per-doc loop,
-    in key order instead of first-appearance order: only the tail (small batches) keeps that order on disk.
-    ``tokens``: every doc's text then caption terms, one after the other (as ``terms_by_doc`` holds them)."""
-    if not tokens:
-        return
-    term_of = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-    docs = len(terms_by_doc)
-    segments = np.fromiter(chain.from_iterable((len(t), len(c)) for _, t, c in terms_by_doc), np.int64, 2 * docs)
-    segment = np.repeat(np.arange(2 * docs, dtype=np.int64), segments)  # doc offset * 2 + (0 text, 1 caption)
-    width = int(term_of.max()) + 1
-    keys, counts = np.unique(segment * width + term_of, return_counts=True)
-    segment, term = np.divmod(keys, width)
-    offset, caption = np.divmod(segment, 2)
-    sessions = np.fromiter((session for session, _, _ in terms_by_doc), np.int64, docs)
-    prepared.post_field = np.where(caption == 1, FIELD_CAPTION, FIELD_TEXT)
-    prepared.post_term, prepared.post_tf = term, counts
-    prepared.post_session, prepared.post_doc = sessions[offset], prepared.first + offset
 
 
 def _in(db: sqlite3.Connection, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
