@@ -29,7 +29,8 @@ Parts, each run in a fresh child process per tree, the two trees alternated ``--
 * ``split``: where the CPU of ``batched`` (no graph) goes, in microseconds per event: the append and its redaction
   scan; projection's SQL statements (``execute`` / ``executemany`` / ``commit`` of every connection, with what SQLite
   pulls from their argument iterators), text analysis, log decoding with its hash check, extraction, planning, and
-  the rest (the indexes' and catalog's Python loops, row building, commits' bookkeeping). Each timed call adds
+  the rest (the indexes' and catalog's Python loops, row building, commits' bookkeeping); the analysis of each
+  index's texts, and the Snowball calls per event (the analysers' memo misses: a count). Each timed call adds
   ~0.2 us of clock reads.
 * ``floor``: this disk's floor for a durable append: a 4 KB ``write`` + ``fdatasync`` loop (500) in the memory's
   file system, nothing else; events/s, p50 / p95 ms.
@@ -199,6 +200,14 @@ try:
             return plain_connect(*args, **kwargs)
         sqlite3.connect = connect
         Analyzer.analyse = timed_function(Analyzer.analyse, "analysis")
+        import zaxy_agents.retrieval.text as text_module
+        class CountingStemmer:  # Snowball calls: the analysers' memo misses
+            def __init__(self, inner):
+                self.inner = inner
+            def stemWord(self, word):
+                spent["stems"] = spent.get("stems", 0) + 1
+                return self.inner.stemWord(word)
+        text_module._STEMMER = CountingStemmer(text_module._STEMMER)
         SessionReader.decode = timed_function(SessionReader.decode, "decode")
         ExtractorTable.extract = timed_function(ExtractorTable.extract, "extract")
         ProjectionPlanner.add = timed_function(ProjectionPlanner.add, "plan")
@@ -496,6 +505,9 @@ def rates(part: str, raw: dict[str, Any]) -> dict[str, float]:
                       for name in ("verbatim", "entity", "catalog"))  # fmt: skip
         spent_elsewhere = sum(got(key) for key in ("sql", "analysis", "decode", "extract", "plan"))
         out["project_projector_python_us"] = out["project_us"] - spent_elsewhere - writers
+        for name in ("verbatim", "entity"):  # the analysis of each index's texts (part of project_analysis_us)
+            out[f"project_analysis_{name}_us"] = got(f"analysis:{name}")
+        out["project_stems_per_event"] = spent.get("stems", 0) / n  # Snowball calls (memo misses), a count
         out["ingest_per_cpu_s"] = n / (raw["append_cpu_s"] + raw["project_cpu_s"])
         return out
     if part == "locomo":

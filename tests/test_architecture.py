@@ -369,3 +369,36 @@ def test_the_architecture_page_lists_every_service_the_fabric_builds() -> None:
     missing = [f"`{service}` (`{attribute}`" for attribute, service in built.items()]
     missing = [entry for entry in missing if entry not in page]
     assert not missing, f"docs/architecture.md does not list: {missing}"
+
+
+# Small modules with one job: past this many lines a module is a smell (docs/architecture.md's standard).
+MODULE_LINE_LIMIT = 500
+# Today's exceptions, each with the lines it may not grow past: a module split below the limit leaves this list
+# (remove its entry), and none may be added. graph_sync.py is at its count (its background writer is what is left to
+# split). The others are being edited this session by other lanes and keep slack until their work lands (then each
+# cap comes down to its count): planner.py and postings.py are under the limit today, close to it.
+OVER_THE_LIMIT = {
+    "zaxy_agents/projection/graph_sync.py": 639,
+    "zaxy_agents/projection/sqlite_catalog.py": 850,  # 750 at 70ae537, 785 at 21:38 UTC
+    "zaxy_agents/projection/projector.py": 690,  # 584 at 70ae537, 603 at 21:38 UTC
+    "zaxy_agents/retrieval/verbatim_write.py": 600,  # 496 at 70ae537, 528 at 21:38 UTC
+    "zaxy_agents/retrieval/postings.py": 700,  # 598 at 70ae537, 478 at 21:38 UTC
+    "zaxy_agents/projection/planner.py": 560,  # 479 at 21:38 UTC
+}
+
+
+def _module_lines() -> dict[str, int]:
+    root = PACKAGE_ROOT.parent
+    return {
+        path.relative_to(root).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(PACKAGE_ROOT.rglob("*.py"))
+    }
+
+
+def test_no_module_grows_past_the_line_limit() -> None:
+    """Every module of zaxy_agents is at most MODULE_LINE_LIMIT lines, but the listed exceptions, which may not grow
+    past their count."""
+    lines = _module_lines()
+    over = {module: count for module, count in lines.items() if count > OVER_THE_LIMIT.get(module, MODULE_LINE_LIMIT)}
+    assert not over, f"modules past their line limit (split them by job): {over}"
+    assert set(OVER_THE_LIMIT) <= set(lines), "an exception names a module that no longer exists: remove it"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from zaxy_agents.beliefs import context as beliefs_context
-from zaxy_agents.checkout import working_set
-from zaxy_agents.checkout.assemble import REVIEWED_TYPES, STABLE_TYPES, _ranked
+from zaxy_agents.checkout import facts, working_set
+from zaxy_agents.checkout.facts import REVIEWED_TYPES, STABLE_TYPES
 from zaxy_agents.checkout.working_set import build_working_set
 from zaxy_agents.consolidation import status as consolidation_status
 from zaxy_agents.fabric import MemoryFabric
@@ -48,8 +48,8 @@ def _counting(catalog: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[st
 def _blocks(catalog: Any, whole: bool = True) -> list[Any]:
     return [
         build_working_set(catalog, set(SCOPE)),
-        _ranked(catalog, set(SCOPE), None, STABLE_TYPES),
-        _ranked(catalog, set(SCOPE), None, tuple(sorted(REVIEWED_TYPES))),
+        facts.ranked(catalog, set(SCOPE), None, STABLE_TYPES),
+        facts.ranked(catalog, set(SCOPE), None, tuple(sorted(REVIEWED_TYPES))),
         *([build_working_set(catalog, None)] if whole else []),
     ]
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from zaxy_agents.checkout.assemble import REVIEWED_TYPES, STABLE_LIMIT, STABLE_TYPES, _ranked
+from zaxy_agents.checkout import facts
+from zaxy_agents.checkout.facts import REVIEWED_TYPES, STABLE_LIMIT, STABLE_TYPES
 from zaxy_agents.checkout.working_set import build_working_set
 from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.fabric import MemoryFabric
@@ -95,8 +96,10 @@ def test_memoised_blocks_match_the_per_session_loops(seeded: Path) -> None:
             for scope in (None, {"s0"}, {"s1", "s4"}, wide):
                 assert build_working_set(catalog, scope) == _reference(catalog, scope)
                 for types in (STABLE_TYPES, tuple(sorted(REVIEWED_TYPES))):
-                    assert _ranked(catalog, scope, None, types) == _reference_ranked(catalog, scope, None, types)
-                    assert _ranked(catalog, scope, moment, types) == _reference_ranked(catalog, scope, moment, types)
+                    assert facts.ranked(catalog, scope, None, types) == _reference_ranked(catalog, scope, None, types)
+                    assert facts.ranked(catalog, scope, moment, types) == _reference_ranked(
+                        catalog, scope, moment, types
+                    )
             assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)
         sessions = catalog.sessions
         for as_of in (None, moment):
@@ -107,7 +110,7 @@ def test_memoised_blocks_match_the_per_session_loops(seeded: Path) -> None:
         assert [m["session"] for m in clusters[0]["members"]] == ["s0", "s1", "s3", "s5"]
         whole = build_working_set(catalog, None)
         assert whole.blockers and whole.tasks and whole.goals and whole.decisions
-        assert _ranked(catalog, None, None, STABLE_TYPES)  # the stable tier has facts to compare
+        assert facts.ranked(catalog, None, None, STABLE_TYPES)  # the stable tier has facts to compare
 
 
 def test_whole_memory_packets_match_unmemoised_after_append_erasure_and_another_writer(

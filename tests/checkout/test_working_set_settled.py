@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.checkout import working_set
-from zaxy_agents.checkout.assemble import _stable_facts
+from zaxy_agents.checkout.facts import stable_facts
 from zaxy_agents.checkout.models import WorkingSet
 from zaxy_agents.checkout.working_set import (
     BLOCKED,
@@ -118,11 +118,11 @@ def test_a_wide_scope_gives_the_same_working_set_and_stable_tier(
         with monkeypatch.context() as patch:  # every memo off: the per-session loop
             patch.setattr(session_memo, "_entries", lambda by_catalog, catalog: None)
             looped = {
-                scope: _stable_facts(catalog, None if scope is None else set(scope), None)
+                scope: stable_facts(catalog, None if scope is None else set(scope), None)
                 for scope in (None, frozenset(wide))
             }
         for scope, expected in looped.items():
-            assert _stable_facts(catalog, None if scope is None else set(scope), None) == expected
+            assert stable_facts(catalog, None if scope is None else set(scope), None) == expected
         assert looped[None][0]  # the stable tier has facts to compare
         moment = "2026-01-01T00:06:00+00:00"
         assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)

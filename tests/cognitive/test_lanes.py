@@ -6,7 +6,7 @@ import pytest
 import typer
 
 from tests.test_docs_benchmarks import documented_checks, run_counts
-from zaxy_agents.checkout import assemble
+from zaxy_agents.checkout import facts
 from zaxy_agents.cli import lane_commands
 from zaxy_agents.evaluation.causal_lane import run_causal_lane
 from zaxy_agents.evaluation.consolidation_lane import run_consolidation_lane
@@ -25,7 +25,7 @@ def test_causal_lane_catches_trusting_unresolvable_evidence(monkeypatch: pytest.
 
 
 def test_consolidation_lane_catches_an_open_review_gate(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(assemble, "admissible", lambda catalog, version, as_of=None: True)
+    monkeypatch.setattr(facts, "admissible", lambda catalog, version, as_of=None: True)
     report = run_consolidation_lane()
     assert not report["passed"] and report["metrics"]["authority_boundary"] < 1.0
     assert any("forged" in failure["check"] for failure in report["failures"])

@@ -117,7 +117,7 @@ def test_a_graph_left_dirty_is_rebuilt_not_opened(tmp_path: Path) -> None:
     _memory(root)
     with MemoryFabric.from_path(root) as fabric:
         graph = fabric.projector.graph
-        graph._mark(False)  # exactly what a writer records before its transaction
+        graph.trust.mark(False)  # exactly what a writer records before its transaction
     with MemoryFabric.from_path(root) as fabric:
         digest = fabric.projection_digest()
         assert any("was interrupted" in notice for notice in fabric.projector.derived.notices)

@@ -19,7 +19,7 @@ import kuzu
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection import graph_sync, rebuild
+from zaxy_agents.projection import graph_replay, rebuild
 from zaxy_agents.projection.rebuild_status import RebuildCancelled
 from zaxy_agents.storage.files import kuzu_store
 
@@ -80,7 +80,7 @@ def _caught_up(root: Path, *, batch_events: int, span_events: int, min_events: i
 
 def test_many_batches_are_one_transaction_with_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _memory(tmp_path / "loom")
-    monkeypatch.setattr(graph_sync, "PREFETCH_EVENTS", 5)  # 96 events planned 10 at a time: 10 batches
+    monkeypatch.setattr(graph_replay, "PREFETCH_EVENTS", 5)  # 96 events planned 10 at a time: 10 batches
     contents = {}
     # a span of one batch commits each (and its empty successor at the end); 1000 events: one commit; 40: three
     for span_events, expected_commits in ((1, 11), (1000, 1), (40, 3)):
@@ -103,7 +103,7 @@ def test_many_batches_are_one_transaction_with_the_same_graph(tmp_path: Path, mo
 def test_a_failure_inside_the_span_leaves_none_of_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "loom"
     _memory(root)
-    monkeypatch.setattr(graph_sync, "PREFETCH_EVENTS", 5)  # 10 batches of 10 events
+    monkeypatch.setattr(graph_replay, "PREFETCH_EVENTS", 5)  # 10 batches of 10 events
     _applied, apply = _third_apply_fails(monkeypatch)
     with _caught_up(root, batch_events=10, span_events=1000) as memory:
         assert memory.projector.store is None  # closed: the span rolled back

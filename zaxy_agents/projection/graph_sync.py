@@ -6,21 +6,15 @@ it current — and then brought up to the catalog's cursors: from batches this p
 or by re-planning the log from the graph's own cursors (the planner is deterministic, and its state — the
 current version of each identity — is read from the graph itself), in large coalesced transactions.
 
-Kuzu 0.11.3 is not crash-safe around bulk writes: a SIGKILL during a COPY transaction was measured to leave a
-graph whose cursors claim rows it lost, or that segfaults when opened. So an embedded graph is trusted only if
-``derived.sqlite`` recorded it clean — marked dirty (durably) before every write transaction, clean with the
-file's identity (inode, size, mtime) after the CHECKPOINT that follows it. Anything else (a kill or a full disk
-mid-write, a planted or foreign file, a leftover WAL) and the graph file is deleted and rebuilt from the log,
-never opened. ``graph.lock`` (an advisory lock) says which process owns the file.
+An embedded graph is opened only when ``derived.sqlite`` recorded it clean (the trust protocol and the owner's
+file lock: :mod:`.graph_trust`); the catch-up from the log is :mod:`.graph_replay`. This module keeps the graph in
+step: opening, the write of each batch (marked dirty around it), syncs, the background writer, reset and close.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import queue
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -31,16 +25,16 @@ from zaxy_agents.errors import LockedError
 from zaxy_agents.eventloom.protocol import EventLog
 
 from .collector import collector_paused
-from .planner import ProjectionBatch, ProjectionPlanner
+from .graph_replay import GraphMismatch, batch_starts, merge_batches, replay_into_graph
+from .graph_trust import GRAPH_FILE, GraphFileTrust
+from .planner import ProjectionBatch
 from .protocol import ProjectionStore
 from .registry import ExtractorTable
 from .store_catchup import catch_up_session
 
-GRAPH_FILE = "graph.kuzu"
-GRAPH_LOCK = "graph.lock"
-STATE_KEY = "graph:state"
+__all__ = ["GRAPH_FILE", "GraphSync", "batch_starts"]  # what the projector imports from here
+
 SYNC_EVENTS = 20_000  # events per graph transaction when catching up from the log (COPY commits are costly)
-PREFETCH_EVENTS = 1000  # events whose identities are looked up in the graph at once
 # Events per store transaction when catching up from the log: the batches of ``batch_events`` it plans are applied
 # inside one ``spanning_transaction`` of up to this many events. Kuzu 0.11.3 rewrites every node group a commit
 # touches in new pages and cannot reuse the old ones for the larger rewrite of the next commit: a 100k-event graph
@@ -62,36 +56,6 @@ HOLD_EVENTS = SYNC_EVENTS
 # needs the graph does not wait for the window: the gathered batches wait with the held ones, and
 # :meth:`GraphSync.sync` writes them itself.
 FOLLOW_WINDOW_SECONDS = 1.0
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no advisory lock, the Kuzu lock alone protects the file
-    fcntl = None  # type: ignore[assignment]
-
-
-class GraphMismatch(Exception):
-    """The graph does not line up with the log (rebuilt for a private graph, reported for a shared one)."""
-
-
-def merge_batches(batches: list[ProjectionBatch]) -> ProjectionBatch:
-    merged = ProjectionBatch()
-    for batch in batches:
-        for name, value in vars(batch).items():
-            if isinstance(value, list):
-                getattr(merged, name).extend(value)
-        merged.cursors.update(batch.cursors)
-        merged.event_count += batch.event_count
-    return merged
-
-
-def batch_starts(batch: ProjectionBatch) -> dict[str, int]:
-    """First seq of each session in a batch."""
-    starts: dict[str, int] = {}
-    for row in batch.events:
-        session, seq = row["session_id"], row["seq"]
-        if seq < starts.get(session, seq + 1):
-            starts[session] = seq
-    return starts
 
 
 class GraphSync:
@@ -115,6 +79,7 @@ class GraphSync:
         self.catalog = catalog
         self.folder = Path(folder)
         self.path = self.folder / GRAPH_FILE
+        self.trust = GraphFileTrust(self.folder, derived)  # used for a private graph only
         self._factory = store_factory  # from the storage backend (the fabric passes backend.open_graph)
         self.extractors = extractors
         self.name = name
@@ -131,7 +96,6 @@ class GraphSync:
         self.mismatches: dict[str, str] = {}
         self._cursors: dict[str, tuple[int, str]] = {}
         self._lock = threading.RLock()  # one writer at a time; readers wait for the sync they asked for
-        self._lock_handle: Any = None
         self._queue: queue.Queue[ProjectionBatch | str | None] = queue.Queue()
         self._idle = threading.Event()
         self._idle.set()
@@ -141,7 +105,6 @@ class GraphSync:
         self.writing: ProjectionBatch | None = None  # the batch being written now
         self._cancelled = threading.Event()  # a rebuild was stopped: queued batches are dropped, not written
         self._cancel_lock = threading.Lock()
-        self._clean = True  # the last write to a private graph completed (its CHECKPOINT included)
         self.following = False
         self.hold_events = HOLD_EVENTS
         self.follow_window = FOLLOW_WINDOW_SECONDS
@@ -164,7 +127,7 @@ class GraphSync:
         with self._lock:
             if self.store is not None:
                 return self.store
-            if self.private and not self._claim_lock():
+            if self.private and not self.trust.claim_lock():
                 self.unavailable = (
                     f"graph unavailable: {self.path} is held by another process (checkout and retrieval read the "
                     "derived state; graph queries wait for it)"
@@ -172,12 +135,12 @@ class GraphSync:
                 return None
             try:
                 if self.private:
-                    self._check_trust()
+                    self.trust.check()
                 self.store = self._open_store()
                 if self.private:
                     self._record_clean()
             except LockedError as exc:
-                self._release_lock()
+                self.trust.release_lock()
                 self.unavailable = exc.message
                 return None
             self.unavailable = None
@@ -190,82 +153,9 @@ class GraphSync:
         store.attach_texts(self.catalog.texts)
         return store
 
-    def _claim_lock(self) -> bool:
-        if self._lock_handle is not None:
-            return True
-        if fcntl is None:
-            return True
-        self.folder.mkdir(parents=True, exist_ok=True)
-        handle = open(self.folder / GRAPH_LOCK, "a+")  # noqa: SIM115 - held while the graph is open
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            return False
-        self._lock_handle = handle
-        return True
-
-    def _release_lock(self) -> None:
-        if self._lock_handle is not None:
-            with contextlib.suppress(OSError):
-                self._lock_handle.close()
-            self._lock_handle = None
-
-    def _files(self) -> list[Path]:
-        return sorted(self.folder.glob(f"{GRAPH_FILE}*"))
-
-    def _state(self) -> dict[str, Any] | None:
-        raw = self.derived.meta(STATE_KEY)
-        try:
-            state = json.loads(raw) if raw else None
-        except ValueError:
-            return None
-        return state if isinstance(state, dict) else None
-
-    def _stat(self) -> list[int] | None:
-        try:
-            stat = os.stat(self.path)
-        except FileNotFoundError:
-            return None
-        return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
-
-    def _check_trust(self) -> None:
-        """Delete a graph file this store did not leave clean (never open it: Kuzu may crash on it)."""
-        files = self._files()
-        if not files:
-            return
-        state = self._state()
-        reason = None
-        if state is None:
-            reason = "no record of it in derived.sqlite (planted, foreign, or from an older version)"
-        elif not state.get("clean"):
-            reason = "a write to it was interrupted (crash, kill or full disk)"
-        elif state.get("stat") != self._stat():
-            reason = "it changed since it was last closed"
-        elif any(path.name != GRAPH_FILE and path.stat().st_size for path in files):
-            reason = "it has a leftover write-ahead log"
-        if reason is not None:
-            self.derived.warn(f"{self.path} was not used: {reason}; it was deleted and is rebuilt from the log")
-            self._remove_files()
-
-    def _remove_files(self) -> None:
-        for path in self._files():
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-        with self.derived.write() as db:
-            self.derived.set_meta(db, STATE_KEY, None)
-
-    def _mark(self, clean: bool) -> None:
-        self._clean = clean
-        state = {"clean": clean, "stat": self._stat() if clean else None}
-        with self.derived.write() as db:
-            self.derived.set_meta(db, STATE_KEY, json.dumps(state))
-
     def _record_clean(self) -> None:
         if self.private:
-            self._mark(True)
+            self.trust.mark(True)
 
     # ------------------------------------------------------------------ writing
     def _write(self, batch: ProjectionBatch) -> None:
@@ -286,7 +176,7 @@ class GraphSync:
             self._cursors.update(batch.cursors)
             return
         if self.private:
-            self._mark(False)
+            self.trust.mark(False)
             try:
                 self.store.apply(batch)
                 self.store.checkpoint()
@@ -298,7 +188,7 @@ class GraphSync:
                     self.store.close()
                 self.store = None
                 raise
-            self._mark(True)
+            self.trust.mark(True)
             self._cursors.update(batch.cursors)
             return
         outcome = self.store.apply(batch) or {}
@@ -318,7 +208,7 @@ class GraphSync:
             if not self.private:
                 return
             self._forget_held()
-            self._mark(False)
+            self.trust.mark(False)
             if self.store is not None:
                 with contextlib.suppress(Exception):
                     self.store.close()
@@ -388,7 +278,7 @@ class GraphSync:
         store = self.store
         assert store is not None
         if self.private:
-            self._mark(False)
+            self.trust.mark(False)
         written = [0]
         try:
             with store.spanning_transaction() as commit:
@@ -410,7 +300,7 @@ class GraphSync:
             raise
         store.checkpoint()
         if self.private:
-            self._mark(True)
+            self.trust.mark(True)
 
     def _plan_into_graph(self, gaps: dict[str, tuple[int, int]]) -> None:
         if sum(last - first + 1 for first, last in gaps.values()) < self.span_min_events:
@@ -420,40 +310,12 @@ class GraphSync:
             self._plan_batches(gaps, written)
 
     def _plan_batches(self, gaps: dict[str, tuple[int, int]], written: Callable[[int], None]) -> None:
-        """Replay ``gaps`` (session -> first, last seq) through a planner into the graph, ``batch_events`` at a
-        time; ``written`` is told each batch's events once applied."""
+        """Replay ``gaps`` (session -> first, last seq) into the graph, ``batch_events`` at a time (each batch
+        written as any other: :meth:`_write`); ``written`` is told each batch's events once applied."""
         assert self.store is not None
-        planner = ProjectionPlanner()
-        planner.restore({}, set(self.store.typed_labels()), set(self._cursors), set())
-        chunk: list[tuple[dict[str, Any], Any]] = []
-
-        def write(batch: ProjectionBatch) -> None:
-            self._write(batch)
-            planner.forget()
-            written(batch.event_count)
-
-        def plan_chunk() -> None:
-            with collector_paused():  # see collector.py
-                planner.prefetch(chunk, self.store)
-                for envelope, extraction in chunk:
-                    planner.add(envelope, extraction)
-            chunk.clear()
-            if planner.pending_events() >= self.batch_events:
-                write(planner.take_batch())
-
-        for session, (first, last) in gaps.items():
-            expected = self._cursors.get(session, (0, None))[1]
-            planner.mark_present(session, first - 1)
-            for envelope in self.log.replay_envelopes(session, first, last):
-                if expected is not None and envelope["seq"] == first and envelope["prev_hash"] != expected:
-                    raise GraphMismatch(f"session {session!r} changed after seq {first - 1}")
-                chunk.append((envelope, self.extractors.extract(envelope)))
-                if len(chunk) >= PREFETCH_EVENTS:
-                    plan_chunk()
-            if chunk:
-                plan_chunk()
-        if planner.pending_events():
-            write(planner.take_batch())
+        replay_into_graph(
+            self.store, self.log, self.extractors, self._cursors, gaps, self.batch_events, self._write, written
+        )
 
     def _rebuild_private(self) -> None:
         """Delete the graph file and replay the whole projection into a new one."""
@@ -461,7 +323,7 @@ class GraphSync:
         if self.store is not None:
             self.store.close()
             self.store = None
-        self._remove_files()
+        self.trust.remove_files()
         self.store = self._open_store()
         self._record_clean()
         self._cursors = {}
@@ -715,7 +577,7 @@ class GraphSync:
             if self.private:
                 emptied = False
                 if not new_file:
-                    self._mark(False)
+                    self.trust.mark(False)
                     try:
                         self.store.reset()
                         self.store.checkpoint()
@@ -725,7 +587,7 @@ class GraphSync:
                 if not emptied:
                     self.store.close()
                     self.store = None
-                    self._remove_files()
+                    self.trust.remove_files()
                     self.store = self._open_store()
                 self._record_clean()
             else:
@@ -749,10 +611,10 @@ class GraphSync:
                 with contextlib.suppress(Exception):
                     self.store.close()
                 self.store = None
-            if self._files() or self._state() is not None:
-                self._remove_files()
+            if self.trust.files() or self.trust.state() is not None:
+                self.trust.remove_files()
             self._cursors, self.mismatches, self.error = {}, {}, None
-            self._clean = True
+            self.trust.clean = True
         if following:
             self.follow()
         return True
@@ -771,7 +633,7 @@ class GraphSync:
             if self.store is not None:
                 self.store.close()
                 self.store = None
-                if self.private and self._clean:
+                if self.private and self.trust.clean:
                     with contextlib.suppress(Exception):
-                        self._mark(True)  # the file changes on close (Kuzu touches it): record it again
-            self._release_lock()
+                        self.trust.mark(True)  # the file changes on close (Kuzu touches it): record it again
+            self.trust.release_lock()
