@@ -19,13 +19,13 @@ import argparse
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.cognitive_bench import _percentiles, _timed
 from benchmarks.projection_bench import mixed_stream
-from zaxy_agents.checkout import assemble
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.metacognition.contracts import request_id, unknown_id
 
@@ -117,17 +117,22 @@ def run(events: int, unknowns: int, assessments: int, requests: int, queries: in
             fabric.project(["bench"])
             return _timed(lambda _: fabric.checkout(asks[index], session="bench", scope=["bench-b"]), 1)
 
-        saved = list(assemble.EXTENSIONS)
-        without_meta = [(name, function) for name, function in saved if name != "metacognition"]
+        saved = fabric.features
+        without_meta = replace(
+            saved,
+            checkout_extensions=tuple(pair for pair in saved.checkout_extensions if pair[0] != "metacognition"),
+        )
+        if without_meta.checkout_extensions == saved.checkout_extensions:
+            raise SystemExit("metacognition_bench: no checkout extension named 'metacognition' to leave out")
         with_ext, without = [], []
         try:
             for index in range(queries):  # alternate, so both see the same log sizes and machine load
-                assemble.EXTENSIONS[:] = saved
+                fabric.features = saved
                 with_ext += turn(index)
-                assemble.EXTENSIONS[:] = without_meta
+                fabric.features = without_meta
                 without += turn(index)
         finally:
-            assemble.EXTENSIONS[:] = saved
+            fabric.features = saved
         checkout_p50 = _percentiles(with_ext)["p50_ms"]
         report["checkout"] = {
             "with_metacognition": _percentiles(with_ext),

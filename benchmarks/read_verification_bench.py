@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.projection_bench import mixed_stream
 from zaxy_agents.checkout import assemble as assemble_module
-from zaxy_agents.eventloom.integrity import CitedCheck
+from zaxy_agents.eventloom.integrity import CallReads, CitedCheck
 from zaxy_agents.fabric import MemoryFabric
 
 
@@ -42,9 +42,20 @@ def _accept_everything(_lines_at, cited, **_kwargs) -> CitedCheck:  # type: igno
     return check
 
 
+class _UnverifiedReads(CallReads):
+    """A checkout's reads with the citation check replaced by :func:`_accept_everything` (the baseline)."""
+
+    __slots__ = ()
+
+    def check(self, cited):  # type: ignore[no-untyped-def,override]
+        return _accept_everything(None, cited)
+
+
 def run_size(size: int, questions: int) -> dict:
     stream = mixed_stream(size, seed=size)
-    real_check = assemble_module.check_cited
+    real_reads = assemble_module.CallReads
+    if real_reads is not CallReads:
+        raise SystemExit("read_verification_bench: checkout.assemble no longer builds its reads with CallReads")
     with (
         tempfile.TemporaryDirectory(prefix="zaxy-verify-bench-") as tmp,
         MemoryFabric.from_path(Path(tmp) / "loom", durability="batch") as fabric,
@@ -63,14 +74,14 @@ def run_size(size: int, questions: int) -> dict:
         for index, question in enumerate(asked):
             order = (True, False) if index % 2 == 0 else (False, True)  # alternate which runs first
             for check in order:
-                assemble_module.check_cited = real_check if check else _accept_everything
+                assemble_module.CallReads = real_reads if check else _UnverifiedReads
                 start = time.perf_counter()
                 packet = fabric.checkout(question, session="bench", max_tokens=1024)
                 elapsed = (time.perf_counter() - start) * 1000
                 (verified if check else unverified).append(elapsed)
                 if check:
                     cited.append(len(packet.provenance))
-        assemble_module.check_cited = real_check
+        assemble_module.CallReads = real_reads
     before, after = _percentiles(unverified), _percentiles(verified)
     return {
         "events": size,
