@@ -245,6 +245,19 @@ def _entity_batches(count: int, size: int) -> list[list[dict]]:
     return batches
 
 
+def _entity_keyword_tables(folder: Path) -> dict[str, list[tuple]]:
+    """Every entity keyword table of ``folder``'s derived.sqlite, rows sorted (the stats' creation token left out)."""
+    db = sqlite3.connect(folder / "derived.sqlite")
+    try:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
+                                          "'entity_keyword%' ORDER BY name")]  # fmt: skip
+        rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
+        rows["entity_keyword_stats"] = [row[:-1] for row in rows["entity_keyword_stats"]]  # the creation token
+        return rows
+    finally:
+        db.close()
+
+
 def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Path) -> None:
     """Two connections (two processes) write the entity keyword index in turn, with erasures between: each
     keeps term ids between its own writes only while nobody else wrote (TermCache); the rows equal one writer's."""
@@ -268,15 +281,7 @@ def test_entity_index_cached_term_ids_with_two_writers_and_erasures(tmp_path: Pa
         finally:
             for writer in writers:
                 writer.close()
-        db = sqlite3.connect(folder / "derived.sqlite")
-        try:
-            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
-                                              "'entity_keyword%' ORDER BY name")]  # fmt: skip
-            rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
-            rows["entity_keyword_stats"] = [row[:-1] for row in rows["entity_keyword_stats"]]  # the creation token
-            return rows
-        finally:
-            db.close()
+        return _entity_keyword_tables(folder)
 
     one, two = run(tmp_path / "one", 1), run(tmp_path / "two", 2)
     assert one["entity_keyword_term"] and one == two
@@ -318,16 +323,7 @@ def test_entity_index_given_term_ids_equal_the_ids_sqlite_assigns(tmp_path: Path
                     writer.erase(rows[-1]["session_id"], [rows[-1]["source_event_seq"]])
         finally:
             writer.close()
-        db = sqlite3.connect(folder / "derived.sqlite")
-        try:
-            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
-                                              "'entity_keyword%' ORDER BY name")]  # fmt: skip
-            rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
-            rows["entity_keyword_stats"] = [row[:-1] for row in rows["entity_keyword_stats"]]  # the creation token
-            gone = sum(1 for number in range(len(batches)) if number % 4 == 3)
-            return rows, gone
-        finally:
-            db.close()
+        return _entity_keyword_tables(folder), sum(1 for number in range(len(batches)) if number % 4 == 3)
 
     given, gone = run(tmp_path / "given", EntityKeywordIndex())
     assigned, _ = run(tmp_path / "assigned", SqliteAssigned())
