@@ -28,9 +28,9 @@ from .posting_cache import PostingCache
 from .text import Analyzer
 
 # 2: postings keyed by segment (postings.py); 3: the log-structured tail (entity_tail.py); 4: varint runs per
-# term and segment, sessions as doc ranges (postings.py). An index of another version is rebuilt from the log on
-# first open.
-SCHEMA_VERSION = 4
+# term and segment, sessions as doc ranges (postings.py); 5: the unsealed segments as one row per write
+# (posting_open.py). An index of another version is rebuilt from the log on first open.
+SCHEMA_VERSION = 5
 PREFIX = "entity_keyword"
 FIELD = 0
 NAME_WEIGHT = 2.0  # a name match is worth more than a summary match
