@@ -121,7 +121,15 @@ def apply_batch(
             [(row["valid_to"], int(bool(row["invalidated"])), vid_bytes(row["id"])) for row in batch.closures],
         )
     if batch.relations:
-        touched.edge_keys.update(_write_edges(db, batch, sids, tids))
+        ends = {  # the batch's own versions, as the endpoint lookup would read them back
+            row["id"]: (
+                (vids[row["id"]], kids[row["key"]], int(row["source_event_seq"]), row["valid_from"],
+                 bytes.fromhex(row["source_event_hash"])),
+                row["key"],
+            )
+            for row in batch.entities
+        }  # fmt: skip
+        touched.edge_keys.update(_write_edges(db, batch, sids, tids, ends))
     for row in batch.feedback:
         positive = bool(row["positive"])
         db.execute(
@@ -298,13 +306,22 @@ def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
 
 
 def _write_edges(
-    db: sqlite3.Connection, batch: ProjectionBatch, sids: dict[str, int], rtids: dict[str, int]
+    db: sqlite3.Connection,
+    batch: ProjectionBatch,
+    sids: dict[str, int],
+    rtids: dict[str, int],
+    own: dict[str, tuple[tuple[int, int, int, str, bytes], str]],
 ) -> set[str]:
-    """Insert the batch's relations; returns the identity keys of their endpoints."""
+    """Insert the batch's relations; returns the identity keys of their endpoints. ``own``: the batch's versions
+    (id -> their ``(vid, kid, seq, valid_from, hash)`` and identity key): a relation made by the event that made
+    its ends (most of them) reads nothing back; other ends are looked up."""
     endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
     ends: dict[str, tuple[int, int, int, str, bytes]] = {}
     keys: set[str] = set()
-    for chunk in _chunks(sorted(endpoints)):
+    for version_id in endpoints.intersection(own):
+        ends[version_id], key = own[version_id]
+        keys.add(key)
+    for chunk in _chunks(sorted(endpoints.difference(own))):
         marks = ",".join("?" * len(chunk))
         for version_id, vid, kid, seq, valid_from, digest, key in db.execute(
             f"SELECT {ID_OUT}, v.vid, v.kid, v.seq, v.valid_from, v.hash, {KEY_OUT} FROM cat_versions v "
