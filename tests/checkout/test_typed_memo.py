@@ -215,3 +215,40 @@ def test_scoped_packets_match_unmemoised_after_each_cognitive_write_and_turns_re
         revoked = checkout(memory)
         assert "the replica is in eu-west" not in str(revoked["reviewed_memory"])
         assert revoked["diagnostics"]["consolidation_candidates"]["valid_to_count"] == 1
+
+
+def test_a_write_reads_again_only_the_working_set_parts_of_its_types(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's share of the working set has five parts, each read from its own types (decisions; files; goals
+    from sessions and facts; source anchors from documents; tasks and commands): after a write only the parts of
+    the written type are read again, for the written session only, and the result equals the loop's after each
+    write of a sequence that changes every part in turn."""
+    writes = [
+        ("decision.recorded", {"decision": "adopt wal mode", "topic": "storage"}, {"decision"}),
+        ("fact.asserted", {"subject": "project", "predicate": "goal", "object": "ship v3"}, {"session", "fact"}),
+        ("task.created", {"task_id": "T-9", "title": "fresh", "status": "blocked"}, {"task", "command_run"}),
+        ("command.completed", {"command": "pytest -k c1", "exit_code": 1}, {"task", "command_run"}),
+        ("decision.recorded", {"decision": "drop the cache", "topic": "perf"}, {"decision"}),
+    ]
+    with MemoryFabric.from_path(seeded) as memory:
+        memory.project()
+        catalog = memory.projector.catalog
+        assert _blocks(catalog) == _references(catalog)
+        for event_type, payload, kinds in writes:
+            memory.append("s1", event_type, payload)
+            memory.project()
+            read: list[tuple[tuple[str, ...], str]] = []
+            with monkeypatch.context() as patch:
+                for name in ("recent_heads_many", "recent_versions_many"):
+                    method = getattr(catalog, name)
+
+                    def counted(sessions: Any, kind: str, *rest: Any, _m: Any = method) -> Any:
+                        read.append((tuple(sessions), kind))
+                        return _m(sessions, kind, *rest)
+
+                    patch.setattr(catalog, name, counted)
+                working = build_working_set(catalog, None)
+            assert working == _reference(catalog, None)
+            assert read and {sessions for sessions, _ in read} == {("s1",)}
+            assert {kind for _, kind in read} == kinds, event_type

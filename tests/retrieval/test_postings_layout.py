@@ -67,3 +67,32 @@ def test_indexes_of_the_previous_layout_are_rebuilt_from_the_log_on_open(tmp_pat
     messages = [str(w.message) for w in caught if issubclass(w.category, DerivedStateWarning)]
     assert any("verbatim tables had version 2" in m for m in messages)
     assert any("entity_keyword tables had version 3" in m for m in messages)
+
+
+def test_indexes_without_open_rows_are_rebuilt_from_the_log_on_open(tmp_path: Path) -> None:
+    """The layout before the open-segment rows (verbatim 3, entity keyword 4: no ``<prefix>_post_open``, the newest
+    segment's runs as rows of ``<prefix>_post``) is rebuilt from the log on first open, with the same answers."""
+    root = tmp_path / "loom"
+    with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+        fabric.append_many(SESSIONS[0], _drafts(400))
+        fabric.project()
+        expected = _everything(fabric)
+        assert sum(len(found) for found in expected if isinstance(found, list)) > 40
+    db = sqlite3.connect(root / ".zaxy" / "derived.sqlite")
+    with db:  # what the layout before left: the open segment's postings in <prefix>_post, no open table
+        for prefix, version in (("verbatim", "3"), ("entity_keyword", "4")):
+            assert db.execute(f"SELECT count(*) FROM {prefix}_post_open").fetchone()[0] > 0
+            db.execute(f"DROP TABLE {prefix}_post_open")
+            db.execute(f"UPDATE meta SET value = ? WHERE key = 'schema:index:{prefix}'", (version,))
+    db.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+            fabric.project()
+            assert _everything(fabric) == expected
+            reader = fabric.projector.derived.reader()
+            for prefix in ("verbatim", "entity_keyword"):
+                assert reader.execute(f"SELECT count(*) FROM {prefix}_post_open").fetchone()[0] > 0
+    messages = [str(w.message) for w in caught if issubclass(w.category, DerivedStateWarning)]
+    assert any("verbatim tables had version 3" in m for m in messages)
+    assert any("entity_keyword tables had version 4" in m for m in messages)

@@ -109,32 +109,61 @@ def _check(store: postings.PostingStore, db: sqlite3.Connection, expected: dict)
 
 def test_sealed_segments_hold_one_row_per_term_and_seal_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many small writes over many sessions leave each (field, segment, term) of a segment behind the writes one
-    row per ``SEAL_BYTES`` of postings, not one per write or session; the active segment keeps its runs."""
+    row per ``SEAL_BYTES`` of postings, not one per write or session: the rows the per-run layout's seal built, byte
+    for byte (each write's runs of a term concatenated in doc order, cut before a run that would pass
+    ``SEAL_BYTES``); the segments the writes can still reach hold one open row per write."""
     monkeypatch.setattr(posting_codec, "SEGMENT_BITS", 9)
+    monkeypatch.setattr(posting_codec, "RUN_BYTES", 16)  # several runs per write and term
     monkeypatch.setattr(postings, "SEAL_BYTES", 40)  # most terms are frequent: rows of consecutive runs
     rng = np.random.default_rng(9)
     store, db = postings.PostingStore("p"), sqlite3.connect(":memory:")
     for statement in postings.schema("p"):
         db.execute(statement)
     doc = 0
+    runs: dict[tuple[int, int], list[tuple[int, int, bytes, bytes]]] = {}  # (seg, term) -> every write's runs
+    writes: list[set[int]] = []  # the segments of each write
     for _ in range(200):
         size = int(rng.integers(1, 30))
         term = rng.integers(0, 40, size * 3)
         owner = np.repeat(np.arange(doc, doc + size), 3)
         keep = np.unique(np.stack((owner, term), axis=1), axis=0)
-        store.append_arrays(db, np.zeros(len(keep), np.int64), keep[:, 1], keep[:, 0] % 97, keep[:, 0],
-                            rng.integers(1, 3, len(keep)))  # fmt: skip
+        tfs = rng.integers(1, 3, len(keep))
+        store.append_arrays(db, np.zeros(len(keep), np.int64), keep[:, 1], keep[:, 0] % 97, keep[:, 0], tfs)
+        order = np.lexsort((keep[:, 0], keep[:, 1], keep[:, 0] >> 9))
+        docs, terms, counts = keep[order, 0], keep[order, 1], tfs[order]
+        segs = docs >> 9
+        starts = np.flatnonzero(np.concatenate(([True], (np.diff(segs) != 0) | (np.diff(terms) != 0))))
+        cut = posting_codec.run_starts(starts, docs, counts)
+        for at, run in zip(cut.tolist(), posting_codec.encode_runs(docs, counts, cut), strict=True):
+            runs.setdefault((int(segs[at]), int(terms[at])), []).append(run)
+        writes.append(set(segs.tolist()))
         doc += size
-    rows = db.execute("SELECT seg, term, first, length(docs) + length(tfs) FROM p_post ORDER BY seg, term, first")
-    by_key: dict[tuple[int, int], list[int]] = {}
-    for seg, term, _, size in rows.fetchall():
-        by_key.setdefault((seg, term), []).append(size)
-    active = max(seg for seg, _ in by_key)
+    opened = db.execute("SELECT seg, count(*) FROM p_post_open GROUP BY seg").fetchall()
+    active = max(seg for seg, _ in opened)
     assert active >= 5
-    sealed = {key: sizes for key, sizes in by_key.items() if key[0] < active - 1}  # the last write may straddle
-    assert sum(map(len, sealed.values())) < 3 * len(sealed)  # hundreds of writes, few rows
-    assert any(len(sizes) > 1 for sizes in sealed.values())
-    for sizes in sealed.values():  # rows of up to SEAL_BYTES: no overflow page; a row and the next one's first run
-        assert all(size <= postings.SEAL_BYTES for size in sizes)  # would not have fitted
-        assert all(a + b > postings.SEAL_BYTES for a, b in itertools.pairwise(sizes))
-    assert sum(map(len, by_key.values())) > sum(map(len, sealed.values())) + len(by_key) - len(sealed)
+    assert dict(opened) == {seg: sum(seg in w for w in writes) for seg, _ in opened}  # one row per write
+    rows = db.execute("SELECT seg, term, first, n, docs, tfs FROM p_post ORDER BY seg, term, first").fetchall()
+    expected = []
+    for (seg, term), found in sorted(runs.items()):
+        if seg in dict(opened):
+            continue
+        group: list[tuple[int, int, bytes, bytes]] = []
+        for run in found:
+            if group and sum(len(r[2]) + len(r[3]) for r in group) + len(run[2]) + len(run[3]) > postings.SEAL_BYTES:
+                expected.append(_row(seg, term, group))
+                group = []
+            group.append(run)
+        expected.append(_row(seg, term, group))
+    assert rows == expected
+    by_key: dict[tuple[int, int], list[int]] = {}
+    for seg, term, _, _, docs, tfs in rows:
+        by_key.setdefault((seg, term), []).append(len(docs) + len(tfs))
+    assert max(seg for seg, _ in by_key) < active and len(by_key) > 100
+    assert sum(map(len, by_key.values())) < 3 * len(by_key)  # hundreds of writes, few rows
+    assert any(len(sizes) > 1 for sizes in by_key.values())
+    for sizes in by_key.values():  # rows of up to SEAL_BYTES (but a lone run): no overflow page; a row and the next
+        assert all(a + b > postings.SEAL_BYTES for a, b in itertools.pairwise(sizes))  # one's first run would not fit
+
+
+def _row(seg: int, term: int, runs: list[tuple[int, int, bytes, bytes]]) -> tuple[object, ...]:
+    return (seg, term, runs[0][0], sum(r[1] for r in runs), b"".join(r[2] for r in runs), b"".join(r[3] for r in runs))

@@ -11,6 +11,7 @@ consecutive docs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -104,6 +105,38 @@ def encode_columns(
     size = docs.size
     if not size:
         return [], [], [], []
+    stream = encode_stream(docs, tfs, starts)
+    code_bytes, code_at = stream.codes, stream.code_at
+    ends = np.append(starts[1:], size)
+    firsts, sizes = docs[starts].tolist(), (ends - starts).tolist()
+    doc_blobs = list(map(code_bytes.__getitem__, map(slice, code_at[starts].tolist(), code_at[ends].tolist())))
+    tf_blobs = [_EMPTY] * len(firsts)
+    if not stream.extra:  # the usual run: no count above one, no tfs bytes
+        return firsts, sizes, doc_blobs, tf_blobs
+    extra_bytes, extra_at = stream.extra, stream.extra_at
+    low, high = extra_at[starts], extra_at[ends]
+    holding = np.flatnonzero(high > low)
+    cut = map(extra_bytes.__getitem__, map(slice, low[holding].tolist(), high[holding].tolist()))
+    for run, blob in zip(holding.tolist(), cut, strict=True):
+        tf_blobs[run] = blob
+    return firsts, sizes, doc_blobs, tf_blobs
+
+
+@dataclass
+class Stream:
+    """The runs of :func:`encode_columns` as one byte string each for docs and tfs: ``codes[code_at[i]:]`` starts
+    posting ``i``'s code, ``extra[extra_at[i]:]`` its count above one (if any); both offsets have one more entry,
+    the end. Runs of consecutive postings are consecutive slices (the open-segment rows of :mod:`.posting_open`
+    store whole (field, segment) stretches of them)."""
+
+    codes: bytes
+    code_at: np.ndarray
+    extra: bytes
+    extra_at: np.ndarray
+
+
+def encode_stream(docs: np.ndarray, tfs: np.ndarray, starts: np.ndarray) -> Stream:
+    """Every posting's code (a restart at each of ``starts``) and count above one, encoded once."""
     counts = np.minimum(tfs, MAX_TF).astype(np.int64)
     gaps = np.diff(docs, prepend=docs[0])
     gaps[starts] = docs[starts] & ((1 << SEGMENT_BITS) - 1)
@@ -111,25 +144,13 @@ def encode_columns(
     codes = (gaps << 2) | many
     codes[starts] |= RESTART
     code_sizes = varint_sizes(codes)
-    code_bytes = encode_varints(codes, code_sizes)
     code_at = np.append(0, np.cumsum(code_sizes))
-    ends = np.append(starts[1:], size)
-    firsts, sizes = docs[starts].tolist(), (ends - starts).tolist()
-    doc_blobs = list(map(code_bytes.__getitem__, map(slice, code_at[starts].tolist(), code_at[ends].tolist())))
-    tf_blobs = [_EMPTY] * len(firsts)
-    if not many.any():  # the usual run: no count above one, no tfs bytes
-        return firsts, sizes, doc_blobs, tf_blobs
+    if not many.any():
+        return Stream(encode_varints(codes, code_sizes), code_at, _EMPTY, np.zeros(docs.size + 1, dtype=np.int64))
     extra = counts[many] - 2
     extra_sizes = varint_sizes(extra)
-    extra_bytes = encode_varints(extra, extra_sizes)
-    extra_at = np.append(0, np.cumsum(extra_sizes))
-    upto = np.append(0, np.cumsum(many))  # counts above one before each posting
-    low, high = extra_at[upto[starts]], extra_at[upto[ends]]
-    holding = np.flatnonzero(high > low)
-    cut = map(extra_bytes.__getitem__, map(slice, low[holding].tolist(), high[holding].tolist()))
-    for run, blob in zip(holding.tolist(), cut, strict=True):
-        tf_blobs[run] = blob
-    return firsts, sizes, doc_blobs, tf_blobs
+    extra_at = np.append(0, np.cumsum(extra_sizes))[np.append(0, np.cumsum(many))]  # by posting
+    return Stream(encode_varints(codes, code_sizes), code_at, encode_varints(extra, extra_sizes), extra_at)
 
 
 def decode_runs(runs: Sequence[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, np.ndarray]:

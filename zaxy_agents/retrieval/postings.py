@@ -31,6 +31,7 @@ import numpy as np
 from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import posting_codec as codec
+from . import posting_open
 from .posting_codec import (
     decode_columns,
     decode_runs,
@@ -62,11 +63,12 @@ def schema(prefix: str) -> list[str]:
         "PRIMARY KEY(field, seg, term, first)) WITHOUT ROWID",
         f"CREATE TABLE IF NOT EXISTS {prefix}_post_seg(session INTEGER NOT NULL, seg INTEGER NOT NULL, "
         "ranges BLOB NOT NULL, PRIMARY KEY(session, seg)) WITHOUT ROWID",
+        *posting_open.schema(prefix),
     ]
 
 
 def drop(prefix: str) -> list[str]:
-    return [f"DROP TABLE IF EXISTS {prefix}_post", f"DROP TABLE IF EXISTS {prefix}_post_seg"]
+    return [f"DROP TABLE IF EXISTS {p}" for p in (f"{prefix}_post", f"{prefix}_post_seg")] + posting_open.drop(prefix)
 
 
 @dataclass
@@ -145,8 +147,8 @@ class PostingStore:
         tf: np.ndarray,
     ) -> None:  # fmt: skip
         """Append postings given as parallel arrays (one per posting): every doc greater than any doc already
-        stored; one run per (field, seg, term) and ``RUN_BYTES``. Once a write lands past a segment, that segment
-        is packed (:meth:`_seal`)."""
+        stored; one open row per (field, seg) (:mod:`.posting_open`), its runs cut per (term, ``RUN_BYTES``). Once a
+        write lands past a segment, that segment is sealed (:meth:`_seal`)."""
         if doc.size == 0:
             return
         docs = np.asarray(doc, dtype=np.int64)
@@ -156,58 +158,32 @@ class PostingStore:
         order = np.lexsort((docs, term, seg, field))
         field, seg, term, docs, tfs = field[order], seg[order], term[order], docs[order], tfs[order]
         runs = run_starts(_key_starts(field, seg, term), docs, tfs)
-        columns = (field[runs].tolist(), seg[runs].tolist(), term[runs].tolist(), *encode_columns(docs, tfs, runs))
-        insert_columns(db, f"INSERT INTO {self.prefix}_post VALUES", columns)
+        db.executemany(
+            f"INSERT INTO {self.prefix}_post_open VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            posting_open.encode_rows(field, seg, term, docs, tfs, runs),
+        )
         self._seal_before(db, int(seg[0]) if field[0] == field[-1] else int(seg.min()))
 
     def _seal_before(self, db: sqlite3.Connection, lowest: int) -> None:
-        """Pack every segment below ``lowest`` not packed yet (recorded in ``<prefix>_post_seg`` under session -1):
+        """Seal every segment below ``lowest`` not sealed yet (recorded in ``<prefix>_post_seg`` under session -1):
         no write can reach them any more (doc ids only grow)."""
         p = self.prefix
         row = db.execute(f"SELECT max(seg) FROM {p}_post_seg WHERE session = -1").fetchone()
         done = -1 if row[0] is None else int(row[0])
         for seg in range(done + 1, lowest):
-            for field in self._fields(db):
+            for field in self._fields(db, f"{p}_post_open"):
                 self._seal(db, field, seg)
             db.execute(f"INSERT OR IGNORE INTO {p}_post_seg VALUES (-1, ?, x'')", (seg,))
 
     def _seal(self, db: sqlite3.Connection, field: int, seg: int) -> None:
-        """Rewrite the runs of ``field`` in segment ``seg`` — one per write that touched a term — as one row per term:
-        the runs' bytes concatenated inside SQLite (each run starts with a restart code, so a concatenation decodes
-        as it is). A term whose runs add up to more than ``SEAL_BYTES`` (a frequent one) gets rows of consecutive
-        runs of up to ``SEAL_BYTES`` instead: a row past ~1,000 bytes would spill into half-empty overflow pages. A
-        segment's ~16 writes of 1,000 events, or tail merges, held ~5x the rows; re-encoding every posting in
-        Python cost ~3x the CPU, and cutting rows by a running sum in SQL (a window function) ~2.5x."""
-        p = self.prefix
-        db.execute("DROP TABLE IF EXISTS temp.sealed")
-        db.execute(
-            "CREATE TEMP TABLE sealed AS SELECT field, seg, term, min(first) AS first, sum(n) AS n, "
-            "CAST(group_concat(docs, '') AS BLOB) AS docs, CAST(group_concat(tfs, '') AS BLOB) AS tfs "
-            f"FROM {p}_post WHERE field = ? AND seg = ? GROUP BY term",
-            (field, seg),
-        )
-        long = f"length(docs) + length(tfs) > {SEAL_BYTES}"
-        runs = db.execute(
-            f"SELECT term, first, n, docs, tfs FROM {p}_post WHERE field = ? AND seg = ? AND term IN "
-            f"(SELECT term FROM temp.sealed WHERE {long}) ORDER BY term, first",
-            (field, seg),
-        ).fetchall()
-        db.execute(f"DELETE FROM {p}_post WHERE field = ? AND seg = ?", (field, seg))
-        db.execute(f"INSERT INTO {p}_post SELECT * FROM temp.sealed WHERE NOT ({long}) ORDER BY term")
-        db.execute("DROP TABLE temp.sealed")
-        rows: list[tuple[Any, ...]] = []
-        group: list[tuple[int, int, int, bytes, bytes]] = []
-        size = 0
-        for run in runs:  # consecutive runs of a frequent term, up to SEAL_BYTES per row
-            length = len(run[3]) + len(run[4])
-            if group and (run[0] != group[0][0] or size + length > SEAL_BYTES):
-                rows.append(_joined(field, seg, group))
-                group, size = [], 0
-            group.append(run)
-            size += length
-        if group:
-            rows.append(_joined(field, seg, group))
-        _insert_runs(db, f"INSERT INTO {p}_post VALUES", rows)
+        """Rewrite the open rows of ``field`` in segment ``seg`` — one per write — as one row per term, or rows of up
+        to ``SEAL_BYTES`` for a frequent term (a row past ~1,000 bytes would spill into half-empty overflow pages):
+        :func:`.posting_open.sealed_rows`."""
+        rows = posting_open.read_rows(db, self.prefix, field, [seg])
+        if not rows:
+            return
+        insert_columns(db, f"INSERT INTO {self.prefix}_post VALUES", posting_open.sealed_rows(field, rows, SEAL_BYTES))
+        db.execute(f"DELETE FROM {self.prefix}_post_open WHERE field = ? AND seg = ?", (field, seg))
 
     def _add_sessions(self, db: sqlite3.Connection, session: np.ndarray, docs: np.ndarray) -> None:
         """Record which session each doc belongs to: ``(offset, count)`` ranges appended to ``<prefix>_post_seg``."""
@@ -256,8 +232,10 @@ class PostingStore:
         segments = gone >> codec.SEGMENT_BITS
         for seg in np.unique(segments).tolist():
             doomed = gone[segments == seg]
-            for field in self._fields(db):
+            for field in self._fields(db, f"{p}_post"):
                 self._remove_in(db, field, seg, doomed, lost)
+            for field in self._fields(db, f"{p}_post_open"):
+                posting_open.remove(db, p, field, seg, doomed, lost)
             row = db.execute(f"SELECT ranges FROM {p}_post_seg WHERE session = ? AND seg = ?", (session, seg))
             found = row.fetchone()
             if found is None:
@@ -273,11 +251,12 @@ class PostingStore:
                 db.execute(f"DELETE FROM {p}_post_seg WHERE session = ? AND seg = ?", (session, seg))
         return lost
 
-    def _fields(self, db: sqlite3.Connection) -> list[int]:
+    def _fields(self, db: sqlite3.Connection, table: str) -> list[int]:
+        """The fields ``table`` holds rows of (one index seek per field)."""
         fields: list[int] = []
         while True:
             row = db.execute(
-                f"SELECT field FROM {self.prefix}_post WHERE field > ? ORDER BY field LIMIT 1",
+                f"SELECT field FROM {table} WHERE field > ? ORDER BY field LIMIT 1",
                 (fields[-1] if fields else -1,),
             ).fetchone()
             if row is None:
@@ -302,11 +281,7 @@ class PostingStore:
             return
         touched = np.unique(row_of[hit])
         term_ids = np.array(terms, dtype=np.int64)
-        for term, count in zip(*np.unique(term_ids[row_of[hit]], return_counts=True), strict=True):
-            counts = lost.setdefault(int(term), [0, 0])
-            while len(counts) <= field:
-                counts.append(0)
-            counts[field] += int(count)
+        posting_open.count_lost(lost, field, term_ids[row_of[hit]])
         db.executemany(
             f"DELETE FROM {p}_post WHERE field = ? AND seg = ? AND term = ? AND first = ?",
             [(field, seg, terms[i], firsts[i]) for i in touched.tolist()],
@@ -356,18 +331,26 @@ class PostingStore:
     def read(
         self, db: sqlite3.Connection, field: int, terms: Sequence[int], sessions: Sequence[int] | None
     ) -> dict[int, TermPostings]:
-        """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None); docs ascending."""
+        """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None); docs ascending: the sealed
+        segments' rows, then the open rows (:mod:`.posting_open`; their docs are the newest)."""
         if not terms or (sessions is not None and not sessions):
             return {}
         p, unique_terms = self.prefix, list(dict.fromkeys(int(t) for t in terms))
         if sessions is None:  # the whole memory: one range scan per segment and term
             segs = json.dumps(self.segments(db, field))
             sql = f"SELECT seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?"
+            opened = posting_open.gather(posting_open.read_rows(db, p, field), unique_terms)
             found = {}
             for term in unique_terms:
                 rows = db.execute(sql, (field, segs, term)).fetchall()
-                if rows:
-                    found[term] = TermPostings(*_ascending(*decode_columns(*zip(*rows, strict=True))))
+                more = opened.get(term)
+                if not rows and more is None:
+                    continue
+                docs, tfs = decode_columns(*zip(*rows, strict=True)) if rows else (None, None)
+                if more is not None:
+                    docs = np.concatenate(more[0] if docs is None else [docs, *more[0]])
+                    tfs = np.concatenate(more[1] if tfs is None else [tfs, *more[1]])
+                found[term] = TermPostings(*_ascending(docs, tfs))
             return found
         scope = self.scope(db, sessions)
         if not scope.segments:
@@ -376,11 +359,22 @@ class PostingStore:
             f"SELECT term, seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term IN {ID_LIST}",
             (field, json.dumps(scope.segments), json.dumps(unique_terms)),
         ).fetchall()
-        if not rows:
+        doc_parts, tf_parts, term_parts = [], [], []
+        if rows:
+            owners, segs, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
+            docs, tfs = decode_columns(segs, sizes, doc_blobs, tf_blobs)
+            doc_parts.append(docs)
+            tf_parts.append(tfs)
+            term_parts.append(np.repeat(np.array(owners, dtype=np.int64), np.array(sizes, dtype=np.int64)))
+        for term, (docs_of, tfs_of) in posting_open.gather(
+            posting_open.read_rows(db, p, field, scope.segments), unique_terms
+        ).items():
+            doc_parts += docs_of
+            tf_parts += tfs_of
+            term_parts += [np.full(part.size, term, dtype=np.int64) for part in docs_of]
+        if not doc_parts:
             return {}
-        owners, segs, sizes, doc_blobs, tf_blobs = zip(*rows, strict=True)
-        docs, tfs = decode_columns(segs, sizes, doc_blobs, tf_blobs)
-        term_of = np.repeat(np.array(owners, dtype=np.int64), np.array(sizes, dtype=np.int64))
+        docs, tfs, term_of = (np.concatenate(parts) for parts in (doc_parts, tf_parts, term_parts))
         inside = scope.holds(docs)
         docs, tfs, term_of = docs[inside], tfs[inside], term_of[inside]
         if not docs.size:
@@ -395,7 +389,13 @@ class PostingStore:
         """Up to ``limit`` runs ``(seg, n, docs, tfs)`` of ``term`` anywhere in the index (oldest segments first), for
         :func:`decode_runs`."""
         sql = f"SELECT seg, n, docs, tfs FROM {self.prefix}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ? "
-        return db.execute(sql + f"LIMIT {int(limit)}", (field, json.dumps(self.segments(db, field)), term)).fetchall()
+        found = db.execute(sql + f"LIMIT {int(limit)}", (field, json.dumps(self.segments(db, field)), term))
+        runs: list[tuple[int, int, bytes, bytes]] = found.fetchall()
+        for row in posting_open.read_rows(db, self.prefix, field) if len(runs) < limit else ():
+            runs += row.runs(int(term))[: limit - len(runs)]
+            if len(runs) >= limit:
+                break
+        return runs
 
     def count(self, db: sqlite3.Connection, field: int, term: int, sessions: Sequence[int] | None) -> int:
         """Documents containing ``term`` in ``field`` within ``sessions`` (all when None)."""
@@ -404,7 +404,12 @@ class PostingStore:
                 f"SELECT sum(n) FROM {self.prefix}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?",
                 (field, json.dumps(self.segments(db, field)), term),
             ).fetchone()
-            return int(row[0] or 0)
+            wanted = np.array([int(term)], dtype=np.int64)
+            opened = sum(
+                int(high[0] - low[0])
+                for low, high in (row.bounds(wanted) for row in posting_open.read_rows(db, self.prefix, field))
+            )
+            return int(row[0] or 0) + opened
         found = self.read(db, field, [term], sessions).get(int(term))
         return 0 if found is None else int(found.docs.size)
 
@@ -412,14 +417,6 @@ class PostingStore:
         if sessions is None:
             return bool(self.sample(db, field, term, 1))
         return self.count(db, field, term, sessions) > 0
-
-
-def _joined(field: int, seg: int, runs: list[tuple[int, int, int, bytes, bytes]]) -> tuple[Any, ...]:
-    """One row of consecutive runs ``(term, first, n, docs, tfs)`` of a term: their bytes one after the other."""
-    return (
-        field, seg, runs[0][0], runs[0][1], sum(run[2] for run in runs),
-        b"".join(run[3] for run in runs), b"".join(run[4] for run in runs),
-    )  # fmt: skip
 
 
 def _key_starts(field: np.ndarray, seg: np.ndarray, term: np.ndarray) -> np.ndarray:

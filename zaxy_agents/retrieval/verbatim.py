@@ -44,8 +44,9 @@ from . import postings
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 3  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments;
-# 3: varint runs per term and segment, sessions as doc ranges)
+SCHEMA_VERSION = 4  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments;
+# 3: varint runs per term and segment, sessions as doc ranges; 4: the unsealed segments as one row per write,
+# posting_open)
 PREFIX = "verbatim"
 FIELD_TEXT, FIELD_CAPTION = 0, 1
 TEXT_LIMIT = 2000  # characters of an event's text shown in a hit (the whole text is indexed)
