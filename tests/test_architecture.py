@@ -374,16 +374,12 @@ def test_the_architecture_page_lists_every_service_the_fabric_builds() -> None:
 # Small modules with one job: past this many lines a module is a smell (docs/architecture.md's standard).
 MODULE_LINE_LIMIT = 500
 # Today's exceptions, each with the lines it may not grow past: a module split below the limit leaves this list
-# (remove its entry), and none may be added. graph_sync.py is at its count (its background writer is what is left to
-# split). The others are being edited this session by other lanes and keep slack until their work lands (then each
-# cap comes down to its count): planner.py and postings.py are under the limit today, close to it.
+# (remove its entry), and none may be added. Both are mostly one class's read queries (the catalog) or its
+# per-event path (the projector), edited this session by the `one` lane: their caps come down to their counts when
+# that work lands.
 OVER_THE_LIMIT = {
-    "zaxy_agents/projection/graph_sync.py": 639,
-    "zaxy_agents/projection/sqlite_catalog.py": 850,  # 750 at 70ae537, 785 at 21:38 UTC
-    "zaxy_agents/projection/projector.py": 690,  # 584 at 70ae537, 603 at 21:38 UTC
-    "zaxy_agents/retrieval/verbatim_write.py": 600,  # 496 at 70ae537, 528 at 21:38 UTC
-    "zaxy_agents/retrieval/postings.py": 700,  # 598 at 70ae537, 478 at 21:38 UTC
-    "zaxy_agents/projection/planner.py": 560,  # 479 at 21:38 UTC
+    "zaxy_agents/projection/sqlite_catalog.py": 800,  # 785 at 20d4239
+    "zaxy_agents/projection/projector.py": 620,  # 603 at 20d4239
 }
 
 

@@ -243,8 +243,8 @@ def test_a_write_reads_again_only_the_working_set_parts_of_its_types(
                 for name in ("recent_heads_many", "recent_versions_many"):
                     method = getattr(catalog, name)
 
-                    def counted(sessions: Any, kind: str, *rest: Any, _m: Any = method) -> Any:
-                        read.append((tuple(sessions), kind))
+                    def counted(sessions: Any, kind: str, *rest: Any, _m: Any = method, _read: list[Any] = read) -> Any:
+                        _read.append((tuple(sessions), kind))
                         return _m(sessions, kind, *rest)
 
                     patch.setattr(catalog, name, counted)

@@ -31,9 +31,9 @@ from zaxy_agents.config import ZaxySettings
 from zaxy_agents.mcp.backend import FabricRunner
 runner = FabricRunner(ZaxySettings.resolve(sys.argv[1]))
 runner.warm()
-first = runner.call(lambda fabric: fabric.projector.graph.following)
+first = runner.call(lambda fabric: fabric.projector.graph.writer.following)
 # the follow was queued behind the first call: the second call runs after it
-second = runner.call(lambda fabric: fabric.projector.graph.following)
+second = runner.call(lambda fabric: fabric.projector.graph.writer.following)
 runner.close()
 print(first, second)
 """

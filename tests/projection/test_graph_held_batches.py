@@ -70,7 +70,7 @@ def test_past_the_bound_the_sync_replays_the_log(tmp_path: Path, monkeypatch: py
     with MemoryFabric.from_path(root) as memory:
         _append(memory, 0, 2)
         assert memory.projector.store is not None
-        memory.projector.graph.hold_events = 5  # more than this waits: nothing is kept, the sync replays
+        memory.projector.graph.writer.hold_events = 5  # more than this waits: nothing is kept, the sync replays
         replays = _replays(memory, monkeypatch)
         _append(memory, 2, 4)  # 8 events
         store = memory.projector.store
@@ -100,7 +100,7 @@ def test_a_following_writer_gathers_batches_and_a_sync_writes_them(
     with MemoryFabric.from_path(root) as memory:
         _append(memory, 0, 2)
         graph = memory.projector.graph
-        graph.follow_window = 600.0  # longer than this test: only the sync below can write these batches
+        graph.writer.follow_window = 600.0  # longer than this test: only the sync below can write these batches
         assert memory.projector.follow_graph(create=True)
         assert memory.projector.flush()
         written = graph.written_events

@@ -132,7 +132,7 @@ def _reprojected(root: Path, monkeypatch: pytest.MonkeyPatch, *, span: bool) -> 
         with _commits(monkeypatch) as commits:
             digest = memory.reproject()
             count = len(commits)
-        assert memory.projector.graph.error is None and memory.projector.graph.span_writes is False
+        assert memory.projector.graph.error is None and memory.projector.graph.writer.span_writes is False
         assert memory.projector.graph.store is not None
     return digest, count
 
@@ -182,7 +182,7 @@ def test_a_cancel_inside_a_reprojects_span_rolls_it_back(tmp_path: Path, monkeyp
         def cancelling_second(self: kuzu_store.KuzuProjectionStore, batch: object) -> None:
             applied.append(1)
             if len(applied) == 2:  # the writer thread, inside its span: Ctrl-C in `zaxy reproject`
-                assert memory.projector.graph._writer_span is not None
+                assert memory.projector.graph.writer._writer_span is not None
                 memory.projector.cancel_rebuild()
             apply(self, batch)  # type: ignore[arg-type]
 

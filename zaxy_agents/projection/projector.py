@@ -399,7 +399,7 @@ class Projector:
         """A committed batch to the in-memory listeners and the graph writer."""
         self._feed_memory_listeners(batch)
         if self.use_graph:
-            self.graph.submit(batch)
+            self.graph.writer.submit(batch)
 
     def _positions(
         self, db: sqlite3.Connection, session: str
@@ -468,16 +468,16 @@ class Projector:
         """
         if not self.use_graph or (self.graph.private and not create and not self.graph.path.exists()):
             return False
-        self.graph.follow()
+        self.graph.writer.follow()
         return True
 
     def flush(self, timeout: float | None = 120.0) -> bool:
         """Wait for the background graph writer to drain; True when it has nothing queued."""
-        return self.graph.flush(timeout)
+        return self.graph.writer.flush(timeout)
 
     def lag(self) -> int:
         """Batches queued for the graph writer."""
-        return self.graph.pending()
+        return self.graph.writer.pending()
 
     # ------------------------------------------------------------------ lifecycle
     def save_snapshot(self) -> bool:
@@ -544,7 +544,7 @@ class Projector:
             return
         self._rebuild_control.stop.set()
         if self.use_graph:
-            self.graph.cancel()
+            self.graph.writer.cancel()
 
     def digest(self, status: RebuildStatus | None = None) -> str:
         """SHA-256 over the canonical dump of the graph (same log -> same digest); ``status`` counts the lines."""

@@ -101,7 +101,7 @@ class Rebuild:
         """See :meth:`.Projector.rebuild` (which holds its lock around this); ``digest=None``: no digest."""
         control = self.control
         control.stop.clear()
-        self.graph.resume()
+        self.graph.writer.resume()
         status = control.status = RebuildStatus(uses_graph=self.use_graph)
         control.running = True
         try:
@@ -120,7 +120,7 @@ class Rebuild:
         finally:
             control.running = False
             control.stop.clear()
-            self.graph.resume()
+            self.graph.writer.resume()
 
     def _rebuild(
         self,
@@ -149,12 +149,12 @@ class Rebuild:
         done = 0
         written_before = self.graph.written_events
         if self.use_graph:  # a thread writes the graph in large transactions while the next chunks are planned
-            self.graph.coalesce_events = REBUILD_BATCH_EVENTS
+            self.graph.writer.coalesce_events = REBUILD_BATCH_EVENTS
             # one graph transaction per GraphSync.span_events, as a catch-up from the log of that size writes it
             # (its batches gathered REBUILD_BATCH_EVENTS at a time all the same: more, smaller COPYs into one
             # transaction made a larger file, 1.83x the log against 1.64x at 20k events, measured)
-            self.graph.span_writes = total >= self.graph.span_min_events
-            self.graph.start_writer()
+            self.graph.writer.span_writes = total >= self.graph.span_min_events
+            self.graph.writer.start()
         try:
             self.damaged.clear()
             with contextlib.ExitStack() as stack:
@@ -181,12 +181,12 @@ class Rebuild:
                     if damage_box:
                         self.damaged[summary.session] = damage_box[0].message
             status.stage = "graph" if self.use_graph else "digest"
-            self.graph.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
+            self.graph.writer.flush(0)  # ends the writer's coalescing wait: what is queued is the last transaction
             if self.worker is not None and offload is not None:  # while the graph writer writes its last rows
                 merge_tables(self.derived, self.worker.finish(self.control.check), offload.name)
                 offload.tables_replaced()
                 self.offloaded.discard(offload.name)
-            while not self.graph.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
+            while not self.graph.writer.wait_idle(0.1):  # the bar follows the rows of the graph's last transactions
                 status.graph_events = self._graph_progress(written_before)
                 self.control.check()
             self.control.check()
@@ -195,9 +195,9 @@ class Rebuild:
             if self.worker is not None:
                 self.worker.close()
                 self.worker = None
-            self.graph.coalesce_events = 0
-            self.graph.stop_writer()
-            self.graph.span_writes = False
+            self.graph.writer.coalesce_events = 0
+            self.graph.writer.stop_after_rebuild()
+            self.graph.writer.span_writes = False
             with contextlib.suppress(Exception), self.derived.write() as db:
                 db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         if self.graph.error:
@@ -270,7 +270,7 @@ class Rebuild:
         count = len(held)
         held.clear()  # the graph's queue holds them now
         if self.use_graph:  # bounded memory: at most ~2 x REBUILD_BATCH_EVENTS events' rows wait for the graph
-            self.graph.wait_below(max(count, 2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events)))
+            self.graph.writer.wait_below(max(count, 2 * max(1, REBUILD_BATCH_EVENTS // self.batch_events)))
 
 
 class _Groups:
