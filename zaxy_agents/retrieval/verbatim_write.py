@@ -24,7 +24,7 @@ import numpy as np
 from zaxy_agents.projection.model import SearchDoc
 
 from . import features as feat
-from . import postings
+from . import postings, verbatim_df
 from .read_deltas import Delta, GroupRow
 from .text import has_time_cue, question_share
 from .verbatim import _POSTINGS, _STATS, PREFIX, parse_moment, read_stats
@@ -291,7 +291,9 @@ class Writer:
         kept = len(frequencies)
         while kept and frequencies[kept - 1][2] in new:
             kept -= 1
-        db.executemany(f"UPDATE {p}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?", frequencies[:kept])
+        if kept:  # known terms: one count row, folded into the term table later (verbatim_df)
+            text, caption, ids = (np.array(column, dtype=np.int64) for column in zip(*frequencies[:kept], strict=True))
+            verbatim_df.add(db, p, ids, text, caption)
         if new:
             counted = {term: (text, caption) for text, caption, term in frequencies[kept:]}
             ordered = sorted(new)
