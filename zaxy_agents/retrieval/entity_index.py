@@ -4,7 +4,8 @@ Versions stay in the index after they are superseded; the engine filters by vali
 time) using the catalog, and counts what it excluded so checkout can report it. The index lives in tables
 ``entity_keyword_*`` of the derived-state database (postings per session, :mod:`.postings`; each version's
 field length in blocks, :mod:`.features`); a query reads the postings of its terms in the searched sessions
-and scores exactly the versions holding one of them (BM25 of a version without a query term is 0).
+and scores exactly the versions holding one of them (BM25 of a version without a query term is 0), less those
+holding only the most common term when its bound cannot reach the k-th score (:mod:`.keyword_scoring`).
 """
 
 from __future__ import annotations
