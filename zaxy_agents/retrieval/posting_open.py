@@ -34,7 +34,8 @@ import numpy as np
 from . import posting_codec as codec
 from .posting_codec import decode_varints, encode_stream, encode_varints, run_starts, varint_sizes
 
-CACHE_POSTINGS = 4_000_000  # postings of decoded open rows a process keeps (~28 bytes each): a few segments
+CACHE_POSTINGS = 700_000  # postings of decoded open rows a process keeps (~50 bytes each with their offsets and
+# bytes, ~35 MB): two open verbatim segments of realistic events (~310k postings each)
 
 
 def schema(prefix: str) -> list[str]:
