@@ -7,8 +7,11 @@ Builds (once, kept in ``--folder``) a verbatim index of ``--events`` LoCoMo-repl
 Reports, per tree, wall p50 / p95 and CPU milliseconds per query (CPU time is what a loaded machine does not
 inflate), the ratios before / after, and whether every ranking (docs and scores) is identical.
 
+With ``--per-tree`` (two trees of different index layouts, whose versions would make one tree rebuild the other's
+tables), each tree builds its own index of the same events (``<folder>/before``, ``<folder>/after``) and queries it.
+
 Usage: python benchmarks/verbatim_ab_bench.py --before /path/to/main-checkout [--after .] [--events 100000]
-       [--queries 60] [--runs 2] [--folder DIR] [--json]
+       [--queries 60] [--runs 2] [--folder DIR] [--per-tree] [--json]
 """
 
 from __future__ import annotations
@@ -80,20 +83,24 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--folder", type=Path, default=None, help="keep (and reuse) the index here")
+    parser.add_argument("--per-tree", action="store_true", help="each tree builds and queries its own index")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     scratch = None if args.folder else tempfile.TemporaryDirectory(prefix="zaxy-verbatim-ab-")
     folder = args.folder or Path(scratch.name)  # type: ignore[union-attr]
     try:
-        if not (folder / "derived.sqlite").exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            _child(_BUILD, args.before, str(folder), str(args.events))
+        trees = {"before": args.before, "after": args.after}
+        folders = {side: folder / side if args.per_tree else folder for side in trees}
+        for side in trees if args.per_tree else ("before",):
+            if not (folders[side] / "derived.sqlite").exists():
+                folders[side].mkdir(parents=True, exist_ok=True)
+                _child(_BUILD, trees[side], str(folders[side]), str(args.events))
         samples: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
         cpu: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
         rankings: dict[str, list] = {}
         for _ in range(args.runs):
-            for side, tree in (("before", args.before), ("after", args.after)):
-                out = json.loads(_child(_QUERY, tree, str(folder), str(args.events), str(args.queries)))
+            for side, tree in trees.items():
+                out = json.loads(_child(_QUERY, tree, str(folders[side]), str(args.events), str(args.queries)))
                 rankings[side] = out["rankings"]
                 for name, found in out["report"].items():
                     samples[side].setdefault(name, []).extend(found["samples"])

@@ -1,5 +1,6 @@
 """A bulk batch gives its new terms their ids itself (``max(id) + 1`` on, in sorted order) and inserts them with
-their document frequencies; the tables it leaves equal those of the previous writer (insert at 0, then update),
+their document frequencies; the tables it leaves (with the known terms' count rows folded, :mod:`verbatim_df`)
+equal those of the previous writer (insert at 0, then update),
 also after erasures removed the terms with the largest ids, and with tail batches and merges in between. A
 batch's frequencies equal a plain count."""
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from zaxy_agents.projection.model import SearchDoc
-from zaxy_agents.retrieval import verbatim_write
+from zaxy_agents.retrieval import verbatim_df, verbatim_write
 from zaxy_agents.retrieval.derived import open_standalone
 from zaxy_agents.retrieval.verbatim import VerbatimIndex
 from zaxy_agents.retrieval.verbatim_tail import Prepared
@@ -48,6 +49,8 @@ def _write(folder: Path, docs: list[SearchDoc], eager: bool, monkeypatch: pytest
             listeners.store.close()
     db = sqlite3.connect(folder / "derived.sqlite")
     try:
+        with db:  # the count rows not folded yet (verbatim_df) into the term table: the counts readers see
+            verbatim_df.fold(db, "verbatim")
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'verb%'")]
         return {
             name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)

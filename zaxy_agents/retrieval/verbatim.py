@@ -40,13 +40,13 @@ from zaxy_agents.projection.model import SearchDoc
 from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import features as feat
-from . import postings
+from . import postings, verbatim_df
 from .derived import DerivedStore
 from .text import Analyzer
 
-SCHEMA_VERSION = 4  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments;
+SCHEMA_VERSION = 5  # bump when the layout or the analysis changes: the tables are rebuilt from the log (2: segments;
 # 3: varint runs per term and segment, sessions as doc ranges; 4: the unsealed segments as one row per write,
-# posting_open)
+# posting_open; 5: known terms' document frequencies as one count row per write, verbatim_df)
 PREFIX = "verbatim"
 FIELD_TEXT, FIELD_CAPTION = 0, 1
 TEXT_LIMIT = 2000  # characters of an event's text shown in a hit (the whole text is indexed)
@@ -137,6 +137,7 @@ def _schema() -> list[str]:
     return [
         *postings.schema(p),
         *feat.schema(p),
+        *verbatim_df.schema(p),
         f"CREATE TABLE IF NOT EXISTS {p}_stats(id INTEGER PRIMARY KEY, "
         + ", ".join(f"{name} REAL NOT NULL DEFAULT 0" for name in _STATS)
         + ")",
@@ -206,7 +207,7 @@ class Names:
 
 _TABLES = (
     "stats", "term", "doc", "session", "group", "type", "speaker", "speaker_term", "word", "tail_post", "tail_doc",
-    "tail_link",
+    "tail_link", "term_open",
 )  # fmt: skip
 
 
@@ -347,7 +348,8 @@ class VerbatimIndex:
         return sorted(self.names(db, read_stats(db)).session_ids(db, sessions).values())
 
     def term_ids(self, db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, tuple[int, int, int]]:
-        """``term -> (id, df, caption df)`` for the terms the index knows."""
+        """``term -> (id, df, caption df)`` for the terms the index knows: the stored counts plus what the count
+        rows not folded yet add (:mod:`.verbatim_df`)."""
         out: dict[str, tuple[int, int, int]] = {}
         for start in range(0, len(terms), postings.CHUNK):
             chunk = list(terms[start : start + postings.CHUNK])
@@ -356,6 +358,11 @@ class VerbatimIndex:
                 f"SELECT id, term, df, cdf FROM {PREFIX}_term WHERE term IN ({marks})", chunk
             ):
                 out[term] = (term_id, df, cdf)
+        more = verbatim_df.pending(db, PREFIX, [found[0] for found in out.values()])
+        for term, (term_id, df, cdf) in out.items() if more else ():
+            extra = more.get(term_id)
+            if extra is not None:
+                out[term] = (term_id, df + extra[0], cdf + extra[1])
         return out
 
     def speaker_terms(self, db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import features as feat
+from . import verbatim_df
 from .postings import decode_runs
 from .verbatim import _POSTINGS, PREFIX, read_stats
 
@@ -43,6 +44,7 @@ def erase(index: VerbatimIndex, db: sqlite3.Connection, session: str, seqs: Sequ
     if not doomed:
         return
     gone = np.array(sorted(doomed), dtype=np.int64)
+    verbatim_df.fold(db, p)  # the stored counts exact before they are lowered (and terms at zero deleted)
     stats = read_stats(db).values
     lost = _remove_postings(db, session_id, gone)
     _forget_terms(db, lost)
