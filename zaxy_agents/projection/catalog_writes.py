@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from zaxy_agents.projection.catalog_ids import CatalogIds, StagedIds
 from zaxy_agents.projection.catalog_rows import (
     _HEX_ID,
     FAILURE_SAMPLES,
@@ -24,6 +25,8 @@ from zaxy_agents.projection.catalog_rows import (
     vid_bytes,
 )
 from zaxy_agents.projection.planner import ProjectionBatch
+
+KEYS_PER_INSERT = 100  # new identities per INSERT ... RETURNING (5 parameters each)
 
 
 @dataclass
@@ -42,20 +45,36 @@ class Touched:
     cursors: dict[str, tuple[int, str]] = field(default_factory=dict)  # the cursors it wrote (kept, not re-read)
     latest: str = ""  # the largest event timestamp it wrote into the latest_timestamp counter
     everything: bool = False  # rows were deleted (erasure, reset): the commit drops every cache
+    ids: StagedIds = field(default_factory=StagedIds)  # ids it looked up or created (catalog_ids.py)
 
 
-def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch, *, summaries_in_log: bool) -> None:
+def apply_batch(
+    touched: Touched,
+    db: sqlite3.Connection,
+    batch: ProjectionBatch,
+    *,
+    summaries_in_log: bool,
+    ids: CatalogIds | None = None,
+) -> None:
     """Write one planned batch (inside the projector's transaction): versions, identities, closures,
     edges, feedback, failures, labels, sources, counters and the cursors it covers. ``summaries_in_log``: the
-    summaries of raw-text entities (:data:`~.catalog_rows.TEXT_FROM_LOG`) are left in the log."""
+    summaries of raw-text entities (:data:`~.catalog_rows.TEXT_FROM_LOG`) are left in the log. ``ids``: the ids
+    committed transactions looked up or created (valid for ``db``'s state: the caller checked no other connection
+    wrote since); without it every id is looked up."""
     _note_touched(touched, db, batch)
+    ids = CatalogIds() if ids is None else ids
+    staged = touched.ids
     sessions = [row["session_id"] for row in (*batch.entities, *batch.relations)]
-    sids = _name_ids(db, "cat_sessions", "sid", sessions)  # one lookup per dictionary and batch
+    sids = _name_ids(db, "cat_sessions", "sid", sessions, ids, staged)  # one lookup per dictionary and batch
     types = [name for row in batch.entities for name in (row["entity_type"], row["source_event_type"])]
-    tids = _name_ids(db, "cat_types", "tid", [*types, *(row["relation_type"] for row in batch.relations)])
-    first = db.execute("SELECT coalesce(max(vid), 0) + 1 FROM cat_versions").fetchone()[0]
+    types += [row["relation_type"] for row in batch.relations]
+    tids = _name_ids(db, "cat_types", "tid", types, ids, staged)
+    first = ids.vid(staged)
+    if first is None:
+        first = db.execute("SELECT coalesce(max(vid), 0) + 1 FROM cat_versions").fetchone()[0]
+    staged.next_vid = first + len(batch.entities)  # the versions below take first .. first + n - 1
     vids = {row["id"]: vid for vid, row in enumerate(batch.entities, first)}  # assertion order, as rowids would be
-    kids = _write_keys(db, batch, sids, tids, vids)
+    kids = _write_keys(db, batch, sids, tids, vids, ids, staged)
     db.executemany(
         "INSERT INTO cat_versions(vid, id, kid, sid, name, tid, body, valid_from, "
         "valid_to, invalidated, seq, hash, etid, importance, source_path, asserted) "
@@ -102,7 +121,15 @@ def apply_batch(touched: Touched, db: sqlite3.Connection, batch: ProjectionBatch
             [(row["valid_to"], int(bool(row["invalidated"])), vid_bytes(row["id"])) for row in batch.closures],
         )
     if batch.relations:
-        touched.edge_keys.update(_write_edges(db, batch, sids, tids))
+        ends = {  # the batch's own versions, as the endpoint lookup would read them back
+            row["id"]: (
+                (vids[row["id"]], kids[row["key"]], int(row["source_event_seq"]), row["valid_from"],
+                 bytes.fromhex(row["source_event_hash"])),
+                row["key"],
+            )
+            for row in batch.entities
+        }  # fmt: skip
+        touched.edge_keys.update(_write_edges(db, batch, sids, tids, ends))
     for row in batch.feedback:
         positive = bool(row["positive"])
         db.execute(
@@ -194,27 +221,44 @@ def _parts(key: str) -> tuple[str, str, str]:
     return parts
 
 
-def _name_ids(db: sqlite3.Connection, table: str, column: str, names: list[str]) -> dict[str, int]:
+def _name_ids(
+    db: sqlite3.Connection, table: str, column: str, names: list[str], ids: CatalogIds, staged: StagedIds
+) -> dict[str, int]:
     """``name -> id`` in a dictionary table (``cat_sessions`` / ``cat_types``), adding the names it lacks in the
     order they first appear (one event at a time and one batch number them alike; ``INSERT OR IGNORE`` would
-    spend an AUTOINCREMENT id on every name it ignores)."""
+    spend an AUTOINCREMENT id on every name it ignores). Names whose id is remembered are not looked up."""
     ordered = list(dict.fromkeys(names))
     found: dict[str, int] = {}
-    for chunk in _chunks(ordered):
+    unknown: list[str] = []
+    for name in ordered:
+        known = ids.name_id(staged, table, name)
+        if known is None:
+            unknown.append(name)
+        else:
+            found[name] = known
+    for chunk in _chunks(unknown):
         marks = ",".join("?" * len(chunk))
         found.update(db.execute(f"SELECT name, {column} FROM {table} WHERE name IN ({marks})", chunk).fetchall())
     missing = [name for name in ordered if name not in found]
     for name in missing:
         found[name] = db.execute(f"INSERT INTO {table}(name) VALUES (?) RETURNING {column}", (name,)).fetchone()[0]
+    staged.names[table].update((name, found[name]) for name in unknown)
     return found
 
 
 def _write_keys(
-    db: sqlite3.Connection, batch: ProjectionBatch, sids: dict[str, int], tids: dict[str, int], vids: dict[str, int]
+    db: sqlite3.Connection,
+    batch: ProjectionBatch,
+    sids: dict[str, int],
+    tids: dict[str, int],
+    vids: dict[str, int],
+    ids: CatalogIds,
+    staged: StagedIds,
 ) -> dict[str, int]:
     """Insert the new identities (their current version is one of the batch's: ``vids``); returns ``key -> kid``
-    for every key the batch's versions use."""
+    for every key the batch's versions use (remembered ones are not looked up)."""
     rows = []
+    keyed: dict[tuple[int, int, str], str] = {}  # (sid, tid, norm) -> the new identity's key
     for row in batch.entity_keys:
         norm, session, entity_type = _parts(row["id"])
         if (session, entity_type) != (row["session_id"], row["entity_type"]) or norm != row["norm_name"]:
@@ -224,8 +268,28 @@ def _write_keys(
             found = db.execute("SELECT vid FROM cat_versions WHERE id = ?", (vid_bytes(row["current_version"]),))
             current = found.fetchone()[0]
         rows.append((sids[session], tids[entity_type], norm, current, int(bool(row["closed"]))))
-    db.executemany("INSERT INTO cat_keys(sid, tid, norm, cur, closed) VALUES (?, ?, ?, ?, ?)", rows)
-    return _kids(db, {row["key"] for row in batch.entities})
+        keyed[rows[-1][:3]] = row["id"]
+    kids: dict[str, int] = {}
+    for start in range(0, len(rows), KEYS_PER_INSERT):  # rows take their kids in VALUES order, as one insert each
+        chunk = rows[start : start + KEYS_PER_INSERT]
+        values = ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))
+        for sid, tid, norm, kid in db.execute(
+            f"INSERT INTO cat_keys(sid, tid, norm, cur, closed) VALUES {values} RETURNING sid, tid, norm, kid",
+            [value for row in chunk for value in row],
+        ).fetchall():
+            kids[keyed[(sid, tid, norm)]] = kid
+    staged.kids.update(kids)
+    unknown: set[str] = set()
+    for key in {row["key"] for row in batch.entities}.difference(kids):
+        kid = ids.kid(staged, key)
+        if kid is None:
+            unknown.add(key)
+        else:
+            kids[key] = kid
+    found = _kids(db, unknown)
+    staged.kids.update(found)
+    kids.update(found)
+    return kids
 
 
 def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
@@ -242,13 +306,22 @@ def _kids(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
 
 
 def _write_edges(
-    db: sqlite3.Connection, batch: ProjectionBatch, sids: dict[str, int], rtids: dict[str, int]
+    db: sqlite3.Connection,
+    batch: ProjectionBatch,
+    sids: dict[str, int],
+    rtids: dict[str, int],
+    own: dict[str, tuple[tuple[int, int, int, str, bytes], str]],
 ) -> set[str]:
-    """Insert the batch's relations; returns the identity keys of their endpoints."""
+    """Insert the batch's relations; returns the identity keys of their endpoints. ``own``: the batch's versions
+    (id -> their ``(vid, kid, seq, valid_from, hash)`` and identity key): a relation made by the event that made
+    its ends (most of them) reads nothing back; other ends are looked up."""
     endpoints = {v for row in batch.relations for v in (row["from"], row["to"])}
     ends: dict[str, tuple[int, int, int, str, bytes]] = {}
     keys: set[str] = set()
-    for chunk in _chunks(sorted(endpoints)):
+    for version_id in endpoints.intersection(own):
+        ends[version_id], key = own[version_id]
+        keys.add(key)
+    for chunk in _chunks(sorted(endpoints.difference(own))):
         marks = ",".join("?" * len(chunk))
         for version_id, vid, kid, seq, valid_from, digest, key in db.execute(
             f"SELECT {ID_OUT}, v.vid, v.kid, v.seq, v.valid_from, v.hash, {KEY_OUT} FROM cat_versions v "

@@ -350,7 +350,7 @@ class Projector:
     ) -> ProjectionBatch | None:
         try:
             with self.derived.write() as db:
-                rebuilding, row, done = self._positions(db, session)
+                rebuilding, row, done, generation = self._positions(db, session)
                 if rebuilding and rebuilding != str(os.getpid()) and pid_alive(int(rebuilding)):
                     raise DerivedStoreBusy(f"`zaxy reproject` (pid {rebuilding}) is rebuilding this memory")
                 if row != (tuple(expected) if expected else None):
@@ -370,7 +370,7 @@ class Projector:
                     self.planner.add(envelope, extraction)
                 batch = self.planner.take_batch()
                 self._rebuild_control.check()
-                self.catalog.apply(db, batch)
+                self.catalog.apply(db, batch, generation)
                 advanced: list[tuple[str, Any]] = []
                 base = expected[0] if expected else 0  # an index at the catalog's cursor takes the whole batch
                 for listener in self._durable:
@@ -403,29 +403,34 @@ class Projector:
 
     def _positions(
         self, db: sqlite3.Connection, session: str
-    ) -> tuple[str | None, tuple[int, str] | None, dict[str, int]]:
+    ) -> tuple[str | None, tuple[int, str] | None, dict[str, int], int]:
         """In one statement (this is paid by every one-event catch-up): the pid of a running `zaxy reproject`, the
-        catalog's cursor of ``session`` and the seq each derived index holds of it (read once: applying the catalog
-        or one index never moves another index's cursor)."""
+        catalog's cursor of ``session``, the seq each derived index holds of it (read once: applying the catalog
+        or one index never moves another index's cursor) and ``PRAGMA data_version`` inside this transaction (the
+        catalog drops its remembered ids when another connection committed: catalog_ids.py)."""
         names = [listener.name for listener in self._durable]
         marks = ",".join("?" * len(names))
         rows = db.execute(
             "SELECT 0, value, NULL FROM meta WHERE key = ? UNION ALL "
             "SELECT 1, hash, seq FROM cat_cursors WHERE session = ? UNION ALL "
-            f"SELECT 2, listener, seq FROM lst_cursors WHERE listener IN ({marks}) AND session = ?",
+            f"SELECT 2, listener, seq FROM lst_cursors WHERE listener IN ({marks}) AND session = ? UNION ALL "
+            "SELECT 3, NULL, data_version FROM pragma_data_version",
             (REBUILD_KEY, session, *names, session),
         ).fetchall()
         rebuilding: str | None = None
         cursor: tuple[int, str] | None = None
         done: dict[str, int] = {}
+        generation = -1
         for kind, text, seq in rows:
             if kind == 0:
                 rebuilding = str(text)
             elif kind == 1:
                 cursor = (int(seq), str(text))
-            else:
+            elif kind == 2:
                 done[str(text)] = int(seq)
-        return rebuilding, cursor, done
+            else:
+                generation = int(seq)
+        return rebuilding, cursor, done, generation
 
     def _start_over(self) -> None:
         """The planner, the in-memory listeners and the catalog's cache forget what they hold (a rolled-back

@@ -15,6 +15,7 @@ from typing import Any
 
 from zaxy_agents.projection import catalog_bulk
 from zaxy_agents.projection.catalog import FeedbackAggregate
+from zaxy_agents.projection.catalog_ids import CatalogIds
 from zaxy_agents.projection.catalog_rows import (
     _IN_CHUNK,
     _VERSION_COLUMNS,
@@ -98,6 +99,7 @@ class SqliteCatalog:
         if touched is None or touched.everything or touched.serial != self.store.transaction_serial:
             self._clear()  # not (only) projected batches, or they were rolled back: nothing is known
             return
+        self._ids.adopt(touched.ids)
         for version_id in touched.versions:
             self._versions.pop(version_id, None)
             self._located.pop(version_id, None)
@@ -178,6 +180,7 @@ class SqliteCatalog:
         self._named: dict[str, frozenset[str]] = {}  # keys_named: normalised name -> identities
         self._cursors: dict[str, tuple[int, str]] | None = None
         self._counters: dict[str, Any] | None = None
+        self._ids = CatalogIds()  # the writer's ids (catalog_ids.py)
 
     def refresh(self) -> bool:
         """Drop every cache when another process committed since the last call; True when it had."""
@@ -776,9 +779,19 @@ class SqliteCatalog:
         return present
 
     # ------------------------------------------------------------------ writes
-    def apply(self, db: sqlite3.Connection, batch: ProjectionBatch) -> None:
-        """Write one planned batch (inside the projector's transaction): see :func:`.catalog_writes.apply_batch`."""
-        apply_batch(self._touching(), db, batch, summaries_in_log=self.log_texts is not None)
+    def apply(self, db: sqlite3.Connection, batch: ProjectionBatch, generation: int | None = None) -> None:
+        """Write one planned batch (inside the projector's transaction): see :func:`.catalog_writes.apply_batch`.
+
+        ``generation``: ``PRAGMA data_version`` read inside this transaction (the projector reads it with the
+        cursors; read here when not given). When another connection committed since the caches were filled, they
+        are dropped before any remembered id is used: ids change only by deletes, which another process's erasure
+        or reset may have made."""
+        if generation is None:
+            generation = int(db.execute("PRAGMA data_version").fetchone()[0])
+        if generation != self._seen_generation:
+            self._seen_generation = generation
+            self._clear()
+        apply_batch(self._touching(), db, batch, summaries_in_log=self.log_texts is not None, ids=self._ids)
 
     def delete_session(self, db: sqlite3.Connection, session: str) -> None:
         """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""

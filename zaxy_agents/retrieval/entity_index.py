@@ -22,8 +22,7 @@ from zaxy_agents.storage.derived.store import ID_LIST
 
 from . import entity_tail as tail
 from . import features as feat
-from . import postings
-from . import sorted_sets as sets
+from . import keyword_scoring, postings
 from .derived import DerivedStore
 from .posting_cache import PostingCache
 from .text import Analyzer
@@ -127,6 +126,7 @@ class EntityKeywordIndex:
         self.term_cache = TermCache()
         self.tail = tail.TailView(PREFIX)
         self._reads = KeywordReads((-1, -1))
+        self.prune = True  # keyword_scoring.top_k's bound on the most common term (False: score every match)
 
     # ------------------------------------------------------------------ derived-index protocol
     def create_schema(self, db: sqlite3.Connection) -> None:
@@ -348,22 +348,15 @@ class EntityKeywordIndex:
                 )
         if not held:
             return []
-        matched = sets.unique(np.concatenate([entry.docs for entry in held.values()]))
-        tf = np.zeros((len(names), matched.size))
-        for row, term in enumerate(names):
-            entry = held.get(term)
-            if entry is not None:
-                tf[row, np.searchsorted(matched, entry.docs)] = entry.tfs
         df = np.array(
             [(known[t][1] if t in known else 0) + (recent[t][2] if t in recent else 0) for t in names],
             dtype=np.float64,
         )
         idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
-        lengths = self.cache.gather(db, matched)["len"].astype(np.float64)
-        scores = postings.bm25(tf, lengths, total / max(nonempty, 1), idf, 1.2, 0.75)
-        positive = np.flatnonzero(scores > 0)
-        top = positive[np.lexsort((matched[positive], -scores[positive]))][:k]
-        top_docs, top_scores = matched[top].tolist(), scores[top].tolist()
+        found_docs, found_scores = keyword_scoring.top_k(
+            names, held, idf, total / max(nonempty, 1), lambda some: self.cache.gather(db, some)["len"], k, self.prune
+        )
+        top_docs, top_scores = found_docs.tolist(), found_scores.tolist()
         versions = reads.doc_versions(db, top_docs) if top_docs else {}
         return [(versions[doc], score) for doc, score in zip(top_docs, top_scores, strict=True) if doc in versions]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import struct
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -39,11 +40,26 @@ TAIL_TABLES = ("tail_post", "tail_doc", "tail_link")
 TAIL_POSTING = np.dtype([("field", "u1"), ("term", "<u4"), ("session", "<u4"), ("doc", "<u4"), ("tf", "<u2")])
 
 
+# the same packed records as ``TAIL_POSTING`` (no padding), for :mod:`struct`
+_POSTING_FORMAT = "BIIIH"
+
+
 def pack_postings(batch: Prepared) -> bytes:
-    table = np.zeros(len(batch.post_doc), dtype=TAIL_POSTING)
-    table["field"], table["term"], table["session"] = batch.post_field, batch.post_term, batch.post_session
-    table["doc"], table["tf"] = batch.post_doc, np.minimum(batch.post_tf, posting_codec.MAX_TF)
-    return table.tobytes()
+    """A small batch's postings as ``TAIL_POSTING`` records. Its columns are lists (one event: ~60 postings):
+    interleaved by slice assignment and packed by :mod:`struct` — the same bytes as the NumPy table, at about half
+    its CPU for one event (five list-to-array conversions dominated). Arrays take the NumPy path."""
+    doc = batch.post_doc
+    if isinstance(doc, np.ndarray):
+        table = np.zeros(len(doc), dtype=TAIL_POSTING)
+        table["field"], table["term"], table["session"] = batch.post_field, batch.post_term, batch.post_session
+        table["doc"], table["tf"] = doc, np.minimum(batch.post_tf, posting_codec.MAX_TF)
+        return table.tobytes()
+    count = len(doc)
+    flat: list[int] = [0] * (5 * count)
+    flat[0::5], flat[1::5], flat[2::5], flat[3::5] = batch.post_field, batch.post_term, batch.post_session, doc
+    limit = posting_codec.MAX_TF
+    flat[4::5] = [tf if tf < limit else limit for tf in batch.post_tf]
+    return struct.pack("<" + _POSTING_FORMAT * count, *flat)
 
 
 def unpack_postings(blobs: list[bytes]) -> np.ndarray:

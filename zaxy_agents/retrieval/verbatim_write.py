@@ -12,6 +12,7 @@ row per batch.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 TAIL_LIMIT = 1024  # events in the tail before it is merged into the main tables
 DIRECT_MIN = 256  # a batch at least this large is written to the main tables directly
 FRESH_ONE_BY_ONE = 64  # new terms up to which one INSERT ... RETURNING tells their ids (no lookup query)
+WORDS_AS_JSON = 400  # new words up to which one INSERT ... SELECT over a JSON list inserts them (a small write)
+LINKS_PER_INSERT = 100  # tail links per INSERT statement
 
 
 class Writer:
@@ -50,6 +53,9 @@ class Writer:
         self.blocks = feat.FeatureWriter(PREFIX, db)
         with index.tail.lock:
             self.tail = index.tail.current(db, self.stats)
+        # the last tail_post / tail_link row ids: the view's (it holds every row, see Tail.current) until a merge
+        # empties the tables (0) or this write adds rows (_write_tail)
+        self._tail_rows = (self.tail.post_id, self.tail.link_id)
         cache = index.write_cache
         if isinstance(cache, WriteCache):
             cache = index.write_cache = cache.after(self.stats)
@@ -95,6 +101,7 @@ class Writer:
         self._write_main(merged)
         for table in TAIL_TABLES:
             db.execute(f"DELETE FROM {p}_{table}")
+        self._tail_rows = (0, 0)  # (no AUTOINCREMENT: the next rows are numbered from 1 again)
         self.stats["tail_docs"] = 0
         self.stats["tail_first"] = self.stats["next_doc"]
         return True
@@ -252,14 +259,23 @@ class Writer:
 
     # ------------------------------------------------------------------ writing
     def _write_tail(self, prepared: Prepared) -> None:
+        """One packed postings row, a feature row per doc and the new links; the last tail_post / tail_link ids
+        (what the tail view holds after this write) come from the inserts themselves, not from a query."""
         p, db = PREFIX, self.db
         db.executemany(
             f"INSERT INTO {p}_tail_doc VALUES (?, ?, ?)",
             [(prepared.first + k, seq, prepared.records[k].tobytes()) for k, seq in enumerate(prepared.seqs)],
         )
-        db.execute(f"INSERT INTO {p}_tail_post(data) VALUES (?)", (pack_postings(prepared),))
-        if prepared.links:
-            db.executemany(f"INSERT INTO {p}_tail_link(doc, next) VALUES (?, ?)", list(prepared.links.items()))
+        post = db.execute(f"INSERT INTO {p}_tail_post(data) VALUES (?)", (pack_postings(prepared),)).lastrowid
+        assert post is not None
+        self._tail_rows = (post, self._tail_rows[1])
+        links = list(prepared.links.items())
+        for start in range(0, len(links), LINKS_PER_INSERT):  # rows get their ids in VALUES order
+            chunk = links[start : start + LINKS_PER_INSERT]
+            values = ", ".join(["(?, ?)"] * len(chunk))
+            cursor = db.execute(f"INSERT INTO {p}_tail_link(doc, next) VALUES {values}", list(chain(*chunk)))
+            assert cursor.lastrowid is not None  # the last row's id
+            self._tail_rows = (post, cursor.lastrowid)
         if not self.stats["tail_docs"]:
             self.stats["tail_first"] = prepared.first
         self.stats["tail_docs"] += len(prepared.seqs)
@@ -326,10 +342,17 @@ class Writer:
             db.executemany(f"INSERT OR REPLACE INTO {p}_speaker_term VALUES (?, ?)", changed)
             known.update(changed)
         fresh = sorted(words - self.index._known_words)
-        if fresh:
+        if len(fresh) > WORDS_AS_JSON:
             term = self.an.term
             postings.insert_columns(
                 db, f"INSERT OR IGNORE INTO {p}_word(word, term) VALUES", (fresh, list(map(term, fresh)))
+            )
+        elif fresh:  # one event's ~25 words: one statement (one executemany row each cost a statement each)
+            term = self.an.term
+            db.execute(
+                f"INSERT OR IGNORE INTO {p}_word(word, term) "
+                "SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY key",  # in list order: the same ids
+                (json.dumps([(word, term(word)) for word in fresh], ensure_ascii=False),),
             )
         self.index._pending_words |= words
 
@@ -345,10 +368,8 @@ class Writer:
         self.index._pending_created = stats["created"]
         self.cache.wseq = -1.0  # valid again only once committed (VerbatimIndex.committed sets it)
         self.index._write_cache_next = stats["wseq"]
-        last = [f"(SELECT ifnull(max(id), 0) FROM {PREFIX}_{table})" for table in ("tail_post", "tail_link")]
-        rows = self.db.execute(f"SELECT {', '.join(last)}").fetchone()  # the tail rows the view will hold
         self.index.tail.stage(
-            self.before, int(stats["wseq"]), merged, tail_batch, int(stats["tail_first"]), (rows[0], rows[1])
+            self.before, int(stats["wseq"]), merged, tail_batch, int(stats["tail_first"]), self._tail_rows
         )
         touched = self._touched
         self.index.read_deltas.stage(
