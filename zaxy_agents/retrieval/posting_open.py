@@ -198,18 +198,25 @@ def read_rows(db: sqlite3.Connection, prefix: str, field: int, segs: list[int] |
 
 
 def gather(rows: list[OpenRow], terms: list[int]) -> dict[int, tuple[list[np.ndarray], list[np.ndarray]]]:
-    """``term -> (docs parts, tfs parts)`` of ``terms`` in ``rows``, in row order (doc ascending)."""
-    found: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    """``term -> ([docs], [tfs])`` of ``terms`` in ``rows`` (int64 / float64, doc ascending: rows in doc order):
+    each term's slices of every row joined and converted once."""
     if not rows or not terms:
-        return found
+        return {}
     wanted = np.array(terms, dtype=np.int64)
+    pieces: dict[int, list[tuple[OpenRow, int, int]]] = {}
     for row in rows:
         lows, highs = row.bounds(wanted)
         for k in np.flatnonzero(highs > lows).tolist():
-            low, high = int(lows[k]), int(highs[k])
-            parts = found.setdefault(terms[k], ([], []))
-            parts[0].append(row.docs[low:high].astype(np.int64))
-            parts[1].append(row.tfs[low:high].astype(np.float64))
+            pieces.setdefault(k, []).append((row, int(lows[k]), int(highs[k])))
+    found = {}
+    for k, parts in pieces.items():
+        if len(parts) == 1:
+            row, low, high = parts[0]
+            docs, tfs = row.docs[low:high], row.tfs[low:high]
+        else:
+            docs = np.concatenate([row.docs[low:high] for row, low, high in parts])
+            tfs = np.concatenate([row.tfs[low:high] for row, low, high in parts])
+        found[terms[k]] = ([docs.astype(np.int64)], [tfs.astype(np.float64)])
     return found
 
 
