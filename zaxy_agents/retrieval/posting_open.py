@@ -22,7 +22,6 @@ bytes in the same order, and the open rows are deleted.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -34,7 +33,8 @@ import numpy as np
 from . import posting_codec as codec
 from .posting_codec import decode_varints, encode_stream, encode_varints, run_starts, varint_sizes
 
-CACHE_POSTINGS = 4_000_000  # postings of decoded open rows a process keeps (~28 bytes each): a few segments
+CACHE_POSTINGS = 2_000_000  # postings of decoded open rows a process keeps (~14 bytes each with their runs and
+# bytes, ~28 MB): a whole open verbatim segment of realistic events (~1.5M postings) and the keyword index's
 
 
 def schema(prefix: str) -> list[str]:
@@ -51,33 +51,37 @@ def drop(prefix: str) -> list[str]:
 
 @dataclass(frozen=True)
 class OpenRow:
-    """One open row, decoded: postings in (term, doc) order, and where each run's bytes lie."""
+    """One open row, decoded compactly (~6 bytes per posting, ~32 per run, beside its bytes): postings in (term,
+    doc) order, and where each run starts among them and in the bytes."""
 
     seg: int
-    terms: np.ndarray  # int64, per posting, ascending
-    docs: np.ndarray  # int64, ascending within a term
-    tfs: np.ndarray  # float64
+    run_terms: np.ndarray  # int64, per run, ascending
     run_at: np.ndarray  # posting index where each run starts, then the end
-    code_at: np.ndarray  # byte offset of each posting's code in ``doc_blob``, then the end
-    extra_at: np.ndarray  # byte offset of each posting's count above one in ``tf_blob``, then the end
+    run_code: np.ndarray  # byte offset of each run in ``doc_blob``, then the end
+    run_extra: np.ndarray  # byte offset of each run's counts above one in ``tf_blob``, then the end
+    docs: np.ndarray  # int32, ascending within a term
+    tfs: np.ndarray  # uint16
     doc_blob: bytes
     tf_blob: bytes
 
+    @property
+    def terms(self) -> np.ndarray:
+        """Each posting's term (int64)."""
+        return np.repeat(self.run_terms, np.diff(self.run_at))
+
     def bounds(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posting index ranges ``[low, high)`` of ``terms`` (sorted or not)."""
-        return np.searchsorted(self.terms, terms, "left"), np.searchsorted(self.terms, terms, "right")
+        at = self.run_at
+        return at[np.searchsorted(self.run_terms, terms, "left")], at[np.searchsorted(self.run_terms, terms, "right")]
 
     def runs(self, term: int) -> list[tuple[int, int, bytes, bytes]]:
         """The term's runs as ``(seg, n, docs, tfs)`` (for :func:`.posting_codec.decode_runs`)."""
-        lows, highs = self.bounds(np.array([term], dtype=np.int64))
-        low, high = int(lows[0]), int(highs[0])
-        if low == high:
-            return []
-        at = self.run_at[(self.run_at >= low) & (self.run_at <= high)].tolist()
-        code_at, extra_at = self.code_at, self.extra_at
+        low = int(np.searchsorted(self.run_terms, term, "left"))
+        high = int(np.searchsorted(self.run_terms, term, "right"))
+        at, code, extra = (a[low : high + 1].tolist() for a in (self.run_at, self.run_code, self.run_extra))
         return [
-            (self.seg, b - a, self.doc_blob[code_at[a] : code_at[b]], self.tf_blob[extra_at[a] : extra_at[b]])
-            for a, b in itertools.pairwise(at)
+            (self.seg, at[k + 1] - at[k], self.doc_blob[code[k] : code[k + 1]], self.tf_blob[extra[k] : extra[k + 1]])
+            for k in range(high - low)
         ]
 
 
@@ -122,7 +126,6 @@ def decode_row(seg: int, terms: bytes, doc_blob: bytes, tf_blob: bytes) -> OpenR
     raw = np.frombuffer(doc_blob, dtype=np.uint8)
     codes = decode_varints(doc_blob)
     size = codes.size
-    code_at = np.append(0, np.flatnonzero(raw < 128) + 1)
     restarts = np.flatnonzero(codes & codec.RESTART)  # one per run: a write's run holds one stretch
     run_at = np.append(restarts, size)
     lengths = np.diff(run_at)
@@ -130,14 +133,15 @@ def decode_row(seg: int, terms: bytes, doc_blob: bytes, tf_blob: bytes) -> OpenR
     total = np.cumsum(gaps)
     docs = total + np.repeat((seg << codec.SEGMENT_BITS) - (total[restarts] - gaps[restarts]), lengths)
     many = (codes & 1).astype(bool)
-    tfs = np.ones(size)
-    extra_at = np.zeros(size + 1, dtype=np.int64)
+    tfs = np.ones(size, dtype=np.uint16)
+    run_extra = np.zeros(run_at.size, dtype=np.int64)
     if many.any():
         tfs[many] = decode_varints(tf_blob) + 2
         extra_ends = np.append(0, np.flatnonzero(np.frombuffer(tf_blob, dtype=np.uint8) < 128) + 1)
-        extra_at = extra_ends[np.append(0, np.cumsum(many))]
+        run_extra = extra_ends[np.append(0, np.cumsum(many))[run_at]]
+    run_code = np.append(0, np.flatnonzero(raw < 128) + 1)[run_at]
     run_terms = np.cumsum(decode_varints(terms))
-    return OpenRow(seg, np.repeat(run_terms, lengths), docs, tfs, run_at, code_at, extra_at, doc_blob, tf_blob)
+    return OpenRow(seg, run_terms, run_at, run_code, run_extra, docs.astype(np.int32), tfs, doc_blob, tf_blob)
 
 
 class RowCache:
@@ -156,7 +160,7 @@ class RowCache:
             return row
 
     def put(self, tag: int, row: OpenRow) -> None:
-        for array in (row.terms, row.docs, row.tfs):
+        for array in (row.run_terms, row.run_at, row.run_code, row.run_extra, row.docs, row.tfs):
             array.flags.writeable = False  # shared between readers
         with self.lock:
             if tag in self.rows:
@@ -194,18 +198,25 @@ def read_rows(db: sqlite3.Connection, prefix: str, field: int, segs: list[int] |
 
 
 def gather(rows: list[OpenRow], terms: list[int]) -> dict[int, tuple[list[np.ndarray], list[np.ndarray]]]:
-    """``term -> (docs parts, tfs parts)`` of ``terms`` in ``rows``, in row order (doc ascending)."""
-    found: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    """``term -> ([docs], [tfs])`` of ``terms`` in ``rows`` (int64 / float64, doc ascending: rows in doc order):
+    each term's slices of every row joined and converted once."""
     if not rows or not terms:
-        return found
+        return {}
     wanted = np.array(terms, dtype=np.int64)
+    pieces: dict[int, list[tuple[OpenRow, int, int]]] = {}
     for row in rows:
         lows, highs = row.bounds(wanted)
         for k in np.flatnonzero(highs > lows).tolist():
-            low, high = int(lows[k]), int(highs[k])
-            parts = found.setdefault(terms[k], ([], []))
-            parts[0].append(row.docs[low:high])
-            parts[1].append(row.tfs[low:high])
+            pieces.setdefault(k, []).append((row, int(lows[k]), int(highs[k])))
+    found = {}
+    for k, parts in pieces.items():
+        if len(parts) == 1:
+            row, low, high = parts[0]
+            docs, tfs = row.docs[low:high], row.tfs[low:high]
+        else:
+            docs = np.concatenate([row.docs[low:high] for row, low, high in parts])
+            tfs = np.concatenate([row.tfs[low:high] for row, low, high in parts])
+        found[terms[k]] = ([docs.astype(np.int64)], [tfs.astype(np.float64)])
     return found
 
 
@@ -219,14 +230,13 @@ def sealed_rows(field: int, rows: list[OpenRow], seal_bytes: int) -> list[list[A
     run_terms, run_first, run_n, doc_low, doc_high, tf_low, tf_high = [], [], [], [], [], [], []
     doc_base = tf_base = 0
     for row in rows:
-        starts, ends = row.run_at[:-1], row.run_at[1:]
-        run_terms.append(row.terms[starts])
-        run_first.append(row.docs[starts])
-        run_n.append(ends - starts)
-        doc_low.append(row.code_at[starts] + doc_base)
-        doc_high.append(row.code_at[ends] + doc_base)
-        tf_low.append(row.extra_at[starts] + tf_base)
-        tf_high.append(row.extra_at[ends] + tf_base)
+        run_terms.append(row.run_terms)
+        run_first.append(row.docs[row.run_at[:-1]].astype(np.int64))
+        run_n.append(np.diff(row.run_at))
+        doc_low.append(row.run_code[:-1] + doc_base)
+        doc_high.append(row.run_code[1:] + doc_base)
+        tf_low.append(row.run_extra[:-1] + tf_base)
+        tf_high.append(row.run_extra[1:] + tf_base)
         doc_base += len(row.doc_blob)
         tf_base += len(row.tf_blob)
     order = np.argsort(np.concatenate(run_terms), kind="stable")  # by term, then doc: rows and runs in doc order
@@ -281,9 +291,10 @@ def without(row: OpenRow, field: int, doomed: np.ndarray) -> tuple[np.ndarray, t
     if not hit.any():
         return np.zeros(0, dtype=np.int64), None
     keep = ~hit
+    every = row.terms
     if not keep.any():
-        return row.terms[hit], None
-    terms, docs = row.terms[keep], row.docs[keep]
+        return every[hit], None
+    terms, docs = every[keep], row.docs[keep].astype(np.int64)
     tfs = row.tfs[keep].astype(np.int64)
     key_starts = np.flatnonzero(np.concatenate(([True], np.diff(terms) != 0)))
     runs = run_starts(key_starts, docs, tfs)
@@ -291,7 +302,7 @@ def without(row: OpenRow, field: int, doomed: np.ndarray) -> tuple[np.ndarray, t
     rewritten = encode_rows(
         np.full(count, field, dtype=np.int64), np.full(count, row.seg, dtype=np.int64), terms, docs, tfs, runs
     )
-    return row.terms[hit], rewritten[0]
+    return every[hit], rewritten[0]
 
 
 def count_lost(lost: dict[int, list[int]], field: int, terms: np.ndarray) -> None:
