@@ -3,12 +3,15 @@
 Why: issue 24 asks for "no regression elsewhere: the existing benchmark suite before/after in one table". Each
 benchmark script already prints its figures as JSON (``--json``); this runs a quick size of each, from each tree's
 own copy of the script with that tree's package first on the path, alternating the trees run by run, and prints
-every headline figure (latencies, rates, sizes) side by side with ``after / before``. A figure that moved the wrong
-way by more than ``--flag`` (default 20 %) is marked, by the direction its name implies (``*_ms``, ``*_s``, sizes:
-lower is better; ``*per_s``, rates, recall: higher is better). The baselines a script measures in the same process
-(SqliteStore, InMemorySaver, FTS5, raw ``fdatasync``...) are compared too: their ratio is this run's noise.
+every headline figure (latencies, rates, sizes) side by side with ``after / before``. The baselines a script
+measures beside ours (SqliteStore, InMemorySaver, FTS5, raw ``fdatasync``, ``python -c pass``...) are the same code
+in both trees, so their median after / before timing ratio is how much the machine drifted between the two runs
+(``baseline drift``); each of our figures is also given against that drift (``adjusted``). One of ours whose
+adjusted ratio moved the wrong way by more than ``--flag`` (default 20 %) is marked, by the direction its name
+implies (``*_ms``, ``*_s``, sizes: lower is better; ``*per_s``, rates, recall: higher is better).
 
 Usage: python benchmarks/suite_compare.py --before /path/to/other/tree [--runs 1] [--only a,b] [--json]
+       python benchmarks/suite_compare.py --table saved.json
 
 Wall-clock figures on a shared 2-core machine move 10-30 % between runs; read a single flagged row as a prompt to
 re-run that benchmark (``--only name --runs 3``), not as a verdict.
@@ -57,6 +60,7 @@ SUITE: dict[str, tuple[str, list[str]]] = {
 
 LOWER_IS_BETTER = re.compile(r"(^|_)(ms|s|seconds|mb|bytes|size|rss|latency|p50|p95|p99|mean|max)($|_)")
 HIGHER_IS_BETTER = re.compile(r"(per_s|per_cpu_s|per_second|/s|rate|recall|hits?|throughput|speedup|x_faster)")
+BASELINE = re.compile(r"(baseline|sqlite|inmemory|in_memory|fts5|raw_f|postgressaver|python -c pass|--help)", re.I)
 HEADLINE = re.compile(r"(ms|_s$|seconds|per_s|per_cpu|/s|rate|recall|p50|p95|p99|mb|bytes|rss|speedup)", re.I)
 
 
@@ -135,9 +139,21 @@ def direction(metric: str) -> int:
     return 0
 
 
+def is_baseline(metric: str) -> bool:
+    """Whether a figure measures a baseline the script runs beside ours (same code in both trees)."""
+    return bool(BASELINE.search(metric))
+
+
+def drift(rows: list[dict[str, Any]]) -> float:
+    """How much slower this run made the *same code*: the median after / before of one benchmark's baseline
+    timings (1.0 when it has none). A figure of ours that moved by as much moved with the machine, not the code."""
+    ratios = [row["ratio"] for row in rows if is_baseline(row["metric"]) and direction(row["metric"]) < 0]
+    return statistics.median(ratios) if ratios else 1.0
+
+
 def compare(samples: dict[str, dict[str, list[dict[str, float]]]], flag: float) -> list[dict[str, Any]]:
-    """One row per headline figure present in both trees: medians, ratio, and whether it got worse past ``flag``."""
-    rows = []
+    """One row per headline figure present in both trees (medians and the ratio), judged by :func:`judge`."""
+    rows: list[dict[str, Any]] = []
     for bench, by_tree in samples.items():
         if "before" not in by_tree or "after" not in by_tree:
             continue
@@ -146,31 +162,68 @@ def compare(samples: dict[str, dict[str, list[dict[str, float]]]], flag: float) 
         for metric in sorted(set(before) & set(after)):
             if not HEADLINE.search(metric.rsplit(".", 1)[-1]) or not before[metric]:
                 continue
-            ratio = after[metric] / before[metric]
-            sense = direction(metric)
-            worse = (sense > 0 and ratio < 1 - flag) or (sense < 0 and ratio > 1 + flag)
             rows.append(
-                {
-                    "benchmark": bench,
-                    "metric": metric,
-                    "before": before[metric],
-                    "after": after[metric],
-                    "ratio": ratio,
-                    "worse": worse,
-                }
+                {"benchmark": bench, "metric": metric, "before": before[metric], "after": after[metric]}
+                | {"ratio": after[metric] / before[metric]}
             )
-    return rows
+    return judge(rows, flag)
+
+
+def judge(rows: list[dict[str, Any]], flag: float) -> list[dict[str, Any]]:
+    """Each row with its benchmark's baseline drift, its ratio against that drift (``adjusted``: a timing divided
+    by it, a rate multiplied by it), and whether one of our figures' adjusted ratio got worse past ``flag``."""
+    judged = []
+    for bench in dict.fromkeys(row["benchmark"] for row in rows):
+        found = [row for row in rows if row["benchmark"] == bench]
+        machine = drift(found)
+        for row in found:
+            sense = direction(row["metric"])
+            ratio = row["ratio"]
+            adjusted = ratio / machine if sense < 0 else ratio * machine if sense > 0 else ratio
+            worse = not is_baseline(row["metric"]) and (
+                (sense > 0 and adjusted < 1 - flag) or (sense < 0 and adjusted > 1 + flag)
+            )
+            judged.append(row | {"drift": machine, "adjusted": adjusted, "worse": worse})
+    return judged
+
+
+def render(rows: list[dict[str, Any]], failures: dict[str, str], flag: float) -> str:
+    """The Markdown table (and what failed)."""
+    lines = [
+        "| benchmark | figure | before | after | after / before | baseline drift | adjusted | |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        mark = "baseline" if is_baseline(row["metric"]) else "**worse**" if row["worse"] else ""
+        lines.append(
+            f"| {row['benchmark']} | `{row['metric']}` | {row['before']:.4g} | {row['after']:.4g} | "
+            f"{row['ratio']:.2f}x | {row['drift']:.2f}x | {row['adjusted']:.2f}x | {mark} |"
+        )
+    lines.extend(f"\n{name}: FAILED: {problem}" for name, problem in failures.items())
+    flagged = sum(row["worse"] for row in rows)
+    benchmarks = len({row["benchmark"] for row in rows})
+    lines.append(
+        f"\n{len(rows)} figures from {benchmarks} benchmarks; {flagged} worse by more than {flag:.0%} adjusted."
+    )
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", type=Path, required=True, help="the other checkout (the baseline tree)")
+    parser.add_argument("--before", type=Path, help="the other checkout (the baseline tree)")
     parser.add_argument("--after", type=Path, default=REPO)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated names (default: the whole suite)")
     parser.add_argument("--flag", type=float, default=0.20, help="mark figures that got worse by more than this")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--table", type=Path, help="print the table of a report saved with --json (runs nothing)")
     args = parser.parse_args()
+    if args.table:
+        saved = json.loads(args.table.read_text(encoding="utf-8"))
+        print(render(judge(saved["rows"], args.flag), saved["failures"], args.flag))
+        return
+    if args.before is None:
+        raise SystemExit("suite_compare: --before is required (or --table to print a saved report)")
     names = [name for name in args.only.split(",") if name] or list(SUITE)
     unknown = sorted(set(names) - set(SUITE))
     if unknown:
@@ -200,20 +253,9 @@ def main() -> None:
                     print(f"{name} {label} run {run + 1}: {took:.1f} s", file=sys.stderr, flush=True)
     rows = compare(samples, args.flag)
     if args.json:
-        print(json.dumps({"rows": rows, "seconds": seconds, "failures": failures}, indent=2))
+        print(json.dumps({"rows": rows, "seconds": seconds, "failures": failures, "flag": args.flag}, indent=2))
         return
-    print("| benchmark | figure | before | after | after / before | |")
-    print("|---|---|---|---|---|---|")
-    for row in rows:
-        mark = "**worse**" if row["worse"] else ""
-        print(
-            f"| {row['benchmark']} | `{row['metric']}` | {row['before']:.4g} | {row['after']:.4g} | "
-            f"{row['ratio']:.2f}x | {mark} |"
-        )
-    for name, problem in failures.items():
-        print(f"\n{name}: FAILED: {problem}")
-    flagged = sum(row["worse"] for row in rows)
-    print(f"\n{len(rows)} figures from {len(samples)} benchmarks; {flagged} worse by more than {args.flag:.0%}.")
+    print(render(rows, failures, args.flag))
 
 
 if __name__ == "__main__":

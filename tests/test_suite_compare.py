@@ -40,6 +40,21 @@ def test_a_figure_that_moved_the_wrong_way_is_flagged_and_one_that_improved_is_n
     assert suite_compare.compare(slower, 0.2)[0]["worse"]
 
 
+def test_a_figure_that_slowed_as_much_as_the_baselines_beside_it_is_not_flagged() -> None:
+    samples = {
+        "x": {
+            "before": [{"ours.p95_ms": 10.0, "baseline_bm25.p95_ms": 10.0, "sqlite.p50_ms": 4.0, "ours.per_s": 100.0}],
+            "after": [{"ours.p95_ms": 20.0, "baseline_bm25.p95_ms": 19.0, "sqlite.p50_ms": 8.4, "ours.per_s": 52.0}],
+        }
+    }
+    rows = {row["metric"]: row for row in suite_compare.compare(samples, 0.2)}
+    assert round(rows["ours.p95_ms"]["drift"], 2) == 2.0  # the median of the two baselines' timing ratios
+    assert not rows["ours.p95_ms"]["worse"] and not rows["ours.per_s"]["worse"]
+    assert not rows["sqlite.p50_ms"]["worse"]  # a baseline is never flagged: it is the same code in both trees
+    rendered = suite_compare.render(list(rows.values()), {}, 0.2)
+    assert "| baseline |" in rendered and "0 worse" in rendered
+
+
 def test_the_runner_compares_a_real_benchmark_between_two_trees() -> None:
     result = subprocess.run(
         [
