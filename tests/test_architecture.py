@@ -373,13 +373,12 @@ def test_the_architecture_page_lists_every_service_the_fabric_builds() -> None:
 
 # Small modules with one job: past this many lines a module is a smell (docs/architecture.md's standard).
 MODULE_LINE_LIMIT = 500
-# Today's exceptions, each with the lines it may not grow past: a module split below the limit leaves this list
-# (remove its entry), and none may be added. Both are mostly one class's read queries (the catalog) or its
-# per-event path (the projector), edited this session by the `one` lane: their caps come down to their counts when
-# that work lands.
+# Today's exceptions, each held to its count: a module split below the limit leaves this list (remove its entry),
+# none may be added, and none may grow. Both are one class each: the catalog's read queries (identities, versions,
+# edges, aggregates) and the projector's catch-up / rebuild / erase paths.
 OVER_THE_LIMIT = {
-    "zaxy_agents/projection/sqlite_catalog.py": 800,  # 785 at 20d4239
-    "zaxy_agents/projection/projector.py": 620,  # 603 at 20d4239
+    "zaxy_agents/projection/sqlite_catalog.py": 798,
+    "zaxy_agents/projection/projector.py": 608,
 }
 
 
