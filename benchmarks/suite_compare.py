@@ -58,8 +58,10 @@ SUITE: dict[str, tuple[str, list[str]]] = {
     "synthesis_skills": ("synthesis_skills_bench.py", ["--events", "2000", "--queries", "30"]),
 }
 
-LOWER_IS_BETTER = re.compile(r"(^|_)(ms|s|seconds|mb|bytes|size|rss|latency|p50|p95|p99|mean|max)($|_)")
-HIGHER_IS_BETTER = re.compile(r"(per_s|per_cpu_s|per_second|/s|rate|recall|hits?|throughput|speedup|x_faster)")
+RATE = re.compile(r"(per_s|per_cpu_s|per_second|/s|throughput|speedup|x_faster)")
+QUALITY = re.compile(r"(recall|hits?)")
+TIMING = re.compile(r"(^|_)(ms|s|seconds|latency|p50|p95|p99|mean|max)($|_)")
+SIZE = re.compile(r"(^|_)(mb|bytes|size|rss)($|_)")
 BASELINE = re.compile(r"(baseline|sqlite|inmemory|in_memory|fts5|raw_f|postgressaver|python -c pass|--help)", re.I)
 HEADLINE = re.compile(r"(ms|_s$|seconds|per_s|per_cpu|/s|rate|recall|p50|p95|p99|mb|bytes|rss|speedup)", re.I)
 
@@ -132,11 +134,17 @@ def leaves(report: Any, prefix: str = "") -> dict[str, float]:
 def direction(metric: str) -> int:
     """+1 when a larger value is better, -1 when a smaller one is, 0 when the name does not say."""
     name = metric.rsplit(".", 1)[-1].lower()
-    if HIGHER_IS_BETTER.search(name):
+    if RATE.search(name) or QUALITY.search(name):
         return 1
-    if LOWER_IS_BETTER.search(name):
+    if TIMING.search(name) or SIZE.search(name):
         return -1
     return 0
+
+
+def moves_with_the_machine(metric: str) -> bool:
+    """Whether a figure is a time or a rate (a slower machine moves it), not a size, a count or a recall."""
+    name = metric.rsplit(".", 1)[-1].lower()
+    return bool(RATE.search(name) or (TIMING.search(name) and not SIZE.search(name)))
 
 
 def is_baseline(metric: str) -> bool:
@@ -147,7 +155,11 @@ def is_baseline(metric: str) -> bool:
 def drift(rows: list[dict[str, Any]]) -> float:
     """How much slower this run made the *same code*: the median after / before of one benchmark's baseline
     timings (1.0 when it has none). A figure of ours that moved by as much moved with the machine, not the code."""
-    ratios = [row["ratio"] for row in rows if is_baseline(row["metric"]) and direction(row["metric"]) < 0]
+    ratios = [
+        row["ratio"]
+        for row in rows
+        if is_baseline(row["metric"]) and direction(row["metric"]) < 0 and moves_with_the_machine(row["metric"])
+    ]
     return statistics.median(ratios) if ratios else 1.0
 
 
@@ -179,7 +191,8 @@ def judge(rows: list[dict[str, Any]], flag: float) -> list[dict[str, Any]]:
         for row in found:
             sense = direction(row["metric"])
             ratio = row["ratio"]
-            adjusted = ratio / machine if sense < 0 else ratio * machine if sense > 0 else ratio
+            timed = moves_with_the_machine(row["metric"])
+            adjusted = ratio if not timed else ratio / machine if sense < 0 else ratio * machine if sense > 0 else ratio
             worse = not is_baseline(row["metric"]) and (
                 (sense > 0 and adjusted < 1 - flag) or (sense < 0 and adjusted > 1 + flag)
             )

@@ -51,6 +51,10 @@ def test_a_figure_that_slowed_as_much_as_the_baselines_beside_it_is_not_flagged(
     assert round(rows["ours.p95_ms"]["drift"], 2) == 2.0  # the median of the two baselines' timing ratios
     assert not rows["ours.p95_ms"]["worse"] and not rows["ours.per_s"]["worse"]
     assert not rows["sqlite.p50_ms"]["worse"]  # a baseline is never flagged: it is the same code in both trees
+    recall = {"x": {"before": [{"recall_ours": 1.0, "baseline.p50_ms": 10.0}], "after": [{"recall_ours": 1.0}]}}
+    recall["x"]["after"][0]["baseline.p50_ms"] = 5.0  # the machine ran twice as fast: a recall does not care
+    (row,) = (r for r in suite_compare.compare(recall, 0.2) if r["metric"] == "recall_ours")
+    assert row["adjusted"] == 1.0 and not row["worse"]
     rendered = suite_compare.render(list(rows.values()), {}, 0.2)
     assert "| baseline |" in rendered and "0 worse" in rendered
 
