@@ -43,6 +43,10 @@ class GraphWriter:
         self._idle = threading.Event()
         self._idle.set()
         self._thread: threading.Thread | None = None
+        # Threads stopped without waiting after a cancel: whatever they still dequeue is dropped, never written. A
+        # rebuild resumes writing (clears the cancel) as soon as it returns, possibly before such a thread has read
+        # its stop: without this it would then open the graph again — after its owner closed it.
+        self._abandoned: set[threading.Thread] = set()
         self.coalesce_events = 0  # > 0: the writer waits for this many events before a transaction (rebuilds)
         self._cancelled = threading.Event()  # a rebuild was stopped: queued batches are dropped, not written
         self._cancel_lock = threading.Lock()
@@ -81,6 +85,8 @@ class GraphWriter:
         """Stop the writer a rebuild started; after :meth:`cancel` without waiting for it: the write it is rolling
         back holds the graph lock, and whoever uses the graph next waits for that lock."""
         if not self.following:
+            if self._cancelled.is_set() and self._thread is not None:
+                self._abandoned.add(self._thread)
             self.stop(wait=not self._cancelled.is_set())
 
     def stop(self, *, wait: bool = True) -> None:
@@ -216,12 +222,14 @@ class GraphWriter:
                 except queue.Empty:
                     break
             stop = None in items
-            if self._cancelled.is_set():  # what was collected is dropped: the graph catches up from the log later
+            abandoned = threading.current_thread() in self._abandoned
+            if self._cancelled.is_set() or abandoned:  # dropped: the graph catches up from the log later
                 self._end_span(RuntimeError("the graph write was cancelled"))  # rolled back, the file marked dirty
                 if self._queue.empty():
                     self._idle.set()
                 if stop:
                     self._idle.set()
+                    self._abandoned.discard(threading.current_thread())
                     return
                 continue
             try:
