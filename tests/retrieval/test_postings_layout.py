@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.retrieval.test_entity_tail import QUERIES, SCOPES, SESSIONS, _answers, _keyword
@@ -34,6 +35,18 @@ def _everything(fabric: MemoryFabric) -> list[object]:
     return found
 
 
+def _reopened(root: Path, expected: object, rebuilt: Callable[[MemoryFabric], None]) -> list[str]:
+    """Open the memory again: the same answers as ``expected``, ``rebuilt`` checks the new tables; the
+    DerivedStateWarning messages of the open."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
+            fabric.project()
+            assert _everything(fabric) == expected
+            rebuilt(fabric)
+    return [str(w.message) for w in caught if issubclass(w.category, DerivedStateWarning)]
+
+
 def test_indexes_of_the_previous_layout_are_rebuilt_from_the_log_on_open(tmp_path: Path) -> None:
     root = tmp_path / "loom"
     with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
@@ -54,17 +67,15 @@ def test_indexes_of_the_previous_layout_are_rebuilt_from_the_log_on_open(tmp_pat
             db.execute(f"INSERT INTO {prefix}_post VALUES (0, 0, 1, 1, 0, 1, x'0000', x'01')")
             db.execute(f"UPDATE meta SET value = ? WHERE key = 'schema:index:{prefix}'", (version,))
     db.close()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
-            fabric.project()
-            assert _everything(fabric) == expected
-            reader = fabric.projector.derived.reader()
-            for prefix in ("verbatim", "entity_keyword"):
-                columns = [row[1] for row in reader.execute(f"PRAGMA table_info({prefix}_post)")]
-                assert "session" not in columns  # the small rebuild may sit in the tails: no row is required
-            assert len(_keyword(fabric)) > 0
-    messages = [str(w.message) for w in caught if issubclass(w.category, DerivedStateWarning)]
+
+    def rebuilt(fabric: MemoryFabric) -> None:
+        reader = fabric.projector.derived.reader()
+        for prefix in ("verbatim", "entity_keyword"):
+            columns = [row[1] for row in reader.execute(f"PRAGMA table_info({prefix}_post)")]
+            assert "session" not in columns  # the small rebuild may sit in the tails: no row is required
+        assert len(_keyword(fabric)) > 0
+
+    messages = _reopened(root, expected, rebuilt)
     assert any("verbatim tables had version 2" in m for m in messages)
     assert any("entity_keyword tables had version 3" in m for m in messages)
 
@@ -85,14 +96,12 @@ def test_indexes_without_open_rows_are_rebuilt_from_the_log_on_open(tmp_path: Pa
             db.execute(f"DROP TABLE {prefix}_post_open")
             db.execute(f"UPDATE meta SET value = ? WHERE key = 'schema:index:{prefix}'", (version,))
     db.close()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with MemoryFabric.from_path(root, durability="batch", use_graph=False) as fabric:
-            fabric.project()
-            assert _everything(fabric) == expected
-            reader = fabric.projector.derived.reader()
-            for prefix in ("verbatim", "entity_keyword"):
-                assert reader.execute(f"SELECT count(*) FROM {prefix}_post_open").fetchone()[0] > 0
-    messages = [str(w.message) for w in caught if issubclass(w.category, DerivedStateWarning)]
+
+    def rebuilt(fabric: MemoryFabric) -> None:
+        reader = fabric.projector.derived.reader()
+        for prefix in ("verbatim", "entity_keyword"):
+            assert reader.execute(f"SELECT count(*) FROM {prefix}_post_open").fetchone()[0] > 0
+
+    messages = _reopened(root, expected, rebuilt)
     assert any("verbatim tables had version 3" in m for m in messages)
     assert any("entity_keyword tables had version 4" in m for m in messages)
