@@ -4,7 +4,8 @@ Flow: log envelopes -> extractors -> planner -> one SQLite transaction per chunk
 rows, every derived index's rows and the per-session cursors they cover. Appends never wait on any of this:
 catch-up runs when a reader asks (or in a server's warm-up). The graph of record (Kuzu / PostgreSQL) is not on
 this path at all: :class:`~.graph_sync.GraphSync` brings it up to the catalog's cursors when something needs
-the graph, or continuously in a server.
+the graph, or continuously in a server. This module decides what to project (which sessions, from which cursor,
+when a session is reset or erased); :mod:`.chunk_commit` writes each chunk, :mod:`.derived_open` opens the tables.
 
 Consistency rules:
 - Progress is committed with the rows it covers: after a crash (SIGKILL, full disk) every table sits exactly at
@@ -20,7 +21,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import os
 import sqlite3
 import threading
 import weakref
@@ -31,33 +31,22 @@ from typing import Any
 from zaxy_agents.errors import IntegrityError, LockedError
 from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
-from zaxy_agents.sharing.election import pid_alive
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
 
-from .catalog_migrations import migrate as migrate_catalog
-from .collector import collector_paused
+from .chunk_commit import ChunkCommitter
+from .derived_open import open_components, remove_leftovers
 from .graph_sync import GRAPH_FILE, GraphSync, batch_starts
-from .listeners import (
-    MemoryListeners,
-    catch_up_listeners,
-    is_derived_index,
-    open_indexes,
-    write_listener_cursors,
-)
+from .listeners import MemoryListeners, catch_up_listeners, is_derived_index
 from .logged_text import LogTexts
-from .planner import ProjectionBatch, ProjectionPlanner
+from .planner import ProjectionBatch
 from .protocol import ProjectionStore
-from .rebuild import REBUILD_KEY, Rebuild, RebuildControl, graph_digest, until_damage
+from .rebuild import Rebuild, RebuildControl, graph_digest, until_damage
 from .rebuild_status import RebuildCancelled, RebuildStatus
-from .rebuild_worker import remove_worker_debris
 from .registry import ExtractorTable
-from .sqlite_catalog import NAME as CATALOG_NAME
-from .sqlite_catalog import SCHEMA_VERSION as CATALOG_VERSION
-from .sqlite_catalog import SqliteCatalog, create_tables, drop_tables
-from .state_codec import StateClasses, remove_debris
+from .sqlite_catalog import SqliteCatalog
+from .state_codec import StateClasses
 
 DEFAULT_BATCH_EVENTS = 2000
-OBSOLETE_FILES = ("projection-state.pkl",)
 ERASURE_EVENT = "eventloom.erased"
 
 __all__ = ["DEFAULT_BATCH_EVENTS", "GRAPH_FILE", "ProjectionMismatch", "Projector", "RebuildCancelled", "RebuildStatus"]
@@ -67,21 +56,9 @@ class ProjectionMismatch(Exception):
     """The log no longer matches what was projected for a session."""
 
 
-class _CatalogState:
-    """The planner's view of the catalog inside a write transaction."""
-
-    def __init__(self, catalog: SqliteCatalog, db: sqlite3.Connection) -> None:
-        self.catalog, self.db = catalog, db
-
-    def key_states(self, keys: Any) -> Any:
-        return self.catalog.key_states(keys, self.db)
-
-    def sources_present(self, ids: Any) -> set[str]:
-        return self.catalog.sources_present(ids, self.db)
-
-
 class Projector:
-    """Owns the derived store, the planner, the catalog, the listeners and the graph sync for one Eventloom."""
+    """Owns the derived store, the catalog, the chunk committer (and its planner), the listeners and the graph sync for
+    one Eventloom."""
 
     def __init__(
         self,
@@ -113,10 +90,13 @@ class Projector:
         self._offloaded: set[str] = set()
         self._lagging = False  # a rebuild stopped while an index was offloaded: catch_up replays it first
         self.derived = DerivedStore(self.derived_path)
-        self._cleanup_obsolete()
+        remove_leftovers(self.derived, self.derived_path)
         self.catalog = self._new_catalog()
-        self._new_planner()
         self._durable = [listener for listener in self.listeners if is_derived_index(listener)]
+        # the write half: plans and commits chunks (chunk_commit.py); owns the planner
+        self.commits = ChunkCommitter(
+            self.derived, self.catalog, self._durable, self._offloaded, self._rebuild_control, self._hand_on
+        )
         memory = [listener for listener in self.listeners if not is_derived_index(listener)]
         self._memory = MemoryListeners(memory, self.derived_path, self.state_classes)
         self._open_components()
@@ -137,23 +117,10 @@ class Projector:
         """The catalog over ``self.derived``, reading raw-text summaries from this log (logged_text.py)."""
         return SqliteCatalog(self.derived, LogTexts(self.log.lines_at, self.extractors.extract))
 
-    def _cleanup_obsolete(self) -> None:
-        for name in OBSOLETE_FILES:
-            path = self.derived_path / name
-            if path.exists():
-                self.derived.warn(
-                    f"{path} was ignored (an obsolete format that could run code when loaded) and deleted"
-                )
-                path.unlink(missing_ok=True)
-        remove_debris(self.derived_path)
-        remove_worker_debris(self.derived_path)
-
     def _open_components(self) -> None:
-        """Create or check every component's tables; reset ones are rebuilt from the log (never re-planned)."""
-        migrate_catalog(self.derived)  # in-place layout changes first (else a version change rebuilds from the log)
-        catalog_reset = self.derived.ensure_component(CATALOG_NAME, CATALOG_VERSION, create_tables, drop_tables)
-        open_indexes(self.derived, self._durable, catalog_reset)
-        self._memory.restore(self.derived.warn)
+        """Create or check every component's tables (derived_open.py); reset ones are rebuilt from the log (never
+        re-planned)."""
+        open_components(self.derived, self._durable, self._memory)
         self._catch_up_listeners()
 
     def _catch_up_listeners(self) -> None:
@@ -221,7 +188,7 @@ class Projector:
 
     def _catch_up(self, sessions: list[str] | None, listing: Sequence[SessionSummary] | None = None) -> int:
         if self.catalog.refresh():
-            self._new_planner()
+            self.commits.new_planner()
         if self._lagging:
             self._catch_up_listeners()
             self._lagging = False
@@ -282,7 +249,7 @@ class Projector:
             for listener in self._durable:
                 listener.erase(db, session, list(range(1, old[0] + 1)) if old else [], None)
             db.execute("DELETE FROM lst_cursors WHERE session = ?", (session,))
-        self._new_planner()
+        self.commits.new_planner()
         self._memory.reset()
         self._catch_up_listeners()
         if self.use_graph:
@@ -306,7 +273,7 @@ class Projector:
             if envelope["type"] == ERASURE_EVENT:
                 erased += _erased_seqs(envelope)
             if len(chunk) >= self.batch_events or (erased and chunk):
-                batch = self._commit(session, expected, chunk)
+                batch = self.commits.commit(session, expected, chunk)
                 if batch is None:
                     return projected  # another process projected these: the next call continues from there
                 projected += len(chunk)
@@ -315,7 +282,7 @@ class Projector:
                     self.erase(session, erased, None)
                     return projected
                 erased = []
-        if chunk and self._commit(session, expected, chunk) is not None:
+        if chunk and self.commits.commit(session, expected, chunk) is not None:
             projected += len(chunk)
         if damage_box:  # the events read before the damage are committed above; report the damage
             raise damage_box[0]
@@ -325,123 +292,18 @@ class Projector:
         """Whether an erasure record at ``record_seq`` still has to be applied here (not by ``erase`` already)."""
         return int(self.derived.meta(f"erased:{session}") or 0) < record_seq
 
-    def _commit(
-        self,
-        session: str,
-        expected: tuple[int, str] | None,
-        chunk: list[tuple[dict[str, Any], Any]],
-        hand_on: bool = True,
-    ) -> ProjectionBatch | None:
-        """One transaction: plan ``chunk`` on the committed state, write catalog + indexes + cursors; then (with
-        ``hand_on``) give the batch to the in-memory listeners and the graph.
-
-        Returns the committed batch, or ``None`` when another process projected the session meanwhile. The cyclic
-        garbage collector is paused meanwhile (``collector.py``: it walked every live object and freed nothing).
-        """
-        with collector_paused():
-            return self._commit_chunk(session, expected, chunk, hand_on)
-
-    def _commit_chunk(
-        self,
-        session: str,
-        expected: tuple[int, str] | None,
-        chunk: list[tuple[dict[str, Any], Any]],
-        hand_on: bool,
-    ) -> ProjectionBatch | None:
-        try:
-            with self.derived.write() as db:
-                rebuilding, row, done, generation = self._positions(db, session)
-                if rebuilding and rebuilding != str(os.getpid()) and pid_alive(int(rebuilding)):
-                    raise DerivedStoreBusy(f"`zaxy reproject` (pid {rebuilding}) is rebuilding this memory")
-                if row != (tuple(expected) if expected else None):
-                    self.catalog.refresh()
-                    return None
-                if self._planner_fresh:
-                    self.planner.labels = {r[0] for r in db.execute("SELECT label FROM cat_labels")}
-                    self._planner_fresh = False
-                if row is None:
-                    self.planner.sessions.discard(session)
-                else:
-                    self.planner.sessions.add(session)
-                self.planner.prefetch(chunk, _CatalogState(self.catalog, db))
-                for position, (envelope, extraction) in enumerate(chunk):
-                    if position % 100 == 0:
-                        self._rebuild_control.check()  # a rebuild's Ctrl-C: this transaction is rolled back
-                    self.planner.add(envelope, extraction)
-                batch = self.planner.take_batch()
-                self._rebuild_control.check()
-                self.catalog.apply(db, batch, generation)
-                advanced: list[tuple[str, Any]] = []
-                base = expected[0] if expected else 0  # an index at the catalog's cursor takes the whole batch
-                for listener in self._durable:
-                    self._rebuild_control.check()
-                    if listener.name in self._offloaded:
-                        continue
-                    seq = done.get(listener.name)
-                    part = batch if seq is None or seq == base else batch.after(session, seq)
-                    if part.event_count:
-                        listener.apply(part, db, self.catalog)
-                        advanced.append((listener.name, part.cursors))
-                write_listener_cursors(db, advanced)
-        except BaseException:
-            self._new_planner()  # its overlay held uncommitted state
-            for listener in self._durable:
-                listener.rolled_back()
-            raise
-        self.planner.forget()
-        for listener in self._durable:
-            listener.committed()
-        if hand_on:  # (a rebuild hands a group's batches on once the group commits)
-            self._hand_on(batch)
-        return batch
-
     def _hand_on(self, batch: ProjectionBatch) -> None:
         """A committed batch to the in-memory listeners and the graph writer."""
         self._feed_memory_listeners(batch)
         if self.use_graph:
             self.graph.writer.submit(batch)
 
-    def _positions(
-        self, db: sqlite3.Connection, session: str
-    ) -> tuple[str | None, tuple[int, str] | None, dict[str, int], int]:
-        """In one statement (this is paid by every one-event catch-up): the pid of a running `zaxy reproject`, the
-        catalog's cursor of ``session``, the seq each derived index holds of it (read once: applying the catalog
-        or one index never moves another index's cursor) and ``PRAGMA data_version`` inside this transaction (the
-        catalog drops its remembered ids when another connection committed: catalog_ids.py)."""
-        names = [listener.name for listener in self._durable]
-        marks = ",".join("?" * len(names))
-        rows = db.execute(
-            "SELECT 0, value, NULL FROM meta WHERE key = ? UNION ALL "
-            "SELECT 1, hash, seq FROM cat_cursors WHERE session = ? UNION ALL "
-            f"SELECT 2, listener, seq FROM lst_cursors WHERE listener IN ({marks}) AND session = ? UNION ALL "
-            "SELECT 3, NULL, data_version FROM pragma_data_version",
-            (REBUILD_KEY, session, *names, session),
-        ).fetchall()
-        rebuilding: str | None = None
-        cursor: tuple[int, str] | None = None
-        done: dict[str, int] = {}
-        generation = -1
-        for kind, text, seq in rows:
-            if kind == 0:
-                rebuilding = str(text)
-            elif kind == 1:
-                cursor = (int(seq), str(text))
-            elif kind == 2:
-                done[str(text)] = int(seq)
-            else:
-                generation = int(seq)
-        return rebuilding, cursor, done, generation
-
     def _start_over(self) -> None:
         """The planner, the in-memory listeners and the catalog's cache forget what they hold (a rolled-back
         rebuild group, emptied tables)."""
-        self._new_planner()
+        self.commits.new_planner()
         self._memory.reset()
         self.catalog.refresh()
-
-    def _new_planner(self) -> None:
-        self.planner = ProjectionPlanner()
-        self._planner_fresh = True
 
     def _feed_memory_listeners(self, batch: ProjectionBatch) -> None:
         if not self._memory.listeners:
@@ -459,7 +321,7 @@ class Projector:
         self.derived.notices[:0] = notices
         self.catalog = self._new_catalog()
         self.graph.derived, self.graph.catalog = self.derived, self.catalog
-        self._new_planner()
+        self.commits.retarget(self.derived, self.catalog)
         self._memory.reset()
         self._open_components()
 
@@ -530,7 +392,7 @@ class Projector:
             batch_events=self.batch_events,
             control=self._rebuild_control,
             damaged=self.damaged,
-            commit=functools.partial(self._commit, hand_on=False),
+            commit=functools.partial(self.commits.commit, hand_on=False),
             hand_on=self._hand_on,
             start_over=self._start_over,
             save_snapshot=self.save_snapshot,
@@ -575,12 +437,12 @@ class Projector:
             with self.derived.write() as db:
                 self.catalog.delete_session(db, session)
                 # Indexes remove the erased events' rows themselves and keep their cursor: the session's replay
-                # below re-plans the catalog only (see _commit), so nothing is indexed twice.
+                # below re-plans the catalog only (see chunk_commit.py), so nothing is indexed twice.
                 for listener in self._durable:
                     listener.erase(db, session, seqs, envelopes)
                 # Every erasure record up to the head is covered by this replay of the scrubbed log.
                 self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
-            self._new_planner()
+            self.commits.new_planner()
             self._memory.reset()  # in-memory listeners cannot drop one session's rows: they start over
             self._catch_up([session])
             self._catch_up_listeners()
