@@ -246,15 +246,22 @@ def _entity_batches(count: int, size: int) -> list[list[dict]]:
 
 
 def _entity_keyword_tables(folder: Path) -> dict[str, list[tuple]]:
-    """Every entity keyword table of ``folder``'s derived.sqlite, rows sorted (the stats' creation token left out)."""
-    db = sqlite3.connect(folder / "derived.sqlite")
+    """Every entity keyword table of ``folder``'s derived.sqlite, rows sorted (the stats' creation token left out),
+    with the document-frequency count rows folded into the term table first (what readers see: ``verbatim_df``),
+    inside a transaction rolled back afterwards."""
+    from zaxy_agents.retrieval import verbatim_df
+
+    db = sqlite3.connect(folder / "derived.sqlite", isolation_level=None)
+    db.execute("BEGIN")
     try:
+        verbatim_df.fold(db, "entity_keyword", captions=False)
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
                                           "'entity_keyword%' ORDER BY name")]  # fmt: skip
         rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in names}
         rows["entity_keyword_stats"] = [row[:-1] for row in rows["entity_keyword_stats"]]  # the creation token
         return rows
     finally:
+        db.execute("ROLLBACK")
         db.close()
 
 

@@ -223,8 +223,9 @@ def open_indexes(derived: DerivedStore, durable: list[Any], catalog_reset: bool)
                     listener.create_schema(db)
     for listener in durable:
         name = listener.name
+        migrate = getattr(listener, "migrate", None)  # an in-place upgrade of an older layout, when one is exact
         if derived.ensure_component(
-            f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema
+            f"index:{name}", listener.schema_version, listener.create_schema, listener.drop_schema, migrate
         ):
             with derived.write() as db:
                 db.execute("DELETE FROM lst_cursors WHERE listener = ?", (name,))

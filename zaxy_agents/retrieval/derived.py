@@ -46,7 +46,7 @@ class StandaloneIndexes:
         self.indexes = list(indexes)
         for index in self.indexes:
             self.store.ensure_component(f"index:{index.name}", index.schema_version, index.create_schema,
-                                        index.drop_schema)  # fmt: skip
+                                        index.drop_schema, getattr(index, "migrate", None))  # fmt: skip
             index.attach(self.store)
 
     def on_batch(self, batch: Any, catalog: Any = None) -> None:

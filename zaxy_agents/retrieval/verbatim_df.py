@@ -1,4 +1,8 @@
-"""The verbatim index's document frequencies of known terms, added per bulk write as ONE count row, folded later.
+"""Document frequencies of known terms, added per bulk write as ONE count row, folded later.
+
+Used by both lexical indexes: the verbatim index (text and caption counts, ``verbatim_term_open``) and the entity
+keyword index (one count, ``entity_keyword_term_open``, ``captions=False``: its caption column is left empty and its
+term table has no ``cdf``).
 
 A bulk write of 1,000 realistic events raises the document frequencies of ~19,000 known terms: one
 ``UPDATE verbatim_term`` per term cost ~50 us of CPU per event at SQLite's per-row floor, and the next writes raise
@@ -46,12 +50,12 @@ def _varints(values: np.ndarray) -> bytes:
     return encode_varints(values, varint_sizes(values))
 
 
-def add(db: sqlite3.Connection, prefix: str, ids: np.ndarray, df: np.ndarray, cdf: np.ndarray) -> None:
+def add(db: sqlite3.Connection, prefix: str, ids: np.ndarray, df: np.ndarray, cdf: np.ndarray | None) -> None:
     """Record a write's increments of known terms (``ids`` ascending), folding the rows when ``FOLD_ROWS`` are
-    kept."""
+    kept; ``cdf`` None: an index without caption counts (its rows' caption column stays empty)."""
     if not ids.size:
         return
-    blobs = (_varints(np.diff(ids, prepend=0)), _varints(df), _varints(cdf))
+    blobs = (_varints(np.diff(ids, prepend=0)), _varints(df), b"" if cdf is None else _varints(cdf))
     digest = hashlib.blake2b(digest_size=8)
     for blob in blobs:
         digest.update(len(blob).to_bytes(8, "little"))
@@ -59,27 +63,34 @@ def add(db: sqlite3.Connection, prefix: str, ids: np.ndarray, df: np.ndarray, cd
     tag = int.from_bytes(digest.digest(), "little") >> 1
     db.execute(f"INSERT INTO {prefix}_term_open(tag, ids, df, cdf) VALUES (?, ?, ?, ?)", (tag, *blobs))
     if db.execute(f"SELECT count(*) FROM {prefix}_term_open").fetchone()[0] >= FOLD_ROWS:
-        fold(db, prefix)
+        fold(db, prefix, captions=cdf is not None)
 
 
-def fold(db: sqlite3.Connection, prefix: str) -> None:
-    """Apply every count row to the term table (one UPDATE per distinct term, in id order) and delete the rows."""
+def fold(db: sqlite3.Connection, prefix: str, captions: bool = True) -> None:
+    """Apply every count row to the term table (one UPDATE per distinct term, in id order) and delete the rows;
+    ``captions`` False: the term table has no ``cdf`` column."""
     rows = _rows(db, prefix)
     if not rows:
         return
     ids = np.concatenate([row[0] for row in rows])
     unique, where = np.unique(ids, return_inverse=True)
     df = np.bincount(where, weights=np.concatenate([row[1] for row in rows])).astype(np.int64)
-    cdf = np.bincount(where, weights=np.concatenate([row[2] for row in rows])).astype(np.int64)
-    db.executemany(
-        f"UPDATE {prefix}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?",
-        zip(df.tolist(), cdf.tolist(), unique.tolist(), strict=True),
-    )
+    if captions:
+        cdf = np.bincount(where, weights=np.concatenate([row[2] for row in rows])).astype(np.int64)
+        db.executemany(
+            f"UPDATE {prefix}_term SET df = df + ?, cdf = cdf + ? WHERE id = ?",
+            zip(df.tolist(), cdf.tolist(), unique.tolist(), strict=True),
+        )
+    else:
+        db.executemany(
+            f"UPDATE {prefix}_term SET df = df + ? WHERE id = ?", zip(df.tolist(), unique.tolist(), strict=True)
+        )
     db.execute(f"DELETE FROM {prefix}_term_open")
 
 
 def pending(db: sqlite3.Connection, prefix: str, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-    """``id -> (text df, caption df)`` the count rows add to ``ids`` (only ids with an increment)."""
+    """``id -> (text df, caption df)`` the count rows add to ``ids`` (only ids with an increment; the caption df
+    is 0 in an index without caption counts)."""
     rows = _rows(db, prefix)
     if not rows or not ids:
         return {}
@@ -90,7 +101,8 @@ def pending(db: sqlite3.Connection, prefix: str, ids: Sequence[int]) -> dict[int
         at = np.minimum(np.searchsorted(row_ids, wanted), row_ids.size - 1)
         hit = row_ids[at] == wanted
         df[hit] += row_df[at[hit]]
-        cdf[hit] += row_cdf[at[hit]]
+        if row_cdf.size:  # (empty: no caption counts)
+            cdf[hit] += row_cdf[at[hit]]
     some = np.flatnonzero((df > 0) | (cdf > 0))
     return {int(wanted[k]): (int(df[k]), int(cdf[k])) for k in some.tolist()}
 

@@ -264,8 +264,10 @@ class DerivedStore:
         version: int | str,
         create: Callable[[sqlite3.Connection], None],
         drop: Callable[[sqlite3.Connection], None],
+        migrate: Callable[[sqlite3.Connection, str], bool] | None = None,
     ) -> bool:
-        """Create ``name``'s tables, or drop and recreate them when their recorded version differs.
+        """Create ``name``'s tables, or drop and recreate them when their recorded version differs and ``migrate``
+        (given the write connection and the recorded version) does not upgrade them in place (it returns False).
 
         Returns True when the component starts empty (new, or reset): the caller rebuilds it from the log.
         """
@@ -276,6 +278,9 @@ class DerivedStore:
             recorded = db.execute("SELECT value FROM meta WHERE key=?", (f"schema:{name}",)).fetchone()
             if recorded is not None and recorded[0] == str(version):
                 return False  # another process did it meanwhile
+            if recorded is not None and migrate is not None and migrate(db, recorded[0]):
+                self.set_meta(db, f"schema:{name}", str(version))
+                return False  # upgraded in place: the rows stay
             if recorded is not None:
                 drop(db)
             create(db)
