@@ -21,6 +21,7 @@ from zaxy_agents.checkout.facts import REVIEWED_TYPES, STABLE_LIMIT, STABLE_TYPE
 from zaxy_agents.checkout.working_set import build_working_set
 from zaxy_agents.consolidation.acceptance import admissible
 from zaxy_agents.fabric import MemoryFabric
+from zaxy_agents.metacognition import state as metacognition_state
 from zaxy_agents.metacognition.state import claim_versions, conflict_clusters
 from zaxy_agents.projection import session_memo
 from zaxy_agents.projection.catalog import SessionEpochs
@@ -85,7 +86,7 @@ def seeded(tmp_path: Path) -> Path:
     return path
 
 
-def test_memoised_blocks_match_the_per_session_loops(seeded: Path) -> None:
+def test_memoised_blocks_match_the_per_session_loops(seeded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with MemoryFabric.from_path(seeded) as memory:
         memory.project()
         catalog = memory.projector.catalog
@@ -102,10 +103,12 @@ def test_memoised_blocks_match_the_per_session_loops(seeded: Path) -> None:
                     )
             assert build_working_set(catalog, None, moment) == _reference(catalog, None, moment)
         sessions = catalog.sessions
-        for as_of in (None, moment):
-            for name in ("db engine", "DB  Engine", "no such claim"):
-                expected = _reference_claim(catalog, sessions, "fact", name, as_of)
-                assert claim_versions(catalog, sessions, f"fact:{name}", as_of) == expected
+        for batched in (1, 4, 10**9):  # every claim's current versions in one read, from 4 holders, never
+            monkeypatch.setattr(metacognition_state, "BATCHED_CURRENTS", batched)
+            for as_of in (None, moment):
+                for name in ("db engine", "DB  Engine", "no such claim"):
+                    expected = _reference_claim(catalog, sessions, "fact", name, as_of)
+                    assert claim_versions(catalog, sessions, f"fact:{name}", as_of) == expected
         clusters = conflict_clusters(catalog, sessions, None, names=[("fact", "db engine")])
         assert [m["session"] for m in clusters[0]["members"]] == ["s0", "s1", "s3", "s5"]
         whole = build_working_set(catalog, None)

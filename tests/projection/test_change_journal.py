@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from zaxy_agents.fabric import MemoryFabric
-from zaxy_agents.projection import sqlite_catalog
+from zaxy_agents.projection import catalog_cache
 
 
 def _epochs(catalog, sessions: list[str], types: tuple[str, ...] | None) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
@@ -40,7 +40,7 @@ def test_changed_since_covers_every_moved_epoch(tmp_path: Path, monkeypatch: pyt
         catalog._clear()  # every cache dropped (an erasure, another process's commit): a mark before it is too old
         assert catalog.changed_since(mark) is None
 
-        monkeypatch.setattr(sqlite_catalog, "JOURNAL_LIMIT", 2)
+        monkeypatch.setattr(catalog_cache, "JOURNAL_LIMIT", 2)
         mark = catalog.journal_mark()
         for number in range(3):
             memory.append("s1", "decision.recorded", {"decision": f"use {number}", "topic": "storage"})

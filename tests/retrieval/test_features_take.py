@@ -76,3 +76,40 @@ def test_put_many_writes_what_a_put_per_doc_writes(tmp_path) -> None:  # type: i
         assert written[0] == written[1] and len(written[0]) == -(-(first % feat.BLOCK + count) // feat.BLOCK) * (
             count > 0
         )
+
+
+def test_gathers_below_the_loaded_prefix_skip_the_check_and_never_serve_a_rewritten_block(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``FeatureCache.complete``: every block below it is loaded, so a gather of docs below it reads no block; a
+    block written since (``refresh``) moves it back, and the gather then reads that block again (its new record,
+    never the old one); a reset (a lower write sequence) moves it to 0."""
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "f.sqlite")
+    for statement in feat.schema("t"):
+        db.execute(statement)
+    writer = feat.FeatureWriter("t", db)
+    for number in range(40):
+        writer.set(number * feat.BLOCK, "group", number + 1)
+    writer.flush(1)
+    cache = feat.FeatureCache("t")
+    cache.refresh(db, 1)
+    loads = []
+    original = cache._load
+    cache._load = lambda db, missing: (loads.append(missing.tolist()), original(db, missing))[1]  # type: ignore[method-assign]
+    cache.load_all(db)
+    assert cache.complete == 40 and len(loads) == 1
+    docs = np.arange(0, 40 * feat.BLOCK, feat.BLOCK, dtype=np.int64)
+    assert cache.gather(db, docs, "group").tolist() == list(range(1, 41))
+    assert len(loads) == 1  # all below the prefix: nothing read
+    writer = feat.FeatureWriter("t", db)
+    writer.set(17 * feat.BLOCK, "group", 1000)
+    writer.flush(2)
+    cache.refresh(db, 2)
+    assert cache.complete == 17
+    assert cache.gather(db, docs[:10], "group").tolist() == list(range(1, 11))  # below 17: nothing read
+    assert len(loads) == 1
+    assert cache.gather(db, docs, "group").tolist() == [*range(1, 18), 1000, *range(19, 41)]
+    assert loads[-1] == [17] and cache.complete == 40
+    cache.refresh(db, 1)  # a lower write sequence (a reset): nothing is known
+    assert cache.complete == 0
+    assert cache.gather(db, docs[:3], "group").tolist() == [1, 2, 3] and loads[-1] == [0, 1, 2]

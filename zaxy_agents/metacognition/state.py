@@ -169,6 +169,9 @@ def assessed_claims(catalog: EntityCatalog, sessions: Iterable[str], as_of: str 
     return {claim: value for claim, (_, value) in latest.items()}
 
 
+BATCHED_CURRENTS = 4  # holders from which one read of their current versions beats the (cached) reads one by one
+
+
 def claim_versions(
     catalog: EntityCatalog, sessions: Iterable[str], claim_key: str, as_of: str | None
 ) -> list[EntityVersion]:
@@ -177,12 +180,15 @@ def claim_versions(
     if parts is None:
         return []
     entity_type, name = parts
-    found = []
-    for session in _holding(catalog, sessions, entity_type, name):
-        version = catalog.version_at(entity_key(session, entity_type, name), as_of)
-        if version is not None and version.asserted and not version.invalidated:
-            found.append(version)
-    return found
+    keys = [entity_key(session, entity_type, name) for session in _holding(catalog, sessions, entity_type, name)]
+    if as_of is None and len(keys) >= BATCHED_CURRENTS:
+        # a claim held in many sessions (at 1M, ~20 facts of a whole-memory checkout held in ~360 sessions): their
+        # current versions in one read, where one identity at a time was two reads each (the same versions)
+        currents = catalog.currents(keys)
+        versions = [currents.get(key) for key in keys]
+    else:
+        versions = [catalog.version_at(key, as_of) for key in keys]
+    return [version for version in versions if version is not None and version.asserted and not version.invalidated]
 
 
 def _holding(catalog: EntityCatalog, sessions: Iterable[str], entity_type: str, name: str) -> list[str]:

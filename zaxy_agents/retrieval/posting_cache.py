@@ -23,11 +23,12 @@ class PostingCache:
         self.entries: dict[tuple[int, int, tuple[int, ...] | None], TermPostings | None] = {}
         self.count = 0
         self.limit = limit
+        self.listed: dict[tuple[str, int], list[tuple[int, int, int]]] = {}  # the open rows' keys (same validity)
 
     def copy(self) -> PostingCache:
         """A cache holding the same (shared, read-only) entries, for a reader of an unchanged state."""
         fresh = PostingCache(self.limit)
-        fresh.entries, fresh.count = dict(self.entries), self.count
+        fresh.entries, fresh.count, fresh.listed = dict(self.entries), self.count, dict(self.listed)
         return fresh
 
     def read(
@@ -38,7 +39,7 @@ class PostingCache:
         known = self.entries
         unique = list(dict.fromkeys(int(term) for term in terms))
         missing = [term for term in unique if (field, term, sessions) not in known]
-        read = store.read(db, field, missing, scope) if missing else {}
+        read = store.read(db, field, missing, scope, self.listed) if missing else {}
         for term in missing:
             entry = read.get(term)
             if entry is not None:

@@ -329,17 +329,23 @@ class PostingStore:
         return Scope(sorted(set(segs)), lows[order], (lows + pairs[:, 1])[order])
 
     def read(
-        self, db: sqlite3.Connection, field: int, terms: Sequence[int], sessions: Sequence[int] | None
+        self,
+        db: sqlite3.Connection,
+        field: int,
+        terms: Sequence[int],
+        sessions: Sequence[int] | None,
+        listed: dict[tuple[str, int], list[tuple[int, int, int]]] | None = None,
     ) -> dict[int, TermPostings]:
         """Postings of ``terms`` in ``field``, restricted to ``sessions`` (all when None); docs ascending: the sealed
-        segments' rows, then the open rows (:mod:`.posting_open`; their docs are the newest)."""
+        segments' rows, then the open rows (:mod:`.posting_open`; their docs are the newest). ``listed``: the open
+        rows' keys, kept by a caller that knows the main tables unchanged (:func:`.posting_open.read_rows`)."""
         if not terms or (sessions is not None and not sessions):
             return {}
         p, unique_terms = self.prefix, list(dict.fromkeys(int(t) for t in terms))
         if sessions is None:  # the whole memory: one range scan per segment and term
             segs = json.dumps(self.segments(db, field))
             sql = f"SELECT seg, n, docs, tfs FROM {p}_post WHERE field = ? AND seg IN {ID_LIST} AND term = ?"
-            opened = posting_open.gather(posting_open.read_rows(db, p, field), unique_terms)
+            opened = posting_open.gather(posting_open.read_rows(db, p, field, None, listed), unique_terms)
             found = {}
             for term in unique_terms:
                 rows = db.execute(sql, (field, segs, term)).fetchall()
@@ -367,7 +373,7 @@ class PostingStore:
             tf_parts.append(tfs)
             term_parts.append(np.repeat(np.array(owners, dtype=np.int64), np.array(sizes, dtype=np.int64)))
         for term, (docs_of, tfs_of) in posting_open.gather(
-            posting_open.read_rows(db, p, field, scope.segments), unique_terms
+            posting_open.read_rows(db, p, field, scope.segments, listed), unique_terms
         ).items():
             doc_parts += docs_of
             tf_parts += tfs_of
