@@ -106,11 +106,11 @@ def event_from_envelope(envelope: dict[str, Any]) -> Event:
     """Build an :class:`Event` from an envelope this process just sealed (already valid: skip validation).
 
     The instance ``Event.model_construct(**envelope)`` builds (with the security block as a ``SecurityBlock``),
-    without its generic loop over aliases, validation aliases and default factories: ~47 us per event on the dev VM,
-    a third of a batched append's CPU. It holds because ``Event`` has no alias, no private attribute, no post-init,
-    ignores extra keys and defaults every optional field to ``None`` (checked once at import, :func:`_fields`); an
-    envelope without a required field takes ``model_construct`` itself (tests/eventloom/test_event_construct.py
-    compares both, attribute by attribute)."""
+    without its generic loop over aliases, validation aliases and default factories: ~16-25 us per event against
+    ~10 in isolation on the dev VM, ~8 us of a batched append's ~100 in situ (docs/benchmarks.md). It holds because
+    ``Event`` has no alias, no private attribute, no post-init, ignores extra keys and defaults every optional
+    field to ``None`` (checked once at import, :func:`_fields`); an envelope without a required field takes
+    ``model_construct`` itself (tests/eventloom/test_event_construct.py compares both, attribute by attribute)."""
     security = envelope.get("security")
     fields = dict(envelope)
     fields["security"] = None if security is None else SecurityBlock.model_construct(**security)
