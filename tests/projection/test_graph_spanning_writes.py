@@ -18,22 +18,15 @@ from pathlib import Path
 import kuzu
 import pytest
 
+from tests.projection._two_sessions import write_two_sessions
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection import graph_replay, rebuild
 from zaxy_agents.projection.rebuild_status import RebuildCancelled
 from zaxy_agents.storage.files import kuzu_store
 
-SESSIONS = ("alpha", "beta")
-
 
 def _memory(root: Path) -> None:
-    with MemoryFabric.from_path(root) as memory:
-        for index in range(24):
-            for session in SESSIONS:
-                memory.append(session, "task.created", {"task_id": f"t-{index % 7}", "title": f"work item {index}"})
-                memory.append(session, "file.edited", {"path": f"src/m{index % 5}.py", "task_id": f"t-{index % 7}"})
-        memory.project(list(SESSIONS))
-        memory.projector.flush()
+    write_two_sessions(root)
     shutil.rmtree(root / ".zaxy" / "graph.kuzu", ignore_errors=True)
     for leftover in (root / ".zaxy").glob("graph.kuzu*"):
         leftover.unlink()

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
+from tests.projection._two_sessions import write_two_sessions
 from zaxy_agents.fabric import MemoryFabric
 from zaxy_agents.projection import rebuild
 from zaxy_agents.projection.graph_sync import GraphSync
 from zaxy_agents.projection.rebuild_status import RebuildCancelled
 from zaxy_agents.storage.files import kuzu_store
 
-SESSIONS = ("alpha", "beta")
 GATE_TIMEOUT = 60.0  # a safety net only: every wait below ends as soon as the other side acts
 
 
@@ -47,21 +47,11 @@ class _GatedQueue(queue.Queue[Any]):
         return super().get(block, timeout)
 
 
-def _memory(root: Path) -> None:
-    with MemoryFabric.from_path(root) as memory:
-        for index in range(24):
-            for session in SESSIONS:
-                memory.append(session, "task.created", {"task_id": f"t-{index % 7}", "title": f"work item {index}"})
-                memory.append(session, "file.edited", {"path": f"src/m{index % 5}.py", "task_id": f"t-{index % 7}"})
-        memory.project(list(SESSIONS))
-        memory.projector.flush()
-
-
 def test_a_writer_abandoned_after_a_cancel_does_not_reopen_the_graph_its_owner_closed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "loom"
-    _memory(root)
+    write_two_sessions(root)
     shutil.copytree(root, tmp_path / "truth")
     with MemoryFabric.from_path(tmp_path / "truth") as memory:
         truth = memory.projection_digest()
