@@ -60,3 +60,43 @@ def test_a_name_found_is_still_every_identity_of_it(tmp_path: Path) -> None:
         name = catalog.current(key).name
         assert key in catalog.keys_named(name)
         assert catalog.keys_named_many([name]) == {name: catalog.keys_named(name)}
+
+
+def test_event_versions_are_kept_as_fields_and_served_equal(tmp_path: Path) -> None:
+    """The version-by-event cache keeps a plain version as its field tuple (untracked) and serves new, equal
+    versions in a list of the caller's own; a turn's LoggedVersion (summary read from the log) is kept as itself."""
+    with MemoryFabric.from_path(tmp_path / "loom") as memory:
+        task = memory.append("s1", "task.created", {"task_id": "T-1", "title": "Move the quokkas"})
+        decision = memory.append("s1", "decision.recorded", {"decision": "use wal", "topic": "storage"})
+        turn = memory.append("s1", "transcript.turn", {"role": "user", "speaker": "ana", "text": "quokkas first"})
+        memory.project()
+        catalog = memory.projector.catalog
+        keys = [("s1", task.seq), ("s1", decision.seq), ("s1", turn.seq), ("s1", 999)]
+        first = catalog.events_versions(keys)  # read from SQLite
+        assert first[("s1", 999)] == [] and all(first[key] for key in keys[:3])
+        turned = {type(version).__name__: version for version in first[("s1", turn.seq)]}
+        assert turned["LoggedVersion"].summary == "ana: quokkas first"  # the turn (and its speaker, a plain one)
+
+        gc.collect()
+        gc.collect()  # an event's tuple is untracked once the field tuples in it are (the collection after theirs)
+        for key in (("s1", task.seq), ("s1", decision.seq), ("s1", 999)):
+            assert not gc.is_tracked(catalog._events[key]), key  # fields only: nothing for the collector
+        assert turned["LoggedVersion"] in catalog._events[("s1", turn.seq)]  # kept as itself, with its summary
+        assert any(kept is turned["LoggedVersion"] for kept in catalog._events[("s1", turn.seq)])
+
+        again = catalog.events_versions(keys)  # every key cached now
+        one = {key: catalog.event_versions(*key) for key in keys}
+        for served in (again, one):
+            assert served == first
+            for key in keys:
+                assert served[key] is not first[key]  # a list of the caller's own
+                for version, original in zip(served[key], first[key], strict=True):
+                    assert type(version) is type(original)
+                    assert (version.id, version.summary, version.properties_json, version.valid_to) == (
+                        original.id,
+                        original.summary,
+                        original.properties_json,
+                        original.valid_to,
+                    )
+        again[("s1", task.seq)].append(again[("s1", task.seq)][0])
+        assert len(catalog.event_versions("s1", task.seq)) == len(first[("s1", task.seq)])
