@@ -65,7 +65,7 @@ def entity_key(session: str, entity_type: str, name: str) -> str:
         return f"{session}\x1f{entity_type}\x1f{normalise_name(name)}"
     if key is None:
         key = f"{session}\x1f{entity_type}\x1f{normalise_name(name)}"
-        if session.__class__ is str and entity_type.__class__ is str and name.__class__ is str:  # (only str keys:
+        if type(session) is str and type(entity_type) is str and type(name) is str:  # (only str keys:
             if len(_KEYS) >= KEY_MEMO_LIMIT:  # a hit then means the same three strings)
                 _KEYS.clear()  # bounded: one-off names (turn ids) would otherwise pile up
             _KEYS[triple] = key
@@ -88,7 +88,7 @@ def typed_label(relation_type: str) -> str:
     This is the only way a user-supplied string becomes part of a Cypher statement (a table name), so the
     check is strict: lowercase ASCII words joined by single underscores, at most 60 characters.
     """
-    if relation_type.__class__ is str:
+    if type(relation_type) is str:
         label = _LABELS.get(relation_type)
         if label is not None:  # checked before: a stream uses a handful of relation types (one check each)
             return label
@@ -109,7 +109,7 @@ def typed_label(relation_type: str) -> str:
             field="relation_type",
             remediation="Choose a more specific name, e.g. 'task_has_event' instead of 'has_event'.",
         )
-    if relation_type.__class__ is str and len(_LABELS) < LABEL_MEMO_LIMIT:
+    if type(relation_type) is str and len(_LABELS) < LABEL_MEMO_LIMIT:
         _LABELS[relation_type] = label
     return label
 

@@ -18,10 +18,10 @@ _encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).e
 
 def properties_json(properties: Any) -> str:
     """``json.dumps(properties, sort_keys=True, separators=(",", ":"), default=str)``."""
-    if properties.__class__ is not dict:
+    if type(properties) is not dict:
         return _encode(properties)
     for key, value in properties.items():
-        if key.__class__ is not str or value.__class__ is not str:
+        if type(key) is not str or type(value) is not str:
             return _encode(properties)
     string = encode_basestring_ascii
     return "{" + ",".join([string(key) + ":" + string(properties[key]) for key in sorted(properties)]) + "}"

@@ -15,7 +15,7 @@ def pick(payload: dict[str, Any], *keys: str) -> Any:
     """The first present, non-empty value among ``keys``."""
     for key in keys:
         value = payload.get(key)
-        if value.__class__ is str:  # (most fields: one test instead of four comparisons)
+        if type(value) is str:  # (most fields: one test instead of four comparisons)
             if value:
                 return value
         elif value not in (None, "", [], {}):
