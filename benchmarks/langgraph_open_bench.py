@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,8 +32,11 @@ kind, path, arg = sys.argv[1], sys.argv[2], sys.argv[3]
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-# Import everything first (a server has): only opening and reading are timed.
+# Import everything first (a server has): only opening and reading are timed. The files backend's module too: the
+# registry imports it on the first open, and with PYTHONDONTWRITEBYTECODE=1 that compiled it inside the timed open
+# (~1.4 ms on the 2-core VM, the same at every size).
 import zaxy_agents.itemstore, zaxy_agents.checkpoints, zaxy_agents.fabric, zaxy_agents.storage.files.jsonl_log  # noqa
+import zaxy_agents.storage.files.backend  # noqa
 if kind.endswith("store"):
     from langgraph.store.sqlite import SqliteStore
     from zaxy_agents.langgraph import ZaxyStore
@@ -43,7 +47,7 @@ else:
     from benchmarks.langgraph_open_bench import chat_graph
     chat_graph(InMemorySaver()).get_state({{"configurable": {{"thread_id": "warm"}}}})
 before = rss()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 if kind == "zaxy_store":
     store = ZaxyStore.from_path(path); value = store.get(("bench", "u1"), arg)
 elif kind == "sqlite_store":
@@ -59,8 +63,8 @@ if kind.endswith("_state"):
     value = len(chat_graph(saver).get_state({{"configurable": {{"thread_id": arg}}}}).values["messages"])
 elif kind.endswith("_list"):
     value = len(list(saver.list(None, limit=10)))
-elapsed = time.perf_counter() - t0
-print(json.dumps({{"seconds": elapsed, "rss_bytes": rss() - before, "value": str(value)[:60]}}))
+elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({{"seconds": elapsed, "cpu_seconds": cpu, "rss_bytes": rss() - before, "value": str(value)[:60]}}))
 """
 
 
@@ -91,6 +95,7 @@ def _child(kind: str, path: Path, arg: str, repeats: int) -> dict[str, float]:
         runs.append(json.loads(out.stdout))
     return {
         "ms": statistics.median(r["seconds"] for r in runs) * 1e3,
+        "cpu_ms": statistics.median(r["cpu_seconds"] for r in runs) * 1e3,
         "rss_mb": statistics.median(r["rss_bytes"] for r in runs) / 2**20,
         "value": runs[0]["value"],
     }
@@ -130,12 +135,19 @@ def build_stores(root: Path, items: int, delete_all: bool = False) -> tuple[Path
 def bench_store(root: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
     curve = {}
     for items in sizes:
+        t0 = time.perf_counter()
         zaxy_path, sqlite_path = build_stores(root, items)
+        built = time.perf_counter() - t0
         _child("zaxy_store", zaxy_path, "item-1", 1)  # the first open after the writer builds nothing new
         curve[items] = {
             "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
             "sqlite": _child("sqlite_store", sqlite_path, "item-1", repeats),
+            "build_seconds": built,
         }
+        # Each size as it completes (stderr): a long curve stopped part-way still reports where it got.
+        print(f"  {_store_row(items, curve[items])}   (both built in {built:.0f} s)", file=sys.stderr, flush=True)
+        for path in (zaxy_path, sqlite_path):  # free the disk before the next, larger size
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
     empty_items = max(sizes) // 2  # puts then deletes: max(sizes) events, 0 live items
     zaxy_path, sqlite_path = build_stores(root, empty_items, delete_all=True)
     _child("zaxy_store", zaxy_path, "item-1", 1)
@@ -216,11 +228,7 @@ def main() -> None:
     if "store" in report:
         print("store: open + first get in a fresh process (median ms, RSS added MB), Zaxy / SqliteStore")
         for items, row in report["store"]["curve"].items():
-            z, s = row["zaxy"], row["sqlite"]
-            print(
-                f"  {items:>9,} items  zaxy {z['ms']:8.2f} ms {z['rss_mb']:6.1f} MB   sqlite {s['ms']:8.2f} ms "
-                f"{s['rss_mb']:6.1f} MB   ratio {z['ms'] / s['ms']:5.2f}x time, {_ratio(z, s):5.2f}x RSS"
-            )
+            print(f"  {_store_row(items, row)}")
         empty = report["store"]["zero_live"]
         z, s, e = empty["zaxy"], empty["sqlite"], empty["zaxy_empty_store"]
         print(
@@ -239,6 +247,15 @@ def main() -> None:
             f"  (the first list after the writes, which builds the index: {c['first_list_builds_index']['ms']:.0f} ms)"
         )
     print(f"(wall {report['wall_seconds']:.0f} s)")
+
+
+def _store_row(items: int, row: dict[str, Any]) -> str:
+    z, s = row["zaxy"], row["sqlite"]
+    return (
+        f"{items:>9,} items  zaxy {z['ms']:8.2f} ms ({z['cpu_ms']:.2f} CPU) {z['rss_mb']:6.1f} MB   sqlite "
+        f"{s['ms']:8.2f} ms ({s['cpu_ms']:.2f} CPU) {s['rss_mb']:6.1f} MB   ratio {z['ms'] / s['ms']:5.2f}x time, "
+        f"{z['cpu_ms'] / s['cpu_ms']:5.2f}x CPU, {_ratio(z, s):5.2f}x RSS"
+    )
 
 
 def _ratio(ours: dict[str, float], theirs: dict[str, float]) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 DATASET = "/work/shared/datasets/locomo/locomo_dev6.json"
 _CHILD = """
-import json, sys
+import json, sys, time
 import zaxy_agents.evaluation.locomo as locomo
 captured = {}
 report_of = locomo._report
@@ -33,8 +33,28 @@ def keep(conversations, records, *rest, **named):
     captured["records"] = records
     return report_of(conversations, records, *rest, **named)
 locomo._report = keep
+# The harness times every query and ingest itself, the same way in every tree (older trees report no CPU time).
+timed = {"query_ms": [], "query_thread_cpu_ms": [], "query_process_cpu_ms": [], "ingest": [0.0, 0.0]}
+query_of, ingest_of = locomo.MemoryFabric.query, locomo._ingest
+def query(*args, **named):
+    wall, thread, process = time.perf_counter(), time.thread_time(), time.process_time()
+    try:
+        return query_of(*args, **named)
+    finally:
+        timed["query_ms"].append((time.perf_counter() - wall) * 1e3)
+        timed["query_thread_cpu_ms"].append((time.thread_time() - thread) * 1e3)
+        timed["query_process_cpu_ms"].append((time.process_time() - process) * 1e3)
+def ingest(*args, **named):
+    wall, process = time.perf_counter(), time.process_time()
+    try:
+        return ingest_of(*args, **named)
+    finally:
+        timed["ingest"][0] += time.perf_counter() - wall
+        timed["ingest"][1] += time.process_time() - process
+locomo.MemoryFabric.query, locomo._ingest = query, ingest
 report = locomo.run_locomo(sys.argv[1])
 report["records"] = captured["records"]
+report["harness"] = timed
 json.dump(report, open(sys.argv[2], "w"))
 """
 
@@ -92,8 +112,30 @@ def compare(before: dict, after: dict) -> dict:
     out["latency_ms"] = {"before": before["latency_ms"], "after": after["latency_ms"]}
     out["query_cpu_ms"] = {"before": before.get("query_cpu_ms"), "after": after.get("query_cpu_ms")}
     out["ingest_turns_per_s"] = {"before": before["ingest"]["turns_per_s"], "after": after["ingest"]["turns_per_s"]}
+    out["harness"] = {"before": _harness(before), "after": _harness(after)}
     out["reports"] = {"before": _summary(before), "after": _summary(after)}
     return out
+
+
+def _harness(report: dict) -> dict:
+    """The child's own timing of every query (wall, the querying thread's CPU, the process's CPU) and of the
+    ingest (wall and process CPU), identical in every tree: p50 / p95 in ms, ingest turns per second."""
+    timed, turns = report["harness"], report["turns"]
+
+    def percentiles(values: list[float]) -> dict:  # the pick run_locomo's own figures use
+        ordered = sorted(values)
+        return {
+            q: round(ordered[min(len(ordered) - 1, int(f * len(ordered)))], 2) for q, f in (("p50", 0.5), ("p95", 0.95))
+        }
+
+    wall, cpu = timed["ingest"]
+    return {
+        "query_ms": percentiles(timed["query_ms"]),
+        "query_thread_cpu_ms": percentiles(timed["query_thread_cpu_ms"]),
+        "query_process_cpu_ms": percentiles(timed["query_process_cpu_ms"]),
+        "ingest_turns_per_s": round(turns / wall, 1),
+        "ingest_turns_per_cpu_s": round(turns / cpu, 1),
+    }
 
 
 def _summary(report: dict) -> dict:
