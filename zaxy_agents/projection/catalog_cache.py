@@ -126,7 +126,7 @@ class CatalogCache:
         self._keys: dict[str, KeyState | None] = {}
         self._edges: dict[tuple[str, str], list[RelationRecord] | tuple[()]] = {}  # () when none (untracked)
         self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_keys: key -> (other identity, confidence)
-        self._events: dict[tuple[str, int], tuple[Any, ...]] = {}  # catalog_reads._kept: fields, untracked
+        self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
         self._recent: dict[tuple[str, str, int], tuple[EntityVersion, ...]] = {}  # recent_versions, as_of=None
         self._recent_keys: dict[tuple[str, str, int], tuple[str, ...]] = {}

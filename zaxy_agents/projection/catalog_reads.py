@@ -8,7 +8,6 @@ bulk reads are in :mod:`.catalog_bulk`; edges, aggregates, planner state and wri
 from __future__ import annotations
 
 import json
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -201,14 +200,14 @@ class CatalogReads(CatalogCache):
     def event_versions(self, session: str, seq: int) -> list[EntityVersion]:
         cached = self._events.get((session, seq))
         if cached is not None:
-            return _served(cached)
+            return cached
         rows = self._rows(
             f"{_VERSION_FROM} WHERE v.sid = {SID_OF.format('?')} AND v.seq = ? ORDER BY v.vid", (session, seq)
         )
         found = [_version(row, self.log_texts) for row in rows]
         if len(self._events) >= CACHE_LIMIT:
             self._events.clear()
-        self._events[(session, seq)] = _kept(found)
+        self._events[(session, seq)] = found
         return found
 
     def events_versions(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[EntityVersion]]:
@@ -221,7 +220,6 @@ class CatalogReads(CatalogCache):
         by_session: dict[str, list[int]] = {}
         for session, seq in missing:
             by_session.setdefault(session, []).append(int(seq))
-        read: dict[tuple[str, int], list[EntityVersion]] = {}  # this call's reads, served as read
         for session, seqs in by_session.items():
             for start in range(0, len(seqs), _IN_CHUNK):
                 chunk = seqs[start : start + _IN_CHUNK]
@@ -233,12 +231,8 @@ class CatalogReads(CatalogCache):
                 for row in rows:
                     version = _version(row, self.log_texts)
                     found[(session, version.source_event_seq)].append(version)
-                cache.update((key, _kept(versions)) for key, versions in found.items())
-                read.update(found)
-        return {
-            key: read[key] if key in read else _served(cache[key]) if key in cache else self.event_versions(*key)
-            for key in keys
-        }
+                cache.update(found)
+        return {key: cache[key] if key in cache else self.event_versions(*key) for key in keys}
 
     def recent_keys(self, session: str, entity_type: str, scan: int = 500) -> list[str]:
         """Identities of ``session``'s last ``scan`` versions of ``entity_type``, newest first (cached until a
@@ -417,21 +411,3 @@ class CatalogReads(CatalogCache):
             (session,),
         )
         return {str(kind): int(count) for kind, count in rows}
-
-
-# An event's versions as the version-by-event cache keeps them. A whole-memory checkout at 1M reads the versions of
-# ~100 events it has not met before; kept as EntityVersion objects (and a list each), ~200 objects the garbage
-# collector tracks survived every question, most of what brought a full collection (~50 ms there) once in ~35
-# questions (docs/benchmarks.md, "Whole-memory checkouts after an append: the garbage collector's share"). A plain
-# version is kept as the tuple of its fields (strings, numbers, None: untracked once it survives a collection) and
-# served as a new, equal EntityVersion; a LoggedVersion is kept as itself (it remembers the summary it read from the
-# log, and holds the reader it reads with).
-_FIELDS = operator.attrgetter(*EntityVersion.__dataclass_fields__)
-
-
-def _kept(versions: list[EntityVersion]) -> tuple[Any, ...]:
-    return tuple(_FIELDS(version) if type(version) is EntityVersion else version for version in versions)
-
-
-def _served(kept: tuple[Any, ...]) -> list[EntityVersion]:
-    return [EntityVersion(*version) if type(version) is tuple else version for version in kept]
