@@ -124,13 +124,13 @@ class CatalogCache:
         self._versions: dict[str, EntityVersion | None] = {}
         self._located: dict[str, tuple[str, str, int, str]] = {}  # version_sources: id -> (key, session, seq, from)
         self._keys: dict[str, KeyState | None] = {}
-        self._edges: dict[tuple[str, str], list[RelationRecord]] = {}
+        self._edges: dict[tuple[str, str], list[RelationRecord] | tuple[()]] = {}  # () when none (untracked)
         self._ends: dict[str, list[tuple[str, float]]] = {}  # neighbour_keys: key -> (other identity, confidence)
         self._events: dict[tuple[str, int], list[EntityVersion]] = {}
         self._feedback: dict[str, FeedbackAggregate | None] = {}
-        self._recent: dict[tuple[str, str, int], list[EntityVersion]] = {}  # recent_versions, as_of=None
-        self._recent_keys: dict[tuple[str, str, int], list[str]] = {}
-        self._named: dict[str, frozenset[str]] = {}  # keys_named: normalised name -> identities
+        self._recent: dict[tuple[str, str, int], tuple[EntityVersion, ...]] = {}  # recent_versions, as_of=None
+        self._recent_keys: dict[tuple[str, str, int], tuple[str, ...]] = {}
+        self._named: dict[str, frozenset[str] | tuple[()]] = {}  # keys_named: normalised name -> identities
         self._cursors: dict[str, tuple[int, str]] | None = None
         self._counters: dict[str, Any] | None = None
         self._ids = CatalogIds()  # the writer's ids (catalog_ids.py)

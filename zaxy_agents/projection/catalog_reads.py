@@ -249,7 +249,9 @@ class CatalogReads(CatalogCache):
         found = list(dict.fromkeys(row[0] for row in rows))
         if len(self._recent_keys) >= CACHE_LIMIT // 10:
             self._recent_keys.clear()
-        self._recent_keys[(session, entity_type, scan)] = found
+        # a tuple of strings (the reader copies it): once it survives a collection the collector stops tracking it,
+        # where a list stayed a tracked survivor of the question
+        self._recent_keys[(session, entity_type, scan)] = tuple(found)
         return list(found)
 
     def recent_versions(self, session: str, entity_type: str, scan: int, as_of: str | None) -> list[EntityVersion]:
@@ -269,7 +271,7 @@ class CatalogReads(CatalogCache):
         found = [_version(row, self.log_texts) for row in rows]
         if len(self._recent) >= CACHE_LIMIT // 10:
             self._recent.clear()
-        self._recent[(session, entity_type, scan)] = found
+        self._recent[(session, entity_type, scan)] = tuple(found)  # the reader copies it; () shared when empty
         return list(found)
 
     def recent_heads(self, session: str, entity_type: str, scan: int) -> list[tuple[str, str, int, str | None]]:
@@ -352,7 +354,8 @@ class CatalogReads(CatalogCache):
         norm = " ".join(name.casefold().split())
         cached = self._named.get(norm)
         if cached is None:
-            cached = frozenset(row[0] for row in self._rows(f"SELECT {KEY_OUT} FROM {_NAMED} k.norm = ?", (norm,)))
+            found = frozenset(row[0] for row in self._rows(f"SELECT {KEY_OUT} FROM {_NAMED} k.norm = ?", (norm,)))
+            cached = found or ()  # no name: the empty tuple, no tracked object left per question
             if len(self._named) >= CACHE_LIMIT:
                 self._named.clear()
             self._named[norm] = cached
@@ -375,7 +378,9 @@ class CatalogReads(CatalogCache):
             )
             for norm, key in rows:
                 found[norm].append(key)
-            named.update((norm, frozenset(keys)) for norm, keys in found.items())
+            # most n-grams name nothing: () (untracked, shared) where an empty frozenset was a tracked object
+            # surviving the question; set(()) and set(frozenset()) are the same empty set
+            named.update((norm, frozenset(keys) if keys else ()) for norm, keys in found.items())
         return {name: set(named[norm]) if norm in named else self.keys_named(name) for name, norm in norms.items()}
 
     def session_keys(

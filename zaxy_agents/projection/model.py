@@ -49,15 +49,37 @@ def normalise_name(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
+# Keys of recent (session, type, name) triples. Planning one event asks for the same keys several times (the
+# prefetch, the entity, each relation's two ends) and a conversation's speakers recur on every turn: 7.8 calls per
+# realistic event, ~2.5 distinct (docs/benchmarks.md, "Round K"). A key is a pure function of its three strings.
+_KEYS: dict[tuple[str, str, str], str] = {}
+KEY_MEMO_LIMIT = 8192
+
+
 def entity_key(session: str, entity_type: str, name: str) -> str:
     """Stable identity of an entity across its versions."""
-    return f"{session}\x1f{entity_type}\x1f{normalise_name(name)}"
+    triple = (session, entity_type, name)
+    try:
+        key = _KEYS.get(triple)
+    except TypeError:  # an unhashable part: computed without the memo
+        return f"{session}\x1f{entity_type}\x1f{normalise_name(name)}"
+    if key is None:
+        key = f"{session}\x1f{entity_type}\x1f{normalise_name(name)}"
+        if type(session) is str and type(entity_type) is str and type(name) is str:  # (only str keys:
+            if len(_KEYS) >= KEY_MEMO_LIMIT:  # a hit then means the same three strings)
+                _KEYS.clear()  # bounded: one-off names (turn ids) would otherwise pile up
+            _KEYS[triple] = key
+    return key
 
 
 def stable_id(*parts: object, length: int = 24) -> str:
     """A deterministic id from its parts (rebuilding the same log yields the same ids)."""
-    digest = hashlib.sha256("\x1f".join(str(part) for part in parts).encode()).hexdigest()
-    return digest[:length]
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:length]
+
+
+# Relation types that passed :func:`typed_label`'s checks, with their labels (only valid ones are kept).
+_LABELS: dict[str, str] = {}
+LABEL_MEMO_LIMIT = 4096
 
 
 def typed_label(relation_type: str) -> str:
@@ -66,6 +88,10 @@ def typed_label(relation_type: str) -> str:
     This is the only way a user-supplied string becomes part of a Cypher statement (a table name), so the
     check is strict: lowercase ASCII words joined by single underscores, at most 60 characters.
     """
+    if type(relation_type) is str:
+        label = _LABELS.get(relation_type)
+        if label is not None:  # checked before: a stream uses a handful of relation types (one check each)
+            return label
     if (
         not isinstance(relation_type, str)
         or len(relation_type) > MAX_RELATION_TYPE_LENGTH
@@ -83,6 +109,8 @@ def typed_label(relation_type: str) -> str:
             field="relation_type",
             remediation="Choose a more specific name, e.g. 'task_has_event' instead of 'has_event'.",
         )
+    if type(relation_type) is str and len(_LABELS) < LABEL_MEMO_LIMIT:
+        _LABELS[relation_type] = label
     return label
 
 

@@ -59,7 +59,7 @@ class SqliteCatalog(CatalogReads):
     def _adjacent(self, key: str, direction: str) -> list[RelationRecord]:
         cached = self._edges.get((key, direction))
         if cached is not None:
-            return cached
+            return cached or []  # () stands for no edges (below): a caller gets a list of its own
         column = "source_kid" if direction == "out" else "target_kid"
         rows = self._rows(
             f"{EDGE_SELECT} WHERE e.{column} = (SELECT k.kid FROM cat_keys k WHERE {KEY_WHERE}) ORDER BY e.eid",
@@ -68,7 +68,10 @@ class SqliteCatalog(CatalogReads):
         edges = [_edge(row) for row in rows]
         if len(self._edges) >= CACHE_LIMIT // 10:
             self._edges.clear()
-        self._edges[(key, direction)] = edges
+        # most identities have no edge in one direction: the shared empty tuple is no object the garbage collector
+        # tracks, where an empty list was one more survivor of each question (docs/benchmarks.md, "the garbage
+        # collector's share")
+        self._edges[(key, direction)] = edges or ()
         return edges
 
     def out_edges(self, key: str) -> list[RelationRecord]:

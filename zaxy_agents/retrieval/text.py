@@ -13,6 +13,13 @@ from itertools import filterfalse
 import snowballstemmer
 
 _STEMMER = snowballstemmer.stemmer("english")
+# PyStemmer keeps its own memo of every word it stems, one ``[stem, counter]`` list each: a container the garbage
+# collector tracks, left alive for every new word a checkout analyses (~100 a whole-memory question at 1M; the
+# objects that survive each question are what bring a full collection, docs/benchmarks.md, "the garbage collector's
+# share"). Our memos (:data:`_MEMOS`, plain ``str -> str``: untracked) already answer every word seen before, so
+# PyStemmer's is switched off; stemming is a pure function of the word, no term changes.
+if hasattr(_STEMMER, "maxCacheSize"):
+    _STEMMER.maxCacheSize = 0
 
 STOPWORDS = frozenset(
     """
