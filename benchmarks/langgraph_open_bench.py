@@ -48,8 +48,12 @@ else:
     chat_graph(InMemorySaver()).get_state({{"configurable": {{"thread_id": "warm"}}}})
 before = rss()
 t0, c0 = time.perf_counter(), time.process_time()
-if kind == "zaxy_store":
-    store = ZaxyStore.from_path(path); value = store.get(("bench", "u1"), arg)
+parts = {{}}
+if kind == "zaxy_store":  # what ZaxyStore.from_path does, in its three parts
+    from zaxy_agents.fabric import MemoryFabric
+    fabric = MemoryFabric.from_path(path); parts["fabric"] = time.process_time() - c0
+    store = ZaxyStore(fabric); parts["item store"] = time.process_time() - c0 - parts["fabric"]
+    value = store.get(("bench", "u1"), arg); parts["get"] = time.process_time() - c0 - sum(parts.values())
 elif kind == "sqlite_store":
     import sqlite3
     store = SqliteStore(sqlite3.connect(path, check_same_thread=False, isolation_level=None))
@@ -64,7 +68,8 @@ if kind.endswith("_state"):
 elif kind.endswith("_list"):
     value = len(list(saver.list(None, limit=10)))
 elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-print(json.dumps({{"seconds": elapsed, "cpu_seconds": cpu, "rss_bytes": rss() - before, "value": str(value)[:60]}}))
+print(json.dumps({{"seconds": elapsed, "cpu_seconds": cpu, "rss_bytes": rss() - before, "value": str(value)[:60],
+                  "cpu_parts": parts}}))
 """
 
 
@@ -98,6 +103,9 @@ def _child(kind: str, path: Path, arg: str, repeats: int) -> dict[str, float]:
         "cpu_ms": statistics.median(r["cpu_seconds"] for r in runs) * 1e3,
         "rss_mb": statistics.median(r["rss_bytes"] for r in runs) / 2**20,
         "value": runs[0]["value"],
+        "cpu_parts_ms": {
+            part: statistics.median(r["cpu_parts"][part] for r in runs) * 1e3 for part in runs[0].get("cpu_parts", {})
+        },
     }
 
 
@@ -254,7 +262,9 @@ def _store_row(items: int, row: dict[str, Any]) -> str:
     return (
         f"{items:>9,} items  zaxy {z['ms']:8.2f} ms ({z['cpu_ms']:.2f} CPU) {z['rss_mb']:6.1f} MB   sqlite "
         f"{s['ms']:8.2f} ms ({s['cpu_ms']:.2f} CPU) {s['rss_mb']:6.1f} MB   ratio {z['ms'] / s['ms']:5.2f}x time, "
-        f"{z['cpu_ms'] / s['cpu_ms']:5.2f}x CPU, {_ratio(z, s):5.2f}x RSS"
+        f"{z['cpu_ms'] / s['cpu_ms']:5.2f}x CPU, {_ratio(z, s):5.2f}x RSS   (zaxy CPU: "
+        + ", ".join(f"{part} {ms:.2f}" for part, ms in z.get("cpu_parts_ms", {}).items())
+        + ")"
     )
 
 
