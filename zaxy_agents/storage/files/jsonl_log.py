@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import operator
 import os
 import threading
 import weakref
@@ -38,7 +37,7 @@ from .jsonl_file import PreparedDraft, SessionFile
 from .torn_tail import classify_torn_tail
 
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
-_NAME = operator.attrgetter("name")  # a directory entry's file name
+_STAT_AT = os.stat in os.supports_dir_fd  # stat a file by name relative to an open folder (POSIX)
 
 
 class JsonlEventLog(EventLog):
@@ -237,18 +236,33 @@ class JsonlEventLog(EventLog):
         return (self.root / f"{session}.jsonl").exists()
 
     def sessions(self) -> list[SessionSummary]:
-        """Every session in the folder with its event count (from the tail, not a scan)."""
+        """Every session in the folder with its event count (from the tail, not a scan).
+
+        Each file is stat'ed by name relative to the open folder (no path joined per session), one at a time: a
+        ``DirEntry`` keeps the stat result it was asked for, and the 1,000 entries of a 1,000-session memory held
+        1,000 of them (objects the garbage collector counts) alive at once, one young collection in every
+        whole-memory checkout; ten of those bring a full one (docs/benchmarks.md, "the garbage collector's
+        share")."""
         summaries: list[SessionSummary] = []
         try:  # names sorted as strings (what sorting the paths of one folder gives, without pathlib's cost)
             with os.scandir(self.root) as scan:
-                entries = sorted((entry for entry in scan if entry.name.endswith(".jsonl")), key=_NAME)
+                names = sorted(entry.name for entry in scan if entry.name.endswith(".jsonl"))
+            folder = os.open(self.root, os.O_RDONLY) if _STAT_AT else None
         except (FileNotFoundError, NotADirectoryError):
             return summaries
+        try:
+            self._list(names, folder, summaries)
+        finally:
+            if folder is not None:
+                os.close(folder)
+        return summaries
+
+    def _list(self, names: list[str], folder: int | None, summaries: list[SessionSummary]) -> None:
         listed = self._listed
-        for entry in entries:  # each entry's stat: one system call on its own path (no path joined per session)
-            session = entry.name[: -len(".jsonl")]
+        for name in names:
+            session = name[: -len(".jsonl")]
             try:
-                stat = entry.stat()
+                stat = os.stat(name, dir_fd=folder) if folder is not None else os.stat(os.path.join(self.root, name))
             except FileNotFoundError:
                 continue
             version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
@@ -276,7 +290,6 @@ class JsonlEventLog(EventLog):
             if damaged is None:
                 listed[session] = (version, summary)
             summaries.append(summary)
-        return summaries
 
     def verify(self, session: str) -> VerifyReport:
         """Recompute the whole chain; report the first broken seq and why (tampering, gaps, reordering)."""
