@@ -20,7 +20,8 @@ HUB_DEGREE = 50
 
 
 def exact_matches(query: str, catalog: EntityCatalog, sessions: set[str] | None) -> dict[str, float]:
-    """Entities whose whole name appears in the query (word n-grams up to 5), longer names scoring higher."""
+    """Entities whose whole name appears in the query (word n-grams up to 5), longer names scoring higher, in an
+    order that does not depend on ``PYTHONHASHSEED`` (tests/retrieval/test_hash_seed_packets.py)."""
     words = "".join(c.lower() if c.isalnum() or c in "-_./#" else " " for c in query).split()
     hits: dict[str, float] = {}
     grams = [
@@ -30,7 +31,9 @@ def exact_matches(query: str, catalog: EntityCatalog, sessions: set[str] | None)
     ]
     named = catalog.keys_named_many([gram for _, _, gram in grams])  # one read for every n-gram
     for size, start, gram in grams:
-        for key in named[gram]:
+        # in key order: the lookup answers a set, whose order follows the process's string hashing, and the engine
+        # keeps the first of equal scores when it cuts a lane to its depth (a name held in many sessions ties)
+        for key in sorted(named[gram]):
             version = catalog.latest(key)
             if version is None:
                 continue
