@@ -199,6 +199,12 @@ _SHAPES: list[tuple[str, Callable[[MemoryFabric], None], Callable[[MemoryFabric]
         True,
     ),
     (
+        "a whole session",
+        lambda f: (_chat(f, "chat", 20), _mixed_history(f, "other", 30)),
+        lambda f: f.erase_session("chat", actor="test"),
+        True,
+    ),
+    (
         "a range with each speaker's first turn",
         lambda f: _chat(f, "chat", 20),
         lambda f: f.erase_range("chat", 1, 8, actor="test"),

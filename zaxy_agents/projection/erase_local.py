@@ -14,10 +14,11 @@ were planned from, and then the rows the erased events made are exactly what a r
   Only the erased event's own edges go.
 
 :func:`erase_locally` checks that every changed key is local, then deletes the erased events' rows (versions,
-edges, the changed identities and feedback aggregates, the sources no remaining version cites, their failures and
-their ``cat_refs`` rows) and returns True. Otherwise (a changed key another event refers to: a fact a later event
-superseded, the speaker's first turn, a session projected before ``cat_refs`` existed, events whose pre-erasure
-content is not known here) it changes nothing and returns False: the projector then re-plans the session, as before.
+edges, the changed identities and feedback aggregates, the sources no remaining version cites, their failures,
+their ``cat_refs`` rows, and the session's name when nothing of it is left) and returns True. Otherwise (a changed
+key another event refers to: a fact a later event superseded, the speaker's first turn, a session projected before
+``cat_refs`` existed, events whose pre-erasure content is not known here) it changes nothing and returns False: the
+projector then re-plans the session, as before.
 ``tests/projection/test_erase_local.py`` compares both paths with a fresh rebuild, table by table.
 """
 
@@ -88,6 +89,12 @@ def erase_locally(
     _delete_many(db, "DELETE FROM cat_sources WHERE id = ?", orphaned)
     refs = [(sid, digest, seq) for seq in erased for digest in event_refs(envelopes[seq], extractions[seq])]
     _delete_many(db, "DELETE FROM cat_refs WHERE sid = ? AND h = ? AND seq = ?", refs)
+    if not db.execute(
+        "SELECT EXISTS(SELECT 1 FROM cat_versions WHERE sid = ?) OR EXISTS(SELECT 1 FROM cat_refs WHERE sid = ?)",
+        (sid, sid),
+    ).fetchone()[0]:  # nothing of the session is left (a whole session erased): its name goes, as in a rebuild
+        db.execute("DELETE FROM cat_refs_partial WHERE sid = ?", (sid,))
+        db.execute("DELETE FROM cat_sessions WHERE sid = ?", (sid,))
     return _forget_failures(db, session, envelopes, extractions)
 
 
