@@ -51,6 +51,10 @@ Apply = Callable[[int, str, str, dict[str, Any]], bool]
 Holds = Callable[[list[tuple[int, int]]], bool]
 
 _META = "CREATE TABLE IF NOT EXISTS derived_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+# Every read of the meta table is this one statement (a handful of rows): the connection's statement cache then
+# compiles it once per open, where the position's own ``WHERE key IN (...)`` cost ~90 us more of a fresh
+# process's open (docs/benchmarks.md, "ZaxyStore open + first get").
+_META_ROWS = "SELECT key, value FROM derived_meta"
 
 
 class DerivedDatabase:
@@ -99,7 +103,7 @@ class DerivedDatabase:
 
     def _matches(self, conn: sqlite3.Connection) -> bool:
         try:
-            stored = dict(conn.execute("SELECT key, value FROM derived_meta").fetchall())
+            stored = dict(conn.execute(_META_ROWS).fetchall())
         except sqlite3.OperationalError:  # no meta table yet
             return False
         return all(stored.get(key) == value for key, value in self.expected.items())
@@ -119,11 +123,7 @@ class DerivedDatabase:
 
     # ------------------------------------------------------------------ position
     def position(self) -> tuple[int, str, Any]:
-        rows = dict(
-            self.conn.execute(
-                "SELECT key, value FROM derived_meta WHERE key IN ('applied_seq', 'applied_hash', 'change_token')"
-            ).fetchall()
-        )
+        rows = dict(self.conn.execute(_META_ROWS).fetchall())
         token = rows.get("change_token")
         return int(rows.get("applied_seq", 0)), rows.get("applied_hash", ""), _token(token)
 
