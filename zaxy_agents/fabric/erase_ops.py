@@ -57,7 +57,6 @@ class EraseService(FabricService):
         super().__init__(core)
         self.projection = projection
         self.working_sets = working_sets
-        self._erase_hooks: list[Callable[[str], None]] = []  # derived stores open in this process (on_erase)
 
     def erase_events(
         self,
@@ -199,7 +198,7 @@ class EraseService(FabricService):
     def on_erase(self, hook: Callable[[str], None]) -> None:
         """Register ``hook(session)``, called after an erasure in ``session`` scrubbed the log: a derived store
         open in this process drops what it holds at once (see the module docstring)."""
-        self._erase_hooks.append(hook)
+        self.core.erase_hooks.append(hook)
 
     def finish_erasures(self, session: str) -> int:
         """Finish erasures a crash interrupted (a record whose events still hold content); returns how many events
@@ -246,7 +245,7 @@ class EraseService(FabricService):
                 from zaxy_agents.checkpoints.latest import forget_everywhere  # imports langgraph: only when used
 
                 forget_everywhere(checkpoints, session)
-            for hook in list(self._erase_hooks):
+            for hook in list(self.core.erase_hooks):
                 hook(session)
 
 

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .service import FabricCore, FabricService
+from .service import FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.itemstore import ItemStore
 
-    from .erase_ops import EraseService
-
 
 class StoreService(FabricService):
     """Service: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
-        """``erasure``: an item store it opens drops erased items from its derived file at once."""
-        super().__init__(core)
-        self.erasure = erasure
 
     def item_store(
         self,
@@ -36,16 +29,18 @@ class StoreService(FabricService):
         """
         from zaxy_agents.itemstore import DEFAULT_STORE_SESSION, ItemStore
 
+        derived = self.backend.derived_path  # per deployment (a server's schema has its own)
         store = ItemStore(
             self.log,
             session or DEFAULT_STORE_SESSION,
             index=index,
             ttl=ttl,
-            cache_dir=self.settings.derived_path / "embeddings",
-            state_dir=self.backend.derived_path / "itemstore",  # per deployment (a server's schema has its own)
-            identity=str(self.backend.derived_path),
+            # Only a store with an index embeds (each path costs a fresh process's open some pathlib work).
+            cache_dir=self.settings.derived_path / "embeddings" if index is not None else None,
+            state_dir=derived / "itemstore",
+            identity=str(derived),
             actor=actor,
         )
         self._closers.append(store.close)
-        self.erasure.on_erase(store.on_erased)
+        self.core.erase_hooks.append(store.on_erased)  # EraseService.on_erase, without building it
         return store
