@@ -38,7 +38,7 @@ from zaxy_agents.eventloom.erasure import (
     is_erased,
     pending_erasures,
 )
-from zaxy_agents.eventloom.integrity import decode_line
+from zaxy_agents.eventloom.integrity import decode_line, line_problem
 from zaxy_agents.eventloom.validation import validate_actor, validate_session_id
 from zaxy_agents.workingset.cache import cache_path
 
@@ -47,6 +47,9 @@ from .service import FabricCore, FabricService
 if TYPE_CHECKING:
     from .projection_ops import ProjectionService
     from .workingset_ops import WorkingSetService
+
+# locator(session, keys) -> (seqs, through) or None (see EraseService.on_locate)
+Locator = Callable[[str, list[tuple[tuple[str, ...], str]]], tuple[list[int], int] | None]
 
 
 class EraseService(FabricService):
@@ -58,6 +61,7 @@ class EraseService(FabricService):
         self.projection = projection
         self.working_sets = working_sets
         self._erase_hooks: list[Callable[[str], None]] = []  # derived stores open in this process (on_erase)
+        self._locators: list[Locator] = []  # item stores open in this process (on_locate)
 
     def erase_events(
         self,
@@ -184,17 +188,16 @@ class EraseService(FabricService):
         if not wanted or head is None:
             return None
         last = head.seq if through_seq is None else min(through_seq, head.seq)
-        seqs = []
-        for envelope in self.log.replay_envelopes(session, 1, last):
-            if not str(envelope.get("type", "")).startswith(_STORE_ITEM_PREFIX) or is_erased(envelope):
-                continue
-            payload = envelope.get("payload") or {}
-            namespace, key = payload.get("namespace"), payload.get("key")
-            if isinstance(namespace, list) and (tuple(namespace), str(key)) in wanted:
-                seqs.append(envelope["seq"])
+        seqs = self._store_item_seqs(session, wanted, last)
         if not seqs:
             return None
         return self.erase_events(session, seqs, actor=actor, reason=reason)
+
+    def on_locate(self, locator: Locator) -> None:
+        """Register ``locator(session, keys)``: an item store open in this process that indexes which events name
+        a key answers ``(seqs, through)`` (or ``None``), so :meth:`erase_store_items` reads those events and the
+        log after ``through`` instead of the whole session (see :mod:`zaxy_agents.itemstore.versions`)."""
+        self._locators.append(locator)
 
     def on_erase(self, hook: Callable[[str], None]) -> None:
         """Register ``hook(session)``, called after an erasure in ``session`` scrubbed the log: a derived store
@@ -223,6 +226,39 @@ class EraseService(FabricService):
         return scrubbed
 
     # ------------------------------------------------------------------ internals
+    def _store_item_seqs(self, session: str, wanted: set[tuple[tuple[str, ...], str]], last: int) -> list[int]:
+        """The seqs up to ``last`` of the live ``store.item.*`` events naming one of ``wanted``.
+
+        With a locator's answer: its seqs up to ``last``, each re-read and kept only when its line really names a
+        wanted key (and is sound), plus a replay of the events after the locator's position (appended since, by
+        any process). Without one: a replay of the whole session."""
+        located = None
+        for locator in list(self._locators):
+            located = locator(session, sorted(wanted))
+            if located is not None:
+                break
+        if located is None:
+            return self._scan_store_items(session, wanted, 1, last)
+        candidates, through = located
+        found = self.log.lines_at([(session, seq) for seq in candidates if seq <= last])
+        seqs = []
+        for (_session, seq), line in found.items():
+            envelope = decode_line(line)
+            if envelope is not None and _names_wanted(envelope, wanted) and line_problem(line, envelope) is None:
+                seqs.append(seq)
+        if through < last:
+            seqs.extend(self._scan_store_items(session, wanted, max(through, 0) + 1, last))
+        return sorted(set(seqs))
+
+    def _scan_store_items(
+        self, session: str, wanted: set[tuple[tuple[str, ...], str]], first: int, last: int
+    ) -> list[int]:
+        return [
+            envelope["seq"]
+            for envelope in self.log.replay_envelopes(session, first, last)
+            if _names_wanted(envelope, wanted)
+        ]
+
     def _erase_derived(self, session: str, seqs: list[int], envelopes: dict[int, Any]) -> None:
         """Every local derived file that may hold content of the erased events loses it now (other processes'
         derived state erases itself when its catch-up meets the record)."""
@@ -248,6 +284,15 @@ class EraseService(FabricService):
                 forget_everywhere(checkpoints, session)
             for hook in list(self._erase_hooks):
                 hook(session)
+
+
+def _names_wanted(envelope: dict[str, Any], wanted: set[tuple[tuple[str, ...], str]]) -> bool:
+    """A live ``store.item.*`` event whose payload names one of ``wanted`` (``(namespace, key)``)."""
+    if not str(envelope.get("type", "")).startswith(_STORE_ITEM_PREFIX) or is_erased(envelope):
+        return False
+    payload = envelope.get("payload") or {}
+    namespace, key = payload.get("namespace"), payload.get("key")
+    return isinstance(namespace, list) and (tuple(namespace), str(key)) in wanted
 
 
 # store.item.put / .chunk / .touched / .deleted (zaxy_agents.itemstore.events; not imported: numpy + langgraph)

@@ -48,4 +48,5 @@ class StoreService(FabricService):
         )
         self._closers.append(store.close)
         self.erasure.on_erase(store.on_erased)
+        self.erasure.on_locate(store.locate)
         return store

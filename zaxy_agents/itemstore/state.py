@@ -28,7 +28,7 @@ from typing import Any, Literal
 from .filters import RANGE_OPERATORS, is_number, matches
 from .records import ItemRecord
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the versions table (:mod:`.versions`); a file of format 1 is rebuilt from the log
 MAX_FIELD_INDEXES = 16
 _EXACT_INT = 2**53  # numbers beyond this are compared in Python only (SQLite would round them)
 _MAX_IN = 500  # more matching namespaces than this: a range condition on the dotted name instead
