@@ -121,10 +121,11 @@ class EraseService(FabricService):
             for seq in targets:
                 previous = decode_line(found.get((session, seq - 1), b"")) if seq > 1 else None
                 before[seq] = str((previous or {}).get("hash") or "")
-            ranges = erasure_ranges(targets, before)
+            sizes = {seq: len(found[(session, seq)]) for seq in targets}  # forms that fit in place (log scrub)
+            ranges = erasure_ranges(targets, before, sizes, head.seq + 1)
             record = self.log.append(session, ERASURE_TYPE, erasure_payload(ranges, reason), actor=actor)
             report["erased"] = self.log.scrub(session, sorted(targets), record.seq, whole_session=whole_session)
-            report["ranges"] = [{"from_seq": r["from_seq"], "to_seq": r["to_seq"]} for r in ranges]
+            report["ranges"] = _contiguous(ranges)
             report["record"] = record.citation
         self._erase_derived(session, sorted(targets), targets)
         return report
@@ -284,6 +285,18 @@ class EraseService(FabricService):
                 forget_everywhere(checkpoints, session)
             for hook in list(self._erase_hooks):
                 hook(session)
+
+
+def _contiguous(ranges: list[dict[str, Any]]) -> list[dict[str, int]]:
+    """The record's ranges as the report shows them: contiguous runs of erased seqs (the record splits a run where
+    the erased form changes, which the verifier needs and a reader of the report does not)."""
+    runs: list[dict[str, int]] = []
+    for item in ranges:
+        if runs and runs[-1]["to_seq"] == item["from_seq"] - 1:
+            runs[-1]["to_seq"] = item["to_seq"]
+        else:
+            runs.append({"from_seq": item["from_seq"], "to_seq": item["to_seq"]})
+    return runs
 
 
 def _names_wanted(envelope: dict[str, Any], wanted: set[tuple[tuple[str, ...], str]]) -> bool:

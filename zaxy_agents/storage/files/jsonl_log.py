@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError, ZaxyError
 from zaxy_agents.eventloom.chain import check_range as _check_range
 from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
 from zaxy_agents.eventloom.drafts import prepare_draft
@@ -72,6 +72,7 @@ class JsonlEventLog(EventLog):
         if durability == "batch":
             _start_group_commit(self, group_commit_seconds)
         atexit.register(_close_quietly, weakref.ref(self))
+        self._finish_interrupted_erasures()
 
     # ------------------------------------------------------------------ writing
     def append(
@@ -382,6 +383,21 @@ class JsonlEventLog(EventLog):
         return names
 
     # ------------------------------------------------------------------ internals
+    def _finish_interrupted_erasures(self) -> None:
+        """Lines an in-place erase was overwriting when its process died are finished from its journal before
+        anything reads them (:mod:`.jsonl_scrub_journal`); one failed ``listdir`` when there is none."""
+        from .jsonl_scrub_journal import pending_sessions
+
+        for session in pending_sessions(str(self.root)):
+            try:
+                validate_session_id(session)
+            except InvalidRequestError:
+                continue
+            from .jsonl_erase import finish_pending
+
+            with contextlib.suppress(OSError, ZaxyError):  # a read-only folder: readers report the damage
+                finish_pending(self._file(session))
+
     def _file(self, session: str) -> SessionFile:
         handle = self._files.get(session)
         if handle is None:
