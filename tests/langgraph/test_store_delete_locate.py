@@ -129,3 +129,37 @@ def test_a_file_of_the_previous_format_is_rebuilt_with_its_index(tmp_path: Path)
         assert _erased_seqs(store) == {1, 3, 4}
         assert store.get(("users",), "ann").value == {"text": "Ann stays"}
     assert files_containing(root, SECRET) == []
+
+
+def test_an_edited_version_is_erased_and_an_unreadable_one_is_reported(tmp_path: Path) -> None:
+    """A listed line whose bytes were edited behind the log's back but still name the key loses its content with
+    the others (never left behind silently); a listed line that is not an event at all stops the delete with the
+    structured integrity error the whole-session replay raised (`zaxy repair` first)."""
+    from zaxy_agents.errors import IntegrityError
+
+    root = tmp_path / "loom"
+    with ZaxyStore.from_path(root) as store:
+        store.put(("users",), "dana", {"text": f"v1 {SECRET}"})
+        store.put(("users",), "ann", {"text": "Ann stays"})
+        store.put(("users",), "dana", {"text": f"v2 {SECRET}"})
+        path = root / f"{store.session}.jsonl"
+        path.write_bytes(path.read_bytes().replace(b'"text":"v1 ', b'"text":"v7 ', 1))  # same size: no catch-up
+        store.delete(("users",), "dana")
+        assert files_containing(root, SECRET) == []
+        assert {1, 3, 4} <= _erased_seqs_unchecked(path)
+
+        store.put(("users",), "eve", {"text": f"eve {SECRET}"})
+        data = path.read_bytes().splitlines(keepends=True)
+        data[-1] = b"x" * (len(data[-1]) - 1) + b"\n"  # the line of eve's put, unreadable (same size)
+        path.write_bytes(b"".join(data))
+        with pytest.raises(IntegrityError) as raised:
+            store.delete(("users",), "eve")
+        assert raised.value.details["seq"] == len(data) and "repair" in (raised.value.remediation or "")
+
+
+def _erased_seqs_unchecked(path: Path) -> set[int]:
+    """Seqs of erased lines, read from the file without the read-side check (an edited line stays excluded)."""
+    import json
+
+    lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+    return {line["seq"] for line in lines if "erased" in line or "tombstone" in line}

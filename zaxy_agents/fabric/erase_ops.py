@@ -27,7 +27,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.erasure import (
     ERASURE_TYPE,
@@ -38,7 +38,7 @@ from zaxy_agents.eventloom.erasure import (
     is_erased,
     pending_erasures,
 )
-from zaxy_agents.eventloom.integrity import decode_line, line_problem
+from zaxy_agents.eventloom.integrity import decode_line, repair_hint
 from zaxy_agents.eventloom.validation import validate_actor, validate_session_id
 from zaxy_agents.workingset.cache import cache_path
 
@@ -231,8 +231,9 @@ class EraseService(FabricService):
         """The seqs up to ``last`` of the live ``store.item.*`` events naming one of ``wanted``.
 
         With a locator's answer: its seqs up to ``last``, each re-read and kept only when its line really names a
-        wanted key (and is sound), plus a replay of the events after the locator's position (appended since, by
-        any process). Without one: a replay of the whole session."""
+        wanted key (an edited line naming it too: its content goes; a line that is not an event there raises, as the
+        replay did), plus a replay of the events after the locator's position (appended since, by any process).
+        Without one, or when the log lacks a listed seq: a replay of the whole session."""
         located = None
         for locator in list(self._locators):
             located = locator(session, sorted(wanted))
@@ -241,11 +242,21 @@ class EraseService(FabricService):
         if located is None:
             return self._scan_store_items(session, wanted, 1, last)
         candidates, through = located
-        found = self.log.lines_at([(session, seq) for seq in candidates if seq <= last])
+        listed = [seq for seq in candidates if seq <= last]
+        found = self.log.lines_at([(session, seq) for seq in listed])
+        if len(found) < len(listed):  # the index names events the log does not have: trust only the log
+            return self._scan_store_items(session, wanted, 1, last)
         seqs = []
-        for (_session, seq), line in found.items():
-            envelope = decode_line(line)
-            if envelope is not None and _names_wanted(envelope, wanted) and line_problem(line, envelope) is None:
+        for seq in listed:
+            envelope = decode_line(found[(session, seq)])
+            if envelope is None or envelope.get("seq") != seq:  # what the replay it replaces raised on
+                raise IntegrityError(
+                    f"session {session!r} is damaged at event {seq}: the line there is not an event envelope",
+                    field="session",
+                    remediation=repair_hint(session),
+                    details={"session": session, "seq": seq},
+                )
+            if _names_wanted(envelope, wanted):  # kept even when its bytes no longer match its hash: its content goes
                 seqs.append(seq)
         if through < last:
             seqs.extend(self._scan_store_items(session, wanted, max(through, 0) + 1, last))

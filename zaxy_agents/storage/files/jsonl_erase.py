@@ -19,8 +19,9 @@ import os
 import shutil
 import tempfile
 
+from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.erasure import ERASURE_TYPE, erased_line, is_erased, listed_form, range_forms
-from zaxy_agents.eventloom.integrity import decode_line
+from zaxy_agents.eventloom.integrity import decode_line, repair_hint
 
 from .file_io import _fsync_directory, storage_error
 from .jsonl_file import SessionFile
@@ -79,7 +80,9 @@ def _plan_in_place(
         start, end = starts[seq - 1], starts[seq]
         line = os.pread(fd, end - start, start)
         envelope = decode_line(line) if line.endswith(b"\n") else None
-        if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
+        if envelope is None or envelope.get("seq") != seq:
+            raise _damaged(handle.session, seq)
+        if is_erased(envelope):
             continue
         try:
             form = listed_form(forms, seq, envelope)
@@ -100,13 +103,26 @@ def _rewrite(handle: SessionFile, seqs: set[int], record_seq: int, forms: dict[i
         if not 1 <= seq <= len(lines):
             continue
         envelope = decode_line(lines[seq - 1] + b"\n")
-        if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
+        if envelope is None or envelope.get("seq") != seq:
+            raise _damaged(handle.session, seq)
+        if is_erased(envelope):
             continue
         lines[seq - 1] = erased_line(envelope, record_seq, listed_form(forms, seq, envelope))[:-1]
         changed += 1
     if changed:
         _replace(handle, b"\n".join(lines) + b"\n" + tail)
     return changed
+
+
+def _damaged(session: str, seq: int) -> IntegrityError:
+    """A target that is not an event at its place: reported (the erase stops, its record stays pending for
+    ``zaxy repair`` to finish once the damage is set aside), never silently skipped."""
+    return IntegrityError(
+        f"session {session!r} is damaged at event {seq}, which an erasure must scrub: the line there is not an event",
+        field="session",
+        remediation=repair_hint(session),
+        details={"session": session, "seq": seq},
+    )
 
 
 def remove_sidecars(root: str, session: str) -> list[str]:
