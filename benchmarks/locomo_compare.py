@@ -8,7 +8,8 @@ paired bootstrap 95% interval of the R@5 / R@10 difference (categories 1-4), and
 Usage: python benchmarks/locomo_compare.py --before /path/to/main-checkout --after . [--dataset PATH]
        [--embedder wordllama] [--before-embedder none] [--after-embedder e5-words] [--runs 1] [--json]
 One tree, two configurations: ``--before . --after . --before-embedder none --after-embedder e5-words``
-(``none`` = no embedder; each side defaults to ``--embedder``).
+(``none`` = no embedder; each side defaults to ``--embedder``). Rankings independent of string hashing:
+``--before . --after . --before-hash-seed 1 --after-hash-seed 2`` must report every ranking identical.
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ json.dump(report, open(sys.argv[2], "w"))
 """
 
 
-def run_tree(tree: Path, dataset: str, embedder: str | None) -> dict:
+def run_tree(tree: Path, dataset: str, embedder: str | None, hash_seed: str | None = None) -> dict:
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     environment.pop("ZAXY_EMBEDDER", None)
+    if hash_seed is not None:  # string hashing per side: rankings must not depend on it
+        environment["PYTHONHASHSEED"] = hash_seed
     if embedder and embedder != "none":
         environment["ZAXY_EMBEDDER"] = embedder
     with tempfile.NamedTemporaryFile(suffix=".json") as output:
@@ -161,12 +164,16 @@ def main() -> None:
     parser.add_argument("--before-embedder", default=None, help="the before side's embedder ('none': no embedder)")
     parser.add_argument("--after-embedder", default=None, help="the after side's embedder ('none': no embedder)")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--before-hash-seed", default=None, help="PYTHONHASHSEED of the before side's process")
+    parser.add_argument("--after-hash-seed", default=None, help="PYTHONHASHSEED of the after side's process")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = []
     for _ in range(args.runs):
-        before = run_tree(args.before.resolve(), args.dataset, args.before_embedder or args.embedder)
-        after = run_tree(args.after.resolve(), args.dataset, args.after_embedder or args.embedder)
+        before = run_tree(
+            args.before.resolve(), args.dataset, args.before_embedder or args.embedder, args.before_hash_seed
+        )
+        after = run_tree(args.after.resolve(), args.dataset, args.after_embedder or args.embedder, args.after_hash_seed)
         results.append(compare(before, after))
     print(json.dumps(results if args.runs > 1 else results[0], indent=None if args.json else 1))
 
