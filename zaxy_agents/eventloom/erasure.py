@@ -10,8 +10,13 @@ How an event's content is removed depends on the hash spec it was sealed with (s
   event's ``prev_hash``, can then not be brute-forced from a guessed payload (the 128-bit id is unknown). The
   erasure record vouches for each tombstone run with the hashes around it (:mod:`.verifier`).
 
+* **a spec-2 event too short for its erased form** (the digest is longer than the payload and salt it replaces, e.g.
+  a store delete) becomes a tombstone as well, so the embedded log can overwrite its line in place (same length,
+  padded with spaces in the marker's ``pad``; :func:`erasure_form` chooses, the record lists the choice as each
+  range's ``form`` so every backend and a later repair scrub to the same form).
+
 The record is an ``eventloom.erased`` event appended to the same session *before* the lines are scrubbed:
-``{"ranges": [{"from_seq", "to_seq", "prev_hash", "last_hash", "spec"}], "event_count", "reason"?}`` plus the
+``{"ranges": [{"from_seq", "to_seq", "prev_hash", "last_hash", "spec", "form"}], "event_count", "reason"?}`` plus the
 record's own actor (who) and timestamp (when) -- never any content. A crash between the two leaves a record
 whose ranges still hold content; ``zaxy repair`` (and the next erase) finish it. Stdlib only.
 """
