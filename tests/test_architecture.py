@@ -282,18 +282,29 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_the_fabric_is_composed_of_services_not_mixins() -> None:
-    """MemoryFabric inherits nothing, and builds each service from the core and other services, never from itself
-    (so no service can call the facade back)."""
+    """MemoryFabric inherits nothing, and builds each service (on first use: ``lazy_service``) from the core and
+    other services, never from itself (so no service can call the facade back)."""
     from zaxy_agents.fabric.core import MemoryFabric
 
     assert MemoryFabric.__mro__ == (MemoryFabric, object)
-    init = next(
+    facade = next(
         node
         for node in ast.walk(MODULES["zaxy_agents.fabric.core"])
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+        if isinstance(node, ast.ClassDef) and node.name == "MemoryFabric"
     )
+    builders = [
+        node.value.args[0]
+        for node in facade.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func) == "lazy_service"
+    ]
+    assert all(isinstance(builder, ast.Lambda) for builder in builders)
     built = [
-        node for node in ast.walk(init) if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Service")
+        (builder.args.args[0].arg, node)
+        for builder in builders
+        for node in ast.walk(builder)
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Service")
     ]
     assert len(built) >= 20
     mixins = [
@@ -304,9 +315,9 @@ def test_the_fabric_is_composed_of_services_not_mixins() -> None:
         if isinstance(node, ast.ClassDef) and (node.name.endswith(("Operations", "Mixin")))
     ]
     assert not mixins, f"fabric mixins are gone; make these services: {mixins}"
-    for call in built:
+    for fabric, call in built:  # the builder's parameter is the fabric: it may reach services through it, not be one
         arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
-        assert not any(isinstance(a, ast.Name) and a.id == "self" for a in arguments), ast.unparse(call)
+        assert not any(isinstance(a, ast.Name) and a.id in {fabric, "self"} for a in arguments), ast.unparse(call)
 
 
 def _fabric_handles(name: str, tree: ast.Module) -> list[str]:
@@ -350,20 +361,23 @@ def test_the_check_catches_a_fabric_callback() -> None:
 
 
 def test_the_architecture_page_lists_every_service_the_fabric_builds() -> None:
-    """docs/architecture.md's table of services names each one MemoryFabric.__init__ builds, under its attribute."""
+    """docs/architecture.md's table of services names each one MemoryFabric declares (``lazy_service``), under its
+    attribute."""
     page = (PACKAGE_ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    init = next(
+    facade = next(
         node
         for node in ast.walk(MODULES["zaxy_agents.fabric.core"])
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+        if isinstance(node, ast.ClassDef) and node.name == "MemoryFabric"
     )
     built = {
-        node.targets[0].attr: ast.unparse(node.value.func)
-        for node in init.body
+        node.targets[0].id: ast.unparse(call.func)
+        for node in facade.body
         if isinstance(node, ast.Assign)
-        and isinstance(node.targets[0], ast.Attribute)
+        and isinstance(node.targets[0], ast.Name)
         and isinstance(node.value, ast.Call)
-        and ast.unparse(node.value.func).endswith("Service")
+        and ast.unparse(node.value.func) == "lazy_service"
+        for call in [node.value.args[0].body]  # type: ignore[attr-defined]
+        if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("Service")
     }
     assert len(built) >= 20
     missing = [f"`{service}` (`{attribute}`" for attribute, service in built.items()]

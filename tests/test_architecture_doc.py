@@ -5,7 +5,7 @@ tests/test_docs_paths.py that every ``zaxy_agents/...`` path exists. This module
 claims, each a way it drifted before: the layer diagram names every package (and no package that is gone), the
 surfaces and the units above the fabric are the ones the rules use, every code name in backticks (class, method,
 constant, module file) exists, the capability lists are the enums, each service's "uses" column is what
-``MemoryFabric.__init__`` passes it, and "four new files and two one-line edits" is what add-a-backend.md lists.
+``MemoryFabric`` builds it from, and "four new files and two one-line edits" is what add-a-backend.md lists.
 """
 
 from __future__ import annotations
@@ -135,33 +135,35 @@ def _documented_uses(cell: str, attributes: set[str]) -> set[str]:
 
 
 def _built_with() -> dict[str, set[str]]:
-    """attribute -> the services (by attribute) ``MemoryFabric.__init__`` passes to the one it builds there."""
-    init = next(
+    """attribute -> the services (by attribute) the builder ``MemoryFabric`` declares for it (``x =
+    lazy_service(lambda f: XService(f.core, f.events, ...))``) passes it: the ``f.<attribute>`` it reads, the core
+    and the migrations aside."""
+    facade = next(
         node
         for node in ast.walk(MODULES["zaxy_agents.fabric.core"])
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+        if isinstance(node, ast.ClassDef) and node.name == "MemoryFabric"
     )
-
-    def services_in(node: ast.AST) -> set[str]:
-        return {
-            sub.attr
-            for sub in ast.walk(node)
-            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self"
-        }
-
-    local: dict[str, set[str]] = {}  # a local built from services (a port) stands for them
     built = {}
-    for statement in init.body:
-        if not isinstance(statement, ast.Assign) or not isinstance(statement.value, ast.Call):
+    for statement in facade.body:
+        if not (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Call)
+            and ast.unparse(statement.value.func) == "lazy_service"
+        ):
             continue
-        target = statement.targets[0]
-        uses = services_in(statement.value) | {
-            name for sub in ast.walk(statement.value) if isinstance(sub, ast.Name) for name in local.get(sub.id, ())
+        builder = statement.value.args[0]
+        assert isinstance(builder, ast.Lambda), ast.unparse(statement)
+        fabric = builder.args.args[0].arg
+        built[statement.targets[0].id] = {
+            sub.attr
+            for sub in ast.walk(builder.body)
+            if isinstance(sub, ast.Attribute)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id == fabric
+            and sub.attr not in {"core", "_applied_migrations"}
         }
-        if isinstance(target, ast.Name):
-            local[target.id] = uses
-        elif isinstance(target, ast.Attribute) and ast.unparse(statement.value.func).endswith("Service"):
-            built[target.attr] = uses
+    assert len(built) >= 20
     return built
 
 
@@ -174,7 +176,7 @@ def test_each_service_uses_what_the_table_says() -> None:
         for attribute, uses in built.items()
         if _documented_uses(rows[attribute], attributes) != uses
     }
-    assert not wrong, f"the services table's 'uses' column differs from MemoryFabric.__init__: {wrong}"
+    assert not wrong, f"the services table's 'uses' column differs from what MemoryFabric builds each from: {wrong}"
 
 
 def test_the_uses_check_reads_asides_as_asides() -> None:

@@ -1,14 +1,15 @@
 """The MemoryFabric facade: surfaces call this; it owns the storage backend, the log and the services.
 
 Data flows one way: surfaces -> fabric -> domain -> storage. The fabric is composed of services it owns, one
-per feature area (``log_ops.LogService``, ``projection_ops.ProjectionService``, ...), built in dependency order
-in ``__init__``: each service gets the core pieces and the services it uses, never the fabric, so no service
-calls the facade back. The public methods forward to them (same names, signatures and docstrings as ever).
+per feature area (``log_ops.LogService``, ``projection_ops.ProjectionService``, ...), each built on first use
+(``service.lazy_service``): each service gets the core pieces and the services it uses, never the fabric, so no
+service calls the facade back. The public methods forward to them (same names, signatures and docstrings as ever).
 Heavy layers (graph projection, indexes) open on first use so cheap operations (append, replay) stay cheap.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from .confidence_ops import ConfidenceService
 from .conversation_ops import ConversationService
 from .disclosure_ops import DisclosureService
 from .erase_ops import EraseService
-from .features import Features, builtin_features
+from .features import Features
 from .guard import guard_public_methods
 from .inspector_entities import InspectorEntityService
 from .inspector_ops import InspectorService
@@ -48,7 +49,7 @@ from .projection_ops import ProjectionService
 from .reasoning_ops import ReasoningService
 from .retrieval_ops import RetrievalService, retrieval_listeners
 from .salience_ops import SalienceService
-from .service import FabricCore, core_attribute, forward
+from .service import FabricCore, core_attribute, forward, lazy_service
 from .store_ops import StoreService
 from .synthesis_ops import SynthesisService
 from .uncertainty_ops import UncertaintyService
@@ -74,50 +75,55 @@ class MemoryFabric:
         ``log``: an already open log to use instead of the backend's own (the caller closes nothing else)."""
         backend = backend if backend is not None else DEFAULT_REGISTRY.open(settings)
         log = log or backend.open_log()
-        self.core = core = FabricCore(
+        self.core = FabricCore(
             settings,
             backend,
             log,
             MemoryRefs(log),
-            builtin_features(),
+            None,  # the built-in feature tables, built on first use
             EvidenceCheck(log),
             resolve_embedder(embedder if embedder is not None else settings.embedder),
         )
-        # Built in dependency order: each service gets the core and the services it uses, never the fabric.
-        self.events = LogService(core)
-        self.projection = ProjectionService(core, lambda: retrieval_listeners(core))
-        self.retrieval = RetrievalService(core, self.projection)
-        self.working_sets = WorkingSetService(core)
-        self.erasure = EraseService(core, self.projection, self.working_sets)
-        self.integrity = IntegrityService(core, self.projection, self.erasure)
-        self.checkouts = CheckoutService(core, self.events, self.projection, self.retrieval, self.integrity)
-        self.capture = CaptureService(core)
-        self.stores = StoreService(core, self.erasure)
-        self.checkpoints = CheckpointService(core, self.erasure)
-        self.storage = BackendService(core, applied_migrations)
-        self.metacognition = MetacognitionService(core, self.events, self.projection, self.retrieval)
-        self.lifecycle = LifecycleService(core, self.events, self.projection, self.checkouts)
-        self.conversation = ConversationService(
-            core, self.events, self.projection, self.checkouts, self.working_sets, self.erasure
+        self._applied_migrations = applied_migrations
+
+    # ------------------------------------------------------------------ the services, each built on first use
+    # Each gets the core and the services it uses, never the fabric (so building one builds what it takes).
+    events = lazy_service(lambda f: LogService(f.core))
+    projection = lazy_service(lambda f: ProjectionService(f.core, functools.partial(retrieval_listeners, f.core)))
+    retrieval = lazy_service(lambda f: RetrievalService(f.core, f.projection))
+    working_sets = lazy_service(lambda f: WorkingSetService(f.core))
+    erasure = lazy_service(lambda f: EraseService(f.core, f.projection, f.working_sets))
+    integrity = lazy_service(lambda f: IntegrityService(f.core, f.projection, f.erasure))
+    checkouts = lazy_service(lambda f: CheckoutService(f.core, f.events, f.projection, f.retrieval, f.integrity))
+    capture = lazy_service(lambda f: CaptureService(f.core))
+    stores = lazy_service(lambda f: StoreService(f.core, f.erasure))
+    checkpoints = lazy_service(lambda f: CheckpointService(f.core, f.erasure))
+    storage = lazy_service(lambda f: BackendService(f.core, f._applied_migrations))
+    metacognition = lazy_service(lambda f: MetacognitionService(f.core, f.events, f.projection, f.retrieval))
+    lifecycle = lazy_service(lambda f: LifecycleService(f.core, f.events, f.projection, f.checkouts))
+    conversation = lazy_service(
+        lambda f: ConversationService(f.core, f.events, f.projection, f.checkouts, f.working_sets, f.erasure)
+    )
+    cognitive = lazy_service(lambda f: CognitiveService(f.core, f.events, f.projection))
+    causal = lazy_service(lambda f: CausalService(f.core, f.events, f.projection, f.cognitive))
+    confidence = lazy_service(lambda f: ConfidenceService(f.core, f.events, f.projection, f.cognitive))
+    uncertainty = lazy_service(lambda f: UncertaintyService(f.core, f.events, f.projection, f.confidence))
+    beliefs = lazy_service(lambda f: BeliefService(f.core, f.events, f.projection, f.cognitive, f.confidence))
+    synthesis = lazy_service(lambda f: SynthesisService(f.core, f.events, f.projection))
+    salience = lazy_service(lambda f: SalienceService(f.core, f.events, f.projection, f.retrieval, f.beliefs))
+    coordination = lazy_service(
+        lambda f: CoordinateService(
+            f.core.log,
+            f.events.append_many,
+            SynthesisPort(record=f.synthesis.record_synthesis_artifact, read=f.synthesis.synthesis_artifact),
+            reinforce=f.salience.reinforce_promotion,
         )
-        self.cognitive = CognitiveService(core, self.events, self.projection)
-        self.causal = CausalService(core, self.events, self.projection, self.cognitive)
-        self.confidence = ConfidenceService(core, self.events, self.projection, self.cognitive)
-        self.uncertainty = UncertaintyService(core, self.events, self.projection, self.confidence)
-        self.beliefs = BeliefService(core, self.events, self.projection, self.cognitive, self.confidence)
-        self.synthesis = SynthesisService(core, self.events, self.projection)
-        synthesis = SynthesisPort(
-            record=self.synthesis.record_synthesis_artifact, read=self.synthesis.synthesis_artifact
-        )
-        self.salience = SalienceService(core, self.events, self.projection, self.retrieval, self.beliefs)
-        self.coordination = CoordinateService(
-            core.log, self.events.append_many, synthesis, reinforce=self.salience.reinforce_promotion
-        )
-        self.reasoning = ReasoningService(core, self.events)
-        self.procedures = ProcedureService(core, self.projection, self.cognitive, self.lifecycle)
-        self.disclosure = DisclosureService(core, self.retrieval)
-        self.inspector = InspectorService(core, self.events, self.projection)
-        self.inspector_entities = InspectorEntityService(core, self.projection)
+    )
+    reasoning = lazy_service(lambda f: ReasoningService(f.core, f.events))
+    procedures = lazy_service(lambda f: ProcedureService(f.core, f.projection, f.cognitive, f.lifecycle))
+    disclosure = lazy_service(lambda f: DisclosureService(f.core, f.retrieval))
+    inspector = lazy_service(lambda f: InspectorService(f.core, f.events, f.projection))
+    inspector_entities = lazy_service(lambda f: InspectorEntityService(f.core, f.projection))
 
     @classmethod
     def from_path(

@@ -1,9 +1,11 @@
 """What the fabric's services share, and how the facade forwards its public methods to them.
 
 ``MemoryFabric`` owns one :class:`FabricCore` (settings, the storage backend object, the log, the feature
-tables, ...) and builds its services from it in dependency order; a service receives the services it uses as
-constructor arguments (never the fabric), so no service calls the facade back and construction order is the
-only order there is.
+tables, ...) and declares each service as a :class:`lazy_service`: built from the core on first use, taking the
+services it uses as constructor arguments (never the fabric), so no service calls the facade back and the
+dependencies are the only order there is. Built on first use because a fresh process that opens a memory for
+one job (a LangGraph store: one service of ~25) paid for all of them, and for the feature tables, in its open
+(docs/benchmarks.md, "ZaxyStore open + first get").
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import functools
 import threading
 from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 if TYPE_CHECKING:
     from zaxy_agents.config import ZaxySettings
@@ -38,15 +40,17 @@ class FabricCore:
         backend: StorageBackend,
         log: EventLog,
         refs: MemoryRefs,
-        features: Features,
+        features: Features | None,
         evidence_check: EvidenceCheck,
         embedder: EmbeddingProvider | None,
     ) -> None:
+        """``features``: ``None`` for the built-in tables, built on first use (see :attr:`features`)."""
         self.settings = settings
         self.backend = backend
         self.log = log
         self.refs = refs
-        self.features = features
+        self._features = features
+        self._features_lock = threading.Lock()
         self.evidence_check = evidence_check
         self.embedder = embedder
         self.closers: list[Callable[[], None]] = []  # derived layers, closed last-opened first
@@ -54,6 +58,28 @@ class FabricCore:
         # fresh fabric at once (a LangGraph Send fan-out) wait for the one that opens them. Re-entrant: opening
         # the retriever opens the projector.
         self.lazy_open = threading.RLock()
+        # Guards building the fabric's services (lazy_service): threads asking for one at once get the same one.
+        # Re-entrant: building a service builds the services it takes. Separate from ``lazy_open`` so a thread
+        # opening the projector (which may wait on other threads) never holds up a service being built.
+        self.services_lock = threading.RLock()
+
+    @property
+    def features(self) -> Features:
+        """The feature tables; the built-in ones are built on first use (collecting them from ~20 modules cost
+        ~0.25 ms of a fresh process's open; a store or checkpointer never reads them), once per core."""
+        features = self._features
+        if features is None:
+            with self._features_lock:
+                features = self._features
+                if features is None:
+                    from .features import builtin_features
+
+                    features = self._features = builtin_features()
+        return features
+
+    @features.setter
+    def features(self, features: Features) -> None:
+        self._features = features
 
 
 def core_attribute(name: str) -> Any:
@@ -75,6 +101,35 @@ class FabricService:
 
     def __init__(self, core: FabricCore) -> None:
         self.core = core
+
+
+class lazy_service(Generic[S]):  # lower case, like ``property``
+    """A fabric attribute holding a service, built by ``build(fabric)`` on first use and then kept.
+
+    Building runs under the core's ``services_lock`` and checks again inside it, so threads asking at once get
+    the one service; afterwards the service sits in the fabric's ``__dict__``, which Python reads before this
+    (non-data) descriptor, so later reads cost a plain attribute lookup.
+    """
+
+    def __init__(self, build: Callable[[Any], S]) -> None:
+        self.build = build
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, fabric: None, owner: type | None = None) -> lazy_service[S]: ...
+    @overload
+    def __get__(self, fabric: object, owner: type | None = None) -> S: ...
+    def __get__(self, fabric: Any, owner: type | None = None) -> S | lazy_service[S]:
+        if fabric is None:
+            return self
+        with fabric.core.services_lock:
+            built = fabric.__dict__.get(self.name)
+            if built is None:
+                built = fabric.__dict__[self.name] = self.build(fabric)
+        return built  # type: ignore[no-any-return]
 
 
 def forward(method: Callable[Concatenate[S, P], R], service: str) -> Callable[Concatenate[Any, P], R]:

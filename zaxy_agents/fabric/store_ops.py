@@ -36,14 +36,16 @@ class StoreService(FabricService):
         """
         from zaxy_agents.itemstore import DEFAULT_STORE_SESSION, ItemStore
 
+        derived = self.backend.derived_path  # per deployment (a server's schema has its own)
         store = ItemStore(
             self.log,
             session or DEFAULT_STORE_SESSION,
             index=index,
             ttl=ttl,
-            cache_dir=self.settings.derived_path / "embeddings",
-            state_dir=self.backend.derived_path / "itemstore",  # per deployment (a server's schema has its own)
-            identity=str(self.backend.derived_path),
+            # Only a store with an index embeds (each path costs a fresh process's open some pathlib work).
+            cache_dir=self.settings.derived_path / "embeddings" if index is not None else None,
+            state_dir=derived / "itemstore",
+            identity=str(derived),
             actor=actor,
         )
         self._closers.append(store.close)

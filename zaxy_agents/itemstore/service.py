@@ -97,13 +97,22 @@ class ItemStore(ItemEvents):
         self._chunks: tuple[tuple[tuple[str, ...], str], dict[int, str]] | None = None
         self._lock = threading.RLock()
         self._follower = DerivedFollower(log, self.db, self._apply, self._reset, self._derives_from)
-        self.sweeper = TTLSweeper(self.sweep_expired)
+        self._sweeper: TTLSweeper | None = None  # built on first use (see ``sweeper``)
         # Called by every sweep that deleted items: ``on_expired(keys, through_seq)`` (see ``sweep_expired``).
         self.on_expired: Callable[[list[tuple[tuple[str, ...], str]], int], None] | None = None
         with self._lock:
             self._catch_up()
         if self.ttl.get("sweep_interval_minutes"):
             self.sweeper.start(float(self.ttl["sweep_interval_minutes"]))
+
+    @property
+    def sweeper(self) -> TTLSweeper:
+        """The background TTL sweeper, built on first use: most stores never sweep on a timer, and building it
+        (a ``threading.Event``) was part of every open."""
+        with self._lock:
+            if self._sweeper is None:
+                self._sweeper = TTLSweeper(self.sweep_expired)
+            return self._sweeper
 
     @property
     def omit_expired(self) -> bool:
@@ -333,7 +342,8 @@ class ItemStore(ItemEvents):
             if self.closed:
                 return
             self.closed = True
-        self.sweeper.stop(timeout=1.0)
+        if self._sweeper is not None:
+            self._sweeper.stop(timeout=1.0)
         with self._lock:
             self.db.close()
             if self._temporary is not None:

@@ -51,6 +51,10 @@ Apply = Callable[[int, str, str, dict[str, Any]], bool]
 Holds = Callable[[list[tuple[int, int]]], bool]
 
 _META = "CREATE TABLE IF NOT EXISTS derived_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+# Every read of the meta table is this one statement (a handful of rows): the connection's statement cache then
+# compiles it once per open, where the position's own ``WHERE key IN (...)`` cost ~90 us more of a fresh
+# process's open (docs/benchmarks.md, "ZaxyStore open + first get").
+_META_ROWS = "SELECT key, value FROM derived_meta"
 
 
 class DerivedDatabase:
@@ -64,7 +68,11 @@ class DerivedDatabase:
         self.schema = tuple(schema)
         self.lock = threading.RLock()
         self.rebuilt = False  # True when this open found no usable file and starts from an empty state
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # The meta rows the open read to accept the file: the first plain position read takes them instead of
+        # reading them again (``position(reuse_open_read=True)``); any position read clears them.
+        self._open_rows: dict[str, str] | None = None
+        if not os.path.isdir(os.path.dirname(path)):  # one stat; mkdir(exist_ok=True) raised and caught an error
+            path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = self._open()
         except sqlite3.DatabaseError as exc:  # damaged: derived state is disposable, the log is the truth
@@ -78,7 +86,7 @@ class DerivedDatabase:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA secure_delete=ON")
-            if not self._matches(conn):  # the common case reads the meta rows and takes no write lock
+            if not self._matches(conn, keep=True):  # the common case reads the meta rows and takes no write lock
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     conn.execute(_META)
@@ -97,12 +105,15 @@ class DerivedDatabase:
             raise
         return conn
 
-    def _matches(self, conn: sqlite3.Connection) -> bool:
+    def _matches(self, conn: sqlite3.Connection, *, keep: bool = False) -> bool:
         try:
-            stored = dict(conn.execute("SELECT key, value FROM derived_meta").fetchall())
+            stored = dict(conn.execute(_META_ROWS).fetchall())
         except sqlite3.OperationalError:  # no meta table yet
             return False
-        return all(stored.get(key) == value for key, value in self.expected.items())
+        matches = all(stored.get(key) == value for key, value in self.expected.items())
+        if matches and keep:
+            self._open_rows = stored
+        return matches
 
     @staticmethod
     def _wipe(conn: sqlite3.Connection) -> None:
@@ -118,12 +129,14 @@ class DerivedDatabase:
                 os.unlink(f"{self.path}{suffix}")
 
     # ------------------------------------------------------------------ position
-    def position(self) -> tuple[int, str, Any]:
-        rows = dict(
-            self.conn.execute(
-                "SELECT key, value FROM derived_meta WHERE key IN ('applied_seq', 'applied_hash', 'change_token')"
-            ).fetchall()
-        )
+    def position(self, *, reuse_open_read: bool = False) -> tuple[int, str, Any]:
+        """``(applied_seq, applied_hash, change_token)``. ``reuse_open_read``: the rows the open read, if no position
+        was read since, for a plain read outside any transaction (the follower's check that nothing is new: the
+        token it compares is read after them, so a file caught up since only sends it to its transaction, which
+        reads the position again under the write lock). Saves a fresh process's open one statement (~50 us)."""
+        rows, self._open_rows = (self._open_rows if reuse_open_read else None), None
+        if rows is None:
+            rows = dict(self.conn.execute(_META_ROWS).fetchall())
         token = rows.get("change_token")
         return int(rows.get("applied_seq", 0)), rows.get("applied_hash", ""), _token(token)
 
@@ -219,7 +232,7 @@ class DerivedFollower:
         if token == self._token:
             return False
         with self.db.lock:
-            seq, _hash, stored = self.db.position()  # a plain read: no write lock when nothing is new
+            seq, _hash, stored = self.db.position(reuse_open_read=True)  # a plain read: no write lock if nothing is new
         if stored == token:
             foreign = seq != self._seen_seq
             self._token, self._seen_seq = token, seq

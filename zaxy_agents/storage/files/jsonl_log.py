@@ -195,8 +195,12 @@ class JsonlEventLog(EventLog):
 
         Views that follow a session compare it before each read instead of reading the tail.
         """
+        handle = self._files.get(session)
+        # A session without a handle is stat'ed by name: opening a handle (locks, an index) only to stat cost a
+        # fresh process's first read ~30 us (docs/benchmarks.md, "ZaxyStore open + first get").
+        path = handle.path if handle is not None else os.path.join(self.root, f"{validate_session_id(session)}.jsonl")
         try:
-            stat = os.stat(self._file(session).path)
+            stat = os.stat(path)
         except FileNotFoundError:
             return None
         return (stat.st_ino, stat.st_size)
