@@ -200,3 +200,68 @@ def test_a_pad_holds_only_spaces(tmp_path: Path) -> None:
         assert not report.ok and "pad" in (report.reason or ""), report
     with pytest.raises(AssertionError):
         _doc_verifier()(path, "s")
+
+
+def test_a_reader_racing_the_overwrite_reads_the_whole_new_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Readers take no lock, so one can read a line while an erase's ``pwrite`` has written half of it. Such a read
+    is unreadable (or fails its hash); the reader waits for the writers' lock to be free and reads the line again,
+    getting the whole erased form, where it would otherwise stop with an integrity error (replay, verify)."""
+    import threading
+
+    from zaxy_agents.storage.files import jsonl_scrub_journal
+
+    root = tmp_path / "loom"
+    _fill(root)
+    torn, go = threading.Event(), threading.Event()
+    real, calls = jsonl_scrub_journal._write_at, []
+
+    def pausing(fd: int, data: bytes, offset: int) -> None:
+        calls.append(offset)
+        if len(calls) == 2:  # the second target line: half written, then held (the writers' lock is held too)
+            real(fd, data[: len(data) // 2], offset)
+            torn.set()
+            assert go.wait(30)
+        real(fd, data, offset)
+
+    monkeypatch.setattr(jsonl_scrub_journal, "_write_at", pausing)
+    with MemoryFabric.from_path(root, use_graph=False) as fabric:
+        eraser = threading.Thread(target=fabric.erase_range, args=("s", 2, 10), kwargs={"actor": "ops"})
+        eraser.start()
+        assert torn.wait(30)
+        reader = JsonlEventLog(root)
+        try:
+            results: dict[str, object] = {}
+
+            def read() -> None:
+                try:
+                    results["payloads"] = [e["payload"] for e in reader.replay_envelopes("s")]
+                    results["verified"] = reader.verify("s").ok
+                except Exception as exc:
+                    results["error"] = exc
+
+            handle, waiting = reader._file("s"), threading.Event()
+            settle = handle.line_after_writers
+
+            def spying(seq: int, seen: bytes, timeout: float = 5.0) -> bytes | None:
+                waiting.set()  # it met the torn line: it waits for the writers' lock now
+                return settle(seq, seen, timeout)
+
+            handle.line_after_writers = spying  # type: ignore[method-assign]
+            thread = threading.Thread(target=read)
+            thread.start()
+            assert waiting.wait(30)
+            go.set()
+            thread.join(30)
+            eraser.join(30)
+        finally:
+            reader.close()
+    assert "error" not in results, results
+    assert results["verified"] is True
+    payloads = results["payloads"]
+    assert isinstance(payloads, list) and len(payloads) == 13
+    assert payloads[2] == {}  # the torn line, read again whole (lines read before the erase ended may be older)
+    with JsonlEventLog(root) as log:
+        assert [e.payload for e in log.replay("s", 2, 10)] == [{}] * 9
+    assert files_containing(root, SECRET) == []

@@ -18,12 +18,13 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 
 from zaxy_agents.errors import IntegrityError
 from zaxy_agents.eventloom.erasure import ERASURE_TYPE, erased_line, is_erased, listed_form, range_forms
 from zaxy_agents.eventloom.integrity import decode_line, repair_hint
 
-from .file_io import _fsync_directory, storage_error
+from .file_io import LogLockTimeout, _fsync_directory, storage_error
 from .jsonl_file import SessionFile
 from .jsonl_repair import REPAIR_DIR_NAME
 from .jsonl_scrub_journal import finish_journal, overwrite
@@ -49,13 +50,21 @@ def scrub_session(handle: SessionFile, seqs: set[int], record_seq: int) -> int:
 
 def finish_pending(handle: SessionFile) -> int:
     """Replay the session's in-place erase journal a crash left behind (see :mod:`.jsonl_scrub_journal`), under the
-    writers' lock; returns how many lines it wrote."""
-    with handle._thread_lock:
-        fd = handle._locked_writer_fd()
-        try:
-            return finish_journal(handle.root, handle.session, handle.path)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+    writers' lock, if it is free now; returns how many lines it wrote. A held lock means an erase (or an append) is
+    at work: it finishes the journal itself (a writer that re-reads the tail replays one first), and opening the
+    log does not wait for it."""
+    if not handle._thread_lock.acquire(blocking=False):
+        return 0
+    try:
+        fd = handle._locked_writer_fd(time.monotonic(), 0.0)
+    except LogLockTimeout:
+        handle._thread_lock.release()
+        return 0
+    try:
+        return finish_journal(handle.root, handle.session, handle.path)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        handle._thread_lock.release()
 
 
 def _record_forms(handle: SessionFile, record_seq: int) -> dict[int, str]:
