@@ -5,8 +5,12 @@ get one item; open the saver and ``get_state`` of a long thread; ``list(None, li
 RSS is the process's resident size after the open + first read minus before it. Ratios are Zaxy / baseline
 (lower is better), measured in the same run on the same machine.
 
+``--before TREE`` also opens the same stores with the code of another checkout (``TREE``: a folder holding its
+``zaxy_agents``), alternating the trees' processes in one run (this run's after, before, baseline, ...) so a
+loaded machine weighs on both alike; the stores are built once, with this tree's code.
+
 Usage: python benchmarks/langgraph_open_bench.py [--items 10000,100000] [--checkpoints 2500] [--threads 1000]
-       [--repeats 3] [--json]
+       [--repeats 3] [--before TREE] [--no-zero-live] [--json]
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+BEFORE: Path | None = None  # --before: another checkout's code, alternated with this one's
 
 CHILD = r"""
 import json, os, sys, time
@@ -87,17 +92,40 @@ def chat_graph(checkpointer: Any) -> Any:
     return builder.compile(checkpointer=checkpointer)
 
 
-def _child(kind: str, path: Path, arg: str, repeats: int) -> dict[str, float]:
-    runs = []
+def _run_child(kind: str, path: Path, arg: str, root: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(root=str(root)), kind, str(path), arg],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    )
+    return dict(json.loads(out.stdout))
+
+
+def _child(kind: str, path: Path, arg: str, repeats: int) -> dict[str, Any]:
+    return _summary([_run_child(kind, path, arg, ROOT) for _ in range(repeats)])
+
+
+def _alternated(cells: dict[str, tuple[str, Path, str, Path]], repeats: int) -> dict[str, dict[str, Any]]:
+    """``{label: (kind, path, arg, tree)}``, each measured ``repeats`` times in fresh processes, one of each in turn."""
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label in cells}
     for _ in range(repeats):
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD.format(root=str(ROOT)), kind, str(path), arg],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        )
-        runs.append(json.loads(out.stdout))
+        for label, (kind, path, arg, root) in cells.items():
+            runs[label].append(_run_child(kind, path, arg, root))
+    return {label: _summary(rows) for label, rows in runs.items()}
+
+
+def _pair(kind: str, baseline: str, path: Path, base_path: Path, arg: str, repeats: int) -> dict[str, Any]:
+    """Zaxy (this tree, and the ``--before`` tree when given) and the baseline library, alternated."""
+    cells = {"zaxy": (kind, path, arg, ROOT)}
+    if BEFORE is not None:
+        cells["zaxy_before"] = (kind, path, arg, BEFORE)
+    cells[baseline] = (f"sqlite_{kind.split('_', 1)[1]}", base_path, arg, ROOT)
+    return _alternated(cells, repeats)
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "ms": statistics.median(r["seconds"] for r in runs) * 1e3,
         "cpu_ms": statistics.median(r["cpu_seconds"] for r in runs) * 1e3,
@@ -140,7 +168,7 @@ def build_stores(root: Path, items: int, delete_all: bool = False) -> tuple[Path
     return zaxy_path, sqlite_path
 
 
-def bench_store(root: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
+def bench_store(root: Path, sizes: list[int], repeats: int, zero_live: bool = True) -> dict[str, Any]:
     curve = {}
     for items in sizes:
         t0 = time.perf_counter()
@@ -148,22 +176,19 @@ def bench_store(root: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
         built = time.perf_counter() - t0
         _child("zaxy_store", zaxy_path, "item-1", 1)  # the first open after the writer builds nothing new
         curve[items] = {
-            "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
-            "sqlite": _child("sqlite_store", sqlite_path, "item-1", repeats),
+            **_pair("zaxy_store", "sqlite", zaxy_path, sqlite_path, "item-1", repeats),
             "build_seconds": built,
         }
         # Each size as it completes (stderr): a long curve stopped part-way still reports where it got.
         print(f"  {_store_row(items, curve[items])}   (both built in {built:.0f} s)", file=sys.stderr, flush=True)
         for path in (zaxy_path, sqlite_path):  # free the disk before the next, larger size
             shutil.rmtree(path) if path.is_dir() else path.unlink()
+    if not zero_live:
+        return {"curve": curve}
     empty_items = max(sizes) // 2  # puts then deletes: max(sizes) events, 0 live items
     zaxy_path, sqlite_path = build_stores(root, empty_items, delete_all=True)
     _child("zaxy_store", zaxy_path, "item-1", 1)
-    empty = {
-        "events": 2 * empty_items,
-        "zaxy": _child("zaxy_store", zaxy_path, "item-1", repeats),
-        "sqlite": _child("sqlite_store", sqlite_path, "item-1", repeats),
-    }
+    empty = {"events": 2 * empty_items, **_pair("zaxy_store", "sqlite", zaxy_path, sqlite_path, "item-1", repeats)}
     fresh = build_stores(root, 1)
     empty["zaxy_empty_store"] = _child("zaxy_store", fresh[0], "item-0", repeats)
     return {"curve": curve, "zero_live": empty}
@@ -200,14 +225,8 @@ def bench_checkpointer(root: Path, checkpoints: int, threads: int, repeats: int)
         "checkpoints": 2 * (checkpoints // 2),
         "threads": threads,
         "first_list_builds_index": first_list,
-        "get_state": {
-            "zaxy": _child("zaxy_state", zaxy_path, "long", repeats),
-            "sqlite": _child("sqlite_state", sqlite_path, "long", repeats),
-        },
-        "list_limit_10": {
-            "zaxy": _child("zaxy_list", zaxy_many, "", repeats),
-            "sqlite": _child("sqlite_list", sqlite_many, "", repeats),
-        },
+        "get_state": _pair("zaxy_state", "sqlite", zaxy_path, sqlite_path, "long", repeats),
+        "list_limit_10": _pair("zaxy_list", "sqlite", zaxy_many, sqlite_many, "", repeats),
     }
 
 
@@ -218,15 +237,23 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", choices=["store", "checkpointer"])
+    parser.add_argument("--before", type=Path, help="another checkout whose code opens the same stores, alternated")
+    parser.add_argument(
+        "--no-zero-live",
+        action="store_true",
+        help="skip the store with 0 live items after max(items) events (its deletes erase: the longest build)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    global BEFORE
+    BEFORE = args.before.resolve() if args.before else None
     sizes = [int(size) for size in args.items.split(",")]
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()
         if args.only != "checkpointer":
-            report["store"] = bench_store(root, sizes, args.repeats)
+            report["store"] = bench_store(root, sizes, args.repeats, zero_live=not args.no_zero_live)
         if args.only != "store":
             report["checkpointer"] = bench_checkpointer(root, args.checkpoints, args.threads, args.repeats)
         report["wall_seconds"] = time.perf_counter() - t0
@@ -237,12 +264,13 @@ def main() -> None:
         print("store: open + first get in a fresh process (median ms, RSS added MB), Zaxy / SqliteStore")
         for items, row in report["store"]["curve"].items():
             print(f"  {_store_row(items, row)}")
-        empty = report["store"]["zero_live"]
-        z, s, e = empty["zaxy"], empty["sqlite"], empty["zaxy_empty_store"]
-        print(
-            f"  0 live items after {empty['events']:,} events: zaxy {z['ms']:.2f} ms (an empty store {e['ms']:.2f} ms)"
-            f", sqlite {s['ms']:.2f} ms"
-        )
+        if empty := report["store"].get("zero_live"):
+            z, s, e = empty["zaxy"], empty["sqlite"], empty["zaxy_empty_store"]
+            before = f", before {empty['zaxy_before']['ms']:.2f} ms" if "zaxy_before" in empty else ""
+            print(
+                f"  0 live items after {empty['events']:,} events: zaxy {z['ms']:.2f} ms (an empty store "
+                f"{e['ms']:.2f} ms){before}, sqlite {s['ms']:.2f} ms"
+            )
     if "checkpointer" in report:
         c = report["checkpointer"]
         print(
@@ -250,7 +278,16 @@ def main() -> None:
         )
         for op in ("get_state", "list_limit_10"):
             z, s = c[op]["zaxy"], c[op]["sqlite"]
-            print(f"  {op:14s} zaxy {z['ms']:8.2f} ms   sqlite {s['ms']:8.2f} ms   ratio {z['ms'] / s['ms']:5.2f}x")
+            print(
+                f"  {op:14s} zaxy {z['ms']:8.2f} ms ({z['cpu_ms']:.2f} CPU)   sqlite {s['ms']:8.2f} ms "
+                f"({s['cpu_ms']:.2f} CPU)   ratio {z['ms'] / s['ms']:5.2f}x time, {z['cpu_ms'] / s['cpu_ms']:5.2f}x CPU"
+            )
+            if "zaxy_before" in c[op]:
+                b = c[op]["zaxy_before"]
+                print(
+                    f"  {'':14s} before {b['ms']:6.2f} ms ({b['cpu_ms']:.2f} CPU): after / before "
+                    f"{z['ms'] / b['ms']:.2f}x time, {z['cpu_ms'] / b['cpu_ms']:.2f}x CPU"
+                )
         print(
             f"  (the first list after the writes, which builds the index: {c['first_list_builds_index']['ms']:.0f} ms)"
         )
@@ -259,13 +296,23 @@ def main() -> None:
 
 def _store_row(items: int, row: dict[str, Any]) -> str:
     z, s = row["zaxy"], row["sqlite"]
-    return (
+    line = (
         f"{items:>9,} items  zaxy {z['ms']:8.2f} ms ({z['cpu_ms']:.2f} CPU) {z['rss_mb']:6.1f} MB   sqlite "
         f"{s['ms']:8.2f} ms ({s['cpu_ms']:.2f} CPU) {s['rss_mb']:6.1f} MB   ratio {z['ms'] / s['ms']:5.2f}x time, "
-        f"{z['cpu_ms'] / s['cpu_ms']:5.2f}x CPU, {_ratio(z, s):5.2f}x RSS   (zaxy CPU: "
-        + ", ".join(f"{part} {ms:.2f}" for part, ms in z.get("cpu_parts_ms", {}).items())
-        + ")"
+        f"{z['cpu_ms'] / s['cpu_ms']:5.2f}x CPU, {_ratio(z, s):5.2f}x RSS   (zaxy CPU: {_parts(z)})"
     )
+    if "zaxy_before" in row:
+        b = row["zaxy_before"]
+        line += (
+            f"\n{'':17s}before {b['ms']:6.2f} ms ({b['cpu_ms']:.2f} CPU) {b['rss_mb']:6.1f} MB   ratio to sqlite "
+            f"{b['ms'] / s['ms']:5.2f}x time, {b['cpu_ms'] / s['cpu_ms']:5.2f}x CPU; after / before "
+            f"{z['ms'] / b['ms']:.2f}x time, {z['cpu_ms'] / b['cpu_ms']:.2f}x CPU   (before CPU: {_parts(b)})"
+        )
+    return line
+
+
+def _parts(row: dict[str, Any]) -> str:
+    return ", ".join(f"{part} {ms:.2f}" for part, ms in row.get("cpu_parts_ms", {}).items())
 
 
 def _ratio(ours: dict[str, float], theirs: dict[str, float]) -> float:

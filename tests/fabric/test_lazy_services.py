@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from zaxy_agents.errors import InvalidRequestError
-from zaxy_agents.fabric import MemoryFabric, erase_ops, features, store_ops
+from zaxy_agents.fabric import MemoryFabric, erase_ops, features, integrity_ops
 from zaxy_agents.fabric.service import lazy_service
 
 THREADS = 8
@@ -55,33 +55,49 @@ def test_a_fresh_fabric_builds_nothing_it_is_not_asked_for(tmp_path: Path) -> No
         assert len(services) >= 20
         assert not services & set(vars(memory))
         assert memory.core._features is None
-        store = memory.item_store()  # what a LangGraph store uses: the store service and the erasure it registers with
-        assert services & set(vars(memory)) == {"stores", "erasure", "projection", "working_sets"}
+        store = memory.item_store()  # what a LangGraph store uses: the store service alone
+        assert services & set(vars(memory)) == {"stores"}
         assert memory.core._features is None
         store.execute([])
         memory.append("s", "note.added", {"text": "hello"})  # the log service checks payload contracts: tables built
         assert memory.core._features is not None
 
 
+def test_a_store_opened_before_the_erasure_service_existed_still_drops_erased_items(tmp_path: Path) -> None:
+    from langgraph.store.base import GetOp, PutOp
+
+    with MemoryFabric.from_path(tmp_path / "eventloom") as memory:
+        store = memory.item_store()
+        store.execute([PutOp(("a",), "k", {"secret": "s3cr3t value"})])
+        assert b"s3cr3t" in b"".join(p.read_bytes() for p in store.db.path.parent.iterdir())
+        assert "erasure" not in vars(memory)
+        memory.erase_store_items(store.session, [(("a",), "k")])  # builds the erasure service now
+        files = [store.db.path, store.db.path.with_name(store.db.path.name + "-wal")]
+        kept = b"".join(path.read_bytes() for path in files if path.exists())
+        assert b"s3cr3t" not in kept  # the store's hook ran: its file rebuilt and scrubbed before any read
+        assert store.execute([GetOp(("a",), "k")]) == [None]
+
+
 def test_services_share_their_dependencies(tmp_path: Path) -> None:
     with MemoryFabric.from_path(tmp_path / "eventloom") as memory:
         assert memory.checkouts.events is memory.events
         assert memory.checkouts.projection is memory.projection is memory.retrieval.projection
-        assert memory.integrity.erasure is memory.erasure is memory.stores.erasure is memory.checkpoints.erasure
+        assert memory.integrity.erasure is memory.erasure
+        assert memory.stores.core is memory.checkpoints.core is memory.erasure.core is memory.core
         assert memory.salience.beliefs.confidence is memory.confidence
 
 
 def test_concurrent_first_use_builds_a_service_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     erasures = _slowed(monkeypatch, erase_ops.EraseService)
-    stores = _slowed(monkeypatch, store_ops.StoreService)
+    integrity = _slowed(monkeypatch, integrity_ops.IntegrityService)
     with MemoryFabric.from_path(tmp_path / "eventloom") as memory:
-        got = _at_once(THREADS, lambda: memory.stores)
-        assert len(stores) == 1 and len(erasures) == 1
+        got = _at_once(THREADS, lambda: memory.integrity)  # and the erasure service it takes
+        assert len(integrity) == 1 and len(erasures) == 1
         assert all(service is got[0] for service in got)
         assert memory.erasure is got[0].erasure
     with MemoryFabric.from_path(tmp_path / "eventloom") as memory:  # each fabric builds its own
-        assert memory.stores is not got[0]
-        assert len(stores) == 2
+        assert memory.integrity is not got[0]
+        assert len(integrity) == 2
 
 
 def test_concurrent_first_use_builds_the_feature_tables_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -62,7 +62,7 @@ def test_events_the_index_has_not_seen_are_erased_too(eventloom: Path, monkeypat
         raw = {"namespace": ["users"], "key": "dana", "value": {"text": f"v2 {SECRET}"}, "index": None}
         foreign = log.append(store.session, "store.item.put", {**raw, "ttl_minutes": None, "expires_at": None})
         later = log.append(store.session, "store.item.put", {**raw, "value": {"text": "kept"}})
-        seqs, through = store.fabric.erasure._locators[0](store.session, [(("users",), "dana")])
+        seqs, through = store.fabric.erasure.core.erase_locators[0](store.session, [(("users",), "dana")])
         assert seqs == [1] and through == 1  # the index lags the log
         scans = _scans(store, monkeypatch)
 
@@ -87,7 +87,7 @@ def test_a_wrong_locator_erases_nothing_it_should_not_and_misses_nothing(
         store.put(("users",), "ann", {"text": "Ann stays"})
         store.put(("users",), "dana", {"text": f"v1 {SECRET}"})
         erasure = store.fabric.erasure
-        monkeypatch.setattr(erasure, "_locators", [lambda session, keys: ([1, 999], 0)])
+        monkeypatch.setattr(erasure.core, "erase_locators", [lambda session, keys: ([1, 999], 0)])
 
         store.delete(("users",), "dana")
 
@@ -101,7 +101,7 @@ def test_a_key_put_again_after_its_delete_is_indexed_afresh(eventloom: Path) -> 
         store.put(("users",), "dana", {"text": f"v1 {SECRET}"})
         store.delete(("users",), "dana")
         store.put(("users",), "dana", {"text": "second life"})
-        seqs, _through = store.fabric.erasure._locators[0](store.session, [(("users",), "dana")])
+        seqs, _through = store.fabric.erasure.core.erase_locators[0](store.session, [(("users",), "dana")])
         assert seqs == [4]  # the erased events' rows went with the erasure record
         store.delete(("users",), "dana")
         assert _erased_seqs(store) == {1, 2, 4, 5}
@@ -123,7 +123,7 @@ def test_a_file_of_the_previous_format_is_rebuilt_with_its_index(tmp_path: Path)
         conn.execute("UPDATE derived_meta SET value = '1' WHERE key = 'format'")
     conn.close()
     with ZaxyStore.from_path(root) as store:
-        seqs, through = store.fabric.erasure._locators[0](store.session, [(("users",), "dana")])
+        seqs, through = store.fabric.erasure.core.erase_locators[0](store.session, [(("users",), "dana")])
         assert (seqs, through) == ([1, 3], 3)
         store.delete(("users",), "dana")
         assert _erased_seqs(store) == {1, 3, 4}

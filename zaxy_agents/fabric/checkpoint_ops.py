@@ -4,22 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .service import FabricCore, FabricService
+from .service import FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.checkpoints import CheckpointStore
     from zaxy_agents.eventloom.protocol import EventLog
 
-    from .erase_ops import EraseService
-
 
 class CheckpointService(FabricService):
     """Service: the checkpoint part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
-        """``erasure``: a checkpoint store it opens drops an erased thread's views at once."""
-        super().__init__(core)
-        self.erasure = erasure
 
     def checkpoint_store(
         self,
@@ -51,7 +44,7 @@ class CheckpointService(FabricService):
             # thread's values there could outlive an erasure run by another worker, so none is kept.
             store_latest=Capability.SHARED_GRAPH not in self.backend.capabilities,
         )
-        self.erasure.on_erase(store.on_erased)
+        self.core.erase_hooks.append(store.on_erased)  # EraseService.on_erase, without building it
         return store
 
     def _pending_writes_log(self) -> EventLog:

@@ -60,8 +60,6 @@ class EraseService(FabricService):
         super().__init__(core)
         self.projection = projection
         self.working_sets = working_sets
-        self._erase_hooks: list[Callable[[str], None]] = []  # derived stores open in this process (on_erase)
-        self._locators: list[Locator] = []  # item stores open in this process (on_locate)
 
     def erase_events(
         self,
@@ -198,12 +196,12 @@ class EraseService(FabricService):
         """Register ``locator(session, keys)``: an item store open in this process that indexes which events name
         a key answers ``(seqs, through)`` (or ``None``), so :meth:`erase_store_items` reads those events and the
         log after ``through`` instead of the whole session (see :mod:`zaxy_agents.itemstore.versions`)."""
-        self._locators.append(locator)
+        self.core.erase_locators.append(locator)
 
     def on_erase(self, hook: Callable[[str], None]) -> None:
         """Register ``hook(session)``, called after an erasure in ``session`` scrubbed the log: a derived store
         open in this process drops what it holds at once (see the module docstring)."""
-        self._erase_hooks.append(hook)
+        self.core.erase_hooks.append(hook)
 
     def finish_erasures(self, session: str) -> int:
         """Finish erasures a crash interrupted (a record whose events still hold content); returns how many events
@@ -235,7 +233,7 @@ class EraseService(FabricService):
         replay did), plus a replay of the events after the locator's position (appended since, by any process).
         Without one, or when the log lacks a listed seq: a replay of the whole session."""
         located = None
-        for locator in list(self._locators):
+        for locator in list(self.core.erase_locators):
             located = locator(session, sorted(wanted))
             if located is not None:
                 break
@@ -294,7 +292,7 @@ class EraseService(FabricService):
                 from zaxy_agents.checkpoints.latest import forget_everywhere  # imports langgraph: only when used
 
                 forget_everywhere(checkpoints, session)
-            for hook in list(self._erase_hooks):
+            for hook in list(self.core.erase_hooks):
                 hook(session)
 
 

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .service import FabricCore, FabricService
+from .service import FabricService
 
 if TYPE_CHECKING:
     from zaxy_agents.itemstore import ItemStore
 
-    from .erase_ops import EraseService
-
 
 class StoreService(FabricService):
     """Service: the item-store part of :class:`~zaxy_agents.fabric.MemoryFabric`."""
-
-    def __init__(self, core: FabricCore, erasure: EraseService) -> None:
-        """``erasure``: an item store it opens drops erased items from its derived file at once."""
-        super().__init__(core)
-        self.erasure = erasure
 
     def item_store(
         self,
@@ -49,6 +42,6 @@ class StoreService(FabricService):
             actor=actor,
         )
         self._closers.append(store.close)
-        self.erasure.on_erase(store.on_erased)
-        self.erasure.on_locate(store.locate)
+        self.core.erase_hooks.append(store.on_erased)  # EraseService.on_erase, without building it
+        self.core.erase_locators.append(store.locate)  # EraseService.on_locate, likewise
         return store
