@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -210,7 +211,7 @@ def test_a_reader_racing_the_overwrite_reads_the_whole_new_line(
     getting the whole erased form, where it would otherwise stop with an integrity error (replay, verify)."""
     import threading
 
-    from zaxy_agents.storage.files import jsonl_scrub_journal
+    from zaxy_agents.storage.files import jsonl_scrub_journal, jsonl_settle
 
     root = tmp_path / "loom"
     _fill(root)
@@ -241,14 +242,14 @@ def test_a_reader_racing_the_overwrite_reads_the_whole_new_line(
                 except Exception as exc:
                     results["error"] = exc
 
-            handle, waiting = reader._file("s"), threading.Event()
-            settle = handle.line_after_writers
+            waiting = threading.Event()
+            settle = jsonl_settle.line_after_writers
 
-            def spying(seq: int, seen: bytes, timeout: float = 5.0) -> bytes | None:
+            def spying(handle: Any, seq: int, seen: bytes, timeout: float = 5.0) -> bytes | None:
                 waiting.set()  # it met the torn line: it waits for the writers' lock now
-                return settle(seq, seen, timeout)
+                return settle(handle, seq, seen, timeout)
 
-            handle.line_after_writers = spying  # type: ignore[method-assign]
+            monkeypatch.setattr(jsonl_settle, "line_after_writers", spying)
             thread = threading.Thread(target=read)
             thread.start()
             assert waiting.wait(30)

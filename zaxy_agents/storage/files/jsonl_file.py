@@ -370,33 +370,6 @@ class SessionFile:
             position = newline + 1
         return lines if len(data) == end - start else None
 
-    def line_after_writers(self, seq: int, seen: bytes, timeout: float = 5.0) -> bytes | None:
-        """The line at ``seq`` once no writer holds the lock, when it differs from ``seen`` (else ``None``).
-
-        For a read that found ``seen`` unreadable or not matching its hash: an erase overwrites lines in place under
-        the writers' lock (:mod:`.jsonl_scrub_journal`), and a read racing its ``pwrite`` can see a line half old,
-        half new. Waiting for the lock (shared, at most ``timeout`` seconds) and reading again gives the whole new
-        line; a line that is still the same bytes is real damage, reported as before."""
-        try:
-            fd = os.open(self._path, os.O_RDONLY)
-        except FileNotFoundError:
-            return None
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        return None
-                    time.sleep(0.005)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-        line = self._lines_by_index([seq]).get(seq)
-        return None if line is None or line == seen else line
-
     def lines_at(self, seqs: Iterable[int]) -> dict[int, bytes]:
         """The visible lines at ``seqs`` (absent seqs are left out).
 

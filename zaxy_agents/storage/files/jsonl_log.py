@@ -34,6 +34,7 @@ from zaxy_agents.eventloom.validation import (
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .jsonl_file import PreparedDraft, SessionFile
+from .jsonl_settle import decode_settled, line_after_writers
 from .torn_tail import classify_torn_tail
 
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
@@ -135,7 +136,7 @@ class JsonlEventLog(EventLog):
         validate = Event.model_validate
         handle = self._file(session)
         for _offset, line in handle.iter_lines(from_seq, to_seq):
-            yield validate(_decode_settled(handle, reader, line))
+            yield validate(decode_settled(handle, reader, line))
 
     def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
         """Like :meth:`replay` but yields plain dicts: the fast path for projection, indexes and views.
@@ -150,7 +151,7 @@ class JsonlEventLog(EventLog):
         )
         handle = self._file(session)
         for _offset, line in handle.iter_lines(from_seq, to_seq):
-            envelope = _decode_settled(handle, reader, line)
+            envelope = decode_settled(handle, reader, line)
             if envelope is not None:
                 yield envelope
 
@@ -302,13 +303,13 @@ class JsonlEventLog(EventLog):
         """Recompute the whole chain; report the first broken seq and why (tampering, gaps, reordering).
 
         A break is checked once more after any writer lets go of the lock: an in-place erase may have been
-        overwriting that line while it was read (:meth:`SessionFile.line_after_writers`)."""
+        overwriting that line while it was read (:func:`.jsonl_settle.line_after_writers`)."""
         report = self._verify_once(session)
         if report.ok or report.first_broken_seq is None:
             return report
         handle = self._file(session)
         line = handle.lines_at([report.first_broken_seq]).get(report.first_broken_seq, b"")
-        if handle.line_after_writers(report.first_broken_seq, line) is None:
+        if line_after_writers(handle, report.first_broken_seq, line) is None:
             return report
         return self._verify_once(session)
 
@@ -424,28 +425,6 @@ class JsonlEventLog(EventLog):
             with self._files_lock:
                 handle = self._files.setdefault(session, SessionFile(self.root, session, durability=self.durability))
         return handle
-
-
-def _decode_settled(handle: SessionFile, reader: SessionReader, line: bytes) -> dict[str, Any] | None:
-    """``reader.decode(line)``, read again once the writers' lock is free when the line is unreadable or does not
-    match its hash: an in-place erase may have been overwriting it (see :meth:`SessionFile.line_after_writers`).
-    Real damage reads the same bytes again and is reported exactly as before."""
-    seq = reader.expected
-    try:
-        envelope = reader.decode(line)
-    except IntegrityError:
-        settled = handle.line_after_writers(seq, line)
-        if settled is None:
-            raise
-    else:
-        if envelope is not None or seq not in reader.problems:
-            return envelope
-        settled = handle.line_after_writers(seq, line)
-        if settled is None:
-            return None
-    reader.expected = seq
-    reader.problems.pop(seq, None)
-    return reader.decode(settled)
 
 
 @functools.lru_cache(maxsize=8192)
