@@ -17,6 +17,8 @@ them); a row the new layout cannot hold (an id that is not 24 hex digits, a key 
 the end version made by the same event (same ``eid`` numbers); a version's name is NULL when it is its identity's norm.
 6 -> 7: the uncompressed bodies whose properties hold the version's ``valid_from`` (a turn's ``occurred_at``) are
 rewritten with :data:`~.catalog_rows.TIME_MARK` in its place (compressed ones are left as they are: reads accept both).
+7 -> 8: the tables of which events refer to each entity key (``cat_refs``) are created empty and every session
+projected so far is listed in ``cat_refs_partial`` (its erasures re-plan the session, as before layout 8).
 No event is re-read and the indexes keep their rows and cursors. The file keeps its size (20k events: 52.3 MB before,
 55.1 MB after, 4.7 MB of it free pages that later writes reuse; 0.4 s of CPU); a file built in the new layout is
 11.6 % smaller (46.3 MB).
@@ -37,6 +39,7 @@ from zaxy_agents.projection.catalog_rows import (
     KEYS_DDL,
     NAME,
     NAMES_DDL,
+    REFS_DDL,
     SCHEMA_VERSION,
     TEXT_FROM_LOG,
     VERSION_INDEXES,
@@ -48,12 +51,12 @@ from zaxy_agents.projection.catalog_rows import (
 from zaxy_agents.storage.derived.store import ID_LIST, DerivedStore, is_busy
 
 _BATCH = 2_000  # bodies rewritten per statement
-_FROM = ("2", "3", "4", "5", "6")  # the layouts migrated in place
+_FROM = ("2", "3", "4", "5", "6", "7")  # the layouts migrated in place
 
 
 def migrate(store: DerivedStore) -> bool:
-    """Bring a version-2, -3 or -4 catalog to the current layout in place; True when it did."""
-    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 7:
+    """Bring a version-2 to -7 catalog to the current layout in place; True when it did."""
+    if store.meta(f"schema:{NAME}") not in _FROM or SCHEMA_VERSION != 8:
         return False
     try:
         with store.write() as db:
@@ -69,9 +72,11 @@ def migrate(store: DerivedStore) -> bool:
                 _integer_names(db)  # 4 -> 5
             elif recorded == ("5",):
                 _names_from_keys(db)  # 5 -> 6 (4 -> 5 above writes the names this way already)
-            if recorded != ("6",):
+            if recorded not in (("6",), ("7",)):
                 _edges_on_versions(db)  # 5 -> 6
-            _times_marked(db)  # 6 -> 7
+            if recorded != ("7",):
+                _times_marked(db)  # 6 -> 7
+            _refs_tables(db)  # 7 -> 8
             store.set_meta(db, f"schema:{NAME}", str(SCHEMA_VERSION))
     except sqlite3.OperationalError as exc:  # rolled back: the version check then rebuilds the catalog from the log
         if is_busy(exc):
@@ -79,6 +84,13 @@ def migrate(store: DerivedStore) -> bool:
         store.warn(f"{store.path}: the catalog could not be migrated in place ({exc})")
         return False
     return True
+
+
+def _refs_tables(db: sqlite3.Connection) -> None:
+    """Layout 8: ``cat_refs`` starts empty, so every session projected so far is partial (erase_local.py)."""
+    for statement in REFS_DDL:
+        db.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+    db.execute("INSERT OR IGNORE INTO cat_refs_partial(sid) SELECT sid FROM cat_sessions")
 
 
 def _summaries_to_log(db: sqlite3.Connection) -> None:

@@ -18,12 +18,13 @@ from typing import Any
 from zaxy_agents.projection.logged_text import LoggedVersion, LogTexts
 from zaxy_agents.projection.records import EntityVersion, RelationRecord
 
-SCHEMA_VERSION = 7  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
+SCHEMA_VERSION = 8  # 2: summary and properties in one compressed blob; 3: raw-text summaries read from the log,
 # lean edges; 4: an identity's valid_from is its current version's (read by a join, not stored twice); 5: version ids
 # as 12-byte blobs, session / type names as small integers (cat_sessions, cat_types), an identity's key rebuilt from
 # (session, type, normalised name) and its current version as a vid; 6: edges name their ends by vid and repeat
 # no event time or hash their end versions hold; a version's name is NULL when it equals its identity's norm; 7: a
-# version's properties hold no copy of its valid_from (TIME_MARK)
+# version's properties hold no copy of its valid_from (TIME_MARK); 8: ``cat_refs``, which events refer to each entity
+# key (an erasure then re-plans nothing when the keys it touched have no other event: erase_local.py)
 
 # Entity types whose summary is their event's raw text (the verbatim lane's territory): stored without it and read
 # from the log on first use (logged_text.py). Bulk readers of the catalog (the working set, the cognitive memos)
@@ -89,6 +90,17 @@ NAMES_DDL = (
     "CREATE TABLE cat_types(tid INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)",
 )
 
+# Layout 8: every event that refers to an entity key (asserts, references, invalidates, relates or gives feedback on
+# it, whether or not that made a row) as (session id, 64-bit hash of the key, seq): what an erasure reads to know
+# whether any other event depends on the keys it touched (erase_local.py). A hash collision only makes an erasure
+# take the session re-plan. ``cat_refs_partial``: sessions projected before layout 8, whose earlier events have no
+# rows here (their erasures re-plan the session, which writes every row).
+REFS_DDL = (
+    "CREATE TABLE cat_refs(sid INTEGER NOT NULL, h INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(sid, h, seq)) "
+    "WITHOUT ROWID",
+    "CREATE TABLE cat_refs_partial(sid INTEGER PRIMARY KEY)",
+)
+
 TABLES = (
     "CREATE TABLE cat_cursors(session TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID",
     *NAMES_DDL,
@@ -106,6 +118,7 @@ TABLES = (
     "CREATE TABLE cat_sources(id TEXT PRIMARY KEY) WITHOUT ROWID",
     "CREATE TABLE cat_failure_counts(session TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE cat_counters(name TEXT PRIMARY KEY, value) WITHOUT ROWID",
+    *REFS_DDL,
 )
 TABLE_NAMES = tuple(statement.split()[2].split("(")[0] for statement in TABLES if statement.startswith("CREATE TABLE"))
 

@@ -65,6 +65,7 @@ def apply_batch(
     ids = CatalogIds() if ids is None else ids
     staged = touched.ids
     sessions = [row["session_id"] for row in (*batch.entities, *batch.relations)]
+    sessions += [session for session, _, _ in batch.refs]
     sids = _name_ids(db, "cat_sessions", "sid", sessions, ids, staged)  # one lookup per dictionary and batch
     types = [name for row in batch.entities for name in (row["entity_type"], row["source_event_type"])]
     types += [row["relation_type"] for row in batch.relations]
@@ -163,6 +164,11 @@ def apply_batch(
         db.executemany("INSERT OR IGNORE INTO cat_labels(label) VALUES (?)", [(label,) for label in batch.new_labels])
     if batch.sources:
         db.executemany("INSERT OR IGNORE INTO cat_sources(id) VALUES (?)", [(row["id"],) for row in batch.sources])
+    if batch.refs:
+        db.executemany(
+            "INSERT OR IGNORE INTO cat_refs(sid, h, seq) VALUES (?, ?, ?)",
+            [(sids[session], digest, seq) for session, digest, seq in batch.refs],
+        )
     latest = max((row["timestamp"] for row in batch.events), default="")
     touched.cursors.update(batch.cursors)
     if latest:
@@ -351,6 +357,8 @@ def delete_session_rows(touched: Touched, db: sqlite3.Connection, session: str) 
     db.execute(f"DELETE FROM cat_versions WHERE sid = {sid}", (session,))
     db.execute("DELETE FROM cat_feedback WHERE key >= ? AND key < ?", (f"{session}\x1f", f"{session}\x20"))
     db.execute(f"DELETE FROM cat_keys WHERE sid = {sid}", (session,))
+    db.execute(f"DELETE FROM cat_refs WHERE sid = {sid}", (session,))
+    db.execute(f"DELETE FROM cat_refs_partial WHERE sid = {sid}", (session,))  # its replay writes every row
     db.execute("DELETE FROM cat_sessions WHERE name = ?", (session,))  # ids are never reused (AUTOINCREMENT)
     db.execute("DELETE FROM cat_failures WHERE session = ?", (session,))
     db.execute("DELETE FROM cat_failure_counts WHERE session = ?", (session,))

@@ -9,6 +9,7 @@ refers to (:meth:`ProjectionPlanner.prefetch`), so planning memory is bounded by
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,6 +67,7 @@ class ProjectionBatch:
     failures: list[dict[str, Any]] = field(default_factory=list)
     cursors: dict[str, tuple[int, str]] = field(default_factory=dict)
     searchable: list[SearchDoc] = field(default_factory=list)
+    refs: list[tuple[str, int, int]] = field(default_factory=list)  # (session, key_hash(key), seq): event_refs
     event_count: int = 0
 
     def row_count(self) -> int:
@@ -128,6 +130,21 @@ def referenced(envelope: dict[str, Any], extraction: Extraction) -> tuple[set[st
         keys.add(entity_key(session, relation.target.entity_type, relation.target.name))
     sources = {f"{session}\x1f{draft.source_path}" for draft in extraction.entities if draft.source_path}
     return keys, sources
+
+
+def key_hash(key: str) -> int:
+    """A 64-bit (signed, as SQLite stores integers) hash of an entity key, for ``cat_refs`` (catalog_rows.py)."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+def event_refs(envelope: dict[str, Any], extraction: Extraction) -> set[int]:
+    """The hashes of every entity key one event refers to: the keys planning it reads (:func:`referenced`) and the
+    targets of its feedback (which no planning reads, but whose aggregate it adds to). An erasure reads them back to
+    know whether events outside the erased ones depend on a key (erase_local.py)."""
+    keys, _ = referenced(envelope, extraction)
+    session = envelope["session"]
+    keys.update(entity_key(session, s.target.entity_type, s.target.name) for s in extraction.feedback)
+    return {key_hash(key) for key in keys}
 
 
 def search_doc(envelope: dict[str, Any], extraction: Extraction) -> SearchDoc | None:
@@ -241,6 +258,7 @@ class ProjectionPlanner:
             batch.previous_event.append({"from": event_id, "to": previous_id})
         if _plans_rows(extraction):
             self._plan_extraction(envelope, extraction, event_id)
+            batch.refs.extend((session, digest, seq) for digest in event_refs(envelope, extraction))
         doc = search_doc(envelope, extraction)
         if doc is not None:
             batch.searchable.append(doc)

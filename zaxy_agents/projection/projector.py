@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from zaxy_agents.errors import IntegrityError, LockedError
+from zaxy_agents.eventloom.erasure import is_erased
 from zaxy_agents.eventloom.models import SessionSummary
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.storage.derived.store import DerivedStore, DerivedStoreBusy, is_damage
@@ -428,28 +429,57 @@ class Projector:
 
     # ------------------------------------------------------------------ erasure
     def erase(self, session: str, seqs: list[int], envelopes: dict[int, Any] | None = None) -> None:
-        """Remove every derived row of ``session`` (catalog, indexes) and replay that session from the (scrubbed)
-        log; no byte of the removed rows stays in the files. The cost follows the erased session, not the memory:
-        rows are deleted in place (``secure_delete`` zeroes them, the WAL is folded), only the session is
-        re-planned, and an embedded graph file is dropped to be rebuilt on its next use (``GraphSync.forget``)."""
+        """Remove every derived row the events ``seqs`` of ``session`` made (catalog, indexes); no byte of the
+        removed rows stays in the files (``secure_delete`` zeroes them, the WAL is folded), and an embedded graph
+        file is dropped to be rebuilt on its next use (``GraphSync.forget``).
+
+        The cost follows the erased events: when no other event depends on the keys they changed (a store item's
+        puts and delete, a chat turn), their catalog rows are deleted and nothing is re-planned (:mod:`.erase_local`,
+        given ``envelopes``, their content before the erasure). Otherwise (a fact a later event superseded, a
+        session projected before the catalog's layout 8, ``envelopes`` unknown: a record met by catch-up) the
+        session's rows are deleted and the session is re-planned from the scrubbed log."""
         with self._lock:
             head = self.log.head(session)
+            local = False
             with self.derived.write() as db:
-                self.catalog.delete_session(db, session)
-                # Indexes remove the erased events' rows themselves and keep their cursor: the session's replay
-                # below re-plans the catalog only (see chunk_commit.py), so nothing is indexed twice.
+                cursor = db.execute("SELECT seq FROM cat_cursors WHERE session = ?", (session,)).fetchone()
+                known = _known(envelopes, seqs, int(cursor[0]) if cursor else 0)
+                if known is not None:
+                    extractions = {seq: self.extractors.extract(envelope) for seq, envelope in known.items()}
+                    local = self.catalog.erase_events(db, session, known, extractions)
+                if not local:
+                    self.catalog.delete_session(db, session)
+                # Indexes remove the erased events' rows themselves and keep their cursor: a re-plan below re-plans
+                # the catalog only (see chunk_commit.py), so nothing is indexed twice.
                 for listener in self._durable:
                     listener.erase(db, session, seqs, envelopes)
-                # Every erasure record up to the head is covered by this replay of the scrubbed log.
+                # Every erasure record up to the head is covered by this erasure (or the replay of the scrubbed log).
                 self.derived.set_meta(db, f"erased:{session}", str(head.seq if head else 0))
             self.commits.new_planner()
-            self._memory.reset()  # in-memory listeners cannot drop one session's rows: they start over
+            if not local or self._memory.listeners:
+                self._memory.reset()  # in-memory listeners cannot drop one session's rows: they start over
             self._catch_up([session])
             self._catch_up_listeners()
             self.derived.scrub()
             if self.use_graph and not self.graph.forget():
                 self.graph.reset(new_file=True)
                 self.graph.sync()
+
+
+def _known(envelopes: dict[int, Any] | None, seqs: list[int], projected: int) -> dict[int, dict[str, Any]] | None:
+    """The pre-erasure envelopes of the erased events the catalog holds (seq <= ``projected``), or None when one is
+    missing or already scrubbed (its content, which the targeted erasure re-extracts, is then unknown)."""
+    if envelopes is None:
+        return None
+    known: dict[int, dict[str, Any]] = {}
+    for seq in seqs:
+        if seq > projected:
+            continue  # not projected yet: catch-up meets it scrubbed
+        envelope = envelopes.get(seq)
+        if not isinstance(envelope, dict) or is_erased(envelope) or envelope.get("seq") != seq:
+            return None
+        known[seq] = envelope
+    return known
 
 
 def _erased_seqs(envelope: dict[str, Any]) -> list[int]:

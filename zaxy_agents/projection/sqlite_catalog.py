@@ -34,7 +34,9 @@ from zaxy_agents.projection.catalog_rows import (
     keys_json,
 )
 from zaxy_agents.projection.catalog_writes import apply_batch, delete_session_rows
+from zaxy_agents.projection.erase_local import erase_locally
 from zaxy_agents.projection.logged_text import fill
+from zaxy_agents.projection.model import Extraction
 from zaxy_agents.projection.planner import KeyState, ProjectionBatch
 from zaxy_agents.projection.records import RelationRecord
 
@@ -256,3 +258,15 @@ class SqliteCatalog(CatalogReads):
     def delete_session(self, db: sqlite3.Connection, session: str) -> None:
         """Remove every row planned from ``session`` (erasure: the session is then replayed from the log)."""
         delete_session_rows(self._touching(), db, session)
+
+    def erase_events(
+        self,
+        db: sqlite3.Connection,
+        session: str,
+        envelopes: dict[int, dict[str, Any]],
+        extractions: dict[int, Extraction],
+    ) -> bool:
+        """Remove the rows of erased, projected events without re-planning the session when no other event depends
+        on them (see :mod:`.erase_local`); False, nothing changed, when one does."""
+        self._touching().everything = True
+        return erase_locally(db, session, envelopes, extractions)
