@@ -105,11 +105,20 @@ def line_shape_problem(envelope: Any) -> str | None:
     missing = required - keys
     if missing:
         return f"missing envelope fields: {', '.join(sorted(missing))}"
+    marker = envelope.get("erased") or envelope.get("tombstone")
+    if isinstance(marker, dict) and "pad" in marker and not _only_spaces(marker["pad"]):
+        return "an erased line's pad holds something else than spaces"
     if allowed is not None and not keys <= allowed:
         return f"unexpected envelope fields: {', '.join(sorted(keys - allowed))}"
     if not isinstance(envelope["seq"], int) or isinstance(envelope["seq"], bool):
         return "seq is not an integer"
     return None
+
+
+def _only_spaces(pad: Any) -> bool:
+    """The ``pad`` an in-place erase leaves in an erased line's marker (not hashed): spaces only, so it can carry
+    nothing (see :mod:`zaxy_agents.storage.files.jsonl_scrub_journal`)."""
+    return isinstance(pad, str) and pad.strip(" ") == ""
 
 
 def encode_line(envelope: dict[str, Any]) -> bytes:

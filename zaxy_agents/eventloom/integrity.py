@@ -72,6 +72,9 @@ def readable(envelope: dict[str, Any]) -> dict[str, Any]:
             "type": envelope.get("type") or "eventloom.tombstone",
         }
     if "erased" in envelope and "payload" not in envelope:
+        marker = envelope["erased"]
+        if isinstance(marker, dict) and "pad" in marker:  # spaces an in-place erase kept the line's length with
+            return {**envelope, "payload": {}, "erased": {key: value for key, value in marker.items() if key != "pad"}}
         return {**envelope, "payload": {}}
     return envelope
 

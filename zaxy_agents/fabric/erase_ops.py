@@ -27,7 +27,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from zaxy_agents.errors import InvalidRequestError, NotFoundError
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
 from zaxy_agents.eventloom.citations import parse_citation
 from zaxy_agents.eventloom.erasure import (
     ERASURE_TYPE,
@@ -38,7 +38,7 @@ from zaxy_agents.eventloom.erasure import (
     is_erased,
     pending_erasures,
 )
-from zaxy_agents.eventloom.integrity import decode_line
+from zaxy_agents.eventloom.integrity import decode_line, repair_hint
 from zaxy_agents.eventloom.validation import validate_actor, validate_session_id
 from zaxy_agents.workingset.cache import cache_path
 
@@ -47,6 +47,9 @@ from .service import FabricCore, FabricService
 if TYPE_CHECKING:
     from .projection_ops import ProjectionService
     from .workingset_ops import WorkingSetService
+
+# locator(session, keys) -> (seqs, through) or None (see EraseService.on_locate)
+Locator = Callable[[str, list[tuple[tuple[str, ...], str]]], tuple[list[int], int] | None]
 
 
 class EraseService(FabricService):
@@ -116,10 +119,11 @@ class EraseService(FabricService):
             for seq in targets:
                 previous = decode_line(found.get((session, seq - 1), b"")) if seq > 1 else None
                 before[seq] = str((previous or {}).get("hash") or "")
-            ranges = erasure_ranges(targets, before)
+            sizes = {seq: len(found[(session, seq)]) for seq in targets}  # forms that fit in place (log scrub)
+            ranges = erasure_ranges(targets, before, sizes, head.seq + 1)
             record = self.log.append(session, ERASURE_TYPE, erasure_payload(ranges, reason), actor=actor)
             report["erased"] = self.log.scrub(session, sorted(targets), record.seq, whole_session=whole_session)
-            report["ranges"] = [{"from_seq": r["from_seq"], "to_seq": r["to_seq"]} for r in ranges]
+            report["ranges"] = _contiguous(ranges)
             report["record"] = record.citation
         self._erase_derived(session, sorted(targets), targets)
         return report
@@ -183,17 +187,16 @@ class EraseService(FabricService):
         if not wanted or head is None:
             return None
         last = head.seq if through_seq is None else min(through_seq, head.seq)
-        seqs = []
-        for envelope in self.log.replay_envelopes(session, 1, last):
-            if not str(envelope.get("type", "")).startswith(_STORE_ITEM_PREFIX) or is_erased(envelope):
-                continue
-            payload = envelope.get("payload") or {}
-            namespace, key = payload.get("namespace"), payload.get("key")
-            if isinstance(namespace, list) and (tuple(namespace), str(key)) in wanted:
-                seqs.append(envelope["seq"])
+        seqs = self._store_item_seqs(session, wanted, last)
         if not seqs:
             return None
         return self.erase_events(session, seqs, actor=actor, reason=reason)
+
+    def on_locate(self, locator: Locator) -> None:
+        """Register ``locator(session, keys)``: an item store open in this process that indexes which events name
+        a key answers ``(seqs, through)`` (or ``None``), so :meth:`erase_store_items` reads those events and the
+        log after ``through`` instead of the whole session (see :mod:`zaxy_agents.itemstore.versions`)."""
+        self.core.erase_locators.append(locator)
 
     def on_erase(self, hook: Callable[[str], None]) -> None:
         """Register ``hook(session)``, called after an erasure in ``session`` scrubbed the log: a derived store
@@ -222,6 +225,50 @@ class EraseService(FabricService):
         return scrubbed
 
     # ------------------------------------------------------------------ internals
+    def _store_item_seqs(self, session: str, wanted: set[tuple[tuple[str, ...], str]], last: int) -> list[int]:
+        """The seqs up to ``last`` of the live ``store.item.*`` events naming one of ``wanted``.
+
+        With a locator's answer: its seqs up to ``last``, each re-read and kept only when its line really names a
+        wanted key (an edited line naming it too: its content goes; a line that is not an event there raises, as the
+        replay did), plus a replay of the events after the locator's position (appended since, by any process).
+        Without one, or when the log lacks a listed seq: a replay of the whole session."""
+        located = None
+        for locator in list(self.core.erase_locators):
+            located = locator(session, sorted(wanted))
+            if located is not None:
+                break
+        if located is None:
+            return self._scan_store_items(session, wanted, 1, last)
+        candidates, through = located
+        listed = [seq for seq in candidates if seq <= last]
+        found = self.log.lines_at([(session, seq) for seq in listed])
+        if len(found) < len(listed):  # the index names events the log does not have: trust only the log
+            return self._scan_store_items(session, wanted, 1, last)
+        seqs = []
+        for seq in listed:
+            envelope = decode_line(found[(session, seq)])
+            if envelope is None or envelope.get("seq") != seq:  # what the replay it replaces raised on
+                raise IntegrityError(
+                    f"session {session!r} is damaged at event {seq}: the line there is not an event envelope",
+                    field="session",
+                    remediation=repair_hint(session),
+                    details={"session": session, "seq": seq},
+                )
+            if _names_wanted(envelope, wanted):  # kept even when its bytes no longer match its hash: its content goes
+                seqs.append(seq)
+        if through < last:
+            seqs.extend(self._scan_store_items(session, wanted, max(through, 0) + 1, last))
+        return sorted(set(seqs))
+
+    def _scan_store_items(
+        self, session: str, wanted: set[tuple[tuple[str, ...], str]], first: int, last: int
+    ) -> list[int]:
+        return [
+            envelope["seq"]
+            for envelope in self.log.replay_envelopes(session, first, last)
+            if _names_wanted(envelope, wanted)
+        ]
+
     def _erase_derived(self, session: str, seqs: list[int], envelopes: dict[int, Any]) -> None:
         """Every local derived file that may hold content of the erased events loses it now (other processes'
         derived state erases itself when its catch-up meets the record)."""
@@ -247,6 +294,27 @@ class EraseService(FabricService):
                 forget_everywhere(checkpoints, session)
             for hook in list(self.core.erase_hooks):
                 hook(session)
+
+
+def _contiguous(ranges: list[dict[str, Any]]) -> list[dict[str, int]]:
+    """The record's ranges as the report shows them: contiguous runs of erased seqs (the record splits a run where
+    the erased form changes, which the verifier needs and a reader of the report does not)."""
+    runs: list[dict[str, int]] = []
+    for item in ranges:
+        if runs and runs[-1]["to_seq"] == item["from_seq"] - 1:
+            runs[-1]["to_seq"] = item["to_seq"]
+        else:
+            runs.append({"from_seq": item["from_seq"], "to_seq": item["to_seq"]})
+    return runs
+
+
+def _names_wanted(envelope: dict[str, Any], wanted: set[tuple[tuple[str, ...], str]]) -> bool:
+    """A live ``store.item.*`` event whose payload names one of ``wanted`` (``(namespace, key)``)."""
+    if not str(envelope.get("type", "")).startswith(_STORE_ITEM_PREFIX) or is_erased(envelope):
+        return False
+    payload = envelope.get("payload") or {}
+    namespace, key = payload.get("namespace"), payload.get("key")
+    return isinstance(namespace, list) and (tuple(namespace), str(key)) in wanted
 
 
 # store.item.put / .chunk / .touched / .deleted (zaxy_agents.itemstore.events; not imported: numpy + langgraph)

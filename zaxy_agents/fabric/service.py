@@ -58,6 +58,9 @@ class FabricCore:
         # (``EraseService.on_erase``). Kept here, like the closers, so a store service registers its stores without
         # building the erasure service and the projection it takes (~45 us of a fresh process's store open).
         self.erase_hooks: list[Callable[[str], None]] = []
+        # Item stores open in this process, asked ``locator(session, keys)`` where a store delete's events are
+        # (``EraseService.on_locate``; zaxy_agents/itemstore/versions.py), kept here for the same reason.
+        self.erase_locators: list[Callable[[str, list[tuple[tuple[str, ...], str]]], tuple[list[int], int] | None]] = []
         # Guards the first opening of this fabric's lazily opened layers (projector, retriever): threads using a
         # fresh fabric at once (a LangGraph Send fan-out) wait for the one that opens them. Re-entrant: opening
         # the retriever opens the projector.

@@ -43,4 +43,5 @@ class StoreService(FabricService):
         )
         self._closers.append(store.close)
         self.core.erase_hooks.append(store.on_erased)  # EraseService.on_erase, without building it
+        self.core.erase_locators.append(store.locate)  # EraseService.on_locate, likewise
         return store

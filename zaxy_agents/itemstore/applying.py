@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from zaxy_agents.eventloom.erasure import is_erased
+from zaxy_agents.eventloom.erasure import ERASURE_TYPE, is_erased
 from zaxy_agents.eventloom.integrity import decode_line
 from zaxy_agents.eventloom.protocol import EventLog
 from zaxy_agents.storage.derived_sqlite import DerivedFollower
 
 from . import events as ev
 from . import values as vals
+from . import versions
 from .embedding_cache import EmbeddingCache
 from .state import ItemState
 from .vectors import VectorIndex
@@ -70,6 +71,7 @@ class ItemEvents:
 
     def _reset(self) -> None:
         self.state.clear()
+        versions.clear(self.state.conn)
         self.vectors = None
         self._chunks = None
         if self._cache is not None:
@@ -83,6 +85,26 @@ class ItemEvents:
         with self._lock:
             if not self.closed:
                 self._catch_up()
+
+    def locate(self, session: str, keys: list[tuple[tuple[str, ...], str]]) -> tuple[list[int], int] | None:
+        """Where the events naming ``keys`` are (what a delete erases): ``(seqs, through)``, the indexed seqs and the
+        seq up to which the index saw every event of the session (the caller replays only the log after it and
+        re-reads each seq; see :mod:`.versions`). ``None`` when this store cannot say (another session, closed, a
+        namespace label that is not a string)."""
+        if session != self.session or not all(isinstance(label, str) for ns, _key in keys for label in ns):
+            return None
+        with self._lock:
+            if self.closed:
+                return None
+            conn = self.state.conn
+            with self._follower.db.lock:
+                conn.execute("BEGIN")  # one snapshot: the position and the rows it covers
+                try:
+                    through = self._follower.db.position()[0]
+                    seqs = versions.seqs_of(conn, keys)
+                finally:
+                    conn.execute("COMMIT")
+        return seqs, through
 
     def _derives_from(self, ranges: list[tuple[int, int]]) -> bool:
         """Whether a live item was written by an erased event, or is a chunked put whose chunks end a range (then
@@ -126,6 +148,10 @@ class ItemEvents:
     def _apply(self, seq: int, event_type: str, timestamp: str, payload: dict[str, Any], *, own: bool = False) -> bool:
         """Write one event into the derived state. False while a chunked value waits for its put."""
         self._last_applied = (None, (), "")
+        if event_type == ERASURE_TYPE:  # what a delete must erase is indexed here (see .versions)
+            versions.forget(self.state.conn, payload)
+        else:
+            versions.record(self.state.conn, seq, event_type, payload)
         if event_type == vals.ITEM_CHUNK:
             return self._collect_chunk(seq, payload)
         open_group, self._chunks = self._chunks, None  # anything but the next chunk ends an open group

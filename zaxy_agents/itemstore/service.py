@@ -40,6 +40,7 @@ from zaxy_agents.storage.derived_sqlite import DerivedDatabase, DerivedFollower
 
 from . import events as ev
 from . import values as vals
+from . import versions
 from .applying import ItemEvents, _PreparedPut, _set_vectors
 from .embedding_cache import EmbeddingCache
 from .filters import validate_filter
@@ -88,7 +89,7 @@ class ItemStore(ItemEvents):
             format_version=FORMAT_VERSION,
             session=self.session,
             identity=identity,
-            schema=SCHEMA,
+            schema=SCHEMA + versions.SCHEMA,
         )
         self.state = ItemState(self.db.conn)
         self.vectors: VectorIndex | None = None  # built on the first vector search, then kept current

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from .filters import RANGE_OPERATORS, is_number, matches
 from .records import ItemRecord
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the versions table (:mod:`.versions`), items_seq; a file of format 1 is rebuilt from the log
 MAX_FIELD_INDEXES = 16
 _EXACT_INT = 2**53  # numbers beyond this are compared in Python only (SQLite would round them)
 _MAX_IN = 500  # more matching namespaces than this: a range condition on the dotted name instead
@@ -46,6 +46,7 @@ SCHEMA = (
     " seq INTEGER NOT NULL, ttl REAL, expires_at REAL, persisted_expires_at REAL, UNIQUE (ns, key))",
     "CREATE INDEX items_order ON items (ns_birth, birth)",
     "CREATE INDEX items_expiry ON items (expires_at) WHERE expires_at IS NOT NULL",
+    "CREATE INDEX items_seq ON items (seq)",  # derives_from: one lookup per erased range, not a scan (format 2)
     "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
     "INSERT INTO counters VALUES ('birth', 0)",
 )

@@ -67,6 +67,7 @@ _SEARCH_MIN_BYTES = 256 << 10
 # A handle answers this many lines_at calls by search, then builds its index: a session cited again and again (a
 # warm process's checkouts) pays one scan (~5 searches' CPU for 1,000 events) and then one seek per line.
 _SEARCHES_BEFORE_INDEX = 4
+ERASING_DIR = ".erasing"  # jsonl_scrub_journal.JOURNAL_DIR_NAME (not imported on the hook path)
 SPOOL_DEDUPE_MARGIN = 10_000  # lines read back for ids of spooled events a cut-short drain already wrote
 
 
@@ -259,6 +260,10 @@ class SessionFile:
         cached = self._tail
         if cached is not None and cached.inode == stat.st_ino and cached.size == stat.st_size:
             return cached, []
+        if os.path.isdir(os.path.join(self.root, ERASING_DIR)):  # an in-place erase a crash interrupted
+            from .jsonl_scrub_journal import finish_journal
+
+            finish_journal(self.root, self.session, self.path)
         return _recovered_tail(fd, stat, self.root, self.session, self.path)
 
     # ------------------------------------------------------------------ reading

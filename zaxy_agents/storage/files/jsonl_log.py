@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError
+from zaxy_agents.errors import IntegrityError, InvalidRequestError, NotFoundError, ZaxyError
 from zaxy_agents.eventloom.chain import check_range as _check_range
 from zaxy_agents.eventloom.chain import draft_fields as _draft_fields
 from zaxy_agents.eventloom.drafts import prepare_draft
@@ -34,6 +34,7 @@ from zaxy_agents.eventloom.validation import (
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .jsonl_file import PreparedDraft, SessionFile
+from .jsonl_settle import decode_settled, line_after_writers
 from .torn_tail import classify_torn_tail
 
 DEFAULT_GROUP_COMMIT_SECONDS = 0.05
@@ -72,6 +73,7 @@ class JsonlEventLog(EventLog):
         if durability == "batch":
             _start_group_commit(self, group_commit_seconds)
         atexit.register(_close_quietly, weakref.ref(self))
+        self._finish_interrupted_erasures()
 
     # ------------------------------------------------------------------ writing
     def append(
@@ -132,8 +134,9 @@ class JsonlEventLog(EventLog):
         _check_range(from_seq, to_seq)
         reader = SessionReader(session, from_seq, strict=True)
         validate = Event.model_validate
-        for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
-            yield validate(reader.decode(line))
+        handle = self._file(session)
+        for _offset, line in handle.iter_lines(from_seq, to_seq):
+            yield validate(decode_settled(handle, reader, line))
 
     def replay_envelopes(self, session: str, from_seq: int = 1, to_seq: int | None = None) -> Iterator[dict[str, Any]]:
         """Like :meth:`replay` but yields plain dicts: the fast path for projection, indexes and views.
@@ -146,8 +149,9 @@ class JsonlEventLog(EventLog):
         reader = SessionReader(
             session, from_seq, strict=False, problems=self.integrity_problems.setdefault(session, {})
         )
-        for _offset, line in self._file(session).iter_lines(from_seq, to_seq):
-            envelope = reader.decode(line)
+        handle = self._file(session)
+        for _offset, line in handle.iter_lines(from_seq, to_seq):
+            envelope = decode_settled(handle, reader, line)
             if envelope is not None:
                 yield envelope
 
@@ -296,7 +300,20 @@ class JsonlEventLog(EventLog):
             summaries.append(summary)
 
     def verify(self, session: str) -> VerifyReport:
-        """Recompute the whole chain; report the first broken seq and why (tampering, gaps, reordering)."""
+        """Recompute the whole chain; report the first broken seq and why (tampering, gaps, reordering).
+
+        A break is checked once more after any writer lets go of the lock: an in-place erase may have been
+        overwriting that line while it was read (:func:`.jsonl_settle.line_after_writers`)."""
+        report = self._verify_once(session)
+        if report.ok or report.first_broken_seq is None:
+            return report
+        handle = self._file(session)
+        line = handle.lines_at([report.first_broken_seq]).get(report.first_broken_seq, b"")
+        if line_after_writers(handle, report.first_broken_seq, line) is None:
+            return report
+        return self._verify_once(session)
+
+    def _verify_once(self, session: str) -> VerifyReport:
         validate_session_id(session)
         path = self.root / f"{session}.jsonl"
         if not path.exists():
@@ -386,6 +403,21 @@ class JsonlEventLog(EventLog):
         return names
 
     # ------------------------------------------------------------------ internals
+    def _finish_interrupted_erasures(self) -> None:
+        """Lines an in-place erase was overwriting when its process died are finished from its journal before
+        anything reads them (:mod:`.jsonl_scrub_journal`); one failed ``listdir`` when there is none."""
+        from .jsonl_scrub_journal import pending_sessions
+
+        for session in pending_sessions(str(self.root)):
+            try:
+                validate_session_id(session)
+            except InvalidRequestError:
+                continue
+            from .jsonl_erase import finish_pending
+
+            with contextlib.suppress(OSError, ZaxyError):  # a read-only folder: readers report the damage
+                finish_pending(self._file(session))
+
     def _file(self, session: str) -> SessionFile:
         handle = self._files.get(session)
         if handle is None:

@@ -32,6 +32,7 @@ from zaxy_agents.eventloom.verifier import REPAIR_TYPE
 
 from .file_io import _fsync_directory, storage_error
 from .jsonl_file import SessionFile
+from .jsonl_scrub_journal import finish_journal
 from .torn_tail import PENDING_SUFFIX, classify_torn_tail
 
 REPAIR_DIR_NAME = ".repair"
@@ -61,6 +62,8 @@ def repair_session(handle: SessionFile, *, actor: str = "zaxy", dry_run: bool = 
 
 def _repair_locked(handle: SessionFile, fd: int, actor: str, dry_run: bool) -> dict[str, Any]:
     session = handle.session
+    if not dry_run:  # an in-place erase a crash interrupted: its journal finishes the lines it was overwriting
+        finish_journal(handle.root, session, handle.path)
     with open(handle.path, "rb") as source:
         content = source.read()
     _settle_pending_sidecars(handle.root, session, content)

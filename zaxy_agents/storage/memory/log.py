@@ -11,7 +11,7 @@ from zaxy_agents.errors import ConflictError, IntegrityError, NotFoundError
 from zaxy_agents.eventloom.canonical import GENESIS_HASH
 from zaxy_agents.eventloom.chain import check_range, draft_fields
 from zaxy_agents.eventloom.drafts import PreparedDraft, prepare_draft
-from zaxy_agents.eventloom.erasure import erased_line, is_erased
+from zaxy_agents.eventloom.erasure import ERASURE_TYPE, erased_line, is_erased, listed_form, range_forms
 from zaxy_agents.eventloom.integrity import SessionReader, decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, EventHead, SessionSummary, VerifyReport, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability, SealedLine
@@ -85,11 +85,13 @@ class MemoryEventLog(EventLog):
         changed = 0
         with self._lock:
             stored = self.lines.get(session, [])
+            record = decode_line(stored[record_seq - 1]) if 1 <= record_seq <= len(stored) else None
+            forms = range_forms(record.get("payload")) if record and record.get("type") == ERASURE_TYPE else {}
             for seq in sorted({seq for seq in seqs if 1 <= seq <= len(stored)}):
                 envelope = decode_line(stored[seq - 1])
                 if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
                     continue
-                stored[seq - 1] = erased_line(envelope, record_seq)
+                stored[seq - 1] = erased_line(envelope, record_seq, listed_form(forms, seq, envelope))
                 changed += 1
         return changed
 

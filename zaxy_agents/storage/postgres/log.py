@@ -32,7 +32,7 @@ from zaxy_agents.errors import ConflictError, IntegrityError, InvalidRequestErro
 from zaxy_agents.eventloom.canonical import GENESIS_HASH, encode_line, event_hash
 from zaxy_agents.eventloom.chain import draft_fields
 from zaxy_agents.eventloom.drafts import PreparedDraft, prepare_draft
-from zaxy_agents.eventloom.erasure import erased_line, is_erased
+from zaxy_agents.eventloom.erasure import ERASURE_TYPE, erased_line, is_erased, listed_form, range_forms
 from zaxy_agents.eventloom.integrity import decode_line, line_problem
 from zaxy_agents.eventloom.models import Event, EventDraft, event_from_envelope
 from zaxy_agents.eventloom.protocol import EventLog, LogCapability
@@ -207,13 +207,17 @@ class PostgresEventLog(PostgresLogReads, EventLog):
             with self._pool.connection() as conn:
                 with conn.transaction():
                     conn.execute(self._sql["lock_head"], (session,))
-                    rows = conn.execute(self._sql["lines_at"], ([session] * len(wanted), wanted)).fetchall()
-                    for _session, seq, stored in rows:
-                        line = bytes(stored)
-                        envelope = decode_line(line + b"\n")
-                        if envelope is None or envelope.get("seq") != seq or is_erased(envelope):
+                    keys = [*wanted, record_seq]
+                    rows = conn.execute(self._sql["lines_at"], ([session] * len(keys), keys)).fetchall()
+                    lines = {seq: bytes(stored) for _session, seq, stored in rows}
+                    record = decode_line(lines.pop(record_seq, b"") + b"\n")
+                    forms = range_forms(record.get("payload")) if record and record.get("type") == ERASURE_TYPE else {}
+                    for seq in wanted:
+                        line = lines.get(seq)
+                        envelope = None if line is None else decode_line(line + b"\n")
+                        if line is None or envelope is None or envelope.get("seq") != seq or is_erased(envelope):
                             continue
-                        erased = erased_line(envelope, record_seq)[:-1]
+                        erased = erased_line(envelope, record_seq, listed_form(forms, seq, envelope))[:-1]
                         tombstone = b'"tombstone":' in erased and "tombstone" not in envelope
                         conn.execute(self._sql["scrub"], (erased, "" if tombstone else envelope["id"], session, seq))
                         changed, shrink = changed + 1, shrink + len(line) - len(erased)
