@@ -351,7 +351,8 @@ def test_a_layout_7_catalog_is_migrated_and_its_sessions_re_plan_once(
 def test_the_planner_records_the_references_an_erasure_reads_back(tmp_path: Path) -> None:
     """``cat_refs`` rows are what the planner collects while planning; an erasure recomputes them with
     ``event_refs``: both must name the same keys for every event (else erased events would leave rows)."""
-    from zaxy_agents.projection.planner import ProjectionPlanner, event_refs
+    from zaxy_agents.projection.erase_local import event_refs
+    from zaxy_agents.projection.planner import ProjectionPlanner
 
     with MemoryFabric.from_path(tmp_path / "loom") as fabric:
         _facts(fabric, "work")

@@ -9,7 +9,6 @@ refers to (:meth:`ProjectionPlanner.prefetch`), so planning memory is bounded by
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -25,6 +24,7 @@ from .model import (
     typed_label,
 )
 from .properties_json import properties_json
+from .refs import key_hash
 
 
 def event_node_id(session: str, seq: int) -> str:
@@ -130,32 +130,6 @@ def referenced(envelope: dict[str, Any], extraction: Extraction) -> tuple[set[st
         keys.add(entity_key(session, relation.target.entity_type, relation.target.name))
     sources = {f"{session}\x1f{draft.source_path}" for draft in extraction.entities if draft.source_path}
     return keys, sources
-
-
-_HASHES: dict[str, int] = {}  # key -> key_hash(key): a session's speakers, tasks and tools recur in most events
-HASH_MEMO_LIMIT = 8192
-
-
-def key_hash(key: str) -> int:
-    """A 64-bit (signed, as SQLite stores integers) hash of an entity key, for ``cat_refs`` (catalog_rows.py)."""
-    digest = _HASHES.get(key)
-    if digest is None:
-        digest = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True)
-        if len(_HASHES) >= HASH_MEMO_LIMIT:
-            _HASHES.clear()  # bounded: one-off keys (turns, store items) would otherwise pile up
-        _HASHES[key] = digest
-    return digest
-
-
-def event_refs(envelope: dict[str, Any], extraction: Extraction) -> set[int]:
-    """The hashes of every entity key one event refers to: the keys planning it reads (:func:`referenced`) and the
-    targets of its feedback (which no planning reads, but whose aggregate it adds to). An erasure reads them back to
-    know whether events outside the erased ones depend on a key (erase_local.py). The planner collects the same
-    keys as it plans (``ProjectionPlanner._refs``; tests/projection/test_erase_local.py holds them equal)."""
-    keys, _ = referenced(envelope, extraction)
-    session = envelope["session"]
-    keys.update(entity_key(session, s.target.entity_type, s.target.name) for s in extraction.feedback)
-    return {key_hash(key) for key in keys}
 
 
 def search_doc(envelope: dict[str, Any], extraction: Extraction) -> SearchDoc | None:
