@@ -346,3 +346,25 @@ def test_a_layout_7_catalog_is_migrated_and_its_sessions_re_plan_once(
         fabric.erase_events("chat", [11], actor="test")
         fabric.erase_events("fresh", _seqs_of(fabric, "fresh", SECRET), actor="test")
     assert taken == [False, True, True]
+
+
+def test_the_planner_records_the_references_an_erasure_reads_back(tmp_path: Path) -> None:
+    """``cat_refs`` rows are what the planner collects while planning; an erasure recomputes them with
+    ``event_refs``: both must name the same keys for every event (else erased events would leave rows)."""
+    from zaxy_agents.projection.erase_local import event_refs
+    from zaxy_agents.projection.planner import ProjectionPlanner
+
+    with MemoryFabric.from_path(tmp_path / "loom") as fabric:
+        _facts(fabric, "work")
+        _documents(fabric, "work")
+        _chat(fabric, "chat", 12)
+        planner = ProjectionPlanner()
+        checked = 0
+        for session in ("work", "chat", "other"):
+            for envelope in fabric.log.replay_envelopes(session):
+                extraction = fabric.projector.extractors.extract(envelope)
+                planner.add(envelope, extraction)
+                planned = {digest for _, digest, seq in planner.take_batch().refs if seq == envelope["seq"]}
+                assert planned == event_refs(envelope, extraction), (session, envelope["seq"], envelope["type"])
+                checked += bool(planned)
+        assert checked > 60

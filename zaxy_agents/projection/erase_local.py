@@ -30,7 +30,8 @@ from typing import Any
 
 from .catalog_rows import SID_OF, _chunks
 from .model import Extraction, entity_key
-from .planner import ProjectionPlanner, event_refs, key_hash
+from .planner import ProjectionPlanner, referenced
+from .refs import key_hash
 
 
 def erase_locally(
@@ -96,6 +97,17 @@ def erase_locally(
         db.execute("DELETE FROM cat_refs_partial WHERE sid = ?", (sid,))
         db.execute("DELETE FROM cat_sessions WHERE sid = ?", (sid,))
     return _forget_failures(db, session, envelopes, extractions)
+
+
+def event_refs(envelope: dict[str, Any], extraction: Extraction) -> set[int]:
+    """The hashes of every entity key one event refers to: the keys planning it reads (:func:`referenced`) and the
+    targets of its feedback (which no planning reads, but whose aggregate it adds to). An erasure reads them back to
+    know whether events outside the erased ones depend on a key (erase_local.py). The planner collects the same
+    keys as it plans (``ProjectionPlanner._refs``; tests/projection/test_erase_local.py holds them equal)."""
+    keys, _ = referenced(envelope, extraction)
+    session = envelope["session"]
+    keys.update(entity_key(session, s.target.entity_type, s.target.name) for s in extraction.feedback)
+    return {key_hash(key) for key in keys}
 
 
 def _forget_failures(

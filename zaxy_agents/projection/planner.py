@@ -9,7 +9,6 @@ refers to (:meth:`ProjectionPlanner.prefetch`), so planning memory is bounded by
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -25,6 +24,7 @@ from .model import (
     typed_label,
 )
 from .properties_json import properties_json
+from .refs import key_hash
 
 
 def event_node_id(session: str, seq: int) -> str:
@@ -132,21 +132,6 @@ def referenced(envelope: dict[str, Any], extraction: Extraction) -> tuple[set[st
     return keys, sources
 
 
-def key_hash(key: str) -> int:
-    """A 64-bit (signed, as SQLite stores integers) hash of an entity key, for ``cat_refs`` (catalog_rows.py)."""
-    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True)
-
-
-def event_refs(envelope: dict[str, Any], extraction: Extraction) -> set[int]:
-    """The hashes of every entity key one event refers to: the keys planning it reads (:func:`referenced`) and the
-    targets of its feedback (which no planning reads, but whose aggregate it adds to). An erasure reads them back to
-    know whether events outside the erased ones depend on a key (erase_local.py)."""
-    keys, _ = referenced(envelope, extraction)
-    session = envelope["session"]
-    keys.update(entity_key(session, s.target.entity_type, s.target.name) for s in extraction.feedback)
-    return {key_hash(key) for key in keys}
-
-
 def search_doc(envelope: dict[str, Any], extraction: Extraction) -> SearchDoc | None:
     """What the retrieval indexes index for one event (``None`` when it has no searchable text)."""
     if not extraction.searchable_text:
@@ -190,6 +175,7 @@ class ProjectionPlanner:
         # Per session, the seq of the last event planned (or known present): an event whose predecessor was
         # skipped (edited or unreadable, see the read-side checks) gets no NEXT/PREVIOUS edge to a missing node.
         self._last_seq: dict[str, int] = {}
+        self._refs: set[str] = set()  # the keys the event being planned refers to (event_refs, for cat_refs)
 
     def restore(self, keys: dict[str, KeyState], labels: set[str], sessions: set[str], sources: set[str]) -> None:
         """Resume from a store's persisted state (current versions, typed tables, sessions, sources)."""
@@ -257,8 +243,9 @@ class ProjectionPlanner:
             batch.next_event.append({"from": previous_id, "to": event_id})
             batch.previous_event.append({"from": event_id, "to": previous_id})
         if _plans_rows(extraction):
+            self._refs.clear()
             self._plan_extraction(envelope, extraction, event_id)
-            batch.refs.extend((session, digest, seq) for digest in event_refs(envelope, extraction))
+            batch.refs.extend((session, key_hash(key), seq) for key in self._refs)
         doc = search_doc(envelope, extraction)
         if doc is not None:
             batch.searchable.append(doc)
@@ -280,12 +267,14 @@ class ProjectionPlanner:
             self._plan_relation(relation, index, provenance, envelope["timestamp"])
         self._plan_event_citations(batch.cites_source[citations_before:], event_id)
         for index, signal in enumerate(extraction.feedback):
+            target = entity_key(session, signal.target.entity_type, signal.target.name)
+            self._refs.add(target)
             batch.feedback.append(
                 {
                     "id": f"{event_id}:{index}",
                     "session_id": session,
                     "seq": seq,
-                    "entity_key": entity_key(session, signal.target.entity_type, signal.target.name),
+                    "entity_key": target,
                     "signal": signal.signal,
                     "weight": signal.weight,
                     "positive": signal.positive,
@@ -317,6 +306,7 @@ class ProjectionPlanner:
     def _plan_entity(self, draft: EntityDraft, provenance: dict[str, Any], event_id: str, timestamp: str) -> None:
         session = provenance["session"]
         key = entity_key(session, draft.entity_type, draft.name)
+        self._refs.add(key)
         state = self.keys.get(key)
         if draft.mode == "reference" and state is not None:
             return
@@ -406,6 +396,7 @@ class ProjectionPlanner:
 
     def _close(self, target: EntityRef, session: str, provenance: dict[str, Any], timestamp: str, reason: str) -> None:
         key = entity_key(session, target.entity_type, target.name)
+        self._refs.add(key)
         state = self.keys.get(key)
         if state is None or state.closed:
             self._batch.failures.append(
@@ -453,6 +444,7 @@ class ProjectionPlanner:
         endpoints = []
         for ref in (relation.source, relation.target):
             key = entity_key(session, ref.entity_type, ref.name)
+            self._refs.add(key)
             if key not in self.keys:  # an edge to something never seen: create it as a reference
                 self._plan_entity(
                     EntityDraft(ref.name, ref.entity_type, mode="reference"),
