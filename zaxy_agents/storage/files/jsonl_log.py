@@ -34,6 +34,7 @@ from zaxy_agents.eventloom.validation import (
 from zaxy_agents.eventloom.verifier import ChainVerifier
 
 from .jsonl_file import PreparedDraft, SessionFile
+from .jsonl_scrub_journal import pending_sessions
 from .jsonl_settle import decode_settled, line_after_writers
 from .torn_tail import classify_torn_tail
 
@@ -405,9 +406,9 @@ class JsonlEventLog(EventLog):
     # ------------------------------------------------------------------ internals
     def _finish_interrupted_erasures(self) -> None:
         """Lines an in-place erase was overwriting when its process died are finished from its journal before
-        anything reads them (:mod:`.jsonl_scrub_journal`); one failed ``listdir`` when there is none."""
-        from .jsonl_scrub_journal import pending_sessions
-
+        anything reads them (:mod:`.jsonl_scrub_journal`); one failed ``listdir`` when there is none. Imported with
+        the module, not here: every log open runs this, and an import inside it was compiled inside a store's timed
+        open where bytecode is not written (+3.2 ms on the 2-core VM, `langgraph_open_bench.py`)."""
         for session in pending_sessions(str(self.root)):
             try:
                 validate_session_id(session)
