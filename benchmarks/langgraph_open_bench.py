@@ -7,7 +7,8 @@ RSS is the process's resident size after the open + first read minus before it. 
 
 ``--before TREE`` also opens the same stores with the code of another checkout (``TREE``: a folder holding its
 ``zaxy_agents``), alternating the trees' processes in one run (this run's after, before, baseline, ...) so a
-loaded machine weighs on both alike; the stores are built once, with this tree's code.
+loaded machine weighs on both alike; the stores are built once, with this tree's code, and the other tree opens a
+copy of each (its derived files may be of another format).
 
 Usage: python benchmarks/langgraph_open_bench.py [--items 10000,100000] [--checkpoints 2500] [--threads 1000]
        [--repeats 3] [--before TREE] [--no-zero-live] [--json]
@@ -120,7 +121,13 @@ def _pair(kind: str, baseline: str, path: Path, base_path: Path, arg: str, repea
     """Zaxy (this tree, and the ``--before`` tree when given) and the baseline library, alternated."""
     cells = {"zaxy": (kind, path, arg, ROOT)}
     if BEFORE is not None:
-        cells["zaxy_before"] = (kind, path, arg, BEFORE)
+        # Its own copy of the store: two trees whose derived files differ in format, opening one folder, would each
+        # rebuild the other's from the log at every open. Its first open (untimed) builds or migrates its own.
+        copy = path.with_name(path.name + "-before")
+        if not copy.exists():
+            shutil.copytree(path, copy)
+            _run_child(kind, copy, arg, BEFORE)
+        cells["zaxy_before"] = (kind, copy, arg, BEFORE)
     cells[baseline] = (f"sqlite_{kind.split('_', 1)[1]}", base_path, arg, ROOT)
     return _alternated(cells, repeats)
 
@@ -181,8 +188,11 @@ def bench_store(root: Path, sizes: list[int], repeats: int, zero_live: bool = Tr
         }
         # Each size as it completes (stderr): a long curve stopped part-way still reports where it got.
         print(f"  {_store_row(items, curve[items])}   (both built in {built:.0f} s)", file=sys.stderr, flush=True)
-        for path in (zaxy_path, sqlite_path):  # free the disk before the next, larger size
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        for path in (zaxy_path, zaxy_path.with_name(zaxy_path.name + "-before"), sqlite_path):  # free the disk
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
     if not zero_live:
         return {"curve": curve}
     empty_items = max(sizes) // 2  # puts then deletes: max(sizes) events, 0 live items
